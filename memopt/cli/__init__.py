@@ -1,0 +1,50 @@
+"""The `memopt` command line: the main group only registers commands, one module per command.
+
+Command modules import only typer at module level; heavy libraries (DSPy, MLflow, LiteLLM) are
+imported inside the commands that need them, so `memopt --help` stays fast. Errors a user can fix
+(`MemoptError`) are printed as one message, with exit code 2.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from memopt.errors import MemoptError
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="memopt",
+    help="Find why an LLM memory system answered wrong, and fix the prompt that caused it.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _register() -> None:
+    from memopt.cli import data, lm_check, serve
+
+    app.add_typer(data.app, name="data")
+    app.command("serve")(serve.serve)
+    app.command("lm-check")(lm_check.lm_check)
+
+
+_register()
+
+
+def main() -> None:
+    """Entry point of the `memopt` console script."""
+    try:
+        app()
+    except MemoptError as e:
+        from rich.console import Console
+
+        Console(stderr=True).print(f"[bold red]error:[/] {e}", highlight=False)
+        sys.exit(e.exit_code)
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        sys.exit(130)

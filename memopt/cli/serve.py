@@ -1,0 +1,1 @@
+"""`memopt serve`: SimLM behind an OpenAI-compatible HTTP server (placeholder, being built)."""

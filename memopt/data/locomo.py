@@ -1,0 +1,149 @@
+"""Read LoCoMo-format JSON: a list of samples, or one sample.
+
+A sample is ``{sample_id, conversation{speaker_a, speaker_b, session_N_date_time, session_N[{speaker,
+dia_id, text}]}, qa[{question, answer | adversarial_answer, evidence, category}]}``. Image turns
+(``blip_caption``) keep their caption in the text, as LoCoMo's own evaluation does. Category 5
+(adversarial) questions have the gold answer "Not mentioned"; the tempting wrong answer is kept as
+``Case.adversarial_answer``.
+
+Malformed input raises one `DataError` naming the file and the JSON path of the problem.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from memopt.data.model import NOT_MENTIONED, Case, Conversation, Session, Turn
+from memopt.errors import DataError
+from memopt.text import parse_session_date
+
+__all__ = ["load_locomo", "parse_locomo", "to_locomo"]
+
+_SESSION_KEY = re.compile(r"^session_(\d+)$")
+
+
+def load_locomo(path: str | Path) -> list[Conversation]:
+    """Load LoCoMo-format JSON from ``path`` (a list of samples or a single sample)."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"{path}: no such data file. Pass a LoCoMo JSON file or `synthetic`.")
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise DataError(f"{path}: not valid JSON (line {e.lineno}, column {e.colno}: {e.msg}).") from None
+    except UnicodeDecodeError:
+        raise DataError(f"{path}: not UTF-8 text; LoCoMo data is a UTF-8 JSON file.") from None
+    return parse_locomo(raw, source=str(path))
+
+
+def parse_locomo(raw: Any, *, source: str = "<data>") -> list[Conversation]:
+    """Parse already-decoded LoCoMo JSON; errors name ``source`` and the JSON path."""
+    samples = raw if isinstance(raw, list) else [raw]
+    if not samples:
+        raise DataError(f"{source}: the file holds no samples (an empty list).")
+    conversations = []
+    seen: set[str] = set()
+    for i, sample in enumerate(samples):
+        where = f"[{i}]" if isinstance(raw, list) else "$"
+        conv = _sample(sample, source, where)
+        if conv.sample_id in seen:
+            raise DataError(f"{source}: {where}.sample_id: duplicate sample_id {conv.sample_id!r}.")
+        seen.add(conv.sample_id)
+        conversations.append(conv)
+    return conversations
+
+
+def _fail(source: str, where: str, what: str) -> DataError:
+    return DataError(f"{source}: {where}: {what}")
+
+
+def _get(obj: Any, key: str, kind: type | tuple[type, ...], source: str, where: str) -> Any:
+    if not isinstance(obj, dict):
+        raise _fail(source, where, f"expected an object, found {type(obj).__name__}.")
+    if key not in obj:
+        raise _fail(source, f"{where}.{key}", "missing.")
+    value = obj[key]
+    if not isinstance(value, kind):
+        names = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
+        raise _fail(source, f"{where}.{key}", f"expected {names}, found {type(value).__name__}.")
+    return value
+
+
+def _sample(sample: Any, source: str, where: str) -> Conversation:
+    sample_id = str(_get(sample, "sample_id", (str, int), source, where))
+    conv = _get(sample, "conversation", dict, source, where)
+    cwhere = f"{where}.conversation"
+    speaker_a = _get(conv, "speaker_a", str, source, cwhere)
+    speaker_b = _get(conv, "speaker_b", str, source, cwhere)
+    sessions = []
+    for key in sorted((k for k in conv if _SESSION_KEY.match(k)), key=lambda k: int(k.split("_")[1])):
+        index = int(key.split("_")[1])
+        raw_turns = _get(conv, key, list, source, cwhere)
+        date_time = conv.get(f"{key}_date_time")
+        if not isinstance(date_time, str):
+            raise _fail(source, f"{cwhere}.{key}_date_time", "missing or not a string (e.g. \"1:56 pm on 8 May, 2023\").")
+        turns = tuple(_turn(t, index, source, f"{cwhere}.{key}[{j}]") for j, t in enumerate(raw_turns))
+        sessions.append(Session(index, date_time, parse_session_date(date_time), turns))
+    if not sessions:
+        raise _fail(source, cwhere, "no session_N lists found.")
+    qa = sample.get("qa", [])
+    if not isinstance(qa, list):
+        raise _fail(source, f"{where}.qa", f"expected a list, found {type(qa).__name__}.")
+    cases = tuple(_case(q, sample_id, n, source, f"{where}.qa[{n}]") for n, q in enumerate(qa))
+    return Conversation(sample_id, speaker_a, speaker_b, tuple(sessions), cases)
+
+
+def _turn(raw: Any, session: int, source: str, where: str) -> Turn:
+    speaker = _get(raw, "speaker", str, source, where)
+    dia_id = _get(raw, "dia_id", str, source, where)
+    text = _get(raw, "text", str, source, where)
+    caption = raw.get("blip_caption")
+    if isinstance(caption, str) and caption:
+        text = f"{text} [shares {caption}]"
+    return Turn(dia_id, speaker, text, session)
+
+
+def _case(raw: Any, sample_id: str, n: int, source: str, where: str) -> Case:
+    question = _get(raw, "question", str, source, where)
+    category = raw.get("category")
+    if not isinstance(category, int) or not 1 <= category <= 5:
+        raise _fail(source, f"{where}.category", f"expected an integer 1-5, found {category!r}.")
+    adversarial = raw.get("adversarial_answer")
+    if category == 5:
+        gold = NOT_MENTIONED
+    elif "answer" in raw and raw["answer"] is not None:
+        gold = str(raw["answer"])
+    else:
+        raise _fail(source, f"{where}.answer", "missing (only category 5 questions may omit it).")
+    evidence = raw.get("evidence", [])
+    if not isinstance(evidence, list):
+        raise _fail(source, f"{where}.evidence", "expected a list of dia_ids.")
+    return Case(
+        case_id=f"{sample_id}:q{n}",
+        sample_id=sample_id,
+        question=question,
+        gold=gold,
+        evidence=tuple(str(e) for e in evidence),
+        category=category,
+        adversarial_answer=str(adversarial) if adversarial is not None else None,
+    )
+
+
+def to_locomo(conversation: Conversation) -> dict[str, Any]:
+    """The LoCoMo JSON object of one conversation (inverse of parsing, captions stay in text)."""
+    conv: dict[str, Any] = {"speaker_a": conversation.speaker_a, "speaker_b": conversation.speaker_b}
+    for s in conversation.sessions:
+        conv[f"session_{s.index}_date_time"] = s.date_time
+        conv[f"session_{s.index}"] = [{"speaker": t.speaker, "dia_id": t.dia_id, "text": t.text} for t in s.turns]
+    qa = []
+    for c in conversation.cases:
+        item: dict[str, Any] = {"question": c.question, "evidence": list(c.evidence), "category": c.category}
+        if c.category == 5:
+            item["adversarial_answer"] = c.adversarial_answer or c.gold
+        else:
+            item["answer"] = c.gold
+        qa.append(item)
+    return {"sample_id": conversation.sample_id, "conversation": conv, "qa": qa}

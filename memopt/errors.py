@@ -1,0 +1,31 @@
+"""The exception a user can cause: bad config, bad data, unknown pipeline, missing file, LM failure.
+
+Every error a user can fix is a `MemoptError` whose message names the file / key / case and says
+what to do. The CLI prints the message alone (no traceback) and exits with code 2.
+"""
+
+from __future__ import annotations
+
+__all__ = ["MemoptError", "DataError", "ConfigError", "LMError", "PromptError"]
+
+
+class MemoptError(Exception):
+    """A problem the user can fix; the message says where and what to do."""
+
+    exit_code = 2
+
+
+class DataError(MemoptError):
+    """Malformed or missing input data (names the file and the JSON path)."""
+
+
+class ConfigError(MemoptError):
+    """A bad option, LM spec, or experiment file (names the key)."""
+
+
+class LMError(MemoptError):
+    """An LM could not be reached or answered unusably (names the LM spec)."""
+
+
+class PromptError(MemoptError):
+    """A missing or malformed prompt file or directory (names the path)."""

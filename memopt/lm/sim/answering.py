@@ -1,0 +1,203 @@
+"""SimLM's question answering: rank context items by lexical overlap, pull out a typed answer span.
+
+The answer type comes from the question word (when / where / who / how many / how long / the name
+of / anything else); the span is a date, a capitalised place or person, a number, a name after
+"named", or the item's words that the question does not already contain.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from memopt.lm.sim.reading import Item, context_items
+from memopt.text import (
+    DATE_PATTERN,
+    MONTHS,
+    STOPWORDS,
+    WEEKDAYS,
+    content_words,
+    find_relative_dates,
+    format_date,
+    resolve_relative_dates,
+    stem,
+    words,
+)
+
+__all__ = ["Question", "analyze", "answer", "query_terms", "is_abstention", "NOT_MENTIONED"]
+
+NOT_MENTIONED = "Not mentioned"
+_QUESTION_WORDS = frozenset(
+    "what when where who whom which why how does did is are was were has have do can would will could "
+    "should kind type name names".split()
+)
+_NOT_NAMES = frozenset(w.lower() for w in MONTHS + WEEKDAYS) | _QUESTION_WORDS | STOPWORDS
+_CAPITALISED = re.compile(r"\b([A-Z][a-z]+(?:'s)?)\b")
+
+
+@dataclass(frozen=True)
+class Question:
+    """What SimLM reads off a question: its type, the people it names, its topic stems."""
+
+    text: str
+    kind: str
+    names: frozenset[str]
+    topic: frozenset[str]
+
+
+def analyze(question: str) -> Question:
+    """Classify a question and collect its names and topic stems."""
+    q = question.strip()
+    low = q.lower()
+    if re.match(r"^(when|what (date|day|year|month|time))\b", low) or " when " in f" {low} " and "how" not in low[:4]:
+        kind = "when"
+    elif low.startswith("where") or re.search(r"\b(which|what) (city|country|place|town|state)\b", low):
+        kind = "where"
+    elif low.startswith(("who ", "whom ")):
+        kind = "who"
+    elif low.startswith("how many") or low.startswith("how much"):
+        kind = "count"
+    elif low.startswith("how long"):
+        kind = "duration"
+    elif re.search(r"\bname[sd]?\b|\bcalled\b", low):
+        kind = "name"
+    else:
+        kind = "what"
+    names = frozenset(
+        m.group(1).removesuffix("'s") for m in _CAPITALISED.finditer(q) if m.group(1).lower().removesuffix("'s") not in _NOT_NAMES
+    )
+    name_words = {n.lower() for n in names}
+    topic = frozenset(stem(w) for w in content_words(q) if w not in _QUESTION_WORDS and w not in name_words)
+    return Question(q, kind, names, topic)
+
+
+def _mentions(item: Item, names: frozenset[str]) -> bool:
+    item_words = set(words(item.text))
+    return any(n.lower() in item_words for n in names)
+
+
+def _score(q: Question, item: Item) -> float:
+    return len(q.topic & item.stems) + (0.5 if q.names and _mentions(item, q.names) else 0.0)
+
+
+def _supported(q: Question, item: Item) -> bool:
+    if q.names and not _mentions(item, q.names):
+        return False
+    return bool(q.topic & item.stems) or not q.topic
+
+
+_SPEAKER_PREFIX = re.compile(r"^[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2}:\s+")
+_ABSOLUTE = re.compile(
+    r"(?:the (?:week|weekend|" + "|".join(WEEKDAYS) + r") (?:before|after|of) )?\d{1,2} (?:" + "|".join(MONTHS)
+    + r") \d{4}|\d+ (?:days|weeks|months) before \d{1,2} (?:" + "|".join(MONTHS) + r") \d{4}|"
+    + DATE_PATTERN.pattern,
+    re.IGNORECASE,
+)
+_PLACE = re.compile(r"\b(?:in|to|at|from|near|visited|visiting)\s+(?:the\s+)?((?:[A-Z][\w'-]+)(?:\s+(?:on\s+|of\s+)?[A-Z][\w'-]+)*)")
+_NAMED = re.compile(r"\b(?:named|called|name is)\s+([A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)*)")
+_NUMBER = re.compile(r"\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty)\b(\s+[a-z]+)?", re.I)
+_DURATION = re.compile(r"\b(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten)\s+(years?|months?|weeks?|days?)\b", re.I)
+_DATE_WORDS = frozenset(w.lower() for w in MONTHS + WEEKDAYS) | {"week", "weekend", "before", "after", "ago"}
+
+
+def _when(item: Item, text: str, active: frozenset[str]) -> str | None:
+    m = _ABSOLUTE.search(text)
+    if m:
+        return m.group(0)
+    relative = find_relative_dates(text)
+    if relative:
+        if "resolve_dates" in active and item.date is not None:
+            resolved = resolve_relative_dates(relative[0], item.date)
+            found = _ABSOLUTE.search(resolved)
+            return found.group(0) if found else resolved
+        return relative[0]
+    return format_date(item.date) if item.date is not None else None
+
+
+def _residual(q: Question, text: str) -> str:
+    name_words = {n.lower() for n in q.names}
+    kept = []
+    for token in re.findall(r"[A-Za-z0-9][\w'-]*", text):
+        key = words(token)
+        w = key[0] if key else ""
+        if w and w not in STOPWORDS and w not in name_words and w not in _DATE_WORDS and not w.isdigit() \
+                and stem(w) not in q.topic:
+            kept.append(token)
+    return " ".join(kept[:8]) or text
+
+
+def _span(q: Question, item: Item, active: frozenset[str]) -> str:
+    text = _SPEAKER_PREFIX.sub("", item.text)
+    found: str | None = None
+    if q.kind == "when":
+        found = _when(item, text, active)
+    elif q.kind == "where":
+        places = [p for p in _PLACE.findall(text) if p.split()[0] not in q.names and p.split()[0] not in MONTHS]
+        found = places[-1] if places else None
+    elif q.kind == "who":
+        people = [m.removesuffix("'s") for m in _CAPITALISED.findall(text)
+                  if m.removesuffix("'s") not in q.names and m.lower() not in _NOT_NAMES]
+        found = ", ".join(dict.fromkeys(people)) if people else None
+    elif q.kind == "name":
+        m = _NAMED.search(text)
+        found = m.group(1) if m else None
+    elif q.kind == "count":
+        m = _NUMBER.search(text)
+        found = m.group(0).strip() if m else None
+    elif q.kind == "duration":
+        m = _DURATION.search(text)
+        found = m.group(0) if m else None
+    return found if found else _residual(q, text)
+
+
+def answer(question: str, context: str, active: frozenset[str]) -> str:
+    """Answer ``question`` from ``context`` under the active answer directives."""
+    items = context_items(context)
+    if not items:
+        return NOT_MENTIONED
+    q = analyze(question)
+    ranked = sorted(((_score(q, it), -n, it) for n, it in enumerate(items)), key=lambda t: (t[0], t[1]), reverse=True)
+    best_score, _, best = ranked[0]
+    if "abstain" in active and (best_score == 0 or not _supported(q, best)):
+        return NOT_MENTIONED
+    chosen = [best]
+    if "combine_all" in active:
+        floor = max(2.0, 0.75 * best_score)
+        chosen += [it for s, _, it in ranked[1:] if s >= floor and _supported(q, it)]
+    spans = list(dict.fromkeys(_span(q, it, active) for it in chosen))
+    return ", ".join(spans)
+
+
+_RELATED = {
+    "pet": "dog cat puppy kitten adopted", "pets": "dog cat puppy kitten adopted",
+    "dog": "puppy pet", "cat": "kitten pet", "job": "work works company position role career hired",
+    "work": "job company position career", "career": "job work position", "live": "lives moved home city apartment",
+    "home": "house apartment moved", "city": "moved lives town", "hobby": "enjoys class practice club hobbies",
+    "hobbies": "enjoys class practice club hobby", "trip": "travel traveled visited vacation flew",
+    "travel": "trip visited vacation", "vacation": "trip travel visited", "sport": "play plays team game",
+    "family": "sister brother mother father parents kids children", "partner": "husband wife married",
+    "kids": "children son daughter", "study": "studies class course school degree", "book": "read reading novel",
+    "music": "band song guitar piano", "instrument": "guitar piano violin drums", "food": "cook cooking recipe",
+    "school": "class study degree college university", "car": "drive drives bought",
+}
+
+
+def query_terms(question: str) -> list[str]:
+    """Names and key nouns of a question plus their related terms (SimLM's small thesaurus)."""
+    q = analyze(question)
+    terms = list(q.names)
+    for w in content_words(question):
+        if w in _QUESTION_WORDS or w.capitalize() in q.names:
+            continue
+        terms.append(w)
+        terms.extend(_RELATED.get(w, "").split())
+    return list(dict.fromkeys(terms))
+
+
+_ABSTAIN = re.compile(r"\b(not mentioned|no information|not enough information|unknown|cannot be answered|"
+                      r"can't be answered|does not say|doesn't say|not stated|no mention)\b", re.I)
+
+
+def is_abstention(text: str) -> bool:
+    """Whether an answer declines to answer ("Not mentioned", "no information", ...)."""
+    return bool(_ABSTAIN.search(text or ""))

@@ -1,0 +1,143 @@
+"""SimLM: a deterministic, instruction-following simulated LM, and its DSPy engine.
+
+`SimLM.respond(system, user)` reads a DSPy-formatted prompt (ChatAdapter or JSONAdapter), finds
+the operation from the output fields the signature declares, reads the directives its
+instructions grant (`memopt.lm.directives`), performs the operation with plain NLP on the inputs,
+and writes the outputs in the format the prompt asked for. It reads nothing but the prompt.
+
+`SimEngine` plugs it into DSPy 3.4's engine interface::
+
+    lm = dspy.LM("sim/memopt", engine=SimEngine(seed=0), cache=False)
+
+Everything SimLM produces is simulated; runs that use it are labelled ``lm.simulated=true``.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from memopt.lm.directives import active_directives
+from memopt.lm.sim import behaviour, reflect
+from memopt.lm.sim.prompt import Prompt, parse_prompt, render_outputs
+
+__all__ = ["SimLM", "SimEngine", "OPERATIONS", "operation_of"]
+
+logger = logging.getLogger(__name__)
+
+Behaviour = Callable[[dict[str, str], frozenset[str]], dict[str, Any]]
+
+OPERATIONS: dict[frozenset[str], tuple[str, Behaviour]] = {
+    frozenset({"facts"}): ("extract", behaviour.extract),
+    frozenset({"memory"}): ("update", behaviour.decide_updates),
+    frozenset({"query"}): ("rewrite_query", behaviour.rewrite_query),
+    frozenset({"answer"}): ("answer", behaviour.answer),
+    frozenset({"summary"}): ("summarize", behaviour.summarize),
+    frozenset({"boundaries"}): ("segment", behaviour.segment),
+    frozenset({"updated_profile"}): ("profile", behaviour.update_profile),
+    frozenset({"correct"}): ("judge_answer", behaviour.judge_answer),
+    frozenset({"contains"}): ("judge_contains", behaviour.judge_contains),
+}
+
+
+def operation_of(prompt: Prompt) -> str | None:
+    """The SimLM operation a parsed prompt asks for (None when the signature is not a standard one)."""
+    if prompt.output_names == frozenset({"proposals"}):
+        return "propose"
+    entry = OPERATIONS.get(prompt.output_names)
+    return entry[0] if entry else None
+
+
+def _default(type_name: str) -> Any:
+    t = type_name.lower()
+    if t.startswith(("list", "tuple", "set")):
+        return []
+    if t.startswith("dict"):
+        return {}
+    if t == "bool":
+        return False
+    if t in ("int", "float"):
+        return 0
+    return ""
+
+
+class SimLM:
+    """The simulator: one prompt in, one completion out, deterministic for a given seed."""
+
+    def __init__(self, seed: int = 0) -> None:
+        self.seed = seed
+
+    def respond(self, system: str, user: str) -> str:
+        """The completion for a DSPy-formatted prompt (system message + last user message)."""
+        prompt = parse_prompt(system, user)
+        return render_outputs(prompt, self.outputs(prompt))
+
+    def outputs(self, prompt: Prompt) -> dict[str, Any]:
+        """The output field values SimLM produces for a parsed prompt."""
+        op = operation_of(prompt)
+        if op == "propose":
+            values = reflect.propose(prompt.inputs, self.seed)
+        elif op is not None:
+            fn = OPERATIONS[prompt.output_names][1]
+            values = fn(prompt.inputs, active_directives(op, prompt.instructions))
+        else:
+            logger.warning("SimLM does not know a signature with outputs %s; returning empty values.",
+                           sorted(prompt.output_names))
+            values = {}
+        for name, type_name in prompt.outputs:
+            if name == "reasoning":
+                values.setdefault(name, f"Simulated {op or 'unknown'} step.")
+            values.setdefault(name, _default(type_name))
+        return values
+
+
+def _tokens(text: str) -> int:
+    return math.ceil(len(text) / 4)
+
+
+def _text(content: Any) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    return "".join(getattr(p, "text", "") or "" for p in content)
+
+
+class SimEngine:
+    """DSPy 3.4 engine backed by SimLM (``dspy.LM("sim/memopt", engine=SimEngine(), cache=False)``)."""
+
+    def __init__(self, seed: int = 0) -> None:
+        self.sim = SimLM(seed)
+
+    def complete(self, request: Any) -> Any:
+        """Answer one canonical DSPy request."""
+        from dspy.lm15 import Message, Response, TextPart, Usage
+
+        system = _text(request.system)
+        users = [m for m in request.messages if m.role == "user"]
+        user = (users[-1].text or "") if users else ""
+        out = self.sim.respond(system, user)
+        prompt_tokens = _tokens(system) + sum(_tokens(m.text or "") for m in request.messages)
+        usage = Usage(input_tokens=prompt_tokens, output_tokens=_tokens(out), total_tokens=prompt_tokens + _tokens(out))
+        return Response(id=None, model="sim", message=Message.assistant([TextPart(out)]), finish_reason="stop",
+                        usage=usage)
+
+    def stream(self, request: Any) -> Iterator[Any]:
+        """Stream one response (as a single chunk)."""
+        from dspy.lm15 import response_to_events
+
+        return response_to_events(self.complete(request))
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+    def dump_state(self) -> dict[str, Any]:
+        """State for saving a program together with its LM."""
+        return {"seed": self.sim.seed}
+
+    @classmethod
+    def load_state(cls, state: dict[str, Any]) -> SimEngine:
+        """Rebuild an engine from `dump_state` output."""
+        return cls(seed=int(state.get("seed", 0)))

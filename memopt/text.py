@@ -1,0 +1,231 @@
+"""Plain-text NLP shared by the metrics, the synthetic generator and SimLM.
+
+Everything here is deterministic and cheap: regex tokenisation, a fixed English stopword list,
+Porter stemming (PyStemmer's ``porter`` algorithm), sentence splitting, LoCoMo session dates and
+the resolution of relative date expressions ("yesterday", "last week") against a session date,
+written the way LoCoMo's gold answers write them ("7 May 2023", "The week before 9 June 2023").
+
+>>> resolve_relative_dates("I adopted a puppy yesterday.", parse_session_date("1:56 pm on 8 May, 2023"))
+'I adopted a puppy on 7 May 2023.'
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from functools import lru_cache
+
+import Stemmer
+
+__all__ = [
+    "STOPWORDS",
+    "MONTHS",
+    "WEEKDAYS",
+    "words",
+    "content_words",
+    "stem",
+    "stems",
+    "overlap",
+    "sentences",
+    "clauses",
+    "parse_session_date",
+    "format_date",
+    "find_relative_dates",
+    "resolve_relative_dates",
+    "has_absolute_date",
+    "DATE_PATTERN",
+]
+
+STOPWORDS = frozenset(
+    """a an the and or but if then so of to in on at by for with from into onto about as is am are was
+    were be been being do does did done have has had having i me my mine myself we us our ours you your
+    yours he him his she her hers it its they them their theirs this that these those there here what
+    which who whom whose when where why how not no yes can could will would shall should might must
+    just really very too also quite so such some any all each every both either neither more most much
+    many lot lots up down out over under again still even than s t d ll m re ve oh ah hey hi wow yeah
+    okay ok well like get got gonna going go went thing things something anything everything one ones
+    im ive id youre thats its whats dont didnt doesnt isnt wasnt cant wont""".split()
+)
+
+MONTHS = (
+    "January February March April May June July August September October November December".split()
+)
+WEEKDAYS = "Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split()
+_MONTH_INDEX = {m.lower(): i + 1 for i, m in enumerate(MONTHS)}
+_MONTH_INDEX.update({m[:3].lower(): i + 1 for i, m in enumerate(MONTHS)})
+
+_WORD = re.compile(r"[A-Za-z0-9]+(?:'[A-Za-z]+)?")
+_STEMMER = Stemmer.Stemmer("porter")
+
+
+def words(text: str) -> list[str]:
+    """Lowercased word tokens; clitics dropped ("Alex's" -> "alex", "I'm" -> "i", "don't" -> "dont")."""
+    out = []
+    for w in _WORD.findall(text):
+        head, _, tail = w.lower().partition("'")
+        out.append(head + tail if tail == "t" else head)
+    return out
+
+
+def content_words(text: str) -> list[str]:
+    """Word tokens without stopwords, in order."""
+    return [w for w in words(text) if w not in STOPWORDS]
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """Porter stem of one lowercased word."""
+    return _STEMMER.stemWord(word)
+
+
+def stems(text: str) -> set[str]:
+    """The set of stems of the content words of a text."""
+    return {stem(w) for w in content_words(text)}
+
+
+def overlap(a: str | set[str], b: str | set[str]) -> float:
+    """Share of the content stems of ``a`` that also occur in ``b`` (0 when ``a`` has none)."""
+    sa = a if isinstance(a, set) else stems(a)
+    sb = b if isinstance(b, set) else stems(b)
+    return len(sa & sb) / len(sa) if sa else 0.0
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9\"'(\[])")
+
+
+def sentences(text: str) -> list[str]:
+    """Split a text into sentences on terminal punctuation followed by a capital."""
+    return [s.strip() for s in _SENTENCE_END.split(text.strip()) if s.strip()]
+
+
+_CLAUSE_BREAK = re.compile(r",\s+|;\s+|\s+-\s+|\s+(?:and|but|because|so|which|who)\s+")
+
+
+def clauses(sentence: str) -> list[str]:
+    """Split a sentence into clauses at commas, semicolons and coordinating words."""
+    return [c.strip() for c in _CLAUSE_BREAK.split(sentence) if c and c.strip()]
+
+
+# --- dates ---------------------------------------------------------------------------------
+
+_SESSION_DATE = re.compile(
+    r"(?:(?P<time>\d{1,2}:\d{2}\s*[ap]\.?m\.?)\s+on\s+)?(?P<day>\d{1,2})\s+(?P<month>[A-Za-z]+),?\s+(?P<year>\d{4})"
+)
+
+
+def parse_session_date(text: str) -> dt.date | None:
+    """Parse a LoCoMo session date ("1:56 pm on 8 May, 2023", "8 May 2023"); None if unparseable."""
+    m = _SESSION_DATE.search(text or "")
+    if not m:
+        return None
+    month = _MONTH_INDEX.get(m.group("month").lower())
+    if month is None:
+        return None
+    try:
+        return dt.date(int(m.group("year")), month, int(m.group("day")))
+    except ValueError:
+        return None
+
+
+def format_date(day: dt.date) -> str:
+    """LoCoMo's way of writing a date: "7 May 2023"."""
+    return f"{day.day} {MONTHS[day.month - 1]} {day.year}"
+
+
+def _month_shift(day: dt.date, months: int) -> tuple[int, int]:
+    index = day.year * 12 + (day.month - 1) + months
+    return index // 12, index % 12 + 1
+
+
+_NUMBER_WORDS = {
+    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "a couple of": 2, "a few": 3, "few": 3,
+}
+_NUM = r"(?P<n>\d+|a couple of|a few|an|a|one|two|three|four|five|six|seven|eight|nine|ten)"
+_WEEKDAY = r"(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+
+_RELATIVE = re.compile(
+    r"(?:\b(?:on|in|at|during)\s+)?\b(?:"
+    r"(?P<yesterday>yesterday|last night)"
+    r"|(?P<today>today|this morning|this afternoon|this evening|tonight|earlier today)"
+    r"|(?P<tomorrow>tomorrow)"
+    r"|(?P<lastweekend>last weekend|this past weekend|over the weekend)"
+    r"|(?P<nextweekend>next weekend|this weekend|this coming weekend)"
+    r"|(?P<lastweek>last week|this past week)"
+    r"|(?P<thisweek>this week|earlier this week)"
+    r"|(?P<nextweek>next week)"
+    r"|(?P<lastwd>last|this past) " + _WEEKDAY.replace("wd", "lastwd_day") +
+    r"|(?P<nextwd>next|this coming) " + _WEEKDAY.replace("wd", "nextwd_day") +
+    r"|(?P<lastmonth>last month)"
+    r"|(?P<thismonth>this month|earlier this month)"
+    r"|(?P<nextmonth>next month)"
+    r"|(?P<lastyear>last year)"
+    r"|(?P<thisyear>this year|earlier this year)"
+    r"|(?P<nextyear>next year)"
+    r"|" + _NUM + r" (?P<unit>day|week|month|year)s? ago"
+    r")\b",
+    re.IGNORECASE,
+)
+
+_LEADING_PREP = re.compile(r"^(?:on|in|at|during)\s+", re.IGNORECASE)
+
+DATE_PATTERN = re.compile(
+    r"\b(?:\d{1,2} (?:" + "|".join(MONTHS) + r") \d{4}|(?:" + "|".join(MONTHS) + r") \d{4}|(?:19|20)\d{2})\b"
+)
+
+
+def find_relative_dates(text: str) -> list[str]:
+    """The relative date expressions in a text, as written."""
+    return [_LEADING_PREP.sub("", m.group(0)) for m in _RELATIVE.finditer(text)]
+
+
+def has_absolute_date(text: str) -> bool:
+    """Whether the text holds an absolute date ("7 May 2023", "May 2023", "2023")."""
+    return bool(DATE_PATTERN.search(text))
+
+
+def _resolve(m: re.Match, day: dt.date) -> str:
+    g = m.groupdict()
+    if g["yesterday"]:
+        return "on " + format_date(day - dt.timedelta(days=1))
+    if g["today"]:
+        return "on " + format_date(day)
+    if g["tomorrow"]:
+        return "on " + format_date(day + dt.timedelta(days=1))
+    if g["lastweekend"]:
+        return "the weekend before " + format_date(day)
+    if g["nextweekend"]:
+        return "the weekend after " + format_date(day)
+    if g["lastweek"]:
+        return "the week before " + format_date(day)
+    if g["thisweek"]:
+        return "the week of " + format_date(day)
+    if g["nextweek"]:
+        return "the week after " + format_date(day)
+    if g["lastwd"]:
+        return f"the {g['lastwd_day'].capitalize()} before {format_date(day)}"
+    if g["nextwd"]:
+        return f"the {g['nextwd_day'].capitalize()} after {format_date(day)}"
+    for key, shift in (("lastmonth", -1), ("thismonth", 0), ("nextmonth", 1)):
+        if g[key]:
+            year, month = _month_shift(day, shift)
+            return f"in {MONTHS[month - 1]} {year}"
+    for key, shift in (("lastyear", -1), ("thisyear", 0), ("nextyear", 1)):
+        if g[key]:
+            return f"in {day.year + shift}"
+    n_text = g["n"].lower()
+    n = int(n_text) if n_text.isdigit() else _NUMBER_WORDS[n_text]
+    unit = g["unit"].lower()
+    if unit == "day":
+        return "on " + format_date(day - dt.timedelta(days=n))
+    if unit == "year":
+        return f"in {day.year - n}"
+    return f"{n} {unit}{'s' if n > 1 else ''} before {format_date(day)}"
+
+
+
+def resolve_relative_dates(text: str, day: dt.date | None) -> str:
+    """Rewrite relative date expressions as absolute ones, against the session date ``day``."""
+    if day is None:
+        return text
+    return _RELATIVE.sub(lambda m: _resolve(m, day), text)
