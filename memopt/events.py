@@ -1,0 +1,98 @@
+"""Events that memory systems emit while they run, and how to listen to them.
+
+The memory store emits `StoreEvent`s; the pipeline runtime (`memopt.ops`) emits `OpEvent`s. The
+tracer (a later stage of the loop) listens with `listen(handler)`; nothing here knows about it.
+Listeners are scoped with a context variable, so concurrent runs in different threads each see
+only their own events. Emitting with no listener costs one context-variable lookup.
+
+A listener must never break the run it observes: exceptions raised by a handler are logged and
+swallowed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import logging
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = ["StoreEvent", "OpEvent", "Event", "emit", "listen", "listening", "current_op", "op_scope"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class StoreEvent:
+    """A write (ADD / UPDATE / DELETE) or a read (SEARCH / GET / LIVE) of the memory store."""
+
+    kind: Literal["store"]
+    action: Literal["ADD", "UPDATE", "DELETE", "SEARCH", "GET", "LIVE"]
+    store: str
+    seq: int
+    op_id: str | None
+    unit_id: str | None = None
+    version: int | None = None
+    text: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    query: str | None = None
+    results: tuple[tuple[str, int], ...] = ()
+
+
+@dataclass(frozen=True)
+class OpEvent:
+    """The start or end of one operation of a memory system."""
+
+    kind: Literal["op"]
+    phase: Literal["start", "end"]
+    op_id: str
+    operation: str
+    pipeline: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+Event = StoreEvent | OpEvent
+Handler = Callable[[Event], None]
+
+_LISTENERS: contextvars.ContextVar[tuple[Handler, ...]] = contextvars.ContextVar("memopt_listeners", default=())
+_CURRENT_OP: contextvars.ContextVar[str | None] = contextvars.ContextVar("memopt_current_op", default=None)
+
+
+def emit(event: Event) -> None:
+    """Deliver an event to every listener of the current context."""
+    for handler in _LISTENERS.get():
+        try:
+            handler(event)
+        except Exception:  # a listener must never break the run it observes
+            logger.exception("event listener failed on %s", type(event).__name__)
+
+
+def listening() -> bool:
+    """Whether any listener is active in the current context."""
+    return bool(_LISTENERS.get())
+
+
+@contextlib.contextmanager
+def listen(handler: Handler) -> Iterator[None]:
+    """Deliver the events emitted inside this block (in this context) to ``handler``."""
+    token = _LISTENERS.set(_LISTENERS.get() + (handler,))
+    try:
+        yield
+    finally:
+        _LISTENERS.reset(token)
+
+
+def current_op() -> str | None:
+    """The id of the operation running in this context, if any."""
+    return _CURRENT_OP.get()
+
+
+@contextlib.contextmanager
+def op_scope(op_id: str) -> Iterator[None]:
+    """Mark ``op_id`` as the running operation inside this block."""
+    token = _CURRENT_OP.set(op_id)
+    try:
+        yield
+    finally:
+        _CURRENT_OP.reset(token)

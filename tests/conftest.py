@@ -1,0 +1,29 @@
+"""Shared fixtures: paths to shared data, a SimLM-backed DSPy LM."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
+LOCOMO_DEV = SHARED / "data" / "locomo" / "locomo_dev.json"
+
+
+@pytest.fixture
+def locomo_dev() -> Path:
+    """Path of the shared LoCoMo dev file; skips (with the reason) when ../shared is absent."""
+    if not LOCOMO_DEV.is_file():
+        pytest.skip(f"shared LoCoMo data not found at {LOCOMO_DEV} (../shared is absent on this checkout)")
+    return LOCOMO_DEV
+
+
+@pytest.fixture
+def sim_lm():
+    """A DSPy LM backed by SimLM (seed 0)."""
+    import dspy
+
+    from memopt.lm.sim import SimEngine
+
+    return dspy.LM("sim/memopt", engine=SimEngine(seed=0), cache=False)
