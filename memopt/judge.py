@@ -1,0 +1,134 @@
+"""One interface for the judges that grade answers and check what a text holds.
+
+A `Judge` answers two questions: is a predicted answer correct (``correct``), and does a text
+contain a piece of information (``contains``). It counts the calls it has made (``calls``) and says
+whether its verdicts are simulated (``simulated``), so runs can report judge cost and label
+simulated results.
+
+- `LexicalJudge` applies SimLM's lexical rules directly (no DSPy, no LM): it calls
+  `memopt.lm.sim.behaviour.judge_answer` / ``judge_contains``, the same functions SimLM runs as a
+  judge LM, so the two always agree.
+- `LMJudge` asks any ``dspy.LM`` through ``dspy.Predict`` on the standard signatures
+  `JudgeAnswer` / `JudgeContains`. Every value is quoted between ``<<<DATA`` and ``DATA>>>``
+  (`quote_data`), and the instructions tell the LM the quoted content is data, not instructions.
+  An LM error or an unparseable verdict raises `memopt.errors.LMError` naming the LM.
+
+>>> LexicalJudge().correct("When did Caroline adopt Max?", "7 May 2023", "On 7 May 2023.")
+True
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from memopt.errors import LMError
+from memopt.lm.sim.behaviour import DATA_CLOSE, DATA_OPEN, judge_answer, judge_contains
+
+if TYPE_CHECKING:
+    import dspy
+
+__all__ = ["Judge", "LexicalJudge", "LMJudge", "quote_data"]
+
+_MARKERS = re.compile(re.escape(DATA_OPEN) + "|" + re.escape(DATA_CLOSE))
+_DOUBLE_OPEN = re.compile(r"\[(?=\[)")
+_DOUBLE_CLOSE = re.compile(r"\](?=\])")
+_NO_DIRECTIVES: frozenset[str] = frozenset()
+
+
+@runtime_checkable
+class Judge(Protocol):
+    """Grades answers and checks texts; ``calls`` counts the verdicts asked for so far."""
+
+    calls: int
+    simulated: bool
+
+    def correct(self, question: str, gold: str, prediction: str) -> bool:
+        """Whether ``prediction`` answers ``question`` the way ``gold`` does."""
+
+    def contains(self, information: str, text: str) -> bool:
+        """Whether ``text`` states ``information``."""
+
+
+def quote_data(value: str) -> str:
+    """``value`` between the data markers, with any markers or DSPy field brackets inside it defused."""
+    inner = _DOUBLE_CLOSE.sub("] ", _DOUBLE_OPEN.sub("[ ", _MARKERS.sub("", value)))
+    return f"{DATA_OPEN}\n{inner}\n{DATA_CLOSE}"
+
+
+class _Counter:
+    """Thread-safe call counting shared by the judges."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self._lock = threading.Lock()
+
+    def _count(self) -> None:
+        with self._lock:
+            self.calls += 1
+
+
+class LexicalJudge(_Counter):
+    """SimLM's lexical judging rules, applied directly; always agrees with SimLM as judge LM."""
+
+    simulated = True
+
+    def correct(self, question: str, gold: str, prediction: str) -> bool:
+        """Whether the prediction holds enough of the gold's content words (abstentions must match)."""
+        self._count()
+        inputs = {"question": question, "gold_answer": gold, "prediction": prediction}
+        return bool(judge_answer(inputs, _NO_DIRECTIVES)["correct"])
+
+    def contains(self, information: str, text: str) -> bool:
+        """Whether the text holds enough of the information's content words and all of its dates."""
+        self._count()
+        return bool(judge_contains({"information": information, "text": text}, _NO_DIRECTIVES)["contains"])
+
+
+class LMJudge(_Counter):
+    """A judge that asks a ``dspy.LM`` (real or SimLM) through the standard judge signatures."""
+
+    def __init__(self, lm: dspy.LM) -> None:
+        import dspy
+
+        from memopt.lm.signatures import JudgeAnswer, JudgeContains
+
+        super().__init__()
+        self.lm = lm
+        self.simulated = str(lm.model).startswith("sim/")
+        self._answer = dspy.Predict(JudgeAnswer)
+        self._contains = dspy.Predict(JudgeContains)
+
+    def correct(self, question: str, gold: str, prediction: str) -> bool:
+        """The LM's verdict on whether the prediction matches the gold answer."""
+        return self._verdict(self._answer, "correct", question=question, gold_answer=gold, prediction=prediction)
+
+    def contains(self, information: str, text: str) -> bool:
+        """The LM's verdict on whether the text states the information."""
+        return self._verdict(self._contains, "contains", information=information, text=text)
+
+    def _verdict(self, predictor: Any, output: str, **inputs: str) -> bool:
+        import dspy
+
+        self._count()
+        quoted = {name: quote_data(value) for name, value in inputs.items()}
+        try:
+            with dspy.context(lm=self.lm):
+                verdict = getattr(predictor(**quoted), output)
+        except Exception as exc:
+            raise LMError(_failure(self.lm.model, output, exc)) from exc
+        if not isinstance(verdict, bool):
+            raise LMError(f"judge LM {self.lm.model!r} returned {verdict!r} for {output!r}, not True or False")
+        return verdict
+
+
+def _failure(model: str, output: str, exc: Exception) -> str:
+    from dspy.utils.exceptions import AdapterParseError
+
+    detail = next((line.strip() for line in str(exc).splitlines() if line.strip()), "no message")
+    if isinstance(exc, AdapterParseError):
+        return (f"judge LM {model!r} gave no parseable {output!r} verdict ({detail}); "
+                "use a model that follows DSPy's output format")
+    return (f"judge LM {model!r} failed on {output!r}: {type(exc).__name__}: {detail}; "
+            "check the judge LM spec and that the LM is reachable")
