@@ -42,8 +42,9 @@ def main() -> None:
         app()
     except MemoptError as e:
         from rich.console import Console
+        from rich.markup import escape
 
-        Console(stderr=True).print(f"[bold red]error:[/] {e}", highlight=False)
+        Console(stderr=True).print(f"[bold red]error:[/] {escape(str(e))}", highlight=False)
         sys.exit(e.exit_code)
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")

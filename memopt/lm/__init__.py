@@ -1,1 +1,46 @@
-"""LMs: SimLM (the embedded simulated default), LM specs per role, and the standard signatures."""
+"""LMs: SimLM (the embedded simulated default), LM specs per role, and the standard signatures.
+
+The names below are loaded on first use, so ``import memopt.lm`` imports neither DSPy nor LiteLLM
+nor the HTTP server. The standard signatures (which need DSPy) live in `memopt.lm.signatures`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__all__ = [
+    "LMSpec",
+    "LMRoles",
+    "ModelUsage",
+    "UsageMeter",
+    "SPEC_FORMS",
+    "parse_lm_spec",
+    "make_lm",
+    "describe_lm",
+    "api_key_env",
+    "explain_lm_error",
+    "SimServer",
+    "ServerStats",
+    "SimLM",
+    "SimEngine",
+]
+
+_HOME = {
+    **dict.fromkeys(["LMSpec", "LMRoles", "ModelUsage", "UsageMeter", "SPEC_FORMS", "parse_lm_spec", "make_lm",
+                     "describe_lm", "api_key_env", "explain_lm_error"], "memopt.lm.config"),
+    **dict.fromkeys(["SimServer", "ServerStats"], "memopt.lm.server"),
+    **dict.fromkeys(["SimLM", "SimEngine"], "memopt.lm.sim"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOME:
+        raise AttributeError(f"module 'memopt.lm' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_HOME[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -70,8 +70,10 @@ class SimLM:
         self.seed = seed
 
     def respond(self, system: str, user: str) -> str:
-        """The completion for a DSPy-formatted prompt (system message + last user message)."""
+        """The completion for a DSPy prompt (system + last user message); a plain prompt gets a labelled note."""
         prompt = parse_prompt(system, user)
+        if not prompt.outputs:
+            return _plain_reply(system, user)
         return render_outputs(prompt, self.outputs(prompt))
 
     def outputs(self, prompt: Prompt) -> dict[str, Any]:
@@ -91,6 +93,12 @@ class SimLM:
                 values.setdefault(name, f"Simulated {op or 'unknown'} step.")
             values.setdefault(name, _default(type_name))
         return values
+
+
+def _plain_reply(system: str, user: str) -> str:
+    n = len(f"{system} {user}".split())
+    return (f"SimLM (simulated): received a prompt of {n} words; it answers DSPy-formatted prompts "
+            "of memopt's standard signatures only.")
 
 
 def _tokens(text: str) -> int:

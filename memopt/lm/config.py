@@ -1,0 +1,414 @@
+"""LM specs per role, building `dspy.LM` objects from them, and metering LM usage.
+
+Contract:
+
+- An **LM spec** is one string. Accepted forms (``SPEC_FORMS``): ``sim`` or ``sim:SEED`` (SimLM,
+  the embedded simulator); any LiteLLM model string with its provider prefix
+  (``openai/gpt-4.1-mini``, ``anthropic/claude-...``, ``ollama_chat/qwen2.5:7b``); either followed by
+  ``@http://HOST:PORT/v1`` for an OpenAI-compatible server (its ``api_base``). Behind ``@URL`` a
+  model with no provider prefix is served as ``openai/MODEL``. `parse_lm_spec` checks the form
+  without importing LiteLLM; `make_lm` checks that LiteLLM knows the provider.
+- **API keys come from the environment only**, where LiteLLM reads them. They are never part of a
+  spec, an `LMSpec`, `describe_lm` output, a log line or an error message; a URL holding
+  credentials or a query string is refused.
+- `UsageMeter` counts LM calls and input/output tokens per LM model string through a DSPy
+  callback. It reads token counts from the LM's history entries (DSPy records them by default),
+  and never breaks the run it observes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import logging
+import os
+import re
+import threading
+import weakref
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from memopt.errors import ConfigError, LMError
+
+if TYPE_CHECKING:
+    import dspy
+
+__all__ = [
+    "SPEC_FORMS",
+    "ROLES",
+    "LMSpec",
+    "LMRoles",
+    "ModelUsage",
+    "UsageMeter",
+    "parse_lm_spec",
+    "make_lm",
+    "describe_lm",
+    "api_key_env",
+    "explain_lm_error",
+    "redact",
+]
+
+logger = logging.getLogger(__name__)
+
+SPEC_FORMS = (
+    "accepted forms: 'sim' or 'sim:SEED' (the simulated LM); a LiteLLM model with its provider "
+    "('openai/gpt-4.1-mini', 'anthropic/claude-sonnet-4-5', 'ollama_chat/qwen2.5:7b'); either of the "
+    "latter followed by '@http://HOST:PORT/v1' for an OpenAI-compatible server ('qwen2.5@http://127.0.0.1:8008/v1')"
+)
+ROLES = ("task", "judge", "reflection")
+
+_SIM_MODEL = "sim/memopt"
+_SIM = re.compile(r"^sim(?::(?P<seed>.*))?$")
+_MODEL = re.compile(r"^[\w.:/@+-]+$")
+_URL_START = re.compile(r"@(?=[A-Za-z][A-Za-z0-9+.-]*://)")
+_CREDENTIALS = re.compile(r"//[^/@\s]*@")
+
+
+@dataclass(frozen=True)
+class LMSpec:
+    """A parsed LM spec: the DSPy model string, the server URL if any, and whether it is SimLM."""
+
+    raw: str
+    model: str
+    api_base: str | None = None
+    simulated: bool = False
+    seed: int | None = None
+
+
+def _bad(spec: str, why: str) -> ConfigError:
+    return ConfigError(f"LM spec {_CREDENTIALS.sub('//***@', spec)!r}: {why}; {SPEC_FORMS}.")
+
+
+def _check_api_base(spec: str, url: str) -> str:
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as e:
+        raise _bad(spec, f"the server URL after '@' is not valid ({e})") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise _bad(spec, "the server URL after '@' must look like http://HOST:PORT/v1")
+    if parts.username or parts.password or parts.query or parts.fragment:
+        raise _bad(spec, "the server URL after '@' must hold no credentials, query or fragment "
+                         "(put the API key in the provider's environment variable)")
+    if port == 0:
+        raise _bad(spec, "the server URL after '@' has port 0")
+    return url.rstrip("/")
+
+
+def _split_api_base(spec: str) -> tuple[str, str | None]:
+    if url := _URL_START.search(spec):
+        return spec[:url.start()], _check_api_base(spec, spec[url.end():])
+    _, at, tail = spec.rpartition("@")
+    if not at:
+        return spec, None
+    if not tail:
+        raise _bad(spec, "nothing follows '@' (expected a server URL)")
+    if any(c in tail for c in ":/.") or tail == "localhost":
+        raise _bad(spec, "the server URL after '@' must look like http://HOST:PORT/v1")
+    return spec, None  # a version tag that belongs to the model name, as in Vertex AI's 'claude-...@20250514'
+
+
+def parse_lm_spec(spec: str) -> LMSpec:
+    """Parse an LM spec string (see ``SPEC_FORMS``); raises `ConfigError` naming the spec if malformed."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise _bad(str(spec) if isinstance(spec, str) else repr(spec), "the spec is empty")
+    text = spec.strip()
+    if sim := _SIM.match(text):
+        return LMSpec(raw=text, model=_SIM_MODEL, simulated=True, seed=_sim_seed(text, sim.group("seed")))
+    model, api_base = _split_api_base(text)
+    if not model:
+        raise _bad(text, "no model before '@'")
+    if not _MODEL.match(model):
+        raise _bad(text, f"{model!r} is not a model name (no spaces or quotes)")
+    if _SIM.match(model):
+        raise _bad(text, "the simulated LM runs in-process and takes no server URL (start one with `memopt serve`)")
+    provider, slash, name = model.partition("/")
+    if slash and (not provider or not name):
+        raise _bad(text, f"{model!r} needs both a provider and a model name around '/'")
+    if api_base and not slash:
+        model = f"openai/{model}"
+    return LMSpec(raw=text, model=model, api_base=api_base)
+
+
+def _sim_seed(spec: str, seed: str | None) -> int | None:
+    if seed is None:
+        return None
+    if not seed.isdigit():
+        raise _bad(spec, f"the SimLM seed {seed!r} is not a non-negative integer")
+    return int(seed)
+
+
+def _as_spec(spec: str | LMSpec) -> LMSpec:
+    return spec if isinstance(spec, LMSpec) else parse_lm_spec(spec)
+
+
+def api_key_env(spec: str | LMSpec) -> str | None:
+    """Name of the environment variable LiteLLM reads the API key from (e.g. ``OPENAI_API_KEY``); None for SimLM."""
+    parsed = _as_spec(spec)
+    if parsed.simulated:
+        return None
+    provider = parsed.model.split("/", 1)[0] if "/" in parsed.model else "openai"
+    return f"{re.sub(r'[^A-Za-z0-9]', '_', provider).upper()}_API_KEY"
+
+
+def describe_lm(spec: str | LMSpec) -> dict[str, Any]:
+    """What to log about an LM: model, api_base, simulated, seed. Never a key."""
+    parsed = _as_spec(spec)
+    return {"model": parsed.model, "api_base": parsed.api_base, "simulated": parsed.simulated, "seed": parsed.seed}
+
+
+def _check_provider(spec: LMSpec) -> None:
+    import litellm
+
+    # LiteLLM prints a coloured banner to stdout before raising on an unknown provider.
+    with contextlib.redirect_stdout(io.StringIO()):
+        try:
+            litellm.get_llm_provider(spec.model, api_base=spec.api_base)
+        except Exception:
+            raise ConfigError(
+                f"LM spec {spec.raw!r}: LiteLLM knows no provider for model {spec.model!r}; "
+                f"write the provider prefix, or add '@URL' for an OpenAI-compatible server; {SPEC_FORMS}."
+            ) from None
+
+
+def make_lm(
+    spec: str | LMSpec,
+    *,
+    seed: int = 0,
+    max_tokens: int | None = None,
+    num_retries: int = 3,
+    timeout: float | None = None,
+    callbacks: list[Any] | None = None,
+) -> dspy.LM:
+    """A `dspy.LM` for a spec: SimLM in-process (``seed`` unless the spec names one), else LiteLLM."""
+    import dspy
+
+    parsed = _as_spec(spec)
+    if parsed.simulated:
+        from memopt.lm.sim import SimEngine
+
+        engine = SimEngine(seed=parsed.seed if parsed.seed is not None else seed)
+        return dspy.LM(_SIM_MODEL, engine=engine, cache=False, max_tokens=max_tokens, num_retries=num_retries,
+                       callbacks=callbacks)
+    _check_provider(parsed)
+    client: dict[str, Any] = {}
+    if parsed.api_base:
+        client["api_base"] = parsed.api_base
+        if not os.environ.get(api_key_env(parsed) or ""):
+            client["api_key"] = "x"  # local OpenAI-compatible servers accept any key
+    if timeout is not None:
+        client["timeout"] = timeout
+    return dspy.LM(parsed.model, engine="litellm", cache=False, max_tokens=max_tokens, num_retries=num_retries,
+                   callbacks=callbacks, **client)
+
+
+_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL", re.IGNORECASE)
+
+
+def redact(text: str) -> str:
+    """``text`` with the value of every secret-looking environment variable (``*_API_KEY``, tokens) masked."""
+    for name, value in os.environ.items():
+        if len(value) >= 4 and _SECRET_NAME.search(name) and value in text:
+            text = text.replace(value, "***")
+    return text
+
+
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+
+
+def _failure_kind(exc: BaseException) -> str:
+    names = {type(e).__name__ for e in _chain(exc)}
+    if any(isinstance(e, ConnectionError) for e in _chain(exc)) or names & {"ConnectError", "APIConnectionError"}:
+        return "unreachable"
+    if any(isinstance(e, TimeoutError) for e in _chain(exc)) or any("Timeout" in n for n in names):
+        return "timeout"
+    for kind, marker in (("auth", "AuthError"), ("rate_limit", "RateLimitError"), ("parse", "AdapterParseError"),
+                         ("server", "ServerError")):
+        if any(marker in n for n in names):
+            return kind
+    return "other"
+
+
+def explain_lm_error(spec: str | LMSpec, exc: BaseException) -> LMError:
+    """An `LMError` naming the spec, what went wrong and what to do; secrets from the environment are masked."""
+    parsed = _as_spec(spec)
+    where = f" at {parsed.api_base}" if parsed.api_base else ""
+    key = api_key_env(parsed)
+    advice = {
+        "unreachable": f"could not be reached{where}. Start the server (for SimLM: `memopt serve`) or fix the "
+                       "URL after '@'.",
+        "timeout": f"did not answer in time{where}. Raise the timeout, or check that the server is up and not "
+                   "overloaded.",
+        "auth": f"rejected the credentials. Set {key or 'the provider API key'} in the environment (keys are read "
+                "from the environment only) and try again.",
+        "rate_limit": "is rate-limiting requests. Wait, lower the concurrency, or raise num_retries.",
+        "parse": "answered, but the reply did not match the requested output format. Try another model or the "
+                 "JSON adapter.",
+        "server": f"failed with a server error{where}. Check the server's logs and retry.",
+        "other": "failed. Check the spec and the provider's settings.",
+    }[_failure_kind(exc)]
+    text = str(getattr(exc, "message", None) or exc).strip()  # DSPy's `message` lacks the "[model] " prefix
+    detail = redact(text.splitlines()[0] if text else "")[:300]
+    return LMError(f"LM {parsed.raw!r} {advice} ({type(exc).__name__}: {detail})")
+
+
+def _role_spec(role: str, spec: str | LMSpec) -> LMSpec:
+    try:
+        return _as_spec(spec)
+    except ConfigError as e:
+        raise ConfigError(f"{role} LM: {e}") from None
+
+
+@dataclass(frozen=True)
+class LMRoles:
+    """The LM spec of each role: task (runs the memory system), judge (grades), reflection (rewrites prompts).
+
+    Spec strings given to the constructor are parsed too: ``LMRoles(task="sim:1")``.
+    """
+
+    task: LMSpec = field(default_factory=lambda: parse_lm_spec("sim"))
+    judge: LMSpec = field(default_factory=lambda: parse_lm_spec("sim"))
+    reflection: LMSpec = field(default_factory=lambda: parse_lm_spec("sim"))
+
+    def __post_init__(self) -> None:
+        for role in ROLES:
+            object.__setattr__(self, role, _role_spec(role, getattr(self, role)))
+
+    @classmethod
+    def from_specs(
+        cls,
+        task: str | LMSpec = "sim",
+        judge: str | LMSpec | None = None,
+        reflection: str | LMSpec | None = None,
+    ) -> LMRoles:
+        """Roles from spec strings; the judge and reflection LMs default to the task LM."""
+        given = {"task": task, "judge": task if judge is None else judge,
+                 "reflection": task if reflection is None else reflection}
+        return cls(**{role: _role_spec(role, spec) for role, spec in given.items()})
+
+    @property
+    def simulated(self) -> bool:
+        """True when any role runs on SimLM (results are then labelled simulated)."""
+        return any(getattr(self, role).simulated for role in ROLES)
+
+    def describe(self) -> dict[str, dict[str, Any]]:
+        """`describe_lm` of every role, keyed by role name."""
+        return {role: describe_lm(getattr(self, role)) for role in ROLES}
+
+
+@dataclass(frozen=True)
+class ModelUsage:
+    """LM usage of one model: calls (failed ones included), failures, and tokens in and out."""
+
+    calls: int = 0
+    errors: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def __add__(self, other: ModelUsage) -> ModelUsage:
+        return ModelUsage(self.calls + other.calls, self.errors + other.errors,
+                          self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens)
+
+
+def _ignore(*args: Any, **kwargs: Any) -> None:
+    return None
+
+
+class UsageMeter:
+    """Counts LM calls and tokens per LM model string; a DSPy callback (``with meter.track(): ...``).
+
+    Usable as ``dspy.configure(callbacks=[meter])``, ``dspy.LM(..., callbacks=[meter])``, or for a
+    block with `track`. Thread-safe. Tokens come from the history entries DSPy records for each
+    call; with ``disable_history`` calls are still counted, tokens are not. It implements DSPy's
+    `BaseCallback` protocol by duck typing (every hook but the LM ones is a no-op), so importing
+    it does not import DSPy.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._usage: dict[str, ModelUsage] = {}
+        self._calls: dict[str, Any] = {}
+        self._cursor: weakref.WeakKeyDictionary[Any, str | None] = weakref.WeakKeyDictionary()
+        self._in_flight: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("on_"):
+            return _ignore
+        raise AttributeError(name)
+
+    @contextlib.contextmanager
+    def track(self) -> Iterator[UsageMeter]:
+        """Add this meter to ``dspy.settings.callbacks`` for the block (and threads DSPy starts in it)."""
+        import dspy
+
+        with dspy.context(callbacks=[*dspy.settings.callbacks, self]):
+            yield self
+
+    def usage(self) -> dict[str, ModelUsage]:
+        """Usage so far, per LM model string."""
+        with self._lock:
+            return dict(self._usage)
+
+    def total(self) -> ModelUsage:
+        """Usage so far, all models together."""
+        return sum(self.usage().values(), ModelUsage())
+
+    def reset(self) -> None:
+        """Forget all counts."""
+        with self._lock:
+            self._usage.clear()
+
+    def on_lm_start(self, call_id: str, instance: Any, inputs: dict[str, Any]) -> None:
+        """DSPy callback: an LM call begins."""
+        try:
+            with self._lock:
+                if not self._in_flight.get(instance):  # entries before this call are not ours to count
+                    self._cursor[instance] = _last_uuid(instance)
+                self._in_flight[instance] = self._in_flight.get(instance, 0) + 1
+                self._calls[call_id] = instance
+        except Exception:
+            logger.warning("UsageMeter could not record the start of an LM call", exc_info=True)
+
+    def on_lm_end(self, call_id: str, outputs: Any, exception: BaseException | None = None) -> None:
+        """DSPy callback: an LM call ended; count it and the tokens of its history entry."""
+        try:
+            with self._lock:
+                instance = self._calls.pop(call_id, None)
+                if instance is None:
+                    return
+                self._in_flight[instance] -= 1
+                tokens = self._new_tokens(instance)
+                done = ModelUsage(calls=1, errors=int(exception is not None), input_tokens=tokens[0],
+                                  output_tokens=tokens[1])
+                model = str(getattr(instance, "model", type(instance).__name__))
+                self._usage[model] = self._usage.get(model, ModelUsage()) + done
+        except Exception:
+            logger.warning("UsageMeter could not count an LM call", exc_info=True)
+
+    def _new_tokens(self, instance: Any) -> tuple[int, int]:
+        """Tokens of the history entries appended since the last one counted (each entry counts once)."""
+        history = list(getattr(instance, "history", None) or ())
+        cursor = self._cursor.get(instance)
+        fresh = []
+        for entry in reversed(history):
+            if cursor is not None and entry.get("uuid") == cursor:
+                break
+            fresh.append(entry)
+        if history:
+            self._cursor[instance] = history[-1].get("uuid")
+        usages = [entry.get("usage") or {} for entry in fresh]
+        return (sum(int(u.get("prompt_tokens") or 0) for u in usages),
+                sum(int(u.get("completion_tokens") or 0) for u in usages))
+
+
+def _last_uuid(instance: Any) -> str | None:
+    history = getattr(instance, "history", None) or ()
+    return history[-1].get("uuid") if history else None

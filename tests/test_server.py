@@ -1,0 +1,183 @@
+"""The OpenAI-compatible SimLM server: endpoints, the real dspy.LM + LiteLLM + HTTP path, faults, `memopt serve`."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import dspy
+import pytest
+from dspy.utils.exceptions import AdapterParseError, LMServerError
+
+from memopt.errors import ConfigError
+from memopt.lm.config import make_lm
+from memopt.lm.server import ServerStats, SimServer
+from memopt.lm.signatures import ExtractFacts
+
+MEMOPT = str(Path(sys.executable).with_name("memopt"))
+CONVERSATION = "Alice: I moved to Paris last week.\nBob: Nice! I just started learning the guitar."
+
+
+def _http(url: str, body: Any = None, raw: bytes | None = None) -> tuple[int, dict[str, str], dict[str, Any]]:
+    data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
+    request = urllib.request.Request(url, data=data, headers={"content-type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, dict(response.headers), json.loads(response.read())
+    except urllib.error.HTTPError as e:
+        return e.code, dict(e.headers), json.loads(e.read())
+
+
+def _chat(content: str = "hi") -> dict[str, Any]:
+    return {"model": "sim", "messages": [{"role": "user", "content": content}]}
+
+
+def _extract(lm: dspy.LM, adapter: dspy.Adapter | None = None) -> list[str]:
+    with dspy.context(lm=lm, adapter=adapter or dspy.ChatAdapter()):
+        return dspy.Predict(ExtractFacts)(session_date="8 May 2023", conversation=CONVERSATION).facts
+
+
+def _remote(url: str, num_retries: int = 0) -> dspy.LM:
+    return dspy.LM("openai/sim", engine="litellm", api_base=url, api_key="x", cache=False, num_retries=num_retries)
+
+
+def test_models_health_and_errors() -> None:
+    with SimServer() as server:
+        status, _, models = _http(f"{server.url}/models")
+        assert status == 200 and [m["id"] for m in models["data"]] == ["sim"]
+        assert _http(server.url.removesuffix("/v1") + "/health")[0] == 200
+        status, _, body = _http(f"{server.url}/nowhere")
+        assert status == 404 and "no route" in body["error"]["message"]
+        status, _, body = _http(f"{server.url}/chat/completions", raw=b"{not json")
+        assert status == 400 and "not valid JSON" in body["error"]["message"]
+        status, _, body = _http(f"{server.url}/chat/completions", {**_chat(), "stream": True})
+        assert status == 400 and "stream" in body["error"]["message"]
+        status, _, body = _http(f"{server.url}/chat/completions", _chat("Hello there"))
+        assert status == 200 and body["choices"][0]["message"]["content"].startswith("SimLM (simulated)")
+        assert body["usage"]["prompt_tokens"] == 3
+        assert server.stats == ServerStats(requests=1)
+
+
+@pytest.mark.parametrize("adapter", [dspy.ChatAdapter(), dspy.JSONAdapter()], ids=["chat", "json"])
+def test_dspy_through_litellm_matches_in_process_simlm(adapter: dspy.Adapter) -> None:
+    expected = _extract(make_lm("sim"), adapter)
+    assert expected, "SimLM extracts facts from this conversation"
+    with SimServer() as server:
+        lm = _remote(server.url)
+        assert _extract(lm, adapter) == expected
+        assert server.stats.requests == 1
+    assert lm.history[-1]["usage"]["prompt_tokens"] > 100
+
+
+def test_injected_429s_are_retried_without_waiting() -> None:
+    with SimServer(seed=1, fail_rate=0.5, status=429) as server:  # seed 1: the first request fails, the second not
+        start = time.perf_counter()
+        facts = _extract(_remote(server.url, num_retries=2))
+        elapsed = time.perf_counter() - start
+        assert server.stats == ServerStats(requests=2, injected_failures=1)
+    assert facts == _extract(make_lm("sim"))
+    assert elapsed < 1.0  # retry-after: 0 is honoured; without it DSPy backs off 1 s, 2 s, ...
+
+
+def test_injected_500_surfaces_without_retries() -> None:
+    with SimServer(fail_rate=1.0, status=500) as server:
+        with pytest.raises(LMServerError) as err:
+            _extract(_remote(server.url, num_retries=0))
+        assert err.value.status == 500
+        assert server.stats == ServerStats(requests=1, injected_failures=1)
+
+
+def test_malformed_replies_fail_to_parse() -> None:
+    with SimServer(malformed_rate=1.0) as server:
+        with pytest.raises(AdapterParseError):
+            _extract(_remote(server.url))
+        assert server.stats == ServerStats(requests=2, malformed=2)  # ChatAdapter, then its JSONAdapter fallback
+
+
+def _statuses(seed: int) -> list[int]:
+    with SimServer(seed=seed, fail_rate=0.5, status=429) as server:
+        replies = [_http(f"{server.url}/chat/completions", _chat()) for _ in range(12)]
+    assert all(headers.get("retry-after") == "0" for status, headers, _ in replies if status == 429)
+    return [status for status, _, _ in replies]
+
+
+def test_faults_are_deterministic_for_a_seed() -> None:
+    first = _statuses(seed=3)
+    assert first == _statuses(seed=3)
+    assert set(first) == {200, 429}
+
+
+def test_delay_applies_before_the_answer() -> None:
+    with SimServer(delay=0.3) as server:
+        start = time.perf_counter()
+        assert _http(f"{server.url}/chat/completions", _chat())[0] == 200
+        assert time.perf_counter() - start >= 0.3
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "192.168.1.10", "example.com", "::1"])
+def test_non_loopback_hosts_are_refused(host: str) -> None:
+    with pytest.raises(ConfigError, match="loopback"):
+        SimServer(host=host)
+
+
+def test_bad_fault_settings_are_refused() -> None:
+    for kwargs in ({"status": 503}, {"fail_rate": 1.5}, {"malformed_rate": -0.1}, {"delay": -1.0}):
+        with pytest.raises(ConfigError):
+            SimServer(**kwargs)
+
+
+def test_stop_releases_the_port() -> None:
+    server = SimServer()
+    url = server.start()
+    server.stop()
+    with pytest.raises(urllib.error.URLError):
+        urllib.request.urlopen(f"{url}/models", timeout=2)
+
+
+def test_cli_serve_refuses_a_public_host() -> None:
+    out = subprocess.run([MEMOPT, "serve", "--host", "0.0.0.0"], capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "COLUMNS": "400"})
+    assert out.returncode == 2
+    assert "refusing to serve on host '0.0.0.0'" in out.stderr
+
+
+def test_cli_serve_runs_until_ctrl_c() -> None:
+    proc = subprocess.Popen([MEMOPT, "serve", "--port", "0", "--seed", "4"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        banner = "".join(proc.stdout.readline() for _ in range(3))  # communicate() skips what readline buffered
+        url = banner.split("serving at ")[1].split()[0]
+        assert _http(f"{url}/chat/completions", _chat())[0] == 200
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=10)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err
+    assert 'dspy.LM("openai/sim", engine="litellm"' in banner
+    assert "stopped: 1 requests, 0 injected failures" in out
+
+
+def test_cli_lm_check_through_the_server() -> None:
+    from typer.testing import CliRunner
+
+    from memopt.cli import app
+    from memopt.errors import LMError
+
+    runner = CliRunner()
+    with SimServer() as server:
+        ok = runner.invoke(app, ["lm-check", "--lm", f"openai/sim@{server.url}"])
+    assert ok.exit_code == 0, ok.output
+    assert "reply:     Paris" in ok.output and "simulated: no" in ok.output and "latency:" in ok.output
+    with SimServer(fail_rate=1.0, status=429) as server:
+        limited = runner.invoke(app, ["lm-check", "--lm", f"openai/sim@{server.url}"])
+        assert server.stats.requests == 1  # lm-check never retries
+    assert isinstance(limited.exception, LMError)
+    assert "is rate-limiting requests" in str(limited.exception)
