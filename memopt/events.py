@@ -1,6 +1,7 @@
 """Events that memory systems emit while they run, and how to listen to them.
 
-The memory store emits `StoreEvent`s; the pipeline runtime (`memopt.ops`) emits `OpEvent`s. The
+The memory store emits `StoreEvent`s; the pipeline runtime (`memopt.ops`) emits `OpEvent`s and
+`VarEvent`s (variables an operation writes that are not memory-store units). The
 tracer (a later stage of the loop) listens with `listen(handler)`; nothing here knows about it.
 Listeners are scoped with a context variable, so concurrent runs in different threads each see
 only their own events. Emitting with no listener costs one context-variable lookup.
@@ -18,7 +19,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-__all__ = ["StoreEvent", "OpEvent", "Event", "emit", "listen", "listening", "current_op", "op_scope"]
+__all__ = ["StoreEvent", "OpEvent", "VarEvent", "Event", "emit", "listen", "listening", "current_op", "op_scope"]
 
 logger = logging.getLogger(__name__)
 
@@ -52,7 +53,18 @@ class OpEvent:
     data: dict[str, Any] = field(default_factory=dict)
 
 
-Event = StoreEvent | OpEvent
+@dataclass(frozen=True)
+class VarEvent:
+    """A variable written by an operation (a fact, a context, an answer, a chunk, an episode)."""
+
+    kind: Literal["var"]
+    ref: str
+    value: Any
+    op_id: str | None
+    derived_from: tuple[str, ...] = ()
+
+
+Event = StoreEvent | OpEvent | VarEvent
 Handler = Callable[[Event], None]
 
 _LISTENERS: contextvars.ContextVar[tuple[Handler, ...]] = contextvars.ContextVar("memopt_listeners", default=())

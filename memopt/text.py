@@ -43,7 +43,7 @@ STOPWORDS = frozenset(
     which who whom whose when where why how not no yes can could will would shall should might must
     just really very too also quite so such some any all each every both either neither more most much
     many lot lots up down out over under again still even than s t d ll m re ve oh ah hey hi wow yeah
-    okay ok well like get got gonna going go went thing things something anything everything one ones
+    okay ok well like now get got gonna going go went thing things something anything everything one ones
     im ive id youre thats its whats dont didnt doesnt isnt wasnt cant wont""".split()
 )
 

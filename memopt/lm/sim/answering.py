@@ -11,8 +11,10 @@ import re
 from dataclasses import dataclass
 
 from memopt.lm.sim.reading import Item, context_items
+from memopt.metrics import is_abstention
 from memopt.text import (
     DATE_PATTERN,
+    clauses,
     MONTHS,
     STOPWORDS,
     WEEKDAYS,
@@ -46,7 +48,7 @@ class Question:
 
 
 def analyze(question: str) -> Question:
-    """Classify a question and collect its names and topic stems."""
+    """Classify a question and collect its names and topic stems (names included)."""
     q = question.strip()
     low = q.lower()
     if re.match(r"^(when|what (date|day|year|month|time))\b", low) or " when " in f" {low} " and "how" not in low[:4]:
@@ -66,24 +68,29 @@ def analyze(question: str) -> Question:
     names = frozenset(
         m.group(1).removesuffix("'s") for m in _CAPITALISED.finditer(q) if m.group(1).lower().removesuffix("'s") not in _NOT_NAMES
     )
-    name_words = {n.lower() for n in names}
-    topic = frozenset(stem(w) for w in content_words(q) if w not in _QUESTION_WORDS and w not in name_words)
+    topic = frozenset(stem(w) for w in content_words(q) if w not in _QUESTION_WORDS)
     return Question(q, kind, names, topic)
 
 
-def _mentions(item: Item, names: frozenset[str]) -> bool:
-    item_words = set(words(item.text))
-    return any(n.lower() in item_words for n in names)
+def _related(topic: frozenset[str]) -> frozenset[str]:
+    return frozenset(stem(r) for t in topic for w in _RELATED_BY_STEM.get(t, ()) for r in (w,))
+
+
+def _name_hits(q: Question, item: Item) -> int:
+    return sum(stem(n.lower()) in item.stems for n in q.names)
 
 
 def _score(q: Question, item: Item) -> float:
-    return len(q.topic & item.stems) + (0.5 if q.names and _mentions(item, q.names) else 0.0)
+    return len(q.topic & item.stems) + 0.5 * len(_related(q.topic) & item.stems)
 
 
 def _supported(q: Question, item: Item) -> bool:
-    if q.names and not _mentions(item, q.names):
+    """Every name the question uses is in the item, and so is some other word of its topic (or a related one)."""
+    if any(stem(n.lower()) not in item.stems for n in q.names):
         return False
-    return bool(q.topic & item.stems) or not q.topic
+    name_stems = {stem(n.lower()) for n in q.names}
+    rest = q.topic - name_stems
+    return len(q.names) >= 2 or not rest or bool((rest | _related(rest)) & item.stems)
 
 
 _SPEAKER_PREFIX = re.compile(r"^[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2}:\s+")
@@ -100,6 +107,21 @@ _DURATION = re.compile(r"\b(\d+|a|an|one|two|three|four|five|six|seven|eight|nin
 _DATE_WORDS = frozenset(w.lower() for w in MONTHS + WEEKDAYS) | {"week", "weekend", "before", "after", "ago"}
 
 
+_BY = re.compile(r"\bby\s+([A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)*)")
+_NAME_RUN = re.compile(r"\b[A-Z][a-z]+(?:'s)?(?:\s+[A-Z][a-z]+(?:'s)?)*")
+
+
+def _proper_names(q: Question, text: str) -> list[str]:
+    """Runs of capitalised words in ``text`` that are not names the question already uses."""
+    out = []
+    for run in _NAME_RUN.findall(text):
+        kept = [w.removesuffix("'s") for w in run.split()
+                if w.removesuffix("'s") not in q.names and w.lower().removesuffix("'s") not in _NOT_NAMES]
+        if kept:
+            out.append(" ".join(kept))
+    return out
+
+
 def _when(item: Item, text: str, active: frozenset[str]) -> str | None:
     m = _ABSOLUTE.search(text)
     if m:
@@ -114,16 +136,36 @@ def _when(item: Item, text: str, active: frozenset[str]) -> str | None:
     return format_date(item.date) if item.date is not None else None
 
 
-def _residual(q: Question, text: str) -> str:
+_LIGHT = frozenset(
+    "signed started start began been got went also learning learned taking took doing finally since every "
+    "weekends recently new now really".split()
+)
+
+
+def _residual_words(q: Question, text: str) -> list[str]:
     name_words = {n.lower() for n in q.names}
+    related = _related(q.topic)
     kept = []
     for token in re.findall(r"[A-Za-z0-9][\w'-]*", text):
         key = words(token)
         w = key[0] if key else ""
-        if w and w not in STOPWORDS and w not in name_words and w not in _DATE_WORDS and not w.isdigit() \
-                and stem(w) not in q.topic:
+        if w and w not in STOPWORDS and w not in name_words and w not in _DATE_WORDS and w not in _LIGHT \
+                and not w.isdigit() and stem(w) not in q.topic and stem(w) not in related:
             kept.append(token)
-    return " ".join(kept[:8]) or text
+    return kept
+
+
+def _residual(q: Question, text: str) -> str:
+    """The words of the best-fitting clause that the question does not already contain."""
+    name_stems = {stem(n.lower()) for n in q.names}
+    best: tuple[tuple[int, int], list[str]] | None = None
+    for clause in clauses(text) or [text]:
+        kept = _residual_words(q, clause)
+        found = q.topic & {stem(w) for w in content_words(clause)}
+        fit = (len(found - name_stems), len(found))
+        if kept and (best is None or fit > best[0]):
+            best = (fit, kept)
+    return " ".join(best[1][:8]) if best else text
 
 
 def _span(q: Question, item: Item, active: frozenset[str]) -> str:
@@ -135,12 +177,13 @@ def _span(q: Question, item: Item, active: frozenset[str]) -> str:
         places = [p for p in _PLACE.findall(text) if p.split()[0] not in q.names and p.split()[0] not in MONTHS]
         found = places[-1] if places else None
     elif q.kind == "who":
-        people = [m.removesuffix("'s") for m in _CAPITALISED.findall(text)
-                  if m.removesuffix("'s") not in q.names and m.lower() not in _NOT_NAMES]
-        found = ", ".join(dict.fromkeys(people)) if people else None
+        m = _BY.search(text)
+        people = _proper_names(q, text)
+        found = m.group(1) if m else (", ".join(dict.fromkeys(people)) if people else None)
     elif q.kind == "name":
         m = _NAMED.search(text)
-        found = m.group(1) if m else None
+        people = _proper_names(q, text)
+        found = m.group(1) if m else (people[-1] if people else None)
     elif q.kind == "count":
         m = _NUMBER.search(text)
         found = m.group(0).strip() if m else None
@@ -156,14 +199,18 @@ def answer(question: str, context: str, active: frozenset[str]) -> str:
     if not items:
         return NOT_MENTIONED
     q = analyze(question)
-    ranked = sorted(((_score(q, it), -n, it) for n, it in enumerate(items)), key=lambda t: (t[0], t[1]), reverse=True)
-    best_score, _, best = ranked[0]
+    ranked = sorted(
+        ((_name_hits(q, it), _score(q, it), -n, it) for n, it in enumerate(items)),
+        key=lambda t: t[:3],
+        reverse=True,
+    )
+    _, best_score, _, best = ranked[0]
     if "abstain" in active and (best_score == 0 or not _supported(q, best)):
         return NOT_MENTIONED
     chosen = [best]
     if "combine_all" in active:
-        floor = max(2.0, 0.75 * best_score)
-        chosen += [it for s, _, it in ranked[1:] if s >= floor and _supported(q, it)]
+        floor = max(1.0, 0.7 * best_score)
+        chosen += [it for _, s, _, it in ranked[1:] if s >= floor and _supported(q, it)]
     spans = list(dict.fromkeys(_span(q, it, active) for it in chosen))
     return ", ".join(spans)
 
@@ -171,15 +218,20 @@ def answer(question: str, context: str, active: frozenset[str]) -> str:
 _RELATED = {
     "pet": "dog cat puppy kitten adopted", "pets": "dog cat puppy kitten adopted",
     "dog": "puppy pet", "cat": "kitten pet", "job": "work works company position role career hired",
-    "work": "job company position career", "career": "job work position", "live": "lives moved home city apartment",
-    "home": "house apartment moved", "city": "moved lives town", "hobby": "enjoys class practice club hobbies",
-    "hobbies": "enjoys class practice club hobby", "trip": "travel traveled visited vacation flew",
+    "work": "job company position career", "career": "job work position", "live": "lives moved settled home city apartment",
+    "home": "house apartment moved", "city": "moved lives settled town", "hobby": "enjoys class classes learning practice club",
+    "hobbies": "enjoys class classes learning practice club", "trip": "travel traveled visited vacation flew",
     "travel": "trip visited vacation", "vacation": "trip travel visited", "sport": "play plays team game",
     "family": "sister brother mother father parents kids children", "partner": "husband wife married",
     "kids": "children son daughter", "study": "studies class course school degree", "book": "read reading novel",
     "music": "band song guitar piano", "instrument": "guitar piano violin drums", "food": "cook cooking recipe",
     "school": "class study degree college university", "car": "drive drives bought",
+    "picked": "started learning signed",
 }
+_RELATED_BY_STEM: dict[str, tuple[str, ...]] = {}
+for _word, _terms in _RELATED.items():
+    _RELATED_BY_STEM.setdefault(stem(_word), ())
+    _RELATED_BY_STEM[stem(_word)] += tuple(_terms.split())
 
 
 def query_terms(question: str) -> list[str]:
@@ -192,12 +244,3 @@ def query_terms(question: str) -> list[str]:
         terms.append(w)
         terms.extend(_RELATED.get(w, "").split())
     return list(dict.fromkeys(terms))
-
-
-_ABSTAIN = re.compile(r"\b(not mentioned|no information|not enough information|unknown|cannot be answered|"
-                      r"can't be answered|does not say|doesn't say|not stated|no mention)\b", re.I)
-
-
-def is_abstention(text: str) -> bool:
-    """Whether an answer declines to answer ("Not mentioned", "no information", ...)."""
-    return bool(_ABSTAIN.search(text or ""))

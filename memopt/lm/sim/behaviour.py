@@ -3,6 +3,20 @@
 Each function takes the operation's input fields (as the prompt wrote them) and the set of active
 directive ids, and returns the output fields. See `memopt.lm.directives` for what each directive
 changes.
+
+The two judges are lexical and take no directives (`memopt.judge.LexicalJudge` calls them
+directly, so SimLM as judge LM and the lexical judge always agree). Their inputs may be quoted
+between ``DATA_OPEN`` and ``DATA_CLOSE`` (as `memopt.judge.LMJudge` sends them); the markers are
+stripped before judging. Recall is the share of the reference's content stems (stopwords dropped,
+Porter-stemmed) that the other text also holds:
+
+- ``ANSWER_RECALL_THRESHOLD`` (0.5): a prediction is correct when it holds at least half of the
+  gold answer's content stems and every word of each absolute date the gold states ("7 May 2023"
+  is not matched by "8 May 2023"). When the gold abstains ("Not mentioned") the prediction must abstain
+  too; otherwise an abstaining prediction is incorrect.
+- ``CONTAINS_RECALL_THRESHOLD`` (0.6): a text contains a piece of information when it holds at
+  least 60% of the information's content stems, and every word (day, month, year) of each
+  absolute date the information states.
 """
 
 from __future__ import annotations
@@ -21,7 +35,7 @@ from memopt.lm.sim.reading import (
     subject_of,
     topic_stems,
 )
-from memopt.text import overlap, parse_session_date, resolve_relative_dates, sentences, stems
+from memopt.text import DATE_PATTERN, overlap, parse_session_date, resolve_relative_dates, sentences, stems, words
 
 __all__ = [
     "extract",
@@ -33,12 +47,18 @@ __all__ = [
     "update_profile",
     "judge_answer",
     "judge_contains",
+    "unquote_data",
     "ANSWER_RECALL_THRESHOLD",
     "CONTAINS_RECALL_THRESHOLD",
+    "DATA_OPEN",
+    "DATA_CLOSE",
 ]
 
 ANSWER_RECALL_THRESHOLD = 0.5
 CONTAINS_RECALL_THRESHOLD = 0.6
+DATA_OPEN = "<<<DATA"
+DATA_CLOSE = "DATA>>>"
+_DATA_MARKERS = re.compile(re.escape(DATA_OPEN) + "|" + re.escape(DATA_CLOSE))
 
 
 def _facts(conversation: str, session_date: str, active: frozenset[str], everyone: bool) -> list[str]:
@@ -183,20 +203,35 @@ def update_profile(inputs: dict[str, str], active: frozenset[str]) -> dict[str, 
     return {"updated_profile": "\n".join(traits[-40:])}
 
 
+def unquote_data(text: str) -> str:
+    """A judge input without its ``DATA_OPEN`` / ``DATA_CLOSE`` quote markers."""
+    return _DATA_MARKERS.sub("", text).strip()
+
+
 def _recall(reference: str, text: str) -> float:
     return overlap(stems(reference), stems(text))
 
 
+def _has_dates_of(information: str, text: str) -> bool:
+    present = set(words(text))
+    return all(set(words(date.group(0))) <= present for date in DATE_PATTERN.finditer(information))
+
+
 def judge_answer(inputs: dict[str, str], active: frozenset[str]) -> dict[str, Any]:
-    """Correct when the prediction holds ≥ ANSWER_RECALL_THRESHOLD of the gold's content stems."""
-    gold, prediction = inputs.get("gold_answer", ""), inputs.get("prediction", "")
+    """Correct when the prediction holds ≥ ANSWER_RECALL_THRESHOLD of the gold's content stems and its dates."""
+    gold, prediction = unquote_data(inputs.get("gold_answer", "")), unquote_data(inputs.get("prediction", ""))
     if answering.is_abstention(gold):
         return {"correct": answering.is_abstention(prediction)}
     if answering.is_abstention(prediction):
         return {"correct": False}
-    return {"correct": _recall(gold, prediction) >= ANSWER_RECALL_THRESHOLD}
+    return {"correct": _recall(gold, prediction) >= ANSWER_RECALL_THRESHOLD and _has_dates_of(gold, prediction)}
 
 
 def judge_contains(inputs: dict[str, str], active: frozenset[str]) -> dict[str, Any]:
-    """Contains when the text holds ≥ CONTAINS_RECALL_THRESHOLD of the information's content stems."""
-    return {"contains": _recall(inputs.get("information", ""), inputs.get("text", "")) >= CONTAINS_RECALL_THRESHOLD}
+    """Contains when the text holds ≥ CONTAINS_RECALL_THRESHOLD of the information's content stems.
+
+    Dates must match whole: every word (day, month, year) of each absolute date in the information
+    ("7 May 2023", "May 2023", "2023") must be in the text, so "8 May 2023" does not contain "7 May 2023".
+    """
+    information, text = unquote_data(inputs.get("information", "")), unquote_data(inputs.get("text", ""))
+    return {"contains": _recall(information, text) >= CONTAINS_RECALL_THRESHOLD and _has_dates_of(information, text)}

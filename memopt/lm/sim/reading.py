@@ -85,14 +85,14 @@ _FIRST_PERSON = [
     (re.compile(r"\bI'll\b"), "{s} will"),
     (re.compile(r"\bI was\b"), "{s} was"),
     (re.compile(r"\bI do\b"), "{s} does"),
-    (re.compile(r"\bwe're\b|\bwe are\b", re.I), "{s} and family are"),
-    (re.compile(r"\bwe've\b", re.I), "{s} and family have"),
+    (re.compile(r"\bwe're\b|\bwe are\b", re.I), "{s} is"),
+    (re.compile(r"\bwe've\b", re.I), "{s} has"),
     (re.compile(r"\bI\b|\bme\b|\bmyself\b"), "{s}"),
     (re.compile(r"\bmy\b|\bmine\b", re.I), "{s}'s"),
-    (re.compile(r"\bwe\b|\bus\b", re.I), "{s} and family"),
-    (re.compile(r"\bour\b|\bours\b", re.I), "{s}'s family's"),
+    (re.compile(r"\bwe\b|\bus\b", re.I), "{s}"),
+    (re.compile(r"\bour\b|\bours\b", re.I), "{s}'s"),
 ]
-_HAS_FIRST_PERSON = re.compile(r"\b(I|I'm|I've|I'd|I'll|me|my|mine|myself|we|our|us)\b")
+_HAS_FIRST_PERSON = re.compile(r"\b(I|I'm|I've|I'd|I'll|me|my|mine|myself|we|our|us)\b", re.I)
 _ELLIPTIC_START = re.compile(
     r"^(just|finally|recently|started|went|got|been|took|made|had|joined|signed|adopted|moved|bought|"
     r"visited|spent|finished|ran|won|booked|planning|thinking)\b",

@@ -1,0 +1,5 @@
+"""`python -m memopt` runs the command line."""
+
+from memopt.cli import main
+
+main()

@@ -1,0 +1,53 @@
+"""Name a data set on the command line or in an experiment file, and load it.
+
+A data spec is either a path to LoCoMo-format JSON, or ``synthetic`` (the bundled default: the
+generator's default spec) optionally with options: ``synthetic:conversations=12,sessions=10,seed=3``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from pathlib import Path
+
+from memopt.data.locomo import load_locomo
+from memopt.data.model import Conversation
+from memopt.data.synth import SynthSpec, synthetic_conversations
+from memopt.errors import DataError
+
+__all__ = ["parse_synth_spec", "load_data", "select"]
+
+
+def parse_synth_spec(spec: str) -> SynthSpec | None:
+    """The `SynthSpec` a ``synthetic[:k=v,...]`` data spec names, or None for a path."""
+    if spec != "synthetic" and not spec.startswith("synthetic:"):
+        return None
+    options: dict[str, int] = {}
+    allowed = {f.name for f in fields(SynthSpec)}
+    for part in filter(None, spec.partition(":")[2].split(",")):
+        key, _, value = part.partition("=")
+        key = key.strip()
+        if key not in allowed or not value.strip().lstrip("-").isdigit():
+            raise DataError(f"data spec {spec!r}: bad option {part!r}; use synthetic:"
+                            f"{','.join(sorted(allowed))} with integer values.")
+        options[key] = int(value)
+    return SynthSpec(**options)
+
+
+def load_data(spec: str) -> tuple[str, list[Conversation]]:
+    """Load the conversations a data spec names; returns (description, conversations)."""
+    synth = parse_synth_spec(spec)
+    if synth is not None:
+        return synth.describe(), synthetic_conversations(synth)
+    return str(Path(spec)), load_locomo(spec)
+
+
+def select(conversations: list[Conversation], ids: list[str] | None) -> list[Conversation]:
+    """Keep the conversations with these sample ids (all when None); unknown ids are an error."""
+    if not ids:
+        return conversations
+    known = {c.sample_id for c in conversations}
+    missing = [i for i in ids if i not in known]
+    if missing:
+        raise DataError(f"unknown conversation id(s) {', '.join(missing)}; the data has {', '.join(sorted(known))}.")
+    wanted = set(ids)
+    return [c for c in conversations if c.sample_id in wanted]

@@ -1,0 +1,138 @@
+"""LoCoMo loading, malformed-input errors, the synthetic generator, splits."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections import Counter
+
+import pytest
+
+from memopt.data import NOT_MENTIONED, load_locomo, parse_locomo
+from memopt.data.synth import SynthSpec, generate, synthetic_conversations, write_synthetic
+from memopt.errors import DataError
+
+
+def test_load_locomo_dev(locomo_dev):
+    conversations = load_locomo(locomo_dev)
+    assert [c.sample_id for c in conversations] == ["conv-26", "conv-30", "conv-41", "conv-42", "conv-43"]
+    assert sum(len(c.cases) for c in conversations) == 999
+    conv = conversations[1]
+    assert (conv.speaker_a, conv.speaker_b) == ("Jon", "Gina")
+    assert conv.sessions[0].date is not None and conv.sessions[0].date.isoformat() == "2023-01-20"
+    case = conv.cases[0]
+    assert case.case_id == "conv-30:q0" and case.category == 2 and case.evidence == ("D1:2",)
+    adversarial = [c for c in conv.cases if c.category == 5]
+    assert adversarial and all(c.gold == NOT_MENTIONED for c in adversarial)
+    assert all(c.adversarial_answer for c in adversarial)
+    assert conv.turn("D1:2").speaker == "Jon"
+
+
+def test_load_single_sample_object(locomo_dev, tmp_path):
+    one = json.loads(locomo_dev.read_text())[1]
+    path = tmp_path / "one.json"
+    path.write_text(json.dumps(one))
+    [conv] = load_locomo(path)
+    assert conv.sample_id == "conv-30"
+
+
+@pytest.mark.parametrize(
+    ("mutate", "where"),
+    [
+        (lambda d: d[0]["conversation"].pop("speaker_a"), "[0].conversation.speaker_a"),
+        (lambda d: d[0]["conversation"]["session_1"][2].pop("text"), "[0].conversation.session_1[2].text"),
+        (lambda d: d[0]["qa"][3].update(category="two"), "[0].qa[3].category"),
+        (lambda d: d[0]["qa"][0].pop("answer"), "[0].qa[0].answer"),
+        (lambda d: d[0]["conversation"].pop("session_1_date_time"), "[0].conversation.session_1_date_time"),
+    ],
+)
+def test_malformed_input_names_file_and_json_path(tmp_path, mutate, where):
+    data = generate(SynthSpec(conversations=1, sessions=2))
+    mutate(data)
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(DataError) as err:
+        load_locomo(path)
+    assert str(path) in str(err.value) and where in str(err.value)
+
+
+def test_unreadable_files_give_one_clear_error(tmp_path):
+    with pytest.raises(DataError, match="no such data file"):
+        load_locomo(tmp_path / "missing.json")
+    broken = tmp_path / "broken.json"
+    broken.write_text('[{"sample_id": "x",')
+    with pytest.raises(DataError, match=r"broken.json: not valid JSON \(line 1"):
+        load_locomo(broken)
+
+
+def test_synth_is_byte_identical_for_a_seed_and_differs_across_seeds(tmp_path):
+    a, b, c = tmp_path / "a.json", tmp_path / "b.json", tmp_path / "c.json"
+    write_synthetic(SynthSpec(conversations=3, sessions=5, seed=7), a)
+    write_synthetic(SynthSpec(conversations=3, sessions=5, seed=7), b)
+    write_synthetic(SynthSpec(conversations=3, sessions=5, seed=8), c)
+    assert a.read_bytes() == b.read_bytes()
+    assert a.read_bytes() != c.read_bytes()
+
+
+def test_synth_has_all_categories_and_valid_evidence():
+    conversations = synthetic_conversations(SynthSpec(conversations=4, sessions=8, seed=3))
+    categories = Counter(case.category for conv in conversations for case in conv.cases)
+    assert set(categories) == {1, 2, 3, 4, 5}
+    for conv in conversations:
+        ids = {t.dia_id for t in conv.turns}
+        assert len(conv.sessions) == 8 and {t.speaker for t in conv.turns} == {conv.speaker_a, conv.speaker_b}
+        for case in conv.cases:
+            assert case.evidence and set(case.evidence) <= ids, case
+            if case.category == 5:
+                assert case.gold == NOT_MENTIONED
+            elif case.category == 4:
+                evidence_text = " ".join(conv.turn(e).text for e in case.evidence)
+                assert case.gold.lower() in evidence_text.lower(), case  # single-hop answers are stated
+
+
+def test_synth_tells_relative_dates_updates_and_retractions():
+    text = " ".join(t.text for conv in synthetic_conversations(SynthSpec(conversations=6, sessions=10))
+                    for t in conv.turns)
+    assert "yesterday" in text or "last week" in text
+    assert "no longer" in text or "quit" in text
+    assert "moved from" in text or "left" in text
+
+
+def test_synth_scales_linearly_to_thousands_of_sessions():
+    [conv] = synthetic_conversations(SynthSpec(conversations=1, sessions=2000, seed=1))
+    assert len(conv.sessions) == 2000 and len(conv.turns) > 15000
+
+
+def test_data_synth_cli(tmp_path):
+    out = tmp_path / "synth.json"
+    cmd = [sys.executable, "-m", "memopt", "data", "synth", "--conversations", "2", "--sessions", "3", "--out", str(out)]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "2 conversations" in done.stdout
+    assert len(parse_locomo(json.loads(out.read_text()))) == 2
+
+
+def test_splits_are_by_conversation_seeded_and_complete():
+    from memopt.data.splits import split_ids
+
+    ids = [f"c{i}" for i in range(10)]
+    split = split_ids(ids, seed=1)
+    assert split == split_ids(ids, seed=1) and split != split_ids(ids, seed=2)
+    assert sorted(split.train + split.val + split.test) == sorted(ids)
+    assert split.sizes() == (6, 2, 2)
+    assert all(n >= 1 for n in split_ids(["a", "b", "c"], seed=0).sizes())
+
+
+def test_data_specs():
+    from memopt.data.source import load_data, parse_synth_spec, select
+
+    assert parse_synth_spec("synthetic") == SynthSpec()
+    assert parse_synth_spec("synthetic:conversations=2,seed=4") == SynthSpec(conversations=2, seed=4)
+    assert parse_synth_spec("data/x.json") is None
+    with pytest.raises(DataError, match="bad option 'sessoins=3'"):
+        parse_synth_spec("synthetic:sessoins=3")
+    name, conversations = load_data("synthetic:conversations=2,sessions=2")
+    assert name == "synthetic:conversations=2,sessions=2,seed=0" and len(conversations) == 2
+    with pytest.raises(DataError, match="unknown conversation id"):
+        select(conversations, ["nope"])
