@@ -102,17 +102,18 @@ class MemoryUnit:
     deleted: bool
     action: Action
     metadata: dict[str, Any] = field(default_factory=dict)
+    kind: str = "memory"
 
     @property
     def ref(self) -> str:
-        """The variable name of this version in an evolution graph: ``memory:m17@3``."""
-        return f"memory:{self.unit_id}@{self.version}"
+        """The variable name of this version in an evolution graph: ``<store name>:<unit id>@<version>``."""
+        return f"{self.kind}:{self.unit_id}@{self.version}"
 
 
-def _unit(row: tuple[Any, ...]) -> MemoryUnit:
+def _unit(row: tuple[Any, ...], kind: str) -> MemoryUnit:
     unit_id, version, text, speaker, session_date, source, op_id, seq, ts, deleted, action, metadata = row
     return MemoryUnit(unit_id, version, text, speaker, session_date, tuple(json.loads(source)), op_id, seq, ts,
-                      bool(deleted), action, json.loads(metadata))
+                      bool(deleted), action, json.loads(metadata), kind)
 
 
 def _row(unit: MemoryUnit) -> tuple[Any, ...]:
@@ -213,19 +214,21 @@ class MemoryStore:
         with self._lock:
             unit_id = f"{self.id_prefix}{self._created + 1}"
             unit = self._write(MemoryUnit(unit_id, 1, _check_text(text), speaker, session_date, _sources(source),
-                                          op_id, 0, 0.0, False, "ADD", metadata or {}))
+                                          op_id, 0, 0.0, False, "ADD", metadata or {}, self.name))
             self._created += 1
         self._emit_write(unit)
         return unit
 
     def update(self, unit_id: str, text: str, *, source: Iterable[str] | None = None,
-               metadata: dict[str, Any] | None = None, op_id: str | None = None) -> MemoryUnit:
-        """Write a new version with ``text``; other fields carry over, ``source`` is merged in."""
+               session_date: str | None = None, metadata: dict[str, Any] | None = None,
+               op_id: str | None = None) -> MemoryUnit:
+        """Write a new version with ``text``; other fields carry over unless given, ``source`` is merged in."""
         with self._lock:
             old = self._writable(unit_id, "update")
             unit = self._write(replace(
                 old, version=old.version + 1, text=_check_text(text), op_id=op_id, action="UPDATE",
                 source=old.source if source is None else _sources((*old.source, *source)),
+                session_date=old.session_date if session_date is None else session_date,
                 metadata=old.metadata if metadata is None else metadata))
         self._emit_write(unit)
         return unit
@@ -278,7 +281,7 @@ class MemoryStore:
                     latest = self._latest(unit_id)
                     raise KeyError(f"memory unit {unit_id} in store {self.name!r} has no version {version} "
                                    f"(versions 1..{latest.version})")
-                unit = _unit(row)
+                unit = _unit(row, self.name)
         self._emit_read("GET", (unit,), version=version)
         return unit
 
@@ -288,7 +291,7 @@ class MemoryStore:
             rows = self._conn.execute(f"{_SELECT} WHERE unit_id = ? ORDER BY version", (unit_id,)).fetchall()
         if not rows:
             raise self._unknown(unit_id)
-        return [_unit(r) for r in rows]
+        return [_unit(r, self.name) for r in rows]
 
     def units(self) -> list[str]:
         """The ids of all units ever created (deleted ones too), in creation order."""
@@ -320,7 +323,7 @@ class MemoryStore:
         return list(self._current.values()) if view == self._seq else self._query_live(view)
 
     def _query_live(self, view: int) -> list[MemoryUnit]:
-        return [_unit(r) for r in self._conn.execute(_LIVE, (view,)).fetchall()]
+        return [_unit(r, self.name) for r in self._conn.execute(_LIVE, (view,)).fetchall()]
 
     def _index(self, view: int) -> _Index:
         index = self._indexes.get(view)
@@ -336,7 +339,7 @@ class MemoryStore:
         row = self._conn.execute(f"{_SELECT} WHERE unit_id = ? ORDER BY version DESC LIMIT 1", (unit_id,)).fetchone()
         if row is None:
             raise self._unknown(unit_id)
-        return _unit(row)
+        return _unit(row, self.name)
 
     def _unknown(self, unit_id: str) -> KeyError:
         return KeyError(f"no memory unit {unit_id!r} in store {self.name!r} (it holds {self._created} units)")

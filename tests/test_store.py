@@ -35,7 +35,7 @@ def test_add_update_delete_make_versions(store):
     assert updated.metadata == {"kind": "fact"}
     assert (deleted.version, deleted.action, deleted.deleted) == (3, "DELETE", True)
     assert deleted.text == "Caroline adopted a puppy named Max."
-    assert deleted.ref == "memory:m1@3"
+    assert deleted.ref == "test:m1@3"  # the store name is the variable kind
     assert [u.version for u in store.history("m1")] == [1, 2, 3]
     assert store.get("m1", 1).text == "Caroline adopted a puppy."
     assert store.get("m1") == deleted
@@ -284,3 +284,10 @@ def test_no_event_objects_are_built_without_a_listener(store, monkeypatch):
     store.search("fact")
     store.live()
     assert store.seq == 1
+
+
+def test_update_can_restamp_the_session_date():
+    store = MemoryStore()
+    unit = store.add("Alex lives in Denver", session_date="8 May 2023")
+    moved = store.update(unit.unit_id, "Alex moved to Seattle", session_date="9 June 2023")
+    assert moved.session_date == "9 June 2023" and store.get(unit.unit_id, 1).session_date == "8 May 2023"

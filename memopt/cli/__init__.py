@@ -26,8 +26,9 @@ app = typer.Typer(
 
 
 def _register() -> None:
-    from memopt.cli import data, lm_check, serve
+    from memopt.cli import data, lm_check, run, serve
 
+    app.command("run")(run.run)
     app.add_typer(data.app, name="data")
     app.command("serve")(serve.serve)
     app.command("lm-check")(lm_check.lm_check)

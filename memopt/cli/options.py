@@ -1,0 +1,46 @@
+"""Options shared by several commands, defined once (each can also come from a MEMOPT_* variable)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from memopt.errors import ConfigError
+
+__all__ = ["LM", "JUDGE_LM", "DATA", "PROMPTS", "SEED", "WORKERS", "parse_knobs", "parse_ids"]
+
+LM = typer.Option("sim", "--lm", envvar="MEMOPT_LM",
+                  help="Task LM spec: 'sim' (SimLM, simulated), 'openai/gpt-4.1-mini', 'MODEL@http://host:port/v1'.")
+JUDGE_LM = typer.Option("sim", "--judge-lm", envvar="MEMOPT_JUDGE_LM",
+                        help="Judge LM spec (grades answers); 'none' skips judging.")
+DATA = typer.Option("synthetic", "--data", envvar="MEMOPT_DATA",
+                    help="LoCoMo JSON file, or 'synthetic[:conversations=N,sessions=M,seed=S]' (bundled default).")
+PROMPTS = typer.Option(None, "--prompts", envvar="MEMOPT_PROMPTS", file_okay=False,
+                       help="Directory of prompts shaped <dir>/<pipeline>/<op>.md (default: the seed prompts).")
+SEED = typer.Option(0, "--seed", help="Seed (SimLM, data generation, splits, optimizers).")
+WORKERS = typer.Option(1, "--workers", "-w", min=1, max=64, help="Conversations processed in parallel (threads).")
+
+
+def parse_knobs(values: list[str] | None) -> dict[str, int]:
+    """``["top_k=5", "chunk_size=3"]`` → ``{"top_k": 5, "chunk_size": 3}``; bad items are a ConfigError."""
+    knobs: dict[str, int] = {}
+    for item in values or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or not value.strip().lstrip("-").isdigit():
+            raise ConfigError(f"--knob {item!r}: expected NAME=INTEGER, e.g. --knob top_k=5.")
+        knobs[key.strip()] = int(value)
+    return knobs
+
+
+def parse_ids(value: str | None) -> list[str] | None:
+    """A comma-separated id list (None when empty)."""
+    ids = [v.strip() for v in (value or "").split(",") if v.strip()]
+    return ids or None
+
+
+def prompts_dir(value: Path | None) -> Path | None:
+    """Validate a --prompts directory early (it must exist)."""
+    if value is not None and not value.is_dir():
+        raise ConfigError(f"--prompts {value}: no such directory (expected <dir>/<pipeline>/<op>.md files).")
+    return value

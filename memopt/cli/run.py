@@ -1,0 +1,67 @@
+"""`memopt run`: run one memory system over a data set, score it, write ``results.json``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from memopt.cli import options
+
+__all__ = ["run"]
+
+
+def run(
+    pipeline: str = typer.Option(..., "--pipeline", "-p", help="long_context, rag, mem0 or evermemos."),
+    data: str = options.DATA,
+    prompts: Path = options.PROMPTS,
+    lm: str = options.LM,
+    judge_lm: str = options.JUDGE_LM,
+    limit: int = typer.Option(None, "--limit", "-n", min=1, help="Answer at most N questions (in data order)."),
+    conversations: str = typer.Option(None, "--conversations", help="Only these sample ids, comma-separated."),
+    workers: int = options.WORKERS,
+    knob: list[str] = typer.Option(None, "--knob", "-k", help="Pipeline knob NAME=INT (repeatable), e.g. top_k=5."),
+    seed: int = options.SEED,
+    out: Path = typer.Option(Path("results.json"), "--out", "-o", help="Where to write the results."),
+) -> None:
+    """Run a memory system on a data set and score its answers (F1, exact match, judge accuracy)."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from memopt.cli.tables import category_table
+    from memopt.evaluate import ERROR_LIMIT, run_pipeline
+
+    console = Console(stderr=True)
+    progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                        TextColumn("F1 {task.fields[f1]:.3f}"), TimeElapsedColumn(), console=console,
+                        disable=not console.is_terminal)
+    seen: list[float] = []
+    with progress:
+        task = progress.add_task(f"{pipeline}", total=None, f1=0.0)
+
+        def on_case(result) -> None:
+            seen.append(result.f1)
+            progress.update(task, advance=1, f1=sum(seen) / len(seen))
+
+        result = run_pipeline(pipeline, data, prompts=options.prompts_dir(prompts), lm=lm,
+                              judge_lm=None if judge_lm.lower() == "none" else judge_lm, limit=limit,
+                              conversations=options.parse_ids(conversations), workers=workers, seed=seed,
+                              knobs=options.parse_knobs(knob), on_case=on_case,
+                              on_plan=lambda n: progress.update(task, total=n))
+    result.save(out)
+    stdout = Console()
+    stdout.print(category_table(result))
+    label = " (simulated LM)" if result.simulated else ""
+    stdout.print(f"{result.pipeline} on {result.data}{label}: F1 {result.metrics['f1']:.3f}, "
+                 f"judge {_fmt(result.metrics.get('judge'))}, {result.metrics['n']} questions, "
+                 f"{result.metrics['errored']} errored, {result.seconds:.1f}s, "
+                 f"{result.usage.get('task', {}).get('calls', 0)} task LM calls → {out}", highlight=False)
+    if result.error_rate > ERROR_LIMIT:
+        Console(stderr=True).print(f"[red]{result.metrics['errored']} of {len(result.cases)} cases errored "
+                                   f"(more than {ERROR_LIMIT:.0%}); see the 'error' field in {out}.[/]")
+        sys.exit(1)
+
+
+def _fmt(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"

@@ -1,0 +1,62 @@
+"""Prompt files: the instructions of every LLM operation, one plain-text file per operation.
+
+Layout: ``<dir>/<pipeline>/<operation>.md``; the whole file (stripped) is the instruction text.
+The seed prompts live in the repository's ``prompts/`` folder; ``--prompts DIR`` points at another
+directory of the same shape (for example one written by ``memopt export --format text``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from memopt.errors import PromptError
+
+__all__ = ["SEED_PROMPTS", "prompt_path", "load_prompts", "prompt_hash", "write_prompts"]
+
+SEED_PROMPTS = Path(__file__).resolve().parent.parent / "prompts"
+
+
+def prompt_hash(text: str) -> str:
+    """Short content hash of an instruction text (12 hex digits of SHA-256)."""
+    return hashlib.sha256(text.strip().encode("utf-8")).hexdigest()[:12]
+
+
+def prompt_path(pipeline: str, operation: str, directory: str | Path | None = None) -> Path:
+    """Where the prompt of ``pipeline.operation`` lives under ``directory`` (default: the seed prompts)."""
+    return Path(directory or SEED_PROMPTS) / pipeline / f"{operation}.md"
+
+
+def load_prompts(pipeline: str, operations: list[str], directory: str | Path | None = None) -> dict[str, str]:
+    """Read the instruction text of each operation; a missing or empty file is a `PromptError`."""
+    root = Path(directory or SEED_PROMPTS)
+    if not root.is_dir():
+        hint = " (run from a source checkout, or pass --prompts DIR)" if directory is None else ""
+        raise PromptError(f"prompts directory {root} does not exist{hint}.")
+    if not (root / pipeline).is_dir():
+        raise PromptError(f"prompts directory {root} has no {pipeline}/ folder; expected "
+                          f"{root / pipeline}/<operation>.md for {', '.join(operations)}.")
+    texts = {}
+    for op in operations:
+        path = prompt_path(pipeline, op, root)
+        if not path.is_file():
+            raise PromptError(f"missing prompt file {path} (operation {pipeline}.{op}).")
+        try:
+            text = path.read_text(encoding="utf-8").strip()
+        except UnicodeDecodeError:
+            raise PromptError(f"prompt file {path} is not UTF-8 text.") from None
+        if not text:
+            raise PromptError(f"prompt file {path} is empty; write the instruction of {pipeline}.{op} in it.")
+        texts[op] = text
+    return texts
+
+
+def write_prompts(pipeline: str, texts: dict[str, str], directory: str | Path) -> list[Path]:
+    """Write instruction texts as ``<directory>/<pipeline>/<op>.md``; returns the paths written."""
+    paths = []
+    for op, text in sorted(texts.items()):
+        path = prompt_path(pipeline, op, directory)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text.strip() + "\n", encoding="utf-8")
+        paths.append(path)
+    return paths

@@ -1,0 +1,232 @@
+"""`MemorySystem`: the common base of memory systems written as DSPy modules.
+
+A memory system ingests a conversation into its memory (``ingest``), then answers questions from
+it (``ask``, ``answer_case``). Each
+LLM operation is a named ``dspy.Predict`` whose instructions come from a prompt file
+(``prompts/<pipeline>/<op>.md``); each non-LLM operation (chunk, retrieve, truncate, fuse, store
+writes) is a plain function. All of them run through `memopt.ops.run_op`, so a tracer can record
+them and a replayer can intercept them.
+
+Contract for subclasses (in the spirit of gepa's adapter):
+
+- ``build_memory(conversation)`` builds and returns the memory state of one conversation; it may
+  only use the conversation's turns, never its questions.
+- ``respond(state, question, as_of=..., key=...)`` answers from that state without changing it,
+  and returns a ``dspy.Prediction`` with at least ``answer``.
+- Operation ids are ``<op>:<sample_id>:<key>`` with a key that is stable across runs, so a replay
+  can name the op to override.
+- Ingestion is cached by (pipeline, conversation content, ingest-op prompts, ingest knobs, task
+  LM): evaluating a new answer prompt does not re-ingest. The cache is bypassed while a tracer
+  listens or a replayer intercepts, so those always see every operation.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+import dspy
+
+from memopt.data.model import Case, Conversation
+from memopt.errors import ConfigError
+from memopt.events import listening
+from memopt.ops import OpCall, intercepting, produce, run_op
+from memopt.prompts import load_prompts, prompt_hash
+
+__all__ = ["OpSpec", "MemorySystem", "clear_ingest_cache"]
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    """One operation of a memory system."""
+
+    name: str
+    kind: Literal["llm", "tool"]
+    phase: Literal["ingest", "query"]
+    description: str
+    signature: type[dspy.Signature] | None = None
+
+    @property
+    def prompt_file(self) -> str | None:
+        """The prompt file name of an LLM op (``<op>.md``), None for a tool op."""
+        return f"{self.name}.md" if self.kind == "llm" else None
+
+
+_CACHE_SIZE = 256
+_INGEST_CACHE: OrderedDict[tuple, Any] = OrderedDict()
+_CACHE_LOCK = threading.Lock()
+
+
+def clear_ingest_cache() -> None:
+    """Forget every cached memory state."""
+    with _CACHE_LOCK:
+        _INGEST_CACHE.clear()
+
+
+def _lm_key() -> tuple:
+    lm = dspy.settings.lm
+    if lm is None:
+        return (None,)
+    engine = getattr(lm, "_engine_spec", None)
+    seed = getattr(getattr(engine, "sim", None), "seed", None)
+    return (lm.model, seed, json.dumps(getattr(lm, "kwargs", {}), sort_keys=True, default=str))
+
+
+class MemorySystem(dspy.Module):
+    """Base class of memory systems: see the module docstring for the contract."""
+
+    name: ClassVar[str] = ""
+    operations: ClassVar[tuple[OpSpec, ...]] = ()
+    defaults: ClassVar[dict[str, int]] = {}
+    ingest_knobs: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, *, prompts: str | Path | None = None, instructions: dict[str, str] | None = None,
+                 **knobs: int) -> None:
+        super().__init__()
+        unknown = sorted(set(knobs) - set(self.defaults))
+        if unknown:
+            raise ConfigError(f"pipeline {self.name}: unknown knob(s) {', '.join(unknown)}; "
+                              f"known: {', '.join(sorted(self.defaults)) or 'none'}.")
+        self.knobs = {**self.defaults, **knobs}
+        self.prompts_dir = prompts
+        texts = load_prompts(self.name, self.llm_operations(), prompts)
+        texts.update(instructions or {})
+        for spec in self.operations:
+            if spec.kind == "llm":
+                setattr(self, spec.name, dspy.Predict(spec.signature.with_instructions(texts[spec.name])))
+        self._states: dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    # --- introspection -------------------------------------------------------------------------
+    @classmethod
+    def llm_operations(cls) -> list[str]:
+        """Names of the LLM operations (those with a prompt file)."""
+        return [s.name for s in cls.operations if s.kind == "llm"]
+
+    @classmethod
+    def op_spec(cls, name: str) -> OpSpec:
+        """The spec of one operation by name."""
+        for spec in cls.operations:
+            if spec.name == name:
+                return spec
+        raise ConfigError(f"pipeline {cls.name} has no operation {name!r}; it has "
+                          f"{', '.join(s.name for s in cls.operations)}.")
+
+    def instructions(self) -> dict[str, str]:
+        """The current instruction text of every LLM operation."""
+        return {op: getattr(self, op).signature.instructions for op in self.llm_operations()}
+
+    def prompt_versions(self) -> dict[str, str]:
+        """Content hash of every LLM operation's instructions."""
+        return {op: prompt_hash(text) for op, text in self.instructions().items()}
+
+    def with_instructions(self, changes: dict[str, str]) -> MemorySystem:
+        """A new system of the same kind and knobs with some instructions replaced."""
+        for op in changes:
+            if op not in self.llm_operations():
+                raise ConfigError(f"pipeline {self.name} has no LLM operation {op!r}; it has "
+                                  f"{', '.join(self.llm_operations())}.")
+        return type(self)(prompts=self.prompts_dir, instructions={**self.instructions(), **changes}, **self.knobs)
+
+    def with_knobs(self, **knobs: int) -> MemorySystem:
+        """A new system with the same instructions and some knobs changed."""
+        return type(self)(prompts=self.prompts_dir, instructions=self.instructions(), **{**self.knobs, **knobs})
+
+    def __deepcopy__(self, memo: dict) -> MemorySystem:
+        return type(self)(prompts=self.prompts_dir, instructions=self.instructions(), **self.knobs)
+
+    # --- memory lifecycle --------------------------------------------------------------------------
+    def ingest(self, conversation: Conversation) -> None:
+        """Build (or fetch from the ingestion cache) the memory of one conversation."""
+        cacheable = not listening() and not intercepting()
+        key = self._ingest_key(conversation)
+        state = None
+        if cacheable:
+            with _CACHE_LOCK:
+                state = _INGEST_CACHE.get(key)
+                if state is not None:
+                    _INGEST_CACHE.move_to_end(key)
+        if state is None:
+            if not cacheable:
+                for turn in conversation.turns:
+                    produce(f"turn:{turn.dia_id}", {"speaker": turn.speaker, "text": turn.text, "session": turn.session})
+            state = self.build_memory(conversation)
+            if cacheable:
+                with _CACHE_LOCK:
+                    _INGEST_CACHE[key] = state
+                    while len(_INGEST_CACHE) > _CACHE_SIZE:
+                        _INGEST_CACHE.popitem(last=False)
+        with self._lock:
+            self._states[conversation.sample_id] = state
+
+    def _ingest_key(self, conversation: Conversation) -> tuple:
+        content = hash(tuple((s.date_time, tuple((t.dia_id, t.speaker, t.text) for t in s.turns))
+                             for s in conversation.sessions))
+        prompts = tuple(sorted((op, v) for op, v in self.prompt_versions().items()
+                               if self.op_spec(op).phase == "ingest"))
+        knobs = tuple((k, self.knobs[k]) for k in self.ingest_knobs)
+        return (self.name, conversation.sample_id, content, prompts, knobs, _lm_key())
+
+    def state(self, conversation_id: str) -> Any:
+        """The memory state of an ingested conversation."""
+        with self._lock:
+            if conversation_id not in self._states:
+                raise ConfigError(f"pipeline {self.name}: conversation {conversation_id!r} was not ingested.")
+            return self._states[conversation_id]
+
+    def ask(self, question: str, *, conversation_id: str, as_of: int | None = None,
+            key: str | None = None) -> dspy.Prediction:
+        """Answer a question from the memory of an ingested conversation (as of a session index)."""
+        key = key or f"q{abs(hash(question)) % 10**8}"
+        return self.respond(self.state(conversation_id), question, as_of=as_of, key=key)
+
+    def answer_case(self, case: Case, *, as_of: int | None = None) -> dspy.Prediction:
+        """Answer one question case of an ingested conversation."""
+        return self.ask(case.question, conversation_id=case.sample_id, as_of=as_of, key=case.case_id.split(":")[-1])
+
+    def forward(self, conversation: Conversation, question: str) -> dspy.Prediction:
+        """DSPy entry point: ingest (cached) and answer."""
+        self.ingest(conversation)
+        return self.ask(question, conversation_id=conversation.sample_id)
+
+    # --- hooks for subclasses --------------------------------------------------------------------
+    def build_memory(self, conversation: Conversation) -> Any:
+        """Build the memory state of one conversation (subclasses implement)."""
+        raise NotImplementedError
+
+    def respond(self, state: Any, question: str, *, as_of: int | None, key: str) -> dspy.Prediction:
+        """Answer from a memory state (subclasses implement)."""
+        raise NotImplementedError
+
+    # --- running operations ------------------------------------------------------------------------
+    def llm(self, op: str, op_key: str, *, reads: Iterable[str] = (), **inputs: Any) -> dict[str, Any]:
+        """Run an LLM operation; returns its output fields as plain data."""
+        predictor = getattr(self, op)
+        call = OpCall(f"{op}:{op_key}", op, self.name, "llm", inputs, tuple(reads),
+                      prompt_hash(predictor.signature.instructions), op)
+
+        def execute() -> dict[str, Any]:
+            prediction = predictor(**inputs)
+            return {name: _plain(prediction[name]) for name in predictor.signature.output_fields}
+
+        return run_op(call, execute)
+
+    def tool(self, op: str, op_key: str, fn: Callable[..., Any], *, reads: Iterable[str] = (), **inputs: Any) -> Any:
+        """Run a non-LLM operation ``fn(**inputs)``."""
+        call = OpCall(f"{op}:{op_key}", op, self.name, "tool", inputs, tuple(reads))
+        return run_op(call, lambda: fn(**inputs))
+
+
+def _plain(value: Any) -> Any:
+    if hasattr(value, "model_dump"):
+        return value.model_dump()
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value

@@ -1,0 +1,32 @@
+"""Small helpers the pipelines share: how turns and memory items are written into prompts."""
+
+from __future__ import annotations
+
+from memopt.data.model import Session, Turn
+from memopt.text import format_date, overlap, stems
+
+__all__ = ["session_date", "turn_lines", "item_line", "best_sources"]
+
+
+def session_date(session: Session) -> str:
+    """The session's date as LoCoMo writes dates ("8 May 2023"), or its raw date_time."""
+    return format_date(session.date) if session.date else session.date_time
+
+
+def turn_lines(turns: tuple[Turn, ...] | list[Turn], *, ids: bool = False) -> str:
+    """Turns as prompt lines: 'Speaker: text' (with a '[dia_id] ' prefix when ``ids``)."""
+    return "\n".join((f"[{t.dia_id}] " if ids else "") + f"{t.speaker}: {t.text}" for t in turns)
+
+
+def item_line(date: str | None, text: str) -> str:
+    """One context item: '[date] text'."""
+    return f"[{date}] {text}" if date else text
+
+
+def best_sources(text: str, turns: tuple[Turn, ...] | list[Turn]) -> list[str]:
+    """The dia_ids of the turns a derived text most likely came from (lexical overlap, ties kept)."""
+    target = stems(text)
+    scored = [(overlap(target, t.text), t.dia_id) for t in turns]
+    best = max((s for s, _ in scored), default=0.0)
+    return [d for s, d in scored if best > 0 and s == best]
+

@@ -1,0 +1,161 @@
+"""EverMemOS-style memory: MemCells with episodes, atomic facts and speaker profiles; hybrid recall.
+
+Per session: ``segment`` (LLM: turns that open a new MemCell) → per MemCell ``episode`` (LLM
+summary) and ``facts`` (LLM atomic facts), both stored as versioned units → per speaker
+``profile`` (LLM update of that speaker's profile unit). Query: ``retrieve`` (tool: bm25 over
+episodes and over facts) → ``fuse`` (tool: reciprocal rank fusion, k = 60, keep ``top_k``) →
+``answer`` (LLM) with the fused items and the profiles of the people the question names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import dspy
+
+from memopt.data.model import Conversation, Session, Turn
+from memopt.lm.signatures import AnswerQuestion, ExtractFacts, SegmentConversation, SummarizeSegment, UpdateProfile
+from memopt.ops import produce
+from memopt.store import MemoryStore
+from memopt.system import MemorySystem, OpSpec
+from pipelines._common import best_sources, item_line, session_date, turn_lines
+
+__all__ = ["EverMemOS", "RRF_K"]
+
+RRF_K = 60
+
+
+@dataclass
+class EverMemory:
+    """Episodes, facts and profiles of one conversation."""
+
+    sample_id: str
+    episodes: MemoryStore
+    facts: MemoryStore
+    profiles: MemoryStore
+    profile_of: dict[str, str] = field(default_factory=dict)  # speaker -> profile unit id
+    session_seq: dict[int, tuple[int, int, int]] = field(default_factory=dict)
+
+
+class EverMemOS(MemorySystem):
+    """MemCell-based memory with hybrid (bm25 + RRF) recall."""
+
+    name = "evermemos"
+    operations = (
+        OpSpec("segment", "llm", "ingest", "segments a session into MemCells (topic boundaries)", SegmentConversation),
+        OpSpec("episode", "llm", "ingest", "summarizes each MemCell as an episode narrative", SummarizeSegment),
+        OpSpec("facts", "llm", "ingest", "extracts atomic facts from each MemCell", ExtractFacts),
+        OpSpec("profile", "llm", "ingest", "maintains each speaker's profile from the new facts", UpdateProfile),
+        OpSpec("retrieve", "tool", "query", "bm25 search of the episodes and of the facts"),
+        OpSpec("fuse", "tool", "query", "reciprocal rank fusion of the two result lists"),
+        OpSpec("answer", "llm", "query", "answers the question from the fused memories", AnswerQuestion),
+    )
+    defaults = {"top_k": 8}
+
+    def build_memory(self, conversation: Conversation) -> EverMemory:
+        """Ingest the sessions in order."""
+        memory = EverMemory(conversation.sample_id, MemoryStore(name="episode", id_prefix="e"),
+                            MemoryStore(name="fact", id_prefix="f"), MemoryStore(name="profile", id_prefix="p"))
+        for session in conversation.sessions:
+            self._ingest_session(memory, session, (conversation.speaker_a, conversation.speaker_b))
+            memory.session_seq[session.index] = (memory.episodes.seq, memory.facts.seq, memory.profiles.seq)
+        return memory
+
+    def _ingest_session(self, memory: EverMemory, session: Session, speakers: tuple[str, str]) -> None:
+        key = f"{memory.sample_id}:S{session.index}"
+        turn_refs = [f"turn:{t.dia_id}" for t in session.turns]
+        out = self.llm("segment", key, reads=turn_refs, conversation=turn_lines(session.turns, ids=True))
+        date = session_date(session)
+        session_facts: list[str] = []
+        for j, cell in enumerate(_cells(session.turns, out.get("boundaries") or [])):
+            ckey = f"{key}.M{j}"
+            cell_refs = [f"turn:{t.dia_id}" for t in cell]
+            lines = turn_lines(cell)
+            summary = str(self.llm("episode", ckey, reads=cell_refs, session_date=session.date_time,
+                                   conversation=lines).get("summary") or "").strip()
+            if summary:
+                memory.episodes.add(summary, session_date=date, source=[t.dia_id for t in cell], op_id=f"episode:{ckey}")
+            facts = self.llm("facts", ckey, reads=cell_refs, session_date=session.date_time, conversation=lines)
+            for fact in facts.get("facts") or []:
+                if isinstance(fact, str) and fact.strip():
+                    memory.facts.add(fact.strip(), session_date=date, source=best_sources(fact, cell),
+                                     op_id=f"facts:{ckey}")
+                    session_facts.append(fact.strip())
+        if session_facts:
+            for speaker in speakers:
+                self._update_profile(memory, speaker, session_facts, key, date)
+
+    def _update_profile(self, memory: EverMemory, speaker: str, facts: list[str], key: str, date: str) -> None:
+        unit_id = memory.profile_of.get(speaker)
+        current = memory.profiles.get(unit_id) if unit_id else None
+        pkey = f"{key}.{speaker}"
+        out = self.llm("profile", pkey, reads=[current.ref] if current else [], speaker=speaker,
+                       profile=current.text if current else "", facts=facts)
+        text = str(out.get("updated_profile") or "").strip()
+        if not text or (current and text == current.text):
+            return
+        if current is None:
+            memory.profile_of[speaker] = memory.profiles.add(text, speaker=speaker, session_date=date,
+                                                            op_id=f"profile:{pkey}").unit_id
+        else:
+            memory.profiles.update(current.unit_id, text, op_id=f"profile:{pkey}")
+
+    def respond(self, state: EverMemory, question: str, *, as_of: int | None, key: str) -> dspy.Prediction:
+        """Hybrid recall, fusion, answer."""
+        okey = f"{state.sample_id}:{key}"
+        question_ref = produce(f"question:{okey}", question)
+        seqs = state.session_seq.get(as_of) if as_of is not None else None
+        k = self.knobs["top_k"]
+        ranked = self.tool("retrieve", okey, _retrieve, memory=state, query=question, k=2 * k, seqs=seqs,
+                           reads=[question_ref])
+        fused = self.tool("fuse", okey, _fuse, lists=[ranked["episodes"], ranked["facts"]], k=k)
+        profiles = _profiles(state, question, seqs)
+        context = "\n".join(item_line(h["date"], h["text"]) for h in fused + profiles)
+        context_ref = produce(f"context:{okey}", context, [h["ref"] for h in fused + profiles])
+        out = self.llm("answer", okey, reads=[question_ref, context_ref], question=question, context=context)
+        answer = str(out.get("answer") or "")
+        produce(f"answer:{okey}", answer, [context_ref])
+        return dspy.Prediction(answer=answer, context=context, memory=[h["ref"] for h in fused + profiles])
+
+
+def _cells(turns: tuple[Turn, ...], boundaries: list[Any]) -> list[list[Turn]]:
+    """Split turns at the boundary dia_ids (the first turn always opens a cell)."""
+    starts = {str(b).strip() for b in boundaries}
+    cells: list[list[Turn]] = []
+    for n, turn in enumerate(turns):
+        if n == 0 or turn.dia_id in starts:
+            cells.append([])
+        cells[-1].append(turn)
+    return cells
+
+
+def _hits(store: MemoryStore, query: str, k: int, as_of: int | None) -> list[dict[str, Any]]:
+    return [{"ref": u.ref, "text": u.text, "date": u.session_date} for u, _ in store.search(query, k=k, as_of=as_of)]
+
+
+def _retrieve(memory: EverMemory, query: str, k: int, seqs: tuple[int, int, int] | None) -> dict[str, list]:
+    """bm25 top-k over episodes and over facts."""
+    return {"episodes": _hits(memory.episodes, query, k, seqs[0] if seqs else None),
+            "facts": _hits(memory.facts, query, k, seqs[1] if seqs else None)}
+
+
+def _fuse(lists: list[list[dict[str, Any]]], k: int) -> list[dict[str, Any]]:
+    """Reciprocal rank fusion: score = sum of 1 / (RRF_K + rank); the top ``k`` items."""
+    scores: dict[str, float] = {}
+    items: dict[str, dict[str, Any]] = {}
+    for ranked in lists:
+        for rank, item in enumerate(ranked, start=1):
+            scores[item["ref"]] = scores.get(item["ref"], 0.0) + 1.0 / (RRF_K + rank)
+            items.setdefault(item["ref"], item)
+    order = sorted(scores, key=lambda ref: -scores[ref])
+    return [items[ref] for ref in order[:k]]
+
+
+def _profiles(memory: EverMemory, question: str, seqs: tuple[int, int, int] | None) -> list[dict[str, Any]]:
+    """Profile units of the speakers the question names, as of the requested session."""
+    out = []
+    for unit in memory.profiles.live(as_of=seqs[2] if seqs else None):
+        if unit.speaker and unit.speaker in question:
+            out.append({"ref": unit.ref, "text": unit.text.replace("\n", "; "), "date": unit.session_date})
+    return out

@@ -1,0 +1,72 @@
+"""Long-context memory: the whole conversation in the prompt, oldest content dropped first.
+
+Ingest keeps the dated turns. Query: ``truncate`` (tool: keep the newest turns that fit in
+``token_budget`` tokens, ≈ 4 characters each) → ``answer`` (LLM).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import dspy
+
+from memopt.data.model import Conversation
+from memopt.lm.signatures import AnswerQuestion
+from memopt.ops import produce
+from memopt.system import MemorySystem, OpSpec
+from pipelines._common import item_line, session_date
+
+__all__ = ["LongContext"]
+
+
+@dataclass(frozen=True)
+class LongContextMemory:
+    """The dated turns of one conversation: (session index, dia_id, context line)."""
+
+    sample_id: str
+    lines: tuple[tuple[int, str, str], ...]
+
+
+class LongContext(MemorySystem):
+    """Answer from the (truncated) full conversation."""
+
+    name = "long_context"
+    operations = (
+        OpSpec("truncate", "tool", "query", "keeps the newest turns that fit the token budget"),
+        OpSpec("answer", "llm", "query", "answers the question from the conversation history", AnswerQuestion),
+    )
+    defaults = {"token_budget": 4000}
+
+    def build_memory(self, conversation: Conversation) -> LongContextMemory:
+        """Keep every turn as a dated line."""
+        lines = tuple((s.index, t.dia_id, item_line(session_date(s), f"{t.speaker}: {t.text}"))
+                      for s in conversation.sessions for t in s.turns)
+        return LongContextMemory(conversation.sample_id, lines)
+
+    def respond(self, state: LongContextMemory, question: str, *, as_of: int | None,
+                key: str) -> dspy.Prediction:
+        """Truncate to the budget, answer."""
+        okey = f"{state.sample_id}:{key}"
+        question_ref = produce(f"question:{okey}", question)
+        visible = [(d, line) for s, d, line in state.lines if as_of is None or s <= as_of]
+        kept = self.tool("truncate", okey, _truncate, lines=visible, budget=self.knobs["token_budget"],
+                         reads=[f"turn:{d}" for d, _ in visible])
+        context = "\n".join(line for _, line in kept)
+        context_ref = produce(f"context:{okey}", context, [f"turn:{d}" for d, _ in kept])
+        out = self.llm("answer", okey, reads=[question_ref, context_ref], question=question, context=context)
+        answer = str(out.get("answer") or "")
+        produce(f"answer:{okey}", answer, [context_ref])
+        return dspy.Prediction(answer=answer, context=context, kept=len(kept), dropped=len(visible) - len(kept))
+
+
+def _truncate(lines: list[tuple[str, str]], budget: int) -> list[tuple[str, str]]:
+    """The newest lines whose total size fits ``budget`` tokens (≈ 4 characters per token), in order."""
+    kept: list[tuple[str, str]] = []
+    used = 0
+    for dia_id, line in reversed(lines):
+        cost = len(line) // 4 + 1
+        if used + cost > budget:
+            break
+        kept.append((dia_id, line))
+        used += cost
+    return kept[::-1]
