@@ -173,7 +173,7 @@ class _Corpus:
         if new:
             ids = self.tokenizer.tokenize([u.text for u in new], update_vocab=True, return_as="ids",
                                           show_progress=False)
-            self.docs.update(zip(((u.unit_id, u.version) for u in new), ids))
+            self.docs.update(zip(((u.unit_id, u.version) for u in new), ids, strict=True))
         docs = [self.docs[u.unit_id, u.version] for u in units]
         return _Index(units, docs, self.tokenizer.get_vocab_dict())
 

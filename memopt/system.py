@@ -154,7 +154,8 @@ class MemorySystem(dspy.Module):
         if state is None:
             if not cacheable:
                 for turn in conversation.turns:
-                    produce(f"turn:{turn.dia_id}", {"speaker": turn.speaker, "text": turn.text, "session": turn.session})
+                    produce(f"turn:{turn.dia_id}",
+                            {"speaker": turn.speaker, "text": turn.text, "session": turn.session})
             state = self.build_memory(conversation)
             if cacheable:
                 with _CACHE_LOCK:

@@ -75,7 +75,8 @@ class EverMemOS(MemorySystem):
             summary = str(self.llm("episode", ckey, reads=cell_refs, session_date=session.date_time,
                                    conversation=lines).get("summary") or "").strip()
             if summary:
-                memory.episodes.add(summary, session_date=date, source=[t.dia_id for t in cell], op_id=f"episode:{ckey}")
+                memory.episodes.add(summary, session_date=date, source=[t.dia_id for t in cell],
+                                    op_id=f"episode:{ckey}")
             facts = self.llm("facts", ckey, reads=cell_refs, session_date=session.date_time, conversation=lines)
             for fact in facts.get("facts") or []:
                 if isinstance(fact, str) and fact.strip():

@@ -67,7 +67,7 @@ class Mem0(MemorySystem):
             return
         sources = [best_sources(f, session.turns) for f in facts]
         fact_refs = [produce(f"fact:{key}.{i}", fact, [f"turn:{d}" for d in src])
-                     for i, (fact, src) in enumerate(zip(facts, sources))]
+                     for i, (fact, src) in enumerate(zip(facts, sources, strict=True))]
         similar = self.tool("search_similar", key, _similar, store=memory.store, facts=facts,
                             k=self.knobs["similar_k"])
         existing = [memory.store.get(unit_id) for unit_id in similar]
@@ -127,7 +127,7 @@ def _retrieve(store: MemoryStore, query: str, k: int, as_of: int | None) -> list
 
 
 def _source_of(text: str, facts: list[str], sources: list[list[str]]) -> list[str]:
-    for fact, source in zip(facts, sources):
+    for fact, source in zip(facts, sources, strict=True):
         if fact == text:
             return source
     return []

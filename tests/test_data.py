@@ -106,7 +106,8 @@ def test_synth_scales_linearly_to_thousands_of_sessions():
 
 def test_data_synth_cli(tmp_path):
     out = tmp_path / "synth.json"
-    cmd = [sys.executable, "-m", "memopt", "data", "synth", "--conversations", "2", "--sessions", "3", "--out", str(out)]
+    cmd = [sys.executable, "-m", "memopt", "data", "synth", "--conversations", "2", "--sessions", "3",
+           "--out", str(out)]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert "2 conversations" in done.stdout

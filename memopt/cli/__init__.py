@@ -26,12 +26,14 @@ app = typer.Typer(
 
 
 def _register() -> None:
-    from memopt.cli import data, lm_check, run, serve
+    from memopt.cli import bench, data, directives, lm_check, run, serve
 
     app.command("run")(run.run)
     app.add_typer(data.app, name="data")
+    app.add_typer(bench.app, name="bench")
     app.command("serve")(serve.serve)
     app.command("lm-check")(lm_check.lm_check)
+    app.command("directives")(directives.directives)
 
 
 _register()
@@ -45,7 +47,7 @@ def main() -> None:
         from rich.console import Console
         from rich.markup import escape
 
-        Console(stderr=True).print(f"[bold red]error:[/] {escape(str(e))}", highlight=False)
+        Console(stderr=True, soft_wrap=True).print(f"[bold red]error:[/] {escape(str(e))}", highlight=False)
         sys.exit(e.exit_code)
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")

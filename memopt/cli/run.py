@@ -50,7 +50,7 @@ def run(
                               knobs=options.parse_knobs(knob), on_case=on_case,
                               on_plan=lambda n: progress.update(task, total=n))
     result.save(out)
-    stdout = Console()
+    stdout = Console(soft_wrap=True)
     stdout.print(category_table(result))
     label = " (simulated LM)" if result.simulated else ""
     stdout.print(f"{result.pipeline} on {result.data}{label}: F1 {result.metrics['f1']:.3f}, "
@@ -58,7 +58,8 @@ def run(
                  f"{result.metrics['errored']} errored, {result.seconds:.1f}s, "
                  f"{result.usage.get('task', {}).get('calls', 0)} task LM calls → {out}", highlight=False)
     if result.error_rate > ERROR_LIMIT:
-        Console(stderr=True).print(f"[red]{result.metrics['errored']} of {len(result.cases)} cases errored "
+        errored = result.metrics["errored"]
+        Console(stderr=True, soft_wrap=True).print(f"[red]{errored} of {len(result.cases)} cases errored "
                                    f"(more than {ERROR_LIMIT:.0%}); see the 'error' field in {out}.[/]")
         sys.exit(1)
 

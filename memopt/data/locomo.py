@@ -84,7 +84,8 @@ def _sample(sample: Any, source: str, where: str) -> Conversation:
         raw_turns = _get(conv, key, list, source, cwhere)
         date_time = conv.get(f"{key}_date_time")
         if not isinstance(date_time, str):
-            raise _fail(source, f"{cwhere}.{key}_date_time", "missing or not a string (e.g. \"1:56 pm on 8 May, 2023\").")
+            raise _fail(source, f"{cwhere}.{key}_date_time",
+                        'missing or not a string (e.g. "1:56 pm on 8 May, 2023").')
         turns = tuple(_turn(t, index, source, f"{cwhere}.{key}[{j}]") for j, t in enumerate(raw_turns))
         sessions.append(Session(index, date_time, parse_session_date(date_time), turns))
     if not sessions:

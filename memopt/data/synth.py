@@ -74,7 +74,11 @@ _RELATIVE_GOLD = {
     "this month": lambda d: f"{MONTHS[d.month - 1]} {d.year}",
     "two days ago": lambda d: format_date(d - dt.timedelta(days=2)),
 }
-_LAST_WEEKDAY = {f"last {w}": (lambda w: lambda d: f"the {w} before {format_date(d)}")(w) for w in WEEKDAYS}
+def _weekday_gold(weekday: str):
+    return lambda d: f"the {weekday} before {format_date(d)}"
+
+
+_LAST_WEEKDAY = {f"last {w}": _weekday_gold(w) for w in WEEKDAYS}
 
 
 def _a(noun: str) -> str:

@@ -10,14 +10,14 @@ The reflection step of SimLM (proposing revised instructions) writes directives 
 same operation (asserted in tests). ``symptoms`` are the cues in feedback text that make the
 reflection step pick this directive.
 
-This table is public and is rendered in the README (``memopt lm directives``).
+This table is public and is rendered in the README (``memopt directives`` prints it).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 
 __all__ = ["Directive", "CATALOGUE", "IRRELEVANT", "active_directives", "directives_for", "catalogue_table"]
 
@@ -39,7 +39,7 @@ class Directive:
         return any(p.search(instructions) for p in _compiled(self.triggers))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _compiled(triggers: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
     return tuple(re.compile(t, re.IGNORECASE) for t in triggers)
 

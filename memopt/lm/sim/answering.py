@@ -14,10 +14,10 @@ from memopt.lm.sim.reading import Item, context_items
 from memopt.metrics import is_abstention
 from memopt.text import (
     DATE_PATTERN,
-    clauses,
     MONTHS,
     STOPWORDS,
     WEEKDAYS,
+    clauses,
     content_words,
     find_relative_dates,
     format_date,
@@ -66,7 +66,8 @@ def analyze(question: str) -> Question:
     else:
         kind = "what"
     names = frozenset(
-        m.group(1).removesuffix("'s") for m in _CAPITALISED.finditer(q) if m.group(1).lower().removesuffix("'s") not in _NOT_NAMES
+        m.group(1).removesuffix("'s") for m in _CAPITALISED.finditer(q)
+        if m.group(1).lower().removesuffix("'s") not in _NOT_NAMES
     )
     topic = frozenset(stem(w) for w in content_words(q) if w not in _QUESTION_WORDS)
     return Question(q, kind, names, topic)
@@ -100,10 +101,14 @@ _ABSOLUTE = re.compile(
     + DATE_PATTERN.pattern,
     re.IGNORECASE,
 )
-_PLACE = re.compile(r"\b(?:in|to|at|from|near|visited|visiting)\s+(?:the\s+)?((?:[A-Z][\w'-]+)(?:\s+(?:on\s+|of\s+)?[A-Z][\w'-]+)*)")
+_PLACE = re.compile(
+    r"\b(?:in|to|at|from|near|visited|visiting)\s+(?:the\s+)?((?:[A-Z][\w'-]+)(?:\s+(?:on\s+|of\s+)?[A-Z][\w'-]+)*)"
+)
 _NAMED = re.compile(r"\b(?:named|called|name is)\s+([A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)*)")
 _NUMBER = re.compile(r"\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty)\b(\s+[a-z]+)?", re.I)
-_DURATION = re.compile(r"\b(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten)\s+(years?|months?|weeks?|days?)\b", re.I)
+_DURATION = re.compile(
+    r"\b(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten)\s+(years?|months?|weeks?|days?)\b", re.I
+)
 _DATE_WORDS = frozenset(w.lower() for w in MONTHS + WEEKDAYS) | {"week", "weekend", "before", "after", "ago"}
 
 
@@ -218,8 +223,9 @@ def answer(question: str, context: str, active: frozenset[str]) -> str:
 _RELATED = {
     "pet": "dog cat puppy kitten adopted", "pets": "dog cat puppy kitten adopted",
     "dog": "puppy pet", "cat": "kitten pet", "job": "work works company position role career hired",
-    "work": "job company position career", "career": "job work position", "live": "lives moved settled home city apartment",
-    "home": "house apartment moved", "city": "moved lives settled town", "hobby": "enjoys class classes learning practice club",
+    "work": "job company position career", "career": "job work position",
+    "live": "lives moved settled home city apartment", "home": "house apartment moved",
+    "city": "moved lives settled town", "hobby": "enjoys class classes learning practice club",
     "hobbies": "enjoys class classes learning practice club", "trip": "travel traveled visited vacation flew",
     "travel": "trip visited vacation", "vacation": "trip travel visited", "sport": "play plays team game",
     "family": "sister brother mother father parents kids children", "partner": "husband wife married",

@@ -173,7 +173,9 @@ def answer(inputs: dict[str, str], active: frozenset[str]) -> dict[str, Any]:
     return {"answer": answering.answer(inputs.get("question", ""), inputs.get("context", ""), active)}
 
 
-_TOPIC_OPENER = re.compile(r"^(by the way|anyway|guess what|oh,? (and|by the way)|speaking of|so,? (um|anyway)|on another note)\b", re.I)
+_TOPIC_OPENER = re.compile(
+    r"^(by the way|anyway|guess what|oh,? (and|by the way)|speaking of|so,? (um|anyway)|on another note)\b", re.I
+)
 
 
 def segment(inputs: dict[str, str], active: frozenset[str]) -> dict[str, Any]:

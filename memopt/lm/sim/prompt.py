@@ -56,7 +56,7 @@ def parse_prompt(system: str, user: str) -> Prompt:
 def _inputs(user: str) -> dict[str, str]:
     cut = user.rfind("\n\nRespond with")
     parts = _MARKER.split(user[:cut] if cut >= 0 else user)
-    return {name: value.strip() for name, value in zip(parts[1::2], parts[2::2])}
+    return {name: value.strip() for name, value in zip(parts[1::2], parts[2::2], strict=True)}
 
 
 def _chat_value(value: Any) -> str:

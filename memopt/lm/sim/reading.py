@@ -33,7 +33,9 @@ __all__ = [
     "has_change_cue",
 ]
 
-_LINE = re.compile(r"^\s*(?:\[(?P<id>[^\]]{1,40})\]\s*)?(?P<speaker>[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2}):\s+(?P<text>.+?)\s*$")
+_LINE = re.compile(
+    r"^\s*(?:\[(?P<id>[^\]]{1,40})\]\s*)?(?P<speaker>[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2}):\s+(?P<text>.+?)\s*$"
+)
 _ITEM = re.compile(r"^\s*(?:[-*•]\s+|\d+[.)]\s+)?(?:\[(?P<date>[^\]]{1,60})\]\s*)?(?P<text>.+?)\s*$")
 
 

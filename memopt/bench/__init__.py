@@ -1,0 +1,1 @@
+"""Benchmarks behind `memopt bench ...`: each returns plain rows that the CLI prints as a table."""

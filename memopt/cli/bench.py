@@ -1,0 +1,50 @@
+"""`memopt bench ...`: print benchmark figures (speed is measured here, never in timed tests)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from memopt.cli import options
+
+app = typer.Typer(help="Benchmarks: print figures as a table (and JSON with --out).", no_args_is_help=True)
+
+
+def _print(rows: list[dict[str, Any]], title: str, out: Path | None) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=title)
+    for key in rows[0] if rows else []:
+        table.add_column(key, justify="left" if isinstance(rows[0][key], str) else "right")
+    for row in rows:
+        table.add_row(*(str(v) for v in row.values()))
+    Console().print(table)
+    if out is not None:
+        out.write_text(json.dumps(rows, indent=1) + "\n")
+
+
+@app.command("run")
+def run(
+    data: str = typer.Option("synthetic:conversations=20,sessions=8,seed=0", "--data", help="Data spec."),
+    workers: int = options.WORKERS,
+    out: Path = typer.Option(None, "--out", help="Also write the rows as JSON."),
+) -> None:
+    """Cases/s and LM calls per case of every pipeline with SimLM."""
+    from memopt.bench.run import bench_pipelines
+
+    _print(bench_pipelines(data, workers=workers), f"pipelines on {data} (SimLM, simulated)", out)
+
+
+@app.command("simlm")
+def simlm(
+    data: str = typer.Option("synthetic:conversations=4,sessions=8,seed=0", "--data", help="Data spec."),
+    out: Path = typer.Option(None, "--out", help="Also write the rows as JSON."),
+) -> None:
+    """SimLM's own cost per call, per operation (prompts recorded from runs of every pipeline)."""
+    from memopt.bench.run import bench_simlm
+
+    _print(bench_simlm(data), "SimLM.respond per call (µs)", out)
