@@ -19,7 +19,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-__all__ = ["StoreEvent", "OpEvent", "VarEvent", "Event", "emit", "listen", "listening", "current_op", "op_scope"]
+__all__ = [
+    "StoreEvent", "OpEvent", "VarEvent", "Event", "emit", "listen", "listening", "current_op", "op_scope",
+    "current_conversation", "conversation_scope",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -69,6 +72,7 @@ Handler = Callable[[Event], None]
 
 _LISTENERS: contextvars.ContextVar[tuple[Handler, ...]] = contextvars.ContextVar("memopt_listeners", default=())
 _CURRENT_OP: contextvars.ContextVar[str | None] = contextvars.ContextVar("memopt_current_op", default=None)
+_CONVERSATION: contextvars.ContextVar[str | None] = contextvars.ContextVar("memopt_conversation", default=None)
 
 
 def emit(event: Event) -> None:
@@ -108,3 +112,18 @@ def op_scope(op_id: str) -> Iterator[None]:
         yield
     finally:
         _CURRENT_OP.reset(token)
+
+
+def current_conversation() -> str | None:
+    """The id of the conversation whose memory is being built or queried in this context, if any."""
+    return _CONVERSATION.get()
+
+
+@contextlib.contextmanager
+def conversation_scope(sample_id: str) -> Iterator[None]:
+    """Mark ``sample_id`` as the conversation being worked on inside this block."""
+    token = _CONVERSATION.set(sample_id)
+    try:
+        yield
+    finally:
+        _CONVERSATION.reset(token)

@@ -36,6 +36,7 @@ class OpCall:
     reads: tuple[str, ...] = ()
     prompt_version: str | None = None
     predictor: str | None = None
+    prompt: str | None = None
 
 
 class Interceptor(Protocol):
@@ -86,8 +87,11 @@ def run_op(call: OpCall, execute: Callable[[], Any]) -> Any:
     return output
 
 
-def produce(ref: str, value: Any, derived_from: Iterable[str] = ()) -> str:
-    """Announce a variable (``kind:id``) written by the current operation; returns ``ref``."""
+def produce(ref: str, value: Any, derived_from: Iterable[str] = (), *, op: str | None = None) -> str:
+    """Announce a variable (``kind:id``) written by operation ``op`` (default: the current one); returns ``ref``.
+
+    A variable announced outside any operation (a dialogue turn, a question) is a source variable.
+    """
     if listening():
-        emit(VarEvent("var", ref, value, current_op(), tuple(derived_from)))
+        emit(VarEvent("var", ref, value, op if op is not None else current_op(), tuple(derived_from)))
     return ref

@@ -34,7 +34,7 @@ import dspy
 
 from memopt.data.model import Case, Conversation
 from memopt.errors import ConfigError
-from memopt.events import listening
+from memopt.events import conversation_scope, listening
 from memopt.ops import OpCall, intercepting, produce, run_op
 from memopt.prompts import load_prompts, prompt_hash
 
@@ -152,11 +152,10 @@ class MemorySystem(dspy.Module):
                 if state is not None:
                     _INGEST_CACHE.move_to_end(key)
         if state is None:
-            if not cacheable:
-                for turn in conversation.turns:
-                    produce(f"turn:{turn.dia_id}",
-                            {"speaker": turn.speaker, "text": turn.text, "session": turn.session})
-            state = self.build_memory(conversation)
+            with conversation_scope(conversation.sample_id):
+                if not cacheable:
+                    self._announce(conversation)
+                state = self.build_memory(conversation)
             if cacheable:
                 with _CACHE_LOCK:
                     _INGEST_CACHE[key] = state
@@ -164,6 +163,15 @@ class MemorySystem(dspy.Module):
                         _INGEST_CACHE.popitem(last=False)
         with self._lock:
             self._states[conversation.sample_id] = state
+
+    @staticmethod
+    def _announce(conversation: Conversation) -> None:
+        """Announce the conversation (metadata) and its turns (source variables) to a listening tracer."""
+        produce(f"conversation:{conversation.sample_id}", {
+            "speaker_a": conversation.speaker_a, "speaker_b": conversation.speaker_b,
+            "sessions": [{"index": s.index, "date_time": s.date_time} for s in conversation.sessions]})
+        for turn in conversation.turns:
+            produce(f"turn:{turn.dia_id}", {"speaker": turn.speaker, "text": turn.text, "session": turn.session})
 
     def _ingest_key(self, conversation: Conversation) -> tuple:
         content = hash(tuple((s.date_time, tuple((t.dia_id, t.speaker, t.text) for t in s.turns))
@@ -184,7 +192,8 @@ class MemorySystem(dspy.Module):
             key: str | None = None) -> dspy.Prediction:
         """Answer a question from the memory of an ingested conversation (as of a session index)."""
         key = key or f"q{abs(hash(question)) % 10**8}"
-        return self.respond(self.state(conversation_id), question, as_of=as_of, key=key)
+        with conversation_scope(conversation_id):
+            return self.respond(self.state(conversation_id), question, as_of=as_of, key=key)
 
     def answer_case(self, case: Case, *, as_of: int | None = None) -> dspy.Prediction:
         """Answer one question case of an ingested conversation."""
@@ -205,11 +214,17 @@ class MemorySystem(dspy.Module):
         raise NotImplementedError
 
     # --- running operations ------------------------------------------------------------------------
+    @staticmethod
+    def op_id(op: str, op_key: str) -> str:
+        """The id of operation ``op`` run under ``op_key`` (``<sample_id>:<key>``): ``<op>:<sample_id>:<key>``."""
+        return f"{op}:{op_key}"
+
     def llm(self, op: str, op_key: str, *, reads: Iterable[str] = (), **inputs: Any) -> dict[str, Any]:
         """Run an LLM operation; returns its output fields as plain data."""
         predictor = getattr(self, op)
-        call = OpCall(f"{op}:{op_key}", op, self.name, "llm", inputs, tuple(reads),
-                      prompt_hash(predictor.signature.instructions), op)
+        instructions = predictor.signature.instructions
+        call = OpCall(self.op_id(op, op_key), op, self.name, "llm", inputs, tuple(reads), prompt_hash(instructions),
+                      op, instructions)
 
         def execute() -> dict[str, Any]:
             prediction = predictor(**inputs)
@@ -219,7 +234,7 @@ class MemorySystem(dspy.Module):
 
     def tool(self, op: str, op_key: str, fn: Callable[..., Any], *, reads: Iterable[str] = (), **inputs: Any) -> Any:
         """Run a non-LLM operation ``fn(**inputs)``."""
-        call = OpCall(f"{op}:{op_key}", op, self.name, "tool", inputs, tuple(reads))
+        call = OpCall(self.op_id(op, op_key), op, self.name, "tool", inputs, tuple(reads))
         return run_op(call, lambda: fn(**inputs))
 
 

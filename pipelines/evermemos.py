@@ -76,12 +76,12 @@ class EverMemOS(MemorySystem):
                                    conversation=lines).get("summary") or "").strip()
             if summary:
                 memory.episodes.add(summary, session_date=date, source=[t.dia_id for t in cell],
-                                    op_id=f"episode:{ckey}")
+                                    op_id=self.op_id("episode", ckey))
             facts = self.llm("facts", ckey, reads=cell_refs, session_date=session.date_time, conversation=lines)
             for fact in facts.get("facts") or []:
                 if isinstance(fact, str) and fact.strip():
                     memory.facts.add(fact.strip(), session_date=date, source=best_sources(fact, cell),
-                                     op_id=f"facts:{ckey}")
+                                     op_id=self.op_id("facts", ckey))
                     session_facts.append(fact.strip())
         if session_facts:
             for speaker in speakers:
@@ -98,9 +98,9 @@ class EverMemOS(MemorySystem):
             return
         if current is None:
             memory.profile_of[speaker] = memory.profiles.add(text, speaker=speaker, session_date=date,
-                                                            op_id=f"profile:{pkey}").unit_id
+                                                            op_id=self.op_id("profile", pkey)).unit_id
         else:
-            memory.profiles.update(current.unit_id, text, op_id=f"profile:{pkey}")
+            memory.profiles.update(current.unit_id, text, op_id=self.op_id("profile", pkey))
 
     def respond(self, state: EverMemory, question: str, *, as_of: int | None, key: str) -> dspy.Prediction:
         """Hybrid recall, fusion, answer."""
@@ -110,13 +110,15 @@ class EverMemOS(MemorySystem):
         k = self.knobs["top_k"]
         ranked = self.tool("retrieve", okey, _retrieve, memory=state, query=question, k=2 * k, seqs=seqs,
                            reads=[question_ref])
-        fused = self.tool("fuse", okey, _fuse, lists=[ranked["episodes"], ranked["facts"]], k=k)
         profiles = _profiles(state, question, seqs)
+        found = [h["ref"] for h in ranked["episodes"] + ranked["facts"] + profiles]
+        fused = self.tool("fuse", okey, _fuse, lists=[ranked["episodes"], ranked["facts"]], k=k, reads=found)
         context = "\n".join(item_line(h["date"], h["text"]) for h in fused + profiles)
-        context_ref = produce(f"context:{okey}", context, [h["ref"] for h in fused + profiles])
+        context_ref = produce(f"context:{okey}", context, [h["ref"] for h in fused + profiles],
+                              op=self.op_id("fuse", okey))
         out = self.llm("answer", okey, reads=[question_ref, context_ref], question=question, context=context)
         answer = str(out.get("answer") or "")
-        produce(f"answer:{okey}", answer, [context_ref])
+        produce(f"answer:{okey}", answer, [context_ref], op=self.op_id("answer", okey))
         return dspy.Prediction(answer=answer, context=context, memory=[h["ref"] for h in fused + profiles])
 
 

@@ -66,7 +66,7 @@ class Mem0(MemorySystem):
         if not facts:
             return
         sources = [best_sources(f, session.turns) for f in facts]
-        fact_refs = [produce(f"fact:{key}.{i}", fact, [f"turn:{d}" for d in src])
+        fact_refs = [produce(f"fact:{key}.{i}", fact, [f"turn:{d}" for d in src], op=self.op_id("extract", key))
                      for i, (fact, src) in enumerate(zip(facts, sources, strict=True))]
         similar = self.tool("search_similar", key, _similar, store=memory.store, facts=facts,
                             k=self.knobs["similar_k"])
@@ -76,7 +76,8 @@ class Mem0(MemorySystem):
             existing_memories=json.dumps([{"id": str(i), "text": u.text} for i, u in enumerate(existing)]),
             new_facts=facts,
         )
-        self._apply(memory.store, decision.get("memory") or [], existing, facts, sources, session, f"update:{key}")
+        self._apply(memory.store, decision.get("memory") or [], existing, facts, sources, session,
+                    self.op_id("update", key))
 
     def _apply(self, store: MemoryStore, events: list[Any], existing: list, facts: list[str],
                sources: list[list[str]], session: Session, op_id: str) -> None:
@@ -103,10 +104,10 @@ class Mem0(MemorySystem):
         hits = self.tool("retrieve", okey, _retrieve, store=state.store, query=question, k=self.knobs["top_k"],
                          as_of=seq)
         context = "\n".join(item_line(h["date"], h["text"]) for h in hits)
-        context_ref = produce(f"context:{okey}", context, [h["ref"] for h in hits])
+        context_ref = produce(f"context:{okey}", context, [h["ref"] for h in hits], op=self.op_id("retrieve", okey))
         out = self.llm("answer", okey, reads=[question_ref, context_ref], question=question, context=context)
         answer = str(out.get("answer") or "")
-        produce(f"answer:{okey}", answer, [context_ref])
+        produce(f"answer:{okey}", answer, [context_ref], op=self.op_id("answer", okey))
         return dspy.Prediction(answer=answer, context=context, memory=[h["ref"] for h in hits])
 
 

@@ -53,7 +53,7 @@ class RAG(MemorySystem):
                                reads=[f"turn:{t.dia_id}" for t in session.turns])
             for chunk in chunks:
                 memory.store.add(chunk["text"], session_date=session_date(session), source=chunk["turns"],
-                                 op_id=f"chunk:{key}")
+                                 op_id=self.op_id("chunk", key))
             memory.session_seq[session.index] = memory.store.seq
         return memory
 
@@ -62,15 +62,15 @@ class RAG(MemorySystem):
         okey = f"{state.sample_id}:{key}"
         question_ref = produce(f"question:{okey}", question)
         query = str(self.llm("rewrite_query", okey, reads=[question_ref], question=question).get("query") or question)
-        query_ref = produce(f"query:{okey}", query, [question_ref])
+        query_ref = produce(f"query:{okey}", query, [question_ref], op=self.op_id("rewrite_query", okey))
         seq = state.session_seq.get(as_of) if as_of is not None else None
         hits = self.tool("retrieve", okey, _retrieve, store=state.store, query=query, k=self.knobs["top_k"],
                          as_of=seq, reads=[query_ref])
         context = "\n".join(line for h in hits for line in h["lines"])
-        context_ref = produce(f"context:{okey}", context, [h["ref"] for h in hits])
+        context_ref = produce(f"context:{okey}", context, [h["ref"] for h in hits], op=self.op_id("retrieve", okey))
         out = self.llm("answer", okey, reads=[question_ref, context_ref], question=question, context=context)
         answer = str(out.get("answer") or "")
-        produce(f"answer:{okey}", answer, [context_ref])
+        produce(f"answer:{okey}", answer, [context_ref], op=self.op_id("answer", okey))
         return dspy.Prediction(answer=answer, context=context, query=query, memory=[h["ref"] for h in hits])
 
 

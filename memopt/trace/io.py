@@ -1,0 +1,87 @@
+"""Save and load evolution graphs: node-link JSON with a schema version, and GraphML export.
+
+JSON layout::
+
+    {"schema": "memopt.evolution_graph", "schema_version": 1, "directed": true, "multigraph": false,
+     "graph": {...graph attributes...}, "nodes": [{"id": ..., ...attributes}], "edges": [{"source", "target", "rel"}]}
+
+`load_graph(save_graph(G))` is equal to ``G`` (same nodes, edges and attributes). GraphML keeps
+only scalar attributes, so lists and dicts are written as JSON strings there.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+
+from memopt.errors import DataError
+from memopt.trace.graph import SCHEMA_VERSION
+
+__all__ = ["graph_to_json", "graph_from_json", "save_graph", "load_graph", "export_graphml", "SCHEMA"]
+
+SCHEMA = "memopt.evolution_graph"
+
+
+def graph_to_json(G: nx.DiGraph) -> dict[str, Any]:
+    """The JSON document of a graph."""
+    data = nx.node_link_data(G, edges="edges")
+    return {"schema": SCHEMA, "schema_version": SCHEMA_VERSION, **data}
+
+
+def graph_from_json(data: dict[str, Any], *, source: str = "<graph>") -> nx.DiGraph:
+    """A graph from its JSON document (errors name ``source``)."""
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+        raise DataError(f"{source}: not a memopt evolution graph (expected \"schema\": \"{SCHEMA}\"); "
+                        "MemTrace JSON is read with `memopt.trace.memtrace.load_memtrace`.")
+    version = data.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise DataError(f"{source}: graph schema_version {version!r}; this memopt reads version {SCHEMA_VERSION}.")
+    payload = {k: v for k, v in data.items() if k not in ("schema", "schema_version")}
+    return nx.node_link_graph(payload, directed=True, multigraph=False, edges="edges")
+
+
+def save_graph(G: nx.DiGraph, path: str | Path) -> Path:
+    """Write a graph as JSON (atomically)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(graph_to_json(G), ensure_ascii=False), encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+def load_graph(path: str | Path) -> nx.DiGraph:
+    """Read a graph written by `save_graph`."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"{path}: no such graph file (write graphs with `memopt run --trace DIR`).")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise DataError(f"{path}: not valid JSON (line {e.lineno}: {e.msg}).") from None
+    return graph_from_json(data, source=str(path))
+
+
+def _scalar(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, (str, int, float, bool)):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def export_graphml(G: nx.DiGraph, path: str | Path) -> Path:
+    """Write a GraphML copy (non-scalar attributes as JSON strings)."""
+    H = nx.DiGraph()
+    H.graph.update({k: _scalar(v) for k, v in G.graph.items()})
+    for n, d in G.nodes(data=True):
+        H.add_node(n, **{k: _scalar(v) for k, v in d.items()})
+    for u, v, d in G.edges(data=True):
+        H.add_edge(u, v, **{k: _scalar(x) for k, x in d.items()})
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nx.write_graphml(H, path)
+    return path
