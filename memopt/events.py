@@ -46,10 +46,10 @@ class StoreEvent:
 
 @dataclass(frozen=True)
 class OpEvent:
-    """The start or end of one operation of a memory system."""
+    """The start or end of one operation of a memory system, or the LM usage of one of its LM calls."""
 
     kind: Literal["op"]
-    phase: Literal["start", "end"]
+    phase: Literal["start", "end", "usage"]
     op_id: str
     operation: str
     pipeline: str

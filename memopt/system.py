@@ -34,7 +34,7 @@ import dspy
 
 from memopt.data.model import Case, Conversation
 from memopt.errors import ConfigError
-from memopt.events import conversation_scope, listening
+from memopt.events import OpEvent, conversation_scope, emit, listening
 from memopt.ops import OpCall, intercepting, produce, run_op
 from memopt.prompts import load_prompts, prompt_hash
 
@@ -228,6 +228,11 @@ class MemorySystem(dspy.Module):
 
         def execute() -> dict[str, Any]:
             prediction = predictor(**inputs)
+            if listening():
+                usage = (prediction.get_lm_usage() or {}).values()
+                emit(OpEvent("op", "usage", call.op_id, op, self.name, {
+                    "lm_calls": 1, "input_tokens": sum(int(u.get("prompt_tokens") or 0) for u in usage),
+                    "output_tokens": sum(int(u.get("completion_tokens") or 0) for u in usage)}))
             return {name: _plain(prediction[name]) for name in predictor.signature.output_fields}
 
         return run_op(call, execute)

@@ -10,10 +10,11 @@ import pytest
 
 from memopt.data.synth import SynthSpec, synthetic_conversations
 from memopt.errors import ConfigError, PromptError
-from memopt.evaluate import evaluate, run_pipeline
+from memopt.evaluate import evaluate
 from memopt.lm.config import UsageMeter, make_lm
 from memopt.lm.directives import CATALOGUE
 from memopt.prompts import SEED_PROMPTS, load_prompts
+from memopt.run import run_pipeline
 from memopt.system import clear_ingest_cache
 from pipelines import PIPELINES, make_system, pipeline_class
 

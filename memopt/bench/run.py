@@ -17,7 +17,7 @@ __all__ = ["bench_pipelines", "bench_simlm"]
 def bench_pipelines(data: str = "synthetic:conversations=20,sessions=8,seed=0", *, workers: int = 1,
                     pipelines: list[str] | None = None) -> list[dict[str, Any]]:
     """One row per pipeline: cases, seconds, cases/s, task LM calls per case, F1."""
-    from memopt.evaluate import run_pipeline
+    from memopt.run import run_pipeline
     from memopt.system import clear_ingest_cache
     from pipelines import PIPELINES
 

@@ -26,7 +26,7 @@ app = typer.Typer(
 
 
 def _register() -> None:
-    from memopt.cli import bench, data, directives, lm_check, run, serve
+    from memopt.cli import bench, data, directives, lm_check, run, serve, show
 
     app.command("run")(run.run)
     app.add_typer(data.app, name="data")
@@ -34,6 +34,7 @@ def _register() -> None:
     app.command("serve")(serve.serve)
     app.command("lm-check")(lm_check.lm_check)
     app.command("directives")(directives.directives)
+    app.command("show")(show.show)
 
 
 _register()

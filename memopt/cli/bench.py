@@ -48,3 +48,24 @@ def simlm(
     from memopt.bench.run import bench_simlm
 
     _print(bench_simlm(data), "SimLM.respond per call (µs)", out)
+
+
+@app.command("trace")
+def trace(
+    data: str = typer.Option("synthetic:conversations=20,sessions=8,seed=0", "--data", help="Data spec."),
+    pipeline: str = typer.Option("mem0", "--pipeline", "-p", help="Pipeline to trace."),
+    sessions: int = typer.Option(1000, "--sessions", help="Sessions of the long conversation for the size test."),
+    repeats: int = typer.Option(3, "--repeats", min=1, help="Runs per variant (median)."),
+    latency_ms: list[float] = typer.Option([0.0, 5.0], "--latency-ms",
+                                           help="Simulated LM latency per call (repeatable); 0 = bare SimLM."),
+    out: Path = typer.Option(None, "--out", help="Also write the rows as JSON."),
+) -> None:
+    """Tracing overhead (traced / untraced run time) and build/save/load time and peak memory of a long graph."""
+    from memopt.bench.trace import bench_big_graph, bench_trace_overhead
+
+    overhead = [bench_trace_overhead(data, pipeline, repeats, latency) for latency in latency_ms]
+    _print(overhead, "tracing overhead (SimLM, simulated)", None)
+    big = bench_big_graph(sessions, pipeline)
+    _print([big], f"graph of one {sessions}-session conversation", None)
+    if out is not None:
+        out.write_text(json.dumps({"overhead": overhead, "big_graph": big}, indent=1) + "\n")

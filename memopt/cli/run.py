@@ -24,13 +24,16 @@ def run(
     knob: list[str] = typer.Option(None, "--knob", "-k", help="Pipeline knob NAME=INT (repeatable), e.g. top_k=5."),
     seed: int = options.SEED,
     out: Path = typer.Option(Path("results.json"), "--out", "-o", help="Where to write the results."),
+    trace: Path = typer.Option(None, "--trace", file_okay=False,
+                               help="Also record one evolution graph per conversation into this directory."),
 ) -> None:
     """Run a memory system on a data set and score its answers (F1, exact match, judge accuracy)."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from memopt.cli.tables import category_table
-    from memopt.evaluate import ERROR_LIMIT, run_pipeline
+    from memopt.evaluate import ERROR_LIMIT
+    from memopt.run import run_pipeline
 
     console = Console(stderr=True)
     progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -48,7 +51,7 @@ def run(
                               judge_lm=None if judge_lm.lower() == "none" else judge_lm, limit=limit,
                               conversations=options.parse_ids(conversations), workers=workers, seed=seed,
                               knobs=options.parse_knobs(knob), on_case=on_case,
-                              on_plan=lambda n: progress.update(task, total=n))
+                              on_plan=lambda n: progress.update(task, total=n), trace_dir=trace)
     result.save(out)
     stdout = Console(soft_wrap=True)
     stdout.print(category_table(result))
@@ -56,7 +59,8 @@ def run(
     stdout.print(f"{result.pipeline} on {result.data}{label}: F1 {result.metrics['f1']:.3f}, "
                  f"judge {_fmt(result.metrics.get('judge'))}, {result.metrics['n']} questions, "
                  f"{result.metrics['errored']} errored, {result.seconds:.1f}s, "
-                 f"{result.usage.get('task', {}).get('calls', 0)} task LM calls → {out}", highlight=False)
+                 f"{result.usage.get('task', {}).get('calls', 0)} task LM calls → {out}"
+                 + (f"; graphs in {trace}/" if trace else ""), highlight=False)
     if result.error_rate > ERROR_LIMIT:
         errored = result.metrics["errored"]
         Console(stderr=True, soft_wrap=True).print(f"[red]{errored} of {len(result.cases)} cases errored "

@@ -30,6 +30,7 @@ The queries below are free functions over such a graph.
 from __future__ import annotations
 
 import re
+import weakref
 
 import networkx as nx
 
@@ -46,11 +47,13 @@ __all__ = [
     "op_subgraph",
     "answer_of",
     "latest",
+    "versions_of",
     "validate",
 ]
 
 SCHEMA_VERSION = 1
 STORE_KINDS = frozenset({"memory", "chunk", "episode", "fact", "profile"})
+_INDEX: weakref.WeakKeyDictionary[nx.DiGraph, tuple[int, dict[str, list[str]]]] = weakref.WeakKeyDictionary()
 _REF = re.compile(r"^(?P<name>(?P<kind>[a-z_]+):.+?)(?:@(?P<version>\d+))?$")
 
 
@@ -79,10 +82,30 @@ def ops_in_order(G: nx.DiGraph) -> list[str]:
     return sorted(found, key=lambda n: G.nodes[n]["start"])
 
 
+def _versions(G: nx.DiGraph) -> dict[str, list[str]]:
+    """Variable name → its version nodes in version order (cached on the graph until it changes size)."""
+    cached = _INDEX.get(G)
+    if cached is not None and cached[0] == G.number_of_nodes():
+        return cached[1]
+    index: dict[str, list[str]] = {}
+    for n, d in G.nodes(data=True):
+        if d.get("type") == "variable":
+            index.setdefault(d["name"], []).append(n)
+    for nodes in index.values():
+        nodes.sort(key=lambda n: G.nodes[n]["version"])
+    _INDEX[G] = (G.number_of_nodes(), index)
+    return index
+
+
+def versions_of(G: nx.DiGraph, name: str) -> list[str]:
+    """Every version node of a variable name, oldest first."""
+    return list(_versions(G).get(name, ()))
+
+
 def latest(G: nx.DiGraph, name: str) -> str | None:
     """The newest version node of a variable name (``memory:m17``), or None."""
-    versions = [n for n, d in G.nodes(data=True) if d.get("type") == "variable" and d["name"] == name]
-    return max(versions, key=lambda n: G.nodes[n]["version"]) if versions else None
+    nodes = _versions(G).get(name)
+    return nodes[-1] if nodes else None
 
 
 def lineage(G: nx.DiGraph, node: str) -> nx.DiGraph:

@@ -4,7 +4,7 @@
 DSPy's LM callbacks, and builds `tracer.graphs[sample_id]` as described in
 `memopt.trace.graph`. Tracing never changes results: the tracer only observes (a failing handler
 is logged, never raised), and the ingestion cache is bypassed while it listens so every operation
-is seen.
+is seen. Token usage per LLM op comes from DSPy's usage tracking, which `trace` turns on.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from typing import Any
 import networkx as nx
 
 from memopt.data.model import Case
-from memopt.events import Event, OpEvent, StoreEvent, VarEvent, current_conversation, current_op, listen
+from memopt.events import Event, OpEvent, StoreEvent, VarEvent, current_conversation, listen
 from memopt.ops import OpCall
-from memopt.trace.graph import SCHEMA_VERSION, latest, split_ref
+from memopt.trace.graph import SCHEMA_VERSION, split_ref
 
 __all__ = ["Tracer", "trace", "jsonable", "inputs_hash"]
 
@@ -51,7 +51,7 @@ def inputs_hash(inputs: dict[str, Any]) -> str:
 
 
 class Tracer:
-    """Builds evolution graphs from events; also a DSPy callback that counts LM calls and tokens per op."""
+    """Builds evolution graphs from events (LM calls and tokens per op come from the ops' usage events)."""
 
     def __init__(self, system: Any = None) -> None:
         self.system = system
@@ -59,6 +59,7 @@ class Tracer:
         self._lock = threading.RLock()
         self._clock = 0
         self._op_graph: dict[str, nx.DiGraph] = {}
+        self._newest: dict[str, dict[str, str]] = {}  # conversation -> variable name -> newest node
 
     @property
     def graph(self) -> nx.DiGraph:
@@ -98,23 +99,28 @@ class Tracer:
             created=time.time(),
         )
         self.graphs[conversation] = G
+        self._newest[conversation] = {}
         return G
+
+    def _latest(self, G: nx.DiGraph, name: str) -> str | None:
+        return self._newest[G.graph["conversation"]].get(name)
 
     def _add_var(self, G: nx.DiGraph, name: str, kind: str, value: Any, version: int | None = None,
                  **attrs: Any) -> str:
-        previous = latest(G, name)
+        previous = self._latest(G, name)
         if version is None:
             version = G.nodes[previous]["version"] + 1 if previous else 1
         node = f"{name}@{version}"
         G.add_node(node, type="variable", kind=kind, name=name, version=version, value=jsonable(value),
                    created=self._clock, time=time.time(), **attrs)
+        self._newest[G.graph["conversation"]][name] = node
         return node
 
     def _resolve(self, G: nx.DiGraph, ref: str) -> str | None:
         _, name, version = split_ref(ref)
         if version is not None:
             return ref if ref in G else None
-        return latest(G, name)
+        return self._latest(G, name)
 
     def _read(self, G: nx.DiGraph, refs: Iterable[str], op: str) -> None:
         for ref in refs:
@@ -134,6 +140,10 @@ class Tracer:
             if call.prompt_version is not None:
                 self._read(G, [self._prompt(G, call)], call.op_id)
             self._read(G, call.reads, call.op_id)
+        elif event.op_id in G and event.phase == "usage":
+            node = G.nodes[event.op_id]
+            for key in ("lm_calls", "input_tokens", "output_tokens"):
+                node[key] += event.data[key]
         elif event.op_id in G:
             node = G.nodes[event.op_id]
             node.update(end=self._clock, seconds=event.data.get("seconds"), error=event.data.get("error"),
@@ -141,7 +151,7 @@ class Tracer:
 
     def _prompt(self, G: nx.DiGraph, call: OpCall) -> str:
         name = f"prompt:{call.pipeline}.{call.operation}"
-        current = latest(G, name)
+        current = self._latest(G, name)
         if current is None or G.nodes[current].get("hash") != call.prompt_version:
             current = self._add_var(G, name, "prompt", call.prompt, hash=call.prompt_version)
         return current
@@ -151,7 +161,7 @@ class Tracer:
         if event.action in ("ADD", "UPDATE", "DELETE"):
             meta = event.metadata
             name = f"{event.store}:{event.unit_id}"
-            previous = latest(G, name)
+            previous = self._latest(G, name)
             node = self._add_var(
                 G, name, event.store, event.text, version=event.version, action=event.action,
                 deleted=event.action == "DELETE", sources=list(meta.get("source") or []),
@@ -184,38 +194,6 @@ class Tracer:
                                              "question": case.question, "gold": case.gold,
                                              "evidence": list(case.evidence), "category": case.category})
 
-    # --- DSPy callback hooks -----------------------------------------------------------------
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("on_"):
-            return lambda *args, **kwargs: None
-        raise AttributeError(name)
-
-    def on_lm_start(self, call_id: str, instance: Any, inputs: dict[str, Any]) -> None:
-        """DSPy callback: count an LM call against the running op."""
-        try:
-            with self._lock:
-                op = current_op()
-                G = self._op_graph.get(op or "")
-                if G is not None:
-                    G.nodes[op]["lm_calls"] += 1
-        except Exception:
-            logger.warning("tracer could not count an LM call", exc_info=True)
-
-    def on_module_end(self, call_id: str, outputs: Any, exception: BaseException | None = None) -> None:
-        """DSPy callback: add a prediction's token usage to the running op."""
-        try:
-            usage = outputs.get_lm_usage() if hasattr(outputs, "get_lm_usage") else None
-            op = current_op()
-            with self._lock:
-                G = self._op_graph.get(op or "")
-                if G is None or not usage:
-                    return
-                for stats in usage.values():
-                    G.nodes[op]["input_tokens"] += int(stats.get("prompt_tokens") or 0)
-                    G.nodes[op]["output_tokens"] += int(stats.get("completion_tokens") or 0)
-        except Exception:
-            logger.warning("tracer could not read token usage", exc_info=True)
-
 
 @contextlib.contextmanager
 def trace(system: Any = None) -> Iterator[Tracer]:
@@ -223,5 +201,5 @@ def trace(system: Any = None) -> Iterator[Tracer]:
     import dspy
 
     tracer = Tracer(system)
-    with listen(tracer.handle), dspy.context(track_usage=True, callbacks=[*dspy.settings.callbacks, tracer]):
+    with listen(tracer.handle), dspy.context(track_usage=True):
         yield tracer

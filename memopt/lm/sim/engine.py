@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import math
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -116,13 +117,16 @@ def _text(content: Any) -> str:
 class SimEngine:
     """DSPy 3.4 engine backed by SimLM (``dspy.LM("sim/memopt", engine=SimEngine(), cache=False)``)."""
 
-    def __init__(self, seed: int = 0) -> None:
+    def __init__(self, seed: int = 0, *, latency: float = 0.0) -> None:
         self.sim = SimLM(seed)
+        self.latency = latency
 
     def complete(self, request: Any) -> Any:
-        """Answer one canonical DSPy request."""
+        """Answer one canonical DSPy request (after ``latency`` seconds, to simulate a remote LM)."""
         from dspy.lm15 import Message, Response, TextPart, Usage
 
+        if self.latency:
+            time.sleep(self.latency)
         system = _text(request.system)
         users = [m for m in request.messages if m.role == "user"]
         user = (users[-1].text or "") if users else ""
@@ -143,9 +147,9 @@ class SimEngine:
 
     def dump_state(self) -> dict[str, Any]:
         """State for saving a program together with its LM."""
-        return {"seed": self.sim.seed}
+        return {"seed": self.sim.seed, "latency": self.latency}
 
     @classmethod
     def load_state(cls, state: dict[str, Any]) -> SimEngine:
         """Rebuild an engine from `dump_state` output."""
-        return cls(seed=int(state.get("seed", 0)))
+        return cls(seed=int(state.get("seed", 0)), latency=float(state.get("latency", 0.0)))

@@ -1,0 +1,95 @@
+"""Cost of tracing: run time with and without the tracer, and the size of a very long graph.
+
+`bench_trace_overhead` runs one pipeline over a synthetic set with SimLM, untraced and traced
+(ingestion cache cleared before each run, the two interleaved, median of ``repeats``), and reports
+the ratio. `bench_big_graph` traces one synthetic conversation of ``sessions`` sessions in a child
+process and reports build, save and load seconds, graph size, and the child's peak memory.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import resource
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+__all__ = ["bench_trace_overhead", "bench_big_graph"]
+
+
+def bench_trace_overhead(data: str = "synthetic:conversations=20,sessions=8,seed=0", pipeline: str = "mem0",
+                         repeats: int = 3, latency_ms: float = 0.0) -> dict[str, Any]:
+    """Median wall seconds untraced and traced, and their ratio (SimLM answering after ``latency_ms``)."""
+    import dspy
+
+    from memopt.data.source import load_data
+    from memopt.evaluate import evaluate
+    from memopt.lm.sim import SimEngine
+    from memopt.system import clear_ingest_cache
+    from memopt.trace import trace
+    from pipelines import make_system
+
+    _, conversations = load_data(data)
+    lm = dspy.LM("sim/memopt", engine=SimEngine(seed=0, latency=latency_ms / 1000), cache=False)
+    plain, traced = [], []
+    for _ in range(repeats):
+        clear_ingest_cache()
+        start = time.perf_counter()
+        evaluate(make_system(pipeline), conversations, lm=lm)
+        plain.append(time.perf_counter() - start)
+        clear_ingest_cache()
+        system = make_system(pipeline)
+        start = time.perf_counter()
+        with dspy.context(lm=lm), trace(system) as tracer:
+            evaluate(system, conversations, lm=lm)
+        traced.append(time.perf_counter() - start)
+    nodes = sum(G.number_of_nodes() for G in tracer.graphs.values())
+    return {"pipeline": pipeline, "data": data, "lm_latency_ms": latency_ms,
+            "untraced_s": round(statistics.median(plain), 3),
+            "traced_s": round(statistics.median(traced), 3),
+            "ratio": round(statistics.median(traced) / statistics.median(plain), 3), "graph_nodes": nodes}
+
+
+def _big_graph(sessions: int, pipeline: str, out: Any) -> None:
+    import dspy
+
+    from memopt.data.synth import SynthSpec, synthetic_conversations
+    from memopt.lm.config import make_lm
+    from memopt.trace import load_graph, save_graph, trace
+    from pipelines import make_system
+
+    [conversation] = synthetic_conversations(SynthSpec(conversations=1, sessions=sessions, seed=0))
+    system = make_system(pipeline)
+    start = time.perf_counter()
+    with dspy.context(lm=make_lm("sim")), trace(system) as tracer:
+        system.ingest(conversation)
+        for case in conversation.cases:
+            system.answer_case(case)
+    built = time.perf_counter() - start
+    G = tracer.graph
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "big.json"
+        start = time.perf_counter()
+        save_graph(G, path)
+        saved = time.perf_counter() - start
+        start = time.perf_counter()
+        load_graph(path)
+        loaded = time.perf_counter() - start
+        size = path.stat().st_size
+    out.put({"pipeline": pipeline, "sessions": sessions, "turns": len(conversation.turns),
+             "nodes": G.number_of_nodes(), "edges": G.number_of_edges(), "build_s": round(built, 2),
+             "save_s": round(saved, 2), "load_s": round(loaded, 2), "json_mb": round(size / 2**20, 1)})
+
+
+def bench_big_graph(sessions: int = 1000, pipeline: str = "mem0") -> dict[str, Any]:
+    """Build, save and load the graph of one long conversation; peak memory of the process doing it."""
+    ctx = multiprocessing.get_context("spawn")
+    queue = ctx.Queue()
+    child = ctx.Process(target=_big_graph, args=(sessions, pipeline, queue))
+    child.start()
+    row = queue.get()
+    child.join()
+    row["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1)
+    return row
