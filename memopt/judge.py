@@ -1,17 +1,19 @@
 """One interface for the judges that grade answers and check what a text holds.
 
-A `Judge` answers two questions: is a predicted answer correct (``correct``), and does a text
-contain a piece of information (``contains``). It counts the calls it has made (``calls``) and says
-whether its verdicts are simulated (``simulated``), so runs can report judge cost and label
-simulated results.
+A `Judge` answers three questions: is a predicted answer correct (``correct``), does a text
+contain a piece of information (``contains``), and which operation of a serialized trace lost the
+information a failed answer needed (``locate``, for the ``all_at_once`` attribution baseline). It
+counts the calls it has made (``calls``) and says whether its verdicts are simulated
+(``simulated``), so runs can report judge cost and label simulated results.
 
 - `LexicalJudge` applies SimLM's lexical rules directly (no DSPy, no LM): it calls
-  `memopt.lm.sim.behaviour.judge_answer` / ``judge_contains``, the same functions SimLM runs as a
-  judge LM, so the two always agree.
+  `memopt.lm.sim.behaviour.judge_answer` / ``judge_contains`` / ``judge_locate``, the same functions
+  SimLM runs as a judge LM, so the two always agree.
 - `LMJudge` asks any ``dspy.LM`` through ``dspy.Predict`` on the standard signatures
-  `JudgeAnswer` / `JudgeContains`. Every value is quoted between ``<<<DATA`` and ``DATA>>>``
+  `JudgeAnswer` / `JudgeContains` / `LocateFault`. Every value is quoted between ``<<<DATA`` and ``DATA>>>``
   (`quote_data`), and the instructions tell the LM the quoted content is data, not instructions.
-  An LM error or an unparseable verdict raises `memopt.errors.LMError` naming the LM.
+  An LM error or an unparseable verdict (or an error type outside the taxonomy) raises
+  `memopt.errors.LMError` naming the LM.
 
 >>> LexicalJudge().correct("When did Caroline adopt Max?", "7 May 2023", "On 7 May 2023.")
 True
@@ -24,12 +26,13 @@ import threading
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from memopt.errors import LMError
-from memopt.lm.sim.behaviour import DATA_CLOSE, DATA_OPEN, judge_answer, judge_contains
+from memopt.lm.sim.behaviour import DATA_CLOSE, DATA_OPEN, judge_answer, judge_contains, judge_locate
+from memopt.taxonomy import ERROR_TYPES
 
 if TYPE_CHECKING:
     import dspy
 
-__all__ = ["Judge", "LexicalJudge", "LMJudge", "quote_data"]
+__all__ = ["Judge", "LexicalJudge", "LMJudge", "make_judge", "quote_data"]
 
 _MARKERS = re.compile(re.escape(DATA_OPEN) + "|" + re.escape(DATA_CLOSE))
 _DOUBLE_OPEN = re.compile(r"\[(?=\[)")
@@ -49,6 +52,9 @@ class Judge(Protocol):
 
     def contains(self, information: str, text: str) -> bool:
         """Whether ``text`` states ``information``."""
+
+    def locate(self, question: str, gold: str, trace: str) -> tuple[str, str]:
+        """(error type, op id) of the operation in a serialized ``trace`` that lost what ``gold`` needs."""
 
 
 def quote_data(value: str) -> str:
@@ -85,6 +91,12 @@ class LexicalJudge(_Counter):
         self._count()
         return bool(judge_contains({"information": information, "text": text}, _NO_DIRECTIVES)["contains"])
 
+    def locate(self, question: str, gold: str, trace: str) -> tuple[str, str]:
+        """The first op whose reads hold the gold and whose writes do not, in SimLM's reading window."""
+        self._count()
+        found = judge_locate({"question": question, "gold_answer": gold, "trace": trace}, _NO_DIRECTIVES)
+        return str(found["error_type"]), str(found["op_id"])
+
 
 class LMJudge(_Counter):
     """A judge that asks a ``dspy.LM`` (real or SimLM) through the standard judge signatures."""
@@ -92,13 +104,14 @@ class LMJudge(_Counter):
     def __init__(self, lm: dspy.LM) -> None:
         import dspy
 
-        from memopt.lm.signatures import JudgeAnswer, JudgeContains
+        from memopt.lm.signatures import JudgeAnswer, JudgeContains, LocateFault
 
         super().__init__()
         self.lm = lm
         self.simulated = str(lm.model).startswith("sim/")
         self._answer = dspy.Predict(JudgeAnswer)
         self._contains = dspy.Predict(JudgeContains)
+        self._locate = dspy.Predict(LocateFault)
 
     def correct(self, question: str, gold: str, prediction: str) -> bool:
         """The LM's verdict on whether the prediction matches the gold answer."""
@@ -108,16 +121,27 @@ class LMJudge(_Counter):
         """The LM's verdict on whether the text states the information."""
         return self._verdict(self._contains, "contains", information=information, text=text)
 
-    def _verdict(self, predictor: Any, output: str, **inputs: str) -> bool:
+    def locate(self, question: str, gold: str, trace: str) -> tuple[str, str]:
+        """The LM's (error type, op id) for the faulty operation of the trace (header brackets stripped)."""
+        found = self._ask(self._locate, "error_type", question=question, gold_answer=gold, trace=trace)
+        if found.error_type not in ERROR_TYPES:
+            raise LMError(f"judge LM {self.lm.model!r} returned error type {found.error_type!r}, "
+                          f"not one of {', '.join(ERROR_TYPES)}")
+        return found.error_type, str(found.op_id).strip().strip("[]")
+
+    def _ask(self, predictor: Any, output: str, **inputs: str) -> Any:
         import dspy
 
         self._count()
         quoted = {name: quote_data(value) for name, value in inputs.items()}
         try:
             with dspy.context(lm=self.lm):
-                verdict = getattr(predictor(**quoted), output)
+                return predictor(**quoted)
         except Exception as exc:
             raise LMError(_failure(self.lm.model, output, exc)) from exc
+
+    def _verdict(self, predictor: Any, output: str, **inputs: str) -> bool:
+        verdict = getattr(self._ask(predictor, output, **inputs), output)
         if not isinstance(verdict, bool):
             raise LMError(f"judge LM {self.lm.model!r} returned {verdict!r} for {output!r}, not True or False")
         return verdict
@@ -132,3 +156,12 @@ def _failure(model: str, output: str, exc: Exception) -> str:
                 "use a model that follows DSPy's output format")
     return (f"judge LM {model!r} failed on {output!r}: {type(exc).__name__}: {detail}; "
             "check the judge LM spec and that the LM is reachable")
+
+
+def make_judge(spec: str = "sim", *, seed: int = 0) -> Judge:
+    """A judge from a spec: ``lexical`` (the SimLM judge rules, called directly), else `LMJudge` on that LM spec."""
+    if spec == "lexical":
+        return LexicalJudge()
+    from memopt.lm.config import make_lm
+
+    return LMJudge(make_lm(spec, seed=seed))

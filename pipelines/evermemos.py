@@ -4,7 +4,7 @@ Per session: ``segment`` (LLM: turns that open a new MemCell) → per MemCell ``
 summary) and ``facts`` (LLM atomic facts), both stored as versioned units → per speaker
 ``profile`` (LLM update of that speaker's profile unit). Query: ``retrieve`` (tool: bm25 over
 episodes and over facts) → ``fuse`` (tool: reciprocal rank fusion, k = 60, keep ``top_k``) →
-``answer`` (LLM) with the fused items and the profiles of the people the question names.
+``answer`` (LLM) with the fused items and the profiles of the people the question names (added by ``fuse``).
 """
 
 from __future__ import annotations
@@ -112,14 +112,14 @@ class EverMemOS(MemorySystem):
                            reads=[question_ref])
         profiles = _profiles(state, question, seqs)
         found = [h["ref"] for h in ranked["episodes"] + ranked["facts"] + profiles]
-        fused = self.tool("fuse", okey, _fuse, lists=[ranked["episodes"], ranked["facts"]], k=k, reads=found)
-        context = "\n".join(item_line(h["date"], h["text"]) for h in fused + profiles)
-        context_ref = produce(f"context:{okey}", context, [h["ref"] for h in fused + profiles],
-                              op=self.op_id("fuse", okey))
+        fused = self.tool("fuse", okey, _fuse, lists=[ranked["episodes"], ranked["facts"]], k=k, keep=profiles,
+                          reads=found)
+        context = "\n".join(item_line(h["date"], h["text"]) for h in fused)
+        context_ref = produce(f"context:{okey}", context, [h["ref"] for h in fused], op=self.op_id("fuse", okey))
         out = self.llm("answer", okey, reads=[question_ref, context_ref], question=question, context=context)
         answer = str(out.get("answer") or "")
         produce(f"answer:{okey}", answer, [context_ref], op=self.op_id("answer", okey))
-        return dspy.Prediction(answer=answer, context=context, memory=[h["ref"] for h in fused + profiles])
+        return dspy.Prediction(answer=answer, context=context, memory=[h["ref"] for h in fused])
 
 
 def _cells(turns: tuple[Turn, ...], boundaries: list[Any]) -> list[list[Turn]]:
@@ -143,8 +143,8 @@ def _retrieve(memory: EverMemory, query: str, k: int, seqs: tuple[int, int, int]
             "facts": _hits(memory.facts, query, k, seqs[1] if seqs else None)}
 
 
-def _fuse(lists: list[list[dict[str, Any]]], k: int) -> list[dict[str, Any]]:
-    """Reciprocal rank fusion: score = sum of 1 / (RRF_K + rank); the top ``k`` items."""
+def _fuse(lists: list[list[dict[str, Any]]], k: int, keep: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Reciprocal rank fusion: score = sum of 1 / (RRF_K + rank); the top ``k`` items, then ``keep`` (profiles)."""
     scores: dict[str, float] = {}
     items: dict[str, dict[str, Any]] = {}
     for ranked in lists:
@@ -152,7 +152,7 @@ def _fuse(lists: list[list[dict[str, Any]]], k: int) -> list[dict[str, Any]]:
             scores[item["ref"]] = scores.get(item["ref"], 0.0) + 1.0 / (RRF_K + rank)
             items.setdefault(item["ref"], item)
     order = sorted(scores, key=lambda ref: -scores[ref])
-    return [items[ref] for ref in order[:k]]
+    return [items[ref] for ref in order[:k]] + keep
 
 
 def _profiles(memory: EverMemory, question: str, seqs: tuple[int, int, int] | None) -> list[dict[str, Any]]:

@@ -139,7 +139,7 @@ def test_export_shape(traced: nx.DiGraph) -> None:
     assert classes["turn"] == "DialogueTurn" and classes["answer"] == "Answer" and classes["context"] == "Context"
     category = {o["name"]: o["category"] for o in body["operations"]}
     assert category["answer"] == "response"
-    expected = {"extract": "extraction", "update": "update", "retrieve": "retrieval", "chunk": "retrieval",
+    expected = {"extract": "extraction", "update": "update", "retrieve": "retrieval", "chunk": "extraction",
                 "truncate": "retrieval", "rewrite_query": "retrieval", "segment": "extraction", "fuse": "retrieval"}
     assert {k: category[k] for k in expected if k in category} == {k: v for k, v in expected.items() if k in category}
     assert {e["type"] for e in body["edges"]} == {"read", "write"}

@@ -170,3 +170,10 @@ def test_run_with_trace_writes_one_graph_per_conversation(tmp_path):
     G = load_graph(tmp_path / files[0])
     assert validate(G) == [] and len(G.graph["cases"]) == sum(c.sample_id == G.graph["conversation"]
                                                                 for c in result.cases)
+
+
+def test_gzip_graph_files_round_trip(graphs, tmp_path):
+    G, _ = graphs["mem0"]
+    plain, packed = save_graph(G, tmp_path / "g.json"), save_graph(G, tmp_path / "g.json.gz")
+    assert packed.stat().st_size < plain.stat().st_size / 3
+    assert nx.utils.graphs_equal(load_graph(packed), G)

@@ -26,9 +26,10 @@ app = typer.Typer(
 
 
 def _register() -> None:
-    from memopt.cli import bench, data, directives, lm_check, run, serve, show
+    from memopt.cli import attribute, bench, data, directives, lm_check, run, serve, show
 
     app.command("run")(run.run)
+    app.command("attribute")(attribute.attribute)
     app.add_typer(data.app, name="data")
     app.add_typer(bench.app, name="bench")
     app.command("serve")(serve.serve)

@@ -69,3 +69,39 @@ def trace(
     _print([big], f"graph of one {sessions}-session conversation", None)
     if out is not None:
         out.write_text(json.dumps({"overhead": overhead, "big_graph": big}, indent=1) + "\n")
+
+
+@app.command("attribution")
+def attribution(
+    pipelines: str = typer.Option("long_context,rag,mem0,evermemos", "--pipelines", help="Comma-separated pipelines."),
+    data: str = typer.Option("synthetic:conversations=4,sessions=8,seed=7", "--data", help="Data spec."),
+    methods: str = typer.Option(None, "--methods", help="Comma-separated methods (default: all six)."),
+    cases: Path = typer.Option(None, "--cases", help="Re-score methods on saved bench cases instead of new ones."),
+    cases_dir: Path = typer.Option(Path("attribution-bench"), "--cases-dir",
+                                   help="Where new bench cases (cases.json + graphs/) are written."),
+    long_sessions: int = typer.Option(0, "--long-sessions", min=0,
+                                      help="Also time methods on one N-session conversation (e.g. 1000)."),
+    memtracebench: Path = typer.Option(None, "--memtracebench", help="Also score methods on MemTraceBench JSON files."),
+    out: Path = typer.Option(None, "--out", help="Write {results, cases, counts} as JSON."),
+) -> None:
+    """Fault-injection bench: error-type and op-id accuracy, judge calls and seconds per case, per method."""
+    from memopt.bench.attribution import bench_attribution, bench_long_graph, score_memtracebench
+    from memopt.cli.options import parse_ids
+
+    names = parse_ids(pipelines) or []
+    report = bench_attribution(pipelines=names, data=data, cases_dir=cases_dir, methods=parse_ids(methods),
+                               cases_file=cases)
+    _print(report["results"], f"attribution bench ({sum(map(sum, (c.values() for c in report['counts'].values())))} "
+                              f"cases, SimLM judge, simulated)", None)
+    from memopt.taxonomy import ERROR_TYPES
+
+    _print([{"pipeline": p, **{t: c.get(t, 0) for t in ERROR_TYPES}} for p, c in report["counts"].items()],
+           "bench cases by error type", None)
+    if long_sessions:
+        report["long_graph"] = bench_long_graph(long_sessions)
+        _print(report["long_graph"], f"one {long_sessions}-session mem0 conversation", None)
+    if memtracebench is not None:
+        report["memtracebench"] = score_memtracebench(memtracebench, parse_ids(methods))
+        _print(report["memtracebench"]["results"], "MemTraceBench files", None)
+    if out is not None:
+        out.write_text(json.dumps(report, indent=1) + "\n")

@@ -5,12 +5,14 @@ JSON layout::
     {"schema": "memopt.evolution_graph", "schema_version": 1, "directed": true, "multigraph": false,
      "graph": {...graph attributes...}, "nodes": [{"id": ..., ...attributes}], "edges": [{"source", "target", "rel"}]}
 
-`load_graph(save_graph(G))` is equal to ``G`` (same nodes, edges and attributes). GraphML keeps
+`load_graph(save_graph(G))` is equal to ``G`` (same nodes, edges and attributes); a ``.gz`` name
+writes gzip-compressed JSON (read back transparently). GraphML keeps
 only scalar attributes, so lists and dicts are written as JSON strings there.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 from typing import Any
@@ -44,11 +46,12 @@ def graph_from_json(data: dict[str, Any], *, source: str = "<graph>") -> nx.DiGr
 
 
 def save_graph(G: nx.DiGraph, path: str | Path) -> Path:
-    """Write a graph as JSON (atomically)."""
+    """Write a graph as JSON (atomically; gzip-compressed when the name ends in ``.gz``)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(graph_to_json(G), ensure_ascii=False), encoding="utf-8")
+    data = json.dumps(graph_to_json(G), ensure_ascii=False).encode("utf-8")
+    tmp.write_bytes(gzip.compress(data, mtime=0) if path.suffix == ".gz" else data)
     tmp.replace(path)
     return path
 
@@ -58,10 +61,13 @@ def load_graph(path: str | Path) -> nx.DiGraph:
     path = Path(path)
     if not path.is_file():
         raise DataError(f"{path}: no such graph file (write graphs with `memopt run --trace DIR`).")
+    raw = path.read_bytes()
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
     except json.JSONDecodeError as e:
         raise DataError(f"{path}: not valid JSON (line {e.lineno}: {e.msg}).") from None
+    except (OSError, EOFError, UnicodeDecodeError) as e:
+        raise DataError(f"{path}: unreadable graph file ({e}).") from None
     return graph_from_json(data, source=str(path))
 
 

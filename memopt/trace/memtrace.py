@@ -61,12 +61,12 @@ from typing import Any, NoReturn
 import networkx as nx
 
 from memopt.errors import DataError
+from memopt.taxonomy import ERROR_TYPES, stage_of
 from memopt.trace.graph import SCHEMA_VERSION, answer_of, ops_in_order, variables
 from memopt.trace.tracer import inputs_hash
 
 __all__ = ["ERROR_TYPES", "Annotation", "to_memtrace", "from_memtrace", "save_memtrace", "load_memtrace"]
 
-ERROR_TYPES = ("ExtractionError", "UpdateError", "DeletionError", "RetrievalError", "ResponseError")
 
 _CLASS_OF_KIND = {
     "turn": "DialogueTurn", "fact": "Fact", "memory": "MemoryUnit", "chunk": "Chunk", "episode": "Episode",
@@ -75,13 +75,6 @@ _CLASS_OF_KIND = {
 }
 _KIND_ALIASES = {"dialogue": "turn", "dialogue_turn": "turn", "message": "turn", "utterance": "turn",
                  "memory_unit": "memory", "memory_item": "memory"}
-_OP_CATEGORY = {
-    **dict.fromkeys(("extract", "facts", "episode", "summarize", "segment", "profile"), "extraction"),
-    "update": "update",
-    "delete": "deletion",
-    **dict.fromkeys(("retrieve", "search_similar", "rewrite_query", "fuse", "chunk", "truncate"), "retrieval"),
-    "answer": "response",
-}
 _VARIABLE_FIELDS = frozenset({"full_node_id", "class_name", "value", "category", "created_at", "metadata"})
 _OP_FIELDS = frozenset({"op_id", "name", "category", "metadata"})
 _MEMTRACE_ATTRS = ("memtrace_id", "class_name", "category")
@@ -108,7 +101,7 @@ def _class_of(kind: str) -> str:
 
 
 def _op_category(operation: str) -> str:
-    return _OP_CATEGORY.get(operation, "other")
+    return stage_of(operation)
 
 
 def to_memtrace(G: nx.DiGraph, attributions: Mapping[str, tuple[str, str]] | None = None) -> dict[str, Any]:

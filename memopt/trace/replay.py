@@ -11,7 +11,9 @@ graph, then runs ingestion and the recorded questions again under a `ReplayCache
 - every other op runs again (non-LLM ops always run; they are deterministic and cheap).
 
 Replay with no overrides reproduces every output exactly with zero LM calls. The result is a new
-traced graph, the answers, and which LLM ops were served from the cache or ran again.
+traced graph, the answers, and which LLM ops were served from the cache or ran again. An
+overridden op is marked ``overridden`` and recorded as reading the variables its given output
+names (``"ref"`` fields), so provenance stays connected.
 """
 
 from __future__ import annotations
@@ -134,7 +136,20 @@ def replay(G: nx.DiGraph, overrides: dict[str, Any] | None = None, *, cases: Ite
         if op in new:
             new.nodes[op]["overridden"] = True
             new.nodes[op]["output"] = jsonable(cache.overrides[op])
+            for ref in _refs(new.nodes[op]["output"]):
+                if ref in new and new.nodes[ref]["created"] < new.nodes[op]["start"]:
+                    new.add_edge(ref, op, rel="read")
     return ReplayResult(new, answers, meter.total().calls, cache.served, cache.reran, cache.overridden)
+
+
+def _refs(value: Any) -> list[str]:
+    """Variable references (``"ref"`` fields) inside an op output."""
+    if isinstance(value, dict):
+        return ([value["ref"]] if isinstance(value.get("ref"), str) else []) + [
+            r for v in value.values() for r in _refs(v)]
+    if isinstance(value, list):
+        return [r for v in value for r in _refs(v)]
+    return []
 
 
 def downstream_ops(G: nx.DiGraph, op: str) -> list[str]:

@@ -40,6 +40,7 @@ OPERATIONS: dict[frozenset[str], tuple[str, Behaviour]] = {
     frozenset({"updated_profile"}): ("profile", behaviour.update_profile),
     frozenset({"correct"}): ("judge_answer", behaviour.judge_answer),
     frozenset({"contains"}): ("judge_contains", behaviour.judge_contains),
+    frozenset({"error_type", "op_id"}): ("judge_locate", behaviour.judge_locate),
 }
 
 

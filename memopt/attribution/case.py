@@ -1,0 +1,221 @@
+"""A failed case on its evolution graph: what every attribution method starts from.
+
+`FailedCase` ties one question (gold answer, evidence turns, prediction) to the graph of its
+conversation and exposes the nodes methods need: the answer, the answer op, the context it read,
+the op that wrote the context, the evidence turns. `Probe` asks the judge whether a variable holds
+the needed information, counting judge calls and caching verdicts.
+
+"Holds the information" means: the variable's text states the gold answer about the people and
+things the question names (`FailedCase.information`; a judge call); or,
+for raw copies of the conversation (turns, chunks, contexts made of turns), it contains the
+evidence turns verbatim (checked by string inclusion, no judge call), because an answer step given
+the raw evidence can answer.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import networkx as nx
+
+from memopt.attribution.evidence import seed_evidence
+from memopt.data.model import NOT_MENTIONED
+from memopt.judge import Judge
+from memopt.metrics import is_abstention
+from memopt.taxonomy import stage_of
+from memopt.trace.graph import STORE_KINDS, answer_of, latest, ops_in_order, variables
+
+__all__ = ["FailedCase", "Probe", "text_of", "failed_cases", "produces_content", "RAW_KINDS", "CONTENT_KINDS"]
+
+RAW_KINDS = frozenset({"turn", "chunk", "context"})
+_NAME = re.compile(r"\b[A-Z][a-z]+(?:'s)?\b")
+_NOT_NAMES = frozenset("what when where who whom which why how does did is are was were has have do can would will "
+                       "i the a an".split())
+CONTENT_KINDS = STORE_KINDS | {"fact"}
+_CONTENT_FIELDS = frozenset({"facts", "summary", "updated_profile"})
+
+
+def text_of(value: Any) -> str:
+    """A variable's value as text (JSON for structured values)."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _squeeze(text: str) -> str:
+    return " ".join(text.split())
+
+
+@dataclass
+class FailedCase:
+    """One failed question on its conversation's graph."""
+
+    G: nx.DiGraph
+    case_id: str
+    question: str
+    gold: str
+    evidence: tuple[str, ...]
+    prediction: str = ""
+    category: int = 0
+    pseudo_evidence: bool = False
+
+    @property
+    def key(self) -> str:
+        """The question key used in op and variable ids (``q12``)."""
+        return self.case_id.split(":")[-1]
+
+    @cached_property
+    def information(self) -> str:
+        """What a variable must state to help: the gold answer, about the people and things the question names."""
+        names = [w.removesuffix("'s") for w in _NAME.findall(self.question)[1:] if w.lower() not in _NOT_NAMES]
+        return f"{self.gold} — {' '.join(dict.fromkeys(names))}" if names else self.gold
+
+    @property
+    def unanswerable(self) -> bool:
+        """Whether the gold answer is an abstention (an adversarial question)."""
+        return self.gold == NOT_MENTIONED or is_abstention(self.gold)
+
+    @cached_property
+    def answer_var(self) -> str:
+        """The answer variable of this case."""
+        node = answer_of(self.G, self.key)
+        if node is None:
+            raise KeyError(f"{self.case_id}: no answer variable in the graph of {self.G.graph.get('conversation')}")
+        return node
+
+    @cached_property
+    def answer_op(self) -> str:
+        """The operation that wrote the answer."""
+        return next(self.G.predecessors(self.answer_var))
+
+    @cached_property
+    def context_var(self) -> str | None:
+        """The context variable the answer op read."""
+        return next((v for v in self.G.predecessors(self.answer_op) if self.G.nodes[v]["kind"] == "context"), None)
+
+    @cached_property
+    def context_op(self) -> str | None:
+        """The operation that wrote the context (retrieve, fuse, truncate)."""
+        if self.context_var is None:
+            return None
+        return next(self.G.predecessors(self.context_var), None)
+
+    @cached_property
+    def query_ops(self) -> list[str]:
+        """This case's query-time operations (rewrite_query, retrieve, fuse, truncate, answer), oldest first."""
+        suffix = f":{self.G.graph.get('conversation')}:{self.key}"
+        return [n for n in ops_in_order(self.G) if n.endswith(suffix)]
+
+    @cached_property
+    def retrieval_ops(self) -> list[str]:
+        """Query-time ops between the store and the context (retrieve, fuse, truncate), oldest first."""
+        return [n for n in self.query_ops if stage_of(self.G.nodes[n]["operation"]) == "retrieval"
+                and self.G.nodes[n]["operation"] != "rewrite_query"]
+
+    @cached_property
+    def evidence_turns(self) -> list[str]:
+        """The evidence turn variables present in the graph."""
+        return [n for d in self.evidence if (n := latest(self.G, f"turn:{d}")) is not None]
+
+    @cached_property
+    def evidence_texts(self) -> list[str]:
+        """The text of each evidence turn, as prompts write it ('Speaker: text')."""
+        out = []
+        for node in self.evidence_turns:
+            value = self.G.nodes[node]["value"]
+            out.append(f"{value['speaker']}: {value['text']}")
+        return out
+
+    @cached_property
+    def extractors(self) -> list[str]:
+        """Ingest ops that read an evidence turn and wrote content (extract, facts, episode, chunk), oldest first."""
+        G = self.G
+        found = {op for t in self.evidence_turns for op in G.successors(t)
+                 if stage_of(G.nodes[op]["operation"]) == "extraction" and produces_content(G.nodes[op])}
+        return sorted(found, key=lambda n: G.nodes[n]["start"])
+
+    def stored(self, kinds: frozenset[str] = STORE_KINDS) -> list[str]:
+        """Store-unit versions (they have an ``action``) derived from the evidence turns, oldest first."""
+        return [v for v in self.derived(kinds) if "action" in self.G.nodes[v]]
+
+    def derived(self, kinds: frozenset[str] | None = None) -> list[str]:
+        """Variables (of the given kinds) whose recorded provenance includes an evidence turn, oldest first."""
+        wanted = set(self.evidence)
+        refs = {f"turn:{d}" for d in wanted}
+        out = []
+        for node in variables(self.G):
+            d = self.G.nodes[node]
+            if kinds is not None and d["kind"] not in kinds:
+                continue
+            if wanted & set(d.get("sources") or ()) or refs & set(d.get("derived_from") or ()):
+                out.append(node)
+        return out
+
+    def ops_before(self, op: str) -> list[str]:
+        """Operations that started before ``op``, oldest first."""
+        start = self.G.nodes[op]["start"]
+        return [n for n in ops_in_order(self.G) if self.G.nodes[n]["start"] < start]
+
+
+@dataclass
+class Probe:
+    """Asks the judge whether variables hold the needed information; counts and caches judge calls."""
+
+    case: FailedCase
+    judge: Judge
+    calls: int = 0
+    _verdicts: dict[str, bool] = field(default_factory=dict)
+
+    def raw_holds(self, text: str) -> bool:
+        """Whether a raw text contains every evidence turn verbatim (no judge call)."""
+        texts = self.case.evidence_texts
+        squeezed = _squeeze(text)
+        return bool(texts) and all(_squeeze(t) in squeezed for t in texts)
+
+    def holds_text(self, text: str) -> bool:
+        """Whether a text states the information (the gold, about what the question names; one judge call)."""
+        self.calls += 1
+        return self.judge.contains(self.case.information, text)
+
+    def holds(self, node: str) -> bool:
+        """Whether a variable holds the needed information (see the module docstring)."""
+        if node not in self._verdicts:
+            d = self.case.G.nodes[node]
+            if d["kind"] == "turn":  # an evidence turn is (a piece of) the information itself
+                self._verdicts[node] = node in self.case.evidence_turns
+            else:
+                text = text_of(d.get("value"))
+                self._verdicts[node] = (d["kind"] in RAW_KINDS and self.raw_holds(text)) or self.holds_text(text)
+        return self._verdicts[node]
+
+
+def failed_cases(G: nx.DiGraph, results: dict[str, dict[str, Any]]) -> list[FailedCase]:
+    """The failed cases of one graph, from ``results`` (case_id → results.json case) that the graph answered.
+
+    Evidence is seeded by `memopt.attribution.evidence.seed_evidence` (gold dia_ids, else bm25 pseudo-evidence).
+    """
+    out = []
+    for case in G.graph.get("cases", []):
+        result = results.get(case["case_id"])
+        if result is None or not _failed(result) or answer_of(G, case["key"]) is None:
+            continue
+        evidence, pseudo = seed_evidence(G, case["question"], case["gold"], tuple(case.get("evidence") or ()))
+        out.append(FailedCase(G, case["case_id"], case["question"], case["gold"], evidence,
+                              result.get("prediction", ""), int(case.get("category") or 0), pseudo))
+    return out
+
+
+def produces_content(op: dict[str, Any]) -> bool:
+    """Whether an op's output carries content (facts, a summary, a profile, chunks), not only structure."""
+    output = op.get("output")
+    return isinstance(output, list) or (isinstance(output, dict) and bool(set(output) & _CONTENT_FIELDS))
+
+
+def _failed(result: dict[str, Any]) -> bool:
+    if result.get("error"):
+        return False
+    if result.get("correct") is not None:
+        return not result["correct"]
+    return float(result.get("f1", 0.0)) < 0.5

@@ -1,0 +1,76 @@
+"""The result of attribution: which operation a failed answer is blamed on, and why.
+
+Saved as JSON lines, one `Attribution` per failed case.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memopt.errors import DataError
+from memopt.taxonomy import ERROR_TYPES
+
+__all__ = ["Attribution", "save_attributions", "load_attributions"]
+
+
+@dataclass(frozen=True)
+class Attribution:
+    """A failed case blamed on its earliest decisive faulty operation."""
+
+    case_id: str
+    error_type: str
+    op_id: str
+    operation: str
+    evidence_path: tuple[str, ...] = ()
+    reason: str = ""
+    confidence: float = 1.0
+    judge_calls: int = 0
+    verified: bool | None = None
+    method: str = ""
+    seconds: float = 0.0
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.error_type not in ERROR_TYPES:
+            raise ValueError(f"{self.case_id}: error type {self.error_type!r} is not one of {', '.join(ERROR_TYPES)}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        out = asdict(self)
+        out["evidence_path"] = list(self.evidence_path)
+        return out
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> Attribution:
+        """Read the JSON form back."""
+        return cls(**{**raw, "evidence_path": tuple(raw.get("evidence_path", ()))})
+
+
+def save_attributions(attributions: list[Attribution], path: str | Path) -> Path:
+    """Write attributions as JSON lines (atomically)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text("".join(json.dumps(a.to_dict(), ensure_ascii=False) + "\n" for a in attributions),
+                   encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+def load_attributions(path: str | Path) -> list[Attribution]:
+    """Read attributions written by `save_attributions`."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"{path}: no such attributions file (write one with `memopt attribute --out {path}`).")
+    out = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            out.append(Attribution.from_dict(json.loads(line)))
+        except (json.JSONDecodeError, TypeError, ValueError) as e:
+            raise DataError(f"{path}: line {n}: not an attribution ({e}).") from None
+    return out

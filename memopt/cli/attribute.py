@@ -1,0 +1,53 @@
+"""`memopt attribute`: blame every failed answer of a traced run on its earliest decisive faulty op."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+__all__ = ["attribute"]
+
+
+def attribute(
+    results: Path = typer.Option(..., "--results", "-r", help="results.json written by `memopt run`."),
+    trace: Path = typer.Option(..., "--trace", "-t", help="The graph directory of that run (`memopt run --trace`)."),
+    method: str = typer.Option("memtrace", "--method", "-m",
+                               help="memtrace, counterfactual, all_at_once, step_by_step, binary_search, "
+                                    "blame_response."),
+    verify: bool = typer.Option(False, "--verify", help="Confirm each blamed op by replay with an oracle correction."),
+    judge_lm: str = typer.Option("sim", "--judge-lm", envvar="MEMOPT_JUDGE_LM",
+                                 help="Judge: an LM spec ('sim', 'openai/...'), or 'lexical' (SimLM's rules, direct)."),
+    out: Path = typer.Option(Path("attributions.jsonl"), "--out", "-o", help="Where to write the attributions."),
+) -> None:
+    """Attribute each failed case to an operation and an error type; print counts by type and by op."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from memopt.attribution.methods import METHODS
+    from memopt.attribution.run import attribute_run, summarize_attributions
+    from memopt.attribution.types import save_attributions
+    from memopt.errors import ConfigError
+    from memopt.evaluate import RunResult
+    from memopt.judge import make_judge
+
+    if method not in METHODS:
+        raise ConfigError(f"--method {method!r}: choose one of {', '.join(METHODS)}.")
+    run = RunResult.load(results)
+    found = attribute_run(run, trace, make_judge(judge_lm), method=method, verify=verify)
+    save_attributions(found, out)
+    summary = summarize_attributions(found)
+    console = Console(soft_wrap=True)
+    table = Table(title=f"{summary['n']} failed cases of {run.pipeline} · {method}"
+                  + (" · simulated judge" if judge_lm in ("sim", "lexical") or judge_lm.startswith("sim:") else ""))
+    table.add_column("error type")
+    table.add_column("n", justify="right")
+    table.add_column("operation")
+    table.add_column("n", justify="right")
+    types, ops = list(summary["by_error_type"].items()), list(summary["by_operation"].items())
+    for i in range(max(len(types), len(ops))):
+        t, o = types[i] if i < len(types) else ("", ""), ops[i] if i < len(ops) else ("", "")
+        table.add_row(str(t[0]), str(t[1]), str(o[0]), str(o[1]))
+    console.print(table)
+    extra = f", verified {summary['verified']:.0%}" if summary["verified"] is not None else ""
+    console.print(f"{summary['judge_calls_per_case']} judge calls per case{extra} → {out}", highlight=False)
