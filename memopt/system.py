@@ -200,9 +200,11 @@ class MemorySystem(dspy.Module):
         return self.ask(case.question, conversation_id=case.sample_id, as_of=as_of, key=case.case_id.split(":")[-1])
 
     def forward(self, conversation: Conversation, question: str) -> dspy.Prediction:
-        """DSPy entry point: ingest (cached) and answer."""
+        """DSPy entry point: ingest (cached) and answer; the prediction carries the instructions that produced it."""
         self.ingest(conversation)
-        return self.ask(question, conversation_id=conversation.sample_id)
+        prediction = self.ask(question, conversation_id=conversation.sample_id)
+        prediction["instructions"] = self.instructions()
+        return prediction
 
     # --- hooks for subclasses --------------------------------------------------------------------
     def build_memory(self, conversation: Conversation) -> Any:

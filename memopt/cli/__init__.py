@@ -26,8 +26,9 @@ app = typer.Typer(
 
 
 def _register() -> None:
-    from memopt.cli import attribute, bench, data, directives, lm_check, run, serve, show
+    from memopt.cli import attribute, bench, data, directives, export, lm_check, optimize, run, serve, show
 
+    app.command("optimize")(optimize.optimize)
     app.command("run")(run.run)
     app.command("attribute")(attribute.attribute)
     app.add_typer(data.app, name="data")
@@ -36,6 +37,7 @@ def _register() -> None:
     app.command("lm-check")(lm_check.lm_check)
     app.command("directives")(directives.directives)
     app.command("show")(show.show)
+    app.command("export")(export.export)
 
 
 _register()

@@ -105,3 +105,21 @@ def attribution(
         _print(report["memtracebench"]["results"], "MemTraceBench files", None)
     if out is not None:
         out.write_text(json.dumps(report, indent=1) + "\n")
+
+
+@app.command("optimize")
+def optimize(
+    experiments: list[Path] = typer.Argument(None, help="Experiment files (default: quickstart and the LoCoMo one)."),
+    budget: int = typer.Option(6000, "--budget", min=1, help="LM-call budget of every optimizer."),
+    rounds: int = typer.Option(8, "--rounds", min=1, help="Rounds (an optimizer stops earlier when out of budget)."),
+    variants: str = typer.Option(None, "--optimizers", help="Comma-separated: memtrace, gepa, score_only, "
+                                                             "blame_response (default: all)."),
+    out: Path = typer.Option(None, "--out", help="Also write the rows as JSON."),
+) -> None:
+    """Test F1 before/after and gain per 1,000 LM calls of each optimizer at an equal budget."""
+    from memopt.bench.optimize import bench_optimize
+    from memopt.cli.options import parse_ids
+
+    files = experiments or [Path("experiments/quickstart.yaml"), Path("experiments/locomo_mem0.yaml")]
+    rows = bench_optimize(files, budget=budget, rounds=rounds, variants=parse_ids(variants))
+    _print(rows, f"optimizers at {budget} LM calls (SimLM, simulated)", out)

@@ -8,7 +8,7 @@ from rich.table import Table
 
 from memopt.data.model import CATEGORIES
 
-__all__ = ["category_table"]
+__all__ = ["category_table", "rounds_table"]
 
 
 def _cell(value: Any) -> str:
@@ -25,4 +25,19 @@ def category_table(result: Any) -> Table:
                       _cell(m.get("judge")))
     m = result.metrics
     table.add_row("[bold]all", f"[bold]{m['n']}", f"[bold]{_cell(m['f1'])}", _cell(m["em"]), _cell(m.get("judge")))
+    return table
+
+
+def rounds_table(summary: dict[str, Any]) -> Table:
+    """F1 per round, blamed ops, prompt versions, for an optimize summary."""
+    table = Table(title=f"{summary['experiment']} · {summary['pipeline']} · run {summary['run_id']}")
+    for column in ("round", "val F1", "test F1", "blamed ops", "accepted", "prompt versions"):
+        table.add_column(column, justify="right" if "F1" in column or column == "round" else "left")
+    base = summary["baseline"]
+    table.add_row("0", _cell(base["val_f1"]), _cell(base["test_f1"]), "–", "start", "")
+    for r in summary["rounds"]:
+        blamed = ", ".join(f"{op} {n}" for op, n in r["blamed_ops"].items()) or "–"
+        versions = " ".join(f"{k.split('.', 1)[1]}@{v}" for k, v in sorted(r["prompt_versions"].items()))
+        table.add_row(str(r["round"]), _cell(r["val_f1"]), _cell(r["test_f1"]), blamed,
+                      "yes" if r["accepted"] else "no", versions)
     return table

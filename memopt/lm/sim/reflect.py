@@ -4,7 +4,9 @@ Each candidate is the current instruction plus one or two directive sentences (w
 directive's `phrasings`) whose theme matches the feedback, or, sometimes, an irrelevant sentence.
 The match is read off the feedback text: each missing directive of the operation scores the number
 of its ``symptoms`` the feedback contains. Feedback with no symptom at all (a bare score) gives
-no signal, and themes are then drawn at random. Seeded, so the same prompt always gets the same
+no signal: themes are then drawn at random, and most candidates are generic rewrites (an
+irrelevant sentence, ``IRRELEVANT_RATE_NO_SIGNAL``) — as an LM told only "the score is low" mostly
+rephrases; with a signal, ``IRRELEVANT_RATE``. Seeded, so the same prompt always gets the same
 candidates.
 """
 
@@ -16,9 +18,10 @@ from typing import Any
 
 from memopt.lm.directives import IRRELEVANT, Directive, directives_for
 
-__all__ = ["propose", "operation_kind", "IRRELEVANT_RATE"]
+__all__ = ["propose", "operation_kind", "IRRELEVANT_RATE", "IRRELEVANT_RATE_NO_SIGNAL"]
 
 IRRELEVANT_RATE = 0.2
+IRRELEVANT_RATE_NO_SIGNAL = 0.6
 _KINDS = (
     ("rewrite_query", ("rewrite_query", "query rewrit", "search query", "rewrite the question")),
     ("update", ("update", "add/update/delete", "memory decision")),
@@ -70,13 +73,14 @@ def propose(inputs: dict[str, Any], seed: int) -> dict[str, Any]:
     kind = operation_kind(str(inputs.get("operation", ""))) or "answer"
     missing = [d for d in directives_for(kind) if not d.present(instruction)]
     scores = _scores(feedback, missing)
+    irrelevant = IRRELEVANT_RATE if sum(scores.values()) else IRRELEVANT_RATE_NO_SIGNAL
     rng = _rng(seed, kind, instruction, feedback)
     candidates: list[str] = []
     for _ in range(4 * n):
         if len(candidates) == n:
             break
         added: list[str] = []
-        if not missing or rng.random() < IRRELEVANT_RATE:
+        if not missing or rng.random() < irrelevant:
             added.append(rng.choice(IRRELEVANT))
         else:
             first = _pick(rng, missing, scores)

@@ -1,0 +1,151 @@
+"""Experiment files: one YAML per `memopt optimize` experiment, validated with pydantic.
+
+Every key is optional except ``pipeline``; unknown keys are errors (typos must not pass silently).
+Errors name the file and the key path (``experiments/x.yaml: optimizer.candidates: ...``).
+
+.. code-block:: yaml
+
+    name: quickstart
+    pipeline: mem0
+    data: {source: "synthetic:conversations=12,sessions=8,seed=0", split: [0.5, 0.25, 0.25], split_seed: 0}
+    lm: {task: sim, judge: sim, reflection: sim}
+    attribution: {method: memtrace, verify: false}
+    optimizer: {name: memtrace, candidates: 4, ops_per_round: 2, trials: 8, search: {top_k: [5, 10, 20]}}
+    rounds: 4
+    budget: {max_lm_calls: 60000}
+    seed: 0
+    mlflow: {experiment: memopt-quickstart, tracking_uri: null}
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from memopt.errors import ConfigError
+
+__all__ = ["Experiment", "load_experiment", "apply_overrides"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class DataConfig(_Strict):
+    """Where the conversations come from and how they are split (by conversation)."""
+
+    source: str = "synthetic"
+    conversations: list[str] | None = None
+    split: tuple[float, float, float] = (0.5, 0.25, 0.25)
+    split_seed: int = 0
+
+    @field_validator("split")
+    @classmethod
+    def _fractions(cls, value: tuple[float, float, float]) -> tuple[float, float, float]:
+        if any(v < 0 for v in value) or abs(sum(value) - 1.0) > 1e-6 or value[0] == 0 or value[1] == 0:
+            raise ValueError("three fractions (train, val, test) summing to 1, train and val above 0")
+        return value
+
+
+class LMConfig(_Strict):
+    """LM spec per role (see `memopt.lm.config`)."""
+
+    task: str = "sim"
+    judge: str = "sim"
+    reflection: str = "sim"
+
+
+class AttributionConfig(_Strict):
+    """How failures are attributed (see `memopt.attribution.methods.METHODS`)."""
+
+    method: str = "memtrace"
+    verify: bool = False
+
+
+class OptimizerConfig(_Strict):
+    """Which optimizer, and its options."""
+
+    name: Literal["memtrace", "score_only", "gepa"] = "memtrace"
+    candidates: int = Field(4, ge=1, le=12)
+    ops_per_round: int = Field(2, ge=1, le=8)
+    trials: int = Field(8, ge=1, le=200)
+    search: dict[str, list[int]] = Field(default_factory=dict)
+    min_gain: float = Field(0.0, ge=0.0)
+
+
+class BudgetConfig(_Strict):
+    """The most LM calls (task + judge + reflection) the whole optimization may spend."""
+
+    max_lm_calls: int = Field(100_000, ge=1)
+
+
+class MLflowConfig(_Strict):
+    """Where rounds are logged."""
+
+    experiment: str = "memopt"
+    tracking_uri: str | None = None
+
+
+class Experiment(_Strict):
+    """One `memopt optimize` experiment."""
+
+    name: str = "experiment"
+    pipeline: str
+    data: DataConfig = Field(default_factory=DataConfig)
+    lm: LMConfig = Field(default_factory=LMConfig)
+    attribution: AttributionConfig = Field(default_factory=AttributionConfig)
+    optimizer: OptimizerConfig = Field(default_factory=OptimizerConfig)
+    rounds: int = Field(4, ge=1, le=100)
+    budget: BudgetConfig = Field(default_factory=BudgetConfig)
+    seed: int = 0
+    prompts: str | None = None
+    knobs: dict[str, int] = Field(default_factory=dict)
+    mlflow: MLflowConfig = Field(default_factory=MLflowConfig)
+
+
+def _where(loc: tuple[Any, ...]) -> str:
+    return ".".join(str(part) for part in loc) or "(top level)"
+
+
+def apply_overrides(raw: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
+    """Set dotted keys (``"optimizer.name"``) in a raw experiment mapping; None values are skipped."""
+    out = {**raw}
+    for dotted, value in overrides.items():
+        if value is None:
+            continue
+        node = out
+        *parents, last = dotted.split(".")
+        for part in parents:
+            node[part] = dict(node.get(part) or {})
+            node = node[part]
+        node[last] = value
+    return out
+
+
+def load_experiment(path: str | Path, overrides: dict[str, Any] | None = None) -> Experiment:
+    """Read and validate an experiment YAML (with command-line overrides applied)."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"{path}: no such experiment file (see experiments/quickstart.yaml).")
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{path}: not valid YAML ({e}).") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: the experiment must be a mapping of keys (pipeline, data, lm, ...).")
+    try:
+        experiment = Experiment.model_validate(apply_overrides(raw, overrides or {}))
+    except ValidationError as e:
+        problems = "; ".join(f"{_where(err['loc'])}: {err['msg']}" for err in e.errors())
+        raise ConfigError(f"{path}: {problems}") from None
+    from pipelines import pipeline_class
+
+    system = pipeline_class(experiment.pipeline)
+    unknown = sorted((set(experiment.knobs) | set(experiment.optimizer.search)) - set(system.defaults))
+    if unknown:
+        raise ConfigError(f"{path}: knobs / optimizer.search: {', '.join(unknown)} not a knob of {experiment.pipeline} "
+                          f"(knobs: {', '.join(sorted(system.defaults))}).")
+    return experiment

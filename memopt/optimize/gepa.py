@@ -1,0 +1,166 @@
+"""The ``gepa`` optimizer: `dspy.GEPA` on the memory system, with attribution as per-predictor feedback.
+
+The metric scores each answer by LoCoMo F1. When GEPA asks for feedback on one predictor
+(``pred_name``), the failed case is run again traced with that candidate's instructions (carried
+by the prediction, see `MemorySystem.forward`), attributed with memopt's method, and only the
+predictor the failure is blamed on gets the specific feedback (`memopt.feedback`); the others are
+told the failure lies elsewhere. Proposals go through the same reflection signature as the
+``memtrace`` optimizer (`FeedbackProposer`), so both optimizers read feedback the same way.
+GEPA runs as one optimization: memopt logs it as a single round.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from memopt.attribution.case import FailedCase
+from memopt.attribution.evidence import seed_evidence
+from memopt.attribution.methods import attribute
+from memopt.data.model import Case, Conversation
+from memopt.feedback import build_feedback
+from memopt.metrics import locomo_f1
+from memopt.optimize.propose import propose_instructions
+from memopt.optimize.reflective import LLM_OP_OF_TOOL, RoundOutcome
+from memopt.optimize.scoring import Scored, Scorer
+from memopt.optimize.select import Choice
+from memopt.prompts import prompt_hash
+from memopt.system import MemorySystem
+
+__all__ = ["AttributionFeedbackMetric", "FeedbackProposer", "GepaOptimizer", "examples_of", "run_gepa"]
+
+
+def examples_of(conversations: list[Conversation]) -> list[Any]:
+    """One `dspy.Example` per case: inputs ``conversation`` and ``question``; labels ``case``."""
+    import dspy
+
+    return [dspy.Example(conversation=conv, question=case.question, case=case).with_inputs("conversation", "question")
+            for conv in conversations for case in conv.cases]
+
+
+@dataclass
+class AttributionFeedbackMetric:
+    """GEPA metric: F1 as score; attribution-based feedback for the blamed predictor only."""
+
+    system: MemorySystem
+    scorer: Scorer
+    method: str = "memtrace"
+    _cache: dict[tuple[str, str], Any] = field(default_factory=dict)
+
+    def __call__(self, gold: Any, pred: Any, trace: Any = None, pred_name: str | None = None,
+                 pred_trace: Any = None) -> Any:
+        """Score one prediction; with ``pred_name``, also the feedback for that predictor."""
+        import dspy
+
+        case: Case = gold.case
+        score = locomo_f1(str(pred.answer), case.gold, case.category)
+        if pred_name is None:
+            return score
+        blamed = self._blame(gold.conversation, case, dict(getattr(pred, "instructions", {}) or {}))
+        if blamed is None:
+            return dspy.Prediction(score=score, feedback="The answer was judged correct.")
+        failed, attribution = blamed
+        op = LLM_OP_OF_TOOL.get(attribution.operation, attribution.operation)
+        if op != pred_name:
+            return dspy.Prediction(score=score, feedback=(
+                f"This failure ({attribution.error_type}) was blamed on the {attribution.operation} operation, "
+                f"not on {pred_name}; keep this instruction unless other feedback says otherwise."))
+        feedback = build_feedback([(failed, attribution)], {attribution.operation: op})
+        return dspy.Prediction(score=score, feedback=feedback[op].text())
+
+    def _blame(self, conversation: Conversation, case: Case, instructions: dict[str, str]) -> Any:
+        key = (prompt_hash(repr(sorted(instructions.items()))), case.case_id)
+        if key not in self._cache:
+            self._cache[key] = self._attribute(conversation, case, instructions)
+        return self._cache[key]
+
+    def _attribute(self, conversation: Conversation, case: Case, instructions: dict[str, str]) -> Any:
+        import dspy
+
+        from memopt.trace import trace
+
+        system = self.system.with_instructions(instructions) if instructions else self.system
+        if self.scorer.remaining() <= 0:
+            return None
+        with dspy.context(lm=self.scorer.task_lm), trace(system) as tracer:
+            system.ingest(conversation)
+            answer = str(system.answer_case(case).answer)
+        if self.scorer.judge.correct(case.question, case.gold, answer):
+            return None
+        G = tracer.graph
+        evidence, pseudo = seed_evidence(G, case.question, case.gold, case.evidence)
+        failed = FailedCase(G, case.case_id, case.question, case.gold, evidence, answer, case.category, pseudo)
+        return failed, attribute(failed, self.scorer.judge, self.method)
+
+
+@dataclass
+class FeedbackProposer:
+    """GEPA instruction proposer: memopt's reflection signature over the collected feedback."""
+
+    system: MemorySystem
+    scorer: Scorer
+
+    def __call__(self, candidate: dict[str, str], reflective_dataset: dict[str, list[dict[str, Any]]],
+                 components_to_update: list[str]) -> dict[str, str]:
+        """New instructions for the components GEPA chose to update."""
+        out = {}
+        for name in components_to_update:
+            records = reflective_dataset.get(name) or []
+            feedback = "\n\n".join(str(r.get("Feedback", "")) for r in records) or "No feedback."
+            spec = self.system.op_spec(name)
+            proposals = propose_instructions(self.scorer.reflection_lm,
+                                             operation=f"{self.system.name}.{name}: {spec.description}",
+                                             current=candidate[name], feedback=feedback, k=1)
+            out[name] = proposals[0] if proposals else candidate[name]
+        return out
+
+
+def run_gepa(system: MemorySystem, scorer: Scorer, *, trainset: list[Conversation], valset: list[Conversation],
+             method: str = "memtrace", seed: int = 0, calls_per_case: float = 2.0) -> MemorySystem:
+    """Optimize with `dspy.GEPA` within the scorer's remaining LM-call budget; returns the best system.
+
+    GEPA stops when the budget is spent (a stop callback) or after about ``remaining / calls_per_case``
+    metric calls; every predictor is offered for update at each step (ingestion is cached, so a
+    minibatch may hold no trace of an ingest op).
+    """
+    import dspy
+
+    train, val = examples_of(trainset), examples_of(valset)
+    metric_calls = max(len(val) + 1, int(scorer.remaining() / max(calls_per_case, 1.0)))
+    optimizer = dspy.GEPA(metric=AttributionFeedbackMetric(system, scorer, method),
+                          instruction_proposer=FeedbackProposer(system, scorer), max_metric_calls=metric_calls,
+                          reflection_minibatch_size=3, candidate_selection_strategy="pareto", use_merge=False,
+                          component_selector="all", num_threads=1, seed=seed, track_stats=False,
+                          gepa_kwargs={"stop_callbacks": [lambda _state: scorer.remaining() <= 0]})
+    with dspy.context(lm=scorer.task_lm):
+        return optimizer.compile(system, trainset=train, valset=val)
+
+
+@dataclass
+class GepaOptimizer:
+    """`dspy.GEPA` as one memopt round (same ``step`` shape as `ReflectiveOptimizer`)."""
+
+    scorer: Scorer
+    method: str = "memtrace"
+    seed: int = 0
+
+    def step(self, system: MemorySystem, round_index: int, *, trainset: list[Conversation],
+             valset: list[Conversation], current_val: float) -> RoundOutcome:
+        """Run GEPA within the remaining budget; keep its best program if it beats ``current_val``."""
+        before = self.scorer.usage().calls
+        start = self.scorer.score(system, valset, judged=False)
+        per_case = (self.scorer.usage().calls - before) / max(1, len(start.results))
+        best = run_gepa(system, self.scorer, trainset=trainset, valset=valset, method=self.method,
+                        seed=self.seed + round_index, calls_per_case=per_case)
+        current = system.instructions()
+        changed = {op: text for op, text in best.instructions().items() if text != current[op]}
+        val_f1 = float(start.metrics["f1"])
+        if changed:
+            val_f1 = float(self.scorer.score(system.with_instructions(changed), valset, judged=False).metrics["f1"])
+        choice = Choice(changed, dict(system.knobs), val_f1, trials=1)
+        return RoundOutcome(Scored([], {}, {}), [], {}, {op: [text] for op, text in changed.items()}, choice,
+                            bool(changed) and val_f1 > current_val)
+
+    def describe(self) -> dict[str, Any]:
+        """The optimizer's configuration, for logging."""
+        return {"optimizer": "gepa", "attribution": self.method}

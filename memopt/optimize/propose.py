@@ -1,0 +1,26 @@
+"""Ask the reflection LM for revised instructions of one operation (the standard `ProposeInstructions`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["propose_instructions", "MAX_INSTRUCTION_CHARS"]
+
+MAX_INSTRUCTION_CHARS = 6000
+
+
+def propose_instructions(reflection_lm: Any, *, operation: str, current: str, feedback: str, k: int) -> list[str]:
+    """Up to ``k`` distinct revised instructions (never the current one); empty when the LM offers none."""
+    import dspy
+
+    from memopt.lm.signatures import ProposeInstructions
+
+    with dspy.context(lm=reflection_lm):
+        proposals = dspy.Predict(ProposeInstructions)(operation=operation, current_instruction=current,
+                                                      feedback=feedback, n_candidates=k).proposals
+    out: list[str] = []
+    for text in proposals or []:
+        text = str(text).strip()
+        if text and text != current.strip() and text not in out and len(text) <= MAX_INSTRUCTION_CHARS:
+            out.append(text)
+    return out[:k]

@@ -1,0 +1,254 @@
+"""`run_experiment`: the Python API behind `memopt optimize` — rounds, MLflow, checkpoints, resume.
+
+Round 0 scores the starting prompts (and registers them as the first prompt versions). Each later
+round runs the optimizer's step, keeps its choice only if the val F1 improves, reports val and test
+scores (F1 and judge accuracy) of the resulting system, registers the prompts that changed, logs
+metrics and artifacts (attributions, feedback, a Markdown summary with prompt diffs, graphs of a few
+failed cases) to a nested MLflow run, and checkpoints the state to the parent run. ``resume``
+continues after the last completed round of a parent run; a round killed half-way is run again.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from memopt.data.model import Conversation
+from memopt.data.source import load_data, select
+from memopt.data.splits import split_ids
+from memopt.experiment import Experiment
+from memopt.optimize.gepa import GepaOptimizer
+from memopt.optimize.reflective import ReflectiveOptimizer, RoundOutcome
+from memopt.optimize.scoring import BudgetExhausted, Scorer
+from memopt.optimize.state import OptimizeState, RoundRecord
+from memopt.prompts import write_prompts
+from memopt.system import MemorySystem
+
+__all__ = ["run_experiment", "splits_of", "summary_of", "STATE_ARTIFACT"]
+
+STATE_ARTIFACT = "state/state.json"
+GRAPHS_PER_ROUND = 3
+
+
+def splits_of(experiment: Experiment) -> tuple[str, list[Conversation], list[Conversation], list[Conversation]]:
+    """(data name, train, val, test) conversations of an experiment."""
+    name, conversations = load_data(experiment.data.source)
+    conversations = select(conversations, experiment.data.conversations)
+    split = split_ids([c.sample_id for c in conversations], experiment.data.split, seed=experiment.data.split_seed)
+    by_id = {c.sample_id: c for c in conversations}
+    return name, *([by_id[i] for i in part] for part in (split.train, split.val, split.test))
+
+
+def _optimizer(experiment: Experiment, scorer: Scorer) -> ReflectiveOptimizer | GepaOptimizer:
+    o = experiment.optimizer
+    if o.name == "gepa":
+        return GepaOptimizer(scorer, method=experiment.attribution.method, seed=experiment.seed)
+    return ReflectiveOptimizer(scorer, candidates=o.candidates, ops_per_round=o.ops_per_round,
+                               feedback="score" if o.name == "score_only" else "attribution",
+                               attribution=experiment.attribution.method, verify=experiment.attribution.verify,
+                               trials=o.trials, search=dict(o.search), min_gain=o.min_gain, seed=experiment.seed)
+
+
+def _metrics(record: RoundRecord) -> dict[str, Any]:
+    return {"train": record.train, "val": record.val, "test": record.test, "failures": record.failures_by_type,
+            "blamed": record.blamed_ops, "accepted": float(record.accepted), "lm_calls": record.lm_calls,
+            "tokens": record.tokens, "trials": record.trials, "candidates": record.candidates}
+
+
+def _round_markdown(record: RoundRecord, before: dict[str, str], after: dict[str, str]) -> str:
+    lines = [f"# Round {record.round}", "",
+             f"- val F1 {record.val.get('f1')}, test F1 {(record.test or {}).get('f1')}, "
+             f"accepted: {record.accepted}", f"- blamed ops: {record.blamed_ops or '—'}",
+             f"- failures by error type: {record.failures_by_type or '—'}",
+             f"- candidates {record.candidates}, trials {record.trials}, LM calls so far {record.lm_calls}", ""]
+    for op in sorted(after):
+        if before.get(op) != after[op]:
+            diff = difflib.unified_diff(before.get(op, "").splitlines(), after[op].splitlines(),
+                                        f"{op} (before)", f"{op} (after)", lineterm="")
+            lines += [f"## Prompt diff: {op}", "", "```diff", *diff, "```", ""]
+    for op, text in record.feedback.items():
+        lines += [f"## Feedback: {op}", "", "```", text, "```", ""]
+    return "\n".join(lines)
+
+
+def _log_graphs(log: Any, outcome: RoundOutcome) -> None:
+    from memopt.trace.render import render_html
+
+    for case, attribution in outcome.attributions[:GRAPHS_PER_ROUND]:
+        html = render_html(case.G, case=case.key, highlight=list(attribution.evidence_path),
+                           blamed=attribution.op_id, title=f"{case.case_id}: {attribution.error_type}")
+        log.log_text(html, f"graphs/{case.case_id.replace(':', '_')}.html")
+
+
+def _log_round(log: Any, system: MemorySystem, record: RoundRecord, outcome: RoundOutcome | None,
+               before: dict[str, str]) -> None:
+    commit = "; ".join(fb.summary() for fb in outcome.feedback.values()) if outcome else "starting prompts"
+    record.prompt_versions = log.register_prompts(system.name, system.instructions(), commit_message=commit,
+                                                  round_index=record.round)
+    log.log_metrics(_metrics(record), step=record.round)
+    log.log_text(_round_markdown(record, before, system.instructions()), "round.md")
+    if outcome is not None:
+        lines = "".join(json.dumps(a.to_dict()) + "\n" for _, a in outcome.attributions)
+        log.log_text(lines, "attributions.jsonl")
+        log.log_text("\n\n".join(f"# {op}\n\n{fb.text()}" for op, fb in outcome.feedback.items()), "feedback.md")
+        _log_graphs(log, outcome)
+
+
+def _record(index: int, scorer: Scorer, system: MemorySystem, valset: list[Conversation],
+            testset: list[Conversation], outcome: RoundOutcome | None, started: float) -> RoundRecord:
+    usage = scorer.usage()
+    return RoundRecord(
+        round=index, train=outcome.train.metrics if outcome else None, val=scorer.report(system, valset),
+        test=scorer.report(system, testset) if testset else None,
+        blamed_ops=outcome.blamed_ops if outcome else {}, failures_by_type=outcome.failures_by_type if outcome else {},
+        accepted=outcome.accepted if outcome else False,
+        changed_ops=sorted(outcome.choice.instructions) if outcome and outcome.accepted else [],
+        candidates=sum(map(len, outcome.candidates.values())) if outcome else 0,
+        trials=outcome.choice.trials if outcome else 0,
+        feedback={op: fb.text() for op, fb in outcome.feedback.items()} if outcome else {},
+        lm_calls=usage.calls, tokens=usage.input_tokens + usage.output_tokens, seconds=time.perf_counter() - started)
+
+
+def _save_best(tracker: Any, state: OptimizeState) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        write_prompts(state.pipeline, state.best_instructions, tmp)
+        tracker.log_artifact(str(Path(tmp) / state.pipeline), "best_prompts")
+    tracker.log_dict(state.best_knobs, "best_knobs.json")
+
+
+def summary_of(state: OptimizeState, experiment: Experiment) -> dict[str, Any]:
+    """The ``--out summary.json`` document."""
+    base = state.baseline
+    best = next((r for r in state.records if r.round == state.best_round), base)
+    return {
+        "run_id": state.run_id, "experiment": experiment.name, "pipeline": state.pipeline,
+        "baseline": {"val_f1": base.val.get("f1"), "test_f1": (base.test or {}).get("f1"),
+                     "val_judge": base.val.get("judge"), "test_judge": (base.test or {}).get("judge")},
+        "final": {"round": best.round, "val_f1": best.val.get("f1"), "test_f1": (best.test or {}).get("f1"),
+                  "val_judge": best.val.get("judge"), "test_judge": (best.test or {}).get("judge")},
+        "lm_calls": state.lm_calls, "tokens": state.tokens, "best_knobs": state.best_knobs,
+        "rounds": [r.summary() for r in state.records[1:]],
+    }
+
+
+def _params(experiment: Experiment, data_name: str, optimizer: ReflectiveOptimizer | GepaOptimizer) -> dict[str, Any]:
+    from memopt.lm.config import describe_lm, parse_lm_spec
+
+    params: dict[str, Any] = {"pipeline": experiment.pipeline, "data": data_name, "rounds": experiment.rounds,
+                              "budget.max_lm_calls": experiment.budget.max_lm_calls, "seed": experiment.seed,
+                              "experiment": experiment.name}
+    for role in ("task", "judge", "reflection"):
+        info = describe_lm(getattr(experiment.lm, role))
+        params[f"lm.{role}"] = info["model"] + (f"@{info['api_base']}" if info["api_base"] else "")
+    params["lm.simulated"] = any(parse_lm_spec(getattr(experiment.lm, r)).simulated for r in ("task", "judge",
+                                                                                                 "reflection"))
+    params.update({f"optimizer.{k}": v for k, v in optimizer.describe().items()})
+    return params
+
+
+def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker: Any = None,
+                   on_round: Callable[[RoundRecord], None] | None = None) -> dict[str, Any]:
+    """Run (or resume) an optimization; returns the summary (see `summary_of`)."""
+    from pipelines import make_system
+
+    data_name, trainset, valset, testset = splits_of(experiment)
+    scorer = Scorer(experiment.lm.task, experiment.lm.judge, experiment.lm.reflection,
+                    budget=experiment.budget.max_lm_calls, seed=experiment.seed)
+    optimizer = _optimizer(experiment, scorer)
+    if tracker is None:
+        from memopt.tracking import Tracker
+
+        tracker = Tracker(experiment.mlflow.tracking_uri, experiment.mlflow.experiment)
+    seed_system = make_system(experiment.pipeline, prompts=experiment.prompts, **experiment.knobs)
+    if resume is not None:
+        state = _resume(tracker, resume, experiment)
+        scorer.spent_before, scorer.tokens_before = state.lm_calls, state.tokens
+    else:
+        run_id = tracker.start(f"{experiment.name}-{experiment.optimizer.name}", _params(experiment, data_name,
+                                                                                          optimizer))
+        tracker.log_text(experiment.model_dump_json(indent=1), "experiment.json")
+        state = _baseline(tracker, seed_system, scorer, valset, testset, run_id, on_round)
+    status = "FINISHED"
+    try:
+        while state.next_round <= experiment.rounds and scorer.remaining() > 0:
+            if not _round(tracker, optimizer, state, seed_system, scorer, trainset, valset, testset, on_round):
+                break
+    except BaseException:
+        status = "KILLED"
+        raise
+    finally:
+        tracker.log_dict(state.to_dict(), STATE_ARTIFACT)
+        _save_best(tracker, state)
+        summary = summary_of(state, experiment)
+        tracker.log_dict(summary, "summary.json")
+        tracker.log_metrics({"best.val_f1": summary["final"]["val_f1"] or 0.0, "lm_calls": state.lm_calls})
+        tracker.finish(status)
+    return summary
+
+
+def _baseline(tracker: Any, system: MemorySystem, scorer: Scorer, valset: list[Conversation],
+              testset: list[Conversation], run_id: str, on_round: Callable[[RoundRecord], None] | None
+              ) -> OptimizeState:
+    started = time.perf_counter()
+    with tracker.round(0, "round-0 (starting prompts)") as log:
+        record = _record(0, scorer, system, valset, testset, None, started)
+        _log_round(log, system, record, None, system.instructions())
+    state = OptimizeState(system.name, 1, system.instructions(), dict(system.knobs), float(record.val["f1"]),
+                          0, float(record.val["f1"]), system.instructions(), dict(system.knobs), [record],
+                          record.lm_calls, record.tokens, run_id)
+    tracker.log_dict(state.to_dict(), STATE_ARTIFACT)
+    if on_round is not None:
+        on_round(record)
+    return state
+
+
+def _round(tracker: Any, optimizer: ReflectiveOptimizer | GepaOptimizer, state: OptimizeState,
+           seed_system: MemorySystem, scorer: Scorer, trainset: list[Conversation], valset: list[Conversation],
+           testset: list[Conversation], on_round: Callable[[RoundRecord], None] | None) -> bool:
+    """Run one round; False when the budget ran out before it could finish."""
+    index = state.next_round
+    started = time.perf_counter()
+    current = seed_system.with_instructions(state.instructions).with_knobs(**state.knobs)
+    before = current.instructions()
+    with tracker.round(index) as log:
+        try:
+            outcome = optimizer.step(current, index, trainset=trainset, valset=valset, current_val=state.current_val)
+        except BudgetExhausted as e:
+            log.set_tags({"memopt.stopped": f"budget exhausted: {e}"})
+            return False
+        if outcome.accepted:
+            state.instructions = {**state.instructions, **outcome.choice.instructions}
+            state.knobs = dict(outcome.choice.knobs)
+            state.current_val = outcome.choice.val_f1
+            current = seed_system.with_instructions(state.instructions).with_knobs(**state.knobs)
+        record = _record(index, scorer, current, valset, testset, outcome, started)
+        _log_round(log, current, record, outcome, before)
+    state.records.append(record)
+    state.lm_calls, state.tokens = record.lm_calls, record.tokens
+    if outcome.accepted and state.current_val > state.best_val:
+        state.best_round, state.best_val = index, state.current_val
+        state.best_instructions, state.best_knobs = dict(state.instructions), dict(state.knobs)
+    state.next_round = index + 1
+    tracker.log_dict(state.to_dict(), STATE_ARTIFACT)
+    if on_round is not None:
+        on_round(record)
+    return True
+
+
+def _resume(tracker: Any, run_id: str, experiment: Experiment) -> OptimizeState:
+    from memopt.errors import ConfigError
+
+    tracker.resume(run_id)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = tracker.download(STATE_ARTIFACT, tmp)
+        state = OptimizeState.from_dict(json.loads(Path(path).read_text()))
+    if state.pipeline != experiment.pipeline:
+        raise ConfigError(f"--resume {run_id}: that run optimized {state.pipeline!r}, the experiment is "
+                          f"{experiment.pipeline!r}.")
+    return state
+

@@ -1,0 +1,77 @@
+"""The state of an optimization, checkpointed after every round so a killed run can resume.
+
+Plain, versioned data: `RoundRecord` (what one round measured and decided) and `OptimizeState`
+(where the optimization stands: the current prompts and knobs, the best round so far, every record).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+__all__ = ["RoundRecord", "OptimizeState", "STATE_VERSION"]
+
+STATE_VERSION = 1
+
+
+@dataclass
+class RoundRecord:
+    """One round: scores, blame, the decision, the prompt versions it ended with, the budget spent so far."""
+
+    round: int
+    train: dict[str, Any] | None
+    val: dict[str, Any]
+    test: dict[str, Any] | None
+    blamed_ops: dict[str, int] = field(default_factory=dict)
+    failures_by_type: dict[str, int] = field(default_factory=dict)
+    accepted: bool = False
+    changed_ops: list[str] = field(default_factory=list)
+    candidates: int = 0
+    trials: int = 0
+    prompt_versions: dict[str, int] = field(default_factory=dict)
+    feedback: dict[str, str] = field(default_factory=dict)
+    lm_calls: int = 0
+    tokens: int = 0
+    seconds: float = 0.0
+
+    def summary(self) -> dict[str, Any]:
+        """The round as `memopt optimize --out` reports it."""
+        return {"round": self.round, "val_f1": self.val.get("f1"), "test_f1": (self.test or {}).get("f1"),
+                "blamed_ops": self.blamed_ops, "accepted": self.accepted, "prompt_versions": self.prompt_versions,
+                "lm_calls": self.lm_calls}
+
+
+@dataclass
+class OptimizeState:
+    """Where an optimization stands after its last completed round."""
+
+    pipeline: str
+    next_round: int
+    instructions: dict[str, str]
+    knobs: dict[str, int]
+    current_val: float
+    best_round: int = 0
+    best_val: float = 0.0
+    best_instructions: dict[str, str] = field(default_factory=dict)
+    best_knobs: dict[str, int] = field(default_factory=dict)
+    records: list[RoundRecord] = field(default_factory=list)
+    lm_calls: int = 0
+    tokens: int = 0
+    run_id: str | None = None
+    version: int = STATE_VERSION
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> OptimizeState:
+        """Read the JSON form back (records included)."""
+        data = dict(raw)
+        data["records"] = [RoundRecord(**r) for r in raw.get("records", [])]
+        return cls(**data)
+
+    @property
+    def baseline(self) -> RoundRecord | None:
+        """Round 0: the scores of the starting prompts."""
+        return self.records[0] if self.records else None

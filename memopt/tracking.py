@@ -1,0 +1,441 @@
+"""MLflow tracking of `optimize` experiments: one parent run per experiment, one nested run per round.
+
+Contract:
+
+- **Store.** The tracking URI is the argument, else ``$MLFLOW_TRACKING_URI``, else
+  ``sqlite:///mlflow.db`` (MLflow's default; a new experiment keeps its artifacts in ``./mlruns``).
+  `Tracker` sets MLflow's process-wide tracking URI to it, because MLflow's prompt linking reads that
+  one. Readers (`run_info`, `download_artifacts`) never create a store: a missing run, or a
+  ``sqlite:`` file that does not exist, is a `ConfigError` naming the run id, the URI and how the URI
+  was chosen.
+- **Runs.** `Tracker.start` creates the experiment if needed and a parent run tagged
+  ``memopt.kind=optimize``; `Tracker.round` opens a nested run ``round-<i>`` (or the name given)
+  tagged ``memopt.round`` and ``memopt.kind=round``, finished FINISHED, FAILED (an exception
+  escaped) or KILLED (interrupted). Param values are stringified (dicts and lists as JSON) and cut
+  to MLflow's 6000 characters, tag values to 8000. Metrics are flattened (``{"val": {"f1": 0.5}}``
+  → ``val.f1``); None is skipped, another non-number is skipped with a warning.
+- **Prompts.** `RoundLog.register_prompts` registers ``<pipeline>.<op>`` in the MLflow prompt
+  registry only when the text differs from the latest version (tags ``round``, ``parent_version``)
+  and links every version the round used to the round's run.
+- **Secrets.** Every param, tag, metric name, text, dict, prompt and commit message passes through
+  `memopt.lm.config.redact`; param and tag keys that name a secret (``api_key``, ``secret``,
+  ``password``, ``credential``, ``token`` as a word, so ``max_tokens`` stays; also inside nested
+  dicts) are dropped; a file logged with ``log_artifact`` is uploaded as a redacted copy when its
+  text holds a secret.
+- MLflow is imported inside methods only, and its INFO logs and progress bars are silenced.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import numbers
+import os
+import re
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from memopt.errors import ConfigError
+from memopt.lm.config import redact
+
+__all__ = ["DEFAULT_TRACKING_URI", "URI_ORDER", "Tracker", "NullTracker", "RoundLog", "resolve_tracking_uri",
+           "prompt_name", "run_info", "download_artifacts"]
+
+DEFAULT_TRACKING_URI = "sqlite:///mlflow.db"
+URI_ORDER = "--tracking-uri (the tracking_uri argument), else $MLFLOW_TRACKING_URI, else sqlite:///mlflow.db"
+_STATUSES = ("FINISHED", "FAILED", "KILLED")
+_PARAM_LIMIT, _TAG_LIMIT, _KEY_LIMIT, _COMMIT_LIMIT = 6000, 8000, 250, 500
+_SECRET_KEY = re.compile(r"api[_-]?key|secret|password|credential|(?:^|[^a-z])token(?:$|[^a-z])", re.IGNORECASE)
+_PROMPT_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+_log = logging.getLogger(__name__)
+
+
+def resolve_tracking_uri(uri: str | None = None) -> str:
+    """The tracking URI to use: ``uri``, else ``$MLFLOW_TRACKING_URI``, else ``sqlite:///mlflow.db``."""
+    return uri or os.environ.get("MLFLOW_TRACKING_URI") or DEFAULT_TRACKING_URI
+
+
+def prompt_name(pipeline: str, op: str) -> str:
+    """The registry name of an operation's prompt, ``<pipeline>.<op>`` (letters, digits, '.', '-', '_')."""
+    name = f"{pipeline}.{op}"
+    if not _PROMPT_NAME.match(name):
+        raise ConfigError(f"prompt name {name!r}: MLflow allows only letters, digits, '.', '-' and '_'.")
+    return name
+
+
+def _mlflow() -> Any:
+    import mlflow
+
+    logging.getLogger("mlflow").setLevel(logging.WARNING)
+    os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
+    return mlflow
+
+
+def _secret_key(key: str) -> bool:
+    return bool(_SECRET_KEY.search(key))
+
+
+def _scrub(value: Any) -> Any:
+    """``value`` with secret-named dict keys dropped and strings redacted, recursively."""
+    if isinstance(value, Mapping):
+        return {redact(str(k)): _scrub(v) for k, v in value.items() if not _secret_key(str(k))}
+    if isinstance(value, list | tuple | set):
+        return [_scrub(v) for v in value]
+    if isinstance(value, str):
+        return redact(value)
+    return value
+
+
+def _text(value: Any, limit: int) -> str:
+    if isinstance(value, str):
+        text = value
+    elif isinstance(value, Mapping | list | tuple):
+        text = json.dumps(_scrub(value), sort_keys=True, default=str, ensure_ascii=False)
+    else:
+        text = str(value)
+    return _cut(redact(text), limit)
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _key(key: Any) -> str:
+    return _cut(re.sub(r"[^\w.\-/ ]", "_", redact(str(key))), _KEY_LIMIT)
+
+
+def _entries(values: Mapping[str, Any], limit: int) -> dict[str, str]:
+    return {_key(k): _text(v, limit) for k, v in values.items() if not _secret_key(str(k))}
+
+
+def _flatten(metrics: Mapping[str, Any], prefix: str = "") -> dict[str, float]:
+    flat: dict[str, float] = {}
+    for key, value in metrics.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            flat.update(_flatten(value, f"{name}."))
+        elif isinstance(value, numbers.Real):
+            flat[_key(name)] = float(value)
+        elif value is not None:
+            _log.warning("metric %s: %r is not a number; not logged", _key(name), type(value).__name__)
+    return flat
+
+
+def _commit_message(text: str) -> str | None:
+    text = redact(text).strip()
+    if len(text) <= _COMMIT_LIMIT:
+        return text or None
+    cut = text[: _COMMIT_LIMIT - 2]
+    return cut[: cut.rfind(" ")] + " …" if " " in cut else cut + " …"
+
+
+def _redacted_copy(path: Path, scratch: Path) -> Path:
+    """``path``, or a copy of it under ``scratch`` with secrets masked when any of its text files holds one."""
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+    dirty = {}
+    for file in files:
+        try:
+            text = file.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue
+        if redact(text) != text:
+            dirty[file] = redact(text)
+    if not dirty:
+        return path
+    copy = scratch / path.name
+    if path.is_file():
+        copy.write_text(dirty[path], encoding="utf-8")
+        return copy
+    shutil.copytree(path, copy)
+    for file, text in dirty.items():
+        (copy / file.relative_to(path)).write_text(text, encoding="utf-8")
+    return copy
+
+
+def _missing_run(run_id: str, uri: str) -> ConfigError:
+    return ConfigError(f"MLflow run {run_id!r} not found in the tracking store {uri}. The store is chosen by "
+                       f"{URI_ORDER}; pass the URI the run was logged to.")
+
+
+def _reader(run_id: str, tracking_uri: str | None) -> tuple[Any, Any, str]:
+    """A client for an existing store, the run and the URI; `ConfigError` when either is missing."""
+    uri = resolve_tracking_uri(tracking_uri)
+    if uri.startswith("sqlite:///"):
+        db = Path(uri.removeprefix("sqlite:///").split("?", 1)[0])
+        if not db.is_file():
+            raise ConfigError(f"MLflow run {run_id!r}: no tracking store at {db.resolve()} (tracking URI {uri}). "
+                              f"The store is chosen by {URI_ORDER}; pass the URI the run was logged to.")
+    mlflow = _mlflow()
+    client = mlflow.MlflowClient(uri)
+    try:
+        return client, client.get_run(run_id), uri
+    except mlflow.exceptions.MlflowException as e:
+        if e.error_code == "RESOURCE_DOES_NOT_EXIST":
+            raise _missing_run(run_id, uri) from None
+        raise
+
+
+def run_info(run_id: str, tracking_uri: str | None = None) -> dict[str, Any]:
+    """Name, status, experiment, params, tags and latest metrics of an existing run."""
+    _, run, _ = _reader(run_id, tracking_uri)
+    return {"run_id": run.info.run_id, "run_name": run.info.run_name, "status": run.info.status,
+            "experiment_id": run.info.experiment_id, "params": dict(run.data.params),
+            "tags": dict(run.data.tags), "metrics": dict(run.data.metrics)}
+
+
+def download_artifacts(run_id: str, artifact_path: str, dst: str | Path, tracking_uri: str | None = None) -> Path:
+    """Download an artifact file or directory of a run into ``dst``; returns its local path."""
+    client, _, uri = _reader(run_id, tracking_uri)
+    Path(dst).mkdir(parents=True, exist_ok=True)
+    from mlflow.exceptions import MlflowException
+
+    try:
+        return Path(client.download_artifacts(run_id, artifact_path, str(dst)))
+    except MlflowException as e:
+        if e.error_code != "RESOURCE_DOES_NOT_EXIST":
+            raise
+        raise ConfigError(f"MLflow run {run_id} (store {uri}) has no artifact {artifact_path!r}.") from None
+
+
+class _RunLog:
+    """Logging into one MLflow run, with secrets redacted (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self._run_id: str | None = None
+
+    def _client(self) -> Any:
+        raise NotImplementedError
+
+    @property
+    def run_id(self) -> str:
+        """The id of the run this object logs to."""
+        if self._run_id is None:
+            raise RuntimeError("no MLflow run yet: call Tracker.start() or Tracker.resume() first.")
+        return self._run_id
+
+    def log_metrics(self, metrics: Mapping[str, Any], step: int | None = None) -> None:
+        """Log numeric metrics (nested dicts flattened with '.'; None skipped) at ``step``."""
+        from mlflow.entities import Metric
+
+        now = int(time.time() * 1000)
+        entries = [Metric(k, v, now, step or 0) for k, v in _flatten(metrics).items()]
+        for i in range(0, len(entries), 1000):
+            self._client().log_batch(self.run_id, metrics=entries[i: i + 1000])
+
+    def set_tags(self, tags: Mapping[str, Any]) -> None:
+        """Set tags (values stringified and redacted; secret-named keys dropped)."""
+        from mlflow.entities import RunTag
+
+        entries = [RunTag(k, v) for k, v in _entries(tags, _TAG_LIMIT).items()]
+        for i in range(0, len(entries), 100):
+            self._client().log_batch(self.run_id, tags=entries[i: i + 100])
+
+    def _log_params(self, params: Mapping[str, Any]) -> None:
+        from mlflow.entities import Param
+
+        entries = [Param(k, v) for k, v in _entries(params, _PARAM_LIMIT).items()]
+        for i in range(0, len(entries), 100):
+            self._client().log_batch(self.run_id, params=entries[i: i + 100])
+
+    def log_text(self, text: str, artifact_file: str) -> None:
+        """Log a text artifact (redacted) as ``artifact_file``."""
+        self._client().log_text(self.run_id, redact(text), artifact_file)
+
+    def log_dict(self, data: Any, artifact_file: str) -> None:
+        """Log JSON-able data as ``artifact_file`` (YAML for .yaml/.yml, else JSON); secrets dropped or masked."""
+        if Path(artifact_file).suffix in (".yaml", ".yml"):
+            import yaml
+
+            text = yaml.safe_dump(json.loads(json.dumps(_scrub(data), default=str)), sort_keys=False)
+        else:
+            text = json.dumps(_scrub(data), indent=2, default=str, ensure_ascii=False)
+        self.log_text(text, artifact_file)
+
+    def log_artifact(self, local_path: str | Path, artifact_path: str | None = None) -> None:
+        """Log a local file or directory under ``artifact_path``; text holding a secret is uploaded redacted."""
+        path = Path(local_path)
+        if not path.exists():
+            raise FileNotFoundError(f"cannot log artifact {path}: no such file or directory.")
+        with tempfile.TemporaryDirectory(prefix="memopt-artifact-") as scratch:
+            upload = _redacted_copy(path, Path(scratch))
+            if upload.is_dir():
+                sub = f"{artifact_path}/{path.name}" if artifact_path else path.name
+                self._client().log_artifacts(self.run_id, str(upload), sub)
+            else:
+                self._client().log_artifact(self.run_id, str(upload), artifact_path)
+
+
+class RoundLog(_RunLog):
+    """What one optimization round logs, bound to its nested run."""
+
+    def __init__(self, client: Any, run_id: str, index: int) -> None:
+        super().__init__()
+        self._mlflow_client = client
+        self._run_id = run_id
+        self.index = index
+
+    def _client(self) -> Any:
+        return self._mlflow_client
+
+    def register_prompts(self, pipeline: str, instructions: Mapping[str, str], *, commit_message: str,
+                         round_index: int) -> dict[str, int]:
+        """Register changed prompts as new versions, link every version used to this round; name → version."""
+        client = self._client()
+        message = _commit_message(commit_message)
+        versions: dict[str, int] = {}
+        for op, text in sorted(instructions.items()):
+            name = prompt_name(pipeline, op)
+            template = redact(text).strip()
+            latest = client.load_prompt(f"prompts:/{name}@latest", allow_missing=True, cache_ttl_seconds=0)
+            if latest is None or latest.template != template:
+                parent = str(latest.version) if latest is not None else "none"
+                latest = client.register_prompt(name, template, commit_message=message,
+                                                tags={"round": str(round_index), "parent_version": parent})
+            client.link_prompt_version_to_run(self.run_id, latest)
+            versions[name] = int(latest.version)
+        return versions
+
+
+class Tracker(_RunLog):
+    """The parent run of one `optimize` experiment, and its rounds as nested runs."""
+
+    def __init__(self, tracking_uri: str | None = None, experiment: str = "memopt") -> None:
+        super().__init__()
+        self.tracking_uri = resolve_tracking_uri(tracking_uri)
+        self.experiment = experiment
+        self._experiment_id: str | None = None
+        self._mlflow_client: Any = None
+
+    def _client(self) -> Any:
+        if self._mlflow_client is None:
+            mlflow = _mlflow()
+            mlflow.set_tracking_uri(self.tracking_uri)
+            self._mlflow_client = mlflow.MlflowClient(self.tracking_uri)
+        return self._mlflow_client
+
+    def start(self, run_name: str, params: Mapping[str, Any], tags: Mapping[str, str] | None = None) -> str:
+        """Create the experiment if needed, start the parent run, log params and tags; returns the run id."""
+        if self._run_id is not None:
+            raise RuntimeError(f"tracker already logs to run {self._run_id}.")
+        client = self._client()
+        experiment = client.get_experiment_by_name(self.experiment)
+        if experiment is None:
+            self._experiment_id = client.create_experiment(self.experiment)
+        elif experiment.lifecycle_stage == "deleted":
+            raise ConfigError(f"MLflow experiment {self.experiment!r} is deleted in {self.tracking_uri}; restore it "
+                              f"(`mlflow experiments restore --experiment-id {experiment.experiment_id}`) or choose "
+                              "another experiment name.")
+        else:
+            self._experiment_id = experiment.experiment_id
+        run = client.create_run(self._experiment_id, run_name=_cut(redact(run_name), _KEY_LIMIT),
+                                tags=_entries({**(tags or {}), "memopt.kind": "optimize"}, _TAG_LIMIT))
+        self._run_id = run.info.run_id
+        self._log_params(params)
+        return self._run_id
+
+    def resume(self, run_id: str) -> None:
+        """Reattach to an existing parent run (marked RUNNING again); round runs a killed process left
+        RUNNING are marked KILLED."""
+        _, run, _ = _reader(run_id, self.tracking_uri)
+        self._experiment_id = run.info.experiment_id
+        self._run_id = run.info.run_id
+        client = self._client()
+        client.update_run(self._run_id, status="RUNNING")
+        orphans = client.search_runs([self._experiment_id], filter_string=(
+            f"tags.mlflow.parentRunId = '{self._run_id}' and attributes.status = 'RUNNING'"))
+        for orphan in orphans:
+            client.set_terminated(orphan.info.run_id, "KILLED")
+
+    @contextmanager
+    def round(self, index: int, name: str | None = None) -> Iterator[RoundLog]:
+        """A nested run ``round-<index>`` (or ``name``) for one round; FAILED if the body raises."""
+        parent = self.run_id
+        client = self._client()
+        run = client.create_run(self._experiment_id, run_name=_cut(redact(name or f"round-{index}"), _KEY_LIMIT),
+                                tags={"mlflow.parentRunId": parent, "memopt.round": str(index), "memopt.kind": "round"})
+        log = RoundLog(client, run.info.run_id, index)
+        try:
+            yield log
+        except Exception:
+            client.set_terminated(log.run_id, "FAILED")
+            raise
+        except BaseException:
+            client.set_terminated(log.run_id, "KILLED")
+            raise
+        client.set_terminated(log.run_id, "FINISHED")
+
+    def download(self, artifact_path: str, dst: str | Path) -> Path:
+        """Download an artifact of the parent run into ``dst`` (see `download_artifacts`)."""
+        return download_artifacts(self.run_id, artifact_path, dst, self.tracking_uri)
+
+    def finish(self, status: str = "FINISHED") -> None:
+        """End the parent run with ``status`` (FINISHED, FAILED or KILLED)."""
+        if status not in _STATUSES:
+            raise ValueError(f"run status {status!r}: expected one of {', '.join(_STATUSES)}.")
+        self._client().set_terminated(self.run_id, status)
+
+    def ui_hint(self) -> str:
+        """How to look at this run in the MLflow UI."""
+        where = f"experiment {self.experiment!r}"
+        page = ""
+        if self._experiment_id is not None:
+            page = f"#/experiments/{self._experiment_id}" + (f"/runs/{self._run_id}" if self._run_id else "")
+            where += f", run {self._run_id}" if self._run_id else ""
+        uri = self.tracking_uri
+        if uri.startswith(("http://", "https://")):
+            return f"open {uri.rstrip('/')}/{page} ({where})"
+        command = f"mlflow ui --backend-store-uri {uri}"
+        if uri.startswith("sqlite:///") and not uri.removeprefix("sqlite:///").startswith("/"):
+            command += f" (run in {Path.cwd()})"
+        return f"{command}, then open http://127.0.0.1:5000/{page} ({where})"
+
+
+class NullTracker:
+    """A tracker that records nothing (benchmarks that compare optimizers, and dry runs)."""
+
+    run_id = "untracked"
+
+    def start(self, run_name: str, params: Mapping[str, Any], tags: Mapping[str, str] | None = None) -> str:
+        """Start nothing; returns ``"untracked"``."""
+        return self.run_id
+
+    def resume(self, run_id: str) -> None:
+        """Nothing to resume from: always an error."""
+        raise ConfigError("cannot resume without an MLflow store; run with a tracking URI.")
+
+    @contextmanager
+    def round(self, index: int, name: str | None = None) -> Iterator[NullTracker]:
+        """A round that logs nothing."""
+        yield self
+
+    def register_prompts(self, pipeline: str, instructions: Mapping[str, str], *, commit_message: str,
+                         round_index: int) -> dict[str, int]:
+        """No registry: every prompt stays at version 0."""
+        return {prompt_name(pipeline, op): 0 for op in instructions}
+
+    def log_metrics(self, metrics: Mapping[str, Any], step: int | None = None) -> None:
+        """Nothing."""
+
+    def log_text(self, text: str, artifact_file: str) -> None:
+        """Nothing."""
+
+    def log_dict(self, data: Any, artifact_file: str) -> None:
+        """Nothing."""
+
+    def log_artifact(self, local_path: str | Path, artifact_path: str | None = None) -> None:
+        """Nothing."""
+
+    def set_tags(self, tags: Mapping[str, Any]) -> None:
+        """Nothing."""
+
+    def finish(self, status: str = "FINISHED") -> None:
+        """Nothing."""
+
+    def ui_hint(self) -> str:
+        """Where to look: nowhere."""
+        return "not tracked"

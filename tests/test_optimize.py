@@ -1,0 +1,189 @@
+"""`memopt optimize`: experiment files, feedback, the reflective loop, MLflow rounds, resume, export round trip."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from memopt.errors import ConfigError
+from memopt.experiment import load_experiment
+from memopt.feedback import score_feedback
+from memopt.lm.directives import CATALOGUE
+from memopt.lm.sim.reflect import _scores
+from tests.conftest import ROOT
+
+QUICKSTART = ROOT / "experiments" / "quickstart.yaml"
+SECRET = "sk-test-SECRET-4242"
+
+
+def _memopt(*args: str, cwd: Path, env: dict | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "memopt", *args], capture_output=True, text=True, timeout=timeout,
+                          cwd=cwd, env={**os.environ, **(env or {})})
+
+
+def _small(tmp_path: Path) -> Path:
+    text = QUICKSTART.read_text().replace("conversations=12,sessions=8", "conversations=8,sessions=6")
+    path = tmp_path / "small.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_experiment_files_are_validated_with_the_key_named(tmp_path):
+    experiment = load_experiment(QUICKSTART)
+    assert experiment.pipeline == "mem0" and experiment.optimizer.name == "memtrace"
+    assert load_experiment(QUICKSTART, {"rounds": 2, "optimizer.name": "gepa"}).optimizer.name == "gepa"
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("pipeline: mem0\noptimizer:\n  candidates: 0\n  nmae: x\n")
+    with pytest.raises(ConfigError) as err:
+        load_experiment(bad)
+    message = str(err.value)
+    assert "bad.yaml" in message and "optimizer.candidates" in message and "optimizer.nmae" in message
+    bad.write_text("pipeline: rag\noptimizer: {search: {topk: [1, 2]}}\n")
+    with pytest.raises(ConfigError, match="topk not a knob of rag"):
+        load_experiment(bad)
+    bad.write_text("pipeline: [\n")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        load_experiment(bad)
+    with pytest.raises(ConfigError, match="no such experiment file"):
+        load_experiment(tmp_path / "missing.yaml")
+
+
+def test_every_shipped_experiment_loads():
+    files = sorted((ROOT / "experiments").glob("*.yaml"))
+    assert {f.stem for f in files} >= {"quickstart", "long_context", "rag", "mem0", "evermemos", "locomo_mem0"}
+    for path in files:
+        load_experiment(path)
+
+
+def test_score_only_feedback_carries_no_symptom():
+    feedback = score_feedback("extract", {"f1": 0.31, "judge": 0.2, "n": 120}, "abc").text()
+    assert "0.310" in feedback
+    for directive in CATALOGUE:
+        assert _scores(feedback, [directive])[directive.id] == 0, directive.id
+
+
+@pytest.fixture(scope="module")
+def quickstart(tmp_path_factory):
+    """The README's main job, end to end, on a fresh MLflow store (with a fake API key in the environment)."""
+    cwd = tmp_path_factory.mktemp("quickstart")
+    done = _memopt("optimize", str(QUICKSTART), "--out", "summary.json", cwd=cwd, env={"OPENAI_API_KEY": SECRET})
+    assert done.returncode == 0, done.stderr[-3000:]
+    return cwd, json.loads((cwd / "summary.json").read_text()), done
+
+
+def test_quickstart_raises_test_f1_by_ten_points(quickstart):
+    _, summary, done = quickstart
+    assert summary["final"]["test_f1"] - summary["baseline"]["test_f1"] >= 0.10
+    assert len(summary["rounds"]) == 4 and any(r["accepted"] for r in summary["rounds"])
+    assert all(set(r) >= {"round", "val_f1", "test_f1", "blamed_ops", "accepted", "prompt_versions"}
+               for r in summary["rounds"])
+    assert "mlflow ui --backend-store-uri" in done.stdout and summary["run_id"] in done.stdout
+
+
+def test_quickstart_logs_parent_rounds_and_prompt_versions(quickstart):
+    import mlflow
+
+    cwd, summary, _ = quickstart
+    client = mlflow.MlflowClient(f"sqlite:///{cwd}/mlflow.db")
+    parent = client.get_run(summary["run_id"])
+    assert parent.data.params["lm.simulated"] == "True" and parent.data.params["pipeline"] == "mem0"
+    rounds = client.search_runs([parent.info.experiment_id],
+                                filter_string=f"tags.mlflow.parentRunId = '{summary['run_id']}'")
+    assert sorted(int(r.data.tags["memopt.round"]) for r in rounds) == [0, 1, 2, 3, 4]
+    assert all(r.info.status == "FINISHED" for r in rounds)
+    one = next(r for r in rounds if r.data.tags["memopt.round"] == "1")
+    assert "val.f1" in one.data.metrics and "failures.ExtractionError" in one.data.metrics
+    artifacts = {a.path for a in client.list_artifacts(one.info.run_id)}
+    assert {"attributions.jsonl", "feedback.md", "round.md", "graphs"} <= artifacts
+    versions = list(client.search_prompt_versions("mem0.extract"))
+    assert len(versions) >= 2
+    newest = max(versions, key=lambda v: v.version)
+    assert newest.tags["round"] != "0" and newest.tags["parent_version"] != "none"
+
+
+def test_no_api_key_reaches_mlflow(quickstart):
+    import mlflow
+
+    cwd, summary, _ = quickstart
+    client = mlflow.MlflowClient(f"sqlite:///{cwd}/mlflow.db")
+    runs = client.search_runs([client.get_run(summary["run_id"]).info.experiment_id])
+    for run in runs:
+        assert SECRET not in json.dumps(run.data.params) + json.dumps(run.data.tags) + json.dumps(run.data.metrics)
+    for path in (cwd / "mlruns").rglob("*"):
+        if path.is_file():
+            assert SECRET.encode() not in path.read_bytes(), path
+
+
+def test_export_round_trip_reproduces_the_runs_val_f1(quickstart, tmp_path):
+    from memopt.optimize.run import splits_of
+    from memopt.run import run_pipeline
+
+    cwd, summary, _ = quickstart
+    done = _memopt("export", summary["run_id"], "--format", "text", "--out", str(tmp_path / "tuned"), cwd=cwd)
+    assert done.returncode == 0, done.stderr
+    mem0 = _memopt("export", summary["run_id"], "--format", "mem0", "--out", str(tmp_path / "mem0.json"), cwd=cwd)
+    assert mem0.returncode == 0, mem0.stderr
+    config = json.loads((tmp_path / "mem0.json").read_text())
+    assert {"custom_fact_extraction_prompt", "custom_update_memory_prompt"} <= set(config)
+    experiment = load_experiment(QUICKSTART)
+    _, _, val, _ = splits_of(experiment)
+    result = run_pipeline("mem0", experiment.data.source, prompts=tmp_path / "tuned",
+                          conversations=[c.sample_id for c in val], judge_lm=None,
+                          knobs=json.loads(json.dumps(summary["best_knobs"])))
+    assert result.metrics["f1"] == pytest.approx(summary["final"]["val_f1"], abs=1e-4)
+
+
+def _finished_rounds(uri: str, experiment: str) -> int:
+    import mlflow
+
+    client = mlflow.MlflowClient(uri)
+    found = client.get_experiment_by_name(experiment)
+    if found is None:
+        return 0
+    runs = client.search_runs([found.experiment_id], filter_string="tags.`memopt.kind` = 'round'")
+    return sum(r.info.status == "FINISHED" for r in runs)
+
+
+def test_kill_mid_run_then_resume(tmp_path):
+    experiment = _small(tmp_path)
+    uri = f"sqlite:///{tmp_path}/mlflow.db"
+    process = subprocess.Popen([sys.executable, "-m", "memopt", "optimize", str(experiment), "--rounds", "3",
+                                "--tracking-uri", uri], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.time() + 180
+    while _finished_rounds(uri, "memopt-quickstart") < 2 and time.time() < deadline:
+        assert process.poll() is None, process.stderr.read().decode()[-2000:]
+        time.sleep(0.3)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    import mlflow
+
+    client = mlflow.MlflowClient(uri)
+    exp_id = client.get_experiment_by_name("memopt-quickstart").experiment_id
+    [parent] = client.search_runs([exp_id], filter_string="tags.`memopt.kind` = 'optimize'")
+    resumed = _memopt("optimize", str(experiment), "--rounds", "3", "--tracking-uri", uri, "--resume",
+                      parent.info.run_id, "--out", "summary.json", cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert [r["round"] for r in summary["rounds"]] == [1, 2, 3] and summary["run_id"] == parent.info.run_id
+    rounds = client.search_runs([exp_id], filter_string=f"tags.mlflow.parentRunId = '{parent.info.run_id}'")
+    finished = sorted(int(r.data.tags["memopt.round"]) for r in rounds if r.info.status == "FINISHED")
+    assert finished == [0, 1, 2, 3]
+    assert all(r.info.status in ("FINISHED", "KILLED") for r in rounds)
+    assert client.get_run(parent.info.run_id).info.status == "FINISHED"
+
+
+def test_gepa_runs_within_its_budget(tmp_path):
+    experiment = _small(tmp_path)
+    done = _memopt("optimize", str(experiment), "--optimizer", "gepa", "--budget", "1500", "--rounds", "1",
+                   "--tracking-uri", f"sqlite:///{tmp_path}/mlflow.db", "--out", "summary.json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert len(summary["rounds"]) == 1 and summary["lm_calls"] <= 1500 * 1.2
+    assert summary["final"]["val_f1"] >= summary["baseline"]["val_f1"]
