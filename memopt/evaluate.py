@@ -3,7 +3,9 @@
 `evaluate` ingests each conversation (in parallel over conversations, ``workers`` threads), asks
 every selected question, scores the answer (LoCoMo F1, exact match, judge verdict) and returns a
 `RunResult`. An LM failure on one case marks that case with ``error`` and the run goes on; a
-failure while ingesting marks every case of that conversation.
+failure while ingesting marks every case of that conversation. ``metrics["errored"]`` counts the
+cases with an error, ``metrics["malformed"]`` those whose error is an LM reply no adapter could
+parse (DSPy's ``AdapterParseError``).
 """
 
 from __future__ import annotations
@@ -26,10 +28,11 @@ from memopt.judge import Judge
 from memopt.metrics import CaseScore, exact_match, locomo_f1, summarize
 from memopt.system import MemorySystem
 
-__all__ = ["CaseResult", "RunResult", "evaluate", "select_cases", "SCHEMA_VERSION", "ERROR_LIMIT"]
+__all__ = ["CaseResult", "RunResult", "evaluate", "select_cases", "SCHEMA_VERSION", "ERROR_LIMIT", "MALFORMED"]
 
 SCHEMA_VERSION = 1
 ERROR_LIMIT = 0.2
+MALFORMED = "AdapterParseError"
 
 
 @dataclass
@@ -198,5 +201,6 @@ def evaluate(system: MemorySystem, conversations: list[Conversation], *, lm: dsp
     results = [r for chunk in chunks for r in chunk]
     metrics = summarize([CaseScore(r.case_id, r.category, r.f1, r.em, r.correct) for r in results])
     metrics["errored"] = sum(r.error is not None for r in results)
+    metrics["malformed"] = sum(MALFORMED in (r.error or "") for r in results)
     return results, metrics, time.perf_counter() - started
 

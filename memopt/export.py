@@ -23,7 +23,12 @@ Formats (`export`; every file is written atomically, temp file then replace):
   ``str.replace``, not ``str.format`` (the JSON example holds braces). The update prompt is exported as
   is: Mem0 appends the memories, the new facts and its own JSON schema to it.
 - ``mem0-v2``: ``{"custom_instructions": <extract prompt>}`` for mem0ai 2.x, which has no update
-  decision (ADD-only extraction): the ``update`` prompt has no place there.
+  decision (ADD-only extraction): the ``update`` prompt has no place there. 2.x appends
+  ``custom_instructions`` as a section of its own extraction prompt, which supplies the dates (its
+  "Observation Date") and its own output schema (``{"memory": [...]}``), so the lines the ``mem0``
+  format adds (the ``{"facts": ...}`` JSON line, the date line) are left out, also when re-exporting a
+  prompt exported for 1.x. (mem0ai 1.0.x silently ignores ``custom_instructions``: `memopt mem0 check`
+  refuses such a config.)
 
 ``write_tuned_prompts`` also files the prompts as ``prompts/<pipeline>/tuned/<op>.md`` in the
 repository's seed prompts folder.
@@ -53,7 +58,9 @@ _DATE_NOTE = ("Mem0 adds no date to a custom extraction prompt. The exported pro
               "every call) to the prompt with '{session_date}' replaced by the session's date, using str.replace "
               "(str.format would trip on the braces of the JSON example).")
 _V2_NOTE = ("mem0ai 2.x has no update decision (ADD-only extraction): the update prompt is not exported; "
-            "only the extraction prompt becomes custom_instructions.")
+            "only the extraction prompt becomes custom_instructions, without the facts-JSON and date lines "
+            "(2.x appends it to its own extraction prompt, which dates messages and sets the output format). "
+            "mem0ai 1.0.x silently ignores custom_instructions.")
 _PATH_LIKE = re.compile(r"[/\\~]|^\.")
 
 
@@ -119,12 +126,13 @@ def mem0_fragment(pipeline: str, instructions: dict[str, str], *, v2: bool = Fal
     missing = [op for op in needed if not instructions.get(op, "").strip()]
     if missing:
         raise ConfigError(f"--format {fmt} needs the mem0 prompt(s) {', '.join(missing)}; they are missing.")
-    if v2:
-        return Mem0Fragment({"custom_instructions": instructions["extract"].strip()}, None, (_V2_NOTE,))
     lines = instructions["extract"].strip().splitlines()
     if lines and lines[-1].strip() == DATE_LINE:
         lines.pop()
     body = "\n".join(lines).rstrip()
+    if v2:
+        bare = "\n".join(line for line in body.splitlines() if line.strip() != JSON_INSTRUCTION).strip()
+        return Mem0Fragment({"custom_instructions": bare}, None, (_V2_NOTE,))
     if JSON_INSTRUCTION not in body:
         body += "\n\n" + JSON_INSTRUCTION
     config = {"version": "v1.1", "custom_fact_extraction_prompt": f"{body}\n{DATE_LINE}",

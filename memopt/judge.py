@@ -132,10 +132,12 @@ class LMJudge(_Counter):
     def _ask(self, predictor: Any, output: str, **inputs: str) -> Any:
         import dspy
 
+        from memopt.lm.adapter import adapter_scope
+
         self._count()
         quoted = {name: quote_data(value) for name, value in inputs.items()}
         try:
-            with dspy.context(lm=self.lm):
+            with dspy.context(lm=self.lm), adapter_scope(self.lm):
                 return predictor(**quoted)
         except Exception as exc:
             raise LMError(_failure(self.lm.model, output, exc)) from exc

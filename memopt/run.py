@@ -1,7 +1,8 @@
 """`run_pipeline`: the Python API behind `memopt run` (load data, build, run, score, trace).
 
 It sits above the stages it uses (data, pipelines, evaluation, tracing) so none of them has to
-import a later one.
+import a later one. When the task LM carries its own adapter (the ``local`` LM), the adapter's
+reply counts (parsed, repaired, malformed) are kept in ``usage["task"]["replies"]``.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ def run_pipeline(pipeline: str, data: str, *, prompts: str | Path | None = None,
     """Load data, build the pipeline, run and score it (tracing one graph per conversation into ``trace_dir``)."""
     from memopt.data.source import load_data, select
     from memopt.judge import LMJudge
+    from memopt.lm.adapter import preferred_adapter
     from memopt.lm.config import UsageMeter, make_lm, parse_lm_spec
     from memopt.trace import save_graph, trace
     from pipelines import make_system
@@ -48,5 +50,7 @@ def run_pipeline(pipeline: str, data: str, *, prompts: str | Path | None = None,
         for sample_id, graph in tracer.graphs.items():
             save_graph(graph, Path(trace_dir) / f"{sample_id}.json")
     usage = {"task": asdict(task_meter.total()), "judge": asdict(judge_meter.total())}
+    if (adapter := preferred_adapter(task_lm)) is not None:
+        usage["task"]["replies"] = adapter.stats()
     return RunResult(pipeline, task_spec.raw, task_spec.simulated, name, system.prompt_versions(), system.knobs,
                      metrics, results, usage, seconds, judge_spec.raw if judge_spec else None)

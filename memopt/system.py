@@ -15,6 +15,7 @@ Contract for subclasses (in the spirit of gepa's adapter):
   and returns a ``dspy.Prediction`` with at least ``answer``.
 - Operation ids are ``<op>:<sample_id>:<key>`` with a key that is stable across runs, so a replay
   can name the op to override.
+- An LLM operation runs with the adapter its LM carries, if any (`memopt.lm.adapter.adapter_scope`).
 - Ingestion is cached by (pipeline, conversation content, ingest-op prompts, ingest knobs, task
   LM): evaluating a new answer prompt does not re-ingest. The cache is bypassed while a tracer
   listens or a replayer intercepts, so those always see every operation.
@@ -35,6 +36,7 @@ import dspy
 from memopt.data.model import Case, Conversation
 from memopt.errors import ConfigError
 from memopt.events import OpEvent, conversation_scope, emit, listening
+from memopt.lm.adapter import adapter_scope
 from memopt.ops import OpCall, intercepting, produce, run_op
 from memopt.prompts import load_prompts, prompt_hash
 
@@ -229,7 +231,8 @@ class MemorySystem(dspy.Module):
                       op, instructions)
 
         def execute() -> dict[str, Any]:
-            prediction = predictor(**inputs)
+            with adapter_scope():
+                prediction = predictor(**inputs)
             if listening():
                 usage = (prediction.get_lm_usage() or {}).values()
                 emit(OpEvent("op", "usage", call.op_id, op, self.name, {

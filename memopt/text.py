@@ -113,14 +113,18 @@ _SESSION_DATE = re.compile(
 )
 
 
+_ISO_DATE = re.compile(r"\b(?P<year>\d{4})-(?P<month>\d{2})-(?P<day>\d{2})\b")
+
+
 def parse_session_date(text: str) -> dt.date | None:
-    """Parse a LoCoMo session date ("1:56 pm on 8 May, 2023", "8 May 2023"); None if unparseable."""
+    """Parse a session date: LoCoMo's ("1:56 pm on 8 May, 2023", "8 May 2023") or ISO ("2023-05-08"); else None."""
     m = _SESSION_DATE.search(text or "")
-    if not m:
-        return None
-    month = _MONTH_INDEX.get(m.group("month").lower())
-    if month is None:
-        return None
+    month = _MONTH_INDEX.get(m.group("month").lower()) if m else None
+    if m is None or month is None:
+        m = _ISO_DATE.search(text or "")
+        if m is None:
+            return None
+        month = int(m.group("month"))
     try:
         return dt.date(int(m.group("year")), month, int(m.group("day")))
     except ValueError:

@@ -137,7 +137,7 @@ def test_no_key_in_describe_repr_or_errors(monkeypatch: pytest.MonkeyPatch) -> N
     assert all(SECRET not in t for t in texts)
     assert "***" in str(leaked)
     assert describe_lm(UNREACHABLE) == {"model": "openai/x", "api_base": "http://127.0.0.1:9/v1",
-                                        "simulated": False, "seed": None}
+                                        "simulated": False, "seed": None, "local": None}
 
 
 def test_explain_lm_error_names_spec_and_what_to_do() -> None:
@@ -158,7 +158,7 @@ def test_roles_default_to_sim_and_to_the_task_lm() -> None:
     assert roles.reflection == roles.task == parse_lm_spec("openai/gpt-4.1-mini")
     assert roles.judge.seed == 2
     assert roles.describe()["task"] == {"model": "openai/gpt-4.1-mini", "api_base": None, "simulated": False,
-                                        "seed": None}
+                                        "seed": None, "local": None}
     with pytest.raises(ConfigError, match=r"^judge LM: LM spec 'sim:x'"):
         LMRoles.from_specs("sim", judge="sim:x")
 

@@ -21,6 +21,7 @@ from memopt.errors import ConfigError
 from memopt.lm.config import make_lm
 from memopt.lm.server import ServerStats, SimServer
 from memopt.lm.signatures import ExtractFacts
+from memopt.lm.sim import SimLM
 
 MEMOPT = str(Path(sys.executable).with_name("memopt"))
 CONVERSATION = "Alice: I moved to Paris last week.\nBob: Nice! I just started learning the guitar."
@@ -181,3 +182,37 @@ def test_cli_lm_check_through_the_server() -> None:
         assert server.stats.requests == 1  # lm-check never retries
     assert isinstance(limited.exception, LMError)
     assert "is rate-limiting requests" in str(limited.exception)
+
+
+def _cosine(a: list[float], b: list[float]) -> float:
+    return sum(x * y for x, y in zip(a, b, strict=True))
+
+
+def test_embeddings_are_lexical_deterministic_and_sized() -> None:
+    from openai import OpenAI
+
+    texts = ["Alice adopted a puppy named Max", "Alice's puppy Max was adopted", "Bob plays the guitar on Sundays"]
+    with SimServer(fail_rate=1.0) as server:  # faults never apply to embeddings
+        client = OpenAI(base_url=server.url, api_key="x", max_retries=0)
+        floats = client.embeddings.create(model="sim", input=texts, dimensions=64, encoding_format="float")
+        packed = client.embeddings.create(model="sim", input=texts, dimensions=64)  # the client asks for base64
+        status, _, default = _http(f"{server.url}/embeddings", {"model": "sim", "input": texts[0]})
+        assert server.stats == ServerStats(embeddings=3)
+    vectors = [d.embedding for d in floats.data]
+    assert [len(v) for v in vectors] == [64, 64, 64]
+    assert all(abs(_cosine(v, v) - 1.0) < 1e-9 for v in vectors)
+    for decoded, vector in zip((d.embedding for d in packed.data), vectors, strict=True):
+        assert decoded == pytest.approx(vector, abs=1e-6)
+    assert status == 200 and len(default["data"][0]["embedding"]) == 1536
+    assert SimLM().embed(texts, 64) == vectors, "the same text always gets the same vector"
+    assert _cosine(vectors[0], vectors[1]) > 0.9 > 0.3 > abs(_cosine(vectors[0], vectors[2]))
+
+
+def test_embeddings_reject_bad_requests() -> None:
+    with SimServer() as server:
+        for body, expected in (({"input": [[1, 2, 3]]}, "token arrays"), ({"input": []}, "non-empty"),
+                               ({"input": "x", "dimensions": 0}, "'dimensions'"),
+                               ({"input": "x", "encoding_format": "int8"}, "'encoding_format'")):
+            status, _, reply = _http(f"{server.url}/embeddings", body)
+            assert status == 400 and expected in reply["error"]["message"], (body, reply)
+        assert server.stats.embeddings == 0

@@ -26,7 +26,7 @@ app = typer.Typer(
 
 
 def _register() -> None:
-    from memopt.cli import attribute, bench, data, directives, export, lm_check, optimize, run, serve, show
+    from memopt.cli import attribute, bench, data, directives, export, lm_check, mem0, optimize, run, serve, show
 
     app.command("optimize")(optimize.optimize)
     app.command("run")(run.run)
@@ -38,6 +38,7 @@ def _register() -> None:
     app.command("directives")(directives.directives)
     app.command("show")(show.show)
     app.command("export")(export.export)
+    app.add_typer(mem0.app, name="mem0")
 
 
 _register()

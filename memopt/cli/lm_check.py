@@ -17,13 +17,14 @@ CONTEXT = "[1 May 2023] Alice: I live in Paris now."
 
 
 def lm_check(
-    lm: str = typer.Option("sim", "--lm", help="LM spec: 'sim', 'sim:SEED', 'openai/gpt-4.1-mini', "
+    lm: str = typer.Option("sim", "--lm", help="LM spec: 'sim', 'sim:SEED', 'local', 'openai/gpt-4.1-mini', "
                                                "'MODEL@http://127.0.0.1:8008/v1', ..."),
     timeout: float = typer.Option(30.0, "--timeout", min=0.1, help="Seconds to wait for the answer."),
 ) -> None:
     """Ask an LM one question through DSPy; print the model, whether it is simulated, the reply, the latency."""
     import dspy
 
+    from memopt.lm.adapter import preferred_adapter
     from memopt.lm.config import describe_lm, explain_lm_error, make_lm, parse_lm_spec
     from memopt.lm.signatures import AnswerQuestion
 
@@ -31,13 +32,14 @@ def lm_check(
     model = make_lm(spec, num_retries=0, timeout=None if spec.simulated else timeout)
     start = time.perf_counter()
     try:
-        with dspy.context(lm=model, adapter=dspy.ChatAdapter()):
+        with dspy.context(lm=model, adapter=preferred_adapter(model) or dspy.ChatAdapter()):
             reply = dspy.Predict(AnswerQuestion)(question=QUESTION, context=CONTEXT).answer
     except Exception as e:
         raise explain_lm_error(spec, e) from None
     latency_ms = (time.perf_counter() - start) * 1000
     info = describe_lm(spec)
-    typer.echo(f"model:     {info['model']}" + (f" @ {info['api_base']}" if info["api_base"] else ""))
+    api_base = info["api_base"] or model.kwargs.get("api_base")
+    typer.echo(f"model:     {info['model']}" + (f" @ {api_base}" if api_base else ""))
     typer.echo(f"simulated: {'yes' if info['simulated'] else 'no'}")
     typer.echo(f"question:  {QUESTION}")
     typer.echo(f"reply:     {reply}")

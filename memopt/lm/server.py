@@ -7,25 +7,32 @@ Contract:
 - ``GET /v1/models`` lists one model (``sim``); ``GET /health`` answers ``{"status": "ok"}``.
 - ``POST /v1/chat/completions`` takes the OpenAI chat schema: the system messages, joined, are the
   system text; the last user message is the user text; the reply is `SimLM.respond` on them (so a
-  JSONAdapter prompt gets JSON back, whatever ``response_format`` says). ``usage`` tokens are
-  characters / 4. ``stream: true`` is refused with 400. An unknown path is 404, a bad body 400,
-  always with an OpenAI-style ``{"error": {...}}`` body.
-- Faults apply to chat completions only and are deterministic for a seed: request *n* draws its
+  JSONAdapter prompt gets JSON back, whatever ``response_format`` says; the real Mem0's extraction and
+  update calls get the bare JSON object Mem0 parses). ``usage`` tokens are characters / 4.
+  ``stream: true`` is refused with 400. An unknown path is 404, a bad body 400, always with an
+  OpenAI-style ``{"error": {...}}`` body.
+- ``POST /v1/embeddings`` takes the OpenAI embeddings schema (``input``: a string or a list of strings;
+  ``dimensions``: 1–8192, default 1536; ``encoding_format``: ``float`` or ``base64``) and returns
+  `SimLM.embed`'s *lexical* embeddings: hashed Porter-stem features, unit length, deterministic
+  (`memopt.lm.sim.embedding`). Texts are close when they share words, not when they mean the same.
+- Faults apply to chat completions only (never to embeddings) and are deterministic for a seed: request *n* draws its
   fate from the *n*-th pair of numbers of ``random.Random(seed)``. With probability ``fail_rate``
   it fails with ``status`` (429 carries ``retry-after: 0``); otherwise, with probability
   ``malformed_rate``, its content is garbled (cut short, field markers and JSON punctuation
   removed) so no DSPy adapter can parse it. ``delay`` seconds pass before every answer.
-- `SimServer.stats` counts requests, injected failures and malformed replies.
+- `SimServer.stats` counts chat requests, injected failures, malformed replies and embedding requests.
 """
 
 from __future__ import annotations
 
+import base64
 import ipaddress
 import json
 import logging
 import math
 import random
 import re
+import struct
 import threading
 import time
 from dataclasses import dataclass
@@ -34,6 +41,7 @@ from typing import Any
 
 from memopt.errors import ConfigError
 from memopt.lm.sim import SimLM
+from memopt.lm.sim.embedding import DEFAULT_DIMENSIONS, MAX_DIMENSIONS
 
 __all__ = ["SimServer", "ServerStats", "FAULT_STATUSES", "MODEL_ID", "check_loopback", "example_lm_line"]
 
@@ -47,11 +55,12 @@ _MARKER = re.compile(r"\[\[ ## \w+ ## \]\]")
 
 @dataclass(frozen=True)
 class ServerStats:
-    """Counters of a server: chat-completion requests, injected failures, malformed replies."""
+    """Counters of a server: chat-completion requests, injected failures, malformed replies, embedding requests."""
 
     requests: int = 0
     injected_failures: int = 0
     malformed: int = 0
+    embeddings: int = 0
 
 
 def check_loopback(host: str) -> str:
@@ -100,7 +109,7 @@ class _Fate:
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
         self.fail_rate, self.malformed_rate = fail_rate, malformed_rate
-        self.requests = self.failures = self.malformed = 0
+        self.requests = self.failures = self.malformed = self.embeddings = 0
 
     def draw(self) -> tuple[bool, bool]:
         """(fail, malformed) for the next request, counted."""
@@ -113,10 +122,15 @@ class _Fate:
             self.malformed += malformed
             return fail, malformed
 
+    def count_embeddings(self) -> None:
+        """Count one embeddings request (embeddings never fail)."""
+        with self._lock:
+            self.embeddings += 1
+
     def stats(self) -> ServerStats:
         """A snapshot of the counters."""
         with self._lock:
-            return ServerStats(self.requests, self.failures, self.malformed)
+            return ServerStats(self.requests, self.failures, self.malformed, self.embeddings)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -147,34 +161,68 @@ class _Handler(BaseHTTPRequestHandler):
         elif self.path.rstrip("/") == "/health":
             self._send(200, {"status": "ok", "model": MODEL_ID, "simulated": True})
         else:
-            self._error(404, f"no route GET {self.path}; try GET /v1/models or POST /v1/chat/completions")
+            self._error(404, f"no route GET {self.path}; try GET /v1/models, POST /v1/chat/completions or "
+                             "POST /v1/embeddings")
 
     def do_POST(self) -> None:
-        if self.path.rstrip("/") != "/v1/chat/completions":
-            self._error(404, f"no route POST {self.path}; try POST /v1/chat/completions")
+        route = self.path.rstrip("/")
+        if route not in ("/v1/chat/completions", "/v1/embeddings"):
+            self._error(404, f"no route POST {self.path}; try POST /v1/chat/completions or POST /v1/embeddings")
             return
-        body = self._body()
+        body = self._body() if route == "/v1/chat/completions" else self._embeddings_body()
         if body is None:
             return
         if body.get("stream"):
             self._error(400, "stream=true is not supported by the SimLM server; send stream=false")
             return
         try:
-            self.server.answer(self, body)
+            if route == "/v1/embeddings":
+                self.server.embed(self, body)
+            else:
+                self.server.answer(self, body)
         except ConnectionError:
             logger.debug("client %s went away before the answer", self.address_string())
         except Exception as e:
             logger.exception("SimLM failed on a request")
             self._error(500, f"SimLM failed: {type(e).__name__}: {e}")
 
-    def _body(self) -> dict[str, Any] | None:
+    def _json(self) -> dict[str, Any] | None:
         try:
             raw = self.rfile.read(int(self.headers.get("content-length") or 0))
             body = json.loads(raw or b"null")
         except (ValueError, UnicodeDecodeError) as e:
             self._error(400, f"the request body is not valid JSON ({e})")
             return None
-        messages = body.get("messages") if isinstance(body, dict) else None
+        if not isinstance(body, dict):
+            self._error(400, "the request body must be a JSON object")
+            return None
+        return body
+
+    def _embeddings_body(self) -> dict[str, Any] | None:
+        body = self._json()
+        if body is None:
+            return None
+        texts = body.get("input")
+        if isinstance(texts, str):
+            texts = [texts]
+        if not isinstance(texts, list) or not texts or not all(isinstance(t, str) for t in texts):
+            self._error(400, "the request body must be a JSON object whose 'input' is a string or a non-empty list "
+                             "of strings (token arrays are not supported)")
+            return None
+        dimensions = DEFAULT_DIMENSIONS if body.get("dimensions") is None else body["dimensions"]
+        if isinstance(dimensions, bool) or not isinstance(dimensions, int) or not 1 <= dimensions <= MAX_DIMENSIONS:
+            self._error(400, f"'dimensions' must be an integer between 1 and {MAX_DIMENSIONS}, got {dimensions!r}")
+            return None
+        if (body.get("encoding_format") or "float") not in ("float", "base64"):
+            self._error(400, "'encoding_format' must be 'float' or 'base64'")
+            return None
+        return {**body, "input": texts, "dimensions": dimensions}
+
+    def _body(self) -> dict[str, Any] | None:
+        body = self._json()
+        if body is None:
+            return None
+        messages = body.get("messages")
         if not isinstance(messages, list) or not messages or not all(isinstance(m, dict) for m in messages):
             self._error(400, "the request body must be a JSON object with a non-empty 'messages' list of objects")
             return None
@@ -202,6 +250,21 @@ class _HTTPServer(ThreadingHTTPServer):
         if malformed:
             content = _garble(content)
         handler._send(200, _completion(body, system, user, content))
+
+    def embed(self, handler: _Handler, body: dict[str, Any]) -> None:
+        """Answer one embeddings request with SimLM's lexical embeddings."""
+        self.fate.count_embeddings()
+        vectors = self.sim.embed(body["input"], body["dimensions"])
+        as_base64 = body.get("encoding_format") == "base64"
+        data = [{"object": "embedding", "index": i,
+                 "embedding": _base64(vector) if as_base64 else vector} for i, vector in enumerate(vectors)]
+        tokens = sum(math.ceil(len(text) / 4) for text in body["input"])
+        handler._send(200, {"object": "list", "data": data, "model": str(body.get("model") or MODEL_ID),
+                            "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})
+
+
+def _base64(vector: list[float]) -> str:
+    return base64.b64encode(struct.pack(f"<{len(vector)}f", *vector)).decode()
 
 
 def _completion(body: dict[str, Any], system: str, user: str, content: str) -> dict[str, Any]:

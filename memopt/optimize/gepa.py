@@ -11,6 +11,9 @@ GEPA runs as one optimization: memopt logs it as a single round.
 
 from __future__ import annotations
 
+import contextlib
+import io
+import logging
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -132,8 +135,17 @@ def run_gepa(system: MemorySystem, scorer: Scorer, *, trainset: list[Conversatio
                           reflection_minibatch_size=3, candidate_selection_strategy="pareto", use_merge=False,
                           component_selector="all", num_threads=1, seed=seed, track_stats=False,
                           gepa_kwargs={"stop_callbacks": [lambda _state: scorer.remaining() <= 0]})
-    with dspy.context(lm=scorer.task_lm):
-        return optimizer.compile(system, trainset=train, valset=val)
+    quiet = [logging.getLogger(name) for name in ("dspy.teleprompt.gepa", "gepa", "dspy.evaluate")]
+    levels = [log.level for log in quiet]
+    for log in quiet:
+        log.setLevel(logging.ERROR)
+    try:  # GEPA and DSPy draw progress bars on stdout and stderr; memopt reports per round instead
+        with dspy.context(lm=scorer.task_lm), contextlib.redirect_stderr(io.StringIO()), \
+                contextlib.redirect_stdout(io.StringIO()):
+            return optimizer.compile(system, trainset=train, valset=val)
+    finally:
+        for log, level in zip(quiet, levels, strict=True):
+            log.setLevel(level)
 
 
 @dataclass

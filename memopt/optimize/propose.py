@@ -13,9 +13,10 @@ def propose_instructions(reflection_lm: Any, *, operation: str, current: str, fe
     """Up to ``k`` distinct revised instructions (never the current one); empty when the LM offers none."""
     import dspy
 
+    from memopt.lm.adapter import adapter_scope
     from memopt.lm.signatures import ProposeInstructions
 
-    with dspy.context(lm=reflection_lm):
+    with dspy.context(lm=reflection_lm), adapter_scope(reflection_lm):
         proposals = dspy.Predict(ProposeInstructions)(operation=operation, current_instruction=current,
                                                       feedback=feedback, n_candidates=k).proposals
     out: list[str] = []

@@ -3,7 +3,11 @@
 `SimLM.respond(system, user)` reads a DSPy-formatted prompt (ChatAdapter or JSONAdapter), finds
 the operation from the output fields the signature declares, reads the directives its
 instructions grant (`memopt.lm.directives`), performs the operation with plain NLP on the inputs,
-and writes the outputs in the format the prompt asked for. It reads nothing but the prompt.
+and writes the outputs in the format the prompt asked for. A prompt that is not a DSPy prompt may be
+one of the real Mem0's two calls (fact extraction, update decision; `memopt.lm.sim.mem0_formats`):
+SimLM performs the same ``extract`` / ``update`` behaviour, with the directives of Mem0's prompt, and
+answers with the bare JSON object Mem0 parses. `SimLM.embed` is its lexical embedding model
+(`memopt.lm.sim.embedding`). It reads nothing but the prompt.
 
 `SimEngine` plugs it into DSPy 3.4's engine interface::
 
@@ -21,7 +25,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from memopt.lm.directives import active_directives
-from memopt.lm.sim import behaviour, reflect
+from memopt.lm.sim import behaviour, mem0_formats, reflect
+from memopt.lm.sim.embedding import DEFAULT_DIMENSIONS, embed
 from memopt.lm.sim.prompt import Prompt, parse_prompt, render_outputs
 
 __all__ = ["SimLM", "SimEngine", "OPERATIONS", "operation_of"]
@@ -72,11 +77,23 @@ class SimLM:
         self.seed = seed
 
     def respond(self, system: str, user: str) -> str:
-        """The completion for a DSPy prompt (system + last user message); a plain prompt gets a labelled note."""
+        """The completion for a DSPy prompt or a Mem0 call (system + last user message); else a labelled note."""
         prompt = parse_prompt(system, user)
-        if not prompt.outputs:
-            return _plain_reply(system, user)
-        return render_outputs(prompt, self.outputs(prompt))
+        if prompt.outputs:
+            return render_outputs(prompt, self.outputs(prompt))
+        request = mem0_formats.read_request(system, user)
+        if request is not None:
+            return mem0_formats.render_reply(request, self.mem0_outputs(request))
+        return _plain_reply(system, user)
+
+    def mem0_outputs(self, request: mem0_formats.Mem0Request) -> dict[str, Any]:
+        """The output SimLM produces for a recognised Mem0 call (``facts`` or ``memory``)."""
+        fn = OPERATIONS[frozenset({request.output})][1]
+        return fn(request.inputs, active_directives(request.operation, request.instructions))
+
+    def embed(self, texts: list[str], dimensions: int = DEFAULT_DIMENSIONS) -> list[list[float]]:
+        """Lexical embeddings of ``texts`` (see `memopt.lm.sim.embedding`)."""
+        return [embed(text, dimensions) for text in texts]
 
     def outputs(self, prompt: Prompt) -> dict[str, Any]:
         """The output field values SimLM produces for a parsed prompt."""
@@ -100,7 +117,7 @@ class SimLM:
 def _plain_reply(system: str, user: str) -> str:
     n = len(f"{system} {user}".split())
     return (f"SimLM (simulated): received a prompt of {n} words; it answers DSPy-formatted prompts "
-            "of memopt's standard signatures only.")
+            "of memopt's standard signatures and Mem0's extraction and update calls only.")
 
 
 def _tokens(text: str) -> int:
