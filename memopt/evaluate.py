@@ -11,7 +11,6 @@ parse (DSPy's ``AdapterParseError``).
 from __future__ import annotations
 
 import contextvars
-import json
 import threading
 import time
 from collections.abc import Callable
@@ -24,6 +23,7 @@ import dspy
 
 from memopt.data.model import Case, Conversation
 from memopt.errors import DataError
+from memopt.files import read_json, write_json
 from memopt.judge import Judge
 from memopt.metrics import CaseScore, exact_match, locomo_f1, summarize
 from memopt.system import MemorySystem
@@ -102,23 +102,12 @@ class RunResult:
 
     def save(self, path: str | Path) -> Path:
         """Write ``results.json`` atomically."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(self.to_dict(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-        tmp.replace(path)
-        return path
+        return write_json(path, self.to_dict())
 
     @classmethod
     def load(cls, path: str | Path) -> RunResult:
         """Read a ``results.json`` file."""
-        path = Path(path)
-        if not path.is_file():
-            raise DataError(f"{path}: no such results file (write one with `memopt run --out {path}`).")
-        try:
-            raw = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as e:
-            raise DataError(f"{path}: not valid JSON (line {e.lineno}: {e.msg}).") from None
+        raw = read_json(path, missing=f"no such results file (write one with `memopt run --out {path}`).")
         return cls.from_dict(raw, source=str(path))
 
 

@@ -22,7 +22,6 @@ graph JSON (`memopt.trace.load_graph`), so anyone can re-score a method on the s
 
 from __future__ import annotations
 
-import json
 import tempfile
 import time
 from collections import defaultdict
@@ -37,6 +36,7 @@ from memopt.attribution.case import FailedCase, Probe, text_of
 from memopt.attribution.counterfactual import counterfactual
 from memopt.attribution.inject import effective, injections
 from memopt.errors import DataError
+from memopt.files import read_json, write_json
 from memopt.judge import Judge
 from memopt.trace import load_graph, replay, save_graph
 
@@ -141,10 +141,8 @@ def build_bench(pipelines: list[str], data: str, out_dir: str | Path, judge: Jud
                 if on_progress is not None:
                     on_progress(f"{pipeline}: {path.stem}")
                 cases += _bench_cases_of(pipeline, load_graph(path), results, judge, graphs, limit_per_conversation)
-    path = out_dir / "cases.json"
     document = {"schema": SCHEMA, "schema_version": 1, "data": data, "cases": [_to_json(c) for c in cases]}
-    path.write_text(json.dumps(document, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    return cases, path
+    return cases, write_json(out_dir / "cases.json", document)
 
 
 def _to_json(case: BenchCase) -> dict[str, Any]:
@@ -155,14 +153,8 @@ def _to_json(case: BenchCase) -> dict[str, Any]:
 
 def load_bench(path: str | Path) -> list[BenchCase]:
     """Read the cases of a saved bench (graph paths stay relative to the file's folder)."""
-    path = Path(path)
-    if not path.is_file():
-        raise DataError(f"{path}: no such bench cases file (write one with `memopt bench attribution --out ...`).")
-    try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as e:
-        raise DataError(f"{path}: not valid JSON (line {e.lineno}: {e.msg}).") from None
-    if document.get("schema") != SCHEMA:
+    document = read_json(path, missing="no such bench cases file (write one with `memopt bench attribution`).")
+    if not isinstance(document, dict) or document.get("schema") != SCHEMA:
         raise DataError(f"{path}: not an attribution bench file (expected \"schema\": \"{SCHEMA}\").")
     try:
         return [BenchCase(**{**c, "evidence": tuple(c["evidence"])}) for c in document["cases"]]

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from memopt.errors import DataError
+from memopt.files import write_atomic
 from memopt.taxonomy import ERROR_TYPES
 
 __all__ = ["Attribution", "save_attributions", "load_attributions"]
@@ -51,13 +52,7 @@ class Attribution:
 
 def save_attributions(attributions: list[Attribution], path: str | Path) -> Path:
     """Write attributions as JSON lines (atomically)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text("".join(json.dumps(a.to_dict(), ensure_ascii=False) + "\n" for a in attributions),
-                   encoding="utf-8")
-    tmp.replace(path)
-    return path
+    return write_atomic(path, "".join(json.dumps(a.to_dict(), ensure_ascii=False) + "\n" for a in attributions))
 
 
 def load_attributions(path: str | Path) -> list[Attribution]:

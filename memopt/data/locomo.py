@@ -11,13 +11,13 @@ Malformed input raises one `DataError` naming the file and the JSON path of the 
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
 from memopt.data.model import NOT_MENTIONED, Case, Conversation, Session, Turn
 from memopt.errors import DataError
+from memopt.files import read_json
 from memopt.text import parse_session_date
 
 __all__ = ["load_locomo", "parse_locomo", "to_locomo"]
@@ -27,15 +27,7 @@ _SESSION_KEY = re.compile(r"^session_(\d+)$")
 
 def load_locomo(path: str | Path) -> list[Conversation]:
     """Load LoCoMo-format JSON from ``path`` (a list of samples or a single sample)."""
-    path = Path(path)
-    if not path.is_file():
-        raise DataError(f"{path}: no such data file. Pass a LoCoMo JSON file or `synthetic`.")
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as e:
-        raise DataError(f"{path}: not valid JSON (line {e.lineno}, column {e.colno}: {e.msg}).") from None
-    except UnicodeDecodeError:
-        raise DataError(f"{path}: not UTF-8 text; LoCoMo data is a UTF-8 JSON file.") from None
+    raw = read_json(path, missing="no such data file. Pass a LoCoMo JSON file or `synthetic`.")
     return parse_locomo(raw, source=str(path))
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import json
 import random
 from collections import Counter
 from dataclasses import dataclass, field
@@ -24,6 +23,7 @@ from typing import Any
 
 from memopt.data.model import NOT_MENTIONED
 from memopt.errors import DataError
+from memopt.files import write_json
 from memopt.text import MONTHS, WEEKDAYS, format_date
 
 __all__ = ["SynthSpec", "generate", "write_synthetic", "synthetic_conversations"]
@@ -383,11 +383,7 @@ def synthetic_conversations(spec: SynthSpec | None = None) -> list[Any]:
 def write_synthetic(spec: SynthSpec, out: str | Path) -> dict[str, Any]:
     """Write the samples for ``spec`` to ``out`` as JSON; return counts (sessions, turns, questions)."""
     samples = generate(spec)
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(json.dumps(samples, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    tmp.replace(out)
+    write_json(out, samples)
     cats = Counter(q["category"] for s in samples for q in s["qa"])
     return {
         "conversations": len(samples),

@@ -20,6 +20,7 @@ from typing import Any
 import networkx as nx
 
 from memopt.errors import DataError
+from memopt.files import read_json, write_atomic
 from memopt.trace.graph import SCHEMA_VERSION
 
 __all__ = ["graph_to_json", "graph_from_json", "save_graph", "load_graph", "export_graphml", "SCHEMA"]
@@ -47,27 +48,13 @@ def graph_from_json(data: dict[str, Any], *, source: str = "<graph>") -> nx.DiGr
 
 def save_graph(G: nx.DiGraph, path: str | Path) -> Path:
     """Write a graph as JSON (atomically; gzip-compressed when the name ends in ``.gz``)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
     data = json.dumps(graph_to_json(G), ensure_ascii=False).encode("utf-8")
-    tmp.write_bytes(gzip.compress(data, mtime=0) if path.suffix == ".gz" else data)
-    tmp.replace(path)
-    return path
+    return write_atomic(path, gzip.compress(data, mtime=0) if Path(path).suffix == ".gz" else data)
 
 
 def load_graph(path: str | Path) -> nx.DiGraph:
     """Read a graph written by `save_graph`."""
-    path = Path(path)
-    if not path.is_file():
-        raise DataError(f"{path}: no such graph file (write graphs with `memopt run --trace DIR`).")
-    raw = path.read_bytes()
-    try:
-        data = json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
-    except json.JSONDecodeError as e:
-        raise DataError(f"{path}: not valid JSON (line {e.lineno}: {e.msg}).") from None
-    except (OSError, EOFError, UnicodeDecodeError) as e:
-        raise DataError(f"{path}: unreadable graph file ({e}).") from None
+    data = read_json(path, missing="no such graph file (write graphs with `memopt run --trace DIR`).")
     return graph_from_json(data, source=str(path))
 
 

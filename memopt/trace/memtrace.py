@@ -61,6 +61,7 @@ from typing import Any, NoReturn
 import networkx as nx
 
 from memopt.errors import DataError
+from memopt.files import read_json, write_json
 from memopt.taxonomy import ERROR_TYPES, stage_of
 from memopt.trace.graph import SCHEMA_VERSION, answer_of, ops_in_order, variables
 from memopt.trace.tracer import inputs_hash
@@ -372,21 +373,9 @@ def from_memtrace(data: Any, *, source: str = "<memtrace>") -> tuple[nx.DiGraph,
 
 def save_memtrace(G: nx.DiGraph, path: str | Path, attributions: Mapping[str, tuple[str, str]] | None = None) -> Path:
     """Write a graph as MemTrace JSON (atomically)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(to_memtrace(G, attributions), ensure_ascii=False), encoding="utf-8")
-    tmp.replace(path)
-    return path
+    return write_json(path, to_memtrace(G, attributions), indent=None)
 
 
 def load_memtrace(path: str | Path) -> tuple[nx.DiGraph, list[Annotation]]:
     """Read a MemTrace JSON file into a memopt graph and its annotations."""
-    path = Path(path)
-    if not path.is_file():
-        raise DataError(f"{path}: no such MemTrace file.")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as e:
-        raise DataError(f"{path}: not valid JSON (line {e.lineno}: {e.msg}).") from None
-    return from_memtrace(data, source=str(path))
+    return from_memtrace(read_json(path, missing="no such MemTrace file."), source=str(path))
