@@ -193,7 +193,7 @@ class MemorySystem(dspy.Module):
     def ask(self, question: str, *, conversation_id: str, as_of: int | None = None,
             key: str | None = None) -> dspy.Prediction:
         """Answer a question from the memory of an ingested conversation (as of a session index)."""
-        key = key or f"q{abs(hash(question)) % 10**8}"
+        key = key or f"q{prompt_hash(question)[:8]}"
         with conversation_scope(conversation_id):
             return self.respond(self.state(conversation_id), question, as_of=as_of, key=key)
 
