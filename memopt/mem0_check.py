@@ -30,15 +30,19 @@ Contract:
   ``adds`` / ``updates`` / ``deletes`` (events in Mem0's history db, ``Memory.history`` of every memory
   id ``add`` reported), units whose text holds an absolute date (`memopt.text.has_absolute_date`) or
   still a relative one (`memopt.text.find_relative_dates`).
-- **Result**: a plain dict, ``schema_version`` 1 (see `check_mem0`). Everything SimLM produced is
-  simulated (``simulated: true``).
+- **Result**: a plain dict, ``schema_version`` 1: ``mem0_version``, ``simulated`` (always true: SimLM
+  answered), ``server``, ``lm_requests`` (chat and embedding requests, when the check started the
+  server), ``prompts`` (which custom prompts the fragment set), ``date_note`` (why no session date
+  reached Mem0, else None), ``replaced_keys``, ``top_k``, ``metrics`` (`memopt.metrics.summarize`),
+  ``memory`` (the statistics above, summed), ``conversations`` (per sample id: ``sessions``, the
+  statistics, ``memories`` — the texts Mem0 stored — and ``f1``), ``cases`` (question, gold,
+  prediction, scores, number of hits), ``seconds``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import importlib.metadata
-import json
 import logging
 import os
 import sys
@@ -52,7 +56,7 @@ from pathlib import Path
 from typing import Any
 
 from memopt.data.model import Conversation, Session
-from memopt.errors import ConfigError, LMError
+from memopt.errors import ConfigError, DataError, LMError
 from memopt.export import DATE_LINE
 
 __all__ = ["check_mem0", "load_fragment", "mem0_config", "session_messages", "EMBEDDING_DIMS", "MEM0_EXTRA",
@@ -69,16 +73,13 @@ _LOOPBACK = "127.0.0.1,localhost"
 
 def load_fragment(path: str | Path) -> dict[str, Any]:
     """The Mem0 config fragment in a JSON file; a missing file or non-object JSON is a `ConfigError`."""
-    path = Path(path)
+    from memopt.files import read_json
+
     try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"--config {path}: no such file; write one with memopt export SOURCE --format mem0 "
-                          f"--out {path}.") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise ConfigError(f"--config {path}: cannot read it ({e}).") from None
-    except json.JSONDecodeError as e:
-        raise ConfigError(f"--config {path}: not valid JSON (line {e.lineno}, column {e.colno}: {e.msg}).") from None
+        value = read_json(path, missing=f"no such file; write one with memopt export SOURCE --format mem0 "
+                                        f"--out {path}.")
+    except DataError as e:
+        raise ConfigError(f"--config {e}") from None
     if not isinstance(value, dict):
         raise ConfigError(f"--config {path}: expected a JSON object (a Mem0 config), got {type(value).__name__}.")
     return value
@@ -267,6 +268,8 @@ def check_mem0(config_fragment: dict[str, Any], conversations: list[Conversation
         raise ConfigError(f"--top-k must be at least 1, got {top_k}.")
     say = on_progress or (lambda _: None)
     plan = select_cases(conversations, limit)
+    if not plan:
+        raise DataError("no questions to ask: the selected conversations have no qa cases.")
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="memopt-mem0-") as tmp, _offline_env(Path(tmp)):
         server = SimServer() if server_url is None else None

@@ -118,6 +118,15 @@ def test_mem0_v2_format_is_custom_instructions_only(tmp_path):
     assert "no update decision" in mem0_fragment("mem0", TUNED, v2=True).notes[0]
 
 
+def test_mem0_v2_leaves_out_the_lines_only_mem0_v1_needs():
+    """mem0ai 2.x appends custom_instructions to its own prompt, which dates messages and sets the output schema."""
+    exported_v1 = mem0_fragment("mem0", TUNED).config["custom_fact_extraction_prompt"]
+    assert DATE_LINE in exported_v1 and JSON_INSTRUCTION in exported_v1
+    v2 = mem0_fragment("mem0", {**TUNED, "extract": exported_v1}, v2=True)
+    assert v2.config == {"custom_instructions": TUNED["extract"]}
+    assert "silently ignores custom_instructions" in v2.notes[0]
+
+
 def test_dspy_format_round_trips_through_save_and_load(tmp_path):
     from pipelines import make_system
 

@@ -179,7 +179,8 @@ def test_real_mem0_stores_what_the_tuned_prompts_intend(tmp_path):
     sandbox = tmp_path / "sandbox"
     (sandbox / "tmp").mkdir(parents=True)
     done = subprocess.run([MEMOPT, "export", str(ROOT / "prompts"), "--pipeline", "mem0", "--format", "mem0",
-                           "--out", str(sandbox / "seed.json")], capture_output=True, text=True, timeout=120)
+                           "--out", str(sandbox / "seed.json")], capture_output=True, text=True, cwd=tmp_path,
+                          timeout=120)
     assert done.returncode == 0, done.stderr
     tuned_path = _tuned_fragment(tmp_path)
     (sandbox / "tuned.json").write_text(tuned_path.read_text())

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
@@ -35,6 +34,7 @@ def check(
     from memopt.cli.tables import mem0_check_table
     from memopt.data.source import load_data, select
     from memopt.errors import ConfigError
+    from memopt.files import write_json
     from memopt.mem0_check import check_mem0, load_fragment
 
     fragment = load_fragment(config)
@@ -61,6 +61,5 @@ def check(
         if note:
             console.print(f"note: {note}", markup=False)
     if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        write_json(out, result, indent=2)
         console.print(f"wrote {out}", markup=False)

@@ -15,8 +15,8 @@ Contract:
   ``dimensions``: 1–8192, default 1536; ``encoding_format``: ``float`` or ``base64``) and returns
   `SimLM.embed`'s *lexical* embeddings: hashed Porter-stem features, unit length, deterministic
   (`memopt.lm.sim.embedding`). Texts are close when they share words, not when they mean the same.
-- Faults apply to chat completions only (never to embeddings) and are deterministic for a seed: request *n* draws its
-  fate from the *n*-th pair of numbers of ``random.Random(seed)``. With probability ``fail_rate``
+- Faults apply to chat completions only (never to embeddings) and are deterministic for a seed:
+  request *n* draws its fate from the *n*-th pair of numbers of ``random.Random(seed)``. With probability ``fail_rate``
   it fails with ``status`` (429 carries ``retry-after: 0``); otherwise, with probability
   ``malformed_rate``, its content is garbled (cut short, field markers and JSON punctuation
   removed) so no DSPy adapter can parse it. ``delay`` seconds pass before every answer.
