@@ -24,8 +24,9 @@ from memopt.errors import ConfigError
 from memopt.evaluate import evaluate
 from memopt.lm import local
 from memopt.lm.adapter import SchemaJSONAdapter, adapter_scope, output_schema, preferred_adapter
-from memopt.lm.config import LMSpec, api_key_env, describe_lm, make_lm, parse_lm_spec
+from memopt.lm.config import LMSpec, api_key_env, describe_lm, make_lm, parse_lm_spec, spec_of
 from memopt.lm.signatures import DecideMemoryUpdates, ExtractFacts
+from memopt.run import run_pipeline
 from pipelines import make_system
 
 Reply = Callable[[dict[str, Any]], str]
@@ -200,3 +201,10 @@ def test_malformed_answers_are_counted_case_errors_not_a_crash(scripted) -> None
     assert all("AdapterParseError" in r.error for r in results[::2]) and not any(r.error for r in results[1::2])
     assert all("schema" in body["response_format"] for body in server.bodies)
     assert preferred_adapter(lm).stats()["malformed"] == 2
+
+
+def test_graphs_record_the_lm_spec_so_replay_rebuilds_the_same_lm(tmp_path: Path) -> None:
+    assert spec_of(make_lm("openai/x@http://127.0.0.1:9/v1")) == "openai/x@http://127.0.0.1:9/v1"
+    run_pipeline("mem0", "synthetic:conversations=1,sessions=2,seed=3", lm="sim:3", limit=1, trace_dir=tmp_path)
+    graph = json.loads(next(tmp_path.glob("*.json")).read_text())
+    assert graph["graph"]["lm"] == "sim:3" and graph["graph"]["simulated"] is True

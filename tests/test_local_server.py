@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from memopt.errors import LMError
+from memopt.lm import local
 from memopt.lm.local import missing_local
 
 pytestmark = pytest.mark.slow
@@ -27,7 +29,7 @@ STARTER = ("import sys, time\n"
            "from memopt.lm.local import local_server\n"
            "make_lm('local')\n"
            "print(local_server().pid, flush=True)\n"
-           "if sys.argv[1] == 'exit':\n"
+           "if sys.stdin.readline() == 'exit\\n':\n"
            "    sys.exit(0)\n"
            "time.sleep(600)\n")
 
@@ -87,14 +89,17 @@ def test_mem0_on_the_local_lm_runs_traced_and_attributed(tmp_path: Path) -> None
 @pytest.mark.parametrize("ending", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT, "exit"],
                          ids=["SIGKILL", "SIGTERM", "SIGINT", "exit"])
 def test_the_server_never_outlives_memopt(ending: signal.Signals | str) -> None:
-    parent = subprocess.Popen([sys.executable, "-c", STARTER, "exit" if ending == "exit" else "wait"],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    parent = subprocess.Popen([sys.executable, "-c", STARTER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
     try:
         line = parent.stdout.readline()
         assert line.strip().isdigit(), parent.stderr.read()
         server = int(line)
         assert _alive(server)
-        if ending != "exit":
+        if ending == "exit":
+            parent.stdin.write("exit\n")
+            parent.stdin.flush()
+        else:
             parent.send_signal(ending)
         parent.wait(timeout=30)
         deadline = time.monotonic() + 5
@@ -104,3 +109,16 @@ def test_the_server_never_outlives_memopt(ending: signal.Signals | str) -> None:
     finally:
         parent.kill()
         parent.wait()
+
+
+def test_a_server_that_cannot_start_is_one_error_with_its_stderr(monkeypatch: pytest.MonkeyPatch,
+                                                                 tmp_path: Path) -> None:
+    bogus = tmp_path / "broken.gguf"
+    bogus.write_text("not a model")
+    monkeypatch.setattr(local, "model_file", lambda name="smollm2": bogus)
+    logs = set(Path(local.tempfile.gettempdir()).glob("memopt-llama-*.log"))
+    with pytest.raises(LMError, match=r"(?s)^LM 'local:smollm2': llama.cpp's server exited with code \d+ .*"
+                                      r"Failed to load model from file: .*broken\.gguf"):
+        local.local_server("smollm2")
+    assert "smollm2" not in local._SERVERS
+    assert set(Path(local.tempfile.gettempdir()).glob("memopt-llama-*.log")) == logs

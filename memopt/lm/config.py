@@ -13,6 +13,8 @@ Contract:
 - **API keys come from the environment only**, where LiteLLM reads them. They are never part of a
   spec, an `LMSpec`, `describe_lm` output, a log line or an error message; a URL holding
   credentials or a query string is refused.
+- `make_lm` marks the LM it builds with its spec (`spec_of`), so a traced graph can name the LM
+  to replay with (a ``local`` or ``@URL`` spec is more than the DSPy model string).
 - `UsageMeter` counts LM calls and input/output tokens per LM model string through a DSPy
   callback. It reads token counts from the LM's history entries (DSPy records them by default),
   and never breaks the run it observes.
@@ -50,6 +52,7 @@ __all__ = [
     "api_key_env",
     "explain_lm_error",
     "redact",
+    "spec_of",
 ]
 
 logger = logging.getLogger(__name__)
@@ -206,13 +209,14 @@ def make_lm(
     if parsed.local:
         from memopt.lm.local import make_local_lm
 
-        return make_local_lm(parsed.local, max_tokens=max_tokens, timeout=timeout, callbacks=callbacks)
+        lm = make_local_lm(parsed.local, max_tokens=max_tokens, timeout=timeout, callbacks=callbacks)
+        return _mark(lm, parsed)
     if parsed.simulated:
         from memopt.lm.sim import SimEngine
 
         engine = SimEngine(seed=parsed.seed if parsed.seed is not None else seed)
-        return dspy.LM(_SIM_MODEL, engine=engine, cache=False, max_tokens=max_tokens, num_retries=num_retries,
-                       callbacks=callbacks)
+        return _mark(dspy.LM(_SIM_MODEL, engine=engine, cache=False, max_tokens=max_tokens,
+                             num_retries=num_retries, callbacks=callbacks), parsed)
     _check_provider(parsed)
     client: dict[str, Any] = {}
     if parsed.api_base:
@@ -221,8 +225,21 @@ def make_lm(
             client["api_key"] = "x"  # local OpenAI-compatible servers accept any key
     if timeout is not None:
         client["timeout"] = timeout
-    return dspy.LM(parsed.model, engine="litellm", cache=False, max_tokens=max_tokens, num_retries=num_retries,
-                   callbacks=callbacks, **client)
+    return _mark(dspy.LM(parsed.model, engine="litellm", cache=False, max_tokens=max_tokens,
+                         num_retries=num_retries, callbacks=callbacks, **client), parsed)
+
+
+_SPEC_ATTRIBUTE = "memopt_spec"
+
+
+def _mark(lm: dspy.LM, spec: LMSpec) -> dspy.LM:
+    setattr(lm, _SPEC_ATTRIBUTE, spec.raw)
+    return lm
+
+
+def spec_of(lm: Any) -> str | None:
+    """The spec `make_lm` built ``lm`` from (None for an LM built otherwise)."""
+    return getattr(lm, _SPEC_ATTRIBUTE, None)
 
 
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL", re.IGNORECASE)

@@ -77,7 +77,7 @@ START_TIMEOUT = 120.0
 CALL_TIMEOUT = 300.0
 _SERVER_MODULES = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings")
 _THREADS = 2
-_LOCK = threading.Lock()
+_LOCK = threading.RLock()  # re-entrant: the SIGTERM handler may run while this thread holds it
 _SERVERS: dict[str, LocalServer] = {}
 _HOOKS_INSTALLED = False
 

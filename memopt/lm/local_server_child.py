@@ -40,9 +40,9 @@ def _die_with_parent() -> None:
 
 
 def _exit_on_stdin_eof() -> None:
-    """Block on stdin until EOF, then end the whole process."""
+    """Block on stdin (the raw descriptor: no buffer lock to hold at shutdown) until EOF, then end the process."""
     try:
-        while sys.stdin.buffer.read(4096):
+        while os.read(0, 4096):
             pass
     finally:
         os._exit(0)

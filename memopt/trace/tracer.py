@@ -87,6 +87,8 @@ class Tracer:
     def _new_graph(self, conversation: str) -> nx.DiGraph:
         import dspy
 
+        from memopt.lm.config import spec_of
+
         lm = dspy.settings.lm
         model = getattr(lm, "model", None)
         system = self.system
@@ -95,7 +97,8 @@ class Tracer:
             pipeline=getattr(system, "name", None), knobs=dict(getattr(system, "knobs", {})),
             instructions=system.instructions() if system is not None else {},
             prompt_versions=system.prompt_versions() if system is not None else {},
-            lm="sim" if model == "sim/memopt" else model, simulated=bool(model and model.startswith("sim/")),
+            lm=spec_of(lm) or ("sim" if model == "sim/memopt" else model),
+            simulated=bool(model and model.startswith("sim/")),
             created=time.time(),
         )
         self.graphs[conversation] = G
