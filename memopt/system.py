@@ -242,6 +242,16 @@ class MemorySystem(dspy.Module):
 
         return run_op(call, execute)
 
+    def answer_from(self, op_key: str, question: str, question_ref: str, context: str, held: list[str],
+                    context_op: str, **extra: Any) -> dspy.Prediction:
+        """The answer step every pipeline shares: announce the context (written by ``context_op``, holding the
+        variables ``held``), run the ``answer`` op on it, announce the answer; returns the prediction."""
+        context_ref = produce(f"context:{op_key}", context, held, op=self.op_id(context_op, op_key))
+        out = self.llm("answer", op_key, reads=[question_ref, context_ref], question=question, context=context)
+        answer = str(out.get("answer") or "")
+        produce(f"answer:{op_key}", answer, [context_ref], op=self.op_id("answer", op_key))
+        return dspy.Prediction(answer=answer, context=context, **extra)
+
     def tool(self, op: str, op_key: str, fn: Callable[..., Any], *, reads: Iterable[str] = (), **inputs: Any) -> Any:
         """Run a non-LLM operation ``fn(**inputs)``."""
         call = OpCall(self.op_id(op, op_key), op, self.name, "tool", inputs, tuple(reads))

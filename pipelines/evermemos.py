@@ -115,11 +115,8 @@ class EverMemOS(MemorySystem):
         fused = self.tool("fuse", okey, _fuse, lists=[ranked["episodes"], ranked["facts"]], k=k, keep=profiles,
                           reads=found)
         context = "\n".join(item_line(h["date"], h["text"]) for h in fused)
-        context_ref = produce(f"context:{okey}", context, [h["ref"] for h in fused], op=self.op_id("fuse", okey))
-        out = self.llm("answer", okey, reads=[question_ref, context_ref], question=question, context=context)
-        answer = str(out.get("answer") or "")
-        produce(f"answer:{okey}", answer, [context_ref], op=self.op_id("answer", okey))
-        return dspy.Prediction(answer=answer, context=context, memory=[h["ref"] for h in fused])
+        refs = [h["ref"] for h in fused]
+        return self.answer_from(okey, question, question_ref, context, refs, "fuse", memory=refs)
 
 
 def _cells(turns: tuple[Turn, ...], boundaries: list[Any]) -> list[list[Turn]]:

@@ -52,12 +52,8 @@ class LongContext(MemorySystem):
         kept = self.tool("truncate", okey, _truncate, lines=visible, budget=self.knobs["token_budget"],
                          reads=[f"turn:{d}" for d, _ in visible])
         context = "\n".join(line for _, line in kept)
-        context_ref = produce(f"context:{okey}", context, [f"turn:{d}" for d, _ in kept],
-                              op=self.op_id("truncate", okey))
-        out = self.llm("answer", okey, reads=[question_ref, context_ref], question=question, context=context)
-        answer = str(out.get("answer") or "")
-        produce(f"answer:{okey}", answer, [context_ref], op=self.op_id("answer", okey))
-        return dspy.Prediction(answer=answer, context=context, kept=len(kept), dropped=len(visible) - len(kept))
+        return self.answer_from(okey, question, question_ref, context, [f"turn:{d}" for d, _ in kept], "truncate",
+                                kept=len(kept), dropped=len(visible) - len(kept))
 
 
 def _truncate(lines: list[tuple[str, str]], budget: int) -> list[tuple[str, str]]:

@@ -104,11 +104,8 @@ class Mem0(MemorySystem):
         hits = self.tool("retrieve", okey, _retrieve, store=state.store, query=question, k=self.knobs["top_k"],
                          as_of=seq)
         context = "\n".join(item_line(h["date"], h["text"]) for h in hits)
-        context_ref = produce(f"context:{okey}", context, [h["ref"] for h in hits], op=self.op_id("retrieve", okey))
-        out = self.llm("answer", okey, reads=[question_ref, context_ref], question=question, context=context)
-        answer = str(out.get("answer") or "")
-        produce(f"answer:{okey}", answer, [context_ref], op=self.op_id("answer", okey))
-        return dspy.Prediction(answer=answer, context=context, memory=[h["ref"] for h in hits])
+        refs = [h["ref"] for h in hits]
+        return self.answer_from(okey, question, question_ref, context, refs, "retrieve", memory=refs)
 
 
 def _similar(store: MemoryStore, facts: list[str], k: int) -> list[str]:

@@ -67,11 +67,8 @@ class RAG(MemorySystem):
         hits = self.tool("retrieve", okey, _retrieve, store=state.store, query=query, k=self.knobs["top_k"],
                          as_of=seq, reads=[query_ref])
         context = "\n".join(line for h in hits for line in h["lines"])
-        context_ref = produce(f"context:{okey}", context, [h["ref"] for h in hits], op=self.op_id("retrieve", okey))
-        out = self.llm("answer", okey, reads=[question_ref, context_ref], question=question, context=context)
-        answer = str(out.get("answer") or "")
-        produce(f"answer:{okey}", answer, [context_ref], op=self.op_id("answer", okey))
-        return dspy.Prediction(answer=answer, context=context, query=query, memory=[h["ref"] for h in hits])
+        refs = [h["ref"] for h in hits]
+        return self.answer_from(okey, question, question_ref, context, refs, "retrieve", query=query, memory=refs)
 
 
 def _chunks(session: Session, size: int) -> list[dict[str, Any]]:
