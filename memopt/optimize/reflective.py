@@ -25,11 +25,10 @@ from memopt.optimize.scoring import Scored, Scorer
 from memopt.optimize.select import Choice, select
 from memopt.system import MemorySystem
 
-__all__ = ["ReflectiveOptimizer", "RoundOutcome", "LLM_OP_OF_TOOL", "KNOB_OF_TOOL"]
+__all__ = ["ReflectiveOptimizer", "RoundOutcome", "LLM_OP_OF_TOOL", "TOOL_OPS"]
 
 LLM_OP_OF_TOOL: dict[str, str] = {"retrieve": "rewrite_query"}
-KNOB_OF_TOOL: dict[str, str] = {"retrieve": "top_k", "fuse": "top_k", "truncate": "token_budget",
-                                "chunk": "chunk_size"}
+TOOL_OPS = ("retrieve", "fuse", "truncate", "chunk", "search_similar")  # no prompt; knobs steer them
 
 
 @dataclass
@@ -105,7 +104,7 @@ class ReflectiveOptimizer:
             start = ((round_index - 1) * self.ops_per_round) % len(ops)
             chosen = [ops[(start + i) % len(ops)] for i in range(min(self.ops_per_round, len(ops)))]
             return {op: score_feedback(op, train.metrics, versions.get(op)) for op in chosen}
-        mapping = {op: LLM_OP_OF_TOOL.get(op) for op in KNOB_OF_TOOL}
+        mapping = {op: LLM_OP_OF_TOOL.get(op) for op in TOOL_OPS}
         mapping = {op: (llm if llm in system.llm_operations() else None) for op, llm in mapping.items()}
         found = build_feedback(blamed, mapping)
         return dict(list(found.items())[: self.ops_per_round])

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from memopt.data.model import Conversation
@@ -91,7 +91,3 @@ class Scorer:
 
         with dspy.context(lm=self.task_lm), trace(system) as tracer:
             yield tracer
-
-    def usage_by_role(self) -> dict[str, dict[str, int]]:
-        """Calls and tokens per role (report included)."""
-        return {role: asdict(meter.total()) for role, meter in self.meters.items()}
