@@ -2,10 +2,22 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from memopt.data.model import Session, Turn
+from memopt.store import MemoryStore
 from memopt.text import format_date, overlap, stems
 
-__all__ = ["session_date", "turn_lines", "item_line", "best_sources"]
+__all__ = ["StoreMemory", "session_date", "turn_lines", "item_line", "best_sources"]
+
+
+@dataclass
+class StoreMemory:
+    """The memory of one conversation kept in one store, and the store's clock after each session."""
+
+    sample_id: str
+    store: MemoryStore
+    session_seq: dict[int, int] = field(default_factory=dict)
 
 
 def session_date(session: Session) -> str:

@@ -10,7 +10,6 @@ Query: ``retrieve`` (bm25 over live memories, ``top_k``) → ``answer`` (LLM).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from typing import Any
 
 import dspy
@@ -20,18 +19,10 @@ from memopt.lm.signatures import AnswerQuestion, DecideMemoryUpdates, ExtractFac
 from memopt.ops import produce
 from memopt.store import MemoryStore
 from memopt.system import MemorySystem, OpSpec
-from pipelines._common import best_sources, item_line, session_date, turn_lines
+from pipelines._common import StoreMemory, best_sources, item_line, session_date, turn_lines
 
 __all__ = ["Mem0"]
 
-
-@dataclass
-class Mem0Memory:
-    """The memory of one conversation: the store and its clock after each session."""
-
-    sample_id: str
-    store: MemoryStore
-    session_seq: dict[int, int] = field(default_factory=dict)
 
 
 class Mem0(MemorySystem):
@@ -50,15 +41,15 @@ class Mem0(MemorySystem):
     defaults = {"top_k": 10, "similar_k": 5}
     ingest_knobs = ("similar_k",)
 
-    def build_memory(self, conversation: Conversation) -> Mem0Memory:
+    def build_memory(self, conversation: Conversation) -> StoreMemory:
         """Ingest the sessions in order."""
-        memory = Mem0Memory(conversation.sample_id, MemoryStore(name="memory", id_prefix="m"))
+        memory = StoreMemory(conversation.sample_id, MemoryStore(name="memory", id_prefix="m"))
         for session in conversation.sessions:
             self._ingest_session(memory, session)
             memory.session_seq[session.index] = memory.store.seq
         return memory
 
-    def _ingest_session(self, memory: Mem0Memory, session: Session) -> None:
+    def _ingest_session(self, memory: StoreMemory, session: Session) -> None:
         key = f"{memory.sample_id}:S{session.index}"
         out = self.llm("extract", key, reads=[f"turn:{t.dia_id}" for t in session.turns],
                        session_date=session.date_time, conversation=turn_lines(session.turns))
@@ -96,7 +87,7 @@ class Mem0(MemorySystem):
             elif kind == "DELETE" and target and not store.get(target).deleted:
                 store.delete(target, op_id=op_id)
 
-    def respond(self, state: Mem0Memory, question: str, *, as_of: int | None, key: str) -> dspy.Prediction:
+    def respond(self, state: StoreMemory, question: str, *, as_of: int | None, key: str) -> dspy.Prediction:
         """Retrieve the top-k memories and answer."""
         okey = f"{state.sample_id}:{key}"
         question_ref = produce(f"question:{okey}", question)

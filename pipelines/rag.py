@@ -7,7 +7,6 @@ speaker and session date) → stored as chunk units. Query: ``rewrite_query`` (L
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 import dspy
@@ -17,18 +16,10 @@ from memopt.lm.signatures import AnswerQuestion, RewriteQuery
 from memopt.ops import produce
 from memopt.store import MemoryStore
 from memopt.system import MemorySystem, OpSpec
-from pipelines._common import item_line, session_date
+from pipelines._common import StoreMemory, item_line, session_date
 
 __all__ = ["RAG"]
 
-
-@dataclass
-class RAGMemory:
-    """The chunk store of one conversation and its clock after each session."""
-
-    sample_id: str
-    store: MemoryStore
-    session_seq: dict[int, int] = field(default_factory=dict)
 
 
 class RAG(MemorySystem):
@@ -44,9 +35,9 @@ class RAG(MemorySystem):
     defaults = {"top_k": 5, "chunk_size": 2}
     ingest_knobs = ("chunk_size",)
 
-    def build_memory(self, conversation: Conversation) -> RAGMemory:
+    def build_memory(self, conversation: Conversation) -> StoreMemory:
         """Chunk every session and store the chunks."""
-        memory = RAGMemory(conversation.sample_id, MemoryStore(name="chunk", id_prefix="c"))
+        memory = StoreMemory(conversation.sample_id, MemoryStore(name="chunk", id_prefix="c"))
         for session in conversation.sessions:
             key = f"{conversation.sample_id}:S{session.index}"
             chunks = self.tool("chunk", key, _chunks, session=session, size=self.knobs["chunk_size"],
@@ -57,7 +48,7 @@ class RAG(MemorySystem):
             memory.session_seq[session.index] = memory.store.seq
         return memory
 
-    def respond(self, state: RAGMemory, question: str, *, as_of: int | None, key: str) -> dspy.Prediction:
+    def respond(self, state: StoreMemory, question: str, *, as_of: int | None, key: str) -> dspy.Prediction:
         """Rewrite the question, retrieve chunks, answer."""
         okey = f"{state.sample_id}:{key}"
         question_ref = produce(f"question:{okey}", question)
