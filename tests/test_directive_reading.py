@@ -109,6 +109,11 @@ def test_appended_bad_advice_turns_a_directive_off():
     ("Answer from the single best match.", "answer", {"combine_all": -1}),
     ("No need to expand the query.", "rewrite_query", {"expand_query": -1}),
     ("Do not delete a memory unless it is explicitly retracted.", "update", {"delete_only_explicit": +1}),
+    ("- **Never** guess.", "answer", {"abstain": +1}),
+    ("Guessing is not allowed.", "answer", {"abstain": +1}),
+    ("Don't forget to convert relative dates into calendar dates.", "extract", {"resolve_dates": +1}),
+    ("Prefer ADD over UPDATE unless the facts conflict.", "update", {"update_on_contradiction": +1}),
+    ("Prefer updating over adding.", "update", {"update_on_contradiction": -1}),
 ])
 def test_negation_and_contrast_decide_the_stance(sentence, op, stance):
     assert directive_stances(op, sentence) == stance

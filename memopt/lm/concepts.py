@@ -54,7 +54,8 @@ _DETAILS = r"(?:details?|specifics|particulars|specificity|nuances?)"
 _FIDELITY = (r"(?:every|each|all|any|exact|specific|concrete|precise|full|complete|whole|fine|small|minor|"
              r"particular|entire|original|actual)")
 _ITEM = (r"(?:memor(?:y|ies)|items?|context|pieces?|entr(?:y|ies)|excerpts?|facts?|passages?|sources?|snippets?|"
-         r"results?|matches|lines|turns|evidence|information|ones|documents?)")
+         r"results?|matches|lines|turns|evidence|information|ones|documents?|answers|names|things|values|"
+         r"possibilities)")
 _PARTY = (r"(?:participants?|speakers?|persons?|people|part(?:y|ies)|interlocutors?|individuals?|sides?|users|humans?|"
           r"members?|attendees?)")
 _SAY = (r"(?:say|says|saying|said|repl(?:y|ies|ied|ying)|respond\w*|answer\w*|stat(?:e|es|ed|ing)|return\w*|"
@@ -90,11 +91,12 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"(?:conversation|session|memory|chat)(?:'s)? (?:date|timestamp)s?", r"dated", r"recorded",
              rf"when {_gap(2)}(?:conversation|session|chat)"),
     _concept("RESOLVE", "resolving or anchoring: 'resolve', 'anchor', 'ground', 'pin down'",
-             r"resolv\w*", r"anchor\w*", r"ground(?:s|ed|ing)?", r"pin\w* down"),
+             r"resolv\w*", r"anchor\w*", r"ground(?:s|ed|ing)?", r"pin\w* down", r"reference point",
+             r"as (?:the |its |their )?reference"),
     _concept("CALCULATE", "working a date out: 'compute', 'calculate', 'work out', 'figure out', 'determine', "
              "'infer'",
              r"comput\w*", r"calculat\w*", r"work\w* out", r"figur\w* out", r"determin\w*", r"infer\w*",
-             r"deduc\w*", r"deriv\w*", r"count\w* (?:from|back)"),
+             r"deduc\w*", r"deriv\w*", r"count\w* (?:from|back)", r"interpret\w*"),
     _concept("CONVERT", "converting: 'convert', 'rewrite', 'turn into', 'replace', 'translate', 'express as'",
              r"convert\w*", r"conversion", r"rewrit\w*", r"rewrote", r"turn(?:ed|ing)?(?! of)", r"chang\w*",
              r"replac\w*", r"translat\w*", r"transform\w*", r"map(?:s|ped|ping)?", r"express(?:es|ed|ing)?",
@@ -113,7 +115,7 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"(?:the |a |their )?(?:other|second|another|2nd) (?:speaker|person|participant|party|user|side|"
              r"interlocutor|human)s?(?:'s)?",
              r"the assistant(?:'s)?(?! messages?)(?! turns?)(?! input)(?! responses?)(?! or system)",
-             r"(?:conversation|chat) partner", r"speaker (?:b|2|two)",
+             r"(?:the |their |a )?(?:conversation |chat )?partner(?:'s)?", r"speaker (?:b|2|two)",
              r"(?:person|people|one) (?:they|the user|you|he|she) (?:is |are )?(?:talking|speaking|chatting) "
              r"(?:to|with)"),
     _concept("ONE_PARTY", "one speaker: 'the user', 'the first speaker'",
@@ -135,7 +137,7 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
     _concept("DETAILS", "details: 'details', 'specifics', 'particulars'", _DETAILS),
     _concept("EXACT_DETAIL", "every / exact / concrete details, or details kept 'exactly as said', 'verbatim', "
              "'in full'",
-             rf"{_FIDELITY} {_gap(2)}(?:{_DETAIL}|{_DETAILS})",
+             rf"{_FIDELITY} {_gap(2)}(?:{_DETAIL}|{_DETAILS}|name)",
              rf"(?:{_DETAIL}|{_DETAILS}) {_gap(6)}(?:exactly|verbatim|precisely|word for word|in full|intact)",
              r"(?:them|it) all", r"all of them"),
     _concept("DETAILED_FACT", "detailed facts: 'facts must be detailed', 'specific facts'",
@@ -159,7 +161,7 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              "'round'",
              r"drop\w*", r"omit\w*", rf"leav\w* {_gap(2)}out", r"paraphras\w*", r"alter\w*", r"chang\w*",
              r"round(?:s|ed|ing)?", r"approximat\w*", r"left out", r"los(?:e|es|ing|t)", r"skip\w*", r"remov\w*",
-             r"discard\w*", r"strip\w*", r"throw\w* away", r"forget\w*", r"ignor\w*", r"get\w* rid of"),
+             r"discard\w*", r"strip\w*", r"throw\w* away", r"forget\w*(?! to)", r"ignor\w*", r"get\w* rid of"),
     _concept("GIST", "the gist only: 'the main point', 'the general idea', 'a brief summary', 'the first clause'",
              r"gist", r"main point", r"general (?:idea|statement)", r"brief summary", r"(?:rough|vague) descriptions?",
              r"first clause", r"shortened version", r"short version"),
@@ -179,7 +181,7 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"keep(?:s|ing)? (?:the )?(?:old|existing|stored|original|current) (?:memor(?:y|ies)|ones?|facts?)"),
     _concept("CONFLICT", "a contradiction: 'contradict', 'conflict', 'inconsistent', 'clash', 'makes it false'",
              r"contradict\w*", r"contradiction\w*", r"conflict\w*", r"inconsisten\w*", r"incompatib\w*", r"clash\w*",
-             r"disagree\w*", rf"mak\w* {_gap(3)}(?:false|wrong|untrue|obsolete|invalid)",
+             r"disagree\w*", rf"mak\w* {_gap(3)}(?:false|wrong|untrue|obsolete|invalid)", r"correct(?:s|ions?)",
              r"(?:cannot|cant) both (?:be true|hold)", r"mutually exclusive"),
     _concept("COMPATIBLE", "compatibility: 'compatible', 'can both be true', 'coexist', 'complements', 'still true'",
              r"(?<![\w-])compatib\w*", r"(?<!in)consistent", r"coexist\w*", rf"both {_gap(2)}(?:true|valid|hold)",
@@ -231,7 +233,7 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"compris\w*", r"together with", r"plus"),
     _concept("TERMS", "other words: 'synonyms', 'related terms', 'alternative words', 'variants'",
              r"(?:near-)?synonyms?", r"related (?:terms?|words?|nouns?|terminology|concepts?|expressions?|keywords?)",
-             r"(?:alternative|other|similar|different|likely|related) (?:words?|terms?|phrasings?|wordings?|"
+             r"(?:alternative|(?<!in )other|similar|different|likely|related) (?:words?|terms?|phrasings?|wordings?|"
              r"vocabulary)",
              r"variants?",
              rf"words? {_gap(2)}(?:with (?:a )?similar meaning|that mean the same|related)", r"terms? related",
@@ -287,7 +289,7 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"not (?:in|supported|mentioned|covered|there)", r"(?:cannot|cant|can not|do not|does not|dont|doesnt) "
              r"(?:support|contain|mention|cover)", r"lack\w*", r"missing", r"absent", r"unsupported",
              r"no (?:evidence|support|relevant)", r"without (?:support|evidence)", r"nothing (?:in|about|supports)",
-             r"silent"),
+             r"silent", r"unsure", r"not sure", r"uncertain", r"in doubt"),
     _concept("GUESS", "guessing: 'guess', 'speculate', 'make up', 'invent', 'fabricate', 'hallucinate'",
              r"guess\w*", r"speculat\w*", rf"mak\w* {_gap(2)}up", r"invent\w*", r"fabricat\w*", r"hallucinat\w*",
              r"confabulat\w*", r"fill\w* in the gaps"),

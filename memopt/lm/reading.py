@@ -13,9 +13,12 @@ wrapped inside a sentence is joined back) and each sentence into clauses (at ``;
   punctuation, at a conjunction or subordinator ("but", "if", "when", "unless", "because", "that",
   ...), or at the next negation. A comma closes it unless a short list follows ("do not shorten,
   abbreviate or truncate"). A negation inside a subordinate clause ("if the context does not
-  support it say ...") also closes before the next instruction verb; "without" and a clause-initial
-  "no" cover a few words only. "not only" / "not just" puts what follows in a contrast scope
-  ("every speaker, not only the user").
+  support it say ...") also closes before the next instruction verb; "without" and "no" cover a
+  few words only ("no relative dates", but "under no circumstances" to the end of the clause).
+  "not only" / "not just" puts what follows in a contrast scope ("every speaker, not only the
+  user"), as "over" does after "prefer". "Don't forget to" / "never fail to" negate nothing, and a
+  clause ending its subject with "is not allowed", "is unnecessary", "are forbidden", ... negates
+  the subject ("guessing is not allowed").
 - ``rationale``: it stands in a "because ..." / "since ..." clause, which explains and instructs
   nothing.
 
@@ -31,7 +34,7 @@ from functools import lru_cache
 
 __all__ = ["Word", "Match", "Clause", "Sentence", "read_sentences"]
 
-_TOKEN = re.compile(r"[a-z0-9]+(?:['’][a-z]+)*(?:-[a-z0-9]+)*|->|[→=;:,()!?—–*]|(?<![\w])-(?![\w])")
+_TOKEN = re.compile(r"[a-z0-9]+(?:['’][a-z]+)*(?:-[a-z0-9]+)*|->|[→=;:,()!?—–]|(?<![\w])-(?![\w])")
 _QUOTE_PAIRS = {'"': '"', "“": "”", "‘": "’", "'": "'", "«": "»"}
 _ABBREV = re.compile(r"\b(e\.g|i\.e|etc|vs|approx|cf)\.", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"[.!]+(?=\s|$)")
@@ -49,8 +52,8 @@ _STOP_WORDS = frozenset({
     "whereas", "because", "since", "though", "although", "yet", "so", "then", "that", "which", "who", "whose",
     "before", "after", "once", "until", "instead", "rather",
 })
-_STOP_PUNCT = frozenset({";", ":", "(", ")", "—", "–", "-", "->", "→", "=", "!", "?", "*"})
-_CLAUSE_PUNCT = frozenset({";", ":", "(", ")", "—", "–", "*", "?"})
+_STOP_PUNCT = frozenset({";", ":", "(", ")", "—", "–", "-", "->", "→", "=", "!", "?"})
+_CLAUSE_PUNCT = frozenset({";", ":", "(", ")", "—", "–", "?"})
 _SHORT_SCOPE = {"without": 3, "no": 4}
 _SUBORDINATORS = frozenset({
     "if", "when", "whenever", "unless", "where", "wherever", "once", "whether", "that", "which", "who",
@@ -63,6 +66,13 @@ _INSTRUCTION_VERBS = frozenset({
     "put", "provide", "compute", "calculate", "merge", "mark",
 })
 _RATIONALE = frozenset({"because", "since"})
+_NO_WAY = frozenset({"circumstances", "case", "account", "point", "time", "way"})
+_DOUBLE_NEGATIVE = frozenset({"forget", "fail", "neglect", "hesitate"})
+_COPULAS = frozenset({"is", "are", "be", "was", "were", "it's"})
+_PROHIBITED = frozenset({"forbidden", "prohibited", "disallowed", "unnecessary", "discouraged", "unacceptable",
+                         "banned"})
+_PERMITTED = frozenset({"allowed", "permitted", "needed", "necessary", "required", "acceptable", "wanted", "desired",
+                        "ok", "okay", "advisable", "helpful", "useful"})
 
 
 @dataclass(frozen=True)
@@ -191,7 +201,7 @@ def _tokens(sentence: str) -> list[Word]:
             for m in _TOKEN.finditer(low)]
 
 
-def _cue(words: list[Word], i: int, clause_start: bool) -> int:
+def _cue(words: list[Word], i: int) -> int:
     """Length of the negation or contrast cue at word ``i`` (0 if none)."""
     w = words[i]
     if w.quoted:
@@ -200,17 +210,33 @@ def _cue(words: list[Word], i: int, clause_start: bool) -> int:
     for cue in _CONTRASTS:
         if (w.text, *nxt[:len(cue) - 1]) == cue:
             return len(cue)
+    if w.text == "over" and any(x.text.startswith(("prefer", "favo")) for x in words[max(0, i - 6):i]):
+        return 1
     if w.text == "not" and nxt[:1] and nxt[0] in _ADDITIVE:
         return 2
     if w.text == "no" and nxt[:1] == ["need"]:
         return 3 if nxt[1:2] in (["to"], ["for"]) else 2
-    if w.text == "no" and nxt[:1] != ["longer"] and clause_start:
-        return 1
+    if w.text == "no" and nxt[:1] and nxt[0] in _NO_WAY:
+        return 2
+    if w.text == "no":
+        return 0 if nxt[:1] == ["longer"] else 1
     if w.text == "refrain" and nxt[:1] == ["from"]:
         return 2
     if w.text in _NEG_WORDS:
-        return 1
+        return 0 if nxt[:1] and nxt[0] in _DOUBLE_NEGATIVE and nxt[1:2] == ["to"] else 1
     return 0
+
+
+def _prohibited(words: list[Word]) -> int:
+    """Where a clause ends its subject with "is not allowed", "are forbidden", ... (-1 if it does not)."""
+    for i in range(len(words) - 1):
+        if words[i].quoted or words[i].text not in _COPULAS:
+            continue
+        rest = [w.text for w in words[i + 1:i + 3]]
+        if rest[:1] and rest[0] in _PROHIBITED or rest[:1] in (["not"], ["never"]) and rest[1:2] and \
+                rest[1] in _PERMITTED:
+            return i
+    return -1
 
 
 def _list_follows(words: list[Word], i: int, segment: int) -> bool:
@@ -232,17 +258,16 @@ def _list_follows(words: list[Word], i: int, segment: int) -> bool:
 def _mark(words: list[Word]) -> list[Word]:
     """Negation and contrast scopes, and rationale clauses."""
     out = list(words)
-    scope_id, i, clause_start, subordinate = 0, 0, True, False
+    scope_id, i, subordinate = 0, 0, False
     while i < len(out):
         w = out[i]
         if w.text in _CLAUSE_PUNCT or w.text == ",":
-            clause_start, subordinate = w.text != ",", False
+            subordinate = False
             i += 1
             continue
         if not w.quoted and w.text in _SUBORDINATORS:
             subordinate = True
-        length = _cue(out, i, clause_start)
-        clause_start = False
+        length = _cue(out, i)
         if not length:
             if not w.quoted and w.text in _RATIONALE and (i + 1 == len(out) or out[i + 1].text != "of"):
                 j = i
@@ -259,7 +284,7 @@ def _mark(words: list[Word]) -> list[Word]:
             if not t.quoted:
                 if t.text == "," and not _list_follows(out, j, segment):
                     break
-                if t.text in _STOP_PUNCT or t.text == "." or t.text in _STOP_WORDS or _cue(out, j, False):
+                if t.text in _STOP_PUNCT or t.text == "." or t.text in _STOP_WORDS or _cue(out, j):
                     break
                 if subordinate and t.text in _INSTRUCTION_VERBS and j > i + length:
                     break
@@ -267,6 +292,15 @@ def _mark(words: list[Word]) -> list[Word]:
             out[j] = _with(out[j], scope=scope_id)
             j += 1
         i = j
+    start = 0
+    for end in [k for k, w in enumerate(out) if w.text in _CLAUSE_PUNCT] + [len(out)]:
+        subject = _prohibited(out[start:end])
+        if subject > 0:
+            scope_id += 1
+            for k in range(start, start + subject):
+                if not out[k].scope:
+                    out[k] = _with(out[k], scope=scope_id)
+        start = end + 1
     return out
 
 
