@@ -1,19 +1,22 @@
-"""The concepts SimLM's directive reading looks for in an instruction: small lexicons of stems and phrases.
+"""The concepts SimLM's directive reading looks for in an instruction, and the cues built from them.
 
-Each concept is a regular expression over a clause's words (lower case, joined by single spaces, so
-``[\\w'-]+ `` is one word; see `memopt.lm.reading`) and a description in words for the
-documentation. Concepts name what a sentence talks about ("a relative time expression", "every
-speaker", "a contradiction"); the directive catalogue (`memopt.lm.directives`) says which concepts,
-in which polarity, grant or forbid each directive.
+Each concept is a small lexicon of stems and phrases: a regular expression over a clause's words
+(lower case, joined by single spaces, so ``[\\w'-]+ `` is one word; see `memopt.lm.reading`) and a
+description in words for the documentation. Concepts name what a sentence talks about ("a
+relative time expression", "every speaker", "a contradiction"). A `Cue` says which concepts, found
+together and in which polarity, speak for or against a directive; `sentence_stance` reads one
+sentence with a directive's cues (the catalogue: `memopt.lm.directives`).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
-__all__ = ["Concept", "CONCEPTS"]
+from memopt.lm.reading import Clause, Match, Sentence
+
+__all__ = ["Concept", "CONCEPTS", "Cue", "sentence_stance"]
 
 _W = r"[\w'-]+"
 
@@ -138,6 +141,7 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
     _concept("EXACT_DETAIL", "every / exact / concrete details, or details kept 'exactly as said', 'verbatim', "
              "'in full'",
              rf"{_FIDELITY} {_gap(2)}(?:{_DETAIL}|{_DETAILS}|name)",
+             rf"as many {_gap(2)}(?:{_DETAIL}|{_DETAILS}) as possible",
              rf"(?:{_DETAIL}|{_DETAILS}) {_gap(6)}(?:exactly|verbatim|precisely|word for word|in full|intact)",
              r"(?:them|it) all", r"all of them"),
     _concept("DETAILED_FACT", "detailed facts: 'facts must be detailed', 'specific facts'",
@@ -297,3 +301,71 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              rf"always {_gap(2)}(?:answer\w*|respond\w*|reply)", r"(?:provide|give) a general response",
              r"every question has an answer", r"accept the question"),
 )}
+
+
+@dataclass(frozen=True)
+class Cue:
+    """Concepts that speak for (``sign`` +1) or against (-1) a directive when they occur together.
+
+    The polarity of the ``carriers`` decides: a carrier under a negation or contrast ("do not
+    convert", "rather than converting") flips the sign; two carriers under two different negations
+    flip it twice. Each entry of ``requires`` must also occur ("A|B": either; "A-": negated). With
+    ``negated_only`` the cue reads only negated carriers ("avoid vague time references").
+    """
+
+    sign: int
+    carriers: tuple[str, ...]
+    requires: tuple[str, ...] = ()
+    negated_only: bool = False
+
+
+@lru_cache(maxsize=65536)
+def _find(clause: Clause, concept: str) -> tuple[Match, ...]:
+    return clause.find(CONCEPTS[concept].pattern)
+
+
+def _required(requirement: str, context: Clause) -> bool:
+    for option in requirement.split("|"):
+        negated = option.endswith("-")
+        found = _find(context, option.rstrip("-"))
+        if any(m.scope != 0 for m in found) if negated else found:
+            return True
+    return False
+
+
+def _evidence(cue: Cue, clause: Clause, context: Clause) -> int | None:
+    """The cue's verdict on ``clause`` (requirements and second carriers read in ``context``), or None."""
+    primary = [m for m in _find(clause, cue.carriers[0])
+               if not m.rationale and not clause.words[m.start].quoted and (m.scope or not cue.negated_only)]
+    if not primary or not all(_required(r, context) for r in cue.requires):
+        return None
+    others = []
+    for name in cue.carriers[1:]:
+        found = [m for m in _find(clause, name) if not m.rationale] or \
+            [m for m in _find(context, name) if not m.rationale]
+        if not found:
+            return None
+        others.append(found[0].scope)
+    votes = [cue.sign * (-1) ** len({m.scope, *others} - {0}) for m in primary]
+    total = sum(votes)
+    return (1 if total > 0 else -1) if total else votes[-1]
+
+
+def sentence_stance(cues: tuple[Cue, ...], sentence: Sentence) -> int:
+    """What one sentence says about a directive with these cues: +1, -1 or 0.
+
+    In each clause the first cue that applies decides; read within the clause it weighs 2, needing
+    concepts from the rest of the sentence 1. The sign of the sum decides; a tie, the last clause.
+    """
+    votes = []
+    for clause in sentence.clauses:
+        vote = next((2 * v for cue in cues if (v := _evidence(cue, clause, clause)) is not None), None)
+        if vote is None:
+            vote = next((v for cue in cues if (v := _evidence(cue, clause, sentence.whole)) is not None),
+                        None)
+        if vote:
+            votes.append(vote)
+    total = sum(votes)
+    if total:
+        return 1 if total > 0 else -1
+    return (1 if votes[-1] > 0 else -1) if votes else 0

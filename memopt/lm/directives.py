@@ -23,27 +23,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from memopt.lm.concepts import CONCEPTS
-from memopt.lm.reading import Clause, Match, Sentence, read_sentences
+from memopt.lm.concepts import CONCEPTS, Cue, sentence_stance
+from memopt.lm.reading import read_sentences
 
 __all__ = ["Cue", "Directive", "CATALOGUE", "IRRELEVANT", "active_directives", "directive_stances",
            "directives_for", "catalogue_table"]
-
-
-@dataclass(frozen=True)
-class Cue:
-    """Concepts that speak for (``sign`` +1) or against (-1) a directive when they occur together.
-
-    The polarity of the ``carriers`` decides: a carrier under a negation or contrast ("do not
-    convert", "rather than converting") flips the sign; two carriers under two different negations
-    flip it twice. Each entry of ``requires`` must also occur ("A|B": either; "A-": negated). With
-    ``negated_only`` the cue reads only negated carriers ("avoid vague time references").
-    """
-
-    sign: int
-    carriers: tuple[str, ...]
-    requires: tuple[str, ...] = ()
-    negated_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -70,63 +54,11 @@ class Directive:
         return _stance(self, instructions) > 0
 
 
-def _matches(clause: Clause, concept: str) -> tuple[Match, ...]:
-    return _find(clause, concept)
-
-
-@lru_cache(maxsize=65536)
-def _find(clause: Clause, concept: str) -> tuple[Match, ...]:
-    return clause.find(CONCEPTS[concept].pattern)
-
-
-def _required(requirement: str, context: Clause) -> bool:
-    for option in requirement.split("|"):
-        negated = option.endswith("-")
-        found = _matches(context, option.rstrip("-"))
-        if any(m.scope != 0 for m in found) if negated else found:
-            return True
-    return False
-
-
-def _evidence(cue: Cue, clause: Clause, context: Clause) -> int | None:
-    """The cue's verdict on ``clause`` (requirements and second carriers read in ``context``), or None."""
-    primary = [m for m in _matches(clause, cue.carriers[0])
-               if not m.rationale and not clause.words[m.start].quoted and (m.scope or not cue.negated_only)]
-    if not primary or not all(_required(r, context) for r in cue.requires):
-        return None
-    others = []
-    for name in cue.carriers[1:]:
-        found = [m for m in _matches(clause, name) if not m.rationale] or \
-            [m for m in _matches(context, name) if not m.rationale]
-        if not found:
-            return None
-        others.append(found[0].scope)
-    votes = [cue.sign * (-1) ** len({m.scope, *others} - {0}) for m in primary]
-    total = sum(votes)
-    return (1 if total > 0 else -1) if total else votes[-1]
-
-
-def _sentence_stance(directive: Directive, sentence: Sentence) -> int:
-    """Local evidence (cue read within its clause) weighs 2, evidence needing the whole sentence 1."""
-    votes = []
-    for clause in sentence.clauses:
-        vote = next((2 * v for cue in directive.cues if (v := _evidence(cue, clause, clause)) is not None), None)
-        if vote is None:
-            vote = next((v for cue in directive.cues if (v := _evidence(cue, clause, sentence.whole)) is not None),
-                        None)
-        if vote:
-            votes.append(vote)
-    total = sum(votes)
-    if total:
-        return 1 if total > 0 else -1
-    return (1 if votes[-1] > 0 else -1) if votes else 0
-
-
 @lru_cache(maxsize=16384)
 def _stance(directive: Directive, instructions: str) -> int:
     stance = 0
     for sentence in read_sentences(instructions):
-        stance = _sentence_stance(directive, sentence) or stance
+        stance = sentence_stance(directive.cues, sentence) or stance
     return stance
 
 
