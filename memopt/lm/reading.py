@@ -8,8 +8,8 @@ wrapped inside a sentence is joined back) and each sentence into clauses (at ``;
   word inside quotes ("say 'I don't know'") negates nothing, but the quoted words still count as
   what the sentence talks about.
 - ``scope``: the id of the negation or contrast that covers it (0 = none). A scope opens after
-  "not", "n't", "never", "nor", "without", "avoid", "no need to", "there is no need", a clause-initial
-  "no", and the contrasts "instead of", "rather than", "as opposed to", "in place of"; it closes at
+  "not", "n't", "never", "nor", "without", "avoid", "refrain from", "no need to", "no", and the
+  contrasts "instead of", "rather than", "as opposed to", "in place of"; it closes at
   punctuation, at a conjunction or subordinator ("but", "if", "when", "unless", "because", "that",
   ...), or at the next negation. A comma closes it unless a short list follows ("do not shorten,
   abbreviate or truncate"). A negation inside a subordinate clause ("if the context does not
@@ -29,6 +29,7 @@ by single spaces, lower case), each with the scope of its first word.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -87,10 +88,9 @@ class Word:
 
 @dataclass(frozen=True)
 class Match:
-    """A regular-expression match over a clause: first and last word index, and the negation scope."""
+    """A regular-expression match over a clause: its first word's index, negation scope and rationale flag."""
 
     start: int
-    end: int
     scope: int
     rationale: bool
 
@@ -107,10 +107,9 @@ class Clause:
         """Matches of ``pattern`` over this clause's words."""
         found = []
         for m in pattern.finditer(self.text):
-            start = _word_at(self.offsets, m.start())
-            end = _word_at(self.offsets, max(m.end() - 1, m.start()))
+            start = bisect_right(self.offsets, m.start()) - 1
             first = self.words[start]
-            found.append(Match(start, end, first.scope, first.rationale))
+            found.append(Match(start, first.scope, first.rationale))
         return tuple(found)
 
 
@@ -120,17 +119,6 @@ class Sentence:
 
     clauses: tuple[Clause, ...]
     whole: Clause
-
-
-def _word_at(offsets: tuple[int, ...], char: int) -> int:
-    lo, hi = 0, len(offsets) - 1
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if offsets[mid] <= char:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
 
 
 def _clause(words: list[Word]) -> Clause:
