@@ -8,7 +8,8 @@ __all__ = ["directives"]
 
 
 def directives() -> None:
-    """Print SimLM's directive catalogue: what each instruction directive changes, and its triggers."""
+    """Print SimLM's directive catalogue: the concepts each directive reads, sentences that do and do not turn it
+    on, the failure without it and the behaviour with it, then the concept lexicon."""
     from memopt.lm.directives import catalogue_table
 
     typer.echo(catalogue_table())

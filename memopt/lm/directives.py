@@ -1,25 +1,33 @@
 """SimLM's directive catalogue: how the instructions it is sent change what it does.
 
 SimLM is a simulator. For each operation it performs plain-NLP behaviour, and each *directive* is
-one sentence-level capability an instruction can grant. An instruction "has" a directive when any
-of the directive's trigger patterns matches it (case-insensitive). A prompt without the directive
-shows the directive's ``failure``; with it, SimLM shows the ``behaviour``.
+one capability an instruction can grant. SimLM reads every sentence of the instructions by the
+*concepts* it talks about (`memopt.lm.concepts`: a relative time expression, every speaker, a
+contradiction, ...) and the polarity they stand in (`memopt.lm.instructions`: negation, contrast,
+quotes). Each directive's ``cues`` say which concepts, in which polarity, speak for it (+1) or
+against it (-1): "Convert relative dates to calendar dates" speaks for ``resolve_dates``, "Do not
+convert relative dates" and "Keep relative dates as they are" against it. When several sentences
+speak about the same directive, the last one decides (later instructions refine earlier ones).
+A prompt without the directive shows the directive's ``failure``; with it, the ``behaviour``.
 
 The reflection step of SimLM (proposing revised instructions) writes directives in the words of
-``phrasings``; every phrasing matches a trigger of its directive and of no other directive of the
-same operation (asserted in tests). ``symptoms`` are the cues in feedback text that make the
-reflection step pick this directive.
+``phrasings``; every phrasing turns on its directive and no other directive of the same operation
+(asserted in tests). ``symptoms`` are the cues in feedback text that make the reflection step pick
+this directive. ``examples_on`` / ``examples_off`` are sentences that do and do not turn it on.
 
-This table is public and is rendered in the README (``memopt directives`` prints it).
+This catalogue is public and is rendered in the README (``memopt directives`` prints it).
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import lru_cache
 
-__all__ = ["Directive", "CATALOGUE", "IRRELEVANT", "active_directives", "directives_for", "catalogue_table"]
+from memopt.lm.concepts import CONCEPTS, Cue, sentence_stance
+from memopt.lm.instructions import read_sentences
+
+__all__ = ["Cue", "Directive", "CATALOGUE", "IRRELEVANT", "active_directives", "directive_stances",
+           "directives_for", "catalogue_table"]
 
 
 @dataclass(frozen=True)
@@ -28,31 +36,46 @@ class Directive:
 
     id: str
     operations: tuple[str, ...]
-    triggers: tuple[str, ...]
+    reads: str
+    cues: tuple[Cue, ...]
     failure: str
     behaviour: str
     phrasings: tuple[str, ...]
     symptoms: tuple[str, ...]
+    examples_on: tuple[str, ...]
+    examples_off: tuple[str, ...]
+
+    def stance(self, instructions: str) -> int:
+        """+1 if the instructions grant this directive, -1 if they forbid it, 0 if they do not say."""
+        return _stance(self, instructions)
 
     def present(self, instructions: str) -> bool:
-        """Whether the instruction text triggers this directive."""
-        return any(p.search(instructions) for p in _compiled(self.triggers))
+        """Whether the instructions grant this directive (their last sentence about it speaks for it)."""
+        return _stance(self, instructions) > 0
 
 
-@cache
-def _compiled(triggers: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
-    return tuple(re.compile(t, re.IGNORECASE) for t in triggers)
+@lru_cache(maxsize=16384)
+def _stance(directive: Directive, instructions: str) -> int:
+    stance = 0
+    for sentence in read_sentences(instructions):
+        stance = sentence_stance(directive.cues, sentence) or stance
+    return stance
 
 
 CATALOGUE: tuple[Directive, ...] = (
     Directive(
         id="resolve_dates",
         operations=("extract", "summarize", "answer"),
-        triggers=(
-            r"\babsolute\b[^.]{0,40}\bdates?\b",
-            r"\bactual (calendar )?dates?\b",
-            r"\bresolve\b[^.]{0,60}\b(dates?|time)\b",
-            r"\b(convert|rewrite|turn)\b[^.]{0,40}\brelative\b[^.]{0,30}\b(dates?|time)",
+        reads="a relative time expression (or a date) with a conversion ('convert', 'resolve', 'work out') "
+        "or an absolute target ('absolute', 'the actual calendar date'); against it: keeping them as they are "
+        "('keep / leave ... as written', 'must stay relative') or a negated conversion",
+        cues=(
+            Cue(+1, ("CONVERT",), ("RELATIVE",)),
+            Cue(+1, ("RESOLVE",), ("DATE|RELATIVE",)),
+            Cue(+1, ("CALCULATE",), ("RELATIVE|ABSOLUTE|ANCHOR", "RELATIVE|ABSOLUTE|DATE")),
+            Cue(+1, ("ABSOLUTE",), ("DATE|RELATIVE",)),
+            Cue(-1, ("AS_IS",), ("RELATIVE",)),
+            Cue(-1, ("RELATIVE",), negated_only=True),
         ),
         failure="relative dates ('yesterday', 'last week', 'this month') are kept as written, with no date",
         behaviour="relative dates are rewritten against the session date ('on 7 May 2023', "
@@ -69,13 +92,23 @@ CATALOGUE: tuple[Directive, ...] = (
         ),
         symptoms=("when did", "when is", "date", "yesterday", "last week", "last month", "relative",
                   "temporal", "ago"),
+        examples_on=("Turn 'yesterday' or 'last Friday' into the calendar date, counting from the session date.",
+                     "Dates must be absolute, never relative."),
+        examples_off=("Do not resolve relative dates.", "Keep time expressions such as 'last week' as they are.",
+                      "Sort the memories by date."),
     ),
     Directive(
         id="all_participants",
         operations=("extract",),
-        triggers=(
-            r"\b(every|each|all|both)\b[^.]{0,30}\b(participants?|speakers?|persons|people)\b",
-            r"\bnot (just|only) (about )?the user\b",
+        reads="every speaker ('both speakers', 'each participant'; 'everyone' with what they say) or the "
+        "other speaker with what they say; against it: a restriction to one speaker ('only the user', 'focus on "
+        "the user') or leaving the other one out ('ignore the second speaker')",
+        cues=(
+            Cue(-1, ("RESTRICT", "ONE_PARTY")),
+            Cue(-1, ("IGNORE",), ("OTHER_PARTY|ALL_PARTIES",)),
+            Cue(+1, ("ALL_PARTIES",)),
+            Cue(+1, ("EVERYONE",), ("INFO",)),
+            Cue(+1, ("OTHER_PARTY",), ("INFO",)),
         ),
         failure="only the first speaker's facts are kept (the 'user' of Mem0's default extraction); "
         "what the other speaker says about themselves is dropped",
@@ -88,13 +121,25 @@ CATALOGUE: tuple[Directive, ...] = (
         ),
         symptoms=("speaker", "participant", "other person", "never extracted", "no fact mentions",
                   "not only the user"),
+        examples_on=("Both people in the conversation count: store what either of them says about themselves.",
+                     "Do not skip the second speaker's facts."),
+        examples_off=("Only extract facts about the user.", "Ignore what the other speaker says.",
+                      "Return the facts as a list of strings."),
     ),
     Directive(
         id="keep_details",
         operations=("extract", "summarize"),
-        triggers=(
-            r"\b(keep|preserve|retain|include)\b[^.]{0,50}\b(details|specifics|names|numbers|places)\b",
-            r"\bdo not (shorten|abbreviate|truncate)\b",
+        reads="keeping specific details (names, numbers, places, 'every detail', 'exactly as said', 'in full') "
+        "or a negated shortening or omission ('do not shorten', 'never drop names'); against it: shortening, "
+        "dropping details, or only the gist",
+        cues=(
+            Cue(-1, ("SHORTEN",)),
+            Cue(-1, ("OMIT",), ("DETAIL|DETAILS",)),
+            Cue(+1, ("PRESERVE",), ("DETAIL|EXACT_DETAIL|WHOLE_FACT",)),
+            Cue(+1, ("WRITE",), ("EXACT_DETAIL|WHOLE_FACT",)),
+            Cue(+1, ("EXACT_DETAIL",)),
+            Cue(+1, ("DETAILED_FACT",)),
+            Cue(-1, ("GIST",)),
         ),
         failure="long sentences are cut to their first clause, losing names, numbers and places",
         behaviour="whole sentences are kept with their names, numbers and places",
@@ -107,15 +152,28 @@ CATALOGUE: tuple[Directive, ...] = (
         ),
         symptoms=("detail", "name", "number", "place", "shortened", "cut", "truncated", "lost", "where",
                   "which", "what is the name"),
+        examples_on=("Never drop the names of people, pets or places from a fact.",
+                     "Write each fact in full, with every number it mentions."),
+        examples_off=("Shorten every fact to a few words.", "Leave out the specifics.",
+                      "Remember significant personal information like names and relationships."),
     ),
     Directive(
         id="update_on_contradiction",
         operations=("update",),
-        triggers=(
-            r"\bonly\b[^.]{0,60}\b(contradicts?|conflicts?)\b",
-            r"\b(contradicts?|conflicts?)\b[^.]{0,60}\botherwise\b[^.]{0,20}\badd\b",
-            r"\bboth (be|remain|stay) true\b",
-            r"\bcompatible\b",
+        reads="an update restricted to a contradiction ('update only when it contradicts', 'unless it "
+        "conflicts'), adding when the facts are compatible ('can both be true', 'does not contradict'), or a "
+        "negated overwrite of compatible information; against it: updating on a shared topic, always, or by "
+        "preference",
+        cues=(
+            Cue(-1, ("OVERWRITE",), ("UNLESS", "CONFLICT")),
+            Cue(+1, ("KEEP_OLD",), ("UNLESS", "CONFLICT")),
+            Cue(+1, ("ONLY_IF",), ("OVERWRITE", "CONFLICT")),
+            Cue(+1, ("OVERWRITE",), ("CONFLICT",)),
+            Cue(+1, ("ADD",), ("COMPATIBLE|CONFLICT-|OTHERWISE",)),
+            Cue(-1, ("OVERWRITE",), ("COMPATIBLE",)),
+            Cue(+1, ("KEEP_BOTH",)),
+            Cue(-1, ("OVERWRITE",), ("SAME_TOPIC|ALWAYS|PREFER",)),
+            Cue(+1, ("ADD",), ("SAME_TOPIC",)),
         ),
         failure="a new fact that overlaps an old memory on subject and topic overwrites it (UPDATE), "
         "losing compatible information",
@@ -129,14 +187,24 @@ CATALOGUE: tuple[Directive, ...] = (
             "Do not overwrite a memory with a fact that can both be true at the same time; keep both.",
         ),
         symptoms=("updateerror", "overwr", "update", "replaced", "degraded", "compatible", "both"),
+        examples_on=("Overwrite a memory only if the new fact makes it false.",
+                     "When the new fact does not contradict the memory, add it as a new one."),
+        examples_off=("Update a memory whenever the new fact is about the same topic.",
+                      "Always merge related facts into one memory.", "Return every memory with its id."),
     ),
     Directive(
         id="delete_only_explicit",
         operations=("update",),
-        triggers=(
-            r"\bdelete\b[^.]{0,60}\bonly\b",
-            r"\bonly\b[^.]{0,40}\b(delete|remove)",
-            r"\bexplicit(ly)?\b[^.]{0,40}\b(retract|retraction|withdraw|no longer true)",
+        reads="a delete restricted to what is explicitly retracted ('delete only the memory it retracts', "
+        "'unless explicitly withdrawn') or sparing the other memories ('leave the rest untouched', 'never delete "
+        "other memories'); against it: deleting related or all memories, or a negated restriction",
+        cues=(
+            Cue(+1, ("LIMIT",), ("DELETE",)),
+            Cue(-1, ("DELETE",), ("UNLESS", "EXPLICIT|RETRACTION")),
+            Cue(+1, ("SPARE", "OTHER_MEMORIES"), ("DELETE|RETRACTION",)),
+            Cue(+1, ("ONLY_THAT",), ("DELETE", "THAT_ONE|RETRACTION|EXPLICIT")),
+            Cue(-1, ("DELETE", "OTHER_MEMORIES")),
+            Cue(+1, ("EXPLICIT", "DELETE"), ("RETRACTION|CONFLICT|SAYS",)),
         ),
         failure="a negated fact ('no longer', 'quit', 'stopped') deletes every memory of the same person "
         "that shares a topic word with it",
@@ -149,14 +217,23 @@ CATALOGUE: tuple[Directive, ...] = (
             "A retraction must be explicit and about the same memory: delete that one only.",
         ),
         symptoms=("deletionerror", "delet", "removed", "retract", "no longer", "quit"),
+        examples_on=("Remove a memory only if a new fact clearly withdraws it.",
+                     "When someone quits one hobby, leave their other memories untouched."),
+        examples_off=("Delete every memory related to a retracted fact.",
+                      "Delete a memory if the new fact says it is no longer the case."),
     ),
     Directive(
         id="expand_query",
         operations=("rewrite_query",),
-        triggers=(
-            r"\bexpand\b",
-            r"\b(add|include)\b[^.]{0,40}\b(synonyms|related (terms|words)|key nouns)\b",
-            r"\bkeyword query\b",
+        reads="widening the query ('expand', 'broaden') or adding other words ('synonyms', 'related terms', "
+        "'a keyword query'); against it: the question as it is ('verbatim', 'close to the original wording')",
+        cues=(
+            Cue(+1, ("EXPAND",), ("QUERY|TERMS",)),
+            Cue(+1, ("INCLUDE", "TERMS")),
+            Cue(-1, ("REMOVE",), ("TERMS",)),
+            Cue(+1, ("KEYWORDS",)),
+            Cue(+1, ("TERMS",)),
+            Cue(-1, ("VERBATIM",)),
         ),
         failure="the query is the question verbatim",
         behaviour="the query holds the names and key nouns of the question and their related terms",
@@ -167,14 +244,24 @@ CATALOGUE: tuple[Directive, ...] = (
             "common synonyms.",
         ),
         symptoms=("retrievalerror", "retriev", "not in the retrieved", "missed", "search", "query"),
+        examples_on=("Broaden the search with words that mean the same as the question's nouns.",
+                     "Don't just repeat the question: add related terms."),
+        examples_off=("Keep it close to the original wording.", "Do not add synonyms to the query.",
+                      "Write the query in lower case."),
     ),
     Directive(
         id="combine_all",
         operations=("answer",),
-        triggers=(
-            r"\b(combine|aggregate|merge|synthesi[sz]e)\b[^.]{0,60}\b(all|every|multiple|several)\b",
-            r"\b(all|every)\b[^.]{0,30}\brelevant\b[^.]{0,30}\b(memories|items|context|pieces|entries)\b",
-            r"\bnot (just|only) the (first|top|single|best)\b",
+        reads="combining context items ('combine', 'aggregate', 'merge', 'pull together') or using all of "
+        "them ('use every relevant memory', 'list all matching items'); against it: one item ('the single best "
+        "match', 'only the top memory')",
+        cues=(
+            Cue(+1, ("COMBINE",), ("ITEM",)),
+            Cue(+1, ("USE", "ALL_ITEMS")),
+            Cue(-1, ("STOP_AT",), ("ONE_ITEM",)),
+            Cue(+1, ("BEYOND",), ("ONE_ITEM",)),
+            Cue(-1, ("USE", "ONE_ITEM")),
+            Cue(-1, ("ONE_ITEM",), ("ONLY",)),
         ),
         failure="the answer is taken from the single best-overlapping context item",
         behaviour="the answer combines every relevant context item",
@@ -184,15 +271,23 @@ CATALOGUE: tuple[Directive, ...] = (
             "Questions may need multiple pieces of information: use every relevant entry in the context.",
         ),
         symptoms=("multi-hop", "several", "multiple", "partial", "all of", " and ", "list", "both"),
+        examples_on=("Pull together every memory that bears on the question.",
+                     "Don't stop at the best-matching memory; include the other relevant ones too."),
+        examples_off=("Answer from the single best-matching memory.", "Do not merge memories.",
+                      "Look for direct evidence in the memories."),
     ),
     Directive(
         id="abstain",
         operations=("answer",),
-        triggers=(
-            r"\bnot mentioned\b",
-            r"\babstain\b",
-            r"\b(do not|don't|never) guess\b",
-            r"\bcannot be answered\b",
+        reads="abstaining ('abstain', 'decline', 'admit') or saying it is not known (\"say 'Not mentioned'\", "
+        "\"reply 'I don't know'\", 'say so'), or a negated guess ('never guess', 'do not make up an answer'); "
+        "against it: guessing, always answering, or a negated abstention",
+        cues=(
+            Cue(+1, ("ABSTAIN",)),
+            Cue(+1, ("SAY_UNKNOWN",)),
+            Cue(-1, ("GUESS",)),
+            Cue(-1, ("ALWAYS_ANSWER",)),
+            Cue(-1, ("ANSWER",), ("UNSUPPORTED",)),
         ),
         failure="SimLM always answers, from the closest context item, even when nothing supports it",
         behaviour="'Not mentioned' when no context item is about the person and topic asked",
@@ -204,6 +299,10 @@ CATALOGUE: tuple[Directive, ...] = (
             "be answered.",
         ),
         symptoms=("adversarial", "not mentioned", "abstain", "unanswerable", "hallucinat", "guess"),
+        examples_on=("If you don't know the answer, just say that you don't know; don't try to make up an answer.",
+                     "When nothing in the memories is about the question, answer 'Not mentioned'."),
+        examples_off=("Always give an answer, never say it is not mentioned.", "Make your best guess when unsure.",
+                      "Answer briefly, in a few words."),
     ),
 )
 
@@ -222,15 +321,51 @@ def directives_for(operation: str) -> tuple[Directive, ...]:
 
 
 @lru_cache(maxsize=4096)
+def directive_stances(operation: str, instructions: str) -> dict[str, int]:
+    """+1 for each directive of ``operation`` the instructions grant, -1 for each they forbid or contradict."""
+    stances = {d.id: d.stance(instructions) for d in directives_for(operation)}
+    return {k: v for k, v in stances.items() if v}
+
+
+@lru_cache(maxsize=4096)
 def active_directives(operation: str, instructions: str) -> frozenset[str]:
-    """Ids of the directives of ``operation`` that ``instructions`` triggers."""
-    return frozenset(d.id for d in directives_for(operation) if d.present(instructions))
+    """Ids of the directives of ``operation`` that ``instructions`` grant (stance +1)."""
+    return frozenset(k for k, v in directive_stances(operation, instructions).items() if v > 0)
+
+
+def _cell(texts: tuple[str, ...]) -> str:
+    return "<br>".join(f"“{t}”" for t in texts).replace("|", "\\|")
+
+
+def _label(requirement: str) -> str:
+    options = []
+    for option in requirement.split("|"):
+        name = f"`{option.rstrip('-').lower()}`"
+        options.append(f"{name} negated" if option.endswith("-") else name)
+    return " or ".join(options)
+
+
+def _rule(cue: Cue) -> str:
+    text = " + ".join(_label(c) for c in cue.carriers) + (" negated" if cue.negated_only else "")
+    needs = [f"({_label(r)})" if "|" in r else _label(r) for r in cue.requires]
+    return f"{text} with {' and '.join(needs)}" if needs else text
 
 
 def catalogue_table() -> str:
-    """The catalogue as a Markdown table (for the README and `memopt lm directives`)."""
-    rows = ["| id | operations | triggered by (regex, any) | without it | with it |", "|---|---|---|---|---|"]
+    """The catalogue as Markdown (for the README and `memopt directives`): directives, their cues, concepts."""
+    rows = ["| id | operations | reads | turns it on | does not turn it on | without it | with it |",
+            "|---|---|---|---|---|---|---|"]
     for d in CATALOGUE:
-        triggers = "<br>".join(f"`{t.replace('|', chr(92) + '|')}`" for t in d.triggers)
-        rows.append(f"| `{d.id}` | {', '.join(d.operations)} | {triggers} | {d.failure} | {d.behaviour} |")
+        rows.append(f"| `{d.id}` | {', '.join(d.operations)} | {d.reads} | {_cell(d.examples_on)} | "
+                    f"{_cell(d.examples_off)} | {d.failure} | {d.behaviour} |")
+    rows += ["", "| id | speaks for it (negated: against it) | speaks against it (negated: for it) |",
+             "|---|---|---|"]
+    for d in CATALOGUE:
+        grant = "<br>".join(_rule(c) for c in d.cues if c.sign > 0 or c.negated_only)
+        forbid = "<br>".join(_rule(c) for c in d.cues if c.sign < 0 and not c.negated_only)
+        rows.append(f"| `{d.id}` | {grant} | {forbid} |")
+    used = sorted({name.rstrip("-") for d in CATALOGUE for c in d.cues for r in (*c.carriers, *c.requires)
+                   for name in r.split("|")})
+    rows += ["", "| concept | what it reads |", "|---|---|"]
+    rows += [f"| `{name.lower()}` | {CONCEPTS[name].words.replace('|', chr(92) + '|')} |" for name in used]
     return "\n".join(rows)

@@ -1,0 +1,371 @@
+"""The concepts SimLM's directive reading looks for in an instruction, and the cues built from them.
+
+Each concept is a small lexicon of stems and phrases: a regular expression over a clause's words
+(lower case, joined by single spaces, so ``[\\w'-]+ `` is one word; see `memopt.lm.instructions`) and a
+description in words for the documentation. Concepts name what a sentence talks about ("a
+relative time expression", "every speaker", "a contradiction"). A `Cue` says which concepts, found
+together and in which polarity, speak for or against a directive; `sentence_stance` reads one
+sentence with a directive's cues (the catalogue: `memopt.lm.directives`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache, lru_cache
+
+from memopt.lm.instructions import Clause, Match, Sentence
+
+__all__ = ["Concept", "CONCEPTS", "Cue", "sentence_stance"]
+
+_W = r"[\w'-]+"
+
+
+def _gap(n: int) -> str:
+    return rf"(?:{_W} ){{0,{n}}}"
+
+
+@dataclass(frozen=True)
+class Concept:
+    """A concept: a short description and the pattern that finds it (compiled on first use)."""
+
+    name: str
+    words: str
+    source: str
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        """The compiled pattern."""
+        return _compile(self.source)
+
+
+@cache
+def _compile(source: str) -> re.Pattern[str]:
+    return re.compile(source)
+
+
+def _concept(name: str, words: str, *alternatives: str) -> Concept:
+    body = "|".join(alternatives)
+    return Concept(name, words, rf"(?<![\w'-])(?:{body})(?![\w'-])")
+
+
+_DATE_NOUN = r"(?:dates?|days?|months?|years?|times?|weeks?|calendar)"
+_DETAIL = (r"(?:names|(?:the|a|an|every|each|any|exact|full|proper|brand|their|his|her|its|pet's|dog's) name|"
+           r"numbers?|numerals?|(?<!took )(?<!take )(?<!in )places?|locations?|quantit(?:y|ies)|amounts?|"
+           r"figures|titles?|proper nouns?|specifics|particulars|brands?|cities)")
+_DETAILS = r"(?:details?|specifics|particulars|specificity|nuances?)"
+_FIDELITY = (r"(?:every|each|all|any|exact|specific|concrete|precise|full|complete|whole|fine|small|minor|"
+             r"particular|entire|original|actual)")
+_ITEM = (r"(?:memor(?:y|ies)|items?|context|pieces?|entr(?:y|ies)|excerpts?|facts?|passages?|sources?|snippets?|"
+         r"results?|matches|lines|turns|evidence|information|ones|documents?|answers|names|things|values|"
+         r"possibilities)")
+_PARTY = (r"(?:participants?|speakers?|persons?|people|part(?:y|ies)|interlocutors?|individuals?|sides?|users|humans?|"
+          r"members?|attendees?)")
+_SAY = (r"(?:say|says|saying|said|repl(?:y|ies|ied|ying)|respond\w*|answer\w*|stat(?:e|es|ed|ing)|return\w*|"
+        r"output\w*|writ(?:e|es|ing)|giv(?:e|es|ing)|tell\w*|admit\w*|indicat\w*|be)")
+_ABSTAIN_PHRASE = (r"(?:not mentioned|unknown|(?:cannot|cant|can not|unable to) (?:answer|tell|say)|"
+                   r"(?:i|you|we) (?:dont|do not) know|no answer|(?:cannot|cant|can not) be "
+                   r"answered|unanswerable|not (?:enough|sufficient) information|insufficient (?:information|"
+                   r"evidence)|no (?:relevant )?information(?: is found)?|not available|no idea|not (?:stated|known))")
+
+CONCEPTS: dict[str, Concept] = {c.name: c for c in (
+    # time
+    _concept("RELATIVE", "a relative time expression ('yesterday', 'last week', 'two days ago', 'relative dates', "
+             "'time references')",
+             r"relative(?:ly)?", r"yesterday", r"tomorrow", r"today", r"tonight", r"ago", r"recently",
+             r"the other day",
+             r"(?:last|next|this|coming|previous|past) (?:week|weekend|month|year|night|morning|evening|monday|"
+             r"tuesday|wednesday|thursday|friday|saturday|sunday|spring|summer|autumn|fall|winter)s?",
+             r"(?:time|temporal) (?:references?|expressions?|words?|mentions?|phrases?|markers?|terms?)",
+             r"references? to (?:time|dates?|days?)", r"vague (?:time|dates?|temporal)\w*"),
+    _concept("DATE", "a date or time word: 'date', 'day', 'month', 'year', 'time', 'calendar'", _DATE_NOUN),
+    _concept("ABSOLUTE", "an absolute target: 'absolute', 'calendar', 'the actual / exact / specific date', 'day, "
+             "month and year', 'the date it refers to'",
+             r"absolute(?:ly)?", r"calendar",
+             rf"(?:actual|exact|specific|concrete|explicit|precise|real|full|fixed|definite) (?:{_W} )?{_DATE_NOUN}",
+             rf"(?:dates?|days?|times?) {_gap(4)}(?:absolute|explicit|specific|exact|concrete)",
+             r"(?:day|date),? month,? (?:and )?year", r"month and year",
+             rf"{_DATE_NOUN} {_gap(3)}(?:refers?|referred|points?|denotes?|means?|corresponds?|stands?) (?:to|for)?",
+             r"(?:date|day) behind"),
+    _concept("ANCHOR", "the reference date: the session / conversation date, a timestamp",
+             r"session(?:'s)? (?:date|timestamp|time)", r"timestamps?",
+             rf"(?:date|time)s? (?:of|on which) {_gap(2)}(?:session|conversation|memory|message|chat|item|speaking|"
+             r"dialogue)s?",
+             r"(?:conversation|session|memory|chat)(?:'s)? (?:date|timestamp)s?", r"dated", r"recorded",
+             rf"when {_gap(2)}(?:conversation|session|chat)"),
+    _concept("RESOLVE", "resolving or anchoring: 'resolve', 'anchor', 'ground', 'pin down'",
+             r"resolv\w*", r"anchor\w*", r"ground(?:s|ed|ing)?", r"pin\w* down", r"reference point",
+             r"as (?:the |its |their )?reference"),
+    _concept("CALCULATE", "working a date out: 'compute', 'calculate', 'work out', 'figure out', 'determine', "
+             "'infer'",
+             r"comput\w*", r"calculat\w*", r"work\w* out", r"figur\w* out", r"determin\w*", r"infer\w*",
+             r"deduc\w*", r"deriv\w*", r"count\w* (?:from|back)", r"interpret\w*"),
+    _concept("CONVERT", "converting: 'convert', 'rewrite', 'turn into', 'replace', 'translate', 'express as'",
+             r"convert\w*", r"conversion", r"rewrit\w*", r"rewrote", r"turn(?:ed|ing)?(?! of)", r"chang\w*",
+             r"replac\w*", r"translat\w*", r"transform\w*", r"map(?:s|ped|ping)?", r"express(?:es|ed|ing)?",
+             r"restat\w*", r"normali[sz]\w*", r"substitut\w*", r"swap\w*", r"render\w*"),
+    _concept("AS_IS", "keeping the wording: 'keep / leave / copy ... as they are', 'verbatim', 'must stay'",
+             r"keep(?:s|ing)?(?! track)(?! a record)", r"kept", r"leav(?:e|es|ing)", r"left", r"retain\w*",
+             r"preserv\w*", r"cop(?:y|ies|ied|ying)", r"repeat\w*", r"quot(?:e|es|ing)", r"reproduc\w*",
+             r"stay(?:s|ing)?", r"remain\w*", r"verbatim", r"untouched", r"unchanged"),
+    # people
+    _concept("ALL_PARTIES", "every speaker: 'both speakers', 'each participant'",
+             rf"(?:every|each|all|both|either|any|whichever)(?: of)?(?: the| these| those)?(?: two| other| different)? "
+             rf"{_PARTY}(?:'s|')?"),
+    _concept("EVERYONE", "everyone: 'everyone', 'anybody', 'whoever'", r"(?:everyone|everybody|anyone|anybody|whoever)"
+             r"(?! else)"),
+    _concept("OTHER_PARTY", "the other speaker: 'the second speaker', 'the other person', 'the assistant'",
+             r"(?:the |a |their )?(?:other|second|another|2nd) (?:speaker|person|participant|party|user|side|"
+             r"interlocutor|human)s?(?:'s)?",
+             r"the assistant(?:'s)?(?! messages?)(?! turns?)(?! input)(?! responses?)(?! or system)",
+             r"(?:the |their |a )?(?:conversation |chat )?partner(?:'s)?", r"speaker (?:b|2|two)",
+             r"(?:person|people|one) (?:they|the user|you|he|she) (?:is |are )?(?:talking|speaking|chatting) "
+             r"(?:to|with)"),
+    _concept("ONE_PARTY", "one speaker: 'the user', 'the first speaker'",
+             r"the user(?:'s)?(?! and)(?! or)",
+             r"(?:the )?(?:first|main|primary) (?:speaker|person|participant|user)(?:'s)?",
+             r"(?:one|a single) (?:speaker|person|participant)", r"the human"),
+    _concept("INFO", "what someone says: facts, information, details, statements",
+             r"facts?", r"information", r"details?", r"statements?", r"says", r"said", r"reveals?", r"mentions?",
+             r"tells?", r"life", r"lives", r"preferences?", r"stuff", r"things"),
+    _concept("IGNORE", "leaving someone out: 'ignore', 'skip', 'drop', 'discard', 'exclude'",
+             r"ignor\w*", r"skip\w*", r"drop\w*", r"discard\w*", r"exclud\w*", r"disregard\w*", r"omit\w*",
+             r"leav\w* out", r"left out", r"overlook\w*", r"neglect\w*"),
+    _concept("RESTRICT", "a restriction: 'only', 'solely', 'alone', 'focus on', 'limit to'",
+             r"only", r"solely", r"exclusively", r"alone", r"just(?! because)", r"purely", r"nothing but",
+             rf"focus\w* {_gap(1)}on", rf"limit\w* {_gap(1)}to", rf"restrict\w* {_gap(2)}to",
+             rf"confin\w* {_gap(1)}to", r"keep to", r"stick\w* to"),
+    # details
+    _concept("DETAIL", "a specific detail: names, numbers, places, quantities, titles, specifics", _DETAIL),
+    _concept("DETAILS", "details: 'details', 'specifics', 'particulars'", _DETAILS),
+    _concept("EXACT_DETAIL", "every / exact / concrete details, or details kept 'exactly as said', 'verbatim', "
+             "'in full'",
+             rf"{_FIDELITY} {_gap(2)}(?:{_DETAIL}|{_DETAILS}|name)",
+             rf"as many {_gap(2)}(?:{_DETAIL}|{_DETAILS}) as possible",
+             rf"(?:{_DETAIL}|{_DETAILS}) {_gap(6)}(?:exactly|verbatim|precisely|word for word|in full|intact)",
+             r"(?:them|it) all", r"all of them"),
+    _concept("DETAILED_FACT", "detailed facts: 'facts must be detailed', 'specific facts'",
+             rf"(?:facts?|summar(?:y|ies)|sentences?) {_gap(3)}(?:detailed|specific|precise)",
+             r"(?:detailed|specific|precise) (?:facts?|summar(?:y|ies))"),
+    _concept("WHOLE_FACT", "the whole fact: 'the complete sentence', 'in full'",
+             r"(?:the|each|every|its) (?:complete|full|whole|entire|unabridged) (?:sentence|fact|statement|wording|"
+             r"clause|text|version)", r"(?:complete|full|whole|entire|unabridged) (?:facts|statements)", r"in full"),
+    _concept("PRESERVE", "keeping something in: 'keep', 'preserve', 'retain', 'include', 'mention', 'copy'",
+             r"keep(?:s|ing)?(?! track)(?! a record)(?! to)", r"kept", r"preserv\w*", r"retain\w*", r"includ\w*",
+             r"mention\w*", r"contain\w*", r"spell\w* out", r"cop(?:y|ies|ied|ying)", r"reproduc\w*",
+             r"carr\w* over", r"stay\w*", r"appear\w*", r"remain\w*", r"name (?=every|each|all|the|who)"),
+    _concept("WRITE", "writing something down: 'record', 'store', 'capture', 'write', 'note'",
+             r"record\w*", r"stor(?:e|es|ed|ing)", r"captur\w*", r"not(?:e|es|ed|ing)", r"writ(?:e|es|ing|ten)",
+             r"wrote", r"sav(?:e|es|ed|ing)", r"remember\w*", r"maintain\w*", r"list\w*", r"giv(?:e|es|ing|en)"),
+    _concept("SHORTEN", "shortening: 'shorten', 'abbreviate', 'truncate', 'condense', 'generalise', 'cut short'",
+             r"shorten\w*", r"abbreviat\w*", r"truncat\w*", r"condens\w*", r"compress\w*", r"abridg\w*", r"trim\w*",
+             r"clip(?:s|ped|ping)?", r"generali[sz]\w*", rf"cut\w* {_gap(2)}(?:short|down)",
+             rf"cut\w* {_gap(3)}to", r"boil\w* down"),
+    _concept("OMIT", "leaving something out or altering it: 'drop', 'omit', 'leave out', 'lose', 'paraphrase', "
+             "'round'",
+             r"drop\w*", r"omit\w*", rf"leav\w* {_gap(2)}out", r"paraphras\w*", r"alter\w*", r"chang\w*",
+             r"round(?:s|ed|ing)?", r"approximat\w*", r"left out", r"los(?:e|es|ing|t)", r"skip\w*", r"remov\w*",
+             r"discard\w*", r"strip\w*", r"throw\w* away", r"forget\w*(?! to)", r"ignor\w*", r"get\w* rid of"),
+    _concept("GIST", "the gist only: 'the main point', 'the general idea', 'a brief summary', 'the first clause'",
+             r"gist", r"main point", r"general (?:idea|statement)", r"brief summary", r"(?:rough|vague) descriptions?",
+             r"first clause", r"shortened version", r"short version"),
+    # updates and deletes
+    _concept("OVERWRITE", "changing a stored memory: 'update', 'overwrite', 'replace', 'modify', 'merge'",
+             r"updat\w*", r"overwrit\w*", r"overwrote", r"replac\w*", r"modif\w*", r"chang\w*", r"edit\w*",
+             r"merg\w*", rf"fold\w* {_gap(2)}into", r"supersed\w*", rf"combin\w* {_gap(4)}into (?:one|a single)"),
+    _concept("ADD", "adding a memory: 'add', 'append', 'as a new memory', 'keep both', 'separately'",
+             r"add(?:s|ed|ing)?", r"append\w*",
+             r"(?:new|separate) (?:memory|memories|entry|entries|element|item|record)s?",
+             r"(?:its|their) own (?:memory|entry)", r"another (?:memory|entry)",
+             r"keep(?:s|ing)? (?:both|two|the old|the memory|the existing)", r"leav\w* the old", r"next to it",
+             r"separately"),
+    _concept("KEEP_BOTH", "keeping both: 'keep both', 'keep two memories'",
+             r"keep(?:s|ing)? (?:both|two)", r"both (?:memories|facts) (?:stay|remain)"),
+    _concept("KEEP_OLD", "keeping the stored memory: 'keep the existing memories'",
+             r"keep(?:s|ing)? (?:the )?(?:old|existing|stored|original|current) (?:memor(?:y|ies)|ones?|facts?)"),
+    _concept("CONFLICT", "a contradiction: 'contradict', 'conflict', 'inconsistent', 'clash', 'makes it false'",
+             r"contradict\w*", r"contradiction\w*", r"conflict\w*", r"inconsisten\w*", r"incompatib\w*", r"clash\w*",
+             r"disagree\w*", rf"mak\w* {_gap(3)}(?:false|wrong|untrue|obsolete|invalid)", r"correct(?:s|ions?)",
+             r"(?:cannot|cant) both (?:be true|hold)", r"mutually exclusive"),
+    _concept("COMPATIBLE", "compatibility: 'compatible', 'can both be true', 'coexist', 'complements', 'still true'",
+             r"(?<![\w-])compatib\w*", r"(?<!in)consistent", r"coexist\w*", rf"both {_gap(2)}(?:true|valid|hold)",
+             r"(?:still|also) (?:true|valid|holds?)", r"complement\w*", r"merely adds?",
+             r"adds? (?:information|detail|to)", r"(?:extra|additional) information", r"(?:be|are) true together"),
+    _concept("SAME_TOPIC", "a shared topic: 'the same topic', 'related', 'similar', 'overlapping'",
+             r"same (?:topic|subject|thing|person|entity|matter|item)", r"related", r"similar", r"overlap\w*",
+             r"shar\w* (?:a |the )?(?:topic|subject|words?)", r"(?:known|existing) topic", r"about the same"),
+    _concept("ALWAYS", "always: 'always', 'every time', 'any newer fact'",
+             r"always", r"every time", r"(?:any|every) (?:newer |new )?fact"),
+    _concept("PREFER", "a preference: 'prefer', 'favour'", r"prefer\w*", r"favou?r\w*"),
+    _concept("ONLY_IF", "a restriction: 'only', 'solely', 'exclusively', 'reserve for', 'justify'",
+             r"only", r"solely", r"exclusively", rf"reserv\w* {_gap(2)}for", r"justif\w*"),
+    _concept("UNLESS", "an exception: 'unless', 'except when'", r"unless", r"except (?:when|if|where)"),
+    _concept("OTHERWISE", "the other case: 'otherwise', 'anything else', 'if it does not'",
+             r"otherwise", r"anything else", r"everything else", r"(?:in )?(?:all )?other cases", r"if not",
+             r"if (?:it|they|so) (?:does|do|did|is|are|can) not"),
+    _concept("DELETE", "deleting: 'delete', 'remove', 'erase', 'drop', 'discard'",
+             r"delet\w*", r"remov\w*", r"eras\w*", r"purg\w*", r"discard\w*", r"get\w* rid of", r"wip(?:e|es|ed|ing)",
+             r"clear\w*", r"drop\w*"),
+    _concept("EXPLICIT", "explicitness: 'explicitly', 'expressly', 'clearly', 'directly'",
+             r"explicit\w*", r"expressly", r"clearly", r"directly", r"outright", r"unambiguous\w*", r"specifically"),
+    _concept("RETRACTION", "a retraction: 'retract', 'withdraw', 'revoke', 'no longer', 'taken back'",
+             r"retract\w*", r"withdr[ae]w\w*", r"revok\w*", r"no longer", r"taken back", rf"tak\w* {_gap(1)}back",
+             r"cancel\w*", r"(?:isnt|is not|not) true anymore", r"stopped", r"quit\w*", r"negat\w*"),
+    _concept("SAYS", "a statement: 'says', 'states', 'mentions'",
+             r"say(?:s)?", r"said", r"stat(?:e|es|ed)", r"mention\w*", r"tell(?:s)?", r"told"),
+    _concept("THAT_ONE", "that one memory: 'that same memory', 'the one it names', 'exactly one', 'a single memory'",
+             r"(?:that|the|this) (?:same|exact|very|specific|single|one|matching|corresponding) (?:memory|one|thing|"
+             r"activity|fact|item)", r"that (?:one|memory)", rf"the one {_gap(3)}(?:names?|refers?|mentions?|"
+             r"retracts?|withdraws?)", r"exactly one", r"(?:one|a single|single) memory",
+             r"(?:retracted|withdrawn|cancelled|named) (?:one|memory)", r"concerned"),
+    _concept("OTHER_MEMORIES", "other memories: 'other memories', 'the rest', 'related', 'every memory'",
+             r"(?<!each )others?", r"the rest", r"related", r"neighbou?r\w*", r"everything", r"unrelated",
+             r"remaining", rf"(?:every|all|any) {_gap(2)}memor(?:y|ies)", r"all (?:their|its|his|her)"),
+    _concept("SPARE", "leaving memories alone: 'keep', 'leave', 'untouched', 'in place'",
+             r"keep\w*", r"kept", r"leav\w*", r"spar\w*", r"retain\w*", r"preserv\w*", r"untouched", r"in place",
+             r"intact"),
+    _concept("LIMIT", "limiting: 'restrict', 'limit', 'confine'", r"restrict\w*", r"limit\w*", r"confin\w*"),
+    _concept("ONLY_THAT", "a restriction: 'only', 'solely', 'alone', 'nothing but', 'except', 'reserved for'",
+             r"only", r"solely", r"exclusively", r"alone", r"just(?! because)", r"nothing (?:else|but|except)",
+             r"no other", rf"reserv\w* {_gap(2)}for", r"exactly one", r"except", r"single"),
+    # queries
+    _concept("EXPAND", "widening: 'expand', 'broaden', 'enrich', 'augment', 'make wider'",
+             r"expand\w*", r"expansion", r"broaden\w*", r"widen\w*", r"enrich\w*", r"augment\w*", r"extend\w*",
+             rf"mak\w* {_gap(2)}(?:wider|broader|richer)"),
+    _concept("INCLUDE", "adding in: 'add', 'include', 'append', 'contain', 'list', 'throw in'",
+             r"add(?:s|ed|ing)?", r"includ\w*", r"append\w*", r"throw\w* in", r"list\w*", r"contain\w*",
+             r"compris\w*", r"together with", r"plus"),
+    _concept("TERMS", "other words: 'synonyms', 'related terms', 'alternative words', 'variants'",
+             r"(?:near-)?synonyms?", r"related (?:terms?|words?|nouns?|terminology|concepts?|expressions?|keywords?)",
+             r"(?:alternative|(?<!in )other|similar|different|likely|related) (?:words?|terms?|phrasings?|wordings?|"
+             r"vocabulary)",
+             r"variants?",
+             rf"words? {_gap(2)}(?:with (?:a )?similar meaning|that mean the same|related)", r"terms? related",
+             r"ways of saying", r"paraphrases?", r"semantically related \w+"),
+    _concept("KEYWORDS", "keywords: 'a keyword query', 'key nouns', 'key terms'",
+             r"key ?words?(?:-style)?", r"key (?:nouns?|terms?|entities|concepts)", r"topic (?:nouns|words)"),
+    _concept("QUERY", "the query: 'query', 'search', 'question', 'retrieval'",
+             r"quer(?:y|ies)", r"search", r"question", r"retrieval", r"recall"),
+    _concept("VERBATIM", "the question as it is: 'verbatim', 'word for word', 'the original wording', 'identical'",
+             r"verbatim", r"word for word", r"as is", r"as it is", r"(?:identical|same) (?:to|as) the (?:question|"
+             r"original)", r"original (?:wording|words|question|phrasing)", r"close to the (?:original|question)",
+             rf"exactly as {_gap(3)}(?:asked|written|phrased|given)", r"bare question",
+             rf"repeat\w* {_gap(2)}question", r"unchanged"),
+    _concept("REMOVE", "taking out: 'drop', 'remove', 'omit', 'strip'",
+             r"drop\w*", r"remov\w*", r"omit\w*", r"strip\w*", r"delet\w*", r"leav\w* out"),
+    # answers
+    _concept("COMBINE", "combining: 'combine', 'aggregate', 'merge', 'synthesise', 'integrate', 'pull together'",
+             r"combin\w*", r"aggregat\w*", r"merg\w*", r"synthes[iy][sz]\w*", r"integrat\w*", r"join\w*",
+             r"cross-referenc\w*",
+             rf"(?:pull|bring|put|piec)\w* {_gap(2)}together", r"consolidat\w*", r"pool\w*",
+             rf"compos\w* {_gap(2)}(?:from|of)"),
+    _concept("USE", "using context: 'use', 'consider', 'draw on', 'rely on', 'take into account', 'list', 'gather'",
+             r"us(?:e|es|ed|ing)", r"consider\w*", r"draw\w* (?:on|from|upon)", r"rel(?:y|ies|ied|ying) on",
+             rf"tak\w* {_gap(4)}into account", r"includ\w*", r"list\w*", r"gather\w*", r"collect\w*", r"consult\w*",
+             r"incorporat\w*", r"mention\w*", r"giv(?:e|es|ing)", r"cover\w*", r"report\w*", r"account for",
+             r"answer\w* (?:from|using|with|based on)", r"pick\w*", r"choos\w*", r"select\w*",
+             r"tak(?:e|es|ing)", r"go\w* through", r"look\w* at"),
+    _concept("ALL_ITEMS", "every relevant item: 'all relevant memories', 'every matching item', 'several entries', "
+             "'all of them'",
+             rf"(?:all|every|each|multiple|several|many|various|different|more than one)(?: of)?(?: the| these| "
+             rf"those| its| their)? {_gap(2)}{_ITEM}",
+             r"(?:all|each|every one) of them", r"them all", rf"the others? {_gap(3)}relevant",
+             r"everything (?:relevant|that matches|that is relevant)",
+             r"others (?:that are |which are )?relevant"),
+    _concept("ITEM", "context items: 'memories', 'items', 'entries', 'excerpts', 'facts', 'them'", _ITEM, r"them"),
+    _concept("ONE_ITEM", "one item: 'the single best match', 'the top memory', 'the memory that best matches'",
+             rf"(?:single|one|first|top|best|closest|most relevant|most similar|top-ranked) {_gap(2)}(?:memory|"
+             rf"item|excerpt|entry|match|result|piece|one|source|passage|snippet)",
+             r"best[- ]match\w*", r"(?:memory|excerpt|item|entry) that best match\w*", r"a single",
+             r"the one (?:memory|item|excerpt)"),
+    _concept("STOP_AT", "stopping at one: 'stop at'", r"stop\w* at", r"look\w* no further"),
+    _concept("BEYOND", "going further: 'look beyond', 'more than one'", r"(?:look|go|search|read)\w* beyond"),
+    _concept("ONLY", "a restriction: 'only', 'solely', 'alone', 'ignore the rest'",
+             r"only", r"solely", r"just", r"alone", r"exclusively", r"ignore the rest", r"matters"),
+    _concept("ABSTAIN", "abstaining: 'abstain', 'decline', 'refuse', 'admit', 'leave unanswered'",
+             r"abstain\w*", r"declin\w*", r"refus\w*", r"admit\w*", r"hold\w* back", r"withh[oe]ld\w*",
+             rf"leav\w* {_gap(3)}(?:blank|unanswered)"),
+    _concept("SAY_UNKNOWN", "saying it is not known: \"say 'Not mentioned'\", \"reply 'I don't know'\", 'say so'",
+             rf"{_SAY} (?!is |are |was |were |may |might |can |could |should |will ){_gap(4)}{_ABSTAIN_PHRASE}",
+             r"say so", rf"(?:->|→|=) {_ABSTAIN_PHRASE}"),
+    _concept("ANSWER", "answering: 'answer', 'respond', 'reply'", r"answer(?:s|ed|ing)?", r"respond\w*", r"reply"),
+    _concept("UNSUPPORTED", "missing support: 'not in the context', 'cannot support', 'lacks', 'no evidence'",
+             r"not (?:in|supported|mentioned|covered|there)", r"(?:cannot|cant|can not|do not|does not|dont|doesnt) "
+             r"(?:support|contain|mention|cover)", r"lack\w*", r"missing", r"absent", r"unsupported",
+             r"no (?:evidence|support|relevant)", r"without (?:support|evidence)", r"nothing (?:in|about|supports)",
+             r"silent", r"unsure", r"not sure", r"uncertain", r"in doubt"),
+    _concept("GUESS", "guessing: 'guess', 'speculate', 'make up', 'invent', 'fabricate', 'hallucinate'",
+             r"guess\w*", r"speculat\w*", rf"mak\w* {_gap(2)}up", r"invent\w*", r"fabricat\w*", r"hallucinat\w*",
+             r"confabulat\w*", r"fill\w* in the gaps"),
+    _concept("ALWAYS_ANSWER", "always answering: 'always give an answer', 'provide a general response'",
+             rf"always {_gap(2)}(?:answer\w*|respond\w*|reply)", r"(?:provide|give) a general response",
+             r"every question has an answer", r"accept the question"),
+)}
+
+
+@dataclass(frozen=True)
+class Cue:
+    """Concepts that speak for (``sign`` +1) or against (-1) a directive when they occur together.
+
+    The polarity of the ``carriers`` decides: a carrier under a negation or contrast ("do not
+    convert", "rather than converting") flips the sign; two carriers under two different negations
+    flip it twice. Each entry of ``requires`` must also occur ("A|B": either; "A-": negated). With
+    ``negated_only`` the cue reads only negated carriers ("avoid vague time references").
+    """
+
+    sign: int
+    carriers: tuple[str, ...]
+    requires: tuple[str, ...] = ()
+    negated_only: bool = False
+
+
+@lru_cache(maxsize=65536)
+def _find(clause: Clause, concept: str) -> tuple[Match, ...]:
+    return clause.find(CONCEPTS[concept].pattern)
+
+
+def _required(requirement: str, context: Clause) -> bool:
+    for option in requirement.split("|"):
+        negated = option.endswith("-")
+        found = _find(context, option.rstrip("-"))
+        if any(m.scope != 0 for m in found) if negated else found:
+            return True
+    return False
+
+
+def _evidence(cue: Cue, clause: Clause, context: Clause) -> int | None:
+    """The cue's verdict on ``clause`` (requirements and second carriers read in ``context``), or None."""
+    primary = [m for m in _find(clause, cue.carriers[0])
+               if not m.rationale and not clause.words[m.start].quoted and (m.scope or not cue.negated_only)]
+    if not primary or not all(_required(r, context) for r in cue.requires):
+        return None
+    others = []
+    for name in cue.carriers[1:]:
+        found = [m for m in _find(clause, name) if not m.rationale] or \
+            [m for m in _find(context, name) if not m.rationale]
+        if not found:
+            return None
+        others.append(found[0].scope)
+    votes = [cue.sign * (-1) ** len({m.scope, *others} - {0}) for m in primary]
+    total = sum(votes)
+    return (1 if total > 0 else -1) if total else votes[-1]
+
+
+def sentence_stance(cues: tuple[Cue, ...], sentence: Sentence) -> int:
+    """What one sentence says about a directive with these cues: +1, -1 or 0.
+
+    In each clause the first cue that applies decides; read within the clause it weighs 2, needing
+    concepts from the rest of the sentence 1. The sign of the sum decides; a tie, the last clause.
+    """
+    votes = []
+    for clause in sentence.clauses:
+        vote = next((2 * v for cue in cues if (v := _evidence(cue, clause, clause)) is not None), None)
+        if vote is None:
+            vote = next((v for cue in cues if (v := _evidence(cue, clause, sentence.whole)) is not None),
+                        None)
+        if vote:
+            votes.append(vote)
+    total = sum(votes)
+    if total:
+        return 1 if total > 0 else -1
+    return (1 if votes[-1] > 0 else -1) if votes else 0

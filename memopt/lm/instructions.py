@@ -1,0 +1,319 @@
+"""Reading instruction text the way a reader of English does: sentences, clauses, quotes and negation.
+
+`read_sentences(text)` splits instructions into sentences (lines, sentence punctuation, bullets; a line
+wrapped inside a sentence is joined back) and each sentence into clauses (at ``; : ( ) — –`` and
+"but"). Every word token records:
+
+- ``quoted``: it stands between quotes. Quoted text is an example, not an instruction: a negation
+  word inside quotes ("say 'I don't know'") negates nothing, but the quoted words still count as
+  what the sentence talks about.
+- ``scope``: the id of the negation or contrast that covers it (0 = none). A scope opens after
+  "not", "n't", "never", "nor", "without", "avoid", "refrain from", "no need to", "no", and the
+  contrasts "instead of", "rather than", "as opposed to", "in place of"; it closes at
+  punctuation, at a conjunction or subordinator ("but", "if", "when", "unless", "because", "that",
+  ...), or at the next negation. A comma closes it unless a short list follows ("do not shorten,
+  abbreviate or truncate"). A negation inside a subordinate clause ("if the context does not
+  support it say ...") also closes before the next instruction verb; "without" and "no" cover a
+  few words only ("no relative dates", but "under no circumstances" to the end of the clause).
+  "not only" / "not just" puts what follows in a contrast scope ("every speaker, not only the
+  user"), as "over" does after "prefer". "Don't forget to" / "never fail to" negate nothing, and a
+  clause ending its subject with "is not allowed", "is unnecessary", "are forbidden", ... negates
+  the subject ("guessing is not allowed").
+- ``rationale``: it stands in a "because ..." / "since ..." clause, which explains and instructs
+  nothing.
+
+`Clause.find(pattern)` returns the matches of a regular expression over the clause's words (joined
+by single spaces, lower case), each with the scope of its first word.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from dataclasses import dataclass
+from functools import lru_cache
+
+__all__ = ["Word", "Match", "Clause", "Sentence", "read_sentences"]
+
+_TOKEN = re.compile(r"[a-z0-9]+(?:['’][a-z]+)*(?:-[a-z0-9]+)*|->|[→=;:,()!?—–]|(?<![\w])-(?![\w])")
+_QUOTE_PAIRS = {'"': '"', "“": "”", "‘": "’", "'": "'", "«": "»"}
+_ABBREV = re.compile(r"\b(e\.g|i\.e|etc|vs|approx|cf)\.", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"[.!]+(?=\s|$)")
+_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)]|[a-z][.)])\s+", re.IGNORECASE)
+
+_NEG_WORDS = frozenset({
+    "not", "never", "nor", "neither", "without", "avoid", "avoids", "avoiding", "cannot", "dont", "doesnt",
+    "didnt", "isnt", "arent", "cant", "wont", "shouldnt", "mustnt", "neednt", "wouldnt", "couldnt", "havent",
+    "hasnt", "wasnt", "werent",
+})
+_CONTRASTS = (("instead", "of"), ("rather", "than"), ("as", "opposed", "to"), ("in", "place", "of"))
+_ADDITIVE = frozenset({"only", "just", "merely", "simply"})
+_STOP_WORDS = frozenset({
+    "but", "however", "otherwise", "unless", "except", "if", "when", "whenever", "where", "wherever", "while",
+    "whereas", "because", "since", "though", "although", "yet", "so", "then", "that", "which", "who", "whose",
+    "before", "after", "once", "until", "instead", "rather",
+})
+_STOP_PUNCT = frozenset({";", ":", "(", ")", "—", "–", "-", "->", "→", "=", "!", "?"})
+_CLAUSE_PUNCT = frozenset({";", ":", "(", ")", "—", "–", "?"})
+_SHORT_SCOPE = {"without": 3, "no": 4}
+_SUBORDINATORS = frozenset({
+    "if", "when", "whenever", "unless", "where", "wherever", "once", "whether", "that", "which", "who",
+    "whose", "while", "although", "though", "because", "since",
+})
+_INSTRUCTION_VERBS = frozenset({
+    "say", "reply", "answer", "respond", "return", "write", "output", "state", "give", "add", "keep", "use",
+    "delete", "remove", "update", "extract", "record", "include", "list", "combine", "resolve", "convert",
+    "abstain", "leave", "copy", "store", "replace", "overwrite", "expand", "drop", "ignore", "treat", "make",
+    "put", "provide", "compute", "calculate", "merge", "mark",
+})
+_RATIONALE = frozenset({"because", "since"})
+_NO_WAY = frozenset({"circumstances", "case", "account", "point", "time", "way"})
+_DOUBLE_NEGATIVE = frozenset({"forget", "fail", "neglect", "hesitate"})
+_COPULAS = frozenset({"is", "are", "be", "was", "were", "it's"})
+_PROHIBITED = frozenset({"forbidden", "prohibited", "disallowed", "unnecessary", "discouraged", "unacceptable",
+                         "banned"})
+_PERMITTED = frozenset({"allowed", "permitted", "needed", "necessary", "required", "acceptable", "wanted", "desired",
+                        "ok", "okay", "advisable", "helpful", "useful"})
+
+
+@dataclass(frozen=True)
+class Word:
+    """One word (or punctuation mark) of a sentence."""
+
+    text: str
+    quoted: bool = False
+    scope: int = 0
+    rationale: bool = False
+
+
+@dataclass(frozen=True)
+class Match:
+    """A regular-expression match over a clause: its first word's index, negation scope and rationale flag."""
+
+    start: int
+    scope: int
+    rationale: bool
+
+
+@dataclass(frozen=True, eq=False)
+class Clause:
+    """A run of words between clause boundaries, with the text the patterns are matched against."""
+
+    words: tuple[Word, ...]
+    text: str
+    offsets: tuple[int, ...]
+
+    def find(self, pattern: re.Pattern[str]) -> tuple[Match, ...]:
+        """Matches of ``pattern`` over this clause's words."""
+        found = []
+        for m in pattern.finditer(self.text):
+            start = bisect_right(self.offsets, m.start()) - 1
+            first = self.words[start]
+            found.append(Match(start, first.scope, first.rationale))
+        return tuple(found)
+
+
+@dataclass(frozen=True, eq=False)
+class Sentence:
+    """A sentence: its clauses and the whole sentence as one clause."""
+
+    clauses: tuple[Clause, ...]
+    whole: Clause
+
+
+def _clause(words: list[Word]) -> Clause:
+    offsets, pos = [], 0
+    for w in words:
+        offsets.append(pos)
+        pos += len(w.text) + 1
+    return Clause(tuple(words), " ".join(w.text for w in words), tuple(offsets))
+
+
+def _quote_mask(text: str) -> list[bool]:
+    """Which characters stand between quotes (a quote opens after a non-letter and closes before one)."""
+    mask = [False] * len(text)
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        closer = _QUOTE_PAIRS.get(ch)
+        opens = closer is not None and (i == 0 or not text[i - 1].isalnum()) and i + 1 < len(text) \
+            and not text[i + 1].isspace()
+        if opens:
+            j = i + 1
+            while j < len(text):
+                if text[j] == closer and (j + 1 == len(text) or not text[j + 1].isalnum()) \
+                        and not text[j - 1].isspace():
+                    break
+                j += 1
+            if j < len(text):
+                for k in range(i + 1, j):
+                    mask[k] = True
+                i = j + 1
+                continue
+        i += 1
+    return mask
+
+
+def _split_sentences(text: str) -> list[str]:
+    """Lines (wrapped lines joined back), then sentence punctuation outside quotes."""
+    lines: list[str] = []
+    for raw in _ABBREV.sub(lambda m: m.group(1), text).splitlines():
+        line = raw.strip()
+        if not line:
+            lines.append("")
+            continue
+        joins = lines and lines[-1] and not re.search(r"[.!?:]$", lines[-1]) and line[0].islower() \
+            and not _BULLET.match(raw)
+        if joins:
+            lines[-1] = f"{lines[-1]} {line}"
+        else:
+            lines.append(_BULLET.sub("", line))
+    sentences: list[str] = []
+    for line in lines:
+        if not line:
+            continue
+        mask = _quote_mask(line)
+        start = 0
+        for m in _SENTENCE_END.finditer(line):
+            if not mask[m.start()]:
+                sentences.append(line[start:m.end()])
+                start = m.end()
+        sentences.append(line[start:])
+    return [s.strip() for s in sentences if re.search(r"[A-Za-z]", s)]
+
+
+def _tokens(sentence: str) -> list[Word]:
+    mask = _quote_mask(sentence)
+    low = sentence.lower().replace("’", "'")
+    return [Word(m.group().replace("'", "") if m.group().endswith("n't") else m.group(), quoted=mask[m.start()])
+            for m in _TOKEN.finditer(low)]
+
+
+def _cue(words: list[Word], i: int) -> int:
+    """Length of the negation or contrast cue at word ``i`` (0 if none)."""
+    w = words[i]
+    if w.quoted:
+        return 0
+    nxt = [x.text for x in words[i + 1:i + 4]]
+    for cue in _CONTRASTS:
+        if (w.text, *nxt[:len(cue) - 1]) == cue:
+            return len(cue)
+    if w.text == "over" and any(x.text.startswith(("prefer", "favo")) for x in words[max(0, i - 6):i]):
+        return 1
+    if w.text == "not" and nxt[:1] and nxt[0] in _ADDITIVE:
+        return 2
+    if w.text == "no" and nxt[:1] == ["need"]:
+        return 3 if nxt[1:2] in (["to"], ["for"]) else 2
+    if w.text == "no" and nxt[:1] and nxt[0] in _NO_WAY:
+        return 2
+    if w.text == "no":
+        return 0 if nxt[:1] == ["longer"] else 1
+    if w.text == "refrain" and nxt[:1] == ["from"]:
+        return 2
+    if w.text in _NEG_WORDS:
+        return 0 if nxt[:1] and nxt[0] in _DOUBLE_NEGATIVE and nxt[1:2] == ["to"] else 1
+    return 0
+
+
+def _prohibited(words: list[Word]) -> int:
+    """Where a clause ends its subject with "is not allowed", "are forbidden", ... (-1 if it does not)."""
+    for i in range(len(words) - 1):
+        if words[i].quoted or words[i].text not in _COPULAS:
+            continue
+        rest = [w.text for w in words[i + 1:i + 3]]
+        if rest[:1] and rest[0] in _PROHIBITED or rest[:1] in (["not"], ["never"]) and rest[1:2] and \
+                rest[1] in _PERMITTED:
+            return i
+    return -1
+
+
+def _list_follows(words: list[Word], i: int, segment: int) -> bool:
+    """After the comma at ``i``: does a list of short items continue ("shorten, abbreviate or truncate")?"""
+    if segment > 2:
+        return False
+    item = 0
+    for w in words[i + 1:]:
+        if w.text in _STOP_PUNCT or w.text in (",", ".") or (w.text in _STOP_WORDS and not w.quoted):
+            return False
+        if w.text in ("and", "or", "nor"):
+            return item > 0
+        item += 1
+        if item > 2:
+            return False
+    return False
+
+
+def _mark(words: list[Word]) -> list[Word]:
+    """Negation and contrast scopes, and rationale clauses."""
+    out = list(words)
+    scope_id, i, subordinate = 0, 0, False
+    while i < len(out):
+        w = out[i]
+        if w.text in _CLAUSE_PUNCT or w.text == ",":
+            subordinate = False
+            i += 1
+            continue
+        if not w.quoted and w.text in _SUBORDINATORS:
+            subordinate = True
+        length = _cue(out, i)
+        if not length:
+            if not w.quoted and w.text in _RATIONALE and (i + 1 == len(out) or out[i + 1].text != "of"):
+                j = i
+                while j < len(out) and out[j].text not in _CLAUSE_PUNCT and out[j].text != ",":
+                    out[j] = _with(out[j], rationale=True)
+                    j += 1
+            i += 1
+            continue
+        scope_id += 1
+        j, segment = i + length, 0
+        limit = i + length + (_SHORT_SCOPE.get(w.text, len(out)) if length == 1 else len(out))
+        while j < min(len(out), limit):
+            t = out[j]
+            if not t.quoted:
+                if t.text == "," and not _list_follows(out, j, segment):
+                    break
+                if t.text in _STOP_PUNCT or t.text == "." or t.text in _STOP_WORDS or _cue(out, j):
+                    break
+                if subordinate and t.text in _INSTRUCTION_VERBS and j > i + length:
+                    break
+            segment = 0 if t.text == "," else segment + 1
+            out[j] = _with(out[j], scope=scope_id)
+            j += 1
+        i = j
+    start = 0
+    for end in [k for k, w in enumerate(out) if w.text in _CLAUSE_PUNCT] + [len(out)]:
+        subject = _prohibited(out[start:end])
+        if subject > 0:
+            scope_id += 1
+            for k in range(start, start + subject):
+                if not out[k].scope:
+                    out[k] = _with(out[k], scope=scope_id)
+        start = end + 1
+    return out
+
+
+def _with(w: Word, **changes: object) -> Word:
+    return Word(**{**w.__dict__, **changes})
+
+
+def _clauses(words: list[Word]) -> list[list[Word]]:
+    clauses: list[list[Word]] = [[]]
+    for w in words:
+        if not w.quoted and (w.text in _CLAUSE_PUNCT or w.text == "but"):
+            clauses.append([])
+        else:
+            clauses[-1].append(w)
+    return [c for c in clauses if c]
+
+
+@lru_cache(maxsize=8192)
+def read_sentences(text: str) -> tuple[Sentence, ...]:
+    """The sentences of an instruction text, each read into clauses with quotes, scopes and rationale."""
+    out = []
+    for raw in _split_sentences(text):
+        words = _mark(_tokens(raw))
+        if not words:
+            continue
+        whole = _clause([w for w in words if w.text not in _CLAUSE_PUNCT])
+        out.append(Sentence(tuple(_clause(c) for c in _clauses(words)), whole))
+    return tuple(out)
