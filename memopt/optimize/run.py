@@ -154,7 +154,7 @@ def _params(experiment: Experiment, data_name: str, optimizer: ReflectiveOptimiz
 def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker: Any = None,
                    on_round: Callable[[RoundRecord], None] | None = None) -> dict[str, Any]:
     """Run (or resume) an optimization; returns the summary (see `summary_of`)."""
-    from pipelines import make_system
+    from memopt.systems import make_system
 
     data_name, trainset, valset, testset = splits_of(experiment)
     scorer = Scorer(experiment.lm.task, experiment.lm.judge, experiment.lm.reflection,
