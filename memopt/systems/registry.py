@@ -2,10 +2,10 @@
 
 A memory system is a `MemorySystem` subclass registered under a name, in one of two ways:
 
-- in code, with the decorator: ``@memory_system("summary_buffer") class SummaryBuffer(MemorySystem)``;
+- in code, with the decorator: ``@memory_system("my_memory") class MyMemory(MemorySystem)``;
 - by an installed package, with an entry point in the ``memopt.memory_systems`` group whose name is
   the system's name and whose value is its class
-  (``summary_buffer = "memopt_custom_memory.summary_buffer:SummaryBuffer"``). memopt's own four
+  (``my_memory = "my_package.memory:MyMemory"``). memopt's own four
   systems are declared this way in memopt's ``pyproject.toml``, so they are found exactly as a
   plug-in is, and nothing in ``memopt`` imports ``pipelines``.
 
@@ -52,13 +52,17 @@ def memory_system(name: str) -> Callable[[S], S]:
     def register(cls: S) -> S:
         if not (isinstance(name, str) and name.isidentifier()):
             raise PluginError(f"memory system name {name!r} ({_qualname(cls)}): use a Python identifier "
-                              "(letters, digits, underscores), e.g. 'summary_buffer'.")
+                              "(letters, digits, underscores), e.g. 'my_memory'.")
         declared = cls.__dict__.get("name")
         if declared not in (None, "", name):
             raise PluginError(f"memory system {_qualname(cls)} sets name = {declared!r} but is registered as "
                               f"{name!r}; drop the name attribute (the registration sets it).")
         cls.name = name
         validate_system(cls)
+        ep = _entry_points().get(name)
+        if ep is not None and ep.value.replace(" ", "") != f"{cls.__module__}:{cls.__qualname__}":
+            raise PluginError(f"memory system {name!r} is registered twice: by {_qualname(cls)} and by "
+                              f"{_where(ep)}; rename one.")
         with _LOCK:
             existing = _REGISTERED.get(name)
             if existing is not None and _qualname(existing) != _qualname(cls):
