@@ -6,7 +6,7 @@ what to do. The CLI prints the message alone (no traceback) and exits with code 
 
 from __future__ import annotations
 
-__all__ = ["MemoptError", "DataError", "ConfigError", "LMError", "PromptError"]
+__all__ = ["MemoptError", "DataError", "ConfigError", "LMError", "PromptError", "PluginError"]
 
 
 class MemoptError(Exception):
@@ -29,3 +29,7 @@ class LMError(MemoptError):
 
 class PromptError(MemoptError):
     """A missing or malformed prompt file or directory (names the path)."""
+
+
+class PluginError(ConfigError):
+    """A memory system that cannot be registered or loaded (names the system, its op or its entry point)."""

@@ -141,9 +141,9 @@ def load_experiment(path: str | Path, overrides: dict[str, Any] | None = None) -
     except ValidationError as e:
         problems = "; ".join(f"{_where(err['loc'])}: {err['msg']}" for err in e.errors())
         raise ConfigError(f"{path}: {problems}") from None
-    from pipelines import pipeline_class
+    from memopt.systems import system_class
 
-    system = pipeline_class(experiment.pipeline)
+    system = system_class(experiment.pipeline)
     unknown = sorted((set(experiment.knobs) | set(experiment.optimizer.search)) - set(system.defaults))
     if unknown:
         raise ConfigError(f"{path}: knobs / optimizer.search: {', '.join(unknown)} not a knob of {experiment.pipeline} "

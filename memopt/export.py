@@ -74,7 +74,7 @@ class Mem0Fragment:
 
 
 def _from_directory(root: Path, pipeline: str | None) -> tuple[str, dict[str, str]]:
-    from pipelines import pipeline_class
+    from memopt.systems import system_class
 
     found = sorted(p.name for p in root.iterdir() if p.is_dir() and any(p.glob("*.md")))
     if not found:
@@ -88,7 +88,7 @@ def _from_directory(root: Path, pipeline: str | None) -> tuple[str, dict[str, st
     elif pipeline not in found:
         raise ConfigError(f"prompts directory {root} has no prompts of pipeline {pipeline!r}; "
                           f"it has {', '.join(found)}.")
-    operations = pipeline_class(pipeline).llm_operations()
+    operations = system_class(pipeline).llm_operations()
     return pipeline, prompt_files.load_prompts(pipeline, operations, root)
 
 
@@ -152,9 +152,9 @@ def _atomic_write(path: Path, text: str) -> None:
 
 
 def _check_operations(pipeline: str, instructions: dict[str, str]) -> None:
-    from pipelines import pipeline_class
+    from memopt.systems import system_class
 
-    expected = pipeline_class(pipeline).llm_operations()
+    expected = system_class(pipeline).llm_operations()
     unknown = sorted(set(instructions) - set(expected))
     missing = [op for op in expected if not instructions.get(op, "").strip()]
     if unknown or missing:
@@ -192,12 +192,12 @@ def export(pipeline: str, instructions: dict[str, str], fmt: str, out: str | Pat
 
 
 def _save_dspy(pipeline: str, instructions: dict[str, str], out: Path) -> Path:
-    from pipelines import pipeline_class
+    from memopt.systems import system_class
 
     if out.suffix != ".json":
         raise ConfigError(f"--out {out}: --format dspy writes a DSPy program JSON file; name it *.json.")
     _check_operations(pipeline, instructions)
-    system = pipeline_class(pipeline)(instructions=instructions)
+    system = system_class(pipeline)(instructions=instructions)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.stem}.{secrets.token_hex(4)}.tmp.json")
     try:

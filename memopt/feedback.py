@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +21,7 @@ import networkx as nx
 from memopt.attribution.case import FailedCase, text_of
 from memopt.attribution.types import Attribution
 from memopt.text import find_relative_dates, has_absolute_date
+from memopt.trace.graph import op_stages
 
 __all__ = ["Feedback", "build_feedback", "score_feedback", "MAX_EXAMPLES"]
 
@@ -103,7 +105,7 @@ def _example(case: FailedCase, attribution: Attribution) -> str:
              f"Error: {attribution.error_type} — {attribution.reason}"]
     if case.evidence_texts:
         lines.append("Evidence: " + " / ".join(t[:240] for t in case.evidence_texts[:2]))
-    if attribution.operation != "answer":
+    if case.G.has_node(attribution.op_id) and "response" not in op_stages(case.G, attribution.op_id):
         produced = _outputs(case.G, attribution.op_id)
         if produced:
             lines.append("This operation produced: " + " | ".join(p[:160] for p in produced[:4]))
@@ -111,14 +113,15 @@ def _example(case: FailedCase, attribution: Attribution) -> str:
     return "\n".join(lines)
 
 
-def build_feedback(blamed: list[tuple[FailedCase, Attribution]], llm_op_of: dict[str, str | None] | None = None
-                   ) -> dict[str, Feedback]:
-    """Feedback per LLM operation from (case, attribution) pairs; ``llm_op_of`` maps tool ops to the LLM op
-    that drives them (e.g. retrieve → rewrite_query) or None (no prompt to fix)."""
+def build_feedback(blamed: list[tuple[FailedCase, Attribution]],
+                   prompt_ops: Mapping[str, Sequence[str]] | None = None) -> dict[str, Feedback]:
+    """Feedback per LLM operation from (case, attribution) pairs; ``prompt_ops`` maps each blamed op to the LLM
+    ops whose prompts steer it (`MemorySystem.prompt_ops`: itself for an LLM op, e.g. rewrite_query for
+    retrieve, none for an op only knobs steer); without it, each blamed op is its own."""
     grouped: dict[str, list[tuple[FailedCase, Attribution]]] = defaultdict(list)
     for case, attribution in blamed:
-        op = (llm_op_of or {}).get(attribution.operation, attribution.operation)
-        if op is not None:
+        targets = (attribution.operation,) if prompt_ops is None else prompt_ops.get(attribution.operation, ())
+        for op in targets:
             grouped[op].append((case, attribution))
     out = {}
     for op, items in sorted(grouped.items(), key=lambda kv: -len(kv[1])):

@@ -199,7 +199,7 @@ def _memory_stats(memory: Any, user_id: str, events: list[dict[str, Any]]) -> di
 def _ingest(memory: Any, conversation: Conversation, template: str | None, url: str) -> list[dict[str, Any]]:
     from openai import OpenAIError
 
-    from pipelines._common import session_date
+    from memopt.systems.helpers import session_date
 
     events: list[dict[str, Any]] = []
     for session in conversation.sessions:
@@ -222,8 +222,8 @@ def _answer_all(memory: Any, plan: list, top_k: int, answer_prompt: str | None) 
     from memopt.judge import LexicalJudge
     from memopt.lm.config import make_lm
     from memopt.metrics import exact_match, locomo_f1
-    from pipelines import make_system
-    from pipelines._common import item_line
+    from memopt.systems import make_system
+    from memopt.systems.helpers import item_line
 
     system = make_system("mem0", instructions={"answer": answer_prompt} if answer_prompt else None)
     judge, cases = LexicalJudge(), []

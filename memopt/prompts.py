@@ -1,7 +1,8 @@
 """Prompt files: the instructions of every LLM operation, one plain-text file per operation.
 
 Layout: ``<dir>/<pipeline>/<operation>.md``; the whole file (stripped) is the instruction text.
-The seed prompts live in the repository's ``prompts/`` folder; ``--prompts DIR`` points at another
+The seed prompts of the shipped systems live in the repository's ``prompts/`` folder, a plug-in's in
+its own package (``MemorySystem.seed_prompts``, the same shape); ``--prompts DIR`` points at another
 directory of the same shape (for example one written by ``memopt export --format text``).
 """
 

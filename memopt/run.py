@@ -26,8 +26,8 @@ def run_pipeline(pipeline: str, data: str, *, prompts: str | Path | None = None,
     from memopt.judge import LMJudge
     from memopt.lm.adapter import preferred_adapter
     from memopt.lm.config import UsageMeter, make_lm, parse_lm_spec
+    from memopt.systems import make_system
     from memopt.trace import save_graph, trace
-    from pipelines import make_system
 
     task_spec = parse_lm_spec(lm)
     judge_spec = parse_lm_spec(judge_lm) if judge_lm else None

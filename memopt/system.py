@@ -1,20 +1,29 @@
-"""`MemorySystem`: the common base of memory systems written as DSPy modules.
+"""`MemorySystem`: the common base of memory systems written as DSPy modules, and `OpSpec`.
 
 A memory system ingests a conversation into its memory (``ingest``), then answers questions from
 it (``ask``, ``answer_case``). Each
 LLM operation is a named ``dspy.Predict`` whose instructions come from a prompt file
-(``prompts/<pipeline>/<op>.md``); each non-LLM operation (chunk, retrieve, truncate, fuse, store
+(``<prompts>/<system>/<op>.md``); each non-LLM operation (chunk, retrieve, truncate, fuse, store
 writes) is a plain function. All of them run through `memopt.ops.run_op`, so a tracer can record
-them and a replayer can intercept them.
+them and a replayer can intercept them. Systems are registered with `memopt.systems.memory_system`
+(which validates the `OpSpec` declarations) and built by name with `memopt.systems.make_system`.
 
 Contract for subclasses (in the spirit of gepa's adapter):
 
+- ``operations`` declares every op as an `OpSpec`: LLM or tool, ingest or query, its stage(s) of
+  the taxonomy, and for an op whose behaviour other ops or knobs set (``steered_by``) which ones.
 - ``build_memory(conversation)`` builds and returns the memory state of one conversation; it may
   only use the conversation's turns, never its questions.
 - ``respond(state, question, as_of=..., key=...)`` answers from that state without changing it,
   and returns a ``dspy.Prediction`` with at least ``answer``.
+- Inputs are never mutated (the conversation, the question, the state passed to ``respond``).
+- Every op runs through ``llm`` or ``tool`` and returns plain data; what an op changes in the
+  memory follows from its returned output (write the store after it returns, naming its op id),
+  so a replay that overrides the output changes the memory accordingly.
 - Operation ids are ``<op>:<sample_id>:<key>`` with a key that is stable across runs, so a replay
   can name the op to override.
+- A failure inside ``build_memory`` or ``respond`` may raise: the harness (`memopt.evaluate`)
+  scores the affected cases as failed with the error kept and goes on.
 - An LLM operation runs with the adapter its LM carries, if any (`memopt.lm.adapter.adapter_scope`).
 - Ingestion is cached by (pipeline, conversation content, ingest-op prompts, ingest knobs, task
   LM): evaluating a new answer prompt does not re-ingest. The cache is bypassed while a tracer
@@ -45,18 +54,45 @@ __all__ = ["OpSpec", "MemorySystem", "clear_ingest_cache"]
 
 @dataclass(frozen=True)
 class OpSpec:
-    """One operation of a memory system."""
+    """One operation of a memory system and what the loop needs to know about it.
+
+    ``stages``: the taxonomy stage(s) the op belongs to (``extraction``, ``update``, ``deletion``,
+    ``retrieval``, ``response``; a string for one); attribution labels a fault at the op by them.
+    ``steered_by``: the ops and knobs of the same system that set how this op behaves without being
+    its content: a query (``retrieve`` steered by ``rewrite_query`` and ``top_k``), segment
+    boundaries, a candidate list, a budget. A blamed tool op's feedback goes to the LLM ops that steer
+    it (knob-steered ones are left to the knob search), and a steering op, which carries no content of
+    its own, is judged through the op it steers. An op whose output is another op's content (facts
+    to an update) is upstream of it, not steering it.
+    """
 
     name: str
     kind: Literal["llm", "tool"]
     phase: Literal["ingest", "query"]
     description: str
     signature: type[dspy.Signature] | None = None
+    stages: tuple[str, ...] | str = ()
+    steered_by: tuple[str, ...] | str = ()
+
+    def __post_init__(self) -> None:
+        for name in ("stages", "steered_by"):
+            value = getattr(self, name)
+            object.__setattr__(self, name, (value,) if isinstance(value, str) else tuple(value))
+
+    @property
+    def is_llm(self) -> bool:
+        """Whether the op is an LLM op (it has a prompt)."""
+        return self.kind == "llm"
 
     @property
     def prompt_file(self) -> str | None:
         """The prompt file name of an LLM op (``<op>.md``), None for a tool op."""
-        return f"{self.name}.md" if self.kind == "llm" else None
+        return f"{self.name}.md" if self.is_llm else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The declaration as plain data (recorded in every evolution graph)."""
+        return {"kind": self.kind, "phase": self.phase, "stages": list(self.stages),
+                "steered_by": list(self.steered_by), "description": self.description}
 
 
 _CACHE_SIZE = 256
@@ -86,6 +122,7 @@ class MemorySystem(dspy.Module):
     operations: ClassVar[tuple[OpSpec, ...]] = ()
     defaults: ClassVar[dict[str, int]] = {}
     ingest_knobs: ClassVar[tuple[str, ...]] = ()
+    seed_prompts: ClassVar[Path | None] = None  # <dir>/<name>/<op>.md; None: memopt's prompts/ folder
 
     def __init__(self, *, prompts: str | Path | None = None, instructions: dict[str, str] | None = None,
                  **knobs: int) -> None:
@@ -96,10 +133,10 @@ class MemorySystem(dspy.Module):
                               f"known: {', '.join(sorted(self.defaults)) or 'none'}.")
         self.knobs = {**self.defaults, **knobs}
         self.prompts_dir = prompts
-        texts = load_prompts(self.name, self.llm_operations(), prompts)
+        texts = load_prompts(self.name, self.llm_operations(), prompts or self.seed_prompts)
         texts.update(instructions or {})
         for spec in self.operations:
-            if spec.kind == "llm":
+            if spec.is_llm:
                 setattr(self, spec.name, dspy.Predict(spec.signature.with_instructions(texts[spec.name])))
         self._states: dict[str, Any] = {}
         self._lock = threading.Lock()
@@ -108,7 +145,7 @@ class MemorySystem(dspy.Module):
     @classmethod
     def llm_operations(cls) -> list[str]:
         """Names of the LLM operations (those with a prompt file)."""
-        return [s.name for s in cls.operations if s.kind == "llm"]
+        return [s.name for s in cls.operations if s.is_llm]
 
     @classmethod
     def op_spec(cls, name: str) -> OpSpec:
@@ -118,6 +155,33 @@ class MemorySystem(dspy.Module):
                 return spec
         raise ConfigError(f"pipeline {cls.name} has no operation {name!r}; it has "
                           f"{', '.join(s.name for s in cls.operations)}.")
+
+    @classmethod
+    def operation_specs(cls) -> dict[str, dict[str, Any]]:
+        """Every operation's declaration as plain data, by name (what a traced graph records)."""
+        return {spec.name: spec.to_dict() for spec in cls.operations}
+
+    @classmethod
+    def prompt_ops(cls, op: str) -> tuple[str, ...]:
+        """The LLM ops whose prompts steer ``op``: itself for an LLM op; for a tool op, the LLM ops in its
+        ``steered_by`` (through steering tool ops too); empty when only knobs steer it."""
+        found: list[str] = []
+        todo, seen = [op], set()
+        while todo:
+            spec = cls.op_spec(todo.pop(0))
+            if spec.name in seen:
+                continue
+            seen.add(spec.name)
+            if spec.is_llm:
+                found.append(spec.name)
+                continue
+            todo += [s for s in spec.steered_by if s not in cls.defaults]
+        return tuple(dict.fromkeys(found))
+
+    @classmethod
+    def steering_knobs(cls, op: str) -> tuple[str, ...]:
+        """The knobs that steer ``op`` (from its ``steered_by``)."""
+        return tuple(s for s in cls.op_spec(op).steered_by if s in cls.defaults)
 
     def instructions(self) -> dict[str, str]:
         """The current instruction text of every LLM operation."""

@@ -18,8 +18,8 @@ from memopt.data.model import Conversation, Session, Turn
 from memopt.lm.signatures import AnswerQuestion, ExtractFacts, SegmentConversation, SummarizeSegment, UpdateProfile
 from memopt.ops import produce
 from memopt.store import MemoryStore
-from memopt.system import MemorySystem, OpSpec
-from pipelines._common import best_sources, item_line, session_date, turn_lines
+from memopt.systems import MemorySystem, OpSpec, memory_system
+from memopt.systems.helpers import best_sources, item_line, session_date, turn_lines
 
 __all__ = ["EverMemOS", "RRF_K"]
 
@@ -38,18 +38,25 @@ class EverMemory:
     session_seq: dict[int, tuple[int, int, int]] = field(default_factory=dict)
 
 
+@memory_system("evermemos")
 class EverMemOS(MemorySystem):
     """MemCell-based memory with hybrid (bm25 + RRF) recall."""
 
-    name = "evermemos"
     operations = (
-        OpSpec("segment", "llm", "ingest", "segments a session into MemCells (topic boundaries)", SegmentConversation),
-        OpSpec("episode", "llm", "ingest", "summarizes each MemCell as an episode narrative", SummarizeSegment),
-        OpSpec("facts", "llm", "ingest", "extracts atomic facts from each MemCell", ExtractFacts),
-        OpSpec("profile", "llm", "ingest", "maintains each speaker's profile from the new facts", UpdateProfile),
-        OpSpec("retrieve", "tool", "query", "bm25 search of the episodes and of the facts"),
-        OpSpec("fuse", "tool", "query", "reciprocal rank fusion of the two result lists"),
-        OpSpec("answer", "llm", "query", "answers the question from the fused memories", AnswerQuestion),
+        OpSpec("segment", "llm", "ingest", "segments a session into MemCells (topic boundaries)", SegmentConversation,
+               stages="extraction"),
+        OpSpec("episode", "llm", "ingest", "summarizes each MemCell as an episode narrative", SummarizeSegment,
+               stages="extraction", steered_by="segment"),
+        OpSpec("facts", "llm", "ingest", "extracts atomic facts from each MemCell", ExtractFacts,
+               stages="extraction", steered_by="segment"),
+        OpSpec("profile", "llm", "ingest", "maintains each speaker's profile from the new facts", UpdateProfile,
+               stages="extraction"),
+        OpSpec("retrieve", "tool", "query", "bm25 search of the episodes and of the facts", stages="retrieval",
+               steered_by="top_k"),
+        OpSpec("fuse", "tool", "query", "reciprocal rank fusion of the two result lists", stages="retrieval",
+               steered_by="top_k"),
+        OpSpec("answer", "llm", "query", "answers the question from the fused memories", AnswerQuestion,
+               stages="response"),
     )
     defaults = {"top_k": 8}
 

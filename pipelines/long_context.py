@@ -13,8 +13,8 @@ import dspy
 from memopt.data.model import Conversation
 from memopt.lm.signatures import AnswerQuestion
 from memopt.ops import produce
-from memopt.system import MemorySystem, OpSpec
-from pipelines._common import item_line, session_date
+from memopt.systems import MemorySystem, OpSpec, memory_system
+from memopt.systems.helpers import item_line, session_date
 
 __all__ = ["LongContext"]
 
@@ -27,13 +27,15 @@ class LongContextMemory:
     lines: tuple[tuple[int, str, str], ...]
 
 
+@memory_system("long_context")
 class LongContext(MemorySystem):
     """Answer from the (truncated) full conversation."""
 
-    name = "long_context"
     operations = (
-        OpSpec("truncate", "tool", "query", "keeps the newest turns that fit the token budget"),
-        OpSpec("answer", "llm", "query", "answers the question from the conversation history", AnswerQuestion),
+        OpSpec("truncate", "tool", "query", "keeps the newest turns that fit the token budget",
+               stages="retrieval", steered_by="token_budget"),
+        OpSpec("answer", "llm", "query", "answers the question from the conversation history", AnswerQuestion,
+               stages="response"),
     )
     defaults = {"token_budget": 4000}
 

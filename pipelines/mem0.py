@@ -18,25 +18,29 @@ from memopt.data.model import Conversation, Session
 from memopt.lm.signatures import AnswerQuestion, DecideMemoryUpdates, ExtractFacts
 from memopt.ops import produce
 from memopt.store import MemoryStore
-from memopt.system import MemorySystem, OpSpec
-from pipelines._common import StoreMemory, best_sources, item_line, session_date, turn_lines
+from memopt.systems import MemorySystem, OpSpec, memory_system
+from memopt.systems.helpers import StoreMemory, best_sources, item_line, session_date, turn_lines
 
 __all__ = ["Mem0"]
 
 
 
+@memory_system("mem0")
 class Mem0(MemorySystem):
     """Mem0-style fact memory with LLM update decisions."""
 
-    name = "mem0"
     operations = (
         OpSpec("extract", "llm", "ingest", "extracts the facts worth remembering from one session's turns",
-               ExtractFacts),
-        OpSpec("search_similar", "tool", "ingest", "finds the live memories most similar to each new fact"),
+               ExtractFacts, stages="extraction"),
+        OpSpec("search_similar", "tool", "ingest", "finds the live memories most similar to each new fact",
+               stages="retrieval", steered_by="similar_k"),
         OpSpec("update", "llm", "ingest", "decides ADD, UPDATE, DELETE or NONE for new facts against similar "
-               "memories (memory update decision)", DecideMemoryUpdates),
-        OpSpec("retrieve", "tool", "query", "bm25 search of the live memories for the question"),
-        OpSpec("answer", "llm", "query", "answers the question from the retrieved memories", AnswerQuestion),
+               "memories (memory update decision)", DecideMemoryUpdates, stages=("update", "deletion"),
+               steered_by="search_similar"),
+        OpSpec("retrieve", "tool", "query", "bm25 search of the live memories for the question", stages="retrieval",
+               steered_by="top_k"),
+        OpSpec("answer", "llm", "query", "answers the question from the retrieved memories", AnswerQuestion,
+               stages="response"),
     )
     defaults = {"top_k": 10, "similar_k": 5}
     ingest_knobs = ("similar_k",)

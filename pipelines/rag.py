@@ -15,22 +15,26 @@ from memopt.data.model import Conversation, Session
 from memopt.lm.signatures import AnswerQuestion, RewriteQuery
 from memopt.ops import produce
 from memopt.store import MemoryStore
-from memopt.system import MemorySystem, OpSpec
-from pipelines._common import StoreMemory, item_line, session_date
+from memopt.systems import MemorySystem, OpSpec, memory_system
+from memopt.systems.helpers import StoreMemory, item_line, session_date
 
 __all__ = ["RAG"]
 
 
 
+@memory_system("rag")
 class RAG(MemorySystem):
     """Retrieval-augmented generation over conversation chunks."""
 
-    name = "rag"
     operations = (
-        OpSpec("chunk", "tool", "ingest", "groups consecutive turns of a session into chunks"),
-        OpSpec("rewrite_query", "llm", "query", "rewrites the question into a search query", RewriteQuery),
-        OpSpec("retrieve", "tool", "query", "bm25 search of the chunks for the query"),
-        OpSpec("answer", "llm", "query", "answers the question from the retrieved chunks", AnswerQuestion),
+        OpSpec("chunk", "tool", "ingest", "groups consecutive turns of a session into chunks", stages="extraction",
+               steered_by="chunk_size"),
+        OpSpec("rewrite_query", "llm", "query", "rewrites the question into a search query", RewriteQuery,
+               stages="retrieval"),
+        OpSpec("retrieve", "tool", "query", "bm25 search of the chunks for the query", stages="retrieval",
+               steered_by=("rewrite_query", "top_k")),
+        OpSpec("answer", "llm", "query", "answers the question from the retrieved chunks", AnswerQuestion,
+               stages="response"),
     )
     defaults = {"top_k": 5, "chunk_size": 2}
     ingest_knobs = ("chunk_size",)

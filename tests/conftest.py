@@ -9,6 +9,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
 LOCOMO_DEV = SHARED / "data" / "locomo" / "locomo_dev.json"
+SHIPPED = ("evermemos", "long_context", "mem0", "rag")  # the memory systems memopt ships (pipelines/)
 
 
 @pytest.fixture

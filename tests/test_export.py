@@ -81,7 +81,7 @@ def test_directory_source_picks_the_pipeline(prompts_dir, tmp_path):
 
 
 def test_text_format_is_a_prompts_directory_that_run_accepts(tmp_path):
-    from pipelines import make_system
+    from memopt.systems import make_system
 
     out = export("mem0", TUNED, "text", tmp_path / "out")
     assert load_prompts("mem0", ["extract", "update", "answer"], out) == TUNED
@@ -128,7 +128,7 @@ def test_mem0_v2_leaves_out_the_lines_only_mem0_v1_needs():
 
 
 def test_dspy_format_round_trips_through_save_and_load(tmp_path):
-    from pipelines import make_system
+    from memopt.systems import make_system
 
     out = export("mem0", TUNED, "dspy", tmp_path / "program.json")
     system = make_system("mem0")

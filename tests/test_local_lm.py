@@ -27,7 +27,7 @@ from memopt.lm.adapter import SchemaJSONAdapter, adapter_scope, output_schema, p
 from memopt.lm.config import LMSpec, api_key_env, describe_lm, make_lm, parse_lm_spec, spec_of
 from memopt.lm.signatures import DecideMemoryUpdates, ExtractFacts
 from memopt.run import run_pipeline
-from pipelines import make_system
+from memopt.systems import make_system
 
 Reply = Callable[[dict[str, Any]], str]
 

@@ -13,15 +13,15 @@ import pytest
 from memopt.data.synth import SynthSpec, synthetic_conversations
 from memopt.errors import DataError
 from memopt.lm.config import make_lm
+from memopt.systems import make_system
 from memopt.trace import answer_of, derived_from_turn, ops, ops_in_order, trace, validate
 from memopt.trace.memtrace import Annotation, from_memtrace, load_memtrace, save_memtrace, to_memtrace
-from pipelines import make_system
+from tests.conftest import SHIPPED
 
 FIXTURE = Path(__file__).parent / "fixtures" / "memtrace_small.json"
-PIPELINES = ["long_context", "rag", "mem0", "evermemos"]
 
 
-@pytest.fixture(scope="module", params=PIPELINES)
+@pytest.fixture(scope="module", params=SHIPPED)
 def traced(request: pytest.FixtureRequest) -> nx.DiGraph:
     """A freshly traced graph of one pipeline on a small synthetic conversation."""
     conv = synthetic_conversations(SynthSpec(conversations=1, sessions=4, seed=2))[0]

@@ -16,7 +16,8 @@ from memopt.lm.directives import CATALOGUE
 from memopt.prompts import SEED_PROMPTS, load_prompts
 from memopt.run import run_pipeline
 from memopt.system import clear_ingest_cache
-from pipelines import PIPELINES, make_system, pipeline_class
+from memopt.systems import make_system, system_class
+from tests.conftest import SHIPPED
 
 PHRASING = {d.id: d.phrasings[0] for d in CATALOGUE}
 SMALL = "synthetic:conversations=3,sessions=6,seed=11"
@@ -32,9 +33,9 @@ def _f1(system, conversations) -> float:
     return metrics["f1"]
 
 
-@pytest.mark.parametrize("name", sorted(PIPELINES))
+@pytest.mark.parametrize("name", SHIPPED)
 def test_every_llm_op_has_a_seed_prompt_and_a_signature(name):
-    cls = pipeline_class(name)
+    cls = system_class(name)
     texts = load_prompts(name, cls.llm_operations())
     assert set(texts) == set(cls.llm_operations()) and all(texts.values())
     system = make_system(name)
@@ -83,14 +84,14 @@ def test_rag_query_expansion_changes_what_is_retrieved(conversations):
     assert plain.memory != rich.memory
 
 
-@pytest.mark.parametrize("name", sorted(PIPELINES))
+@pytest.mark.parametrize("name", SHIPPED)
 def test_runs_on_locomo_conv30(locomo_dev, name):
     result = run_pipeline(name, str(locomo_dev), conversations=["conv-30"], judge_lm="sim")
     assert result.metrics["n"] == 105 and result.metrics["errored"] == 0
     assert 0.0 < result.metrics["f1"] < 1.0 and result.metrics["judge"] is not None
     data = result.to_dict()
     assert data["simulated"] is True and data["lm"] == "sim" and set(data["prompts"]) == set(
-        pipeline_class(name).llm_operations())
+        system_class(name).llm_operations())
     case = data["cases"][0]
     assert {"case_id", "sample_id", "category", "question", "gold", "prediction", "f1", "correct"} <= set(case)
 

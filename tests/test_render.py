@@ -16,9 +16,9 @@ import pytest
 from memopt.data.synth import SynthSpec, synthetic_conversations
 from memopt.errors import ConfigError
 from memopt.lm.config import make_lm
+from memopt.systems import make_system
 from memopt.trace import answer_of, save_graph, trace
 from memopt.trace.render import CASE_LIMIT, SUMMARY_THRESHOLD, graph_view, render_html, render_png
-from pipelines import make_system
 
 DATA_BLOCK = re.compile(r'<script type="application/json" id="graph-data">(.*?)</script>', re.S)
 INJECTION = '</script><script>alert("x")</script><!-- & \u2028 </SCRIPT>'

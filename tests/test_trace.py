@@ -10,6 +10,7 @@ import pytest
 
 from memopt.data.synth import SynthSpec, synthetic_conversations
 from memopt.lm.config import make_lm
+from memopt.systems import make_system
 from memopt.trace import (
     derived_from_turn,
     downstream_ops,
@@ -27,7 +28,7 @@ from memopt.trace import (
     variables,
 )
 from memopt.trace.graph import answer_of
-from pipelines import PIPELINES, make_system
+from tests.conftest import SHIPPED
 
 
 @pytest.fixture(scope="module")
@@ -46,10 +47,10 @@ def _traced(name: str, conversation, system=None):
 
 @pytest.fixture(scope="module")
 def graphs(conversation):
-    return {name: _traced(name, conversation) for name in sorted(PIPELINES)}
+    return {name: _traced(name, conversation) for name in SHIPPED}
 
 
-@pytest.mark.parametrize("name", sorted(PIPELINES))
+@pytest.mark.parametrize("name", SHIPPED)
 def test_traced_run_is_a_valid_graph(graphs, name):
     G, answers = graphs[name]
     assert validate(G) == []
@@ -68,7 +69,7 @@ def test_traced_run_is_a_valid_graph(graphs, name):
 
 
 def test_tracing_does_not_change_results(graphs, conversation):
-    for name in sorted(PIPELINES):
+    for name in SHIPPED:
         system = make_system(name)
         with dspy.context(lm=make_lm("sim")):
             system.ingest(conversation)
@@ -113,7 +114,7 @@ def test_json_round_trip_is_equal(graphs, tmp_path):
         H = load_graph(path)
         assert nx.utils.graphs_equal(G, H)
         assert graph_to_json(H) == graph_to_json(G)
-        assert json.loads(path.read_text())["schema_version"] == 1
+        assert json.loads(path.read_text())["schema_version"] == 2
 
 
 def test_graphml_export_reads_back(graphs, tmp_path):
@@ -122,7 +123,7 @@ def test_graphml_export_reads_back(graphs, tmp_path):
     assert set(H.nodes) == set(G.nodes) and set(H.edges) == set(G.edges)
 
 
-@pytest.mark.parametrize("name", sorted(PIPELINES))
+@pytest.mark.parametrize("name", SHIPPED)
 def test_replay_without_overrides_is_exact_and_calls_no_lm(graphs, name):
     G, answers = graphs[name]
     result = replay(G)

@@ -5,11 +5,12 @@ reason, evidence path); none raises for one hard case. As in ``memtrace``, an un
 (the gold abstains) is a ResponseError at the answer op, without a judge call.
 
 The ops a method walks (`case_ops`): the case's own query ops and every ingestion op before them
-(a ``retrieve`` op searches the whole store, which any ingestion op may have changed), in time
-order, without ops that carry no content (``segment``, ``search_similar``, ``rewrite_query``, ops
-that read nothing but prompts). No method uses the evidence's provenance the way ``memtrace`` does.
-Each op has a text view (`op_view`): *reads*, the content variables it read (a ``retrieve`` op: the
-store units live when it started; never prompts, questions or queries); *writes*, what it kept (the
+(an op that searched the store, like ``retrieve``, read the whole store, which any ingestion op may
+have changed), in time order, without ops that carry no content of their own (ops that steer
+another op, as their system declares: ``segment``, ``search_similar``, ``rewrite_query``; ops that
+read nothing but prompts). No method uses the evidence's provenance the way ``memtrace`` does.
+Each op has a text view (`op_view`): *reads*, the content variables it read (an op that searched the
+store: the store units live when it started; never prompts, questions or queries); *writes*, what it kept (the
 non-deleted variables it wrote and, for an LLM op or an op that wrote nothing, the texts of its
 recorded output, never a DELETE event or an ``old_memory``); *deletes*, the units it deleted. Every
 item is dated the way a context line is (``[10 June 2022] Bea: …``: a turn by its session, a unit by
@@ -29,9 +30,9 @@ its session date, a fact by the session of the turn it came from), so relative d
   information `Probe` looks for (`FailedCase.information`) as the gold, as an LM reading the whole
   graph in one prompt would; SimLM reads only its first ``LOCATE_WINDOW`` characters.
 
-The error type comes from the faulty op's stage (`memopt.taxonomy.error_of_stage`); an update op is a
-DeletionError when what it deleted holds the information (one more call). No fault found → ResponseError
-at the answer op.
+The error type comes from the faulty op's declared stages (`memopt.taxonomy.error_of_stages`); an
+update or deletion op is a DeletionError when what it deleted holds the information (one more call).
+No fault found → ResponseError at the answer op.
 """
 
 from __future__ import annotations
@@ -46,14 +47,13 @@ import networkx as nx
 from memopt.attribution.case import FailedCase, Probe, text_of
 from memopt.attribution.types import Attribution
 from memopt.judge import Judge
-from memopt.taxonomy import error_of_stage, stage_of
+from memopt.taxonomy import error_of_stages
 from memopt.text import format_date, parse_session_date
-from memopt.trace.graph import latest, memory_as_of, ops_in_order
+from memopt.trace.graph import latest, memory_as_of, op_stages, ops_in_order, steering_ops
 
 __all__ = ["OpView", "case_ops", "op_view", "serialize_trace", "blame_response", "step_by_step", "binary_search",
            "all_at_once"]
 
-_NO_CONTENT_OPS = frozenset({"segment", "search_similar", "rewrite_query"})
 _NOT_CONTENT = frozenset({"prompt", "question", "query"})
 _METADATA = frozenset({"ref", "id", "event", "old_memory", "turns", "score", "kind"})
 _DATES: weakref.WeakKeyDictionary[nx.DiGraph, dict[int, str]] = weakref.WeakKeyDictionary()
@@ -91,7 +91,7 @@ def _var_text(G: nx.DiGraph, node: str) -> str:
 
 def _reads(G: nx.DiGraph, op: str) -> list[str]:
     read = {v for v in G.predecessors(op) if G.nodes[v]["kind"] not in _NOT_CONTENT}
-    if G.nodes[op]["operation"] == "retrieve":
+    if G.nodes[op].get("searched"):
         read |= set(memory_as_of(G, op))
     return sorted(read, key=lambda v: G.nodes[v]["created"])
 
@@ -132,12 +132,13 @@ def case_ops(case: FailedCase) -> list[str]:
     query_suffixes = tuple(f":{conversation}:{c['key']}" for c in G.graph.get("cases", []))
     asked = G.nodes[case.answer_op]["start"]
     own = set(case.query_ops)
+    steering = steering_ops(G)
     found = []
     for op in ops_in_order(G):
         d = G.nodes[op]
         if op == case.answer_op or (
                 (op in own or (d["start"] < asked and not op.endswith(query_suffixes)))
-                and d["operation"] not in _NO_CONTENT_OPS and _reads(G, op)):
+                and d["operation"] not in steering and _reads(G, op)):
             found.append(op)
     return found
 
@@ -148,9 +149,9 @@ def _holds(probe: Probe, texts: tuple[str, ...] | list[str]) -> bool:
 
 
 def _error_type(case: FailedCase, op: str, probe: Probe) -> str:
-    stage = stage_of(case.G.nodes[op]["operation"])
-    deletes = op_view(case, op).deletes if stage == "update" else ()
-    return error_of_stage(stage, deleted=bool(deletes) and _holds(probe, deletes))
+    stages = op_stages(case.G, op)
+    deletes = op_view(case, op).deletes if {"update", "deletion"} & set(stages) else ()
+    return error_of_stages(stages, deleted=bool(deletes) and _holds(probe, deletes))
 
 
 def _result(case: FailedCase, method: str, started: float, calls: int, error_type: str, op: str, reason: str,
@@ -228,14 +229,16 @@ def _line(texts: tuple[str, ...]) -> str:
 def serialize_trace(case: FailedCase) -> str:
     """The case's ops as text for one judge prompt: a block per op, oldest first, blank line between.
 
-    Each block: ``[op_id] operation (stage)``, ``reads: …``, ``writes: …`` and, when the op deleted
-    units, ``deletes: …``; items are separated by `` | `` (the format `memopt.lm.sim.behaviour.judge_locate` reads).
+    Each block: ``[op_id] operation (stage)`` (its first declared stage), ``reads: …``, ``writes: …`` and,
+    when the op deleted units, ``deletes: …``; items are separated by `` | `` (the format
+    `memopt.lm.sim.behaviour.judge_locate` reads).
     """
     blocks = []
     for op in case_ops(case):
         operation = case.G.nodes[op]["operation"]
+        stages = op_stages(case.G, op)
         view = op_view(case, op)
-        lines = [f"[{op}] {operation} ({stage_of(operation)})", f"reads: {_line(view.reads)}",
+        lines = [f"[{op}] {operation} ({stages[0] if stages else 'other'})", f"reads: {_line(view.reads)}",
                  f"writes: {_line(view.writes)}"]
         if view.deletes:
             lines.append(f"deletes: {_line(view.deletes)}")

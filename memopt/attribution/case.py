@@ -10,6 +10,12 @@ things the question names (`FailedCase.information`; a judge call); or,
 for raw copies of the conversation (turns, chunks, contexts made of turns), it contains the
 evidence turns verbatim (checked by string inclusion, no judge call), because an answer step given
 the raw evidence can answer.
+
+What an op is comes from its system's declaration recorded in the graph (`op_stages`,
+`steering_ops`), never from its name: the retrieval ops are the case's ops of stage ``retrieval``
+that steer no other op (``rewrite_query`` steers ``retrieve``), the extractors are ops of stage
+``extraction`` that read an evidence turn and wrote content. Memory content (`is_content`) is any
+store-unit version, or a variable an extraction op wrote (a fact).
 """
 
 from __future__ import annotations
@@ -26,16 +32,14 @@ from memopt.attribution.evidence import seed_evidence
 from memopt.data.model import NOT_MENTIONED
 from memopt.judge import Judge
 from memopt.metrics import is_abstention
-from memopt.taxonomy import stage_of
-from memopt.trace.graph import STORE_KINDS, answer_of, latest, ops_in_order, variables
+from memopt.trace.graph import answer_of, latest, op_stages, ops_in_order, steering_ops, variables
 
-__all__ = ["FailedCase", "Probe", "text_of", "failed_cases", "produces_content", "RAW_KINDS", "CONTENT_KINDS"]
+__all__ = ["FailedCase", "Probe", "text_of", "failed_cases", "produces_content", "is_content", "RAW_KINDS"]
 
 RAW_KINDS = frozenset({"turn", "chunk", "context"})
 _NAME = re.compile(r"\b[A-Z][a-z]+(?:'s)?\b")
 _NOT_NAMES = frozenset("what when where who whom which why how does did is are was were has have do can would will "
                        "i the a an".split())
-CONTENT_KINDS = STORE_KINDS | {"fact"}
 _CONTENT_FIELDS = frozenset({"facts", "summary", "updated_profile"})
 
 
@@ -110,9 +114,11 @@ class FailedCase:
 
     @cached_property
     def retrieval_ops(self) -> list[str]:
-        """Query-time ops between the store and the context (retrieve, fuse, truncate), oldest first."""
-        return [n for n in self.query_ops if stage_of(self.G.nodes[n]["operation"]) == "retrieval"
-                and self.G.nodes[n]["operation"] != "rewrite_query"]
+        """Query-time ops between the store and the context (retrieve, fuse, truncate), oldest first: ops of
+        stage ``retrieval`` that steer no other op."""
+        steering = steering_ops(self.G)
+        return [n for n in self.query_ops if "retrieval" in op_stages(self.G, n)
+                and self.G.nodes[n]["operation"] not in steering]
 
     @cached_property
     def evidence_turns(self) -> list[str]:
@@ -133,11 +139,12 @@ class FailedCase:
         """Ingest ops that read an evidence turn and wrote content (extract, facts, episode, chunk), oldest first."""
         G = self.G
         found = {op for t in self.evidence_turns for op in G.successors(t)
-                 if stage_of(G.nodes[op]["operation"]) == "extraction" and produces_content(G.nodes[op])}
+                 if "extraction" in op_stages(G, op) and produces_content(G.nodes[op])}
         return sorted(found, key=lambda n: G.nodes[n]["start"])
 
-    def stored(self, kinds: frozenset[str] = STORE_KINDS) -> list[str]:
-        """Store-unit versions (they have an ``action``) derived from the evidence turns, oldest first."""
+    def stored(self, kinds: frozenset[str] | None = None) -> list[str]:
+        """Store-unit versions (they have an ``action``; of the given kinds) derived from the evidence turns,
+        oldest first."""
         return [v for v in self.derived(kinds) if "action" in self.G.nodes[v]]
 
     def derived(self, kinds: frozenset[str] | None = None) -> list[str]:
@@ -205,6 +212,11 @@ def failed_cases(G: nx.DiGraph, results: dict[str, dict[str, Any]]) -> list[Fail
         out.append(FailedCase(G, case["case_id"], case["question"], case["gold"], evidence,
                               result.get("prediction", ""), int(case.get("category") or 0), pseudo))
     return out
+
+
+def is_content(G: nx.DiGraph, node: str) -> bool:
+    """Whether a variable is memory content: a store-unit version, or a value an extraction op wrote (a fact)."""
+    return "action" in G.nodes[node] or any("extraction" in op_stages(G, op) for op in G.predecessors(node))
 
 
 def produces_content(op: dict[str, Any]) -> bool:

@@ -1,16 +1,23 @@
 """The ``counterfactual`` method: find (or verify) the cause by replaying with an oracle correction.
 
 For a candidate op, an oracle correction is applied to its recorded output and the conversation is
-replayed (`memopt.trace.replay`: upstream served from the replay cache, downstream run again):
+replayed (`memopt.trace.replay`: upstream served from the replay cache, downstream run again). What
+a correction does follows the op's declared stage(s) (`memopt.trace.graph.op_stages`) and the
+shape of its output, never its name:
 
-- extraction op (extract, facts, episode): add the evidence turns, with the gold answer, to its output;
-- update op: cancel the UPDATE / DELETE that degraded or removed the unit (keeping the new fact as an ADD);
-- retrieval op (retrieve, fuse, truncate): put the unit that held the information into its output;
-- answer op: answer with the gold.
+- extraction op (extract, facts, episode, chunk): add the evidence turns, with the gold answer, to
+  its content (a list of chunks, a ``facts`` / ``summary`` / ``updated_profile`` field, or a text);
+- update / deletion op: cancel the UPDATE / DELETE events (Mem0's schema) that degraded or removed the
+  unit, keeping the new fact as an ADD; an op whose output is the unit's new text gets the evidence
+  added to it;
+- retrieval op (retrieve, fuse, truncate; not an op that only steers one, like rewrite_query): put
+  the unit that held the information into its output;
+- response op: answer with the gold.
 
-The cause is the earliest candidate that is locally wrong (it lost the information: an extraction op
-whose outputs do not hold it, an update op that degraded or deleted a unit holding it, a retrieval
-op whose context lacks it while the store held it; the answer op always qualifies) and whose
+The cause is the earliest candidate that is locally wrong at one of its stages (it lost the
+information: an extraction op whose outputs do not hold it, an update op that degraded or deleted a
+unit holding it, a retrieval op whose context lacks it while the store held it; the response op
+always qualifies) and whose
 correction makes the judge accept the answer (``counterfactual``). `verify` checks one given
 attribution the same way (``memtrace --verify``).
 Candidates are the ops on the evidence's path: extraction ops that read an evidence turn, update
@@ -26,15 +33,16 @@ from typing import Any
 
 import networkx as nx
 
-from memopt.attribution.case import CONTENT_KINDS, FailedCase, Probe, text_of
+from memopt.attribution.case import FailedCase, Probe, is_content, text_of
 from memopt.attribution.types import Attribution
 from memopt.judge import Judge
-from memopt.taxonomy import error_of_stage, stage_of
+from memopt.taxonomy import error_of_stage
 from memopt.text import format_date, parse_session_date
+from memopt.trace.graph import op_stages
 
 __all__ = ["counterfactual", "verify", "correction", "candidates", "locally_wrong"]
 
-_EXTRACTION_OUTPUT = {"facts": "facts", "summary": "summary", "updated_profile": "updated_profile"}
+_CONTENT_OUTPUT = frozenset({"facts", "summary", "updated_profile"})
 
 
 def _oracle_text(case: FailedCase) -> str:
@@ -48,55 +56,68 @@ def _holding_units(case: FailedCase, probe: Probe, before: int) -> list[str]:
     return [u for u in units if probe.holds(u)]
 
 
+def _with_oracle(case: FailedCase, output: Any) -> Any:
+    """``output`` with the evidence (and the gold) added to its content, or None when it has no content."""
+    if isinstance(output, list) and all(isinstance(item, dict) and "turns" in item for item in output):
+        return [*output, {"text": "\n".join(case.evidence_texts), "turns": list(case.evidence)}]
+    if isinstance(output, str):
+        return f"{output} {_oracle_text(case)}".strip()
+    if isinstance(output, dict):
+        for field, value in output.items():
+            if field in _CONTENT_OUTPUT and isinstance(value, list):
+                return {**output, field: [*value, _oracle_text(case)]}
+            if field in _CONTENT_OUTPUT and isinstance(value, str):
+                return {**output, field: f"{value} {_oracle_text(case)}".strip()}
+    return None
+
+
 def correction(case: FailedCase, op: str, probe: Probe) -> Any:
     """The oracle-corrected output of ``op`` for this case, or None when no correction applies."""
     G = case.G
     d = G.nodes[op]
     output = copy.deepcopy(d.get("output"))
-    operation = d["operation"]
-    if operation == "answer":
-        return {"answer": case.gold}
-    if operation == "chunk" and isinstance(output, list):
-        return [*output, {"text": "\n".join(case.evidence_texts), "turns": list(case.evidence)}]
-    if stage_of(operation) == "extraction" and isinstance(output, dict):
-        for field, value in output.items():
-            if field in _EXTRACTION_OUTPUT and isinstance(value, list):
-                return {**output, field: [*value, _oracle_text(case)]}
-            if field in _EXTRACTION_OUTPUT and isinstance(value, str):
-                return {**output, field: f"{value} {_oracle_text(case)}".strip()}
-        return None
-    if operation == "update" and isinstance(output, dict):
-        return _cancel_loss(case, op, output)
-    if stage_of(operation) == "retrieval" and operation != "rewrite_query":
+    stages = op_stages(G, op)
+    if "response" in stages:
+        return {**(output if isinstance(output, dict) else {}), "answer": case.gold}
+    if "extraction" in stages:
+        return _with_oracle(case, output)
+    if {"update", "deletion"} & set(stages):
+        if isinstance(output, dict) and isinstance(output.get("memory"), list):
+            return _cancel_loss(case, op, output)
+        return _with_oracle(case, output)
+    if "retrieval" in stages and op in case.retrieval_ops:
         units = _holding_units(case, probe, d["start"]) or [t for t in case.evidence_turns if G.has_edge(t, op)]
         return _with_units(G, output, units) if units else None
     return None
 
 
-def locally_wrong(case: FailedCase, op: str, probe: Probe, context_holds: bool) -> bool:
-    """Whether ``op`` itself lost the information (the answer op is always a suspect)."""
+def _wrong_stage(case: FailedCase, op: str, probe: Probe, context_holds: bool) -> str | None:
+    """The first declared stage at which ``op`` itself lost the information (None when it did not)."""
     G = case.G
     d = G.nodes[op]
-    stage = stage_of(d["operation"])
-    written = [v for v in G.successors(op) if G.nodes[v]["kind"] in CONTENT_KINDS]
-    if d["operation"] == "answer":
-        return True
-    if stage == "extraction":  # the whole extraction stage lost it, and this op is part of it
-        return op in case.extractors and not any(probe.holds(v) for e in case.extractors for v in G.successors(e)
-                                                 if G.nodes[v]["kind"] in CONTENT_KINDS)
-    if stage == "update":
-        derived = set(case.stored())
-        for v in written:
-            if v not in derived or G.nodes[v].get("action") not in ("UPDATE", "DELETE"):
-                continue
-            previous = f"{G.nodes[v]['name']}@{G.nodes[v]['version'] - 1}"
-            if previous in G and probe.holds(previous) and (G.nodes[v].get("deleted") or not probe.holds(v)):
-                return True
-        return False
-    if stage == "retrieval":
-        return not context_holds and bool(_holding_units(case, probe, d["start"])
-                                          or any(G.has_edge(t, op) for t in case.evidence_turns))
-    return False
+    for stage in op_stages(G, op):
+        if stage == "response":
+            return stage
+        if stage == "extraction" and op in case.extractors and not any(
+                probe.holds(v) for e in case.extractors for v in G.successors(e) if is_content(G, v)):
+            return stage  # the whole extraction stage lost it, and this op is part of it
+        if stage in ("update", "deletion"):
+            derived = set(case.stored())
+            for v in G.successors(op):
+                if v not in derived or G.nodes[v].get("action") not in ("UPDATE", "DELETE"):
+                    continue
+                previous = f"{G.nodes[v]['name']}@{G.nodes[v]['version'] - 1}"
+                if previous in G and probe.holds(previous) and (G.nodes[v].get("deleted") or not probe.holds(v)):
+                    return stage
+        if stage == "retrieval" and not context_holds and (
+                _holding_units(case, probe, d["start"]) or any(G.has_edge(t, op) for t in case.evidence_turns)):
+            return stage
+    return None
+
+
+def locally_wrong(case: FailedCase, op: str, probe: Probe, context_holds: bool) -> bool:
+    """Whether ``op`` itself lost the information at one of its stages (the response op is always a suspect)."""
+    return _wrong_stage(case, op, probe, context_holds) is not None
 
 
 def _cancel_loss(case: FailedCase, op: str, output: dict[str, Any]) -> dict[str, Any] | None:
@@ -179,7 +200,8 @@ def counterfactual(case: FailedCase, judge: Judge) -> Attribution:
     suspects = [case.answer_op] if context_holds or case.unanswerable else candidates(case)
     first_wrong = None
     for op in suspects:
-        if not locally_wrong(case, op, probe, context_holds):
+        stage = _wrong_stage(case, op, probe, context_holds)
+        if stage is None:
             continue
         first_wrong = first_wrong or op
         fixed = correction(case, op, probe)
@@ -189,11 +211,12 @@ def counterfactual(case: FailedCase, judge: Judge) -> Attribution:
         probe.calls += 1
         if rescued:
             deleted = any(G.nodes[v].get("action") == "DELETE" for v in G.successors(op))
-            error = error_of_stage(stage_of(G.nodes[op]["operation"]), deleted=deleted)
+            error = error_of_stage("update" if stage == "deletion" else stage, deleted=deleted)
             return Attribution(case.case_id, error, op, G.nodes[op]["operation"], (op, case.answer_var),
                                f"correcting {op} rescues the answer", 1.0, probe.calls, True, "counterfactual",
                                time.perf_counter() - started, {"clean": op == first_wrong})
-    return Attribution(case.case_id, "ResponseError", case.answer_op, "answer", (case.answer_op,),
+    return Attribution(case.case_id, "ResponseError", case.answer_op, G.nodes[case.answer_op]["operation"],
+                       (case.answer_op,),
                        "no correction rescued the answer", 0.5, probe.calls, False, "counterfactual",
                        time.perf_counter() - started, {"clean": False})
 

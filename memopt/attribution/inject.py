@@ -27,7 +27,7 @@ from typing import Any
 
 from memopt.attribution.case import FailedCase, Probe, text_of
 from memopt.data.model import NOT_MENTIONED
-from memopt.trace.graph import versions_of
+from memopt.trace.graph import op_stages, versions_of
 
 __all__ = ["Injection", "injections", "effective", "FAULTS"]
 
@@ -85,12 +85,13 @@ def _holding_unit(case: FailedCase, probe: Probe) -> str | None:
 
 
 def _later_update_seeing(case: FailedCase, unit: str) -> tuple[str, str] | None:
-    """A later update op whose existing memories include ``unit``, and the unit's local id there."""
+    """A later op of stage ``update`` whose existing memories (Mem0's schema) include ``unit``, and the unit's
+    local id there."""
     G = case.G
     text = G.nodes[unit]["value"]
     for op in case.ops_before(case.answer_op):
         d = G.nodes[op]
-        if d["operation"] != "update" or d["start"] <= G.nodes[unit]["created"]:
+        if "update" not in op_stages(G, op) or d["start"] <= G.nodes[unit]["created"]:
             continue
         try:
             memories = json.loads(d["inputs"].get("existing_memories") or "[]")

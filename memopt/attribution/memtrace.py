@@ -11,7 +11,8 @@
    extracted from an evidence turn (correcting it rescues the answer); some did → the write
    that removed the last live copy is decisive: an ``UpdateError`` at the op that degraded it, or a
    ``DeletionError`` at the op that deleted it
-   (a fact that held it but never reached the store → ``UpdateError`` at the update op that read it).
+   (a fact that held it but never reached the store → ``UpdateError`` at the op of stage ``update``
+   that read it).
 
 Only variables on the evidence's provenance are judged, so judge calls stay few on long graphs.
 """
@@ -20,10 +21,10 @@ from __future__ import annotations
 
 import time
 
-from memopt.attribution.case import CONTENT_KINDS, FailedCase, Probe
+from memopt.attribution.case import FailedCase, Probe, is_content
 from memopt.attribution.types import Attribution
 from memopt.judge import Judge
-from memopt.trace.graph import versions_of
+from memopt.trace.graph import op_stages, versions_of
 
 __all__ = ["memtrace"]
 
@@ -76,7 +77,7 @@ def _live_at(G, node: str, time: int) -> bool:
 def _upstream(case: FailedCase, probe: Probe, started: float, asked: int) -> Attribution:
     G = case.G
     evidence = case.evidence_turns[:1]
-    versions = [v for v in case.derived(CONTENT_KINDS) if G.nodes[v]["created"] < asked]
+    versions = [v for v in case.derived() if is_content(G, v) and G.nodes[v]["created"] < asked]
     holding = [v for v in versions if not G.nodes[v].get("deleted") and probe.holds(v)]
     if not holding:
         if not case.extractors:
@@ -90,7 +91,7 @@ def _upstream(case: FailedCase, probe: Probe, started: float, asked: int) -> Att
     if not stored:
         fact = holding[0]
         readers = sorted(G.successors(fact), key=lambda n: G.nodes[n]["start"])
-        op = next((r for r in readers if G.nodes[r]["operation"] == "update"), readers[0] if readers else None)
+        op = next((r for r in readers if "update" in op_stages(G, r)), readers[0] if readers else None)
         if op is None:
             return _result(case, probe, started, "ExtractionError", next(G.predecessors(fact)),
                            "the fact holding the information was never stored", [*evidence, fact], 0.6)

@@ -51,8 +51,8 @@ def bench_long_graph(sessions: int = 1000, questions: int = 6, methods: tuple[st
     from memopt.data.synth import SynthSpec, synthetic_conversations
     from memopt.judge import LexicalJudge
     from memopt.lm.config import make_lm
+    from memopt.systems import make_system
     from memopt.trace import replay, trace
-    from pipelines import make_system
 
     [conversation] = synthetic_conversations(SynthSpec(conversations=1, sessions=sessions, seed=1))
     judge = LexicalJudge()

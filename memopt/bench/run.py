@@ -19,10 +19,10 @@ def bench_pipelines(data: str = "synthetic:conversations=20,sessions=8,seed=0", 
     """One row per pipeline: cases, seconds, cases/s, task LM calls per case, F1."""
     from memopt.run import run_pipeline
     from memopt.system import clear_ingest_cache
-    from pipelines import PIPELINES
+    from memopt.systems import system_names
 
     rows = []
-    for name in pipelines or sorted(PIPELINES):
+    for name in pipelines or system_names():
         clear_ingest_cache()
         result = run_pipeline(name, data, judge_lm=None, workers=workers)
         calls = result.usage["task"]["calls"]
@@ -42,12 +42,12 @@ def bench_simlm(data: str = "synthetic:conversations=4,sessions=8,seed=0", repea
     from memopt.lm.sim import SimLM, operation_of
     from memopt.lm.sim.prompt import parse_prompt
     from memopt.system import clear_ingest_cache
-    from pipelines import PIPELINES, make_system
+    from memopt.systems import make_system, system_names
 
     _, conversations = load_data(data)
     lm = make_lm("sim")
     with dspy.context(lm=lm):
-        for name in sorted(PIPELINES):
+        for name in system_names():
             clear_ingest_cache()
             evaluate(make_system(name), conversations, lm=lm)
     prompts = [(m[0]["content"], m[-1]["content"]) for m in (e["messages"] for e in lm.history)]

@@ -28,8 +28,8 @@ def bench_trace_overhead(data: str = "synthetic:conversations=20,sessions=8,seed
     from memopt.evaluate import evaluate
     from memopt.lm.sim import SimEngine
     from memopt.system import clear_ingest_cache
+    from memopt.systems import make_system
     from memopt.trace import trace
-    from pipelines import make_system
 
     _, conversations = load_data(data)
     lm = dspy.LM("sim/memopt", engine=SimEngine(seed=0, latency=latency_ms / 1000), cache=False)
@@ -57,8 +57,8 @@ def _big_graph(sessions: int, pipeline: str, out: Any) -> None:
 
     from memopt.data.synth import SynthSpec, synthetic_conversations
     from memopt.lm.config import make_lm
+    from memopt.systems import make_system
     from memopt.trace import load_graph, save_graph, trace
-    from pipelines import make_system
 
     [conversation] = synthetic_conversations(SynthSpec(conversations=1, sessions=sessions, seed=0))
     system = make_system(pipeline)

@@ -27,6 +27,7 @@ app = typer.Typer(
 
 def _register() -> None:
     from memopt.cli import attribute, bench, data, directives, export, lm_check, mem0, optimize, run, serve, show
+    from memopt.cli import systems as systems_command
 
     app.command("optimize")(optimize.optimize)
     app.command("run")(run.run)
@@ -36,6 +37,7 @@ def _register() -> None:
     app.command("serve")(serve.serve)
     app.command("lm-check")(lm_check.lm_check)
     app.command("directives")(directives.directives)
+    app.command("systems")(systems_command.systems)
     app.command("show")(show.show)
     app.command("export")(export.export)
     app.add_typer(mem0.app, name="mem0")

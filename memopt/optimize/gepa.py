@@ -24,7 +24,7 @@ from memopt.data.model import Case, Conversation
 from memopt.feedback import build_feedback
 from memopt.metrics import locomo_f1
 from memopt.optimize.propose import propose_instructions
-from memopt.optimize.reflective import LLM_OP_OF_TOOL, RoundOutcome
+from memopt.optimize.reflective import RoundOutcome
 from memopt.optimize.scoring import Scored, Scorer
 from memopt.optimize.select import Choice
 from memopt.prompts import prompt_hash
@@ -63,13 +63,12 @@ class AttributionFeedbackMetric:
         if blamed is None:
             return dspy.Prediction(score=score, feedback="The answer was judged correct.")
         failed, attribution = blamed
-        op = LLM_OP_OF_TOOL.get(attribution.operation, attribution.operation)
-        if op != pred_name:
+        if pred_name not in self.system.prompt_ops(attribution.operation):
             return dspy.Prediction(score=score, feedback=(
                 f"This failure ({attribution.error_type}) was blamed on the {attribution.operation} operation, "
                 f"not on {pred_name}; keep this instruction unless other feedback says otherwise."))
-        feedback = build_feedback([(failed, attribution)], {attribution.operation: op})
-        return dspy.Prediction(score=score, feedback=feedback[op].text())
+        feedback = build_feedback([(failed, attribution)], {attribution.operation: (pred_name,)})
+        return dspy.Prediction(score=score, feedback=feedback[pred_name].text())
 
     def _blame(self, conversation: Conversation, case: Case, instructions: dict[str, str]) -> Any:
         key = (prompt_hash(repr(sorted(instructions.items()))), case.case_id)

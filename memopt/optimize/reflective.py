@@ -8,6 +8,10 @@ candidates and knobs with Optuna on the val split → keep the best if it beats 
 ``feedback="score"`` is the ablation: no attribution, the feedback is only the training score, and
 the ops to rewrite are taken round-robin. The ``blame_response`` ablation is this optimizer with
 the ``blame_response`` attribution method (every failure blamed on the answer op).
+
+A blamed tool op has no prompt: its feedback goes to the LLM ops its `OpSpec` says steer it
+(``retrieve`` → ``rewrite_query``); one only knobs steer (``truncate``, ``fuse``) is left to the
+knob search (``search``).
 """
 
 from __future__ import annotations
@@ -25,10 +29,7 @@ from memopt.optimize.scoring import Scored, Scorer
 from memopt.optimize.select import Choice, select
 from memopt.system import MemorySystem
 
-__all__ = ["ReflectiveOptimizer", "RoundOutcome", "LLM_OP_OF_TOOL", "TOOL_OPS"]
-
-LLM_OP_OF_TOOL: dict[str, str] = {"retrieve": "rewrite_query"}
-TOOL_OPS = ("retrieve", "fuse", "truncate", "chunk", "search_similar")  # no prompt; knobs steer them
+__all__ = ["ReflectiveOptimizer", "RoundOutcome"]
 
 
 @dataclass
@@ -104,9 +105,7 @@ class ReflectiveOptimizer:
             start = ((round_index - 1) * self.ops_per_round) % len(ops)
             chosen = [ops[(start + i) % len(ops)] for i in range(min(self.ops_per_round, len(ops)))]
             return {op: score_feedback(op, train.metrics, versions.get(op)) for op in chosen}
-        mapping = {op: LLM_OP_OF_TOOL.get(op) for op in TOOL_OPS}
-        mapping = {op: (llm if llm in system.llm_operations() else None) for op, llm in mapping.items()}
-        found = build_feedback(blamed, mapping)
+        found = build_feedback(blamed, {spec.name: system.prompt_ops(spec.name) for spec in system.operations})
         return dict(list(found.items())[: self.ops_per_round])
 
     # 4. propose

@@ -60,10 +60,22 @@ def _metrics(record: RoundRecord) -> dict[str, Any]:
             "tokens": record.tokens, "trials": record.trials, "candidates": record.candidates}
 
 
-def _round_markdown(record: RoundRecord, before: dict[str, str], after: dict[str, str]) -> str:
+def _knob_notes(system: MemorySystem, blamed: dict[str, int]) -> list[str]:
+    """One line per blamed op no prompt steers: its failures go to the knob search, not to a proposer."""
+    notes = []
+    for op, n in blamed.items():
+        if op in {s.name for s in system.operations} and not system.prompt_ops(op):
+            knobs = ", ".join(system.steering_knobs(op)) or "none"
+            notes.append(f"- {op} ({n} blamed): no prompt steers it; its knobs ({knobs}) are tuned only through "
+                         "optimizer.search")
+    return notes
+
+
+def _round_markdown(record: RoundRecord, before: dict[str, str], after: dict[str, str],
+                    knob_notes: list[str]) -> str:
     lines = [f"# Round {record.round}", "",
              f"- val F1 {record.val.get('f1')}, test F1 {(record.test or {}).get('f1')}, "
-             f"accepted: {record.accepted}", f"- blamed ops: {record.blamed_ops or '—'}",
+             f"accepted: {record.accepted}", f"- blamed ops: {record.blamed_ops or '—'}", *knob_notes,
              f"- failures by error type: {record.failures_by_type or '—'}",
              f"- candidates {record.candidates}, trials {record.trials}, LM calls so far {record.lm_calls}", ""]
     for op in sorted(after):
@@ -91,7 +103,8 @@ def _log_round(log: Any, system: MemorySystem, record: RoundRecord, outcome: Rou
     record.prompt_versions = log.register_prompts(system.name, system.instructions(), commit_message=commit,
                                                   round_index=record.round)
     log.log_metrics(_metrics(record), step=record.round)
-    log.log_text(_round_markdown(record, before, system.instructions()), "round.md")
+    log.log_text(_round_markdown(record, before, system.instructions(), _knob_notes(system, record.blamed_ops)),
+                 "round.md")
     if outcome is not None:
         lines = "".join(json.dumps(a.to_dict()) + "\n" for _, a in outcome.attributions)
         log.log_text(lines, "attributions.jsonl")
@@ -154,7 +167,7 @@ def _params(experiment: Experiment, data_name: str, optimizer: ReflectiveOptimiz
 def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker: Any = None,
                    on_round: Callable[[RoundRecord], None] | None = None) -> dict[str, Any]:
     """Run (or resume) an optimization; returns the summary (see `summary_of`)."""
-    from pipelines import make_system
+    from memopt.systems import make_system
 
     data_name, trainset, valset, testset = splits_of(experiment)
     scorer = Scorer(experiment.lm.task, experiment.lm.judge, experiment.lm.reflection,

@@ -2,7 +2,9 @@
 
 One graph per conversation: a `networkx.DiGraph`, bipartite, directed, time-ordered.
 
-**Graph attributes** (``G.graph``): ``schema_version``; ``pipeline``; ``conversation`` (sample id),
+**Graph attributes** (``G.graph``): ``schema_version``; ``pipeline``; ``operations`` (op name →
+its system's declaration: ``kind``, ``phase``, ``stages``, ``steered_by``, ``description``, see
+`memopt.system.OpSpec`); ``conversation`` (sample id),
 ``speakers`` and ``sessions`` (``[{index, date_time}]``), so the conversation can be rebuilt from
 the graph; ``knobs``; ``instructions`` (op → instruction text) and ``prompt_versions`` (op →
 hash); ``lm`` (task LM spec) and ``simulated``; ``cases`` (``[{case_id, key, question, gold,
@@ -17,14 +19,16 @@ order), ``value``, ``created`` (logical time), ``derived_from`` (refs), and for 
 **Operation nodes** (``type="op"``), id ``<op>:<sample_id>:<key>`` (``extract:conv-30:S3``):
 ``operation``, ``pipeline``, ``op_kind`` (llm / tool), ``predictor``, ``prompt_version``,
 ``inputs``, ``inputs_hash``, ``output``, ``start`` / ``end`` (logical time), ``started_at``,
-``seconds``, ``lm_calls``, ``input_tokens``, ``output_tokens``, ``error``, ``overridden``.
+``seconds``, ``lm_calls``, ``input_tokens``, ``output_tokens``, ``error``, ``overridden``,
+``searched`` (it searched or listed a store, so it saw every unit live then).
 
 **Edges**: variable → op (``rel="read"``) and op → variable (``rel="write"``). Provenance runs
 through ops: a fact's turns are read by the extract op that wrote it; a memory version's previous
 version is read by the op that wrote the new one; a context is written by the op that read the
 memory versions it holds; an answer by the op that read that context.
 
-The queries below are free functions over such a graph.
+The queries below are free functions over such a graph. Attribution reads an op's stages and
+steering from the declarations the graph recorded (`op_stages`, `steering_ops`), never from its name.
 """
 
 from __future__ import annotations
@@ -34,9 +38,10 @@ import weakref
 
 import networkx as nx
 
+from memopt.taxonomy import STAGES
+
 __all__ = [
     "SCHEMA_VERSION",
-    "STORE_KINDS",
     "split_ref",
     "variables",
     "ops",
@@ -49,10 +54,11 @@ __all__ = [
     "latest",
     "versions_of",
     "validate",
+    "op_stages",
+    "steering_ops",
 ]
 
-SCHEMA_VERSION = 1
-STORE_KINDS = frozenset({"memory", "chunk", "episode", "fact", "profile"})
+SCHEMA_VERSION = 2
 _INDEX: weakref.WeakKeyDictionary[nx.DiGraph, tuple[int, dict[str, list[str]]]] = weakref.WeakKeyDictionary()
 _REF = re.compile(r"^(?P<name>(?P<kind>[a-z_]+):.+?)(?:@(?P<version>\d+))?$")
 
@@ -121,15 +127,32 @@ def derived_from_turn(G: nx.DiGraph, dia_id: str) -> set[str]:
     return out
 
 
-def memory_as_of(G: nx.DiGraph, op: str, kinds: frozenset[str] = STORE_KINDS) -> list[str]:
-    """The live store-unit versions (memories, chunks, episodes, facts, profiles) when ``op`` started."""
+def memory_as_of(G: nx.DiGraph, op: str, kinds: frozenset[str] | None = None) -> list[str]:
+    """The live store-unit versions (of the given kinds; memories, chunks, episodes, ...) when ``op`` started."""
     start = G.nodes[op]["start"]
     newest: dict[str, str] = {}
     for n in variables(G):
         d = G.nodes[n]
-        if d["kind"] in kinds and d["created"] < start and "action" in d:
+        if (kinds is None or d["kind"] in kinds) and d["created"] < start and "action" in d:
             newest[d["name"]] = n
     return [n for n in newest.values() if not G.nodes[n].get("deleted")]
+
+
+def op_stages(G: nx.DiGraph, op: str) -> tuple[str, ...]:
+    """The taxonomy stages an op node belongs to: its system's declaration (``G.graph["operations"]``), else
+    (an op of an imported MemTrace graph) its ``category``; empty when neither says."""
+    d = G.nodes[op]
+    spec = (G.graph.get("operations") or {}).get(d["operation"])
+    if spec is not None:
+        return tuple(spec.get("stages") or ())
+    category = d.get("category")
+    return (category,) if category in STAGES else ()
+
+
+def steering_ops(G: nx.DiGraph) -> frozenset[str]:
+    """Names of the operations that steer another op of the system (named in its ``steered_by``)."""
+    specs = G.graph.get("operations") or {}
+    return frozenset(s for spec in specs.values() for s in spec.get("steered_by") or () if s in specs)
 
 
 def op_subgraph(G: nx.DiGraph, op: str) -> nx.DiGraph:

@@ -2,11 +2,12 @@
 
 JSON layout::
 
-    {"schema": "memopt.evolution_graph", "schema_version": 1, "directed": true, "multigraph": false,
+    {"schema": "memopt.evolution_graph", "schema_version": 2, "directed": true, "multigraph": false,
      "graph": {...graph attributes...}, "nodes": [{"id": ..., ...attributes}], "edges": [{"source", "target", "rel"}]}
 
 `load_graph(save_graph(G))` is equal to ``G`` (same nodes, edges and attributes); a ``.gz`` name
-writes gzip-compressed JSON (read back transparently). GraphML keeps
+writes gzip-compressed JSON (read back transparently). Version 2 added the ``operations`` graph
+attribute (each op's declared stages and steering); version 1 files are refused. GraphML keeps
 only scalar attributes, so lists and dicts are written as JSON strings there.
 """
 
@@ -41,7 +42,10 @@ def graph_from_json(data: dict[str, Any], *, source: str = "<graph>") -> nx.DiGr
                         "MemTrace JSON is read with `memopt.trace.memtrace.load_memtrace`.")
     version = data.get("schema_version")
     if version != SCHEMA_VERSION:
-        raise DataError(f"{source}: graph schema_version {version!r}; this memopt reads version {SCHEMA_VERSION}.")
+        older = isinstance(version, int) and version < SCHEMA_VERSION
+        hint = " (older graphs lack their system's op declarations: trace the run again with `memopt run --trace`)"
+        raise DataError(f"{source}: graph schema_version {version!r}; this memopt reads version {SCHEMA_VERSION}"
+                        f"{hint if older else ''}.")
     payload = {k: v for k, v in data.items() if k not in ("schema", "schema_version")}
     return nx.node_link_graph(payload, directed=True, multigraph=False, edges="edges")
 

@@ -20,12 +20,13 @@ We have no copy of the benchmark; this is our reading of that description, one J
 
 A read edge runs variable → operation, a write edge operation → variable. ``final_error_type`` is
 one of `ERROR_TYPES`. Operation categories are ``extraction``, ``update``, ``deletion``,
-``retrieval``, ``response`` (``other`` for the rest).
+``retrieval``, ``response``: the first stage the op's system declared (``other`` when it declared
+none); an imported op keeps its own category, and an op without one is ``other``.
 
 **Export** (`to_memtrace`): ``full_node_id`` is the memopt node id, ``category`` the variable kind,
 ``created_at`` its logical time, ``metadata`` every other node attribute; an operation's
 ``metadata`` holds every node attribute but ``operation``. ``meta`` holds the graph attributes
-(pipeline, conversation, speakers, sessions, knobs, instructions, lm, simulated, …); each
+(pipeline, operations, conversation, speakers, sessions, knobs, instructions, lm, simulated, …); each
 recorded case becomes an annotation (``prediction`` is the value of its newest answer node; an
 extra ``category`` field holds the LoCoMo category).
 
@@ -62,8 +63,8 @@ import networkx as nx
 
 from memopt.errors import DataError
 from memopt.files import read_json, write_json
-from memopt.taxonomy import ERROR_TYPES, stage_of
-from memopt.trace.graph import SCHEMA_VERSION, answer_of, ops_in_order, variables
+from memopt.taxonomy import ERROR_TYPES
+from memopt.trace.graph import SCHEMA_VERSION, answer_of, op_stages, ops_in_order, variables
 from memopt.trace.tracer import inputs_hash
 
 __all__ = ["ERROR_TYPES", "Annotation", "to_memtrace", "from_memtrace", "save_memtrace", "load_memtrace"]
@@ -101,8 +102,10 @@ def _class_of(kind: str) -> str:
     return _CLASS_OF_KIND.get(kind, "".join(part.capitalize() for part in kind.split("_")))
 
 
-def _op_category(operation: str) -> str:
-    return stage_of(operation)
+def _op_category(G: nx.DiGraph, op: str) -> str:
+    """An op's MemTrace category: the first stage its system declared (``other`` with none)."""
+    stages = op_stages(G, op)
+    return stages[0] if stages else "other"
 
 
 def to_memtrace(G: nx.DiGraph, attributions: Mapping[str, tuple[str, str]] | None = None) -> dict[str, Any]:
@@ -124,7 +127,7 @@ def to_memtrace(G: nx.DiGraph, attributions: Mapping[str, tuple[str, str]] | Non
     for n in ops_in_order(G):
         d = G.nodes[n]
         out_ops.append({
-            "op_id": n, "name": d["operation"], "category": d.get("category") or _op_category(d["operation"]),
+            "op_id": n, "name": d["operation"], "category": d.get("category") or _op_category(G, n),
             "metadata": {k: v for k, v in d.items() if k not in ("type", "operation", "category")},
         })
     edges = [{"source": ids[u], "target": ids[v], "type": d["rel"]} for u, v, d in G.edges(data=True)]
@@ -223,12 +226,14 @@ def _parse_variable(reader: _Reader, path: str, item: dict[str, Any]) -> tuple[s
     return original, node, attrs
 
 
-def _parse_op(reader: _Reader, path: str, item: dict[str, Any], pipeline: Any) -> tuple[str, dict[str, Any]]:
+def _parse_op(reader: _Reader, path: str, item: dict[str, Any], meta: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     op_id = reader.get(item, "op_id", path, (str,))
     name = reader.get(item, "name", path, (str,))
-    category = reader.get(item, "category", path, (str,), required=False) or _op_category(name)
+    declared = (meta.get("operations") or {}).get(name) if isinstance(meta.get("operations"), dict) else None
+    derived = (declared.get("stages") or ["other"])[0] if isinstance(declared, dict) else "other"
+    category = reader.get(item, "category", path, (str,), required=False) or derived
     attrs: dict[str, Any] = {
-        "pipeline": pipeline, "op_kind": "tool" if category == "retrieval" else "llm", "predictor": None,
+        "pipeline": meta.get("pipeline"), "op_kind": "tool" if category == "retrieval" else "llm", "predictor": None,
         "prompt_version": None, "inputs": {}, "output": None, "start": None, "end": None, "started_at": None,
         "seconds": None, "lm_calls": 0, "input_tokens": 0, "output_tokens": 0, "error": None, "overridden": False,
         "parent": None,
@@ -237,7 +242,7 @@ def _parse_op(reader: _Reader, path: str, item: dict[str, Any], pipeline: Any) -
     attrs.update(reader.get(item, "metadata", path, (dict,), required=False) or {})
     attrs.update(type="op", operation=name)
     attrs.setdefault("inputs_hash", inputs_hash(attrs["inputs"]))
-    if category != _op_category(name):
+    if category != derived:
         attrs["category"] = category
     return op_id, attrs
 
@@ -334,7 +339,7 @@ def from_memtrace(data: Any, *, source: str = "<memtrace>") -> tuple[nx.DiGraph,
         ids[original] = node
         G.add_node(node, **attrs)
     for path, item in reader.objects(reader.get(body, "operations", base, (list,)), f"{base}.operations"):
-        op_id, attrs = _parse_op(reader, path, item, meta.get("pipeline"))
+        op_id, attrs = _parse_op(reader, path, item, meta)
         if op_id in ids or op_id in G:
             reader.fail(f"{path}.op_id", f"{op_id!r} is already the id of another node")
         ids[op_id] = op_id

@@ -31,7 +31,7 @@ import networkx as nx
 
 from memopt.errors import ConfigError
 from memopt.trace._viewer_template import DATA_MARK, PAGE, TITLE_MARK
-from memopt.trace.graph import STORE_KINDS, answer_of
+from memopt.trace.graph import answer_of
 
 __all__ = ["CASE_LIMIT", "SUMMARY_THRESHOLD", "PNG_LIMIT", "graph_view", "view_html", "render_html", "render_png"]
 
@@ -137,7 +137,7 @@ def _case_nodes(G: nx.DiGraph, answer: str, case: dict[str, Any], forced: list[s
         add(n, depth, 1, _time(G.nodes[n]))
         if depth < _EVIDENCE_HOPS:
             frontier.extend((m, depth + 1) for m in G.successors(n) if m not in rank and usable(m))
-    for unit in [n for n in rank if G.nodes[n].get("kind") in STORE_KINDS]:
+    for unit in [n for n in rank if "action" in G.nodes[n]]:
         depth = rank[unit][0] + 1
         for version in (v for v in names[G.nodes[unit]["name"]] if usable(v)):
             add(version, depth, 2, _time(G.nodes[version]))

@@ -13,7 +13,8 @@ graph, then runs ingestion and the recorded questions again under a `ReplayCache
 Replay with no overrides reproduces every output exactly with zero LM calls. The result is a new
 traced graph, the answers, and which LLM ops were served from the cache or ran again. An
 overridden op is marked ``overridden`` and recorded as reading the variables its given output
-names (``"ref"`` fields), so provenance stays connected.
+names (``"ref"`` fields) and, when it searched a store in the recorded run, as having searched it,
+so provenance stays connected.
 """
 
 from __future__ import annotations
@@ -109,10 +110,10 @@ def replay(G: nx.DiGraph, overrides: dict[str, Any] | None = None, *, cases: Ite
     import dspy
 
     from memopt.lm.config import UsageMeter, make_lm
-    from pipelines import pipeline_class
+    from memopt.systems import system_class
 
     if system is None:
-        cls = pipeline_class(G.graph["pipeline"])
+        cls = system_class(G.graph["pipeline"])
         system = cls(instructions=G.graph["instructions"], **G.graph.get("knobs", {}))
     lm = lm if lm is not None else make_lm(G.graph.get("lm") or "sim")
     questions = questions_of(G)
@@ -136,6 +137,7 @@ def replay(G: nx.DiGraph, overrides: dict[str, Any] | None = None, *, cases: Ite
         if op in new:
             new.nodes[op]["overridden"] = True
             new.nodes[op]["output"] = jsonable(cache.overrides[op])
+            new.nodes[op]["searched"] = bool(G.nodes[op].get("searched"))  # what it read, it read as recorded
             for ref in _refs(new.nodes[op]["output"]):
                 if ref in new and new.nodes[ref]["created"] < new.nodes[op]["start"]:
                     new.add_edge(ref, op, rel="read")

@@ -95,6 +95,7 @@ class Tracer:
         G = nx.DiGraph(
             schema_version=SCHEMA_VERSION, conversation=conversation, speakers={}, sessions=[], cases=[],
             pipeline=getattr(system, "name", None), knobs=dict(getattr(system, "knobs", {})),
+            operations=system.operation_specs() if system is not None else {},
             instructions=system.instructions() if system is not None else {},
             prompt_versions=system.prompt_versions() if system is not None else {},
             lm=spec_of(lm) or ("sim" if model == "sim/memopt" else model),
@@ -138,7 +139,7 @@ class Tracer:
                        predictor=call.predictor, prompt_version=call.prompt_version, inputs=jsonable(call.inputs),
                        inputs_hash=inputs_hash(call.inputs), output=None, start=self._clock, end=None,
                        started_at=event.data["time"], seconds=None, lm_calls=0, input_tokens=0, output_tokens=0,
-                       error=None, overridden=False, parent=event.data.get("parent"))
+                       error=None, overridden=False, searched=False, parent=event.data.get("parent"))
             self._op_graph[call.op_id] = G
             if call.prompt_version is not None:
                 self._read(G, [self._prompt(G, call)], call.op_id)
@@ -174,6 +175,8 @@ class Tracer:
             if op is not None:
                 G.add_edge(op, node, rel="write")
         elif op is not None:
+            if event.action in ("SEARCH", "LIVE"):
+                G.nodes[op]["searched"] = True
             self._read(G, (f"{event.store}:{unit}@{version}" for unit, version in event.results), op)
 
     def _var(self, G: nx.DiGraph, event: VarEvent) -> None:

@@ -1,4 +1,7 @@
-"""Small helpers the pipelines share: how turns and memory items are written into prompts."""
+"""Helpers memory systems share: how turns and memory items are written into prompts, a store-backed memory.
+
+The shipped systems (``pipelines/``) use them, and so can a plug-in; none of them is required.
+"""
 
 from __future__ import annotations
 
