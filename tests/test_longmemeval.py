@@ -98,6 +98,7 @@ MALFORMED = [
     ({"haystack_sessions": [[{"role": "user"}], []]}, "[0].haystack_sessions[0][0].content: missing"),
     ({"haystack_sessions": ["hello", []]}, "[0].haystack_sessions[0]: expected a list of turns, found str"),
     ({"answer_session_ids": [None]}, "[0].answer_session_ids: expected a list of session ids"),
+    ({"question_id": "../../etc/x"}, "[0].question_id: '../../etc/x': a question id names files"),
 ]
 
 

@@ -17,7 +17,9 @@ reports abstention apart too). The question date is not given to the memory syst
 carry none), so "how many days ago" questions can only be answered from session dates.
 
 Real files have quirks that are read as they are: a haystack date later than the question date,
-numeric answers (kept as text), ``has_answer: false``. Anything else malformed raises one `DataError`
+numeric answers (kept as text), ``has_answer: false``. A question id names files (``memopt run
+--trace`` writes ``<question_id>.json``), so it must be letters, digits, ``_``, ``-`` and ``.``.
+Anything else malformed raises one `DataError`
 naming the file and the JSON path (``lme.json: [3].haystack_sessions[0][2].role: expected "user" or
 "assistant", found 'bot'``).
 """
@@ -41,6 +43,7 @@ __all__ = ["QUESTION_TYPES", "is_longmemeval", "load_longmemeval", "parse_longme
 QUESTION_TYPES = {"single-session-user": 6, "single-session-assistant": 7, "single-session-preference": 8,
                   "temporal-reasoning": 9, "knowledge-update": 10, "multi-session": 11}
 SPEAKERS = {"user": "User", "assistant": "Assistant"}
+_SAFE_ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,199}")
 _DATE = re.compile(r"^\s*(\d{4})/(\d{1,2})/(\d{1,2})\s*(?:\(\s*[A-Za-z]{2,9}\s*\))?\s*(?:(\d{1,2}):(\d{2}))?\s*$")
 
 
@@ -113,6 +116,9 @@ def _instance(reader: _Reader, item: Any, where: str) -> Conversation:
     if not isinstance(item, dict):
         raise reader.fail(where, f"expected an object (a question instance), found {type(item).__name__}.")
     qid = str(reader.get(item, "question_id", (str, int), where))
+    if not _SAFE_ID.fullmatch(qid):
+        raise reader.fail(f"{where}.question_id", f"{qid!r}: a question id names files (`memopt run --trace`); "
+                                                  "use letters, digits, '_', '-' and '.' (not first).")
     qtype = reader.get(item, "question_type", (str,), where)
     if qtype not in QUESTION_TYPES:
         raise reader.fail(f"{where}.question_type", f"{qtype!r} is not a LongMemEval question type "

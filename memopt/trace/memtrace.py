@@ -19,10 +19,12 @@ edge from a unit to a ``marker`` node           a new ``memory`` version with ``
 other outputs of an ``extraction`` op           ``fact``; anything else: its category as the kind
 ==============================================  =========================================================
 
-Operations by category: extraction → ``extract``, update → ``update``, retrieval → ``retrieve`` at question
-time (``search_similar`` while ingesting), the part of an op that writes a context → ``fuse``, the part
+Operations: an ``op_name`` ending in a memopt operation (``mem0.extract``) keeps it; otherwise by category:
+extraction → ``extract``, update → ``update``, retrieval → ``retrieve`` at question time
+(``search_similar`` while ingesting), the part of an op that writes a context → ``fuse``, the part
 that writes a prediction → ``answer``, other evaluation ops (``llm-judge``) → ``judge``. Question-time op
-ids end in ``:<graph>:<key>`` as memopt's own do. Order comes from ``created_at`` (ties: file order) within
+ids end in ``:<graph>:<key>`` as memopt's own do (an op is a question's when it reads the question, or
+reads what another op of that question wrote). The conversion lives in `memopt.trace.smartcomment_read`. Order comes from ``created_at`` (ties: file order) within
 the order the edges impose. ``sources`` (the turns a variable derives from) follow the edges through ops.
 A file written by `memopt.trace.smartcomment.to_memtrace` carries ``metadata["memopt"]`` and comes back
 as the graph it was written from.
