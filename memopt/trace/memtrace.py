@@ -24,9 +24,9 @@ extraction → ``extract``, update → ``update``, retrieval → ``retrieve`` at
 (``search_similar`` while ingesting), the part of an op that writes a context → ``fuse``, the part
 that writes a prediction → ``answer``, other evaluation ops (``llm-judge``) → ``judge``. Question-time op
 ids end in ``:<graph>:<key>`` as memopt's own do (an op is a question's when it reads the question, or
-reads what another op of that question wrote). The conversion lives in `memopt.trace.smartcomment_read`. Order comes from ``created_at`` (ties: file order) within
-the order the edges impose. ``sources`` (the turns a variable derives from) follow the edges through ops.
-A file written by `memopt.trace.smartcomment.to_memtrace` carries ``metadata["memopt"]`` and comes back
+reads what another op of that question wrote). Order comes from ``created_at`` (ties: file order)
+within the order the edges impose. ``sources`` (the turns a variable derives from) follow the edges
+through ops. The conversion lives in `memopt.trace.smartcomment_read`. A file written by `memopt.trace.smartcomment.to_memtrace` carries ``metadata["memopt"]`` and comes back
 as the graph it was written from.
 
 Annotations (``data.annotations``) are read as the official loader reads them; labels outside the five
