@@ -26,8 +26,9 @@ that writes a prediction â†’ ``answer``, other evaluation ops (``llm-judge``) â†
 ids end in ``:<graph>:<key>`` as memopt's own do (an op is a question's when it reads the question, or
 reads what another op of that question wrote). Order comes from ``created_at`` (ties: file order)
 within the order the edges impose. ``sources`` (the turns a variable derives from) follow the edges
-through ops. The conversion lives in `memopt.trace.smartcomment_read`. A file written by `memopt.trace.smartcomment.to_memtrace` carries ``metadata["memopt"]`` and comes back
-as the graph it was written from.
+through ops. The conversion lives in `memopt.trace.smartcomment_read`. A file written by
+`memopt.trace.smartcomment.to_memtrace` carries ``metadata["memopt"]`` and comes back as the graph it
+was written from.
 
 Annotations (``data.annotations``) are read as the official loader reads them; labels outside the five
 memory error types (annotation or judge errors) are kept, and skipped by scoring.
