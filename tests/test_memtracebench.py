@@ -298,6 +298,27 @@ def test_attributions_become_annotations(traced) -> None:
             to_memtrace(G, attributions)
 
 
+def test_attribute_writes_annotated_smartcomment_graphs(tmp_path: Path) -> None:
+    _needs_smartcomment()
+    from memopt.attribution.types import load_attributions
+    from memopt.run import run_pipeline
+
+    result = run_pipeline("mem0", "synthetic:conversations=1,sessions=3,seed=5", judge_lm="sim",
+                          trace_dir=tmp_path / "graphs")
+    result.save(tmp_path / "results.json")
+    done = subprocess.run([sys.executable, "-m", "memopt", "attribute", "--results", "results.json", "--trace",
+                           "graphs", "--out", "attributions.jsonl", "--memtracebench-out", "mtb"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    found = load_attributions(tmp_path / "attributions.jsonl")
+    [path] = (tmp_path / "mtb").glob("*.json")
+    G, annotations = load_memtrace(path)
+    labelled = {f"{G.graph['conversation']}:{a.case_key}": (a.final_error_type, a.final_op_id)
+                for a in annotations if a.memory_error}
+    assert found and labelled == {a.case_id: (a.error_type, a.op_id) for a in found}
+    assert len(annotations) == len(G.graph["cases"]) > len(labelled)
+
+
 def test_show_opens_both_formats(bench_dir: Path, tmp_path: Path) -> None:
     from memopt.trace.memtrace import open_graph
 
