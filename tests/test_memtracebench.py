@@ -7,9 +7,11 @@ tests skip without it, and fail under CI=true, where .ci/run installs it.
 
 from __future__ import annotations
 
+import copy
 import importlib.util
 import json
 import os
+import random
 import subprocess
 import sys
 from collections import Counter
@@ -24,7 +26,7 @@ from memopt.attribution.evidence import seed_evidence
 from memopt.attribution.methods import METHODS
 from memopt.bench.attribution import MEMTRACEBENCH_SPLITS, score_memtracebench
 from memopt.data.synth import SynthSpec, synthetic_conversations
-from memopt.errors import ConfigError, DataError
+from memopt.errors import ConfigError, DataError, MemoptError
 from memopt.judge import LexicalJudge
 from memopt.lm.config import make_lm
 from memopt.taxonomy import ERROR_TYPES
@@ -381,6 +383,32 @@ def test_malformed_files_get_one_error_naming_file_and_place(bench_dir: Path, tm
     with pytest.raises(DataError) as err:
         load_memtrace(path)
     assert str(err.value).startswith(f"{path}: ") and message in str(err.value)
+
+
+def test_fuzzed_graphs_load_or_give_one_error_naming_the_file(bench_dir: Path) -> None:
+    """Type changes, categories and classes swapped, edges re-pointed: never a traceback, only a MemoptError."""
+    docs = [doc for split in _raw(bench_dir).values() for doc in split]
+    values = [None, 0, "", "marker", "memory_entry", "message", "query", "prediction", "memory_context",
+              "message & query", "retrieval", "extraction", "evaluation", "llm_response", "DELETED", [], {}]
+    fields = ["category", "class_name", "value", "op_id", "source_full_node_id", "target_full_node_id",
+              "created_at", "version", "name", "metadata", "final_op_id", "query_id"]
+    rng, loaded = random.Random(7), 0
+    for _ in range(60):
+        doc = copy.deepcopy(rng.choice(docs))
+        for _ in range(rng.randint(1, 4)):
+            section = rng.choice(["nodes", "edges", "operations", "annotations"])
+            item = rng.choice(doc["data"][section])
+            if section == "edges" and rng.random() < 0.3:
+                end = rng.choice(["source_full_node_id", "target_full_node_id"])
+                item[end] = rng.choice(doc["data"]["nodes"])["full_node_id"]
+            else:
+                item[rng.choice(fields)] = rng.choice(values)
+        try:
+            from_memtrace(doc, source="fuzzed.json")
+            loaded += 1
+        except MemoptError as e:
+            assert str(e).startswith("fuzzed.json: "), e
+    assert 10 < loaded < 55
 
 
 def test_a_memopt_graph_is_not_taken_for_a_memtracebench_file(traced, tmp_path: Path) -> None:

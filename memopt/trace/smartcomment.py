@@ -86,11 +86,16 @@ def validate_document(doc: Any, *, source: str) -> dict[str, Any]:
                         "and \"data\": {\"nodes\", \"edges\", \"operations\", \"sessions\"} "
                         "(ExecNetwork.export_graph(), the MemTraceBench format).")
     models = {"Variable": Variable, "OpEdge": OpEdge, "OpRecord": OpRecord, "Session": Session}
+    if not isinstance(doc.get("metadata", {}), dict):
+        raise DataError(f"{source}: metadata: expected an object, got {_type(doc['metadata'])}.")
     for section, model in _SECTIONS.items():
         items = doc["data"].get(section, [])
         if not isinstance(items, list):
             raise DataError(f"{source}: data.{section}: expected a list, got {_type(items)}.")
         for i, item in enumerate(items):
+            if isinstance(item, dict) and not isinstance(item.get("metadata", {}), dict):
+                raise DataError(f"{source}: data.{section}[{i}].metadata: expected an object, got "
+                                f"{_type(item['metadata'])}.")
             try:
                 models[model].model_validate(item)
             except ValidationError as e:

@@ -94,15 +94,17 @@ class _Converter:
         self.graph_id = str(data["graph_id"])
         self.conv = re.sub(r"[:\s/]+", "_", self.graph_id)
         self.nodes = {n["full_node_id"]: n for n in data["data"]["nodes"] if n["full_node_id"] != _SENTINEL}
-        self.order = {fid: (n["created_at"], 0, i) for i, fid in enumerate(self.nodes) for n in [self.nodes[fid]]}
+        self.order = {fid: (n["created_at"], 0, i) for i, (fid, n) in enumerate(self.nodes.items())}
         self.ops = {o["op_id"]: o for o in data["data"]["operations"]}
         self.edges = sorted(enumerate(data["data"]["edges"]), key=lambda p: (p[1]["created_at"], p[0]))
         self.by_op: dict[str, list[tuple[int, dict[str, Any]]]] = defaultdict(list)
-        for i, e in self.edges:
+        self.rank = {}
+        for r, (i, e) in enumerate(self.edges):
             self.by_op[e["op_id"]].append((i, e))
+            self.rank[i] = r
         self.kinds = {fid: _base_kind(n) for fid, n in self.nodes.items()}
-        self.pipeline = (meta.get("memory_system") or split) if isinstance(meta.get("memory_system") or split,
-                                                                           str) else None
+        pipeline = meta.get("memory_system") or split
+        self.pipeline = pipeline if isinstance(pipeline, str) else None
         self.G = nx.DiGraph()
         self.keys: dict[str, tuple] = {}
 
@@ -130,7 +132,7 @@ class _Converter:
                 self.kinds[fid] = _slug(self.nodes[fid]["category"])
         self.case_of_op: dict[str, str] = {}
         written_by = {fid: [op] for fid, op in self.writer.items()} | dict(self.copies)
-        for op_id in sorted(self.by_op, key=lambda o: self.by_op[o][0][0]):
+        for op_id in sorted(self.by_op, key=lambda o: self.rank[self.by_op[o][0][0]]):
             if (self.ops.get(op_id) or {}).get("category") in _INGEST:
                 continue
             sources = [e["source_full_node_id"] for _, e in self.by_op[op_id]]
@@ -274,8 +276,10 @@ class _Converter:
         sessions = [n["session_id"] for n in self.nodes.values() if self.kinds[n["full_node_id"]] == "turn"]
         self.session_index = {s: i for i, s in enumerate(dict.fromkeys(sessions), start=1)}
         self.fid_of: dict[str, Any] = {}
+        plain_markers = {e[end] for i, e in self.edges if i not in self.deletes
+                         for end in ("source_full_node_id", "target_full_node_id")}
         for fid in self.nodes:
-            if self.kinds[fid] == "marker":
+            if self.kinds[fid] == "marker" and fid not in plain_markers:
                 continue
             if self.kinds[fid] in _PER_OP and self.copies.get(fid):
                 for op in self.copies[fid]:
@@ -286,8 +290,9 @@ class _Converter:
             self.fid_of[node] = (self.edges_by_index[i]["target_full_node_id"], i)
         for node in sorted(self.fid_of, key=lambda v: (v.rpartition("@")[0], int(v.rpartition("@")[2]))):
             self._ensure(node)
+        position = {o: n for n, o in enumerate(self.ops)}
         ordered = sorted(self.ops, key=lambda o: (self.by_op[o][0][1]["created_at"] if self.by_op[o] else
-                                                  self.ops[o]["created_at"], list(self.ops).index(o)))
+                                                  self.ops[o]["created_at"], position[o]))
         used: dict[str, int] = defaultdict(int)
         for number, op_id in enumerate(ordered, start=1):
             subs = self._sub_ops(op_id)
