@@ -182,9 +182,13 @@ def _memopt(*args: str, cwd: Path, timeout: float = 300) -> subprocess.Completed
 
 
 def test_run_and_attribute_on_a_longmemeval_file(tmp_path: Path) -> None:
-    made = _memopt("data", "synth", "--conversations", "2", "--sessions", "3", "--seed", "1", "--format",
-                   "longmemeval", "--out", "lme.json", cwd=tmp_path)
-    assert made.returncode == 0 and "LongMemEval questions" in made.stdout, made.stderr
+    from typer.testing import CliRunner
+
+    from memopt.cli import app
+
+    made = CliRunner().invoke(app, ["data", "synth", "--conversations", "2", "--sessions", "3", "--seed", "1",
+                                    "--format", "longmemeval", "--out", str(tmp_path / "lme.json")])
+    assert made.exit_code == 0 and "LongMemEval questions (5 abstention)" in made.output, made.output
     done = _memopt("run", "--pipeline", "mem0", "--data", "lme.json", "--limit", "20", "--trace", "graphs",
                    "--out", "results.json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
