@@ -12,7 +12,7 @@ from the query into *existing* unit versions, and an ``llm-judge`` op per questi
 The memory systems' behaviour is scripted (small hand-made conversations whose faults are put in on
 purpose: a fact not extracted, an update that overwrites, a wrong delete, a retrieval or a rerank that
 misses, an answer that ignores its context, a long-context window that trims the evidence); every
-annotation labels the fault the way MemTrace's definitions do, and each graph also carries a
+annotation labels the fault the way MemTrace's definitions do, and all graphs but one also carry a
 non-memory label (``LLMJudgeError``), which the official loader drops. These are our fixtures, not
 MemTraceBench's data.
 
