@@ -2,7 +2,8 @@
 
 Builds (or reloads with ``cases``) the fault-injection bench of `memopt.attribution.bench`, scores
 every method on it, optionally measures seconds per case on the graph of one very long synthetic
-conversation, and optionally scores methods on MemTraceBench-format files (``memtracebench``).
+conversation; `score_memtracebench` scores methods on MemTraceBench files (smartcomment graphs, one
+directory per split), with the benchmark's own metrics.
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-__all__ = ["bench_attribution", "bench_long_graph", "score_memtracebench"]
+__all__ = ["MEMTRACEBENCH_SPLITS", "bench_attribution", "bench_long_graph", "score_memtracebench"]
 
+MEMTRACEBENCH_SPLITS = ("rag", "mem0", "evermemos", "long_context")
 SCORED = ("memtrace", "counterfactual", "all_at_once", "step_by_step", "binary_search", "blame_response")
 
 
@@ -94,39 +96,71 @@ def bench_long_graph(sessions: int = 1000, questions: int = 6, methods: tuple[st
     return rows
 
 
-def score_memtracebench(directory: str | Path, methods: list[str] | None = None) -> dict[str, Any]:
-    """Score methods (all but counterfactual, which needs replay) on MemTraceBench-format graph files."""
-    from memopt.attribution.case import FailedCase
-    from memopt.attribution.methods import METHODS
+def _split_files(directory: Path) -> dict[str, list[Path]]:
+    """MemTraceBench's layout, ``DIR/<split>/*.json`` (splits in the dataset's order); loose files: split ``other``."""
     from memopt.errors import DataError
+
+    if not directory.is_dir():
+        raise DataError(f"{directory}: not a directory; pass the MemTraceBench root (DIR/<split>/*.json).")
+    found = {d.name: sorted(d.glob("*.json")) for d in sorted(directory.iterdir()) if d.is_dir()}
+    found = {k: v for k, v in found.items() if v}
+    if loose := sorted(directory.glob("*.json")):
+        found["other"] = loose
+    if not found:
+        raise DataError(f"{directory}: no MemTraceBench files (expected {'/, '.join(MEMTRACEBENCH_SPLITS)}/ "
+                        "directories of *.json graphs).")
+    order = [s for s in MEMTRACEBENCH_SPLITS if s in found] + [s for s in found if s not in MEMTRACEBENCH_SPLITS]
+    return {s: found[s] for s in order}
+
+
+def score_memtracebench(directory: str | Path, methods: list[str] | None = None) -> dict[str, Any]:
+    """Score methods on MemTraceBench files per split with the official metrics (error-type and exact op_id accuracy).
+
+    As the official loader does, annotations whose label is not one of the five memory errors are
+    skipped and counted. A case memopt cannot rebuild (no prediction in its graph) stays in the count
+    as a miss. ``counterfactual`` needs replay, which a foreign graph cannot give, so it is left out.
+    """
+    from memopt.attribution.case import FailedCase
+    from memopt.attribution.evidence import seed_evidence
+    from memopt.attribution.methods import METHODS
     from memopt.judge import LexicalJudge
     from memopt.trace.graph import answer_of
     from memopt.trace.memtrace import load_memtrace
 
-    directory = Path(directory)
-    files = sorted(directory.glob("*.json")) if directory.is_dir() else []
-    if not files:
-        raise DataError(f"{directory}: no MemTraceBench JSON files (*.json) in it.")
-    labelled, skipped = [], 0
-    for path in files:
-        G, annotations = load_memtrace(path)
-        for a in annotations:
-            key = str(a.query_id).split(":")[-1]
-            if a.final_error_type is None or a.final_op_id is None or answer_of(G, key) is None:
-                skipped += 1
-                continue
-            gold = a.golden_answers[0] if a.golden_answers else ""
-            case = FailedCase(G, f"{G.graph.get('conversation')}:{key}", a.query, gold, tuple(a.source_evidence_ids),
-                              a.prediction or "")
-            labelled.append((case, a.final_error_type, a.final_op_id))
-    rows = []
-    for method in [m for m in (methods or SCORED) if m != "counterfactual"]:
-        right_type = right_op = 0
-        for case, error_type, op_id in labelled:
-            found = METHODS[method](case, LexicalJudge())
-            right_type += found.error_type == error_type
-            right_op += found.op_id == op_id
-        n = max(1, len(labelled))
-        rows.append({"pipeline": "memtracebench", "method": method, "n": len(labelled),
-                     "type_accuracy": round(right_type / n, 3), "op_accuracy": round(right_op / n, 3)})
-    return {"results": rows, "skipped": skipped, "files": len(files)}
+    chosen = [m for m in (methods or SCORED) if m != "counterfactual"]
+    rows, skipped, labels, files = [], {}, {}, {}
+    for split, paths in _split_files(Path(directory)).items():
+        cases: list[tuple[Any, str, str]] = []
+        skipped[split], labels[split], files[split] = 0, Counter(), len(paths)
+        for path in paths:
+            G, annotations = load_memtrace(path, split=split)
+            turns = {d["sc_id"]: d["name"].removeprefix("turn:") for _, d in G.nodes(data=True)
+                     if d.get("kind") == "turn" and "sc_id" in d}
+            for a in annotations:
+                if not a.memory_error:
+                    skipped[split] += 1
+                    continue
+                labels[split][a.final_error_type] += 1
+                if a.case_key is None or answer_of(G, a.case_key) is None:
+                    cases.append((None, a.final_error_type, a.final_op_id))
+                    continue
+                gold = ", ".join(a.golden_answers)
+                given = tuple(turns.get(e) or e.rpartition("@")[0] or e for e in a.source_evidence_ids)
+                evidence, pseudo = seed_evidence(G, a.query, gold, given)
+                case = FailedCase(G, f"{G.graph['conversation']}:{a.case_key}", a.query, gold, evidence,
+                                  a.prediction or "", 0, pseudo)
+                cases.append((case, a.final_error_type, a.final_op_id))
+        for method in chosen:
+            right_type = right_op = calls = 0
+            for case, error_type, op_id in cases:
+                if case is None:
+                    continue
+                found = METHODS[method](case, LexicalJudge())
+                right_type += found.error_type == error_type
+                right_op += case.G.nodes[found.op_id].get("sc_op_id", found.op_id) == op_id
+                calls += found.judge_calls
+            n = max(1, len(cases))
+            rows.append({"split": split, "method": method, "n": len(cases), "type_accuracy": round(right_type / n, 3),
+                         "op_accuracy": round(right_op / n, 3), "judge_calls_per_case": round(calls / n, 2)})
+    return {"results": rows, "skipped_non_memory": skipped, "labels": {k: dict(v) for k, v in labels.items()},
+            "files": files}

@@ -19,6 +19,9 @@ def attribute(
     judge_lm: str = typer.Option("sim", "--judge-lm", envvar="MEMOPT_JUDGE_LM",
                                  help="Judge: an LM spec ('sim', 'openai/...'), or 'lexical' (SimLM's rules, direct)."),
     out: Path = typer.Option(Path("attributions.jsonl"), "--out", "-o", help="Where to write the attributions."),
+    memtracebench_out: Path = typer.Option(None, "--memtracebench-out", file_okay=False,
+                                           help="Also write each graph as a smartcomment (MemTraceBench-format) file "
+                                                "here, with the attributions as its annotations."),
 ) -> None:
     """Attribute each failed case to an operation and an error type; print counts by type and by op."""
     from rich.console import Console
@@ -51,3 +54,22 @@ def attribute(
     console.print(table)
     extra = f", verified {summary['verified']:.0%}" if summary["verified"] is not None else ""
     console.print(f"{summary['judge_calls_per_case']} judge calls per case{extra} → {out}", highlight=False)
+    if memtracebench_out is not None:
+        written = _write_memtracebench(trace, found, memtracebench_out)
+        console.print(f"{written} smartcomment graphs with their annotations → {memtracebench_out}/", highlight=False)
+
+
+def _write_memtracebench(trace: Path, found: list, out: Path) -> int:
+    """Write every graph of the run as a smartcomment file (same file name) annotated with its attributions."""
+    from memopt.attribution.run import graph_files
+    from memopt.trace.io import load_graph
+    from memopt.trace.smartcomment import require_smartcomment, save_memtrace
+
+    require_smartcomment()
+    blamed = {a.case_id: (a.error_type, a.op_id) for a in found}
+    files = graph_files(trace)
+    for path in files:
+        G = load_graph(path)
+        cases = {c["case_id"] for c in G.graph.get("cases", [])}
+        save_memtrace(G, out / path.name.removesuffix(".gz"), {k: v for k, v in blamed.items() if k in cases})
+    return len(files)

@@ -81,28 +81,37 @@ def attribution(
                                    help="Where new bench cases (cases.json + graphs/) are written."),
     long_sessions: int = typer.Option(0, "--long-sessions", min=0,
                                       help="Also time methods on one N-session conversation (e.g. 1000)."),
-    memtracebench: Path = typer.Option(None, "--memtracebench", help="Also score methods on MemTraceBench JSON files."),
+    memtracebench: Path = typer.Option(None, "--memtracebench", file_okay=False,
+                                       help="Instead, score methods on MemTraceBench files (DIR/<split>/*.json, "
+                                            "smartcomment graphs with annotations): one table per split."),
     out: Path = typer.Option(None, "--out", help="Write {results, cases, counts} as JSON."),
 ) -> None:
     """Fault-injection bench: error-type and op-id accuracy, judge calls and seconds per case, per method."""
     from memopt.bench.attribution import bench_attribution, bench_long_graph, score_memtracebench
     from memopt.cli.options import parse_ids
+    from memopt.taxonomy import ERROR_TYPES
 
+    if memtracebench is not None:
+        report = score_memtracebench(memtracebench, parse_ids(methods))
+        for split, n_files in report["files"].items():
+            rows = [{k: v for k, v in r.items() if k != "split"} for r in report["results"] if r["split"] == split]
+            labels = ", ".join(f"{t} {c}" for t, c in report["labels"][split].items()) or "none"
+            _print(rows, f"MemTraceBench · {split} ({n_files} graphs; SimLM judge, simulated)", None)
+            typer.echo(f"{split}: memory-error labels {labels}; "
+                       f"{report['skipped_non_memory'][split]} non-memory labels skipped")
+        if out is not None:
+            out.write_text(json.dumps(report, indent=1) + "\n")
+        return
     names = parse_ids(pipelines) or []
     report = bench_attribution(pipelines=names, data=data, cases_dir=cases_dir, methods=parse_ids(methods),
                                cases_file=cases)
     _print(report["results"], f"attribution bench ({sum(map(sum, (c.values() for c in report['counts'].values())))} "
                               f"cases, SimLM judge, simulated)", None)
-    from memopt.taxonomy import ERROR_TYPES
-
     _print([{"pipeline": p, **{t: c.get(t, 0) for t in ERROR_TYPES}} for p, c in report["counts"].items()],
            "bench cases by error type", None)
     if long_sessions:
         report["long_graph"] = bench_long_graph(long_sessions)
         _print(report["long_graph"], f"one {long_sessions}-session mem0 conversation", None)
-    if memtracebench is not None:
-        report["memtracebench"] = score_memtracebench(memtracebench, parse_ids(methods))
-        _print(report["memtracebench"]["results"], "MemTraceBench files", None)
     if out is not None:
         out.write_text(json.dumps(report, indent=1) + "\n")
 

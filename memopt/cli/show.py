@@ -12,7 +12,8 @@ __all__ = ["show"]
 
 
 def show(
-    graph: Path = typer.Argument(..., help="Evolution graph JSON (written by memopt.trace.save_graph)."),
+    graph: Path = typer.Argument(..., help="Evolution graph JSON: memopt's (memopt run --trace) or a smartcomment / "
+                                           "MemTraceBench graph."),
     case: str = typer.Option(None, "--case", help="Only one question's subgraph: key (q12) or case id (conv-30:q12)."),
     path: str = typer.Option(None, "--path", help="Evidence path to emphasise: node ids, comma-separated, in order."),
     blamed: str = typer.Option(None, "--blamed", help="Operation id to mark as the blamed op."),
@@ -21,10 +22,10 @@ def show(
 ) -> None:
     """Write an evolution graph as one self-contained HTML page (pan, zoom, click a node for its details)."""
     from memopt.errors import ConfigError
-    from memopt.trace.io import load_graph
+    from memopt.trace.memtrace import open_graph
     from memopt.trace.render import graph_view, render_png, view_html
 
-    G = load_graph(graph)
+    G = open_graph(graph)
     highlight = options.parse_ids(path)
     try:
         view = graph_view(G, case=case, highlight=highlight, blamed=blamed)

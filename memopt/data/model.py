@@ -11,7 +11,10 @@ from dataclasses import dataclass, field
 
 __all__ = ["Turn", "Session", "Case", "Conversation", "CATEGORIES", "NOT_MENTIONED"]
 
-CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial / abstention",
+              # LongMemEval's question types (memopt.data.longmemeval); its abstention questions are 5
+              6: "single-session-user", 7: "single-session-assistant", 8: "single-session-preference",
+              9: "temporal-reasoning", 10: "knowledge-update", 11: "multi-session"}
 NOT_MENTIONED = "Not mentioned"
 
 
@@ -49,7 +52,7 @@ class Case:
 
     @property
     def category_name(self) -> str:
-        """Human name of the LoCoMo category ("temporal", ...)."""
+        """Human name of the category (LoCoMo's "temporal", ..., LongMemEval's "knowledge-update", ...)."""
         return CATEGORIES.get(self.category, str(self.category))
 
 

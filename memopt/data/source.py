@@ -1,18 +1,22 @@
 """Name a data set on the command line or in an experiment file, and load it.
 
-A data spec is either a path to LoCoMo-format JSON, or ``synthetic`` (the bundled default: the
-generator's default spec) optionally with options: ``synthetic:conversations=12,sessions=10,seed=3``.
+A data spec is either a path to a LoCoMo or a LongMemEval JSON file (told apart by content), or
+``synthetic`` (the bundled default: the generator's default spec) optionally with options:
+``synthetic:conversations=12,sessions=10,seed=3``.
 """
 
 from __future__ import annotations
 
 from dataclasses import fields
 from pathlib import Path
+from typing import Any
 
-from memopt.data.locomo import load_locomo
+from memopt.data.locomo import parse_locomo
+from memopt.data.longmemeval import is_longmemeval, parse_longmemeval
 from memopt.data.model import Conversation
 from memopt.data.synth import SynthSpec, synthetic_conversations
 from memopt.errors import DataError
+from memopt.files import read_json
 
 __all__ = ["parse_synth_spec", "load_data", "select"]
 
@@ -38,7 +42,29 @@ def load_data(spec: str) -> tuple[str, list[Conversation]]:
     synth = parse_synth_spec(spec)
     if synth is not None:
         return synth.describe(), synthetic_conversations(synth)
-    return str(Path(spec)), load_locomo(spec)
+    raw = read_json(spec, missing="no such data file. Pass a LoCoMo or LongMemEval JSON file, or `synthetic`.")
+    if is_longmemeval(raw):
+        return str(Path(spec)), parse_longmemeval(raw, source=str(spec))
+    if not _is_locomo(raw):
+        raise DataError(f"{spec}: neither a LoCoMo file (a list of {{sample_id, conversation, qa}}) nor a LongMemEval "
+                        "file (a list of {question_id, question_type, question, answer, haystack_dates, "
+                        f"haystack_sessions}}); it holds {_describe(raw)}.")
+    return str(Path(spec)), parse_locomo(raw, source=str(spec))
+
+
+def _is_locomo(raw: Any) -> bool:
+    first = raw[0] if isinstance(raw, list) and raw else raw
+    return raw == [] or (isinstance(first, dict) and bool({"sample_id", "conversation", "qa"} & set(first)))
+
+
+def _describe(raw: Any) -> str:
+    if isinstance(raw, list):
+        inner = type(raw[0]).__name__ if raw else "nothing"
+        keys = f" with keys {', '.join(sorted(raw[0])[:6])}" if raw and isinstance(raw[0], dict) else ""
+        return f"a list of {inner}{keys}"
+    if isinstance(raw, dict):
+        return f"an object with keys {', '.join(sorted(raw)[:6]) or '(none)'}"
+    return f"a {type(raw).__name__}"
 
 
 def select(conversations: list[Conversation], ids: list[str] | None) -> list[Conversation]:

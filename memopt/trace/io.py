@@ -39,7 +39,7 @@ def graph_from_json(data: dict[str, Any], *, source: str = "<graph>") -> nx.DiGr
     """A graph from its JSON document (errors name ``source``)."""
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         raise DataError(f"{source}: not a memopt evolution graph (expected \"schema\": \"{SCHEMA}\"); "
-                        "MemTrace JSON is read with `memopt.trace.memtrace.load_memtrace`.")
+                        "a smartcomment / MemTraceBench graph is read with `memopt.trace.load_memtrace`.")
     version = data.get("schema_version")
     if version != SCHEMA_VERSION:
         older = isinstance(version, int) and version < SCHEMA_VERSION

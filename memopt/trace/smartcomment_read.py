@@ -1,0 +1,427 @@
+"""The conversion of a validated smartcomment graph into a memopt evolution graph (`convert`).
+
+`memopt.trace.memtrace` documents the mapping (kinds, operations, multi-hop ops, reads and deletes);
+this module implements it. Helpers are private; `convert` is the one entry point.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from collections import defaultdict
+from typing import Any
+
+import networkx as nx
+
+from memopt.errors import DataError
+from memopt.trace.graph import SCHEMA_VERSION
+from memopt.trace.tracer import inputs_hash
+
+__all__ = ["convert", "decode_value"]
+
+_SENTINEL = "COMMENT:NONE@1"
+_SUFFIX = "\nBelow is this message's metadata:"
+_SPEAKER = re.compile(r"^([A-Z][\w .'-]{0,40}):\s+(.*)$", re.S)
+_PER_OP = frozenset({"answer", "context"})
+_INGEST = frozenset({"extraction", "update", "deletion", "delete"})
+_OPERATION = {"extraction": "extract", "update": "update", "deletion": "delete", "delete": "delete",
+              "evaluation": "judge", "response": "answer"}
+
+
+_IDENTIFIER = re.compile(r"[a-z_][a-z0-9_]*")
+_STAGE_OF_CATEGORY = {"extraction": "extraction", "update": "update", "deletion": "deletion", "delete": "deletion",
+                      "retrieval": "retrieval", "response": "response"}
+
+
+def _stage(operation: str, category: Any) -> str | None:
+    """The taxonomy stage of a converted op (its ``category`` attribute, read by `op_stages`): answers respond,
+    fusing and searching retrieve, the rest by their smartcomment category (None for judges and links)."""
+    if operation == "answer":
+        return "response"
+    if operation in ("fuse", "retrieve", "search_similar"):
+        return "retrieval"
+    return _STAGE_OF_CATEGORY.get(str(category or "").lower())
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_") or "variable"
+
+
+def decode_value(raw: str) -> Any:
+    """A value as written by its encoder: JSON, a Python literal (``repr``, smartcomment's default), or text."""
+    text = raw.strip()
+    if text[:1] in "[{":
+        try:
+            return json.loads(text)
+        except ValueError:
+            pass
+    if text[:1] in "[{('\"" and len(text) < 200_000:
+        try:
+            value = ast.literal_eval(text)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            return raw
+        return value if isinstance(value, (str, dict, list)) else raw
+    return raw
+
+
+def _base_kind(node: dict[str, Any]) -> str | None:
+    cls, category = node.get("class_name") or "", node["category"]
+    if cls == "query" and category in ("message & query", "message"):
+        return "question"
+    if category == "message":
+        return "turn"
+    if cls == "prediction":
+        return "answer"
+    special = {"memory_context": "context", "memory_entry": "memory", "marker": "marker", "prompt": "prompt"}
+    if category in special:
+        return special[category]
+    if cls == "golden_answers":
+        return "gold"
+    if cls in ("judge_response", "judge_score"):
+        return "judgement"
+    return None
+
+
+def _turn_value(node: dict[str, Any], session: int) -> dict[str, Any]:
+    value, meta = decode_value(node["value"]), node.get("metadata") or {}
+    if isinstance(value, dict):
+        role = value.get("role") or value.get("speaker")
+        value = str(value.get("content") or value.get("text") or "")
+    else:
+        role = None
+        value = value if isinstance(value, str) else node["value"]
+    text = value.split(_SUFFIX, 1)[0].strip()
+    speaker = meta.get("speaker") or meta.get("speaker_name") or meta.get("name")
+    m = _SPEAKER.match(text)
+    if m and (speaker is None or m.group(1) == speaker):
+        speaker, text = m.group(1), m.group(2)
+    speaker = speaker or role or meta.get("speaker_role") or meta.get("role") or "user"
+    return {"speaker": str(speaker), "text": text, "session": session}
+
+
+class _Converter:
+    """One validated smartcomment graph → a memopt evolution graph."""
+
+    def __init__(self, data: dict[str, Any], meta: dict[str, Any], source: str, split: str | None) -> None:
+        self.source, self.meta = source, meta
+        self.graph_id = str(data["graph_id"])
+        self.conv = re.sub(r"[:\s/]+", "_", self.graph_id)
+        self.nodes = {n["full_node_id"]: n for n in data["data"]["nodes"] if n["full_node_id"] != _SENTINEL}
+        self.order = {fid: (n["created_at"], 0, i) for i, (fid, n) in enumerate(self.nodes.items())}
+        self.ops = {o["op_id"]: o for o in data["data"]["operations"]}
+        self.edges = sorted(enumerate(data["data"]["edges"]), key=lambda p: (p[1]["created_at"], p[0]))
+        self.by_op: dict[str, list[tuple[int, dict[str, Any]]]] = defaultdict(list)
+        self.rank = {}
+        for r, (i, e) in enumerate(self.edges):
+            self.by_op[e["op_id"]].append((i, e))
+            self.rank[i] = r
+        self.kinds = {fid: _base_kind(n) for fid, n in self.nodes.items()}
+        pipeline = meta.get("memory_system") or split
+        self.pipeline = pipeline if isinstance(pipeline, str) else None
+        self.G = nx.DiGraph()
+        self.keys: dict[str, tuple] = {}
+
+    # --- who wrote what ---------------------------------------------------------------------------
+
+    def _prepare(self) -> None:
+        self.writer: dict[str, str] = {}
+        self.copies: dict[str, list[str]] = defaultdict(list)
+        for _, e in self.edges:
+            t = e["target_full_node_id"]
+            if t == _SENTINEL:
+                continue
+            if self.kinds[t] in _PER_OP:
+                if e["op_id"] not in self.copies[t]:
+                    self.copies[t].append(e["op_id"])
+            else:
+                self.writer.setdefault(t, e["op_id"])
+        for fid, op in self.writer.items():
+            if self.kinds[fid] is None:
+                writes_facts = (self.ops.get(op) or {}).get("category") == "extraction"
+                category = self.nodes[fid]["category"]
+                self.kinds[fid] = "fact" if writes_facts and category == "llm_response" else _slug(category)
+        for fid, kind in self.kinds.items():
+            if kind is None:
+                self.kinds[fid] = _slug(self.nodes[fid]["category"])
+        self.case_of_op: dict[str, str] = {}
+        written_by = {fid: [op] for fid, op in self.writer.items()} | dict(self.copies)
+        for op_id in sorted(self.by_op, key=lambda o: self.rank[self.by_op[o][0][0]]):
+            if (self.ops.get(op_id) or {}).get("category") in _INGEST:
+                continue
+            sources = [e["source_full_node_id"] for _, e in self.by_op[op_id]]
+            keys = [self._key(s) for s in sources if self.kinds.get(s) == "question"]
+            keys += [self.case_of_op[w] for s in sources for w in written_by.get(s, ()) if w in self.case_of_op]
+            if keys:
+                self.case_of_op[op_id] = keys[0]
+        self._versions()
+
+    def _key(self, fid: str) -> str:
+        key = re.sub(r"[^\w.-]+", "_", self.nodes[fid].get("name") or fid)
+        return f"q{key}" if re.fullmatch(r"op\d+(\.\d+)?", key) else key
+
+    def _versions(self) -> None:
+        """memopt versions of each unit: its smartcomment versions and its deletes, in time order."""
+        events: dict[str, list[tuple[tuple, str]]] = defaultdict(list)
+        self.deletes: dict[int, str] = {}
+        for fid, n in self.nodes.items():
+            if self.kinds[fid] == "memory":
+                events[n["full_name"]].append((self.order[fid], fid))
+        for i, e in self.edges:
+            s, t = e["source_full_node_id"], e["target_full_node_id"]
+            if t != _SENTINEL and self.kinds[t] == "marker" and self.kinds.get(s) == "memory":
+                events[self.nodes[s]["full_name"]].append(((e["created_at"], 0, len(self.nodes) + i), f"#{i}"))
+                self.keys[f"#{i}"] = (e["created_at"], 0, len(self.nodes) + i)
+        self.ids: dict[str, str] = {}
+        for name, items in events.items():
+            for version, (_, ref) in enumerate(sorted(items), start=1):
+                node = f"memory:{name}@{version}"
+                if ref.startswith("#"):
+                    self.deletes[int(ref[1:])] = node
+                else:
+                    self.ids[ref] = node
+
+    def node_id(self, fid: str, reader: str | None = None) -> str:
+        """The memopt id of a smartcomment variable as op ``reader`` sees it (answers and contexts: per op)."""
+        kind, n = self.kinds[fid], self.nodes[fid]
+        if kind == "memory":
+            return self.ids[fid]
+        if kind == "turn":
+            return f"turn:{n['full_name']}@{n['version']}"
+        if kind == "question":
+            return f"question:{self.conv}:{self._key(fid)}@{n['version']}"
+        if kind in _PER_OP and self.copies.get(fid):
+            writers = self.copies[fid]
+            key = self.case_of_op.get(reader)
+            op = reader if reader in writers else next(
+                (w for w in writers if self.case_of_op.get(w) == key and key), writers[-1])
+            case = self.case_of_op.get(op)
+            version = sum(self.case_of_op.get(w) == case for w in writers[:writers.index(op) + 1])
+            return f"{kind}:{self.conv}:{case or _slug(n['full_name'])}@{version}"
+        return f"{kind}:{n['full_name']}@{n['version']}"
+
+    # --- ops ---------------------------------------------------------------------------------------
+
+    def _sub_ops(self, op_id: str) -> list[tuple[list[str], list[str], tuple]]:
+        """(reads, writes, time key) of each memopt op one smartcomment op becomes."""
+        sources: dict[str, set[str]] = {}
+        first: dict[str, tuple] = {}
+        read_only: list[str] = []
+        stash = (self.ops.get(op_id, {}).get("metadata") or {}).get("memopt")
+        plain = {e["source_full_node_id"] for _, e in self.by_op[op_id]
+                 if self.kinds.get(e["target_full_node_id"]) != "marker"}
+        for i, e in self.by_op[op_id]:
+            s, t = e["source_full_node_id"], e["target_full_node_id"]
+            src = None if s == _SENTINEL else self.node_id(s, op_id)
+            if t == _SENTINEL:
+                read_only += [src] if src else []
+                continue
+            if i in self.deletes:
+                target = self.deletes[i]
+                src = src if not stash or s in plain else None
+            elif self.writer.get(t) == op_id or op_id in self.copies.get(t, ()):
+                target = self.node_id(t, op_id)
+            else:
+                read_only += [x for x in (src, self.node_id(t, op_id)) if x]
+                continue
+            sources.setdefault(target, set()).update({src} if src else set())
+            first.setdefault(target, (e["created_at"], 1, i))
+        groups: dict[frozenset[str], list[str]] = {}
+        for target, reads in sources.items():
+            groups.setdefault(frozenset(reads), []).append(target)
+        out = [(sorted(k), v, min(first[t] for t in v)) for k, v in groups.items()]
+        if read_only or not out:
+            start = self.by_op[op_id][0][1]["created_at"] if self.by_op[op_id] else self.ops[op_id]["created_at"]
+            out.insert(0, (list(dict.fromkeys(read_only)), [], (start, 1, self.by_op[op_id][0][0] if
+                                                                self.by_op[op_id] else -1)))
+        return out
+
+    def _operation(self, op: dict[str, Any], writes: list[str], keyed: bool) -> str:
+        prefix, dot, named = str(op.get("op_name") or "").rpartition(".")
+        if dot and prefix == self.pipeline and _IDENTIFIER.fullmatch(named):
+            return named
+        kinds = {self.G.nodes[w]["kind"] for w in writes}
+        if "answer" in kinds:
+            return "answer"
+        if "context" in kinds:
+            return "fuse"
+        category = (op.get("category") or "operation").lower()
+        if category == "retrieval":
+            return "retrieve" if keyed else "search_similar"
+        return _OPERATION.get(category, _slug(category))
+
+    # --- the graph ---------------------------------------------------------------------------------
+
+    def _add_var(self, node: str, fid: str, deleted_edge: int | None = None) -> None:
+        if node in self.G:
+            return
+        n, kind = self.nodes[fid], node.split(":", 1)[0]
+        base, _, version = node.rpartition("@")
+        if deleted_edge is not None:
+            previous = self.G.nodes.get(f"{base}@{int(version) - 1}", {})
+            value, created_at = previous.get("value"), self.edges_by_index[deleted_edge]["created_at"]
+            self.keys[node] = self.keys[f"#{deleted_edge}"]
+        else:
+            value = _turn_value(n, self.session_index.get(n["session_id"], 0)) if kind == "turn" else decode_value(
+                n["value"])
+            created_at = n["created_at"]
+            self.keys[node] = self.order[fid]
+        attrs: dict[str, Any] = {"type": "variable", "kind": kind, "name": base, "version": int(version),
+                                 "value": value, "sc_id": fid, "sc_category": n["category"],
+                                 "sc_class": n.get("class_name"), "created_at": created_at,
+                                 "metadata": n.get("metadata") or {}}
+        if kind == "memory":
+            attrs.update(action="DELETE" if deleted_edge is not None else ("ADD" if int(version) == 1 else "UPDATE"),
+                         deleted=deleted_edge is not None)
+            stamp = value.get("timestamp") if isinstance(value, dict) else None
+            if stamp:
+                attrs["session_date"] = str(stamp)
+        self.G.add_node(node, **attrs)
+
+    def _ensure(self, node: str) -> None:
+        if node not in self.G:
+            fid = self.fid_of[node]
+            self._add_var(node, *fid) if isinstance(fid, tuple) else self._add_var(node, fid)
+
+    def build(self) -> nx.DiGraph:
+        """The memopt graph (see the module docstring)."""
+        self._prepare()
+        self.edges_by_index = {i: e for i, e in self.edges}
+        sessions = [n["session_id"] for n in self.nodes.values() if self.kinds[n["full_node_id"]] == "turn"]
+        self.session_index = {s: i for i, s in enumerate(dict.fromkeys(sessions), start=1)}
+        self.fid_of: dict[str, Any] = {}
+        plain_markers = {e[end] for i, e in self.edges if i not in self.deletes
+                         for end in ("source_full_node_id", "target_full_node_id")}
+        for fid in self.nodes:
+            if self.kinds[fid] == "marker" and fid not in plain_markers:
+                continue
+            if self.kinds[fid] in _PER_OP and self.copies.get(fid):
+                for op in self.copies[fid]:
+                    self.fid_of[self.node_id(fid, op)] = fid
+            else:
+                self.fid_of[self.node_id(fid)] = fid
+        for i, node in self.deletes.items():
+            self.fid_of[node] = (self.edges_by_index[i]["target_full_node_id"], i)
+        for node in sorted(self.fid_of, key=lambda v: (v.rpartition("@")[0], int(v.rpartition("@")[2]))):
+            self._ensure(node)
+        position = {o: n for n, o in enumerate(self.ops)}
+        ordered = sorted(self.ops, key=lambda o: (self.by_op[o][0][1]["created_at"] if self.by_op[o] else
+                                                  self.ops[o]["created_at"], position[o]))
+        used: dict[str, int] = defaultdict(int)
+        for number, op_id in enumerate(ordered, start=1):
+            subs = self._sub_ops(op_id)
+            for part, (reads, writes, key) in enumerate(subs, start=1):
+                for v in [*reads, *writes]:
+                    self._ensure(v)
+                self._add_op(op_id, number, part if len(subs) > 1 else 0, reads, writes, key, used)
+        self._clock()
+        self._provenance()
+        self._graph_attrs()
+        return self.G
+
+    def _add_op(self, op_id: str, number: int, part: int, reads: list[str], writes: list[str], key: tuple,
+                used: dict[str, int]) -> None:
+        op = self.ops.get(op_id) or {"op_id": op_id, "op_name": "link", "category": "link", "created_at": key[0]}
+        case = self.case_of_op.get(op_id)
+        operation = self._operation(op, writes, case is not None)
+        if case is not None and operation != "judge":
+            used[f"{operation}:{case}"] += 1
+            count = used[f"{operation}:{case}"]
+            node = f"{operation}{'.' + str(count) if count > 1 else ''}:{self.conv}:{case}"
+        else:
+            node = f"{operation}:{self.conv}:op{number}{'.' + str(part) if part else ''}"
+        output = [self.G.nodes[w]["value"] for w in writes] or None
+        self.G.add_node(node, type="op", operation=operation, pipeline=self.pipeline,
+                        op_kind="tool" if operation in ("retrieve", "search_similar", "fuse") else "llm",
+                        predictor=None, prompt_version=None, inputs={}, inputs_hash=inputs_hash({}), output=output,
+                        start=None, end=None, started_at=op["created_at"], seconds=None, lm_calls=0, input_tokens=0,
+                        output_tokens=0, error=None, overridden=False, parent=None, sc_op_id=op_id,
+                        sc_op_name=op.get("op_name"), sc_category=op.get("category"), comment=op.get("comment"))
+        stage = _stage(operation, op.get("category"))
+        if stage is not None:
+            self.G.nodes[node]["category"] = stage
+        self.keys[node] = key
+        self.G.add_edges_from(((v, node) for v in reads), rel="read")
+        self.G.add_edges_from(((node, v) for v in writes), rel="write")
+
+    def _clock(self) -> None:
+        G, H = self.G, nx.DiGraph(self.G.edges)
+        H.add_nodes_from(G)
+        chains: dict[str, list[str]] = defaultdict(list)
+        for n, d in G.nodes(data=True):
+            if d["type"] == "variable":
+                chains[d["name"]].append(n)
+        for chain in chains.values():
+            nx.add_path(H, sorted(chain, key=lambda v: G.nodes[v]["version"]))
+        try:
+            order = list(nx.lexicographical_topological_sort(H, key=lambda n: (*self.keys[n], n)))
+        except nx.NetworkXUnfeasible:
+            cycle = " -> ".join(u for u, _ in nx.find_cycle(H))
+            raise DataError(f"{self.source}: data.edges: the edges and versions form a cycle ({cycle}); an "
+                            "execution graph is acyclic.") from None
+        for tick, n in enumerate(order, start=1):
+            G.nodes[n]["created" if G.nodes[n]["type"] == "variable" else "start"] = tick
+        for n, d in G.nodes(data=True):
+            if d["type"] == "op":
+                d["end"] = max([d["start"], *(G.nodes[v]["created"] for v in G.successors(n))])
+
+    def _provenance(self) -> None:
+        """``sources``: the dia_ids of the turns each variable derives from, through the ops."""
+        G, found = self.G, {}
+        for n in nx.topological_sort(G):
+            d = G.nodes[n]
+            if d.get("kind") == "turn":
+                found[n] = frozenset({d["name"].removeprefix("turn:")})
+                continue
+            parents = set(G.predecessors(n))
+            if d["type"] == "variable":
+                previous = f"{d['name']}@{d['version'] - 1}"
+                parents |= {previous} if previous in G and d.get("kind") == "memory" else set()
+            found[n] = frozenset().union(*(found.get(p, frozenset()) for p in parents))
+            if d["type"] == "variable" and found[n]:
+                d["sources"] = sorted(found[n])
+
+    def _graph_attrs(self) -> None:
+        G, cases = self.G, []
+        gold = self._gold()
+        for _, d in sorted(G.nodes(data=True), key=lambda p: p[1].get("created", 0)):
+            if d.get("kind") != "question":
+                continue
+            key = d["name"].rsplit(":", 1)[-1]
+            if f"answer:{self.conv}:{key}@1" not in G:
+                continue
+            meta = d["metadata"]
+            evidence = [e for e in meta.get("evidence") or [] if isinstance(e, str)]
+            cases.append({"case_id": f"{self.conv}:{key}", "key": key, "question": str(d["value"]),
+                          "gold": gold.get(key, ""), "evidence": evidence,
+                          "category": meta.get("category") or meta.get("question_type")})
+        sessions = {}
+        for _, d in G.nodes(data=True):
+            if d.get("kind") == "turn":
+                stamp = d["metadata"].get("timestamp") or d["metadata"].get("date") or d["created_at"]
+                sessions.setdefault(d["value"]["session"], str(stamp))
+        declared = self.meta.get("operations")
+        operations = {str(k): v for k, v in declared.items() if isinstance(v, dict)} if isinstance(declared, dict) \
+            else {}
+        G.graph.update(schema_version=SCHEMA_VERSION, conversation=self.conv, speakers={}, pipeline=self.pipeline,
+                       sessions=[{"index": i, "date_time": t} for i, t in sorted(sessions.items())], cases=cases,
+                       operations=operations, knobs={}, instructions={}, prompt_versions={}, lm=None, simulated=False,
+                       graph_id=self.graph_id, file=self.meta.get("memtracebench_graph_filename"))
+
+    def _gold(self) -> dict[str, str]:
+        gold: dict[str, str] = {}
+        for n, d in self.G.nodes(data=True):
+            if d.get("kind") == "gold":
+                for op in self.G.successors(n):
+                    case = next((q for q in self.G.predecessors(op) if self.G.nodes[q].get("kind") == "question"),
+                                None)
+                    if case is not None:
+                        gold.setdefault(self.G.nodes[case]["name"].rsplit(":", 1)[-1], str(d["value"]))
+        return gold
+
+
+
+
+def convert(data: dict[str, Any], *, source: str, split: str | None = None) -> nx.DiGraph:
+    """The memopt evolution graph of a validated smartcomment document (``ExecNetwork.export_graph()`` shape)."""
+    return _Converter(data, data.get("metadata") or {}, source, split).build()
