@@ -18,7 +18,9 @@ def synth(
 ) -> None:
     """Generate synthetic LoCoMo-format conversations with evidence-linked questions."""
     from memopt.data.synth import SynthSpec, write_synthetic
+    from memopt.files import check_writable
 
+    check_writable(out)
     stats = write_synthetic(SynthSpec(conversations=conversations, sessions=sessions, seed=seed), out)
     typer.echo(f"wrote {out}: {stats['conversations']} conversations, {stats['sessions']} sessions, "
                f"{stats['turns']} turns, {stats['questions']} questions {stats['by_category']}")
