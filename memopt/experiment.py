@@ -156,7 +156,10 @@ def load_experiment(path: str | Path, overrides: dict[str, Any] | None = None) -
         raise ConfigError(f"{path}: {problems}") from None
     from pipelines import pipeline_class
 
-    system = pipeline_class(experiment.pipeline)
+    try:
+        system = pipeline_class(experiment.pipeline)
+    except ConfigError as e:
+        raise ConfigError(f"{path}: pipeline: {e}") from None
     unknown = sorted((set(experiment.knobs) | set(experiment.optimizer.search)) - set(system.defaults))
     if unknown:
         raise ConfigError(f"{path}: knobs / optimizer.search: {', '.join(unknown)} not a knob of {experiment.pipeline} "

@@ -291,7 +291,11 @@ class _RunLog:
             self._client().log_batch(self.run_id, params=entries[i: i + 100])
 
     def log_text(self, text: str, artifact_file: str) -> None:
-        """Log a text artifact (redacted) as ``artifact_file``."""
+        """Log a text artifact (redacted) as ``artifact_file``, a relative path inside the run's artifacts."""
+        parts = Path(artifact_file).parts
+        if not parts or Path(artifact_file).is_absolute() or ".." in parts:
+            raise ConfigError(f"artifact name {artifact_file!r} would leave the run's artifact folder; name files "
+                              "from data with memopt.files.safe_name.")
         self._client().log_text(self.run_id, redact(text), artifact_file)
 
     def log_dict(self, data: Any, artifact_file: str) -> None:

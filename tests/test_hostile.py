@@ -69,7 +69,8 @@ def base(tmp_path_factory) -> Path:
     _write(root / "exp" / "negknob.yaml", f"pipeline: mem0\ndata: {{source: '{OPT_DATA}'}}\nknobs: {{top_k: -1}}\n")
     _write(root / "exp" / "zerosearch.yaml",
            f"pipeline: rag\ndata: {{source: '{OPT_DATA}'}}\noptimizer: {{search: {{top_k: [0, 5]}}}}\n")
-    _write(root / "exp" / "badlm.yaml", f"pipeline: mem0\ndata: {{source: '{OPT_DATA}'}}\nlm: {{judge: 'not a spec'}}\n")
+    _write(root / "exp" / "badlm.yaml",
+           f"pipeline: mem0\ndata: {{source: '{OPT_DATA}'}}\nlm: {{judge: 'not a spec'}}\n")
     _write(root / "exp" / "noprompts.yaml", f"pipeline: mem0\ndata: {{source: '{OPT_DATA}'}}\nprompts: nowhere\n")
     _write(root / "exp" / "onesplit.yaml",
            "pipeline: mem0\ndata: {source: 'synthetic:conversations=1,sessions=2'}\n")
@@ -258,3 +259,91 @@ def test_bad_input_exits_2_with_one_line_naming_it(argv, names, base, monkeypatc
     assert len(lines) == 1 and lines[0].startswith("error: "), err
     assert names in lines[0], lines[0]
     assert _snapshot(base) == before
+
+
+def test_safe_names_are_plain_distinct_and_stay_inside(tmp_path):
+    from memopt.errors import DataError
+    from memopt.files import inside, safe_name
+
+    ids = ["conv-30", "../../../../tmp/x/PWNED", "/etc/passwd", "a/b", "a_b", "..", ".hidden", "x" * 300, "日本語",
+           "con:q1", "a\\b", ""]
+    names = [safe_name(i, ".json") for i in ids]
+    assert names[0] == "conv-30.json" and len(set(names)) == len(ids)
+    for name in names:
+        assert "/" not in name and "\\" not in name and not name.startswith(".") and len(name) <= 90
+        assert inside(tmp_path, name).parent == tmp_path
+    for bad in ("../x.json", "/tmp/x.json", "a/../../x.json", ".", ""):
+        with pytest.raises(DataError, match="would leave the folder"):
+            inside(tmp_path, bad)
+
+
+def test_sample_ids_cannot_write_outside_the_trace_dir(tmp_path, monkeypatch, capsys):
+    """A sample_id like ../../x or /abs/x names a graph file inside --trace, and attribution still finds it."""
+    samples = _locomo()
+    samples[0]["sample_id"], samples[1]["sample_id"] = "../../../../escaped/PWNED", "/tmp/escaped-abs/PWNED"
+    data = _write(tmp_path / "in" / "evil.json", json.dumps(samples))
+    work = tmp_path / "a" / "b"
+    (work / "cwd").mkdir(parents=True)
+    before = _snapshot(tmp_path)
+    code, out, err = _run(["run", "-p", "rag", "--data", str(data), "--trace", str(work / "trace"),
+                           "--out", str(work / "r.json")], work / "cwd", monkeypatch, capsys)
+    assert code == 0, err
+    new = sorted(set(_snapshot(tmp_path)) - set(before))
+    assert new == sorted(["a/b/r.json", "a/b/trace", *(f"a/b/trace/{f.name}" for f in (work / "trace").iterdir())])
+    assert not Path("/tmp/escaped-abs").exists() and not (tmp_path.parent / "escaped").exists()
+    code, out, err = _run(["attribute", "-r", str(work / "r.json"), "-t", str(work / "trace"), "-o",
+                           str(work / "a.jsonl")], work / "cwd", monkeypatch, capsys)
+    assert code == 0, err
+    blamed = [json.loads(line)["case_id"] for line in (work / "a.jsonl").read_text().splitlines()]
+    assert any(c.startswith("../../../../escaped/PWNED:") for c in blamed)
+
+
+def test_artifact_names_cannot_leave_the_run(tmp_path):
+    from memopt.errors import ConfigError
+    from memopt.tracking import Tracker
+
+    tracker = Tracker(f"sqlite:///{tmp_path}/mlflow.db")
+    for bad in ("../../evil.html", "/tmp/evil.html", "graphs/../../x.html"):
+        with pytest.raises(ConfigError, match="would leave the run's artifact folder"):
+            tracker.log_text("x", bad)
+    assert not any(tmp_path.iterdir())  # refused before the store is even opened
+
+
+def test_attribute_refuses_results_and_graphs_of_different_runs(base, tmp_path):
+    """Same data and pipeline but another run (--limit) → refused by run id; old files without ids → by content."""
+    from memopt.attribution.run import attribute_run
+    from memopt.errors import DataError
+    from memopt.evaluate import RunResult
+    from memopt.judge import make_judge
+    from memopt.run import run_pipeline
+
+    judge = make_judge("lexical")
+    limited = run_pipeline("rag", DATA, judge_lm="sim", limit=4)
+    with pytest.raises(DataError, match=rf"a graph of run \w+, but limited.json are of run {limited.run_id}"):
+        attribute_run(limited, base / "trace", judge, source="limited.json")
+    full = RunResult.load(base / "results.json")
+    assert attribute_run(full, base / "trace", judge)  # the same run: attributed
+    old = tmp_path / "old"
+    old.mkdir()
+    for path in (base / "trace").glob("*.json"):  # graphs written before run ids existed
+        doc = json.loads(path.read_text())
+        doc["graph"].pop("run_id")
+        (old / path.name).write_text(json.dumps(doc))
+    full.run_id = None
+    assert len(attribute_run(full, old, judge)) == len(attribute_run(RunResult.load(base / "results.json"),
+                                                                    base / "trace", judge))
+    other = RunResult.load(base / "other_results.json")
+    other.run_id = None
+    with pytest.raises(DataError, match="results and trace come from different runs"):
+        attribute_run(other, old, judge, source="other.json")
+
+
+def test_a_failed_write_leaves_no_temporary_file(tmp_path):
+    from memopt.files import write_atomic
+
+    (tmp_path / "out").mkdir()
+    with pytest.raises(OSError):
+        write_atomic(tmp_path / "out", "a directory is in the way")
+    assert [p.name for p in tmp_path.iterdir()] == ["out"] and not any((tmp_path / "out").iterdir())
+    write_atomic(tmp_path / "ok.txt", "written")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ok.txt", "out"]

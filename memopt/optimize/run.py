@@ -24,7 +24,7 @@ from memopt.data.source import load_data, select
 from memopt.data.splits import split_ids
 from memopt.errors import ConfigError, DataError
 from memopt.experiment import Experiment
-from memopt.files import read_json
+from memopt.files import read_json, safe_name
 from memopt.interrupts import deferred
 from memopt.optimize.gepa import GepaOptimizer
 from memopt.optimize.reflective import ReflectiveOptimizer, RoundOutcome
@@ -125,7 +125,7 @@ def _log_graphs(log: Any, outcome: RoundOutcome) -> None:
     for case, attribution in outcome.attributions[:GRAPHS_PER_ROUND]:
         html = render_html(case.G, case=case.key, highlight=list(attribution.evidence_path),
                            blamed=attribution.op_id, title=f"{case.case_id}: {attribution.error_type}")
-        log.log_text(html, f"graphs/{case.case_id.replace(':', '_')}.html")
+        log.log_text(html, f"graphs/{safe_name(case.case_id.replace(':', '_'), '.html')}")
 
 
 def _log_round(log: Any, system: MemorySystem, record: RoundRecord, outcome: RoundOutcome | None,
