@@ -347,3 +347,14 @@ def test_a_failed_write_leaves_no_temporary_file(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["out"] and not any((tmp_path / "out").iterdir())
     write_atomic(tmp_path / "ok.txt", "written")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ok.txt", "out"]
+
+
+def test_prompt_files_cannot_be_named_outside_their_folder(tmp_path):
+    from memopt.errors import PromptError
+    from memopt.prompts import prompt_path, write_prompts
+
+    assert prompt_path("mem0", "extract", tmp_path) == tmp_path / "mem0" / "extract.md"
+    for pipeline, op in (("mem0", "../../escaped"), ("../x", "extract"), ("mem0", "/tmp/abs")):
+        with pytest.raises(PromptError, match="not a plain file name"):
+            write_prompts(pipeline, {op: "text"}, tmp_path / "out")  # e.g. op names from a tampered checkpoint
+    assert not (tmp_path / "out").exists() and not (tmp_path.parent / "escaped.md").exists()
