@@ -31,7 +31,8 @@ mlflow: {experiment: interrupts}
 
 # Runs `memopt` with one phase patched to send the signal to its own process when it is reached.
 DRIVER = """\
-import os, sys
+import os, signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal, even if pytest runs in the background
 phase, signum = sys.argv[1], int(sys.argv[2])
 import memopt.optimize.reflective as reflective, memopt.optimize.run as run, memopt.optimize.scoring as scoring
 import memopt.tracking as tracking
