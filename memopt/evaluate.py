@@ -74,6 +74,7 @@ class RunResult:
     seconds: float = 0.0
     judge_lm: str | None = None
     schema_version: int = SCHEMA_VERSION
+    run_id: str | None = None
 
     @property
     def error_rate(self) -> float:
@@ -83,7 +84,7 @@ class RunResult:
     def to_dict(self) -> dict[str, Any]:
         """The ``results.json`` document."""
         return {
-            "schema_version": self.schema_version, "pipeline": self.pipeline, "lm": self.lm,
+            "schema_version": self.schema_version, "run_id": self.run_id, "pipeline": self.pipeline, "lm": self.lm,
             "simulated": self.simulated, "judge_lm": self.judge_lm, "data": self.data, "prompts": self.prompts,
             "knobs": self.knobs, "metrics": self.metrics, "usage": self.usage, "seconds": round(self.seconds, 3),
             "cases": [c.to_dict() for c in self.cases],
@@ -94,10 +95,12 @@ class RunResult:
         """Read a ``results.json`` document back."""
         try:
             cases = [CaseResult(**{**{"error": None}, **c}) for c in raw["cases"]]
+            run_id = raw.get("run_id")
             return cls(raw["pipeline"], raw["lm"], bool(raw["simulated"]), raw["data"], dict(raw["prompts"]),
                        dict(raw.get("knobs", {})), dict(raw["metrics"]), cases, dict(raw.get("usage", {})),
-                       float(raw.get("seconds", 0.0)), raw.get("judge_lm"), int(raw.get("schema_version", 1)))
-        except (KeyError, TypeError) as e:
+                       float(raw.get("seconds", 0.0)), raw.get("judge_lm"), int(raw.get("schema_version", 1)),
+                       str(run_id) if run_id is not None else None)
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise DataError(f"{source}: not a memopt results file ({type(e).__name__}: {e}).") from None
 
     def save(self, path: str | Path) -> Path:

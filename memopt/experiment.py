@@ -26,6 +26,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from memopt.errors import ConfigError
+from memopt.files import read_text
 
 __all__ = ["Experiment", "load_experiment", "apply_overrides"]
 
@@ -110,6 +111,13 @@ def _where(loc: tuple[Any, ...]) -> str:
     return ".".join(str(part) for part in loc) or "(top level)"
 
 
+def _got(error: dict[str, Any]) -> str:
+    value = error.get("input")
+    if error.get("type") in ("extra_forbidden", "missing") or not isinstance(value, str | int | float):
+        return ""
+    return f" (got {str(value)[:60]!r})"
+
+
 def apply_overrides(raw: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
     """Set dotted keys (``"optimizer.name"``) in a raw experiment mapping; None values are skipped."""
     out = {**raw}
@@ -130,20 +138,28 @@ def load_experiment(path: str | Path, overrides: dict[str, Any] | None = None) -
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"{path}: no such experiment file (see experiments/quickstart.yaml).")
+    text = read_text(path, missing="no such experiment file (see experiments/quickstart.yaml).")
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        raw = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}  # libyaml: fast, depth-capped
     except yaml.YAMLError as e:
-        raise ConfigError(f"{path}: not valid YAML ({e}).") from None
+        raise ConfigError(f"{path}: not valid YAML ({' '.join(str(e).split())}).") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: YAML nested too deeply to read.") from None
+    except ValueError as e:  # Python's limit on the digits of an integer
+        raise ConfigError(f"{path}: unreadable YAML value ({e}).") from None
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: the experiment must be a mapping of keys (pipeline, data, lm, ...).")
     try:
         experiment = Experiment.model_validate(apply_overrides(raw, overrides or {}))
     except ValidationError as e:
-        problems = "; ".join(f"{_where(err['loc'])}: {err['msg']}" for err in e.errors())
+        problems = "; ".join(f"{_where(err['loc'])}: {err['msg']}{_got(err)}" for err in e.errors())
         raise ConfigError(f"{path}: {problems}") from None
     from memopt.systems import system_class
 
-    system = system_class(experiment.pipeline)
+    try:
+        system = system_class(experiment.pipeline)
+    except ConfigError as e:
+        raise ConfigError(f"{path}: pipeline: {e}") from None
     unknown = sorted((set(experiment.knobs) | set(experiment.optimizer.search)) - set(system.defaults))
     if unknown:
         raise ConfigError(f"{path}: knobs / optimizer.search: {', '.join(unknown)} not a knob of {experiment.pipeline} "

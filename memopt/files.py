@@ -1,20 +1,49 @@
-"""Reading and writing memopt's files: one clear error for a bad input file, atomic writes.
+"""Reading and writing memopt's files: one clear error for a bad input file, atomic writes, safe names.
 
 Every reader raises one `DataError` naming the file and what to do (missing, not UTF-8, not JSON
-with line and column); every writer goes through a temporary file and a rename, so an interrupted
-write never leaves half a file.
+with line and column, nested too deeply, a number too long to read); every writer goes through a
+temporary file of its own and a rename, so an interrupted or failed write never leaves half a file
+or a stray ``.tmp``. `check_writable` refuses an output path before any work is done.
+
+File names built from data (sample ids, case ids, pipeline and op names, run ids) go through
+`safe_name` and `inside`: a name that is already a plain file name (letters, digits, ``.``, ``-``,
+``_``, no leading dot, at most 80 characters) is kept; any other becomes a slug plus 8 hex digits of
+its SHA-256, so distinct ids never share a file; and the resulting path must stay inside its folder.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gzip
+import hashlib
 import json
+import os
+import re
+import secrets
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from memopt.errors import DataError
+from memopt.errors import ConfigError, DataError
 
-__all__ = ["read_json", "write_atomic", "write_json"]
+__all__ = ["read_json", "read_text", "write_atomic", "write_json", "check_writable", "safe_name", "inside",
+           "file_lock"]
+
+_PLAIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$")
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def read_text(path: str | Path, *, missing: str) -> str:
+    """The UTF-8 text of a file; ``missing`` says what to do when it does not exist."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"{path}: {missing}")
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise DataError(f"{path}: not UTF-8 text.") from None
+    except OSError as e:
+        raise DataError(f"{path}: unreadable ({e.strerror or e}).") from None
 
 
 def read_json(path: str | Path, *, missing: str) -> Any:
@@ -22,31 +51,98 @@ def read_json(path: str | Path, *, missing: str) -> Any:
     path = Path(path)
     if not path.is_file():
         raise DataError(f"{path}: {missing}")
-    raw = path.read_bytes()
     try:
+        raw = path.read_bytes()
         text = (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode("utf-8")
         return json.loads(text)
     except json.JSONDecodeError as e:
         raise DataError(f"{path}: not valid JSON (line {e.lineno}, column {e.colno}: {e.msg}).") from None
     except UnicodeDecodeError:
         raise DataError(f"{path}: not UTF-8 text.") from None
+    except RecursionError:
+        raise DataError(f"{path}: JSON nested too deeply to read.") from None
+    except ValueError as e:  # Python's limit on the digits of an integer
+        raise DataError(f"{path}: unreadable JSON value ({e}).") from None
     except (OSError, EOFError) as e:
         raise DataError(f"{path}: unreadable ({e}).") from None
+
+
+def check_writable(path: str | Path, *, option: str = "--out", directory: bool = False) -> Path:
+    """``path`` if it can be written (as a file, or a directory when ``directory``); else a `ConfigError`.
+
+    Checked before any work is done: a file path must not be a directory (a directory path not a
+    file), and its nearest existing parent must be a writable directory.
+    """
+    path = Path(path)
+    if path.is_dir() and not directory:
+        raise ConfigError(f"{option} {path}: is a directory; give a file name.")
+    if path.exists() and not path.is_dir() and directory:
+        raise ConfigError(f"{option} {path}: is a file; give a directory.")
+    parent = path if directory and path.is_dir() else path.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise ConfigError(f"{option} {path}: {parent} is a file, not a directory.")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise ConfigError(f"{option} {path}: cannot write in {parent} (permission denied).")
+    return path
 
 
 def write_atomic(path: str | Path, data: str | bytes) -> Path:
     """Write text or bytes to ``path`` through a temporary file and a rename (parents created)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    if isinstance(data, str):
-        tmp.write_text(data, encoding="utf-8")
-    else:
-        tmp.write_bytes(data)
-    tmp.replace(path)
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    try:
+        with open(tmp, "xb") as f:
+            f.write(data.encode("utf-8") if isinstance(data, str) else data)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
     return path
 
 
 def write_json(path: str | Path, data: Any, *, indent: int | None = 1) -> Path:
     """Write ``data`` as JSON (UTF-8, atomically)."""
     return write_atomic(path, json.dumps(data, indent=indent, ensure_ascii=False) + "\n")
+
+
+def safe_name(text: str, suffix: str = "") -> str:
+    """A file name for a data-derived ``text``: itself when plain, else a slug plus a short hash; then ``suffix``.
+
+    >>> safe_name("conv-30", ".json"), safe_name("../../etc/passwd", ".json")
+    ('conv-30.json', 'etc_passwd-3754d6cb.json')
+    """
+    text = str(text)
+    if _PLAIN.match(text) and ".." not in text:
+        return text + suffix
+    slug = _UNSAFE.sub("_", text).strip("._-")[:60] or "x"
+    return f"{slug}-{hashlib.sha256(text.encode('utf-8')).hexdigest()[:8]}{suffix}"
+
+
+def inside(folder: str | Path, name: str) -> Path:
+    """``folder / name``, checked to stay inside ``folder`` (a `DataError` otherwise)."""
+    folder = Path(folder)
+    path = folder / name
+    if not path.resolve().is_relative_to(folder.resolve()) or path.resolve() == folder.resolve():
+        raise DataError(f"file name {name!r} would leave the folder {folder}; refusing to write it.")
+    return path
+
+
+@contextlib.contextmanager
+def file_lock(path: str | Path, *, timeout: float = 120.0) -> Iterator[None]:
+    """Hold an exclusive lock on the file ``path`` (created if needed) across processes."""
+    from filelock import FileLock, Timeout
+
+    lock = FileLock(str(path))
+    try:
+        lock.acquire(timeout=timeout)
+    except Timeout:
+        raise ConfigError(f"{path}: still locked after {timeout:.0f} s by another memopt process; "
+                          "wait for it, or remove the lock file if no memopt is running.") from None
+    try:
+        yield
+    finally:
+        lock.release()

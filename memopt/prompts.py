@@ -12,6 +12,7 @@ import hashlib
 from pathlib import Path
 
 from memopt.errors import PromptError
+from memopt.files import safe_name
 
 __all__ = ["SEED_PROMPTS", "prompt_path", "load_prompts", "prompt_hash", "write_prompts"]
 
@@ -24,7 +25,14 @@ def prompt_hash(text: str) -> str:
 
 
 def prompt_path(pipeline: str, operation: str, directory: str | Path | None = None) -> Path:
-    """Where the prompt of ``pipeline.operation`` lives under ``directory`` (default: the seed prompts)."""
+    """Where the prompt of ``pipeline.operation`` lives under ``directory`` (default: the seed prompts).
+
+    Both names must be plain file names (`memopt.files.safe_name` keeps them as they are): a name read
+    from a checkpoint or a run can never point outside ``directory``.
+    """
+    for what, name in (("pipeline", pipeline), ("operation", operation)):
+        if safe_name(name) != name:
+            raise PromptError(f"{what} name {name!r} is not a plain file name (letters, digits, '.', '-', '_').")
     return Path(directory or SEED_PROMPTS) / pipeline / f"{operation}.md"
 
 

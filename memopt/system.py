@@ -127,10 +127,7 @@ class MemorySystem(dspy.Module):
     def __init__(self, *, prompts: str | Path | None = None, instructions: dict[str, str] | None = None,
                  **knobs: int) -> None:
         super().__init__()
-        unknown = sorted(set(knobs) - set(self.defaults))
-        if unknown:
-            raise ConfigError(f"pipeline {self.name}: unknown knob(s) {', '.join(unknown)}; "
-                              f"known: {', '.join(sorted(self.defaults)) or 'none'}.")
+        self.check_knobs(knobs)
         self.knobs = {**self.defaults, **knobs}
         self.prompts_dir = prompts
         texts = load_prompts(self.name, self.llm_operations(), prompts or self.seed_prompts)
@@ -198,6 +195,18 @@ class MemorySystem(dspy.Module):
                 raise ConfigError(f"pipeline {self.name} has no LLM operation {op!r}; it has "
                                   f"{', '.join(self.llm_operations())}.")
         return type(self)(prompts=self.prompts_dir, instructions={**self.instructions(), **changes}, **self.knobs)
+
+    @classmethod
+    def check_knobs(cls, knobs: dict[str, Any]) -> None:
+        """Raise `ConfigError` for an unknown knob or a value that is not a whole number of at least 1."""
+        unknown = sorted(set(knobs) - set(cls.defaults))
+        if unknown:
+            raise ConfigError(f"pipeline {cls.name}: unknown knob(s) {', '.join(unknown)}; "
+                              f"known: {', '.join(sorted(cls.defaults)) or 'none'}.")
+        for key, value in knobs.items():
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigError(f"pipeline {cls.name}: knob {key}={value!r}: must be a whole number of at "
+                                  "least 1 (knobs are counts and sizes).")
 
     def with_knobs(self, **knobs: int) -> MemorySystem:
         """A new system with the same instructions and some knobs changed."""

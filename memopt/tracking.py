@@ -14,14 +14,21 @@ Contract:
   escaped) or KILLED (interrupted). Param values are stringified (dicts and lists as JSON) and cut
   to MLflow's 6000 characters, tag values to 8000. Metrics are flattened (``{"val": {"f1": 0.5}}``
   → ``val.f1``); None is skipped, another non-number is skipped with a warning.
+  Run ids given by a user (``--resume``, ``export RUN_ID``) must look like run ids (`check_run_id`).
+- **Parallel runs.** A fresh ``sqlite:`` store is created (MLflow's schema migration) under a file
+  lock next to the database (``mlflow.db.lock``, `store_lock`), so optimize runs started together
+  on a new store all succeed; experiment creation and prompt registration take the same lock.
 - **Prompts.** `RoundLog.register_prompts` registers ``<pipeline>.<op>`` in the MLflow prompt
   registry only when the text differs from the latest version (tags ``round``, ``parent_version``)
-  and links every version the round used to the round's run.
-- **Secrets.** Every param, tag, metric name, text, dict, prompt and commit message passes through
-  `memopt.lm.config.redact`; param and tag keys that name a secret (``api_key``, ``secret``,
-  ``password``, ``credential``, ``token`` as a word, so ``max_tokens`` stays; also inside nested
-  dicts) are dropped; a file logged with ``log_artifact`` is uploaded as a redacted copy when its
-  text holds a secret.
+  and links every version the round used to the round's run; the check and the registration hold
+  the store lock, so identical prompts of parallel runs share one version. Prompt text is stored
+  verbatim, never masked: a prompt that holds an LM credential is refused (`check_prompt_secret`).
+- **Secrets.** Every param, tag, metric name, text, dict and commit message passes through
+  `memopt.lm.config.redact`, which masks the values of LM credential variables only (``*_API_KEY``,
+  ``*_TOKEN``, ``*_SECRET``, ... of at least 8 characters); param and tag keys that name a secret
+  (``api_key``, ``secret``, ``password``, ``credential``, ``token`` as a word, so ``max_tokens``
+  stays; also inside nested dicts) are dropped; a file logged with ``log_artifact`` is uploaded as a
+  redacted copy when its text holds a secret.
 - MLflow is imported inside methods only, and its INFO logs and progress bars are silenced.
 """
 
@@ -36,15 +43,16 @@ import shutil
 import tempfile
 import time
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
 from memopt.errors import ConfigError
-from memopt.lm.config import redact
+from memopt.files import file_lock
+from memopt.lm.config import credential_values, redact
 
 __all__ = ["DEFAULT_TRACKING_URI", "URI_ORDER", "Tracker", "NullTracker", "RoundLog", "resolve_tracking_uri",
-           "prompt_name", "run_info", "download_artifacts"]
+           "prompt_name", "run_info", "download_artifacts", "check_run_id", "check_prompt_secret", "store_lock"]
 
 DEFAULT_TRACKING_URI = "sqlite:///mlflow.db"
 URI_ORDER = "--tracking-uri (the tracking_uri argument), else $MLFLOW_TRACKING_URI, else sqlite:///mlflow.db"
@@ -52,6 +60,7 @@ _STATUSES = ("FINISHED", "FAILED", "KILLED")
 _PARAM_LIMIT, _TAG_LIMIT, _KEY_LIMIT, _COMMIT_LIMIT = 6000, 8000, 250, 500
 _SECRET_KEY = re.compile(r"api[_-]?key|secret|password|credential|(?:^|[^a-z])token(?:$|[^a-z])", re.IGNORECASE)
 _PROMPT_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+_RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 _log = logging.getLogger(__name__)
 
 
@@ -157,13 +166,48 @@ def _redacted_copy(path: Path, scratch: Path) -> Path:
     return copy
 
 
+def check_prompt_secret(name: str, text: str) -> None:
+    """Refuse a prompt that holds the value of an LM credential variable: prompts are stored verbatim, never masked."""
+    for variable, value in credential_values().items():
+        if value in text:
+            raise ConfigError(f"prompt {name}: its text holds the value of ${variable}; remove the key from the "
+                              "prompt (prompts are logged to MLflow and exported verbatim).")
+
+
 def _missing_run(run_id: str, uri: str) -> ConfigError:
     return ConfigError(f"MLflow run {run_id!r} not found in the tracking store {uri}. The store is chosen by "
                        f"{URI_ORDER}; pass the URI the run was logged to.")
 
 
+def check_run_id(run_id: str) -> str:
+    """``run_id`` if it has the form of an MLflow run id (letters, digits, '-', '_'); else a `ConfigError`."""
+    if not isinstance(run_id, str) or not _RUN_ID.match(run_id):
+        raise ConfigError(f"MLflow run {str(run_id)[:80]!r}: not a run id (an optimize run prints its id, 32 hex "
+                          "digits, e.g. `memopt optimize ... --resume 3f2a...`).")
+    return run_id
+
+
+def _sqlite_path(uri: str) -> Path | None:
+    """The database file of a ``sqlite:///`` URI (None for other stores and in-memory databases)."""
+    if not uri.startswith("sqlite:///"):
+        return None
+    path = uri.removeprefix("sqlite:///").split("?", 1)[0]
+    return Path(path) if path and path != ":memory:" else None
+
+
+def store_lock(uri: str) -> Any:
+    """A lock held while a store is created or upgraded and while prompts are registered: a file lock next to a
+    sqlite database (``mlflow.db.lock``), nothing for other stores (their server serialises writes)."""
+    db = _sqlite_path(uri)
+    if db is None:
+        return nullcontext()
+    db.parent.mkdir(parents=True, exist_ok=True)
+    return file_lock(db.with_name(db.name + ".lock"))
+
+
 def _reader(run_id: str, tracking_uri: str | None) -> tuple[Any, Any, str]:
     """A client for an existing store, the run and the URI; `ConfigError` when either is missing."""
+    check_run_id(run_id)
     uri = resolve_tracking_uri(tracking_uri)
     if uri.startswith("sqlite:///"):
         db = Path(uri.removeprefix("sqlite:///").split("?", 1)[0])
@@ -188,8 +232,10 @@ def run_info(run_id: str, tracking_uri: str | None = None) -> dict[str, Any]:
             "tags": dict(run.data.tags), "metrics": dict(run.data.metrics)}
 
 
-def download_artifacts(run_id: str, artifact_path: str, dst: str | Path, tracking_uri: str | None = None) -> Path:
-    """Download an artifact file or directory of a run into ``dst``; returns its local path."""
+def download_artifacts(run_id: str, artifact_path: str, dst: str | Path, tracking_uri: str | None = None, *,
+                       missing_ok: bool = False) -> Path | None:
+    """Download an artifact file or directory of a run into ``dst``; returns its local path (None when it is
+    missing and ``missing_ok``)."""
     client, _, uri = _reader(run_id, tracking_uri)
     Path(dst).mkdir(parents=True, exist_ok=True)
     from mlflow.exceptions import MlflowException
@@ -199,6 +245,8 @@ def download_artifacts(run_id: str, artifact_path: str, dst: str | Path, trackin
     except MlflowException as e:
         if e.error_code != "RESOURCE_DOES_NOT_EXIST":
             raise
+        if missing_ok:
+            return None
         raise ConfigError(f"MLflow run {run_id} (store {uri}) has no artifact {artifact_path!r}.") from None
 
 
@@ -243,7 +291,11 @@ class _RunLog:
             self._client().log_batch(self.run_id, params=entries[i: i + 100])
 
     def log_text(self, text: str, artifact_file: str) -> None:
-        """Log a text artifact (redacted) as ``artifact_file``."""
+        """Log a text artifact (redacted) as ``artifact_file``, a relative path inside the run's artifacts."""
+        parts = Path(artifact_file).parts
+        if not parts or Path(artifact_file).is_absolute() or ".." in parts:
+            raise ConfigError(f"artifact name {artifact_file!r} would leave the run's artifact folder; name files "
+                              "from data with memopt.files.safe_name.")
         self._client().log_text(self.run_id, redact(text), artifact_file)
 
     def log_dict(self, data: Any, artifact_file: str) -> None:
@@ -273,11 +325,18 @@ class _RunLog:
 class RoundLog(_RunLog):
     """What one optimization round logs, bound to its nested run."""
 
-    def __init__(self, client: Any, run_id: str, index: int) -> None:
+    def __init__(self, client: Any, run_id: str, index: int, lock: Any = nullcontext) -> None:
         super().__init__()
         self._mlflow_client = client
         self._run_id = run_id
         self.index = index
+        self._lock = lock
+        self.ended = False
+
+    def end(self, status: str = "FINISHED") -> None:
+        """End the round's run now (the `Tracker.round` block then leaves it as it is)."""
+        self._client().set_terminated(self.run_id, status)
+        self.ended = True
 
     def _client(self) -> Any:
         return self._mlflow_client
@@ -290,12 +349,14 @@ class RoundLog(_RunLog):
         versions: dict[str, int] = {}
         for op, text in sorted(instructions.items()):
             name = prompt_name(pipeline, op)
-            template = redact(text).strip()
-            latest = client.load_prompt(f"prompts:/{name}@latest", allow_missing=True, cache_ttl_seconds=0)
-            if latest is None or latest.template != template:
-                parent = str(latest.version) if latest is not None else "none"
-                latest = client.register_prompt(name, template, commit_message=message,
-                                                tags={"round": str(round_index), "parent_version": parent})
+            template = text.strip()
+            check_prompt_secret(name, template)
+            with self._lock():  # check-then-register: parallel runs reuse an identical latest version
+                latest = client.load_prompt(f"prompts:/{name}@latest", allow_missing=True, cache_ttl_seconds=0)
+                if latest is None or latest.template != template:
+                    parent = str(latest.version) if latest is not None else "none"
+                    latest = client.register_prompt(name, template, commit_message=message,
+                                                    tags={"round": str(round_index), "parent_version": parent})
             client.link_prompt_version_to_run(self.run_id, latest)
             versions[name] = int(latest.version)
         return versions
@@ -314,23 +375,40 @@ class Tracker(_RunLog):
     def _client(self) -> Any:
         if self._mlflow_client is None:
             mlflow = _mlflow()
+            with self._lock():  # a fresh sqlite store is created (migrated) by one process at a time
+                try:
+                    client = mlflow.MlflowClient(self.tracking_uri)
+                    client.search_experiments(max_results=1)
+                    client.search_registered_models(max_results=1)
+                except Exception as e:
+                    detail = redact(str(e).strip().splitlines()[0] if str(e).strip() else "")[:300]
+                    raise ConfigError(f"MLflow tracking URI {self.tracking_uri}: cannot open the store "
+                                      f"({type(e).__name__}: {detail}). The store is chosen by {URI_ORDER}.") from None
             mlflow.set_tracking_uri(self.tracking_uri)
-            self._mlflow_client = mlflow.MlflowClient(self.tracking_uri)
+            self._mlflow_client = client
         return self._mlflow_client
+
+    def _lock(self) -> Any:
+        return store_lock(self.tracking_uri)
+
+    def started_run_id(self) -> str | None:
+        """The parent run's id once `start` or `resume` attached to one, else None."""
+        return self._run_id
 
     def start(self, run_name: str, params: Mapping[str, Any], tags: Mapping[str, str] | None = None) -> str:
         """Create the experiment if needed, start the parent run, log params and tags; returns the run id."""
         if self._run_id is not None:
             raise RuntimeError(f"tracker already logs to run {self._run_id}.")
         client = self._client()
-        experiment = client.get_experiment_by_name(self.experiment)
-        if experiment is None:
-            self._experiment_id = client.create_experiment(self.experiment)
-        elif experiment.lifecycle_stage == "deleted":
+        with self._lock():  # parallel runs of one new experiment create it once
+            experiment = client.get_experiment_by_name(self.experiment)
+            if experiment is None:
+                self._experiment_id = client.create_experiment(self.experiment)
+        if experiment is not None and experiment.lifecycle_stage == "deleted":
             raise ConfigError(f"MLflow experiment {self.experiment!r} is deleted in {self.tracking_uri}; restore it "
                               f"(`mlflow experiments restore --experiment-id {experiment.experiment_id}`) or choose "
                               "another experiment name.")
-        else:
+        if experiment is not None:
             self._experiment_id = experiment.experiment_id
         run = client.create_run(self._experiment_id, run_name=_cut(redact(run_name), _KEY_LIMIT),
                                 tags=_entries({**(tags or {}), "memopt.kind": "optimize"}, _TAG_LIMIT))
@@ -353,21 +431,25 @@ class Tracker(_RunLog):
 
     @contextmanager
     def round(self, index: int, name: str | None = None) -> Iterator[RoundLog]:
-        """A nested run ``round-<index>`` (or ``name``) for one round; FAILED if the body raises."""
+        """A nested run ``round-<index>`` (or ``name``) for one round: FINISHED, FAILED if the body raises, KILLED
+        if it is interrupted; unless the body ended it itself (`RoundLog.end`)."""
         parent = self.run_id
         client = self._client()
         run = client.create_run(self._experiment_id, run_name=_cut(redact(name or f"round-{index}"), _KEY_LIMIT),
                                 tags={"mlflow.parentRunId": parent, "memopt.round": str(index), "memopt.kind": "round"})
-        log = RoundLog(client, run.info.run_id, index)
+        log = RoundLog(client, run.info.run_id, index, self._lock)
         try:
             yield log
         except Exception:
-            client.set_terminated(log.run_id, "FAILED")
+            if not log.ended:
+                log.end("FAILED")
             raise
         except BaseException:
-            client.set_terminated(log.run_id, "KILLED")
+            if not log.ended:
+                log.end("KILLED")
             raise
-        client.set_terminated(log.run_id, "FINISHED")
+        if not log.ended:
+            log.end("FINISHED")
 
     def download(self, artifact_path: str, dst: str | Path) -> Path:
         """Download an artifact of the parent run into ``dst`` (see `download_artifacts`)."""
@@ -412,6 +494,9 @@ class NullTracker:
     def round(self, index: int, name: str | None = None) -> Iterator[NullTracker]:
         """A round that logs nothing."""
         yield self
+
+    def end(self, status: str = "FINISHED") -> None:
+        """Nothing."""
 
     def register_prompts(self, pipeline: str, instructions: Mapping[str, str], *, commit_message: str,
                          round_index: int) -> dict[str, int]:

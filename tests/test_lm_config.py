@@ -123,6 +123,19 @@ def test_make_lm_real_passes_client_settings(monkeypatch: pytest.MonkeyPatch) ->
     assert "api_key" not in make_lm("qwen2.5@http://127.0.0.1:8008/v1").kwargs
 
 
+def test_redact_masks_lm_credentials_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    from memopt.lm.config import redact
+
+    prompt = "Extract facts about the user from conversations; keep every token of the answer."
+    for name, value in {"DB_PASSWORD": "user", "HOME_DIR": "conversations", "HF_TOKEN": "token",
+                        "MY_SECRET": "answer", "SESSION": "facts about the user"}.items():
+        monkeypatch.setenv(name, value)  # unrelated names, or credential names with values too short to be keys
+    assert redact(prompt) == prompt
+    for name in ("OPENAI_API_KEY", "WATSONX_APIKEY", "HF_TOKEN", "AZURE_CLIENT_SECRET", "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.setenv(name, f"{name.lower()}-0123456789")
+        assert redact(f"key={name.lower()}-0123456789 in {prompt}") == f"key=*** in {prompt}", name
+
+
 def test_no_key_in_describe_repr_or_errors(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     specs = ["openai/gpt-4.1-mini", UNREACHABLE, "sim"]

@@ -73,7 +73,8 @@ def test_score_only_feedback_carries_no_symptom():
 def quickstart(tmp_path_factory):
     """The README's main job, end to end, on a fresh MLflow store (with a fake API key in the environment)."""
     cwd = tmp_path_factory.mktemp("quickstart")
-    done = _memopt("optimize", str(QUICKSTART), "--out", "summary.json", cwd=cwd, env={"OPENAI_API_KEY": SECRET})
+    done = _memopt("optimize", str(QUICKSTART), "--out", "summary.json", cwd=cwd,
+                   env={"OPENAI_API_KEY": SECRET, "DB_PASSWORD": "user"})  # an unrelated short variable
     assert done.returncode == 0, done.stderr[-3000:]
     return cwd, json.loads((cwd / "summary.json").read_text()), done
 
@@ -132,6 +133,8 @@ def test_export_round_trip_reproduces_the_runs_val_f1(quickstart, tmp_path):
     assert mem0.returncode == 0, mem0.stderr
     config = json.loads((tmp_path / "mem0.json").read_text())
     assert {"custom_fact_extraction_prompt", "custom_update_memory_prompt"} <= set(config)
+    exported = (tmp_path / "tuned" / "mem0" / "extract.md").read_text()
+    assert "about the user" in exported and "***" not in exported  # DB_PASSWORD=user masked nothing
     experiment = load_experiment(QUICKSTART)
     _, _, val, _ = splits_of(experiment)
     result = run_pipeline("mem0", experiment.data.source, prompts=tmp_path / "tuned",

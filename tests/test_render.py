@@ -18,7 +18,15 @@ from memopt.errors import ConfigError
 from memopt.lm.config import make_lm
 from memopt.systems import make_system
 from memopt.trace import answer_of, save_graph, trace
-from memopt.trace.render import CASE_LIMIT, SUMMARY_THRESHOLD, graph_view, render_html, render_png
+from memopt.trace.render import (
+    CASE_LIMIT,
+    LAYOUT,
+    SUMMARY_THRESHOLD,
+    graph_view,
+    render_html,
+    render_png,
+    shown_label,
+)
 
 DATA_BLOCK = re.compile(r'<script type="application/json" id="graph-data">(.*?)</script>', re.S)
 INJECTION = '</script><script>alert("x")</script><!-- & \u2028 </SCRIPT>'
@@ -147,6 +155,67 @@ def test_large_graph_renders_as_a_bounded_summary(big):
     assert all(0 <= s < len(data["nodes"]) and 0 <= t < len(data["nodes"]) for s, t, _, _ in data["edges"])
     case = graph_view(big, case="q2")
     assert len(case["nodes"]) <= CASE_LIMIT and answer_of(big, "q2") in {n["id"] for n in case["nodes"]}
+
+
+def _screen(view: dict, zx: float, zy: float) -> list[tuple[int, float, float, float, float, str]]:
+    """Boxes (lane, x0, x1, y0, y1, what) of nodes and drawn labels at a zoom, as the viewer's script draws them:
+    radius shrinks with the column (never below 1 px), a label is cut to the room before the next node of its
+    lane and drawn only on lanes zoomed to 0.8 or more."""
+    L = view["meta"]["layout"]
+
+    def radius(n: dict) -> float:
+        return max(1.0, min(n["r"], L["column"] * zx / 2 - 1, L["lane_height"] * zy / 4))
+
+    boxes = []
+    lanes: dict[int, list[dict]] = {}
+    for n in view["nodes"]:
+        lanes.setdefault(n["lane"], []).append(n)
+    for members in lanes.values():
+        members.sort(key=lambda n: n["px"])
+        for i, n in enumerate(members):
+            x, y, r = n["px"] * zx, n["py"] * zy, radius(n)
+            boxes.append((n["lane"], x - r, x + r, y - r, y + r, n["id"]))
+            if zy < 0.8:
+                continue
+            end = members[i + 1]["px"] * zx - radius(members[i + 1]) if i + 1 < len(members) else \
+                (L["width"] - L["margin"]) * zx
+            text = shown_label(n["label"], end - x - r - 2 * L["gap"])
+            if text:
+                x0, y1 = x + r + L["gap"], y - r - L["gap"]
+                boxes.append((n["lane"], x0, x0 + len(text) * L["char_width"], y1 - L["label_height"], y1,
+                              f"label {text!r}"))
+    return boxes
+
+
+@pytest.mark.parametrize("which", ["full", "case", "summary"])
+def test_layout_keeps_nodes_and_labels_apart_and_inside_the_view(which, G, big):
+    view = {"full": lambda: graph_view(G), "case": lambda: graph_view(big, case="q2"),
+            "summary": lambda: graph_view(big)}[which]()
+    assert view["meta"]["mode"] == which
+    L = view["meta"]["layout"]
+    labelled = 0
+    for zx in (3 / L["column"], 0.3, 1.0, 2.5, 6.0):  # from the smallest readable column (3 px) to close up
+        for zy in (0.6, 0.8, 1.0, 1.4):
+            boxes = _screen(view, zx, zy)
+            labelled += sum(b[5].startswith("label") for b in boxes)
+            for lane, x0, x1, y0, y1, what in boxes:
+                assert 0 <= x0 and x1 <= L["width"] * zx, (what, zx)
+                assert lane * L["lane_height"] * zy <= y0 and y1 <= (lane + 1) * L["lane_height"] * zy, (what, zy)
+            by_lane: dict[int, list] = {}
+            for box in boxes:
+                by_lane.setdefault(box[0], []).append(box)
+            for row in by_lane.values():
+                row.sort(key=lambda b: (b[1], b[2]))
+                for a, b in zip(row, row[1:], strict=False):
+                    assert a[2] < b[1], (a[5], b[5], zx, zy)  # boxes of one lane never touch
+    assert labelled >= len(view["nodes"])  # zoomed in, labels are drawn
+
+
+def test_labels_are_cut_to_their_room():
+    cw = LAYOUT["char_width"]
+    assert shown_label("extract S3", 10 * cw) == "extract S3"
+    assert shown_label("extract S3", 6 * cw + 0.1) == "extra…"
+    assert shown_label("extract S3", 3.9 * cw) == ""
 
 
 def test_png_preview_is_written(G, tmp_path):

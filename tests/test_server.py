@@ -216,3 +216,62 @@ def test_embeddings_reject_bad_requests() -> None:
             status, _, reply = _http(f"{server.url}/embeddings", body)
             assert status == 400 and expected in reply["error"]["message"], (body, reply)
         assert server.stats.embeddings == 0
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_cli_serve_stops_cleanly_on_a_signal_right_after_the_banner(signum) -> None:
+    """The race behind the once-flaky Ctrl-C test: a signal while the banner is printed still ends in "stopped:"."""
+    for _ in range(3):
+        proc = subprocess.Popen([MEMOPT, "serve", "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
+        try:
+            first = proc.stdout.readline()
+            proc.send_signal(signum)
+            out, err = proc.communicate(timeout=10)
+        finally:
+            proc.kill()
+        assert "serving at" in first
+        assert proc.returncode == 0 and "stopped: 0 requests" in out, (proc.returncode, out, err)
+        assert "Traceback" not in err
+
+
+def _raw_post(url: str, head: str, body: bytes = b"") -> tuple[int, dict[str, Any]]:
+    import http.client
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
+    connection.putrequest("POST", parts.path)
+    for line in head.splitlines():
+        name, _, value = line.partition(": ")
+        connection.putheader(name, value)
+    connection.endheaders()
+    if body:
+        connection.send(body)
+    response = connection.getresponse()
+    status, payload = response.status, json.loads(response.read())
+    connection.close()
+    return status, payload
+
+
+def test_hostile_bodies_get_400_or_413_with_a_reason() -> None:
+    from memopt.lm.server import MAX_BODY, MAX_EMBEDDING_INPUTS
+
+    with SimServer() as server:
+        deep = b'{"messages": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+        status, _, body = _http(f"{server.url}/chat/completions", raw=deep)
+        assert status == 400 and "nested too deeply" in body["error"]["message"]
+        status, body = _raw_post(f"{server.url}/chat/completions",
+                                 f"content-type: application/json\ncontent-length: {MAX_BODY + 1}")
+        assert status == 413 and "over the limit" in body["error"]["message"]
+        status, body = _raw_post(f"{server.url}/chat/completions", "content-type: application/json\n"
+                                 f"content-length: {'9' * 5000}")
+        assert status == 400 and "content-length" in body["error"]["message"]
+        many = {"model": "sim", "input": ["a few words"] * (MAX_EMBEDDING_INPUTS + 1)}
+        status, _, body = _http(f"{server.url}/embeddings", many)
+        assert status == 413 and f"at most {MAX_EMBEDDING_INPUTS}" in body["error"]["message"]
+        wide = {"model": "sim", "input": ["a few words"] * MAX_EMBEDDING_INPUTS, "dimensions": 8192}
+        status, _, body = _http(f"{server.url}/embeddings", wide)
+        assert status == 413 and "fewer texts" in body["error"]["message"]
+        assert _http(f"{server.url}/chat/completions", _chat())[0] == 200  # still serving
+        assert _http(f"{server.url}/embeddings", {"model": "sim", "input": ["a"] * 64})[0] == 200

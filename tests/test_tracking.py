@@ -160,8 +160,9 @@ def test_no_secret_reaches_params_tags_metrics_texts_or_prompts(store, tmp_path,
         r.log_text(f"error: invalid key {SECRET}", "errors.txt")
         r.log_dict({"attribution": f"prompt had {SECRET}", "token": "y"}, "attributions.json")
         r.log_artifact(secret_file.parent, "graphs")
-        r.register_prompts("rag", {"answer": f"Answer. Key: {SECRET}"}, commit_message=f"fix {SECRET}",
-                           round_index=1)
+        with pytest.raises(ConfigError, match=r"rag.answer: its text holds the value of \$OPENAI_API_KEY"):
+            r.register_prompts("rag", {"answer": f"Answer. Key: {SECRET}"}, commit_message="x", round_index=1)
+        r.register_prompts("rag", {"answer": "Answer briefly."}, commit_message=f"fix {SECRET}", round_index=1)
     tracker.log_text(SECRET, "parent.txt")
     tracker.finish()
 

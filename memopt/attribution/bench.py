@@ -36,7 +36,7 @@ from memopt.attribution.case import FailedCase, Probe, text_of
 from memopt.attribution.counterfactual import counterfactual
 from memopt.attribution.inject import effective, injections
 from memopt.errors import DataError
-from memopt.files import read_json, write_json
+from memopt.files import read_json, safe_name, write_json
 from memopt.judge import Judge
 from memopt.trace import load_graph, replay, save_graph
 
@@ -103,7 +103,7 @@ def _bench_cases_of(pipeline: str, G: nx.DiGraph, results: dict[str, dict[str, A
                 if judge.correct(view.question, view.gold, answer) or not effective(injection, faulted,
                                                                                     Probe(faulted, judge)):
                     continue
-                name = f"{pipeline}-{conversation}-{view.key}-{injection.fault}"
+                name = safe_name(f"{pipeline}-{conversation}-{view.key}-{injection.fault}")
                 save_graph(replayed.graph, graphs / f"{name}.json.gz")
                 out.append(BenchCase(name, pipeline, "injected", injection.fault, f"graphs/{name}.json.gz",
                                      view.case_id, view.question, view.gold, view.evidence, view.category, answer,
@@ -113,7 +113,7 @@ def _bench_cases_of(pipeline: str, G: nx.DiGraph, results: dict[str, dict[str, A
             if not label.details.get("clean"):
                 continue
             if base is None:
-                base = f"graphs/{pipeline}-{conversation}.json.gz"
+                base = f"graphs/{safe_name(f'{pipeline}-{conversation}', '.json.gz')}"
                 save_graph(G, graphs.parent / base)
             out.append(BenchCase(f"{pipeline}-{conversation}-{view.key}-natural", pipeline, "natural", None, base,
                                  view.case_id, view.question, view.gold, view.evidence, view.category,

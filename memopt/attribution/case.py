@@ -34,7 +34,8 @@ from memopt.judge import Judge
 from memopt.metrics import is_abstention
 from memopt.trace.graph import answer_of, latest, op_stages, ops_in_order, steering_ops, variables
 
-__all__ = ["FailedCase", "Probe", "text_of", "failed_cases", "produces_content", "is_content", "RAW_KINDS"]
+__all__ = ["FailedCase", "Probe", "text_of", "failed_cases", "is_failed", "produces_content", "is_content",
+           "RAW_KINDS"]
 
 RAW_KINDS = frozenset({"turn", "chunk", "context"})
 _NAME = re.compile(r"\b[A-Z][a-z]+(?:'s)?\b")
@@ -206,7 +207,7 @@ def failed_cases(G: nx.DiGraph, results: dict[str, dict[str, Any]]) -> list[Fail
     out = []
     for case in G.graph.get("cases", []):
         result = results.get(case["case_id"])
-        if result is None or not _failed(result) or answer_of(G, case["key"]) is None:
+        if result is None or not is_failed(result) or answer_of(G, case["key"]) is None:
             continue
         evidence, pseudo = seed_evidence(G, case["question"], case["gold"], tuple(case.get("evidence") or ()))
         out.append(FailedCase(G, case["case_id"], case["question"], case["gold"], evidence,
@@ -225,7 +226,8 @@ def produces_content(op: dict[str, Any]) -> bool:
     return isinstance(output, list) or (isinstance(output, dict) and bool(set(output) & _CONTENT_FIELDS))
 
 
-def _failed(result: dict[str, Any]) -> bool:
+def is_failed(result: dict[str, Any]) -> bool:
+    """Whether a results.json case counts as failed (no error; judged wrong, else F1 below 0.5)."""
     if result.get("error"):
         return False
     if result.get("correct") is not None:

@@ -7,7 +7,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from memopt.attribution.case import failed_cases
+import networkx as nx
+
+from memopt.attribution.case import failed_cases, is_failed
 from memopt.attribution.methods import attribute
 from memopt.attribution.types import Attribution
 from memopt.errors import DataError
@@ -15,7 +17,7 @@ from memopt.evaluate import RunResult
 from memopt.judge import Judge
 from memopt.trace.io import load_graph
 
-__all__ = ["attribute_run", "graph_files", "summarize_attributions"]
+__all__ = ["attribute_run", "check_same_run", "graph_files", "summarize_attributions"]
 
 
 def graph_files(trace_dir: str | Path) -> list[Path]:
@@ -30,26 +32,53 @@ def graph_files(trace_dir: str | Path) -> list[Path]:
 
 
 def attribute_run(results: RunResult, trace_dir: str | Path, judge: Judge, *, method: str = "memtrace",
-                  verify: bool = False, on_case: Callable[[Attribution], None] | None = None) -> list[Attribution]:
-    """Blame every failed case of ``results`` on the graphs in ``trace_dir``."""
+                  verify: bool = False, on_case: Callable[[Attribution], None] | None = None,
+                  source: str = "the results") -> list[Attribution]:
+    """Blame every failed case of ``results`` on the graphs in ``trace_dir`` (``source`` names the results file).
+
+    Before any judge call, the graphs are checked to belong to the run of the results (`check_same_run`).
+    """
+    graphs = [(path, load_graph(path)) for path in graph_files(trace_dir)]
+    check_same_run(results, graphs, source=source, trace_dir=trace_dir)
     by_id = {c.case_id: c.to_dict() for c in results.cases}
     found: list[Attribution] = []
-    seen = 0
-    for path in graph_files(trace_dir):
-        G = load_graph(path)
-        if G.graph.get("pipeline") != results.pipeline:
-            raise DataError(f"{path}: a graph of pipeline {G.graph.get('pipeline')!r}, but the results are of "
-                            f"{results.pipeline!r}; pass the trace directory of the same run.")
+    for _, G in graphs:
         for case in failed_cases(G, by_id):
-            seen += 1
             attribution = attribute(case, judge, method, verify=verify)
             found.append(attribution)
             if on_case is not None:
                 on_case(attribution)
-    if seen == 0 and any(c.correct is False for c in results.cases):
-        raise DataError(f"{trace_dir}: none of its graphs holds the failed cases of the results; "
-                        "pass the trace directory written by the same `memopt run`.")
     return found
+
+
+def check_same_run(results: RunResult, graphs: list[tuple[Path, nx.DiGraph]], *, source: str,
+                   trace_dir: str | Path) -> None:
+    """Refuse graphs of another run: a different run id, pipeline or question, or failed cases without a graph.
+
+    Files written before run ids existed carry none; they are checked by content only (pipeline,
+    case ids and questions, every failed case present).
+    """
+    answered: dict[str, str] = {}
+    for path, G in graphs:
+        if G.graph.get("pipeline") != results.pipeline:
+            raise DataError(f"{path}: a graph of pipeline {G.graph.get('pipeline')!r}, but {source} are of "
+                            f"{results.pipeline!r}; pass the trace directory of the same run.")
+        run_id = G.graph.get("run_id")
+        if run_id and results.run_id and run_id != results.run_id:
+            raise DataError(f"{path}: a graph of run {run_id}, but {source} are of run {results.run_id}; pass "
+                            "the results.json and the --trace directory written by the same `memopt run`.")
+        cases = G.graph.get("cases")
+        if not isinstance(cases, list) or not all(isinstance(c, dict) and "case_id" in c for c in cases):
+            raise DataError(f"{path}: graph attribute 'cases' is not a list of cases; the file is damaged.")
+        answered.update((str(c["case_id"]), str(c.get("question"))) for c in cases)
+    failed = [c for c in results.cases if is_failed(c.to_dict())]
+    wrong = [c.case_id for c in failed if c.case_id in answered and answered[c.case_id] != c.question]
+    missing = [c.case_id for c in failed if c.case_id not in answered]
+    if wrong or missing:
+        what = (f"{len(wrong)} failed case(s) ask other questions in the graphs (e.g. {wrong[0]})" if wrong else
+                f"{len(missing)} of {len(failed)} failed case(s) have no graph (e.g. {missing[0]})")
+        raise DataError(f"{source}: {what} in {trace_dir}; results and trace come from different runs (other "
+                        "data or --limit): pass the results.json and the --trace directory of the same `memopt run`.")
 
 
 def summarize_attributions(attributions: list[Attribution]) -> dict[str, Any]:

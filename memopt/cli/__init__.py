@@ -2,7 +2,8 @@
 
 Command modules import only typer at module level; heavy libraries (DSPy, MLflow, LiteLLM) are
 imported inside the commands that need them, so `memopt --help` stays fast. Errors a user can fix
-(`MemoptError`) are printed as one message, with exit code 2.
+(`MemoptError`) are printed as one message, with exit code 2. Ctrl-C and SIGTERM end any command
+the same way: one "interrupted" line, exit code 130 (SIGINT) or 143 (SIGTERM), see `memopt.interrupts`.
 """
 
 from __future__ import annotations
@@ -46,8 +47,23 @@ def _register() -> None:
 _register()
 
 
+def _interrupted(exc: BaseException) -> bool:
+    """Whether ``exc`` is, or was caused by, a `KeyboardInterrupt` (typer turns one into exit code 130)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, KeyboardInterrupt):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
+
+
 def main() -> None:
     """Entry point of the `memopt` console script."""
+    from memopt import interrupts
+
+    interrupts.handle_sigterm()
     try:
         app()
     except MemoptError as e:
@@ -56,6 +72,8 @@ def main() -> None:
 
         Console(stderr=True, soft_wrap=True).print(f"[bold red]error:[/] {escape(str(e))}", highlight=False)
         sys.exit(e.exit_code)
-    except KeyboardInterrupt:
-        sys.stderr.write("interrupted\n")
-        sys.exit(130)
+    except (KeyboardInterrupt, SystemExit) as e:
+        if not _interrupted(e):
+            raise
+        sys.stderr.write(f"interrupted ({interrupts.interrupted_by()}); nothing half-written is kept\n")
+        sys.exit(interrupts.exit_code())

@@ -32,12 +32,14 @@ def attribute(
     from memopt.attribution.types import save_attributions
     from memopt.errors import ConfigError
     from memopt.evaluate import RunResult
+    from memopt.files import check_writable
     from memopt.judge import make_judge
 
     if method not in METHODS:
         raise ConfigError(f"--method {method!r}: choose one of {', '.join(METHODS)}.")
+    check_writable(out)
     run = RunResult.load(results)
-    found = attribute_run(run, trace, make_judge(judge_lm), method=method, verify=verify)
+    found = attribute_run(run, trace, make_judge(judge_lm), method=method, verify=verify, source=str(results))
     save_attributions(found, out)
     summary = summarize_attributions(found)
     console = Console(soft_wrap=True)

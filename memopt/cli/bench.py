@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import typer
 
 from memopt.cli import options
+from memopt.files import check_writable, write_json
 
 app = typer.Typer(help="Benchmarks: print figures as a table (and JSON with --out).", no_args_is_help=True)
 
@@ -24,7 +24,12 @@ def _print(rows: list[dict[str, Any]], title: str, out: Path | None) -> None:
         table.add_row(*(str(v) for v in row.values()))
     Console().print(table)
     if out is not None:
-        out.write_text(json.dumps(rows, indent=1) + "\n")
+        write_json(out, rows)
+
+
+def _check_out(out: Path | None) -> None:
+    if out is not None:
+        check_writable(out)
 
 
 @app.command("run")
@@ -36,6 +41,7 @@ def run(
     """Cases/s and LM calls per case of every pipeline with SimLM."""
     from memopt.bench.run import bench_pipelines
 
+    _check_out(out)
     _print(bench_pipelines(data, workers=workers), f"pipelines on {data} (SimLM, simulated)", out)
 
 
@@ -47,6 +53,7 @@ def simlm(
     """SimLM's own cost per call, per operation (prompts recorded from runs of every pipeline)."""
     from memopt.bench.run import bench_simlm
 
+    _check_out(out)
     _print(bench_simlm(data), "SimLM.respond per call (µs)", out)
 
 
@@ -63,12 +70,13 @@ def trace(
     """Tracing overhead (traced / untraced run time) and build/save/load time and peak memory of a long graph."""
     from memopt.bench.trace import bench_big_graph, bench_trace_overhead
 
+    _check_out(out)
     overhead = [bench_trace_overhead(data, pipeline, repeats, latency) for latency in latency_ms]
     _print(overhead, "tracing overhead (SimLM, simulated)", None)
     big = bench_big_graph(sessions, pipeline)
     _print([big], f"graph of one {sessions}-session conversation", None)
     if out is not None:
-        out.write_text(json.dumps({"overhead": overhead, "big_graph": big}, indent=1) + "\n")
+        write_json(out, {"overhead": overhead, "big_graph": big})
 
 
 @app.command("attribution")
@@ -91,6 +99,7 @@ def attribution(
     from memopt.cli.options import parse_ids
     from memopt.taxonomy import ERROR_TYPES
 
+    _check_out(out)
     if memtracebench is not None:
         report = score_memtracebench(memtracebench, parse_ids(methods))
         for split, n_files in report["files"].items():
@@ -100,7 +109,7 @@ def attribution(
             typer.echo(f"{split}: memory-error labels {labels}; "
                        f"{report['skipped_non_memory'][split]} non-memory labels skipped")
         if out is not None:
-            out.write_text(json.dumps(report, indent=1) + "\n")
+            write_json(out, report)
         return
     names = parse_ids(pipelines) or []
     report = bench_attribution(pipelines=names, data=data, cases_dir=cases_dir, methods=parse_ids(methods),
@@ -113,7 +122,7 @@ def attribution(
         report["long_graph"] = bench_long_graph(long_sessions)
         _print(report["long_graph"], f"one {long_sessions}-session mem0 conversation", None)
     if out is not None:
-        out.write_text(json.dumps(report, indent=1) + "\n")
+        write_json(out, report)
 
 
 @app.command("optimize")
@@ -129,6 +138,7 @@ def optimize(
     from memopt.bench.optimize import bench_optimize
     from memopt.cli.options import parse_ids
 
+    _check_out(out)
     files = experiments or [Path("experiments/quickstart.yaml"), Path("experiments/locomo_mem0.yaml")]
     rows = bench_optimize(files, budget=budget, rounds=rounds, variants=parse_ids(variants))
     _print(rows, f"optimizers at {budget} LM calls (SimLM, simulated)", out)

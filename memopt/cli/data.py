@@ -22,7 +22,9 @@ def synth(
     """Generate synthetic conversations with evidence-linked questions, as LoCoMo or LongMemEval JSON."""
     from memopt.data.synth import SynthSpec, write_synthetic
     from memopt.errors import ConfigError
+    from memopt.files import check_writable
 
+    check_writable(out)
     spec = SynthSpec(conversations=conversations, sessions=sessions, seed=seed)
     if fmt == "longmemeval":
         from memopt.data.longmemeval import write_synthetic_longmemeval

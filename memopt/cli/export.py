@@ -28,10 +28,12 @@ def export(
 
     from memopt.errors import ConfigError
     from memopt.export import FORMATS, export, load_source, mem0_fragment, write_tuned_prompts
+    from memopt.files import check_writable
     from memopt.prompts import prompt_path
 
     if fmt not in FORMATS:
         raise ConfigError(f"--format {fmt!r}: choose one of {', '.join(FORMATS)}.")
+    check_writable(out, directory=fmt == "text")
     name, instructions = load_source(source, pipeline=pipeline, tracking_uri=tracking_uri)
     path = export(name, instructions, fmt, out)
     console = Console(soft_wrap=True, highlight=False, markup=False)

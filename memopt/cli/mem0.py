@@ -34,9 +34,11 @@ def check(
     from memopt.cli.tables import mem0_check_table
     from memopt.data.source import load_data, select
     from memopt.errors import ConfigError
-    from memopt.files import write_json
+    from memopt.files import check_writable, write_json
     from memopt.mem0_check import check_mem0, load_fragment
 
+    if out is not None:
+        check_writable(out)
     fragment = load_fragment(config)
     instructions = None
     if answer_prompt is not None:

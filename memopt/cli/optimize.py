@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
@@ -26,9 +25,14 @@ def optimize(
 
     from memopt.cli.tables import rounds_table
     from memopt.experiment import load_experiment
+    from memopt.files import check_writable, write_json
     from memopt.optimize.run import run_experiment
-    from memopt.tracking import Tracker
+    from memopt.tracking import Tracker, check_run_id
 
+    if out is not None:
+        check_writable(out)
+    if resume is not None:
+        check_run_id(resume)
     exp = load_experiment(experiment, {"rounds": rounds, "mlflow.tracking_uri": tracking_uri, "data.source": data,
                                        "optimizer.name": optimizer, "attribution.method": attribution,
                                        "budget.max_lm_calls": budget})
@@ -44,7 +48,14 @@ def optimize(
                          (" — kept the current prompts" if record.round else "")) + f" ({record.lm_calls} LM calls)",
                       highlight=False)
 
-    summary = run_experiment(exp, resume=resume, tracker=tracker, on_round=on_round)
+    try:
+        summary = run_experiment(exp, resume=resume, tracker=tracker, on_round=on_round)
+    except KeyboardInterrupt:
+        run_id = resume or tracker.started_run_id()
+        if run_id is not None:
+            console.print(f"MLflow run {run_id} ended KILLED at its last checkpoint; continue it with "
+                          f"`memopt optimize {experiment} --resume {run_id}`", highlight=False)
+        raise
     stdout = Console(soft_wrap=True)
     stdout.print(rounds_table(summary))
     base, final = summary["baseline"], summary["final"]
@@ -53,4 +64,4 @@ def optimize(
     stdout.print(f"MLflow: {tracker.ui_hint()}", highlight=False)
     stdout.print(f"Export: memopt export {summary['run_id']} --format text --out tuned-prompts", highlight=False)
     if out is not None:
-        out.write_text(json.dumps(summary, indent=1) + "\n")
+        write_json(out, summary)

@@ -17,7 +17,7 @@ JUDGE_LM = typer.Option("sim", "--judge-lm", envvar="MEMOPT_JUDGE_LM",
                         help="Judge LM spec (grades answers); 'none' skips judging.")
 DATA = typer.Option("synthetic", "--data", envvar="MEMOPT_DATA",
                     help="LoCoMo JSON file, or 'synthetic[:conversations=N,sessions=M,seed=S]' (bundled default).")
-PROMPTS = typer.Option(None, "--prompts", envvar="MEMOPT_PROMPTS", file_okay=False,
+PROMPTS = typer.Option(None, "--prompts", envvar="MEMOPT_PROMPTS",
                        help="Directory of prompts shaped <dir>/<pipeline>/<op>.md (default: the seed prompts).")
 SEED = typer.Option(0, "--seed", help="Seed (SimLM, data generation, splits, optimizers).")
 WORKERS = typer.Option(1, "--workers", "-w", min=1, max=64, help="Conversations processed in parallel (threads).")
@@ -28,10 +28,14 @@ def parse_knobs(values: list[str] | None) -> dict[str, int]:
     knobs: dict[str, int] = {}
     for item in values or []:
         key, sep, value = item.partition("=")
-        if not sep or not key.strip() or not value.strip().lstrip("-").isdigit():
-            raise ConfigError(f"--knob {item!r}: expected NAME=INTEGER, e.g. --knob top_k=5.")
+        if not sep or not key.strip() or not value.strip().lstrip("-").isdigit() or len(value.strip()) > 18:
+            raise ConfigError(f"--knob {_cut(item)!r}: expected NAME=INTEGER, e.g. --knob top_k=5.")
         knobs[key.strip()] = int(value)
     return knobs
+
+
+def _cut(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def parse_ids(value: str | None) -> list[str] | None:

@@ -24,7 +24,7 @@ def run(
     knob: list[str] = typer.Option(None, "--knob", "-k", help="Pipeline knob NAME=INT (repeatable), e.g. top_k=5."),
     seed: int = options.SEED,
     out: Path = typer.Option(Path("results.json"), "--out", "-o", help="Where to write the results."),
-    trace: Path = typer.Option(None, "--trace", file_okay=False,
+    trace: Path = typer.Option(None, "--trace",
                                help="Also record one evolution graph per conversation into this directory."),
 ) -> None:
     """Run a memory system on a data set and score its answers (F1, exact match, judge accuracy)."""
@@ -33,8 +33,12 @@ def run(
 
     from memopt.cli.tables import category_table
     from memopt.evaluate import ERROR_LIMIT
+    from memopt.files import check_writable
     from memopt.run import run_pipeline
 
+    check_writable(out)
+    if trace is not None:
+        check_writable(trace, option="--trace", directory=True)
     console = Console(stderr=True)
     progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TextColumn("F1 {task.fields[f1]:.3f}"), TimeElapsedColumn(), console=console,

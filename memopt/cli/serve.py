@@ -1,7 +1,9 @@
 """`memopt serve`: SimLM behind an OpenAI-compatible HTTP server, in the foreground.
 
 Binds to loopback only (another host is a `ConfigError`, exit code 2). Prints the base URL and a
-``dspy.LM(...)`` line that reaches it; Ctrl-C (or SIGTERM) stops it cleanly and prints its counters.
+``dspy.LM(...)`` line that reaches it; Ctrl-C (or SIGTERM) stops it cleanly and prints its counters. Both
+signals are handled from before the server starts, so one that arrives during start-up or right after
+the banner also ends in "stopped: ..." and exit code 0.
 """
 
 from __future__ import annotations
@@ -30,20 +32,19 @@ def serve(
 
     server = SimServer(host=host, port=port, seed=seed, fail_rate=fail_rate, status=status, delay=delay,
                        malformed_rate=malformed_rate)
-    url = server.start()
     stop = threading.Event()
-    previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    typer.echo(f"SimLM (simulated) serving at {url}  (Ctrl-C to stop)")
-    typer.echo(f"  spec:   --lm openai/sim@{url}")
-    typer.echo(f"  python: {example_lm_line(url)}")
+    previous = {s: signal.signal(s, lambda *_: stop.set()) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
+        url = server.start()
+        typer.echo(f"SimLM (simulated) serving at {url}  (Ctrl-C to stop)")
+        typer.echo(f"  spec:   --lm openai/sim@{url}")
+        typer.echo(f"  python: {example_lm_line(url)}")
         while not stop.wait(0.5):
             pass
-    except KeyboardInterrupt:
-        pass
     finally:
-        signal.signal(signal.SIGTERM, previous)
         server.stop()
+        for s, handler in previous.items():
+            signal.signal(s, handler)
     stats = server.stats
     typer.echo(f"stopped: {stats.requests} requests, {stats.injected_failures} injected failures, "
                f"{stats.malformed} malformed replies, {stats.embeddings} embedding requests")

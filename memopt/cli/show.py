@@ -17,22 +17,25 @@ def show(
     case: str = typer.Option(None, "--case", help="Only one question's subgraph: key (q12) or case id (conv-30:q12)."),
     path: str = typer.Option(None, "--path", help="Evidence path to emphasise: node ids, comma-separated, in order."),
     blamed: str = typer.Option(None, "--blamed", help="Operation id to mark as the blamed op."),
-    out: Path = typer.Option(..., "--out", "-o", dir_okay=False, help="Where to write the HTML viewer."),
-    png: Path = typer.Option(None, "--png", dir_okay=False, help="Also write a static PNG preview here."),
+    out: Path = typer.Option(..., "--out", "-o", help="Where to write the HTML viewer."),
+    png: Path = typer.Option(None, "--png", help="Also write a static PNG preview here."),
 ) -> None:
     """Write an evolution graph as one self-contained HTML page (pan, zoom, click a node for its details)."""
     from memopt.errors import ConfigError
+    from memopt.files import check_writable, write_atomic
     from memopt.trace.memtrace import open_graph
     from memopt.trace.render import graph_view, render_png, view_html
 
+    check_writable(out)
+    if png is not None:
+        check_writable(png, option="--png")
     G = open_graph(graph)
     highlight = options.parse_ids(path)
     try:
         view = graph_view(G, case=case, highlight=highlight, blamed=blamed)
     except ConfigError as e:
         raise ConfigError(f"{graph}: {e}") from None
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(view_html(view), encoding="utf-8")
+    write_atomic(out, view_html(view))
     meta = view["meta"]
     drawn = f" as {len(view['nodes']):,} groups" if meta["mode"] == "summary" else ""
     typer.echo(f"wrote {out}: {meta['mode']} view, {meta['shown']:,} of {meta['total']:,} nodes{drawn}")

@@ -30,8 +30,8 @@ def parse_synth_spec(spec: str) -> SynthSpec | None:
     for part in filter(None, spec.partition(":")[2].split(",")):
         key, _, value = part.partition("=")
         key = key.strip()
-        if key not in allowed or not value.strip().lstrip("-").isdigit():
-            raise DataError(f"data spec {spec!r}: bad option {part!r}; use synthetic:"
+        if key not in allowed or not value.strip().lstrip("-").isdigit() or len(value.strip()) > 18:
+            raise DataError(f"data spec {spec[:80]!r}: bad option {part[:40]!r}; use synthetic:"
                             f"{','.join(sorted(allowed))} with integer values.")
         options[key] = int(value)
     return SynthSpec(**options)

@@ -26,7 +26,9 @@ from memopt.errors import DataError
 from memopt.files import write_json
 from memopt.text import MONTHS, WEEKDAYS, format_date
 
-__all__ = ["SynthSpec", "generate", "write_synthetic", "synthetic_conversations"]
+__all__ = ["SynthSpec", "generate", "write_synthetic", "synthetic_conversations", "MAX_SESSIONS"]
+
+MAX_SESSIONS = 200_000  # about two minutes of generation; a bigger spec is a typo more often than a plan
 
 _PEOPLE = (
     "Alex Bea Carmen Dev Elena Farid Grace Hiro Ines Jonah Kira Luca Maya Nadia Omar Priya Quinn Rosa "
@@ -95,8 +97,13 @@ class SynthSpec:
     questions_per_conversation: int = 40
 
     def __post_init__(self) -> None:
-        if self.conversations < 1 or self.sessions < 1:
-            raise DataError(f"synthetic spec {self}: conversations and sessions must be at least 1.")
+        if self.conversations < 1 or self.sessions < 1 or self.questions_per_conversation < 1:
+            raise DataError(f"synthetic spec {self}: conversations, sessions and questions_per_conversation must "
+                            "be at least 1.")
+        if self.conversations * self.sessions > MAX_SESSIONS:
+            raise DataError(f"synthetic spec {self}: conversations × sessions = "
+                            f"{self.conversations * self.sessions:,} sessions; at most {MAX_SESSIONS:,} are "
+                            "generated (write bigger sets in parts with `memopt data synth`).")
 
     def describe(self) -> str:
         """The spec as a data name: ``synthetic:conversations=6,sessions=8,seed=0``."""

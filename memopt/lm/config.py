@@ -52,6 +52,8 @@ __all__ = [
     "api_key_env",
     "explain_lm_error",
     "redact",
+    "credential_values",
+    "SECRET_MIN_LENGTH",
     "spec_of",
 ]
 
@@ -242,13 +244,28 @@ def spec_of(lm: Any) -> str | None:
     return getattr(lm, _SPEC_ATTRIBUTE, None)
 
 
-_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL", re.IGNORECASE)
+# The variables LiteLLM reads provider credentials from: *_API_KEY (OPENAI_API_KEY, AZURE_API_KEY, ...),
+# *_APIKEY (WATSONX_APIKEY), *_TOKEN (HF_TOKEN, DATABRICKS_TOKEN, AZURE_AD_TOKEN, AWS_SESSION_TOKEN), *_SECRET
+# (AZURE_CLIENT_SECRET) and AWS's key pair.
+_CREDENTIAL_NAME = re.compile(r"(?:API_?KEY|_TOKEN|_SECRET|_SECRET_ACCESS_KEY|_ACCESS_KEY_ID)$", re.IGNORECASE)
+SECRET_MIN_LENGTH = 8
+
+
+def credential_values() -> dict[str, str]:
+    """Environment variables that hold LM credentials (see ``_CREDENTIAL_NAME``), long enough to be secrets."""
+    return {name: value for name, value in os.environ.items()
+            if _CREDENTIAL_NAME.search(name) and len(value.strip()) >= SECRET_MIN_LENGTH}
 
 
 def redact(text: str) -> str:
-    """``text`` with the value of every secret-looking environment variable (``*_API_KEY``, tokens) masked."""
-    for name, value in os.environ.items():
-        if len(value) >= 4 and _SECRET_NAME.search(name) and value in text:
+    """``text`` with the value of every LM credential variable masked as ``***`` (nothing else is touched).
+
+    Only variables named like provider credentials (``*_API_KEY``, ``*_APIKEY``, ``*_TOKEN``,
+    ``*_SECRET``, AWS's keys) holding at least ``SECRET_MIN_LENGTH`` characters count, so an unrelated
+    variable (``DB_PASSWORD=user``) or a short value never rewrites prompts, answers or data.
+    """
+    for value in sorted(credential_values().values(), key=len, reverse=True):
+        if value in text:
             text = text.replace(value, "***")
     return text
 

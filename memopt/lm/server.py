@@ -9,12 +9,15 @@ Contract:
   system text; the last user message is the user text; the reply is `SimLM.respond` on them (so a
   JSONAdapter prompt gets JSON back, whatever ``response_format`` says; the real Mem0's extraction and
   update calls get the bare JSON object Mem0 parses). ``usage`` tokens are characters / 4.
-  ``stream: true`` is refused with 400. An unknown path is 404, a bad body 400, always with an
-  OpenAI-style ``{"error": {...}}`` body.
+  ``stream: true`` is refused with 400. An unknown path is 404, a bad body 400 (not JSON, nested
+  too deeply, a bad ``content-length``), a body over `MAX_BODY` (8 MiB) 413 without reading it,
+  always with an OpenAI-style ``{"error": {...}}`` body that says why.
 - ``POST /v1/embeddings`` takes the OpenAI embeddings schema (``input``: a string or a list of strings;
   ``dimensions``: 1–8192, default 1536; ``encoding_format``: ``float`` or ``base64``) and returns
   `SimLM.embed`'s *lexical* embeddings: hashed Porter-stem features, unit length, deterministic
   (`memopt.lm.sim.embedding`). Texts are close when they share words, not when they mean the same.
+  At most `MAX_EMBEDDING_INPUTS` (256) texts and `MAX_EMBEDDING_VALUES` (2^20) inputs × dimensions
+  per request (413 beyond), so one request cannot take the server's memory.
 - Faults apply to chat completions only (never to embeddings) and are deterministic for a seed:
   request *n* draws its fate from the *n*-th pair of numbers of ``random.Random(seed)``. With probability ``fail_rate``
   it fails with ``status`` (429 carries ``retry-after: 0``); otherwise, with probability
@@ -43,13 +46,18 @@ from memopt.errors import ConfigError
 from memopt.lm.sim import SimLM
 from memopt.lm.sim.embedding import DEFAULT_DIMENSIONS, MAX_DIMENSIONS
 
-__all__ = ["SimServer", "ServerStats", "FAULT_STATUSES", "MODEL_ID", "check_loopback", "example_lm_line"]
+__all__ = ["SimServer", "ServerStats", "FAULT_STATUSES", "MODEL_ID", "MAX_BODY", "MAX_EMBEDDING_INPUTS",
+           "MAX_EMBEDDING_VALUES", "check_loopback", "example_lm_line"]
 
 logger = logging.getLogger(__name__)
 
 FAULT_STATUSES = (429, 500)
 MODEL_ID = "sim"
-_ERROR_TYPES = {400: "invalid_request_error", 404: "not_found_error", 429: "rate_limit_error", 500: "server_error"}
+_ERROR_TYPES = {400: "invalid_request_error", 404: "not_found_error", 413: "request_too_large",
+                429: "rate_limit_error", 500: "server_error"}
+MAX_BODY = 8 * 1024 * 1024
+MAX_EMBEDDING_INPUTS = 256
+MAX_EMBEDDING_VALUES = 1 << 20  # inputs × dimensions: about 50 MB of reply at most
 _MARKER = re.compile(r"\[\[ ## \w+ ## \]\]")
 
 
@@ -187,9 +195,21 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(500, f"SimLM failed: {type(e).__name__}: {e}")
 
     def _json(self) -> dict[str, Any] | None:
+        declared = self.headers.get("content-length") or "0"
+        length = int(declared) if declared.strip().isdigit() and len(declared.strip()) < 16 else -1
+        if length < 0:
+            self.close_connection = True
+            self._error(400, f"content-length {declared[:40]!r} is not a number of bytes")
+            return None
+        if length > MAX_BODY:
+            self.close_connection = True
+            self._error(413, f"the request body ({length:,} bytes) is over the limit of {MAX_BODY:,} bytes")
+            return None
         try:
-            raw = self.rfile.read(int(self.headers.get("content-length") or 0))
-            body = json.loads(raw or b"null")
+            body = json.loads(self.rfile.read(length) or b"null")
+        except RecursionError:
+            self._error(400, "the request body is JSON nested too deeply")
+            return None
         except (ValueError, UnicodeDecodeError) as e:
             self._error(400, f"the request body is not valid JSON ({e})")
             return None
@@ -209,9 +229,16 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(400, "the request body must be a JSON object whose 'input' is a string or a non-empty list "
                              "of strings (token arrays are not supported)")
             return None
+        if len(texts) > MAX_EMBEDDING_INPUTS:
+            self._error(413, f"'input' holds {len(texts)} texts; at most {MAX_EMBEDDING_INPUTS} per request")
+            return None
         dimensions = DEFAULT_DIMENSIONS if body.get("dimensions") is None else body["dimensions"]
         if isinstance(dimensions, bool) or not isinstance(dimensions, int) or not 1 <= dimensions <= MAX_DIMENSIONS:
             self._error(400, f"'dimensions' must be an integer between 1 and {MAX_DIMENSIONS}, got {dimensions!r}")
+            return None
+        if len(texts) * dimensions > MAX_EMBEDDING_VALUES:
+            self._error(413, f"{len(texts)} texts × {dimensions} dimensions is over the limit of "
+                             f"{MAX_EMBEDDING_VALUES:,} values per request; send fewer texts per request")
             return None
         if (body.get("encoding_format") or "float") not in ("float", "base64"):
             self._error(400, "'encoding_format' must be 'float' or 'base64'")

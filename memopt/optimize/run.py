@@ -11,6 +11,7 @@ continues after the last completed round of a parent run; a round killed half-wa
 from __future__ import annotations
 
 import difflib
+import hashlib
 import json
 import tempfile
 import time
@@ -21,7 +22,10 @@ from typing import Any
 from memopt.data.model import Conversation
 from memopt.data.source import load_data, select
 from memopt.data.splits import split_ids
+from memopt.errors import ConfigError, DataError
 from memopt.experiment import Experiment
+from memopt.files import read_json, safe_name
+from memopt.interrupts import deferred
 from memopt.optimize.gepa import GepaOptimizer
 from memopt.optimize.reflective import ReflectiveOptimizer, RoundOutcome
 from memopt.optimize.scoring import BudgetExhausted, Scorer
@@ -29,19 +33,58 @@ from memopt.optimize.state import OptimizeState, RoundRecord
 from memopt.prompts import write_prompts
 from memopt.system import MemorySystem
 
-__all__ = ["run_experiment", "splits_of", "summary_of", "STATE_ARTIFACT"]
+__all__ = ["run_experiment", "check_experiment", "splits_of", "data_fingerprint", "summary_of", "STATE_ARTIFACT"]
 
 STATE_ARTIFACT = "state/state.json"
 GRAPHS_PER_ROUND = 3
 
 
 def splits_of(experiment: Experiment) -> tuple[str, list[Conversation], list[Conversation], list[Conversation]]:
-    """(data name, train, val, test) conversations of an experiment."""
+    """(data name, train, val, test) conversations of an experiment; train and val must not be empty."""
     name, conversations = load_data(experiment.data.source)
     conversations = select(conversations, experiment.data.conversations)
     split = split_ids([c.sample_id for c in conversations], experiment.data.split, seed=experiment.data.split_seed)
+    if not split.train or not split.val:
+        raise ConfigError(f"data {name}: {len(conversations)} conversation(s) split (train, val, test) = "
+                          f"{split.sizes()}; optimize needs at least one conversation in train and one in val "
+                          "(use more conversations, or change data.split).")
     by_id = {c.sample_id: c for c in conversations}
     return name, *([by_id[i] for i in part] for part in (split.train, split.val, split.test))
+
+
+def data_fingerprint(*parts: list[Conversation]) -> str:
+    """A content hash of the conversations of each split part (16 hex digits): the data identity of a run."""
+    from memopt.data.locomo import to_locomo
+
+    blob = json.dumps([[to_locomo(c) for c in part] for part in parts], sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
+
+
+def check_experiment(experiment: Experiment) -> None:
+    """Check what can be checked before the first LM call: method and LM names, knob values (errors name the key)."""
+    from memopt.attribution.methods import METHODS
+    from memopt.lm.config import parse_lm_spec
+    from memopt.systems import system_class
+
+    if experiment.attribution.method not in METHODS:
+        raise ConfigError(f"attribution.method {experiment.attribution.method!r}: choose one of {', '.join(METHODS)}.")
+    for role in ("task", "judge", "reflection"):
+        try:
+            parse_lm_spec(getattr(experiment.lm, role))
+        except ConfigError as e:
+            raise ConfigError(f"lm.{role}: {e}") from None
+    system = system_class(experiment.pipeline)
+    checks = [("knobs", experiment.knobs)]
+    checks += [(f"optimizer.search.{knob}", {knob: value}) for knob, values in experiment.optimizer.search.items()
+               for value in values]
+    for key, knobs in checks:
+        try:
+            system.check_knobs(knobs)
+        except ConfigError as e:
+            raise ConfigError(f"{key}: {e}") from None
+    empty = [knob for knob, values in experiment.optimizer.search.items() if not values]
+    if empty:
+        raise ConfigError(f"optimizer.search.{empty[0]}: give at least one value to search.")
 
 
 def _optimizer(experiment: Experiment, scorer: Scorer) -> ReflectiveOptimizer | GepaOptimizer:
@@ -94,7 +137,7 @@ def _log_graphs(log: Any, outcome: RoundOutcome) -> None:
     for case, attribution in outcome.attributions[:GRAPHS_PER_ROUND]:
         html = render_html(case.G, case=case.key, highlight=list(attribution.evidence_path),
                            blamed=attribution.op_id, title=f"{case.case_id}: {attribution.error_type}")
-        log.log_text(html, f"graphs/{case.case_id.replace(':', '_')}.html")
+        log.log_text(html, f"graphs/{safe_name(case.case_id.replace(':', '_'), '.html')}")
 
 
 def _log_round(log: Any, system: MemorySystem, record: RoundRecord, outcome: RoundOutcome | None,
@@ -149,10 +192,12 @@ def summary_of(state: OptimizeState, experiment: Experiment) -> dict[str, Any]:
     }
 
 
-def _params(experiment: Experiment, data_name: str, optimizer: ReflectiveOptimizer | GepaOptimizer) -> dict[str, Any]:
+def _params(experiment: Experiment, data_name: str, fingerprint: str,
+            optimizer: ReflectiveOptimizer | GepaOptimizer) -> dict[str, Any]:
     from memopt.lm.config import describe_lm, parse_lm_spec
 
-    params: dict[str, Any] = {"pipeline": experiment.pipeline, "data": data_name, "rounds": experiment.rounds,
+    params: dict[str, Any] = {"pipeline": experiment.pipeline, "data": data_name, "data.fingerprint": fingerprint,
+                              "rounds": experiment.rounds,
                               "budget.max_lm_calls": experiment.budget.max_lm_calls, "seed": experiment.seed,
                               "experiment": experiment.name}
     for role in ("task", "judge", "reflection"):
@@ -166,10 +211,18 @@ def _params(experiment: Experiment, data_name: str, optimizer: ReflectiveOptimiz
 
 def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker: Any = None,
                    on_round: Callable[[RoundRecord], None] | None = None) -> dict[str, Any]:
-    """Run (or resume) an optimization; returns the summary (see `summary_of`)."""
+    """Run (or resume) an optimization; returns the summary (see `summary_of`).
+
+    Everything is checked before the first LM call (`check_experiment`, the data, the prompts, on
+    resume the pipeline and the data fingerprint). Interrupted (Ctrl-C, SIGTERM) or failed, the parent
+    run ends KILLED or FAILED with its last checkpoint, and ``resume`` continues from it, also when
+    round 0 never finished.
+    """
     from memopt.systems import make_system
 
+    check_experiment(experiment)
     data_name, trainset, valset, testset = splits_of(experiment)
+    fingerprint = data_fingerprint(trainset, valset, testset)
     scorer = Scorer(experiment.lm.task, experiment.lm.judge, experiment.lm.reflection,
                     budget=experiment.budget.max_lm_calls, seed=experiment.seed)
     optimizer = _optimizer(experiment, scorer)
@@ -178,43 +231,81 @@ def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker
 
         tracker = Tracker(experiment.mlflow.tracking_uri, experiment.mlflow.experiment)
     seed_system = make_system(experiment.pipeline, prompts=experiment.prompts, **experiment.knobs)
-    if resume is not None:
-        state = _resume(tracker, resume, experiment)
+    _check_prompts(seed_system)
+    state = _checkpoint(tracker, resume, experiment, data_name, fingerprint) if resume is not None else None
+    if state is not None:
         scorer.spent_before, scorer.tokens_before = state.lm_calls, state.tokens
-    else:
-        run_id = tracker.start(f"{experiment.name}-{experiment.optimizer.name}", _params(experiment, data_name,
-                                                                                          optimizer))
-        tracker.log_text(experiment.model_dump_json(indent=1), "experiment.json")
-        state = _baseline(tracker, seed_system, scorer, valset, testset, run_id, on_round)
-    status = "FINISHED"
+    status, summary = "FINISHED", None
     try:
+        with deferred():
+            if resume is not None:
+                tracker.resume(resume)
+            else:
+                tracker.start(f"{experiment.name}-{experiment.optimizer.name}",
+                              _params(experiment, data_name, fingerprint, optimizer))
+                tracker.log_text(experiment.model_dump_json(indent=1), "experiment.json")
+        if state is None:
+            state = _baseline(tracker, seed_system, scorer, valset, testset, on_round,
+                              data=data_name, fingerprint=fingerprint)
         while state.next_round <= experiment.rounds and scorer.remaining() > 0:
             if not _round(tracker, optimizer, state, seed_system, scorer, trainset, valset, testset, on_round):
                 break
+    except Exception:
+        status = "FAILED"
+        raise
     except BaseException:
         status = "KILLED"
         raise
     finally:
+        if _attached(tracker):
+            with deferred():
+                summary = _finish(tracker, state, experiment, status)
+    return summary
+
+
+def _attached(tracker: Any) -> bool:
+    try:
+        return bool(tracker.run_id)
+    except RuntimeError:
+        return False
+
+
+def _finish(tracker: Any, state: OptimizeState | None, experiment: Experiment, status: str) -> dict[str, Any] | None:
+    """Checkpoint, best prompts, summary and final metrics of the parent run, then end it with ``status``."""
+    try:
+        if state is None:
+            return None
         tracker.log_dict(state.to_dict(), STATE_ARTIFACT)
         _save_best(tracker, state)
         summary = summary_of(state, experiment)
         tracker.log_dict(summary, "summary.json")
         tracker.log_metrics({"best.val_f1": summary["final"]["val_f1"] or 0.0, "lm_calls": state.lm_calls})
+        return summary
+    finally:
         tracker.finish(status)
-    return summary
+
+
+def _check_prompts(system: MemorySystem) -> None:
+    from memopt.tracking import check_prompt_secret, prompt_name
+
+    for op, text in system.instructions().items():
+        check_prompt_secret(prompt_name(system.name, op), text)
 
 
 def _baseline(tracker: Any, system: MemorySystem, scorer: Scorer, valset: list[Conversation],
-              testset: list[Conversation], run_id: str, on_round: Callable[[RoundRecord], None] | None
-              ) -> OptimizeState:
+              testset: list[Conversation], on_round: Callable[[RoundRecord], None] | None, *, data: str,
+              fingerprint: str) -> OptimizeState:
     started = time.perf_counter()
     with tracker.round(0, "round-0 (starting prompts)") as log:
         record = _record(0, scorer, system, valset, testset, None, started)
         _log_round(log, system, record, None, system.instructions())
-    state = OptimizeState(system.name, 1, system.instructions(), dict(system.knobs), float(record.val["f1"]),
-                          0, float(record.val["f1"]), system.instructions(), dict(system.knobs), [record],
-                          record.lm_calls, record.tokens, run_id)
-    tracker.log_dict(state.to_dict(), STATE_ARTIFACT)
+        with deferred():  # the checkpoint and the end of the round's run go together
+            state = OptimizeState(system.name, 1, system.instructions(), dict(system.knobs), float(record.val["f1"]),
+                                  0, float(record.val["f1"]), system.instructions(), dict(system.knobs), [record],
+                                  record.lm_calls, record.tokens, tracker.run_id, data=data,
+                                  data_fingerprint=fingerprint)
+            tracker.log_dict(state.to_dict(), STATE_ARTIFACT)
+            log.end()
     if on_round is not None:
         on_round(record)
     return state
@@ -234,34 +325,55 @@ def _round(tracker: Any, optimizer: ReflectiveOptimizer | GepaOptimizer, state: 
         except BudgetExhausted as e:
             log.set_tags({"memopt.stopped": f"budget exhausted: {e}"})
             return False
+        instructions, knobs, current_val = state.instructions, state.knobs, state.current_val
         if outcome.accepted:
-            state.instructions = {**state.instructions, **outcome.choice.instructions}
-            state.knobs = dict(outcome.choice.knobs)
-            state.current_val = outcome.choice.val_f1
-            current = seed_system.with_instructions(state.instructions).with_knobs(**state.knobs)
+            instructions = {**state.instructions, **outcome.choice.instructions}
+            knobs, current_val = dict(outcome.choice.knobs), outcome.choice.val_f1
+            current = seed_system.with_instructions(instructions).with_knobs(**knobs)
         record = _record(index, scorer, current, valset, testset, outcome, started)
         _log_round(log, current, record, outcome, before)
-    state.records.append(record)
-    state.lm_calls, state.tokens = record.lm_calls, record.tokens
-    if outcome.accepted and state.current_val > state.best_val:
-        state.best_round, state.best_val = index, state.current_val
-        state.best_instructions, state.best_knobs = dict(state.instructions), dict(state.knobs)
-    state.next_round = index + 1
-    tracker.log_dict(state.to_dict(), STATE_ARTIFACT)
+        with deferred():  # the state changes, its checkpoint and the end of the round's run go together
+            state.instructions, state.knobs, state.current_val = instructions, knobs, current_val
+            state.records.append(record)
+            state.lm_calls, state.tokens = record.lm_calls, record.tokens
+            if outcome.accepted and state.current_val > state.best_val:
+                state.best_round, state.best_val = index, state.current_val
+                state.best_instructions, state.best_knobs = dict(state.instructions), dict(state.knobs)
+            state.next_round = index + 1
+            tracker.log_dict(state.to_dict(), STATE_ARTIFACT)
+            log.end()
     if on_round is not None:
         on_round(record)
     return True
 
 
-def _resume(tracker: Any, run_id: str, experiment: Experiment) -> OptimizeState:
-    from memopt.errors import ConfigError
+def _checkpoint(tracker: Any, run_id: str, experiment: Experiment, data_name: str,
+                fingerprint: str) -> OptimizeState | None:
+    """The last checkpoint of the run to resume (None when its round 0 never finished), checked to fit the
+    experiment: same pipeline, same data. Reads only; `Tracker.resume` reattaches afterwards."""
+    from memopt.tracking import download_artifacts, run_info
 
-    tracker.resume(run_id)
+    uri = getattr(tracker, "tracking_uri", None)
+    if uri is None:
+        tracker.resume(run_id)  # a tracker without a store cannot resume: it says so
+    params = run_info(run_id, uri)["params"]
+    state = None
     with tempfile.TemporaryDirectory() as tmp:
-        path = tracker.download(STATE_ARTIFACT, tmp)
-        state = OptimizeState.from_dict(json.loads(Path(path).read_text()))
-    if state.pipeline != experiment.pipeline:
-        raise ConfigError(f"--resume {run_id}: that run optimized {state.pipeline!r}, the experiment is "
+        path = download_artifacts(run_id, STATE_ARTIFACT, tmp, uri, missing_ok=True)
+        if path is not None:
+            raw = read_json(path, missing="the checkpoint of the run is missing.")
+            try:
+                state = OptimizeState.from_dict(raw)
+            except (TypeError, KeyError, AttributeError) as e:
+                raise DataError(f"--resume {run_id}: its checkpoint {STATE_ARTIFACT} is damaged ({e}).") from None
+    pipeline = state.pipeline if state is not None else params.get("pipeline")
+    if pipeline != experiment.pipeline:
+        raise ConfigError(f"--resume {run_id}: that run optimized {pipeline!r}, the experiment is "
                           f"{experiment.pipeline!r}.")
+    recorded = (state.data, state.data_fingerprint) if state is not None and state.data_fingerprint else \
+        (params.get("data"), params.get("data.fingerprint"))
+    if recorded[1] is not None and recorded[1] != fingerprint or recorded[1] is None and recorded[0] != data_name:
+        raise ConfigError(f"--resume {run_id}: that run optimized on data {recorded[0]!r} (fingerprint "
+                          f"{recorded[1] or 'not recorded'}), this experiment has {data_name!r} (fingerprint "
+                          f"{fingerprint}); resume with the run's --data, or start a new run.")
     return state
-

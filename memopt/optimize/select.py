@@ -35,7 +35,7 @@ def select(candidates: dict[str, list[str]], search: dict[str, list[int]], knobs
     """The configuration with the best val F1 among ``trials`` Optuna trials (the current one included)."""
     import optuna
 
-    optuna.logging.set_verbosity(logging.WARNING)
+    optuna.logging.set_verbosity(logging.ERROR)  # a failed or interrupted trial is raised, not also logged
     ops = sorted(candidates)
     memo: dict[tuple, float] = {}
     tried: list[dict] = []

@@ -1,7 +1,9 @@
 """The state of an optimization, checkpointed after every round so a killed run can resume.
 
 Plain, versioned data: `RoundRecord` (what one round measured and decided) and `OptimizeState`
-(where the optimization stands: the current prompts and knobs, the best round so far, every record).
+(where the optimization stands: the current prompts and knobs, the best round so far, every record,
+and the data it runs on: its name and `memopt.optimize.run.data_fingerprint`; checkpoints written
+before the fingerprint existed lack it, and a resume then compares the data name only).
 """
 
 from __future__ import annotations
@@ -58,6 +60,8 @@ class OptimizeState:
     lm_calls: int = 0
     tokens: int = 0
     run_id: str | None = None
+    data: str | None = None
+    data_fingerprint: str | None = None
     version: int = STATE_VERSION
 
     def to_dict(self) -> dict[str, Any]:

@@ -2,8 +2,13 @@
 
 `memopt.trace.render.view_html` puts the HTML-escaped title at `TITLE_MARK` and the view JSON (with
 ``<``, ``>`` and ``&`` escaped, so no value can close the script element) at `DATA_MARK`. The script
-reads that JSON, draws lanes, edges and nodes on a canvas (wheel zooms, drag pans, click selects),
-and fills the side panel with text nodes only (``textContent``), never with HTML built from data.
+reads that JSON and draws the layout `graph_view` computed (world pixels in ``meta.layout``, node
+``px`` / ``py`` / ``r``) on a canvas: the wheel zooms the time axis, shift + wheel the lanes, drag
+pans, hovering shows a node's full label, a click selects; ``#node=ID`` in the URL selects and centres
+a node. Nodes shrink with the columns so they
+never overlap; a label is drawn only where it fits before the next node of its lane (cut like
+`memopt.trace.render.shown_label`), and only when the lanes are tall enough. The side panel is
+filled with text nodes only (``textContent``), never with HTML built from data.
 """
 
 __all__ = ["PAGE", "TITLE_MARK", "DATA_MARK"]
@@ -34,6 +39,8 @@ canvas { display: block; width: 100%; height: 100%; }
 #tools { position: absolute; top: 8px; right: 8px; display: flex; gap: 4px; }
 #tools button, #tools input { font: inherit; padding: 3px 8px; border: 1px solid #c9d1d9; border-radius: 4px;
   background: #fff; }
+#tip { position: absolute; pointer-events: none; padding: 2px 6px; background: #24292f; color: #fff;
+  border-radius: 3px; font: 12px ui-monospace, Menlo, Consolas, monospace; white-space: nowrap; }
 #legend { position: absolute; left: 8px; bottom: 8px; max-width: 60%; padding: 6px 8px;
   background: rgba(255,255,255,.92); border: 1px solid #d8dee4; border-radius: 4px; display: flex;
   flex-wrap: wrap; gap: 4px 12px; font-size: 12px; }
@@ -76,26 +83,30 @@ aside pre { margin: 0; padding: 6px; background: #f3f5f7; border-radius: 4px; wh
       <button id="gopath" type="button" title="Show the evidence path and blamed op">Path</button>
     </div>
     <div id="legend"></div>
+    <div id="tip" hidden></div>
   </div>
   <aside id="panel"><p class="hint">Click a node to see its value, inputs and outputs, and who read or wrote it.
-    Wheel zooms, drag pans.</p></aside>
+    Wheel zooms the time axis (shift + wheel the lanes), drag pans, hover shows a node's label.</p></aside>
 </main>
 <script type="application/json" id="graph-data">@@DATA@@</script>
 <script>
 (function () {
   "use strict";
   var D = JSON.parse(document.getElementById("graph-data").textContent);
-  var XS = 24, YS = 60, R = 6, GUTTER = 150;
   var M = D.meta, nodes = D.nodes, lanes = D.lanes, edges = D.edges;
+  var L = M.layout, GUTTER = 150, TOP = 44, CW = L.char_width;
   var stage = document.getElementById("stage"), canvas = document.getElementById("canvas");
-  var ctx = canvas.getContext("2d"), panel = document.getElementById("panel");
-  var byId = new Map(), adj = nodes.map(function () { return []; });
+  var ctx = canvas.getContext("2d"), panel = document.getElementById("panel"), tip = document.getElementById("tip");
+  var byId = new Map(), adj = nodes.map(function () { return []; }), next = nodes.map(function () { return -1; });
   nodes.forEach(function (n, i) { n.i = i; byId.set(n.id, n); });
   edges.forEach(function (e) { adj[e[0]].push(e); adj[e[1]].push(e); });
+  nodes.slice().sort(function (a, b) { return a.lane - b.lane || a.px - b.px; }).forEach(function (n, k, all) {
+    if (k + 1 < all.length && all[k + 1].lane === n.lane) next[n.i] = all[k + 1].i;
+  });
   var pathNodes = (M.path || []).map(function (id) { return byId.get(id); }).filter(Boolean);
   var linked = new Set();
   edges.forEach(function (e) { linked.add(e[0] + ">" + e[1]); });
-  var view = { s: 1, tx: GUTTER, ty: 10 }, W = 0, H = 0, selected = null;
+  var view = { zx: 1, zy: 1, tx: GUTTER, ty: TOP }, W = 0, H = 0, selected = null, hover = null;
 
   function el(tag, text, cls) {
     var e = document.createElement(tag);
@@ -103,13 +114,18 @@ aside pre { margin: 0; padding: 6px; background: #f3f5f7; border-radius: 4px; wh
     if (cls) e.className = cls;
     return e;
   }
-  function wx(n) { return n.x * XS; }
-  function wy(n) { return n.lane * YS + YS / 2; }
-  function sx(n) { return wx(n) * view.s + view.tx; }
-  function sy(n) { return wy(n) * view.s + view.ty; }
+  function sx(n) { return n.px * view.zx + view.tx; }
+  function sy(n) { return n.py * view.zy + view.ty; }
   function radius(n) {
-    var r = n.count ? R + 2.5 * Math.log2(n.count) : R;
-    return Math.max(2, r * Math.min(view.s, 1.6));
+    return Math.max(1.2, Math.min(n.r, L.column * view.zx / 2 - 1, L.lane_height * view.zy / 4));
+  }
+  function bottom() { return (document.getElementById("legend").offsetHeight || 0) + 16; }
+  function shown(n) {
+    if (view.zy < 0.8) return "";
+    var k = next[n.i], end = k >= 0 ? sx(nodes[k]) - radius(nodes[k]) : (L.width - L.margin) * view.zx + view.tx;
+    var fits = Math.floor((end - sx(n) - radius(n) - 2 * L.gap) / CW);
+    if (fits >= n.label.length) return n.label;
+    return fits >= 4 ? n.label.slice(0, fits - 1) + "\u2026" : "";
   }
 
   function header() {
@@ -168,20 +184,29 @@ aside pre { margin: 0; padding: 6px; background: #f3f5f7; border-radius: 4px; wh
     ctx.beginPath();
     if (n.shape === "square") ctx.rect(x - r, y - r, 2 * r, 2 * r);
     else if (n.shape === "diamond") {
-      var d = r * 1.25;
-      ctx.moveTo(x, y - d); ctx.lineTo(x + d, y); ctx.lineTo(x, y + d); ctx.lineTo(x - d, y);
+      ctx.moveTo(x, y - r); ctx.lineTo(x + r, y); ctx.lineTo(x, y + r); ctx.lineTo(x - r, y);
       ctx.closePath();
     } else ctx.arc(x, y, r, 0, 2 * Math.PI);
   }
 
-  function visible(x1, x2) { return Math.max(x1, x2) >= 0 && Math.min(x1, x2) <= W; }
+  function visible(x1, x2) { return Math.max(x1, x2) >= GUTTER && Math.min(x1, x2) <= W; }
+
+  function tagged(n) { return (n.path !== undefined ? (n.path + 1) + ". " : "") + n.label; }
+
+  function text(str, x, y, strong) {
+    if (strong) {
+      ctx.fillStyle = "rgba(255,255,255,0.9)";
+      ctx.fillRect(x - 2, y - L.label_height, str.length * CW + 4, L.label_height);
+    }
+    ctx.fillStyle = strong === "blamed" ? "#a40e26" : "#24292f";
+    ctx.fillText(str, x, y);
+  }
 
   function draw() {
     ctx.clearRect(0, 0, W, H);
     lanes.forEach(function (lane, i) {
-      var y = i * YS * view.s + view.ty;
       ctx.fillStyle = i % 2 ? "#f7f9fb" : "#ffffff";
-      ctx.fillRect(0, y, W, YS * view.s);
+      ctx.fillRect(0, i * L.lane_height * view.zy + view.ty, W, L.lane_height * view.zy);
     });
     [[0, "rgba(120,132,145,0.35)"], [1, "rgba(49,130,189,0.35)"]].forEach(function (style) {
       ctx.beginPath();
@@ -208,11 +233,20 @@ aside pre { margin: 0; padding: 6px; background: #f3f5f7; border-radius: 4px; wh
       ctx.strokeStyle = "#ff8c00"; ctx.lineWidth = 4; ctx.stroke();
     }
     ctx.setLineDash([]);
-    var labels = view.s >= 0.75;
-    ctx.font = "11px system-ui, sans-serif"; ctx.textBaseline = "bottom";
+    ctx.font = "11px ui-monospace, Menlo, Consolas, monospace"; ctx.textBaseline = "bottom";
+    var marked = nodes.filter(function (n) { return n.path !== undefined || n.blamed || n === selected; });
+    var boxes = marked.map(function (n) {  // whole labels of the marked nodes; other labels keep clear of them
+      return [sx(n) + radius(n), sy(n) - radius(n) - L.gap - L.label_height, tagged(n).length * CW + 2 * L.gap,
+              L.label_height];
+    });
+    function clear(x, y, w) {
+      return boxes.every(function (b) {
+        return x + w < b[0] || b[0] + b[2] < x || y < b[1] || b[1] + b[3] < y - L.label_height;
+      });
+    }
     nodes.forEach(function (n) {
       var x = sx(n), y = sy(n), r = radius(n);
-      if (x < -40 || x > W + 40 || y < -40 || y > H + 40) return;
+      if (x < GUTTER - 20 || x > W + 20 || y < -20 || y > H + 20) return;
       var color = lanes[n.lane].color;
       shapePath(n, x, y, r);
       ctx.fillStyle = n.deleted ? "#ffffff" : color; ctx.fill();
@@ -226,41 +260,39 @@ aside pre { margin: 0; padding: 6px; background: #f3f5f7; border-radius: 4px; wh
       if (n === selected) {
         shapePath(n, x, y, r + 11); ctx.lineWidth = 1.5; ctx.strokeStyle = "#24292f"; ctx.stroke();
       }
-      if (labels || n.path !== undefined || n.blamed || n === selected) {
-        ctx.fillStyle = n.blamed ? "#a40e26" : "#24292f";
-        var tag = n.path !== undefined ? (n.path + 1) + ". " : "";
-        ctx.fillText(tag + n.label, x + r + 3, y - r);
-      }
+      if (marked.indexOf(n) >= 0) return;
+      var str = shown(n), lx = x + r + L.gap, ly = y - r - L.gap;
+      if (str && clear(lx, ly, str.length * CW)) text(str, lx, ly, false);
+    });
+    marked.forEach(function (n) {  // labels of the path, the blamed op and the selection: whole, on top
+      text(tagged(n), sx(n) + radius(n) + L.gap, sy(n) - radius(n) - L.gap, n.blamed ? "blamed" : true);
     });
     ctx.fillStyle = "rgba(246,248,250,0.94)"; ctx.fillRect(0, 0, GUTTER - 14, H);
     ctx.textBaseline = "middle"; ctx.font = "12px system-ui, sans-serif";
     lanes.forEach(function (lane, i) {
-      var y = (i * YS + YS / 2) * view.s + view.ty;
+      var y = (i + 0.5) * L.lane_height * view.zy + view.ty;
       if (y < -10 || y > H + 10) return;
       ctx.fillStyle = lane.color; ctx.fillRect(6, y - 5, 10, 10);
       ctx.fillStyle = "#24292f"; ctx.fillText(lane.label, 22, y);
     });
   }
 
-  function fitTo(list, minScale) {
+  function fitTo(list) {
     if (!list.length) return;
-    var x0 = Infinity, x1 = -Infinity, y0 = Infinity, y1 = -Infinity;
-    list.forEach(function (n) {
-      x0 = Math.min(x0, wx(n)); x1 = Math.max(x1, wx(n)); y0 = Math.min(y0, wy(n)); y1 = Math.max(y1, wy(n));
-    });
-    var aw = Math.max(50, W - GUTTER - 40), ah = Math.max(50, H - 80);
-    var s = Math.min(aw / Math.max(1, x1 - x0), ah / Math.max(1, y1 - y0), 1.5);
-    s = Math.max(s, minScale || 0.02);
-    view.s = s;
-    var cx = (x1 - x0) * s <= aw ? (x0 + x1) / 2 : x1 - aw / (2 * s);
-    view.tx = GUTTER + aw / 2 - cx * s;
-    view.ty = Math.min(30, H / 2 - ((y0 + y1) / 2) * s);
+    var x0 = Infinity, x1 = -Infinity;
+    list.forEach(function (n) { x0 = Math.min(x0, n.px - n.r); x1 = Math.max(x1, n.px + n.r); });
+    if (list.length === nodes.length) { x0 = 0; x1 = L.width; }
+    var aw = Math.max(50, W - GUTTER - 16), ah = Math.max(50, H - TOP - bottom());
+    view.zx = Math.min(aw / Math.max(L.column, x1 - x0), 2);
+    view.zy = Math.min(1.4, Math.max(0.5, ah / L.height));
+    view.tx = GUTTER + (aw - (x1 - x0) * view.zx) / 2 - x0 * view.zx;
+    view.ty = TOP + Math.max(0, (ah - L.height * view.zy) / 2);
     draw();
   }
 
   function centerOn(n) {
-    view.s = Math.max(view.s, 0.9);
-    view.tx = (W + GUTTER) / 2 - wx(n) * view.s; view.ty = H / 2 - wy(n) * view.s;
+    view.zx = Math.max(view.zx, 1); view.zy = Math.max(view.zy, 1);
+    view.tx = (W + GUTTER) / 2 - n.px * view.zx; view.ty = H / 2 - n.py * view.zy;
   }
 
   function fmt(v) { return typeof v === "string" ? v : JSON.stringify(v, null, 2); }
@@ -333,9 +365,19 @@ aside pre { margin: 0; padding: 6px; background: #f3f5f7; border-radius: 4px; wh
     var best = null, bestD = Infinity;
     nodes.forEach(function (n) {
       var dx = sx(n) - px, dy = sy(n) - py, d = Math.sqrt(dx * dx + dy * dy);
-      if (d <= radius(n) + 5 && d < bestD) { best = n; bestD = d; }
+      if (d <= radius(n) + 4 && d < bestD) { best = n; bestD = d; }
     });
     return best;
+  }
+
+  function showTip(n, px, py) {
+    if (hover === n) return;
+    hover = n;
+    tip.hidden = !n;
+    if (!n) return;
+    tip.textContent = n.label === n.id ? n.id : n.label + "  \u00b7  " + n.id;
+    tip.style.left = Math.min(px + 12, Math.max(0, W - 320)) + "px";
+    tip.style.top = Math.max(0, py - 28) + "px";
   }
 
   var drag = null;
@@ -344,9 +386,11 @@ aside pre { margin: 0; padding: 6px; background: #f3f5f7; border-radius: 4px; wh
     drag = { x: ev.clientX, y: ev.clientY, tx: view.tx, ty: view.ty, moved: false };
   });
   window.addEventListener("mousemove", function (ev) {
-    if (!drag) return;
+    var rect = canvas.getBoundingClientRect();
+    if (!drag) { showTip(hit(ev.clientX - rect.left, ev.clientY - rect.top), ev.clientX - rect.left,
+                         ev.clientY - rect.top); return; }
     var dx = ev.clientX - drag.x, dy = ev.clientY - drag.y;
-    if (Math.abs(dx) + Math.abs(dy) > 3) { drag.moved = true; stage.classList.add("dragging"); }
+    if (Math.abs(dx) + Math.abs(dy) > 3) { drag.moved = true; stage.classList.add("dragging"); showTip(null); }
     view.tx = drag.tx + dx; view.ty = drag.ty + dy; draw();
   });
   window.addEventListener("mouseup", function (ev) {
@@ -358,14 +402,21 @@ aside pre { margin: 0; padding: 6px; background: #f3f5f7; border-radius: 4px; wh
   canvas.addEventListener("wheel", function (ev) {
     ev.preventDefault();
     var rect = canvas.getBoundingClientRect(), px = ev.clientX - rect.left, py = ev.clientY - rect.top;
-    var s = Math.min(8, Math.max(0.01, view.s * Math.exp(-ev.deltaY * 0.0015)));
-    view.tx = px - (px - view.tx) * s / view.s; view.ty = py - (py - view.ty) * s / view.s; view.s = s;
+    var f = Math.exp(-(ev.deltaY || ev.deltaX || 0) * 0.0015);
+    if (ev.shiftKey) {
+      var zy = Math.min(3, Math.max(0.3, view.zy * f));
+      view.ty = py - (py - view.ty) * zy / view.zy; view.zy = zy;
+    } else {
+      var zx = Math.min(8, Math.max(0.005, view.zx * f));
+      view.tx = px - (px - view.tx) * zx / view.zx; view.zx = zx;
+    }
+    showTip(null);
     draw();
   }, { passive: false });
-  document.getElementById("fit").addEventListener("click", function () { fitTo(nodes, 0.01); });
+  document.getElementById("fit").addEventListener("click", function () { fitTo(nodes); });
   document.getElementById("gopath").addEventListener("click", function () {
     var focus = pathNodes.concat(M.blamed && byId.get(M.blamed) ? [byId.get(M.blamed)] : []);
-    fitTo(focus.length ? focus : nodes, 0.01);
+    fitTo(focus.length ? focus : nodes);
   });
   document.getElementById("find").addEventListener("keydown", function (ev) {
     if (ev.key !== "Enter") return;
@@ -380,8 +431,10 @@ aside pre { margin: 0; padding: 6px; background: #f3f5f7; border-radius: 4px; wh
   legend();
   resize();
   var focus = pathNodes.concat(M.blamed && byId.get(M.blamed) ? [byId.get(M.blamed)] : []);
-  fitTo(focus.length ? focus : nodes, 0.25);
+  fitTo(focus.length ? focus : nodes);
   if (M.case && byId.get(M.case.answer_node)) select(byId.get(M.case.answer_node), false);
+  var link = typeof location !== "undefined" && /^#node=(.+)$/.exec(location.hash || "");
+  if (link && byId.get(decodeURIComponent(link[1]))) select(byId.get(decodeURIComponent(link[1])), true);
 })();
 </script>
 </body>

@@ -46,8 +46,39 @@ def graph_from_json(data: dict[str, Any], *, source: str = "<graph>") -> nx.DiGr
         hint = " (older graphs lack their system's op declarations: trace the run again with `memopt run --trace`)"
         raise DataError(f"{source}: graph schema_version {version!r}; this memopt reads version {SCHEMA_VERSION}"
                         f"{hint if older else ''}.")
+    _check_shape(data, source)
     payload = {k: v for k, v in data.items() if k not in ("schema", "schema_version")}
-    return nx.node_link_graph(payload, directed=True, multigraph=False, edges="edges")
+    try:
+        return nx.node_link_graph(payload, directed=True, multigraph=False, edges="edges")
+    except (KeyError, TypeError, ValueError, nx.NetworkXError) as e:
+        raise DataError(f"{source}: a damaged evolution graph ({type(e).__name__}: {e}).") from None
+
+
+def _check_shape(data: dict[str, Any], source: str) -> None:
+    """The parts of the document every reader relies on: typed nodes, edges between them, a case list."""
+    nodes, edges, graph = data.get("nodes"), data.get("edges"), data.get("graph", {})
+
+    def damaged(where: str, what: str) -> DataError:
+        return DataError(f"{source}: {where}: {what}; the graph file is damaged (write it again with "
+                         "`memopt run --trace DIR`).")
+
+    if not isinstance(nodes, list) or not isinstance(edges, list) or not isinstance(graph, dict):
+        raise damaged("nodes / edges / graph", "expected two lists and an object")
+    ids = set()
+    for i, node in enumerate(nodes):
+        if not isinstance(node, dict) or not isinstance(node.get("id"), str):
+            raise damaged(f"nodes[{i}]", "expected an object with a string 'id'")
+        if node.get("type") not in ("op", "variable"):
+            raise damaged(f"nodes[{i}].type", f"expected 'op' or 'variable', found {node.get('type')!r}")
+        ids.add(node["id"])
+    for i, edge in enumerate(edges):
+        ends = (edge.get("source"), edge.get("target")) if isinstance(edge, dict) else (None, None)
+        if not all(isinstance(end, str) and end in ids for end in ends):
+            raise damaged(f"edges[{i}]", "expected an object whose 'source' and 'target' are node ids")
+    cases = graph.get("cases", [])
+    if not isinstance(cases, list) or not all(isinstance(c, dict) and isinstance(c.get("case_id"), str)
+                                              and isinstance(c.get("key"), str) for c in cases):
+        raise damaged("graph.cases", "expected a list of {case_id, key, question, ...} objects")
 
 
 def save_graph(G: nx.DiGraph, path: str | Path) -> Path:

@@ -2,7 +2,13 @@
 
 `graph_view` turns a graph into the data both drawings use: lanes (one per variable kind and one
 per operation, in data-flow order), nodes placed by logical time (``created`` / ``start``) in
-columns that never overlap within a lane, edges, and the evidence path and blamed op. Three modes:
+columns that never overlap within a lane, edges, and the evidence path and blamed op. The layout
+is computed here, in world pixels (`LAYOUT`): every node has a position (``px``, ``py``), a radius
+``r`` and the ``room`` its label may take before the next node of its lane; node boxes never
+overlap and all lie inside ``meta.layout`` width × height. The viewer only zooms and pans that
+layout: the time axis and the lanes zoom apart, node sizes shrink with the columns, and a label is
+drawn (cut with "…" by `shown_label`, the same rule the page applies) only where it fits, in full
+on hover, for the selected node and along the evidence path. Three modes:
 
 - ``case``: one question's subgraph — the answer's lineage, the case's evidence turns and what
   they fed before the answer, later versions of the store units involved (with the ops that wrote
@@ -33,7 +39,8 @@ from memopt.errors import ConfigError
 from memopt.trace._viewer_template import DATA_MARK, PAGE, TITLE_MARK
 from memopt.trace.graph import answer_of
 
-__all__ = ["CASE_LIMIT", "SUMMARY_THRESHOLD", "PNG_LIMIT", "graph_view", "view_html", "render_html", "render_png"]
+__all__ = ["CASE_LIMIT", "SUMMARY_THRESHOLD", "PNG_LIMIT", "LAYOUT", "graph_view", "shown_label", "view_html",
+           "render_html", "render_png"]
 
 CASE_LIMIT = 600
 SUMMARY_THRESHOLD = 1500
@@ -45,6 +52,9 @@ _VAR_COLORS = {"prompt": "#8e6cc0", "turn": "#95a5a6", "fact": "#2ca25f", "memor
                "episode": "#e6842a", "profile": "#bcbd22", "question": "#756bb1", "query": "#9e9ac8",
                "context": "#1b9e9e", "answer": "#d6569b"}
 _OP_COLORS = ("#1f4e79", "#6b4226", "#2f5d3a", "#5a2d6e", "#7a5c00", "#204f4f", "#555555")
+# World geometry of the viewer (pixels at zoom 1); the page reads it from meta.layout.
+LAYOUT = {"column": 26, "lane_height": 46, "radius": 6, "max_radius": 12, "char_width": 6.6, "label_height": 13,
+          "gap": 3, "margin": 16, "tail": 180}
 _KEY = re.compile(r"^(?:S(?P<session>\d+)|q(?P<question>\d+))(?:$|\.)")
 _TURN = re.compile(r"^turn:D(\d+):")
 
@@ -322,10 +332,37 @@ def graph_view(G: nx.DiGraph, *, case: str | None = None, highlight: list[str] |
             edges[(index[rep[u]], index[rep[v]], int(rel == "write"))] += 1
     meta["shown"] = len(rep)
     meta["note"] = _note(meta, len(nodes))
+    meta["layout"] = _place(nodes, len(lanes))
     return {"meta": meta, "nodes": nodes, "edges": [[*e, n] for e, n in edges.items()],
             "lanes": [{"type": kind, "name": name, "label": name if kind == "variable" else f"{name} (op)",
                        "color": _VAR_COLORS.get(name, "#7f7f7f") if kind == "variable"
                        else _OP_COLORS[i % len(_OP_COLORS)]} for i, (kind, name) in enumerate(lanes)]}
+
+
+def shown_label(label: str, room: float, char_width: float = LAYOUT["char_width"]) -> str:
+    """The part of a label drawn in ``room`` pixels of monospace text: whole, cut with "…", or "" under 4 characters."""
+    fits = int(room // char_width)
+    if fits >= len(label):
+        return label
+    return label[: fits - 1] + "…" if fits >= 4 else ""
+
+
+def _place(nodes: list[dict[str, Any]], lanes: int) -> dict[str, Any]:
+    """World positions, radii and label room of laid-out nodes (see the module docstring); returns meta.layout."""
+    L = LAYOUT
+    last: dict[int, dict[str, Any]] = {}
+    width = L["margin"] * 2 + (max((n["x"] for n in nodes), default=0) + 1) * L["column"] + L["tail"]
+    for n in sorted(nodes, key=lambda n: (n["lane"], n["x"])):
+        n["px"] = L["margin"] + n["x"] * L["column"] + L["column"] / 2
+        n["py"] = n["lane"] * L["lane_height"] + L["lane_height"] - L["radius"] - L["gap"] * 2
+        n["r"] = round(min(L["max_radius"], L["radius"] + 2 * math.log2(n.get("count", 1))), 2)
+        previous = last.get(n["lane"])
+        if previous is not None:
+            previous["room"] = n["px"] - n["r"] - previous["px"] - previous["r"] - 2 * L["gap"]
+        last[n["lane"]] = n
+    for n in last.values():
+        n["room"] = width - L["margin"] - n["px"] - n["r"] - L["gap"]
+    return {**L, "width": width, "height": lanes * L["lane_height"]}
 
 
 def _note(meta: dict[str, Any], drawn: int) -> str:

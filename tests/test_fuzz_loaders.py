@@ -1,0 +1,73 @@
+"""Fuzz the loaders of every input file: a mutated file is loaded or refused with one `MemoptError`, never more.
+
+The mutations (`tests.fuzz`) are seeded: a failure names the mutation, and reruns reproduce it.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from memopt.data.locomo import load_locomo, to_locomo
+from memopt.data.synth import SynthSpec, synthetic_conversations
+from tests.fuzz import check_inputs, check_loader
+
+SPEC = SynthSpec(conversations=2, sessions=2, seed=3, questions_per_conversation=5)
+
+
+@pytest.fixture(scope="module")
+def locomo_doc() -> list[dict]:
+    return [to_locomo(c) for c in synthetic_conversations(SPEC)]
+
+
+def test_locomo_loader_survives_truncation_and_type_changes(locomo_doc, tmp_path):
+    counts = check_loader(load_locomo, locomo_doc, tmp_path, n=500, seed=1)
+    assert counts["loaded"] >= 50 and counts["refused"] >= 200, counts  # the mutations reach both outcomes
+
+
+def test_locomo_loader_on_the_shared_dev_file(locomo_dev, tmp_path):
+    doc = json.loads(locomo_dev.read_text())[:1]
+    conversation = doc[0]["conversation"]
+    doc[0]["conversation"] = {k: v for k, v in conversation.items() if not k.startswith("session_")
+                              or k.split("_")[1] in ("1", "2")}
+    doc[0]["qa"] = doc[0]["qa"][:10]
+    counts = check_loader(load_locomo, doc, tmp_path, n=120, seed=2)
+    assert counts["refused"] >= 30, counts
+
+
+def test_synthetic_spec_parser_never_raises_anything_but_one_error():
+    from memopt.data.source import parse_synth_spec
+
+    rng = random.Random(4)
+    parts = ["conversations", "sessions", "seed", "questions_per_conversation", "bogus", "=", ",", ":", "-", "0", "1",
+             "12", "9" * 30, "9" * 5000, " ", "synthetic", "", "x"]
+
+    def specs():
+        for _ in range(400):
+            text = "synthetic:" + "".join(rng.choice(parts) for _ in range(rng.randrange(1, 9)))
+            yield text[:80], text
+
+    counts = check_inputs(parse_synth_spec, specs(), must_name="synthetic")
+    assert counts["loaded"] >= 5 and counts["refused"] >= 200, counts
+
+
+def test_results_graph_and_experiment_loaders_survive_mutations(tmp_path):
+    from memopt.evaluate import RunResult
+    from memopt.experiment import load_experiment
+    from memopt.run import run_pipeline
+    from memopt.trace.io import load_graph
+    from memopt.trace.render import graph_view
+
+    run_pipeline("rag", SPEC.describe(), judge_lm=None, limit=6, trace_dir=tmp_path / "trace").save(tmp_path / "r.json")
+    results = json.loads((tmp_path / "r.json").read_text())
+    assert check_loader(RunResult.load, results, tmp_path, n=200, seed=5)["refused"] >= 50
+    graph = json.loads(next((tmp_path / "trace").glob("*.json")).read_text())
+    counts = check_loader(lambda path: graph_view(load_graph(path)), graph, tmp_path, n=150, seed=6)
+    assert counts["loaded"] >= 25 and counts["refused"] >= 25, counts
+    experiment = {"name": "fuzz", "pipeline": "rag", "data": {"source": "synthetic", "split": [0.5, 0.25, 0.25]},
+                  "optimizer": {"name": "memtrace", "candidates": 2, "search": {"top_k": [3, 5]}}, "rounds": 2,
+                  "knobs": {"top_k": 4}, "mlflow": {"experiment": "x"}}
+    counts = check_loader(load_experiment, experiment, tmp_path, n=300, seed=7, name="exp.yaml")
+    assert counts["loaded"] >= 20 and counts["refused"] >= 100, counts

@@ -1,0 +1,362 @@
+"""Hostile input: every command on a corpus of bad inputs exits 2 with one line naming the file / key.
+
+Each case runs the real console entry point (`memopt.cli.main`) in-process, from an empty working
+directory, and asserts: exit code 2, exactly one line on stderr (``error: ...``) that names the
+file, option or key, no traceback, and no file created or changed anywhere under the test's base
+directory (so nothing is written outside the output paths, and no half-written output is left).
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import sys
+from pathlib import Path
+
+import pytest
+
+from memopt.cli import main
+from memopt.data.locomo import to_locomo
+from memopt.data.synth import SynthSpec, synthetic_conversations
+
+BIG = "9" * 5000  # beyond Python's int-string conversion limit (4300 digits)
+DEEP = "[" * 100_000 + "]" * 100_000
+DATA = "synthetic:conversations=2,sessions=2,seed=1,questions_per_conversation=6"
+OPT_DATA = "synthetic:conversations=4,sessions=2,seed=1,questions_per_conversation=6"  # train, val and test
+
+
+def _locomo() -> list[dict]:
+    return [to_locomo(c) for c in synthetic_conversations(SynthSpec(conversations=2, sessions=2, seed=1,
+                                                                     questions_per_conversation=6))]
+
+
+def _write(path: Path, content: str | bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content, encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory) -> Path:
+    """Bad (and a few good) input files, and a traced run to attribute."""
+    from memopt.files import write_json
+    from memopt.run import run_pipeline
+
+    root = tmp_path_factory.mktemp("hostile")
+    samples = _locomo()
+    write_json(root / "good.json", samples)
+    _write(root / "notjson.json", "{not json")
+    _write(root / "binary.json", bytes(range(256)) * 8)
+    _write(root / "bigint.json", json.dumps(samples).replace('"category": 2', f'"category": {BIG}', 1))
+    _write(root / "deep.json", DEEP)
+    _write(root / "empty.json", "[]")
+    _write(root / "badtype.json", json.dumps([{**samples[0], "sample_id": ["x"]}]))
+    _write(root / "dup.json", json.dumps([samples[0], samples[0]]))
+    _write(root / "badcat.json", json.dumps(samples).replace('"category": 2', '"category": 7', 1))
+    _write(root / "noturns.json", json.dumps([{**samples[0], "conversation": {"speaker_a": "A", "speaker_b": "B"}}]))
+    _write(root / "a_file", "not a directory")
+    (root / "a_dir").mkdir()
+    # experiments
+    _write(root / "exp" / "binary.yaml", b"pipeline: mem0\n\xff\xfe\x00\x81 rounds: 2\n")
+    _write(root / "exp" / "list.yaml", "- pipeline\n- mem0\n")
+    _write(root / "exp" / "typo.yaml", "pipeline: mem0\nroundz: 2\n")
+    _write(root / "exp" / "bigint.yaml", f"pipeline: mem0\nseed: {BIG}\n")
+    _write(root / "exp" / "deep.yaml", "pipeline: mem0\nknobs: " + "[" * 3_000 + "]" * 3_000 + "\n")
+    _write(root / "exp" / "ok.yaml", f"pipeline: mem0\ndata: {{source: '{OPT_DATA}'}}\nrounds: 1\n")
+    _write(root / "exp" / "negknob.yaml", f"pipeline: mem0\ndata: {{source: '{OPT_DATA}'}}\nknobs: {{top_k: -1}}\n")
+    _write(root / "exp" / "zerosearch.yaml",
+           f"pipeline: rag\ndata: {{source: '{OPT_DATA}'}}\noptimizer: {{search: {{top_k: [0, 5]}}}}\n")
+    _write(root / "exp" / "badlm.yaml",
+           f"pipeline: mem0\ndata: {{source: '{OPT_DATA}'}}\nlm: {{judge: 'not a spec'}}\n")
+    _write(root / "exp" / "noprompts.yaml", f"pipeline: mem0\ndata: {{source: '{OPT_DATA}'}}\nprompts: nowhere\n")
+    _write(root / "exp" / "onesplit.yaml",
+           "pipeline: mem0\ndata: {source: 'synthetic:conversations=1,sessions=2'}\n")
+    # prompts
+    _write(root / "prompts_binary" / "rag" / "answer.md", b"\xff\xfe\x81")
+    _write(root / "prompts_binary" / "rag" / "rewrite_query.md", "Rewrite the question.")
+    (root / "prompts_empty").mkdir()
+    # a traced run, its graph, and bad graphs
+    run_pipeline("rag", DATA, judge_lm="sim", trace_dir=root / "trace").save(root / "results.json")
+    other = run_pipeline("rag", "synthetic:conversations=2,sessions=2,seed=9,questions_per_conversation=6",
+                         judge_lm="sim", limit=3)
+    other.save(root / "other_results.json")
+    graph = sorted((root / "trace").glob("*.json"))[0]
+    doc = json.loads(graph.read_text())
+    _write(root / "graphs" / "notjson.json", "{")
+    _write(root / "graphs" / "schema.json", json.dumps({"schema": "something.else"}))
+    _write(root / "graphs" / "nodes.json", json.dumps({**doc, "nodes": "abc"}))
+    _write(root / "graphs" / "notype.json", json.dumps({**doc, "nodes": [{"id": n["id"]} for n in doc["nodes"]]}))
+    _write(root / "graphs" / "dangling.json",
+           json.dumps({**doc, "edges": [*doc["edges"], {"source": "nope@1", "target": "nope@2", "rel": "read"}]}))
+    _write(root / "graphs" / "cases.json", json.dumps({**doc, "graph": {**doc["graph"], "cases": "x"}}))
+    _write(root / "graphs" / "deep.json", DEEP)
+    _write(root / "trace_empty" / "readme.txt", "no graphs here")
+    _write(root / "trace_bad" / "g.json", json.dumps({**doc, "nodes": 5}))
+    (root / "cwd").mkdir()
+    return root
+
+
+def _snapshot(root: Path) -> dict[str, tuple[int, int]]:
+    return {str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns) for p in root.rglob("*")}
+
+
+def _busy_port() -> socket.socket:
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(1)
+    return sock
+
+
+# (id, argv with {b} for the base directory, what the one error line must name)
+CORPUS: list[tuple[str, list[str], str]] = [
+    # memopt run: data
+    ("run-data-missing", ["run", "-p", "rag", "--data", "{b}/missing.json"], "missing.json"),
+    ("run-data-not-json", ["run", "-p", "rag", "--data", "{b}/notjson.json"], "notjson.json"),
+    ("run-data-binary", ["run", "-p", "rag", "--data", "{b}/binary.json"], "binary.json"),
+    ("run-data-5000-digit-int", ["run", "-p", "rag", "--data", "{b}/bigint.json"], "bigint.json"),
+    ("run-data-deeply-nested", ["run", "-p", "rag", "--data", "{b}/deep.json"], "deep.json"),
+    ("run-data-empty-list", ["run", "-p", "rag", "--data", "{b}/empty.json"], "empty.json"),
+    ("run-data-wrong-type", ["run", "-p", "rag", "--data", "{b}/badtype.json"], "sample_id"),
+    ("run-data-duplicate-ids", ["run", "-p", "rag", "--data", "{b}/dup.json"], "duplicate sample_id"),
+    ("run-data-bad-category", ["run", "-p", "rag", "--data", "{b}/badcat.json"], "category"),
+    ("run-data-no-sessions", ["run", "-p", "rag", "--data", "{b}/noturns.json"], "session_N"),
+    ("run-data-a-directory", ["run", "-p", "rag", "--data", "{b}/a_dir"], "a_dir"),
+    ("run-synth-unknown-option", ["run", "-p", "rag", "--data", "synthetic:bogus=1"], "bogus=1"),
+    ("run-synth-5000-digits", ["run", "-p", "rag", "--data", f"synthetic:seed={BIG}"], "seed"),
+    ("run-synth-zero", ["run", "-p", "rag", "--data", "synthetic:conversations=0"], "conversations"),
+    ("run-synth-huge", ["run", "-p", "rag", "--data", "synthetic:conversations=100000000"], "conversations"),
+    ("run-conversations-unknown", ["run", "-p", "rag", "--data", DATA, "--conversations", "nope"], "nope"),
+    # memopt run: pipeline, knobs, LMs, prompts, outputs
+    ("run-pipeline-unknown", ["run", "-p", "mem9", "--data", DATA], "mem9"),
+    ("run-knob-negative", ["run", "-p", "rag", "--data", DATA, "--knob", "top_k=-3"], "top_k"),
+    ("run-knob-zero", ["run", "-p", "rag", "--data", DATA, "--knob", "chunk_size=0"], "chunk_size"),
+    ("run-knob-5000-digits", ["run", "-p", "rag", "--data", DATA, "--knob", f"top_k={BIG}"], "top_k"),
+    ("run-knob-unknown", ["run", "-p", "rag", "--data", DATA, "--knob", "topk=3"], "topk"),
+    ("run-lm-bad-spec", ["run", "-p", "rag", "--data", DATA, "--lm", "not a spec"], "not a spec"),
+    ("run-judge-lm-bad-spec", ["run", "-p", "rag", "--data", DATA, "--judge-lm", "sim@http://x"], "sim@http://x"),
+    ("run-prompts-missing", ["run", "-p", "rag", "--data", DATA, "--prompts", "{b}/nowhere"], "nowhere"),
+    ("run-prompts-not-utf8", ["run", "-p", "rag", "--data", DATA, "--prompts", "{b}/prompts_binary"], "answer.md"),
+    ("run-prompts-no-pipeline", ["run", "-p", "rag", "--data", DATA, "--prompts", "{b}/prompts_empty"],
+     "prompts_empty"),
+    ("run-out-is-a-directory", ["run", "-p", "rag", "--data", DATA, "--out", "{b}/a_dir"], "a_dir"),
+    ("run-out-under-a-file", ["run", "-p", "rag", "--data", DATA, "--out", "{b}/a_file/r.json"], "a_file"),
+    ("run-trace-is-a-file", ["run", "-p", "rag", "--data", DATA, "--trace", "{b}/a_file"], "a_file"),
+    # memopt optimize
+    ("optimize-missing-file", ["optimize", "{b}/exp/missing.yaml"], "missing.yaml"),
+    ("optimize-binary-yaml", ["optimize", "{b}/exp/binary.yaml"], "binary.yaml"),
+    ("optimize-not-a-mapping", ["optimize", "{b}/exp/list.yaml"], "list.yaml"),
+    ("optimize-unknown-key", ["optimize", "{b}/exp/typo.yaml"], "roundz"),
+    ("optimize-5000-digit-int", ["optimize", "{b}/exp/bigint.yaml"], "bigint.yaml"),
+    ("optimize-deeply-nested-yaml", ["optimize", "{b}/exp/deep.yaml"], "deep.yaml"),
+    ("optimize-attribution-unknown", ["optimize", "{b}/exp/ok.yaml", "--attribution", "telepathy"], "telepathy"),
+    ("optimize-optimizer-unknown", ["optimize", "{b}/exp/ok.yaml", "--optimizer", "annealing"], "annealing"),
+    ("optimize-knob-negative", ["optimize", "{b}/exp/negknob.yaml"], "top_k"),
+    ("optimize-search-zero", ["optimize", "{b}/exp/zerosearch.yaml"], "top_k"),
+    ("optimize-lm-bad-spec", ["optimize", "{b}/exp/badlm.yaml"], "not a spec"),
+    ("optimize-prompts-missing", ["optimize", "{b}/exp/noprompts.yaml"], "nowhere"),
+    ("optimize-one-conversation", ["optimize", "{b}/exp/onesplit.yaml"], "conversation"),
+    ("optimize-data-missing", ["optimize", "{b}/exp/ok.yaml", "--data", "{b}/missing.json"], "missing.json"),
+    ("optimize-resume-traversal", ["optimize", "{b}/exp/ok.yaml", "--resume", "../../x"], "../../x"),
+    ("optimize-resume-unknown", ["optimize", "{b}/exp/ok.yaml", "--resume", "0" * 32,
+                                 "--tracking-uri", "sqlite:///{b}/none.db"], "0" * 32),
+    ("optimize-tracking-uri-bad", ["optimize", "{b}/exp/ok.yaml", "--tracking-uri", "nosuch://store"],
+     "nosuch://store"),
+    ("optimize-out-is-a-directory", ["optimize", "{b}/exp/ok.yaml", "--out", "{b}/a_dir"], "a_dir"),
+    ("optimize-out-under-a-file", ["optimize", "{b}/exp/ok.yaml", "--out", "{b}/a_file/s.json"], "a_file"),
+    # memopt attribute
+    ("attribute-results-missing", ["attribute", "-r", "{b}/missing.json", "-t", "{b}/trace"], "missing.json"),
+    ("attribute-results-not-results", ["attribute", "-r", "{b}/good.json", "-t", "{b}/trace"], "good.json"),
+    ("attribute-results-deep", ["attribute", "-r", "{b}/deep.json", "-t", "{b}/trace"], "deep.json"),
+    ("attribute-trace-missing", ["attribute", "-r", "{b}/results.json", "-t", "{b}/nowhere"], "nowhere"),
+    ("attribute-trace-empty", ["attribute", "-r", "{b}/results.json", "-t", "{b}/trace_empty"], "trace_empty"),
+    ("attribute-trace-malformed", ["attribute", "-r", "{b}/results.json", "-t", "{b}/trace_bad"], "g.json"),
+    ("attribute-other-run", ["attribute", "-r", "{b}/other_results.json", "-t", "{b}/trace"], "other_results.json"),
+    ("attribute-method-unknown", ["attribute", "-r", "{b}/results.json", "-t", "{b}/trace", "-m", "dowsing"],
+     "dowsing"),
+    ("attribute-judge-bad-spec", ["attribute", "-r", "{b}/results.json", "-t", "{b}/trace", "--judge-lm", "a b"],
+     "a b"),
+    ("attribute-out-is-a-directory", ["attribute", "-r", "{b}/results.json", "-t", "{b}/trace", "-o", "{b}/a_dir"],
+     "a_dir"),
+    # memopt show
+    ("show-missing", ["show", "{b}/graphs/missing.json", "-o", "{b}/v.html"], "missing.json"),
+    ("show-not-json", ["show", "{b}/graphs/notjson.json", "-o", "{b}/v.html"], "notjson.json"),
+    ("show-wrong-schema", ["show", "{b}/graphs/schema.json", "-o", "{b}/v.html"], "schema.json"),
+    ("show-nodes-not-a-list", ["show", "{b}/graphs/nodes.json", "-o", "{b}/v.html"], "nodes.json"),
+    ("show-nodes-without-type", ["show", "{b}/graphs/notype.json", "-o", "{b}/v.html"], "notype.json"),
+    ("show-dangling-edge", ["show", "{b}/graphs/dangling.json", "-o", "{b}/v.html"], "dangling.json"),
+    ("show-cases-not-a-list", ["show", "{b}/graphs/cases.json", "-o", "{b}/v.html"], "cases.json"),
+    ("show-deeply-nested", ["show", "{b}/graphs/deep.json", "-o", "{b}/v.html"], "deep.json"),
+    ("show-out-is-a-directory", ["show", "{graph}", "-o", "{b}/a_dir"], "a_dir"),
+    ("show-png-under-a-file", ["show", "{graph}", "-o", "{b}/v.html", "--png", "{b}/a_file/v.png"], "a_file"),
+    # memopt export
+    ("export-source-traversal", ["export", "../../x", "--format", "text", "--out", "{b}/t"], "../../x"),
+    ("export-format-unknown", ["export", "{b}/prompts_binary", "--format", "yaml", "--out", "{b}/t"], "yaml"),
+    ("export-run-unknown", ["export", "f" * 32, "--format", "text", "--out", "{b}/t",
+                            "--tracking-uri", "sqlite:///{b}/none.db"], "f" * 32),
+    ("export-prompts-empty", ["export", "{b}/prompts_empty", "--format", "text", "--out", "{b}/t"], "prompts_empty"),
+    ("export-prompts-not-utf8", ["export", "{b}/prompts_binary", "--format", "text", "--out", "{b}/t"], "answer.md"),
+    ("export-out-is-a-directory", ["export", "{b}/prompts_binary", "--format", "dspy", "--out", "{b}/a_dir"],
+     "a_dir"),
+    # memopt data synth
+    ("synth-out-is-a-directory", ["data", "synth", "--out", "{b}/a_dir"], "a_dir"),
+    ("synth-out-under-a-file", ["data", "synth", "--out", "{b}/a_file/x.json"], "a_file"),
+    # memopt serve, lm-check, mem0 check
+    ("serve-public-host", ["serve", "--host", "0.0.0.0"], "0.0.0.0"),
+    ("serve-bad-status", ["serve", "--status", "418"], "418"),
+    ("serve-port-in-use", ["serve", "--port", "{port}"], "{port}"),
+    ("systems-unknown", ["systems", "nosuch"], "nosuch"),
+    ("systems-path-as-name", ["systems", "../../x"], "../../x"),
+    ("lm-check-bad-spec", ["lm-check", "--lm", "gpt 4"], "gpt 4"),
+    ("lm-check-unknown-local-model", ["lm-check", "--lm", "local:gpt2"], "gpt2"),
+    ("mem0-config-missing", ["mem0", "check", "--config", "{b}/missing.json"], "missing.json"),
+    ("mem0-config-not-json", ["mem0", "check", "--config", "{b}/notjson.json"], "notjson.json"),
+    # memopt bench
+    ("bench-run-data-missing", ["bench", "run", "--data", "{b}/missing.json"], "missing.json"),
+    ("bench-trace-pipeline-unknown", ["bench", "trace", "-p", "mem9", "--data", DATA], "mem9"),
+    ("bench-optimize-missing", ["bench", "optimize", "{b}/exp/missing.yaml"], "missing.yaml"),
+    ("bench-attribution-cases-missing", ["bench", "attribution", "--cases", "{b}/missing.json"], "missing.json"),
+    ("bench-simlm-out-is-a-directory", ["bench", "simlm", "--out", "{b}/a_dir"], "a_dir"),
+]
+
+
+def _run(argv: list[str], cwd: Path, monkeypatch, capsys) -> tuple[int, str, str]:
+    monkeypatch.chdir(cwd)
+    monkeypatch.setattr(sys, "argv", ["memopt", *argv])
+    with pytest.raises(SystemExit) as exit_:
+        main()
+    captured = capsys.readouterr()
+    return exit_.value.code, captured.out, captured.err
+
+
+def test_the_corpus_is_large_and_covers_every_command():
+    from memopt.cli import app
+
+    commands = {c.name for c in app.registered_commands} | {g.name for g in app.registered_groups}
+    covered = {argv[0] for _, argv, _ in CORPUS}
+    assert len(CORPUS) >= 40
+    assert commands - {"directives"} <= covered  # `directives` takes no input
+
+
+@pytest.mark.parametrize(("argv", "names"), [(a, n) for _, a, n in CORPUS], ids=[i for i, _, _ in CORPUS])
+def test_bad_input_exits_2_with_one_line_naming_it(argv, names, base, monkeypatch, capsys):
+    sock = _busy_port()
+    port = str(sock.getsockname()[1])
+    graph = str(sorted((base / "trace").glob("*.json"))[0])
+    fill = {"{b}": str(base), "{port}": port, "{graph}": graph}
+    for key, value in fill.items():
+        argv = [a.replace(key, value) for a in argv]
+        names = names.replace(key, value)
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{base}/cwd/mlflow.db")
+    before = _snapshot(base)
+    try:
+        code, out, err = _run(argv, base / "cwd", monkeypatch, capsys)
+    finally:
+        sock.close()
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert code == 2, (code, out, err)
+    assert "Traceback" not in out + err
+    assert len(lines) == 1 and lines[0].startswith("error: "), err
+    assert names in lines[0], lines[0]
+    assert _snapshot(base) == before
+
+
+def test_safe_names_are_plain_distinct_and_stay_inside(tmp_path):
+    from memopt.errors import DataError
+    from memopt.files import inside, safe_name
+
+    ids = ["conv-30", "../../../../tmp/x/PWNED", "/etc/passwd", "a/b", "a_b", "..", ".hidden", "x" * 300, "日本語",
+           "con:q1", "a\\b", ""]
+    names = [safe_name(i, ".json") for i in ids]
+    assert names[0] == "conv-30.json" and len(set(names)) == len(ids)
+    for name in names:
+        assert "/" not in name and "\\" not in name and not name.startswith(".") and len(name) <= 90
+        assert inside(tmp_path, name).parent == tmp_path
+    for bad in ("../x.json", "/tmp/x.json", "a/../../x.json", ".", ""):
+        with pytest.raises(DataError, match="would leave the folder"):
+            inside(tmp_path, bad)
+
+
+def test_sample_ids_cannot_write_outside_the_trace_dir(tmp_path, monkeypatch, capsys):
+    """A sample_id like ../../x or /abs/x names a graph file inside --trace, and attribution still finds it."""
+    samples = _locomo()
+    samples[0]["sample_id"], samples[1]["sample_id"] = "../../../../escaped/PWNED", "/tmp/escaped-abs/PWNED"
+    data = _write(tmp_path / "in" / "evil.json", json.dumps(samples))
+    work = tmp_path / "a" / "b"
+    (work / "cwd").mkdir(parents=True)
+    before = _snapshot(tmp_path)
+    code, out, err = _run(["run", "-p", "rag", "--data", str(data), "--trace", str(work / "trace"),
+                           "--out", str(work / "r.json")], work / "cwd", monkeypatch, capsys)
+    assert code == 0, err
+    new = sorted(set(_snapshot(tmp_path)) - set(before))
+    assert new == sorted(["a/b/r.json", "a/b/trace", *(f"a/b/trace/{f.name}" for f in (work / "trace").iterdir())])
+    assert not Path("/tmp/escaped-abs").exists() and not (tmp_path.parent / "escaped").exists()
+    code, out, err = _run(["attribute", "-r", str(work / "r.json"), "-t", str(work / "trace"), "-o",
+                           str(work / "a.jsonl")], work / "cwd", monkeypatch, capsys)
+    assert code == 0, err
+    blamed = [json.loads(line)["case_id"] for line in (work / "a.jsonl").read_text().splitlines()]
+    assert any(c.startswith("../../../../escaped/PWNED:") for c in blamed)
+
+
+def test_artifact_names_cannot_leave_the_run(tmp_path):
+    from memopt.errors import ConfigError
+    from memopt.tracking import Tracker
+
+    tracker = Tracker(f"sqlite:///{tmp_path}/mlflow.db")
+    for bad in ("../../evil.html", "/tmp/evil.html", "graphs/../../x.html"):
+        with pytest.raises(ConfigError, match="would leave the run's artifact folder"):
+            tracker.log_text("x", bad)
+    assert not any(tmp_path.iterdir())  # refused before the store is even opened
+
+
+def test_attribute_refuses_results_and_graphs_of_different_runs(base, tmp_path):
+    """Same data and pipeline but another run (--limit) → refused by run id; old files without ids → by content."""
+    from memopt.attribution.run import attribute_run
+    from memopt.errors import DataError
+    from memopt.evaluate import RunResult
+    from memopt.judge import make_judge
+    from memopt.run import run_pipeline
+
+    judge = make_judge("lexical")
+    limited = run_pipeline("rag", DATA, judge_lm="sim", limit=4)
+    with pytest.raises(DataError, match=rf"a graph of run \w+, but limited.json are of run {limited.run_id}"):
+        attribute_run(limited, base / "trace", judge, source="limited.json")
+    full = RunResult.load(base / "results.json")
+    assert attribute_run(full, base / "trace", judge)  # the same run: attributed
+    old = tmp_path / "old"
+    old.mkdir()
+    for path in (base / "trace").glob("*.json"):  # graphs written before run ids existed
+        doc = json.loads(path.read_text())
+        doc["graph"].pop("run_id")
+        (old / path.name).write_text(json.dumps(doc))
+    full.run_id = None
+    assert len(attribute_run(full, old, judge)) == len(attribute_run(RunResult.load(base / "results.json"),
+                                                                    base / "trace", judge))
+    other = RunResult.load(base / "other_results.json")
+    other.run_id = None
+    with pytest.raises(DataError, match="results and trace come from different runs"):
+        attribute_run(other, old, judge, source="other.json")
+
+
+def test_a_failed_write_leaves_no_temporary_file(tmp_path):
+    from memopt.files import write_atomic
+
+    (tmp_path / "out").mkdir()
+    with pytest.raises(OSError):
+        write_atomic(tmp_path / "out", "a directory is in the way")
+    assert [p.name for p in tmp_path.iterdir()] == ["out"] and not any((tmp_path / "out").iterdir())
+    write_atomic(tmp_path / "ok.txt", "written")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ok.txt", "out"]
+
+
+def test_prompt_files_cannot_be_named_outside_their_folder(tmp_path):
+    from memopt.errors import PromptError
+    from memopt.prompts import prompt_path, write_prompts
+
+    assert prompt_path("mem0", "extract", tmp_path) == tmp_path / "mem0" / "extract.md"
+    for pipeline, op in (("mem0", "../../escaped"), ("../x", "extract"), ("mem0", "/tmp/abs")):
+        with pytest.raises(PromptError, match="not a plain file name"):
+            write_prompts(pipeline, {op: "text"}, tmp_path / "out")  # e.g. op names from a tampered checkpoint
+    assert not (tmp_path / "out").exists() and not (tmp_path.parent / "escaped.md").exists()
