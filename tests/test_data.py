@@ -29,6 +29,49 @@ def test_load_locomo_dev(locomo_dev):
     assert conv.turn("D1:2").speaker == "Jon"
 
 
+def test_shared_data_is_found_through_a_symlinked_checkout(tmp_path):
+    from tests.conftest import LOCOMO_DEV_IN_SHARED, find_locomo_dev, require_locomo_dev, shared_candidates
+
+    data = tmp_path / "ci" / "shared" / LOCOMO_DEV_IN_SHARED
+    data.parent.mkdir(parents=True)
+    data.write_text("[]")
+    clone = tmp_path / "store" / "clone"
+    (clone / "tests").mkdir(parents=True)
+    (tmp_path / "ci" / "memopt").symlink_to(clone, target_is_directory=True)
+    logical = tmp_path / "ci" / "memopt"
+    # The old rule (this file's resolved path, three levels up) misses it: the physical parent has no shared/.
+    assert find_locomo_dev([(clone / "tests" / "conftest.py").resolve().parent.parent.parent / "shared"]) is None
+    by_pwd = shared_candidates(clone / "tests" / "conftest.py", cwd=clone, env={"PWD": str(logical)})
+    assert find_locomo_dev(by_pwd) == logical.parent / "shared" / LOCOMO_DEV_IN_SHARED
+    by_path = shared_candidates(logical / "tests" / "conftest.py", cwd=clone, env={})
+    assert find_locomo_dev(by_path) is not None
+    by_env = shared_candidates(clone / "tests" / "conftest.py", cwd=clone, env={"MEMOPT_SHARED": str(data.parents[2])})
+    assert find_locomo_dev(by_env) == data
+    nowhere = shared_candidates(clone / "tests" / "conftest.py", cwd=clone, env={})
+    with pytest.raises(pytest.fail.Exception, match="CI must run the LoCoMo tests.*looked at .*store"):
+        require_locomo_dev(nowhere, env={"CI": "true"})
+    with pytest.raises(pytest.skip.Exception, match="set MEMOPT_SHARED"):
+        require_locomo_dev(nowhere, env={})
+
+
+def test_a_relative_data_path_is_read_as_the_shell_names_it(tmp_path, monkeypatch):
+    from memopt.data.source import data_path, load_data
+
+    shared = tmp_path / "ci" / "shared"
+    shared.mkdir(parents=True)
+    write_synthetic(SynthSpec(conversations=1, sessions=2), shared / "dev.json")
+    clone = tmp_path / "store" / "clone"
+    clone.mkdir(parents=True)
+    (tmp_path / "ci" / "memopt").symlink_to(clone, target_is_directory=True)
+    monkeypatch.chdir(clone)  # the kernel's ../ from here is tmp/store, which has no shared/
+    monkeypatch.setenv("PWD", str(tmp_path / "ci" / "memopt"))
+    assert data_path("../shared/dev.json") == shared / "dev.json"
+    assert len(load_data("../shared/dev.json")[1]) == 1
+    monkeypatch.delenv("PWD")
+    with pytest.raises(DataError, match="no such data file"):
+        load_data("../shared/dev.json")
+
+
 def test_load_single_sample_object(locomo_dev, tmp_path):
     one = json.loads(locomo_dev.read_text())[1]
     path = tmp_path / "one.json"
