@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+ROOT = Path(__file__).resolve().parent.parent
 LOCOMO_DEV_IN_SHARED = Path("data") / "locomo" / "locomo_dev.json"
 
 
