@@ -53,8 +53,8 @@ GOOD_EXTRACT = " ".join(PHRASING[d] for d in ("all_participants", "resolve_dates
         ("rag", "answer", "abstain", {}),
         ("mem0", "extract", "all_participants", {}),
         ("mem0", "update", "update_on_contradiction", {"extract": GOOD_EXTRACT}),
-        ("evermemos", "episode", "resolve_dates", {}),
         ("evermemos", "facts", "keep_details", {}),
+        ("evermemos", "answer", "abstain", {}),
     ],
 )
 def test_the_matching_directive_in_that_ops_prompt_raises_f1(conversations, pipeline, op, directive, upstream):
