@@ -10,7 +10,7 @@ from collections import Counter
 import pytest
 
 from memopt.data import NOT_MENTIONED, load_locomo, parse_locomo
-from memopt.data.synth import SynthSpec, generate, synthetic_conversations, write_synthetic
+from memopt.data.synth import SynthSpec, generate, generate_with_kinds, synthetic_conversations, write_synthetic
 from memopt.errors import DataError
 
 
@@ -134,6 +134,31 @@ def test_synth_has_all_categories_and_valid_evidence():
                 assert case.gold.lower() in evidence_text.lower(), case  # single-hop answers are stated
 
 
+def test_synth_mixes_in_a_documented_share_of_hard_questions_with_correct_golds():
+    from memopt.data.synth_hard import KINDS
+
+    spec = SynthSpec(conversations=4, sessions=8, seed=3)
+    samples, kinds = generate_with_kinds(spec)
+    conversations = parse_locomo(samples)
+    for conv in conversations:
+        cases = [c for c in conv.cases if c.case_id in kinds]
+        assert len(cases) == round(0.2 * len(conv.cases)), conv.sample_id  # hard_percent=20 of each conversation
+        for case in cases:
+            evidence = " ".join(conv.turn(e).text for e in case.evidence)
+            if case.category != 2:  # the gold is stated in the evidence (a date gold is resolved from it)
+                assert case.gold.lower() in evidence.lower(), case
+    assert set(kinds.values()) == set(KINDS)
+    assert {c.category for conv in conversations for c in conv.cases if c.case_id in kinds} == {1, 2, 3, 4}
+    plain, none = generate_with_kinds(SynthSpec(conversations=4, sessions=8, seed=3, hard_percent=0))
+    assert none == {}
+    regular_turns = {t["text"] for s in plain for k, v in s["conversation"].items() if isinstance(v, list) for t in v}
+    hard_turns = {t["text"] for s in samples for k, v in s["conversation"].items() if isinstance(v, list) for t in v}
+    assert regular_turns <= hard_turns  # the stories are told beside the regular events, which stay as they were
+    with pytest.raises(DataError, match="hard_percent must be between 0 and 90"):
+        SynthSpec(hard_percent=95)
+    assert SynthSpec(hard_percent=0).describe().endswith(",hard_percent=0")
+
+
 def test_synth_tells_relative_dates_updates_and_retractions():
     text = " ".join(t.text for conv in synthetic_conversations(SynthSpec(conversations=6, sessions=10))
                     for t in conv.turns)
@@ -150,10 +175,10 @@ def test_synth_scales_linearly_to_thousands_of_sessions():
 def test_data_synth_cli(tmp_path):
     out = tmp_path / "synth.json"
     cmd = [sys.executable, "-m", "memopt", "data", "synth", "--conversations", "2", "--sessions", "3",
-           "--out", str(out)]
+           "--hard-percent", "25", "--out", str(out)]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
-    assert "2 conversations" in done.stdout
+    assert "2 conversations" in done.stdout and "no directive fixes" in done.stdout
     assert len(parse_locomo(json.loads(out.read_text()))) == 2
 
 
@@ -173,6 +198,7 @@ def test_data_specs():
 
     assert parse_synth_spec("synthetic") == SynthSpec()
     assert parse_synth_spec("synthetic:conversations=2,seed=4") == SynthSpec(conversations=2, seed=4)
+    assert parse_synth_spec("synthetic:hard_percent=0") == SynthSpec(hard_percent=0)
     assert parse_synth_spec("data/x.json") is None
     with pytest.raises(DataError, match="bad option 'sessoins=3'"):
         parse_synth_spec("synthetic:sessoins=3")

@@ -69,6 +69,26 @@ def test_the_matching_directive_in_that_ops_prompt_raises_f1(conversations, pipe
     assert after > before + 0.02, (pipeline, op, directive, before, after)
 
 
+@pytest.mark.parametrize("name", ["long_context", "mem0"])
+def test_hard_questions_stay_failed_with_every_directive_on(conversations, name):
+    """The catalogue oracle (every phrasing of each directive in each LLM op) fixes regular questions, not hard ones."""
+    from memopt.data.synth import generate_with_kinds
+    from memopt.lm.directives import directives_for
+    from memopt.lm.sim import OPERATIONS
+
+    kinds = generate_with_kinds(SynthSpec(conversations=3, sessions=6, seed=11))[1]
+    base = make_system(name)
+    oracle = base.with_instructions({
+        op: "\n".join([base.instructions()[op], *(p for d in directives_for(
+            OPERATIONS[frozenset(predictor.signature.output_fields)][0]) for p in d.phrasings)])
+        for op, predictor in base.named_predictors()})
+    results, _, _ = evaluate(oracle, conversations, lm=make_lm("sim"))
+    hard = [r.f1 for r in results if r.case_id in kinds]
+    regular = [r.f1 for r in results if r.case_id not in kinds]
+    assert len(hard) >= 0.15 * len(results)
+    assert sum(hard) / len(hard) < 0.2 and sum(regular) / len(regular) > 0.6, (name, hard, regular)
+
+
 def test_rag_query_expansion_changes_what_is_retrieved(conversations):
     seed = make_system("rag")
     expanded = seed.with_instructions({"rewrite_query": seed.instructions()["rewrite_query"] + " "
