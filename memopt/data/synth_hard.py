@@ -67,21 +67,17 @@ _Pick = Callable[[tuple], Any]
 
 @dataclass
 class Story:
-    """Turns to place, in order, each step in one session; questions refer to turns by (step, turn)."""
+    """Steps of (speaker, text) turns, each told in one session; questions refer to turns by (step, turn).
+
+    A question's gold is a string, or a function of the dates of the sessions the steps were told in.
+    """
 
     kind: str
     steps: list[list[tuple[str, str]]]
-    sessions: list[int]
     questions: list[tuple[str, Gold, int, list[tuple[int, int]]]]
+    sessions: list[int] = field(default_factory=list)
     days: list[dt.date] = field(default_factory=list)
     dia_ids: dict[tuple[int, int], str] = field(default_factory=dict)
-
-
-@dataclass
-class _Draft:
-    kind: str
-    steps: list[list[tuple[str, str]]]
-    questions: list[tuple[str, Gold, int, list[tuple[int, int]]]]
 
 
 def _relative(rng: random.Random, table: dict[str, Callable[[dt.date], str]]) -> tuple[str, Callable[[dt.date], str]]:
@@ -95,7 +91,7 @@ def _someone(rng: random.Random, pick: _Pick) -> tuple[str, str]:
     return rng.choice(_RELATIONS[pronoun]), person
 
 
-def _car(rng: random.Random, pick: _Pick, x: str, y: str, when: dict) -> _Draft:
+def _car(rng: random.Random, pick: _Pick, x: str, y: str, when: dict) -> Story:
     car, other_car = pick(_CARS), pick(_OTHER_CARS)
     relation, person = _someone(rng, pick)
     phrase, gold = _relative(rng, when)
@@ -104,13 +100,13 @@ def _car(rng: random.Random, pick: _Pick, x: str, y: str, when: dict) -> _Draft:
     other = [(x, f"My {relation} {person} bought a {other_car} {other_phrase} and drives that car everywhere.")]
     steps = [own, other] if rng.random() < 0.5 else [other, own]
     at = steps.index(own)
-    return _Draft("distractor_person", steps, [
+    return Story("distractor_person", steps, [
         (f"What car does {x} drive?", car, 4, [(at, 0)]),
         (f"When did {x} buy a car?", lambda days: gold(days[at]), 2, [(at, 0)]),
     ])
 
 
-def _restaurant(rng: random.Random, pick: _Pick, x: str, y: str, when: dict) -> _Draft:
+def _restaurant(rng: random.Random, pick: _Pick, x: str, y: str, when: dict) -> Story:
     place, dish = pick(_RESTAURANTS)
     other_place, _ = pick(_RESTAURANTS)
     relation, person = _someone(rng, pick)
@@ -118,32 +114,32 @@ def _restaurant(rng: random.Random, pick: _Pick, x: str, y: str, when: dict) -> 
     other = [(x, f"My {relation} {person} says the best restaurant is {other_place}, a favorite restaurant "
                  "for the whole family.")]
     steps = [own, other] if rng.random() < 0.5 else [other, own]
-    return _Draft("distractor_person", steps, [(f"What is {x}'s favorite restaurant?", place, 4,
+    return Story("distractor_person", steps, [(f"What is {x}'s favorite restaurant?", place, 4,
                                                 [(steps.index(own), 0)])])
 
 
-def _race(rng: random.Random, pick: _Pick, x: str, y: str, when: dict) -> _Draft:
+def _race(rng: random.Random, pick: _Pick, x: str, y: str, when: dict) -> Story:
     race, other_race = pick(_RACES), pick(_OTHER_RACES)
     relation, person = _someone(rng, pick)
     own = [(x, f"Long runs every Sunday are killing me, the {race} is going to hurt."), (y, rng.choice(_REACTIONS))]
     other = [(x, f"My {relation} {person} is training for a race too, the {other_race}, with an actual coach.")]
     steps = [own, other] if rng.random() < 0.5 else [other, own]
-    return _Draft("distractor_person", steps, [(f"Which race is {x} training for?", race, 4,
+    return Story("distractor_person", steps, [(f"Which race is {x} training for?", race, 4,
                                                 [(steps.index(own), 0)])])
 
 
-def _band(rng: random.Random, pick: _Pick, x: str, y: str, when: dict) -> _Draft:
+def _band(rng: random.Random, pick: _Pick, x: str, y: str, when: dict) -> Story:
     first, second, last = pick(_BANDS)
-    return _Draft("distractor_time", [
+    return Story("distractor_time", [
         [(x, f"I joined a band with some friends from the choir, we're called {first}!"), (y, rng.choice(_REACTIONS))],
         [(x, f"The band had to pick a different name, the old one was taken, so we're {second} these days.")],
         [(x, f"{second} is dead haha, from Friday on we're {last}, final answer.")],
     ], [(f"What is {x}'s band called these days?", last, 1, [(0, 0), (1, 0), (2, 0)])])
 
 
-def _gym(rng: random.Random, pick: _Pick, x: str, y: str, when: dict) -> _Draft:
+def _gym(rng: random.Random, pick: _Pick, x: str, y: str, when: dict) -> Story:
     first, second, last = pick(_GYMS)
-    return _Draft("distractor_time", [
+    return Story("distractor_time", [
         [(x, f"I joined {first}, I like to exercise there before my shift.")],
         [(x, f"{first} got way too crowded, so I exercise at {second} these days.")],
         [(x, f"{second.removesuffix(' Gym')} shut down, so I swim laps at {last} every morning."),
@@ -151,56 +147,56 @@ def _gym(rng: random.Random, pick: _Pick, x: str, y: str, when: dict) -> _Draft:
     ], [(f"Where does {x} exercise these days?", last.removeprefix("the "), 1, [(0, 0), (1, 0), (2, 0)])])
 
 
-def _neighbour(rng: random.Random, pick: _Pick, x: str, y: str, when: dict) -> _Draft:
+def _neighbour(rng: random.Random, pick: _Pick, x: str, y: str, when: dict) -> Story:
     relation, (person, pronoun) = pick(_NEIGHBOURS), pick(_OTHERS)
     profession, place = pick(_PROFESSIONS)
     phrase, _ = _relative(rng, when)
-    return _Draft("pronoun", [[
+    return Story("pronoun", [[
         (x, f"I met my {relation} {person} {phrase}, we chatted for ages."),
         (y, f"Ooh, what's {pronoun} like?"),
         (x, f"{pronoun.capitalize()}'s a {profession} at {place}, super friendly too."),
     ]], [(f"What does {x}'s {relation} do for a living?", profession, 1, [(0, 0), (0, 2)])])
 
 
-def _married(rng: random.Random, pick: _Pick, x: str, y: str, when: dict) -> _Draft:
+def _married(rng: random.Random, pick: _Pick, x: str, y: str, when: dict) -> Story:
     years, (spouse, _) = pick(_YEARS), pick(_OTHERS)
-    return _Draft("indirect", [[(x, f"Can't believe it's been {years} years since {spouse} and I said 'I do'!"),
+    return Story("indirect", [[(x, f"Can't believe it's been {years} years since {spouse} and I said 'I do'!"),
                                 (y, "Aww, happy anniversary!")]],
                   [(f"How long has {x} been married?", f"{years} years", 3, [(0, 0)])])
 
 
-def _allergy(rng: random.Random, pick: _Pick, x: str, y: str, when: dict) -> _Draft:
+def _allergy(rng: random.Random, pick: _Pick, x: str, y: str, when: dict) -> Story:
     allergen = pick(_ALLERGENS)
-    return _Draft("indirect", [[(x, f"Had to skip the birthday cake at the office, one bite of anything with "
+    return Story("indirect", [[(x, f"Had to skip the birthday cake at the office, one bite of anything with "
                                     f"{allergen} and I end up in the hospital.")]],
                   [(f"What is {x} allergic to?", allergen, 3, [(0, 0)])])
 
 
-def _hometown(rng: random.Random, pick: _Pick, x: str, y: str, when: dict) -> _Draft:
+def _hometown(rng: random.Random, pick: _Pick, x: str, y: str, when: dict) -> Story:
     town, dish = pick(_TOWNS)
-    return _Draft("indirect", [[(x, f"Nothing beats my mom's {dish}, every Christmas in {town} as a kid was pure "
+    return Story("indirect", [[(x, f"Nothing beats my mom's {dish}, every Christmas in {town} as a kid was pure "
                                     "magic.")]],
                   [(f"Where did {x} grow up?", town, 3, [(0, 0)])])
 
 
-def _concert(rng: random.Random, pick: _Pick, x: str, y: str, when: dict) -> _Draft:
+def _concert(rng: random.Random, pick: _Pick, x: str, y: str, when: dict) -> Story:
     artist = pick(_ARTISTS)
-    return _Draft("noise", [
+    return Story("noise", [
         [(x, "I always say concert tickets cost way too much these days."), (y, rng.choice(_REACTIONS))],
         [(x, f"omg finaly got tix for the {artist} show on saturday, soooo hyped!!")],
     ], [(f"Which concert did {x} get tickets for?", artist, 4, [(1, 0)])])
 
 
-def _party(rng: random.Random, pick: _Pick, x: str, y: str, when: dict) -> _Draft:
+def _party(rng: random.Random, pick: _Pick, x: str, y: str, when: dict) -> Story:
     dish = pick(_PARTY_DISHES)
-    return _Draft("noise", [
+    return Story("noise", [
         [(x, "I'm hopeless at cooking for parties, I always burn something.")],
         [(x, f"made a huuuge pot of {dish} for sat nite, evry1 went back for seconds lol"),
          (y, rng.choice(_REACTIONS))],
     ], [(f"What did {x} cook for the party?", dish, 4, [(1, 0)])])
 
 
-_BUILDERS: dict[str, tuple[Callable[..., _Draft], ...]] = {
+_BUILDERS: dict[str, tuple[Callable[..., Story], ...]] = {
     "distractor_person": (_car, _restaurant, _race),
     "distractor_time": (_band, _gym),
     "pronoun": (_neighbour,),
@@ -229,9 +225,9 @@ def plan_stories(rng: random.Random, speakers: tuple[str, str], sessions: int, c
         build = unused[kind].pop(rng.randrange(len(unused[kind])))
         x = rng.choice(speakers)
         y = speakers[1] if x == speakers[0] else speakers[0]
-        draft = build(rng, pick, x, y, when)
-        k = len(draft.steps)
-        chosen = sorted(rng.sample(range(1, sessions + 1), k)) if sessions >= k else sorted(
+        story = build(rng, pick, x, y, when)
+        k = len(story.steps)
+        story.sessions = sorted(rng.sample(range(1, sessions + 1), k)) if sessions >= k else sorted(
             rng.choices(range(1, sessions + 1), k=k))
-        stories.append(Story(draft.kind, draft.steps, chosen, draft.questions))
+        stories.append(story)
     return stories
