@@ -164,6 +164,7 @@ class _Conversation:
         self.lives = {a: _Life(a), b: _Life(b)}
         self.speakers = (a, b)
         self.qa: list[_QA] = []
+        self.picked: list[_QA] = []  # the questions asked, once built
         self.conv: dict[str, Any] = {"speaker_a": a, "speaker_b": b}
         wanted = math.ceil(1.5 * spec.hard_percent / 100 * spec.questions_per_conversation)
         self.stories = plan_stories(hard_rng, self.speakers, spec.sessions, min(wanted, 2 * spec.sessions),
