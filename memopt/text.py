@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 
 import Stemmer
@@ -33,6 +34,8 @@ __all__ = [
     "find_relative_dates",
     "resolve_relative_dates",
     "has_absolute_date",
+    "find_dates",
+    "DateMention",
     "DATE_PATTERN",
 ]
 
@@ -173,9 +176,78 @@ _RELATIVE = re.compile(
 
 _LEADING_PREP = re.compile(r"^(?:on|in|at|during)\s+", re.IGNORECASE)
 
-DATE_PATTERN = re.compile(
-    r"\b(?:\d{1,2} (?:" + "|".join(MONTHS) + r") \d{4}|(?:" + "|".join(MONTHS) + r") \d{4}|(?:19|20)\d{2})\b"
+# Month names in any case, but "May" and "March" only capitalised (lowercase they are a verb and a noun).
+_MONTH_NAME = (r"(?:" + "|".join(m if m not in ("May", "March") else f"(?-i:{m})" for m in MONTHS)
+               + r"|jan|feb|(?-i:Mar)|apr|jun|jul|aug|sept|sep|oct|nov|dec)\b\.?")
+_DAY = r"(?:3[01]|[12]\d|0?[1-9])(?:st|nd|rd|th)?"
+_YEAR = r"(?:19|20)\d{2}"
+
+
+def _named(template: str, n: int) -> str:
+    return (template.replace("D", f"(?P<d{n}>{_DAY})").replace("M", f"(?P<m{n}>{_MONTH_NAME})")
+            .replace("Y", f"(?P<y{n}>{_YEAR})"))
+
+
+# Written forms of an absolute date, longest first: "19 January, 2023", "19th January 2023", "14September,
+# 2022", "January 19, 2023", "October 13th, 2023", "19/01/2023" (day first, as LoCoMo writes dates;
+# month first when the day cannot be a month), "2023-01-19", "May, 2023", "April.2023", "May 2023",
+# "13 August", "Aug 15th", "2023".
+_DATE_FORMS = (
+    _named(r"D\s*M[,.]?\s*Y", 1),
+    _named(r"M\s+D,?\s+Y", 2),
+    r"(?P<a3>\d{1,2})[/.](?P<b3>\d{1,2})[/.](?P<y3>" + _YEAR + r"|\d{2})",
+    r"(?P<y4>" + _YEAR + r")-(?P<m4>\d{1,2})-(?P<d4>\d{1,2})",
+    _named(r"M[,.]?\s*Y", 5),
+    _named(r"D\s*M", 6),
+    _named(r"M\s+D", 7),
+    _named(r"Y", 8),
 )
+DATE_PATTERN = re.compile(r"\b(?:" + "|".join(f"(?:{form})" for form in _DATE_FORMS) + r")\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class DateMention:
+    """An absolute date as a text states it: the parts it gives (day, month, year), the others None."""
+
+    text: str
+    day: int | None
+    month: int | None
+    year: int | None
+
+    def matched_by(self, other: DateMention) -> bool:
+        """Whether ``other`` states the same date: every part this mention gives, equal."""
+        return all(mine is None or mine == theirs for mine, theirs in
+                   ((self.day, other.day), (self.month, other.month), (self.year, other.year)))
+
+
+def _month_number(name: str | None) -> int | None:
+    return _MONTH_INDEX.get(name.rstrip(".").lower()[:3]) if name else None
+
+
+def _day_number(text: str | None) -> int | None:
+    return int(re.sub(r"\D", "", text)) if text else None
+
+
+def _mention(m: re.Match) -> DateMention | None:
+    g = {k: v for k, v in m.groupdict().items() if v is not None}
+    if "a3" in g:
+        first, second, year = int(g["a3"]), int(g["b3"]), int(g["y3"])
+        day, month = (second, first) if first <= 12 < second else (first, second)
+        year += 2000 if year < 100 else 0
+    elif "y4" in g:
+        day, month, year = int(g["d4"]), int(g["m4"]), int(g["y4"])
+    else:
+        n = next(k[1:] for k in g)
+        day, month = _day_number(g.get(f"d{n}")), _month_number(g.get(f"m{n}"))
+        year = int(g[f"y{n}"]) if f"y{n}" in g else None
+    if month is not None and not 1 <= month <= 12 or day is not None and not 1 <= day <= 31:
+        return None
+    return DateMention(m.group(0), day, month, year)
+
+
+def find_dates(text: str) -> list[DateMention]:
+    """The absolute dates a text states, in order, each read whole (see ``DATE_PATTERN``'s forms)."""
+    return [d for m in DATE_PATTERN.finditer(text) if (d := _mention(m)) is not None]
 
 
 def find_relative_dates(text: str) -> list[str]:
@@ -185,7 +257,7 @@ def find_relative_dates(text: str) -> list[str]:
 
 def has_absolute_date(text: str) -> bool:
     """Whether the text holds an absolute date ("7 May 2023", "May 2023", "2023")."""
-    return bool(DATE_PATTERN.search(text))
+    return bool(find_dates(text))
 
 
 def _resolve(m: re.Match, day: dt.date) -> str:

@@ -2,22 +2,56 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared"
-LOCOMO_DEV = SHARED / "data" / "locomo" / "locomo_dev.json"
+LOCOMO_DEV_IN_SHARED = Path("data") / "locomo" / "locomo_dev.json"
 SHIPPED = ("evermemos", "long_context", "mem0", "rag")  # the memory systems memopt ships (pipelines/)
 
 
-@pytest.fixture
+def shared_candidates(test_file: str | Path = __file__, cwd: str | Path | None = None,
+                      env: Mapping[str, str] = os.environ) -> list[Path]:
+    """Where ``shared/`` may be, first match wins: ``$MEMOPT_SHARED``, then ``../shared`` next to the checkout.
+
+    The checkout's parent is taken four ways, since a checkout reached through a symlink has a
+    logical and a physical parent: the shell's working directory (``$PWD``, logical), the process's
+    working directory (physical), this file's path as given and as resolved.
+    """
+    cwd = Path(cwd) if cwd is not None else Path.cwd()
+    given = Path(os.path.abspath(test_file))
+    out = [Path(env["MEMOPT_SHARED"])] if env.get("MEMOPT_SHARED") else []
+    if env.get("PWD") and Path(env["PWD"]).is_absolute():
+        out.append(Path(env["PWD"]).parent / "shared")
+    out += [cwd / ".." / "shared", given.parent.parent.parent / "shared",
+            Path(test_file).resolve().parent.parent.parent / "shared"]
+    return list(dict.fromkeys(out))
+
+
+def find_locomo_dev(candidates: list[Path]) -> Path | None:
+    """The first candidate holding ``data/locomo/locomo_dev.json``, as that file's path."""
+    return next((c / LOCOMO_DEV_IN_SHARED for c in candidates if (c / LOCOMO_DEV_IN_SHARED).is_file()), None)
+
+
+def require_locomo_dev(candidates: list[Path], env: Mapping[str, str] = os.environ) -> Path:
+    """The LoCoMo dev file; when absent, skip with where it looked (fail under ``CI=true``)."""
+    found = find_locomo_dev(candidates)
+    if found is None:
+        looked = ", ".join(str(c / LOCOMO_DEV_IN_SHARED) for c in candidates)
+        reason = f"shared LoCoMo data not found; looked at {looked} (set MEMOPT_SHARED to the shared/ folder)"
+        if env.get("CI", "").lower() == "true":
+            pytest.fail(f"CI must run the LoCoMo tests, but the {reason}")
+        pytest.skip(reason)
+    return found
+
+
+@pytest.fixture(scope="session")
 def locomo_dev() -> Path:
-    """Path of the shared LoCoMo dev file; skips (with the reason) when ../shared is absent."""
-    if not LOCOMO_DEV.is_file():
-        pytest.skip(f"shared LoCoMo data not found at {LOCOMO_DEV} (../shared is absent on this checkout)")
-    return LOCOMO_DEV
+    """Path of the shared LoCoMo dev file (see `shared_candidates`)."""
+    return require_locomo_dev(shared_candidates())
 
 
 @pytest.fixture

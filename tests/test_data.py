@@ -10,7 +10,7 @@ from collections import Counter
 import pytest
 
 from memopt.data import NOT_MENTIONED, load_locomo, parse_locomo
-from memopt.data.synth import SynthSpec, generate, synthetic_conversations, write_synthetic
+from memopt.data.synth import SynthSpec, generate, generate_with_kinds, synthetic_conversations, write_synthetic
 from memopt.errors import DataError
 
 
@@ -27,6 +27,49 @@ def test_load_locomo_dev(locomo_dev):
     assert adversarial and all(c.gold == NOT_MENTIONED for c in adversarial)
     assert all(c.adversarial_answer for c in adversarial)
     assert conv.turn("D1:2").speaker == "Jon"
+
+
+def test_shared_data_is_found_through_a_symlinked_checkout(tmp_path):
+    from tests.conftest import LOCOMO_DEV_IN_SHARED, find_locomo_dev, require_locomo_dev, shared_candidates
+
+    data = tmp_path / "ci" / "shared" / LOCOMO_DEV_IN_SHARED
+    data.parent.mkdir(parents=True)
+    data.write_text("[]")
+    clone = tmp_path / "store" / "clone"
+    (clone / "tests").mkdir(parents=True)
+    (tmp_path / "ci" / "memopt").symlink_to(clone, target_is_directory=True)
+    logical = tmp_path / "ci" / "memopt"
+    # The old rule (this file's resolved path, three levels up) misses it: the physical parent has no shared/.
+    assert find_locomo_dev([(clone / "tests" / "conftest.py").resolve().parent.parent.parent / "shared"]) is None
+    by_pwd = shared_candidates(clone / "tests" / "conftest.py", cwd=clone, env={"PWD": str(logical)})
+    assert find_locomo_dev(by_pwd) == logical.parent / "shared" / LOCOMO_DEV_IN_SHARED
+    by_path = shared_candidates(logical / "tests" / "conftest.py", cwd=clone, env={})
+    assert find_locomo_dev(by_path) is not None
+    by_env = shared_candidates(clone / "tests" / "conftest.py", cwd=clone, env={"MEMOPT_SHARED": str(data.parents[2])})
+    assert find_locomo_dev(by_env) == data
+    nowhere = shared_candidates(clone / "tests" / "conftest.py", cwd=clone, env={})
+    with pytest.raises(pytest.fail.Exception, match="CI must run the LoCoMo tests.*looked at .*store"):
+        require_locomo_dev(nowhere, env={"CI": "true"})
+    with pytest.raises(pytest.skip.Exception, match="set MEMOPT_SHARED"):
+        require_locomo_dev(nowhere, env={})
+
+
+def test_a_relative_data_path_is_read_as_the_shell_names_it(tmp_path, monkeypatch):
+    from memopt.data.source import data_path, load_data
+
+    shared = tmp_path / "ci" / "shared"
+    shared.mkdir(parents=True)
+    write_synthetic(SynthSpec(conversations=1, sessions=2), shared / "dev.json")
+    clone = tmp_path / "store" / "clone"
+    clone.mkdir(parents=True)
+    (tmp_path / "ci" / "memopt").symlink_to(clone, target_is_directory=True)
+    monkeypatch.chdir(clone)  # the kernel's ../ from here is tmp/store, which has no shared/
+    monkeypatch.setenv("PWD", str(tmp_path / "ci" / "memopt"))
+    assert data_path("../shared/dev.json") == shared / "dev.json"
+    assert len(load_data("../shared/dev.json")[1]) == 1
+    monkeypatch.delenv("PWD")
+    with pytest.raises(DataError, match="no such data file"):
+        load_data("../shared/dev.json")
 
 
 def test_load_single_sample_object(locomo_dev, tmp_path):
@@ -91,6 +134,31 @@ def test_synth_has_all_categories_and_valid_evidence():
                 assert case.gold.lower() in evidence_text.lower(), case  # single-hop answers are stated
 
 
+def test_synth_mixes_in_a_documented_share_of_hard_questions_with_correct_golds():
+    from memopt.data.synth_hard import KINDS
+
+    spec = SynthSpec(conversations=4, sessions=8, seed=3)
+    samples, kinds = generate_with_kinds(spec)
+    conversations = parse_locomo(samples)
+    for conv in conversations:
+        cases = [c for c in conv.cases if c.case_id in kinds]
+        assert len(cases) == round(0.2 * len(conv.cases)), conv.sample_id  # hard_percent=20 of each conversation
+        for case in cases:
+            evidence = " ".join(conv.turn(e).text for e in case.evidence)
+            if case.category != 2:  # the gold is stated in the evidence (a date gold is resolved from it)
+                assert case.gold.lower() in evidence.lower(), case
+    assert set(kinds.values()) == set(KINDS)
+    assert {c.category for conv in conversations for c in conv.cases if c.case_id in kinds} == {1, 2, 3, 4}
+    plain, none = generate_with_kinds(SynthSpec(conversations=4, sessions=8, seed=3, hard_percent=0))
+    assert none == {}
+    regular_turns = {t["text"] for s in plain for k, v in s["conversation"].items() if isinstance(v, list) for t in v}
+    hard_turns = {t["text"] for s in samples for k, v in s["conversation"].items() if isinstance(v, list) for t in v}
+    assert regular_turns <= hard_turns  # the stories are told beside the regular events, which stay as they were
+    with pytest.raises(DataError, match="hard_percent must be between 0 and 90"):
+        SynthSpec(hard_percent=95)
+    assert SynthSpec(hard_percent=0).describe().endswith(",hard_percent=0")
+
+
 def test_synth_tells_relative_dates_updates_and_retractions():
     text = " ".join(t.text for conv in synthetic_conversations(SynthSpec(conversations=6, sessions=10))
                     for t in conv.turns)
@@ -107,10 +175,10 @@ def test_synth_scales_linearly_to_thousands_of_sessions():
 def test_data_synth_cli(tmp_path):
     out = tmp_path / "synth.json"
     cmd = [sys.executable, "-m", "memopt", "data", "synth", "--conversations", "2", "--sessions", "3",
-           "--out", str(out)]
+           "--hard-percent", "25", "--out", str(out)]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
-    assert "2 conversations" in done.stdout
+    assert "2 conversations" in done.stdout and "no directive fixes" in done.stdout
     assert len(parse_locomo(json.loads(out.read_text()))) == 2
 
 
@@ -130,6 +198,7 @@ def test_data_specs():
 
     assert parse_synth_spec("synthetic") == SynthSpec()
     assert parse_synth_spec("synthetic:conversations=2,seed=4") == SynthSpec(conversations=2, seed=4)
+    assert parse_synth_spec("synthetic:hard_percent=0") == SynthSpec(hard_percent=0)
     assert parse_synth_spec("data/x.json") is None
     with pytest.raises(DataError, match="bad option 'sessoins=3'"):
         parse_synth_spec("synthetic:sessoins=3")

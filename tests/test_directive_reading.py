@@ -157,12 +157,20 @@ def test_directives_for_an_operation_read_only_that_operations_directives():
 SEED_OPERATIONS = {("evermemos", "episode"): "summarize", ("evermemos", "facts"): "extract"}
 # What the README's "Memory systems" section says each pipeline's seed prompts lack.
 SEED_LACKS = {
-    ("mem0", "extract"): {"all_participants", "resolve_dates"},
+    ("mem0", "extract"): {"all_participants", "keep_details", "resolve_dates"},
     ("mem0", "update"): {"update_on_contradiction", "delete_only_explicit"},
+    ("mem0", "answer"): {"abstain"},
     ("long_context", "answer"): {"resolve_dates", "abstain"},
     ("rag", "answer"): {"resolve_dates", "abstain"},
+    ("rag", "rewrite_query"): {"expand_query"},
+    ("evermemos", "facts"): {"keep_details"},
+    ("evermemos", "answer"): {"abstain"},
+}
+SEED_GRANTS = {
+    ("mem0", "answer"): {"resolve_dates"},
     ("evermemos", "episode"): {"resolve_dates", "keep_details"},
-    ("evermemos", "facts"): {"resolve_dates", "keep_details"},
+    ("evermemos", "facts"): {"resolve_dates", "all_participants"},
+    ("evermemos", "answer"): {"resolve_dates", "combine_all"},
 }
 
 
@@ -170,6 +178,12 @@ SEED_LACKS = {
 def test_seed_prompts_lack_the_directives_the_readme_says(pipeline, op):
     text = load_prompts(pipeline, [op])[op]
     assert not active_directives(SEED_OPERATIONS.get((pipeline, op), op), text) & SEED_LACKS[pipeline, op]
+
+
+@pytest.mark.parametrize(("pipeline", "op"), sorted(SEED_GRANTS))
+def test_seed_prompts_grant_the_directives_the_readme_says(pipeline, op):
+    text = load_prompts(pipeline, [op])[op]
+    assert active_directives(SEED_OPERATIONS.get((pipeline, op), op), text) == SEED_GRANTS[pipeline, op]
 
 
 def test_mem0s_default_prompts_grant_no_directive():

@@ -39,6 +39,16 @@ ANSWERS = [
     (BOOK, "Not mentioned", "There is no information about that.", True),
     (BOOK, "Not mentioned", "Charlotte's Web", False),
     (ADOPT, "7 May 2023", INJECTION, False),
+    # dates are read whole, whatever their written form (LoCoMo golds carry commas, ordinals, US order)
+    (ADOPT, "19 January, 2023", "20 January 2023", False),
+    (ADOPT, "19 January, 2023", "On January 19, 2023", True),
+    (ADOPT, "January 19, 2023", "19th January 2023", True),
+    (ADOPT, "The week before October 13th, 2023.", "the week before 12 October 2023", False),
+    (ADOPT, "The Friday before 14September, 2022", "The Friday before 14 September 2022", True),
+    (ADOPT, "19/01/2023", "19 January 2023", True),
+    (ADOPT, "19/01/2023", "18 January 2023", False),
+    (ADOPT, "May, 2023", "7 June 2023", False),   # a month-year gold needs that month, not just the year
+    (ADOPT, "May, 2023", "in May 2023", True),
     (ADOPT, "7 May 2023", FORGED_FIELD, False),
 ]
 # (information, text, verdict)
@@ -47,6 +57,8 @@ CONTAINS = [
     ("Caroline adopted Max on 7 May 2023", "On 7 May 2023 Caroline adopted a dog named Max.", True),
     ("Caroline adopted Max on 7 May 2023", "On 8 May 2023 Caroline adopted a dog named Max.", False),
     ("Caroline adopted Max in May 2023", "Caroline adopted Max in 2023.", False),
+    ("Caroline adopted Max on 19 January, 2023", "Caroline adopted Max on 20 January 2023.", False),
+    ("Caroline adopted Max on 19 January, 2023", "Caroline adopted Max on January 19, 2023.", True),
     ("Melanie works as a nurse", "Melanie went hiking with her kids.", False),
 ]
 
@@ -145,3 +157,41 @@ def test_lm_failures_raise_lm_error_naming_the_lm(engine, message):
         judge.correct(ADOPT, "7 May 2023", "7 May 2023")
     assert "'sim/broken'" in str(info.value)
     assert judge.calls == 1
+
+
+@pytest.mark.parametrize(("text", "parts"), [
+    ("19 January, 2023", (19, 1, 2023)), ("January 19, 2023", (19, 1, 2023)), ("19th January 2023", (19, 1, 2023)),
+    ("The Friday before 14September, 2022", (14, 9, 2022)), ("October 13th, 2023.", (13, 10, 2023)),
+    ("19/01/2023", (19, 1, 2023)), ("01/19/2023", (19, 1, 2023)), ("2023-01-19", (19, 1, 2023)),
+    ("May, 2023", (None, 5, 2023)), ("April.2023", (None, 4, 2023)), ("13 August", (13, 8, None)),
+    ("Aug 15th", (15, 8, None)), ("Since 2016", (None, None, 2016)),
+])
+def test_dates_are_read_whole(text, parts):
+    from memopt.text import find_dates
+
+    [date] = find_dates(text)
+    assert (date.day, date.month, date.year) == parts
+
+
+def test_lowercase_may_and_march_are_not_months():
+    from memopt.text import find_dates
+
+    assert find_dates("we may 20 people") == [] and find_dates("a march, 5K charity run") == []
+
+
+def test_every_dated_locomo_gold_rejects_the_next_day(locomo_dev):
+    """On the real golds: each gold that states a day is accepted as itself and rejected one day off."""
+    import datetime as dt
+    import json
+
+    from memopt.text import find_dates, format_date
+
+    golds = {str(q["answer"]) for s in json.loads(locomo_dev.read_text()) for q in s["qa"] if "answer" in q}
+    dated = [(g, d) for g in golds for d in find_dates(g)[:1] if d.day and d.month and d.year]
+    assert len(dated) >= 70  # 78 distinct golds give day, month and year, in five written forms
+    judge = LexicalJudge()
+    for gold, date in dated:
+        day = dt.date(date.year, date.month, date.day)
+        assert judge.correct(ADOPT, gold, gold), gold
+        off = gold.replace(date.text, format_date(day + dt.timedelta(days=1)))
+        assert not judge.correct(ADOPT, gold, off), (gold, off)

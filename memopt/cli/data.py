@@ -14,6 +14,9 @@ def synth(
     conversations: int = typer.Option(6, "--conversations", "-n", min=1, help="Number of conversations."),
     sessions: int = typer.Option(8, "--sessions", "-s", min=1, help="Sessions per conversation."),
     seed: int = typer.Option(0, "--seed", help="Random seed; the same seed gives byte-identical output."),
+    hard_percent: int = typer.Option(20, "--hard-percent", min=0, max=90,
+                                     help="Share of questions (%) whose failure no directive fixes: distractors, "
+                                          "pronoun-only references, implied facts, hurried typing; 0 for none."),
     out: Path = typer.Option(..., "--out", "-o", help="Where to write the JSON."),
     fmt: str = typer.Option("locomo", "--format", "-f",
                                help="locomo (conversations with their questions) or longmemeval (one instance per "
@@ -25,7 +28,7 @@ def synth(
     from memopt.files import check_writable
 
     check_writable(out)
-    spec = SynthSpec(conversations=conversations, sessions=sessions, seed=seed)
+    spec = SynthSpec(conversations=conversations, sessions=sessions, seed=seed, hard_percent=hard_percent)
     if fmt == "longmemeval":
         from memopt.data.longmemeval import write_synthetic_longmemeval
 
@@ -37,4 +40,5 @@ def synth(
         raise ConfigError(f"--format {fmt!r}: choose locomo or longmemeval.")
     stats = write_synthetic(spec, out)
     typer.echo(f"wrote {out}: {stats['conversations']} conversations, {stats['sessions']} sessions, "
-               f"{stats['turns']} turns, {stats['questions']} questions {stats['by_category']}")
+               f"{stats['turns']} turns, {stats['questions']} questions {stats['by_category']}; "
+               f"{sum(stats['hard'].values())} that no directive fixes {stats['hard']}")

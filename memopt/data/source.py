@@ -3,10 +3,14 @@
 A data spec is either a path to a LoCoMo or a LongMemEval JSON file (told apart by content), or
 ``synthetic`` (the bundled default: the generator's default spec) optionally with options:
 ``synthetic:conversations=12,sessions=10,seed=3``.
+A relative path is read from the working directory; when it is not there, from the working
+directory as the shell names it (``$PWD``), so ``../shared/...`` in a checkout reached through a
+symlink means the folder next to the link, as ``cd ../shared`` would.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
@@ -18,7 +22,7 @@ from memopt.data.synth import SynthSpec, synthetic_conversations
 from memopt.errors import DataError
 from memopt.files import read_json
 
-__all__ = ["parse_synth_spec", "load_data", "select"]
+__all__ = ["parse_synth_spec", "load_data", "data_path", "select"]
 
 
 def parse_synth_spec(spec: str) -> SynthSpec | None:
@@ -42,7 +46,8 @@ def load_data(spec: str) -> tuple[str, list[Conversation]]:
     synth = parse_synth_spec(spec)
     if synth is not None:
         return synth.describe(), synthetic_conversations(synth)
-    raw = read_json(spec, missing="no such data file. Pass a LoCoMo or LongMemEval JSON file, or `synthetic`.")
+    raw = read_json(data_path(spec),
+                    missing="no such data file. Pass a LoCoMo or LongMemEval JSON file, or `synthetic`.")
     if is_longmemeval(raw):
         return str(Path(spec)), parse_longmemeval(raw, source=str(spec))
     if not _is_locomo(raw):
@@ -65,6 +70,16 @@ def _describe(raw: Any) -> str:
     if isinstance(raw, dict):
         return f"an object with keys {', '.join(sorted(raw)[:6]) or '(none)'}"
     return f"a {type(raw).__name__}"
+
+
+def data_path(spec: str) -> Path:
+    """The file a path spec names; a relative one missing from the working directory is tried against ``$PWD``."""
+    path = Path(spec)
+    pwd = os.environ.get("PWD")
+    if path.is_absolute() or not pwd or not Path(pwd).is_absolute() or path.exists():
+        return path
+    logical = Path(pwd) / path
+    return Path(os.path.normpath(logical)) if os.path.exists(os.path.normpath(logical)) else path
 
 
 def select(conversations: list[Conversation], ids: list[str] | None) -> list[Conversation]:

@@ -8,6 +8,13 @@ retractions ("I quit tennis"). Every question carries the dia_ids of the turns t
 and all five LoCoMo categories are generated (1 multi-hop, 2 temporal, 3 open-domain,
 4 single-hop, 5 adversarial with gold "Not mentioned").
 
+``hard_percent`` of the questions (default 20) come from stories whose failure no instruction
+fixes (`memopt.data.synth_hard`: distractors about another person or an earlier time, pronoun-only
+references, facts implied rather than stated, hurried typing beside chit-chat that carries the
+question's words); a perfect reader still answers them. Those stories draw on a random stream of
+their own and are told after a session's regular events, so ``hard_percent=0`` gives the regular
+conversations alone.
+
 Output is byte-identical for the same `SynthSpec`; generation is linear in the number of sessions.
 """
 
@@ -15,6 +22,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import math
 import random
 from collections import Counter
 from dataclasses import dataclass, field
@@ -22,11 +30,13 @@ from pathlib import Path
 from typing import Any
 
 from memopt.data.model import NOT_MENTIONED
+from memopt.data.synth_hard import Story, plan_stories
 from memopt.errors import DataError
 from memopt.files import write_json
 from memopt.text import MONTHS, WEEKDAYS, format_date
 
-__all__ = ["SynthSpec", "generate", "write_synthetic", "synthetic_conversations", "MAX_SESSIONS"]
+__all__ = ["SynthSpec", "generate", "generate_with_kinds", "write_synthetic", "synthetic_conversations",
+           "MAX_SESSIONS"]
 
 MAX_SESSIONS = 200_000  # about two minutes of generation; a bigger spec is a typo more often than a plan
 
@@ -59,6 +69,7 @@ _SMALL_TALK = (
     "How have you been lately?", "What have you been up to?", "How was your week?",
     "Anything new on your end?", "How are things going?",
 )
+_NUDGES = ("Haha, go on.", "Oh?", "Tell me everything.", "And?")
 _GREETING_REPLIES = ("Good to hear from you.", "Pretty good, thanks.", "Busy as always!", "Not bad at all.")
 _REACTIONS = (
     "That's so great to hear!", "Wow, that sounds amazing!", "Haha, I love that.", "That's wonderful news!",
@@ -95,6 +106,7 @@ class SynthSpec:
     sessions: int = 8
     seed: int = 0
     questions_per_conversation: int = 40
+    hard_percent: int = 20
 
     def __post_init__(self) -> None:
         if self.conversations < 1 or self.sessions < 1 or self.questions_per_conversation < 1:
@@ -104,10 +116,17 @@ class SynthSpec:
             raise DataError(f"synthetic spec {self}: conversations × sessions = "
                             f"{self.conversations * self.sessions:,} sessions; at most {MAX_SESSIONS:,} are "
                             "generated (write bigger sets in parts with `memopt data synth`).")
+        if not 0 <= self.hard_percent <= 90:
+            raise DataError(f"synthetic spec {self}: hard_percent must be between 0 and 90.")
 
     def describe(self) -> str:
-        """The spec as a data name: ``synthetic:conversations=6,sessions=8,seed=0``."""
-        return f"synthetic:conversations={self.conversations},sessions={self.sessions},seed={self.seed}"
+        """The spec as a data name: ``synthetic:conversations=6,sessions=8,seed=0`` (plus options off their default)."""
+        name = f"synthetic:conversations={self.conversations},sessions={self.sessions},seed={self.seed}"
+        if self.questions_per_conversation != SynthSpec.questions_per_conversation:
+            name += f",questions_per_conversation={self.questions_per_conversation}"
+        if self.hard_percent != SynthSpec.hard_percent:
+            name += f",hard_percent={self.hard_percent}"
+        return name
 
 
 @dataclass
@@ -117,6 +136,7 @@ class _QA:
     evidence: list[str]
     category: int
     about: tuple[str, str] | None = None  # adversarial: (person, topic) it wrongly presumes
+    kind: str | None = None  # the story kind of a question no instruction fixes (synth_hard.KINDS)
 
     def to_json(self) -> dict[str, Any]:
         item: dict[str, Any] = {"question": self.question, "evidence": self.evidence, "category": self.category}
@@ -143,15 +163,20 @@ class _Life:
 
 
 class _Conversation:
-    def __init__(self, rng: random.Random, sample_id: str, spec: SynthSpec) -> None:
+    def __init__(self, rng: random.Random, hard_rng: random.Random, sample_id: str, spec: SynthSpec) -> None:
         self.rng = rng
+        self.hard_rng = hard_rng
         self.sample_id = sample_id
         self.spec = spec
         a, b = rng.sample(_PEOPLE, 2)
         self.lives = {a: _Life(a), b: _Life(b)}
         self.speakers = (a, b)
         self.qa: list[_QA] = []
+        self.picked: list[_QA] = []  # the questions asked, once built
         self.conv: dict[str, Any] = {"speaker_a": a, "speaker_b": b}
+        wanted = math.ceil(1.5 * spec.hard_percent / 100 * spec.questions_per_conversation)
+        self.stories = plan_stories(hard_rng, self.speakers, spec.sessions, min(wanted, 2 * spec.sessions),
+                                    {**_RELATIVE_GOLD, **_LAST_WEEKDAY}) if spec.hard_percent else []
 
     # --- helpers ---------------------------------------------------------------------------
     def _when(self, day: dt.date) -> tuple[str, str]:
@@ -316,7 +341,8 @@ class _Conversation:
                 f"{hour}:{minute:02d} {self.rng.choice(('am', 'pm'))} on {day.day} {MONTHS[day.month - 1]}, {day.year}"
             )
             self.conv[f"session_{s}"] = self._session(s, day)
-        return {"sample_id": self.sample_id, "conversation": self.conv, "qa": [q.to_json() for q in self._questions()]}
+        self.picked = self._questions()
+        return {"sample_id": self.sample_id, "conversation": self.conv, "qa": [q.to_json() for q in self.picked]}
 
     def _session(self, s: int, day: dt.date) -> list[dict[str, str]]:
         first = self.speakers[0] if self.rng.random() < 0.7 else self.speakers[1]
@@ -339,9 +365,29 @@ class _Conversation:
                 dia = f"D{s}:{len(turns) + 1}"
                 say(speaker, getattr(self, event)(self.lives[speaker], self.lives[other], dia, day))
                 say(other, self.rng.choice(_REACTIONS))
+        self._tell_stories(s, day, turns, say)
         closer = second if turns[-1]["speaker"] == first else first
         say(closer, self.rng.choice(_CLOSINGS))
         return turns
+
+    def _tell_stories(self, s: int, day: dt.date, turns: list[dict[str, str]], say: Any) -> None:
+        """Tell the story steps planned for session ``s``; a story's questions follow its last step."""
+        for story in self.stories:
+            for step, (session, lines) in enumerate(zip(story.sessions, story.steps, strict=True)):
+                if session != s:
+                    continue
+                if turns[-1]["speaker"] == lines[0][0]:
+                    say(next(p for p in self.speakers if p != lines[0][0]), self.hard_rng.choice(_NUDGES))
+                story.days.append(day)
+                for n, (speaker, text) in enumerate(lines):
+                    story.dia_ids[(step, n)] = say(speaker, text)
+                if step == len(story.steps) - 1:
+                    self.qa.extend(self._story_questions(story))
+
+    @staticmethod
+    def _story_questions(story: Story) -> list[_QA]:
+        return [_QA(question, gold if isinstance(gold, str) else gold(story.days), [story.dia_ids[e] for e in evidence],
+                    category, kind=story.kind) for question, gold, category, evidence in story.questions]
 
     def _questions(self) -> list[_QA]:
         seen: dict[str, _QA] = {}
@@ -349,15 +395,14 @@ class _Conversation:
             seen[q.question] = q  # a later event about the same thing wins (e.g. "work now")
         questions = list(seen.values())
         questions = [q for q in questions if q.category != 5 or not self._answerable(q)]
-        by_cat: dict[int, list[_QA]] = {}
-        for q in questions:
-            by_cat.setdefault(q.category, []).append(q)
-        budget = self.spec.questions_per_conversation
-        picked: list[_QA] = []
-        while len(picked) < budget and any(by_cat.values()):
-            for cat in sorted(by_cat):
-                if by_cat[cat] and len(picked) < budget:
-                    picked.append(by_cat[cat].pop(self.rng.randrange(len(by_cat[cat]))))
+        regular = [q for q in questions if q.kind is None]
+        hard = [q for q in questions if q.kind is not None]
+        budget, share = self.spec.questions_per_conversation, self.spec.hard_percent / 100
+        n_hard = min(len(hard), round(share * budget))
+        n_regular = min(len(regular), budget - n_hard)
+        if n_regular < budget - n_hard and share < 1:
+            n_hard = min(n_hard, round(share * n_regular / (1 - share)))
+        picked = _pick(regular, n_regular, self.rng) + _pick(hard, n_hard, self.hard_rng)
         order = {id(q): n for n, q in enumerate(self.qa)}
         return sorted(picked, key=lambda q: order.get(id(q), 0))
 
@@ -366,17 +411,39 @@ class _Conversation:
         return q.about is not None and q.about[1] in self.lives[q.about[0]].told
 
 
-def _sub_seed(seed: int, index: int) -> int:
-    return int.from_bytes(hashlib.sha256(f"memopt-synth:{seed}:{index}".encode()).digest()[:8], "big")
+def _pick(questions: list[_QA], n: int, rng: random.Random) -> list[_QA]:
+    """``n`` questions drawn one category after another, so every category gets its share."""
+    by_cat: dict[int, list[_QA]] = {}
+    for q in questions:
+        by_cat.setdefault(q.category, []).append(q)
+    picked: list[_QA] = []
+    while len(picked) < n and any(by_cat.values()):
+        for cat in sorted(by_cat):
+            if by_cat[cat] and len(picked) < n:
+                picked.append(by_cat[cat].pop(rng.randrange(len(by_cat[cat]))))
+    return picked
+
+
+def _sub_seed(seed: int, index: int, stream: str = "memopt-synth") -> int:
+    return int.from_bytes(hashlib.sha256(f"{stream}:{seed}:{index}".encode()).digest()[:8], "big")
+
+
+def generate_with_kinds(spec: SynthSpec) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """The samples for ``spec`` and the story kind of each question no instruction fixes, by case id (``sample:qN``)."""
+    samples, kinds = [], {}
+    for i in range(spec.conversations):
+        rng = random.Random(_sub_seed(spec.seed, i))
+        hard_rng = random.Random(_sub_seed(spec.seed, i, "memopt-synth-hard"))
+        conversation = _Conversation(rng, hard_rng, f"synth-{spec.seed}-{i:03d}", spec)
+        sample = conversation.build()
+        samples.append(sample)
+        kinds.update({f"{sample['sample_id']}:q{n}": q.kind for n, q in enumerate(conversation.picked) if q.kind})
+    return samples, kinds
 
 
 def generate(spec: SynthSpec) -> list[dict[str, Any]]:
     """The LoCoMo-format samples for ``spec`` (deterministic)."""
-    samples = []
-    for i in range(spec.conversations):
-        rng = random.Random(_sub_seed(spec.seed, i))
-        samples.append(_Conversation(rng, f"synth-{spec.seed}-{i:03d}", spec).build())
-    return samples
+    return generate_with_kinds(spec)[0]
 
 
 def synthetic_conversations(spec: SynthSpec | None = None) -> list[Any]:
@@ -389,7 +456,7 @@ def synthetic_conversations(spec: SynthSpec | None = None) -> list[Any]:
 
 def write_synthetic(spec: SynthSpec, out: str | Path) -> dict[str, Any]:
     """Write the samples for ``spec`` to ``out`` as JSON; return counts (sessions, turns, questions)."""
-    samples = generate(spec)
+    samples, kinds = generate_with_kinds(spec)
     write_json(out, samples)
     cats = Counter(q["category"] for s in samples for q in s["qa"])
     return {
@@ -398,4 +465,5 @@ def write_synthetic(spec: SynthSpec, out: str | Path) -> dict[str, Any]:
         "turns": sum(len(v) for s in samples for k, v in s["conversation"].items() if isinstance(v, list)),
         "questions": sum(cats.values()),
         "by_category": dict(sorted(cats.items())),
+        "hard": dict(sorted(Counter(kinds.values()).items())),
     }

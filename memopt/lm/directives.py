@@ -76,6 +76,7 @@ CATALOGUE: tuple[Directive, ...] = (
             Cue(+1, ("ABSOLUTE",), ("DATE|RELATIVE",)),
             Cue(-1, ("AS_IS",), ("RELATIVE",)),
             Cue(-1, ("RELATIVE",), negated_only=True),
+            Cue(+1, ("RELATIVE",), ("ABSOLUTE",)),
         ),
         failure="relative dates ('yesterday', 'last week', 'this month') are kept as written, with no date",
         behaviour="relative dates are rewritten against the session date ('on 7 May 2023', "

@@ -11,12 +11,17 @@ stripped before judging. Recall is the share of the reference's content stems (s
 Porter-stemmed) that the other text also holds:
 
 - ``ANSWER_RECALL_THRESHOLD`` (0.5): a prediction is correct when it holds at least half of the
-  gold answer's content stems and every word of each absolute date the gold states ("7 May 2023"
-  is not matched by "8 May 2023"). When the gold abstains ("Not mentioned") the prediction must abstain
+  gold answer's content stems and states each absolute date the gold states ("7 May 2023" is not
+  matched by "8 May 2023"). When the gold abstains ("Not mentioned") the prediction must abstain
   too; otherwise an abstaining prediction is incorrect.
 - ``CONTAINS_RECALL_THRESHOLD`` (0.6): a text contains a piece of information when one of its
-  lines holds at least 60% of the information's content stems, and every word (day, month, year)
-  of each absolute date the information states (a list-like "Max, Luna": each part in some line).
+  lines holds at least 60% of the information's content stems and states each absolute date the
+  information states (a list-like "Max, Luna": each part in some line).
+
+Dates are read whole (`memopt.text.find_dates`): "19 January, 2023", "January 19, 2023",
+"19th January 2023" and "19/01/2023" are the same date; a date is stated when the other text has a
+date with the same day, month and year, as far as the reference gives them ("May, 2023" needs
+May 2023, "2023" any date in 2023, "13 August" 13 August of any year).
 
 The fault-locating judge (`judge_locate`, behind the ``all_at_once`` attribution baseline) reads a
 serialized trace, one block per operation, and applies the ``contains`` rule to each operation's
@@ -44,7 +49,7 @@ from memopt.lm.sim.reading import (
     subject_of,
     topic_stems,
 )
-from memopt.text import DATE_PATTERN, overlap, parse_session_date, resolve_relative_dates, sentences, stems, words
+from memopt.text import find_dates, overlap, parse_session_date, resolve_relative_dates, sentences, stems
 
 __all__ = [
     "extract",
@@ -231,8 +236,9 @@ def _recall(reference: str, text: str) -> float:
 
 
 def _has_dates_of(information: str, text: str) -> bool:
-    present = set(words(text))
-    return all(set(words(date.group(0))) <= present for date in DATE_PATTERN.finditer(information))
+    """Every absolute date of ``information`` is stated by ``text``, read whole (day, month and year it gives)."""
+    stated = find_dates(text)
+    return all(any(date.matched_by(other) for other in stated) for date in find_dates(information))
 
 
 def judge_answer(inputs: dict[str, str], active: frozenset[str]) -> dict[str, Any]:
@@ -246,7 +252,7 @@ def judge_answer(inputs: dict[str, str], active: frozenset[str]) -> dict[str, An
 
 
 def _parts(information: str) -> list[str]:
-    if DATE_PATTERN.search(information) or "," not in information:
+    if find_dates(information) or "," not in information:
         return [information]
     return [p.strip() for p in information.split(",") if p.strip()]
 
@@ -256,9 +262,8 @@ def judge_contains(inputs: dict[str, str], active: frozenset[str]) -> dict[str, 
 
     Statements are read line by line (a context is one item per line): words scattered over several
     items do not count. A list-like information ("Max, Luna") is contained when each of its parts is in
-    some line. Dates must match whole: every word (day, month, year) of each absolute date in the
-    information ("7 May 2023", "May 2023", "2023") must be in that line, so "8 May 2023" does not
-    contain "7 May 2023".
+    some line. Dates must match whole: each absolute date of the information ("7 May 2023", "May 2023",
+    "2023") must be stated by that line with the same parts, so "8 May 2023" does not contain "7 May 2023".
     """
     information, text = unquote_data(inputs.get("information", "")), unquote_data(inputs.get("text", ""))
     lines = [line for line in text.splitlines() if line.strip()] or [text]
