@@ -28,8 +28,9 @@ from memopt.optimize.scoring import BudgetExhausted, Scorer
 from memopt.optimize.state import OptimizeState, RoundRecord
 from memopt.prompts import write_prompts
 from memopt.system import MemorySystem
+from memopt.tracking_traces import CaseTraces
 
-__all__ = ["run_experiment", "splits_of", "summary_of", "STATE_ARTIFACT"]
+__all__ = ["run_experiment", "splits_of", "summary_of", "case_traces_of", "STATE_ARTIFACT"]
 
 STATE_ARTIFACT = "state/state.json"
 GRAPHS_PER_ROUND = 3
@@ -42,6 +43,11 @@ def splits_of(experiment: Experiment) -> tuple[str, list[Conversation], list[Con
     split = split_ids([c.sample_id for c in conversations], experiment.data.split, seed=experiment.data.split_seed)
     by_id = {c.sample_id: c for c in conversations}
     return name, *([by_id[i] for i in part] for part in (split.train, split.val, split.test))
+
+
+def case_traces_of(experiment: Experiment) -> CaseTraces:
+    """How the experiment's rounds log their cases as MLflow traces (``mlflow.traces``, ``mlflow.max_traces``)."""
+    return CaseTraces(experiment.mlflow.traces, experiment.mlflow.max_traces, experiment.lm.judge, experiment.seed)
 
 
 def _optimizer(experiment: Experiment, scorer: Scorer) -> ReflectiveOptimizer | GepaOptimizer:
@@ -86,12 +92,12 @@ def _log_graphs(log: Any, outcome: RoundOutcome) -> None:
 
 
 def _log_round(log: Any, system: MemorySystem, record: RoundRecord, outcome: RoundOutcome | None,
-               before: dict[str, str]) -> None:
+               before: dict[str, str], traces_md: str = "") -> None:
     commit = "; ".join(fb.summary() for fb in outcome.feedback.values()) if outcome else "starting prompts"
     record.prompt_versions = log.register_prompts(system.name, system.instructions(), commit_message=commit,
                                                   round_index=record.round)
     log.log_metrics(_metrics(record), step=record.round)
-    log.log_text(_round_markdown(record, before, system.instructions()), "round.md")
+    log.log_text(_round_markdown(record, before, system.instructions()) + traces_md, "round.md")
     if outcome is not None:
         lines = "".join(json.dumps(a.to_dict()) + "\n" for _, a in outcome.attributions)
         log.log_text(lines, "attributions.jsonl")
@@ -176,7 +182,8 @@ def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker
     status = "FINISHED"
     try:
         while state.next_round <= experiment.rounds and scorer.remaining() > 0:
-            if not _round(tracker, optimizer, state, seed_system, scorer, trainset, valset, testset, on_round):
+            if not _round(tracker, optimizer, state, seed_system, scorer, trainset, valset, testset, on_round,
+                          case_traces_of(experiment)):
                 break
     except BaseException:
         status = "KILLED"
@@ -209,7 +216,7 @@ def _baseline(tracker: Any, system: MemorySystem, scorer: Scorer, valset: list[C
 
 def _round(tracker: Any, optimizer: ReflectiveOptimizer | GepaOptimizer, state: OptimizeState,
            seed_system: MemorySystem, scorer: Scorer, trainset: list[Conversation], valset: list[Conversation],
-           testset: list[Conversation], on_round: Callable[[RoundRecord], None] | None) -> bool:
+           testset: list[Conversation], on_round: Callable[[RoundRecord], None] | None, traces: CaseTraces) -> bool:
     """Run one round; False when the budget ran out before it could finish."""
     index = state.next_round
     started = time.perf_counter()
@@ -227,7 +234,8 @@ def _round(tracker: Any, optimizer: ReflectiveOptimizer | GepaOptimizer, state: 
             state.current_val = outcome.choice.val_f1
             current = seed_system.with_instructions(state.instructions).with_knobs(**state.knobs)
         record = _record(index, scorer, current, valset, testset, outcome, started)
-        _log_round(log, current, record, outcome, before)
+        traced = traces.log(log, outcome, round_index=index, versions=state.records[-1].prompt_versions)
+        _log_round(log, current, record, outcome, before, traced.markdown(getattr(tracker, "tracking_uri", "")))
     state.records.append(record)
     state.lm_calls, state.tokens = record.lm_calls, record.tokens
     if outcome.accepted and state.current_val > state.best_val:
