@@ -14,8 +14,9 @@ Contract:
   token usage, prompt versions), never from live instrumentation, so nothing is recorded twice.
 - **Assessments**, written with the trace: ``memtrace.attribution`` (feedback; value = error type,
   rationale = reason, metadata ``op_id``, ``operation``, ``method``, ``verified``, ``confidence``,
-  ``judge_calls``, ``evidence_path``), ``judge.correct`` (feedback from the judge LM), ``f1``
-  (feedback, LoCoMo F1) and ``expected_response`` (expectation: the gold answer).
+  ``judge_calls``, ``evidence_path``; attached to the blamed op's span when the trace has it, so the
+  UI shows it on that span), ``judge.correct`` (feedback from the judge LM), ``f1`` (feedback,
+  LoCoMo F1) and ``expected_response`` (expectation: the gold answer).
 - **Linking.** Trace metadata ``mlflow.sourceRun`` is the round's run, so
   ``mlflow.search_traces(run_id=...)`` and the run's Traces tab find them. Tags: ``memopt.case_id``,
   ``memopt.case`` (question key), ``memopt.round``, ``memopt.outcome`` (failed / passed / error),
@@ -91,7 +92,7 @@ def _interleave(groups: list[list[Any]]) -> Iterable[list[Any]]:
         yield [g[i] for g in groups if i < len(g)]
 
 
-def _assessments(result: Any, attribution: Any, judge: str) -> list[Any]:
+def _assessments(result: Any, attribution: Any, judge: str, blamed_span: str | None) -> list[Any]:
     from mlflow.entities import AssessmentSource, Expectation, Feedback
 
     code = AssessmentSource(source_type="CODE", source_id="memopt")
@@ -105,6 +106,7 @@ def _assessments(result: Any, attribution: Any, judge: str) -> list[Any]:
         path = json.dumps(list(attribution.evidence_path), ensure_ascii=False)
         out.append(Feedback(
             name=ATTRIBUTION, value=attribution.error_type, rationale=redact(attribution.reason) or None,
+            span_id=blamed_span,
             source=AssessmentSource(source_type="CODE", source_id=f"memopt.attribution.{attribution.method}"),
             metadata={"op_id": attribution.op_id, "operation": attribution.operation, "method": attribution.method,
                       "verified": str(attribution.verified).lower(), "confidence": f"{attribution.confidence:.3f}",
@@ -211,7 +213,7 @@ class CaseTraces:
                 request_preview=redact(result.question)[:1000], response_preview=redact(result.prediction)[:1000],
                 execution_duration=(root.end_time_ns - root.start_time_ns) // 1_000_000,
                 trace_metadata={"mlflow.sourceRun": log.run_id}, tags=tags,
-                assessments=_assessments(result, attribution, self.judge)))
+                assessments=_assessments(result, attribution, self.judge, trace.blamed_span)))
             spans += entities
             written.traces.append((result.case_id, label, attribution.error_type if attribution else "",
                                    attribution.op_id if attribution else "", trace.trace_id))

@@ -112,6 +112,8 @@ def test_spans_are_the_cases_ops_with_prompt_versions_usage_and_blame(one_round,
     assert spans[f"retrieve:{key}"].outputs[0]["page_content"]
     blamed = [s for s in trace.data.spans if s.attributes.get("memopt.blamed")]
     assert [s.attributes["memopt.op_id"] for s in blamed] == [blame["op_id"]]
+    [assessment] = [a for a in trace.info.assessments if a.name == ATTRIBUTION]
+    assert assessment.span_id == blamed[0].span_id  # the attribution sits on the blamed op's span
     assert blamed[0].parent_id != root.span_id and spans[f"ingest {blame['op_id'].rsplit(':', 1)[-1]}"]
     client = mlflow.MlflowClient(uri)
     graph = client.download_artifacts(run.info.run_id, trace.info.tags["memopt.graph"], str(tmp_path))

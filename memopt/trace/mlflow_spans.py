@@ -104,6 +104,7 @@ class CaseSpans:
 
     trace_id: str = field(default_factory=lambda: f"tr-{uuid.uuid4().hex}")
     spans: list[dict[str, Any]] = field(default_factory=list)
+    blamed_span: str | None = None  # the MLflow span id (16 hex digits) of the blamed op, when it has a span
 
     def add(self, name: str, kind: str, *, parent: int | None, start: float, end: float, inputs: Any = None,
             outputs: Any = None, attributes: dict[str, Any] | None = None, error: str | None = None) -> int:
@@ -164,8 +165,10 @@ def _op_span(trace: CaseSpans, G: nx.DiGraph, op: str, parent: int, prompts: dic
             attrs |= {"mlflow.linkedPrompts": [{"name": name, "version": str(version)}],
                       "memopt.prompt": f"prompts:/{name}/{version}"}
     start, end = _times(d)
-    trace.add(f"{d['operation']}:{op.rsplit(':', 1)[-1]}", kind, parent=parent, start=start, end=end,
-              inputs=d.get("inputs"), outputs=output, attributes=attrs, error=d.get("error"))
+    span = trace.add(f"{d['operation']}:{op.rsplit(':', 1)[-1]}", kind, parent=parent, start=start, end=end,
+                     inputs=d.get("inputs"), outputs=output, attributes=attrs, error=d.get("error"))
+    if op == blamed:
+        trace.blamed_span = f"{span:016x}"
 
 
 def case_spans(result: Any, *, G: nx.DiGraph | None, attribution: Any = None, evidence: Iterable[str] = (),
