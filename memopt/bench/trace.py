@@ -4,9 +4,10 @@
 (ingestion cache cleared before each run, the two interleaved, median of ``repeats``), and reports
 the ratio. `bench_big_graph` traces one synthetic conversation of ``sessions`` sessions in a child
 process and reports build, save and load seconds, graph size, and the child's peak memory.
-`bench_mlflow_traces` times round 1 of an optimize experiment with each ``mlflow.traces`` mode and
-reports the round's wall time, its ratio to the first mode's, and the seconds the round spent
-writing traces (the ``traces.seconds`` metric) as a share of the first mode's round.
+`bench_mlflow_traces` times round 1 of an optimize experiment with each ``mlflow.traces`` mode
+(``traces``) and reports traces and spans logged, the round's median wall time (``round_s``), its
+``ratio`` to the first mode's, and the seconds the round spent writing traces (``write_s``, the
+``traces.seconds`` metric) as a share of the first mode's round (``write_share``).
 """
 
 from __future__ import annotations
@@ -136,8 +137,8 @@ def bench_mlflow_traces(experiment: str | Path = "experiments/quickstart.yaml",
     for m in modes:
         median = statistics.median(rounds[m])
         writing = statistics.median(t.get("seconds", 0.0) for t in traced[m])
-        rows.append({"mlflow.traces": m, "traces": int(traced[m][-1].get("logged", 0)),
+        rows.append({"traces": m, "logged": int(traced[m][-1].get("logged", 0)),
                      "spans": int(traced[m][-1].get("spans", 0)), "round_s": round(median, 3),
-                     "vs_first": round(median / base, 3), "writing_s": round(writing, 3),
-                     "writing_share": round(writing / base, 3)})
+                     "ratio": round(median / base, 3), "write_s": round(writing, 3),
+                     "write_share": round(writing / base, 3)})
     return rows
