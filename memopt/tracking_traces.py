@@ -26,8 +26,8 @@ Contract:
   ``traces.seconds``.
 - **Cost.** Traces go through MLflow's store API in bulk — one ``start_trace`` per trace carrying its
   assessments, one ``log_spans`` for all spans of the round — not through the live tracing provider,
-  which cost about five times more per trace when measured. Every text is redacted like the rest
-  of what memopt logs.
+  which writes every span and every assessment in a store call of its own. Every text is redacted
+  like the rest of what memopt logs.
 - Tracing never breaks a round: a failure is logged as a warning, tagged on the round's run
   (``memopt.traces_error``) and said in ``round.md``.
 """
