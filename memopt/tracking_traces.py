@@ -81,7 +81,7 @@ def pick_cases(results: list[Any], blamed: dict[str, Any], *, mode: str, limit: 
         return failed[:limit]
     if mode == "all":
         return (failed + passed)[:limit]
-    k = min(len(passed), max(1, limit // 10))
+    k = min(len(passed), max(1, limit // 10), limit - 1)
     sample = random.Random(seed).sample(range(len(passed)), k)
     return failed[: limit - k] + [passed[i] for i in sorted(sample)]
 
@@ -138,7 +138,7 @@ class RoundTraces:
                  f"{len(self.traces)} of {self.evaluated} train cases logged as MLflow traces on this round's run "
                  f"(`mlflow.traces: {self.mode}`); in the UI: the run → **Traces** tab, or the experiment's "
                  f"[Traces page]({base}/#/experiments/{self.experiment_id}/traces). From Python:", "",
-                 "```python", f'mlflow.search_traces(run_id="{self.run_id}", '
+                 "```python", f'mlflow.search_traces(locations=["{self.experiment_id}"], run_id="{self.run_id}", '
                  f"filter_string=\"feedback.`{ATTRIBUTION}` = 'UpdateError'\")", "```", "",
                  "| case | outcome | error type | blamed op | trace |", "|---|---|---|---|---|"]
         for case_id, outcome, error_type, op_id, trace_id in self.traces:
