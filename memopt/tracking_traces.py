@@ -290,8 +290,9 @@ def case_graph_of_trace(trace_id: str, tracking_uri: str | None, dst: str | Path
     info = trace.info
     graph, run_id = info.tags.get("memopt.graph"), info.trace_metadata.get("mlflow.sourceRun")
     if not graph or not run_id:
-        raise ConfigError(f"trace {trace_id!r} was not logged by `memopt optimize` (no memopt.graph tag or source "
-                          "run); only traces of optimize rounds carry an evolution graph.")
+        raise ConfigError(f"trace {trace_id!r} has no evolution graph (no memopt.graph tag or source run): only "
+                          "traces of `memopt optimize` rounds whose train split was traced (the memtrace optimizer) "
+                          "carry one.")
     attribution = next((a for a in info.assessments if a.name == ATTRIBUTION), None)
     meta = attribution.metadata if attribution is not None else {}
     path = download_artifacts(run_id, graph, dst, uri)

@@ -199,6 +199,21 @@ def test_pick_cases_modes_caps_and_spread(small_round):
     assert {r.case_id for r in everything[: len(failed)]} == failed
 
 
+def test_trace_settings_are_validated_and_a_case_without_graph_is_its_root_span(small_round, tmp_path):
+    from memopt.errors import ConfigError
+    from memopt.experiment import load_experiment
+    from memopt.trace.mlflow_spans import case_spans
+
+    assert load_experiment(QUICKSTART).mlflow.traces == "sample"
+    with pytest.raises(ConfigError, match="mlflow.traces"):
+        load_experiment(QUICKSTART, {"mlflow.traces": "some"})
+    with pytest.raises(ConfigError, match="mlflow.max_traces"):
+        load_experiment(QUICKSTART, {"mlflow.max_traces": 0})
+    result = small_round[1].train.results[0]
+    [root] = case_spans(result, G=None).spans
+    assert root["name"] == result.case_id and json.loads(root["attributes"]["mlflow.spanType"]) == "CHAIN"
+
+
 def test_case_ops_are_the_evidence_sessions_and_the_case_query(small_round):
     from memopt.trace.mlflow_spans import case_ops
 
