@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -17,16 +16,21 @@ from tests.conftest import ROOT
 QUICKSTART = ROOT / "experiments" / "quickstart.yaml"
 
 
-def _memopt(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "memopt", *args], capture_output=True, text=True, timeout=600,
-                          cwd=cwd, env=dict(os.environ))
+@contextmanager
+def _tracking(uri: str) -> Iterator[None]:
+    """MLflow's process-wide tracking URI (which `Tracker` and `mlflow.search_traces` use) set to ``uri`` in the
+    block only: it is also ``$MLFLOW_TRACKING_URI``, which later tests' subprocesses would inherit."""
+    from mlflow.tracking._tracking_service.utils import _use_tracking_uri
+
+    with _use_tracking_uri(uri):
+        yield
 
 
 def _search(uri: str, **kwargs) -> list:
     import mlflow
 
-    mlflow.set_tracking_uri(uri)
-    return mlflow.search_traces(return_type="list", **kwargs)
+    with _tracking(uri):
+        return mlflow.search_traces(return_type="list", **kwargs)
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +43,7 @@ def one_round(tmp_path_factory):
 
     cwd = tmp_path_factory.mktemp("quickstart1")
     uri = f"sqlite:///{cwd}/mlflow.db"
-    with pytest.MonkeyPatch.context() as mp:
+    with pytest.MonkeyPatch.context() as mp, _tracking(uri):
         mp.chdir(cwd)
         summary = run_experiment(load_experiment(QUICKSTART, {"rounds": 1, "mlflow.tracking_uri": uri}))
     client = mlflow.MlflowClient(uri)
@@ -141,6 +145,9 @@ def test_round_md_links_every_trace(one_round):
 
 
 def test_show_opens_the_case_graph_of_a_trace(one_round, tmp_path):
+    from typer.testing import CliRunner
+
+    from memopt.cli import app
     from memopt.cli.show import show
     from memopt.errors import ConfigError
     from memopt.tracking_traces import case_graph_of_trace
@@ -150,9 +157,10 @@ def test_show_opens_the_case_graph_of_a_trace(one_round, tmp_path):
                           filter_string=f"feedback.`{ATTRIBUTION}` = 'DeletionError'")
     blamed = next(a for a in trace.info.assessments if a.name == ATTRIBUTION).metadata["op_id"]
     out = tmp_path / "case.html"
-    done = _memopt("show", "--trace-id", trace.info.trace_id, "--tracking-uri", uri, "--out", str(out), cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
-    assert "case view" in done.stdout and blamed in out.read_text()
+    args = ["show", "--trace-id", trace.info.trace_id, "--tracking-uri", uri, "--out", str(out)]
+    done = CliRunner().invoke(app, args)
+    assert done.exit_code == 0, done.output
+    assert "case view" in done.output and blamed in out.read_text()
     with pytest.raises(ConfigError, match="trace 'tr-0123' not found in the tracking store"):
         case_graph_of_trace("tr-0123", uri, tmp_path)
     with pytest.raises(ConfigError, match="no tracking store"):
@@ -229,27 +237,28 @@ def test_case_ops_are_the_evidence_sessions_and_the_case_query(small_round):
     assert not [op for op in ingest if op.rsplit(":", 1)[-1] in keys]
 
 
-def test_none_logs_nothing_and_a_failure_never_ends_the_round(small_round, tmp_path, monkeypatch):
+def test_none_logs_nothing_and_a_failure_never_ends_the_round(small_round, one_round, monkeypatch):
     from mlflow.exceptions import MlflowException
     from mlflow.tracing.client import TracingClient
 
     from memopt.tracking import Tracker
 
     system, outcome = small_round
-    monkeypatch.chdir(tmp_path)
-    uri = f"sqlite:///{tmp_path}/mlflow.db"
+    cwd, uri, *_ = one_round  # an existing store (a new one costs seconds of schema migrations); a new experiment
+    monkeypatch.chdir(cwd)
     tracker = Tracker(uri, "traces-test")
-    tracker.start("t", {})
-    with tracker.round(1) as log:
-        versions = log.register_prompts(system.name, system.instructions(), commit_message="seed", round_index=0)
-        assert CaseTraces("none").log(log, outcome, round_index=1, versions=versions).traces == []
-        written = CaseTraces("failed", 3).log(log, outcome, round_index=1, versions=versions)
+    with _tracking(uri):
+        tracker.start("t", {})
+        with tracker.round(1) as log:
+            versions = log.register_prompts(system.name, system.instructions(), commit_message="seed", round_index=0)
+            assert CaseTraces("none").log(log, outcome, round_index=1, versions=versions).traces == []
+            written = CaseTraces("failed", 3).log(log, outcome, round_index=1, versions=versions)
 
-        def refuse(*args, **kwargs):
-            raise MlflowException("store refused the trace")
+            def refuse(*args, **kwargs):
+                raise MlflowException("store refused the trace")
 
-        monkeypatch.setattr(TracingClient, "start_trace", refuse)
-        broken = CaseTraces("failed", 3).log(log, outcome, round_index=1, versions=versions)
+            monkeypatch.setattr(TracingClient, "start_trace", refuse)
+            broken = CaseTraces("failed", 3).log(log, outcome, round_index=1, versions=versions)
     assert len(written.traces) == 3 and broken.traces == [] and "store refused" in broken.error
     assert "tracing failed" in broken.markdown(uri)
     client = tracker._client()

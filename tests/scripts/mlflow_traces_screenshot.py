@@ -140,7 +140,8 @@ class Browser:
 def one_round_store(directory: Path) -> Path:
     """Run a one-round quickstart in ``directory`` (its ``mlflow.db`` and ``mlruns/``); returns the directory."""
     done = subprocess.run([sys.executable, "-m", "memopt", "optimize", str(ROOT / "experiments" / "quickstart.yaml"),
-                           "--rounds", "1", "--out", "summary.json"], cwd=directory, capture_output=True, text=True)
+                           "--rounds", "1", "--tracking-uri", f"sqlite:///{directory / 'mlflow.db'}", "--out",
+                           "summary.json"], cwd=directory, capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"memopt optimize failed:\n{done.stderr[-3000:]}")
     return directory
