@@ -14,7 +14,7 @@ Errors name the file and the key path (``experiments/x.yaml: optimizer.candidate
     rounds: 4
     budget: {max_lm_calls: 60000}
     seed: 0
-    mlflow: {experiment: memopt-quickstart, tracking_uri: null}
+    mlflow: {experiment: memopt-quickstart, tracking_uri: null, traces: sample, max_traces: 12}
 """
 
 from __future__ import annotations
@@ -84,10 +84,12 @@ class BudgetConfig(_Strict):
 
 
 class MLflowConfig(_Strict):
-    """Where rounds are logged."""
+    """Where rounds are logged, and which evaluated cases become MLflow traces (see `memopt.tracking_traces`)."""
 
     experiment: str = "memopt"
     tracking_uri: str | None = None
+    traces: Literal["failed", "sample", "all", "none"] = "sample"
+    max_traces: int = Field(12, ge=1, le=1000)  # = memopt.tracking_traces.MAX_TRACES
 
 
 class Experiment(_Strict):

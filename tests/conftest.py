@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -62,3 +63,18 @@ def sim_lm():
     from memopt.lm.sim import SimEngine
 
     return dspy.LM("sim/memopt", engine=SimEngine(seed=0), cache=False)
+
+
+@pytest.fixture(autouse=True)
+def _mlflow_tracking_uri_stays_with_its_test():
+    """`Tracker` sets MLflow's process-wide tracking URI (and ``$MLFLOW_TRACKING_URI``, which subprocesses inherit);
+    put both back after each test so no test points a later one at its store."""
+    before = os.environ.get("MLFLOW_TRACKING_URI")
+    yield
+    utils = sys.modules.get("mlflow.tracking._tracking_service.utils")
+    if utils is not None:
+        utils._tracking_uri = None
+    if before is None:
+        os.environ.pop("MLFLOW_TRACKING_URI", None)
+    else:
+        os.environ["MLFLOW_TRACKING_URI"] = before

@@ -4,6 +4,10 @@
 (ingestion cache cleared before each run, the two interleaved, median of ``repeats``), and reports
 the ratio. `bench_big_graph` traces one synthetic conversation of ``sessions`` sessions in a child
 process and reports build, save and load seconds, graph size, and the child's peak memory.
+`bench_mlflow_traces` times round 1 of an optimize experiment with each ``mlflow.traces`` mode
+(``traces``) and reports traces and spans logged, the round's median wall time (``round_s``), its
+``ratio`` to the first mode's, and the seconds the round spent writing traces (``write_s``, the
+``traces.seconds`` metric) as a share of the first mode's round (``write_share``).
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["bench_trace_overhead", "bench_big_graph"]
+__all__ = ["bench_trace_overhead", "bench_big_graph", "bench_mlflow_traces"]
 
 
 def bench_trace_overhead(data: str = "synthetic:conversations=20,sessions=8,seed=0", pipeline: str = "mem0",
@@ -93,3 +97,48 @@ def bench_big_graph(sessions: int = 1000, pipeline: str = "mem0") -> dict[str, A
     child.join()
     row["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1)
     return row
+
+
+def _round_one(experiment: str | Path, mode: str) -> tuple[float, dict[str, float]]:
+    """Wall seconds of round 1 (between the ends of rounds 0 and 1) and that round's ``traces.*`` metrics."""
+    import mlflow
+
+    from memopt.experiment import load_experiment
+    from memopt.optimize.run import run_experiment
+    from memopt.system import clear_ingest_cache
+    from memopt.tracking import Tracker
+
+    with tempfile.TemporaryDirectory(prefix="memopt-bench-") as tmp:
+        uri = f"sqlite:///{tmp}/mlflow.db"
+        exp = load_experiment(experiment, {"rounds": 1, "mlflow.traces": mode, "mlflow.tracking_uri": uri})
+        ended: list[float] = []
+        clear_ingest_cache()
+        summary = run_experiment(exp, tracker=Tracker(uri, exp.mlflow.experiment),
+                                 on_round=lambda _: ended.append(time.perf_counter()))
+        client = mlflow.MlflowClient(uri)
+        [run] = client.search_runs([client.get_run(summary["run_id"]).info.experiment_id],
+                                   filter_string="tags.`memopt.round` = '1'")
+        metrics = {k.removeprefix("traces."): v for k, v in run.data.metrics.items() if k.startswith("traces.")}
+    return ended[1] - ended[0], metrics
+
+
+def bench_mlflow_traces(experiment: str | Path = "experiments/quickstart.yaml",
+                        modes: tuple[str, ...] = ("none", "sample"), repeats: int = 3) -> list[dict[str, Any]]:
+    """Round 1 of an experiment per ``mlflow.traces`` mode (fresh sqlite store each run, modes interleaved)."""
+    rounds: dict[str, list[float]] = {m: [] for m in modes}
+    traced: dict[str, list[dict[str, float]]] = {m: [] for m in modes}
+    for _ in range(repeats):
+        for mode in modes:
+            seconds, metrics = _round_one(experiment, mode)
+            rounds[mode].append(seconds)
+            traced[mode].append(metrics)
+    base = statistics.median(rounds[modes[0]])
+    rows = []
+    for m in modes:
+        median = statistics.median(rounds[m])
+        writing = statistics.median(t.get("seconds", 0.0) for t in traced[m])
+        rows.append({"traces": m, "logged": int(traced[m][-1].get("logged", 0)),
+                     "spans": int(traced[m][-1].get("spans", 0)), "round_s": round(median, 3),
+                     "ratio": round(median / base, 3), "write_s": round(writing, 3),
+                     "write_share": round(writing / base, 3)})
+    return rows

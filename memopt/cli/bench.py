@@ -65,18 +65,27 @@ def trace(
     repeats: int = typer.Option(3, "--repeats", min=1, help="Runs per variant (median)."),
     latency_ms: list[float] = typer.Option([0.0, 5.0], "--latency-ms",
                                            help="Simulated LM latency per call (repeatable); 0 = bare SimLM."),
+    experiment: Path = typer.Option(Path("experiments/quickstart.yaml"), "--experiment",
+                                    help="Experiment whose round 1 is timed with MLflow traces on and off."),
+    mlflow_repeats: int = typer.Option(3, "--mlflow-repeats", min=0,
+                                       help="Runs per mlflow.traces mode (median); 0 skips the MLflow rows."),
+    mlflow_only: bool = typer.Option(False, "--mlflow-only", help="Only the MLflow traces rows."),
     out: Path = typer.Option(None, "--out", help="Also write the rows as JSON."),
 ) -> None:
-    """Tracing overhead (traced / untraced run time) and build/save/load time and peak memory of a long graph."""
-    from memopt.bench.trace import bench_big_graph, bench_trace_overhead
+    """Tracing overhead (traced / untraced run time), a long graph's size and cost, and MLflow traces on / off."""
+    from memopt.bench.trace import bench_big_graph, bench_mlflow_traces, bench_trace_overhead
 
     _check_out(out)
-    overhead = [bench_trace_overhead(data, pipeline, repeats, latency) for latency in latency_ms]
-    _print(overhead, "tracing overhead (SimLM, simulated)", None)
-    big = bench_big_graph(sessions, pipeline)
-    _print([big], f"graph of one {sessions}-session conversation", None)
+    overhead = [] if mlflow_only else [bench_trace_overhead(data, pipeline, repeats, lat) for lat in latency_ms]
+    big = {} if mlflow_only else bench_big_graph(sessions, pipeline)
+    if not mlflow_only:
+        _print(overhead, "tracing overhead (SimLM, simulated)", None)
+        _print([big], f"graph of one {sessions}-session conversation", None)
+    traces = bench_mlflow_traces(experiment, ("none", "sample"), mlflow_repeats) if mlflow_repeats else []
+    if traces:
+        _print(traces, f"MLflow traces of round 1 of {experiment} (SimLM, simulated; sqlite store)", None)
     if out is not None:
-        write_json(out, {"overhead": overhead, "big_graph": big})
+        write_json(out, {"overhead": overhead, "big_graph": big, "mlflow_traces": traces})
 
 
 @app.command("attribution")

@@ -32,8 +32,10 @@ from memopt.optimize.scoring import BudgetExhausted, Scorer
 from memopt.optimize.state import OptimizeState, RoundRecord
 from memopt.prompts import write_prompts
 from memopt.system import MemorySystem
+from memopt.tracking_traces import CaseTraces
 
-__all__ = ["run_experiment", "check_experiment", "splits_of", "data_fingerprint", "summary_of", "STATE_ARTIFACT"]
+__all__ = ["run_experiment", "check_experiment", "splits_of", "data_fingerprint", "summary_of", "case_traces_of",
+           "STATE_ARTIFACT"]
 
 STATE_ARTIFACT = "state/state.json"
 GRAPHS_PER_ROUND = 3
@@ -85,6 +87,11 @@ def check_experiment(experiment: Experiment) -> None:
     empty = [knob for knob, values in experiment.optimizer.search.items() if not values]
     if empty:
         raise ConfigError(f"optimizer.search.{empty[0]}: give at least one value to search.")
+
+
+def case_traces_of(experiment: Experiment) -> CaseTraces:
+    """How the experiment's rounds log their cases as MLflow traces (``mlflow.traces``, ``mlflow.max_traces``)."""
+    return CaseTraces(experiment.mlflow.traces, experiment.mlflow.max_traces, experiment.lm.judge, experiment.seed)
 
 
 def _optimizer(experiment: Experiment, scorer: Scorer) -> ReflectiveOptimizer | GepaOptimizer:
@@ -141,13 +148,13 @@ def _log_graphs(log: Any, outcome: RoundOutcome) -> None:
 
 
 def _log_round(log: Any, system: MemorySystem, record: RoundRecord, outcome: RoundOutcome | None,
-               before: dict[str, str]) -> None:
+               before: dict[str, str], traces_md: str = "") -> None:
     commit = "; ".join(fb.summary() for fb in outcome.feedback.values()) if outcome else "starting prompts"
     record.prompt_versions = log.register_prompts(system.name, system.instructions(), commit_message=commit,
                                                   round_index=record.round)
     log.log_metrics(_metrics(record), step=record.round)
-    log.log_text(_round_markdown(record, before, system.instructions(), _knob_notes(system, record.blamed_ops)),
-                 "round.md")
+    log.log_text(_round_markdown(record, before, system.instructions(), _knob_notes(system, record.blamed_ops))
+                 + traces_md, "round.md")
     if outcome is not None:
         lines = "".join(json.dumps(a.to_dict()) + "\n" for _, a in outcome.attributions)
         log.log_text(lines, "attributions.jsonl")
@@ -248,7 +255,8 @@ def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker
             state = _baseline(tracker, seed_system, scorer, valset, testset, on_round,
                               data=data_name, fingerprint=fingerprint)
         while state.next_round <= experiment.rounds and scorer.remaining() > 0:
-            if not _round(tracker, optimizer, state, seed_system, scorer, trainset, valset, testset, on_round):
+            if not _round(tracker, optimizer, state, seed_system, scorer, trainset, valset, testset, on_round,
+                          case_traces_of(experiment)):
                 break
     except Exception:
         status = "FAILED"
@@ -313,7 +321,7 @@ def _baseline(tracker: Any, system: MemorySystem, scorer: Scorer, valset: list[C
 
 def _round(tracker: Any, optimizer: ReflectiveOptimizer | GepaOptimizer, state: OptimizeState,
            seed_system: MemorySystem, scorer: Scorer, trainset: list[Conversation], valset: list[Conversation],
-           testset: list[Conversation], on_round: Callable[[RoundRecord], None] | None) -> bool:
+           testset: list[Conversation], on_round: Callable[[RoundRecord], None] | None, traces: CaseTraces) -> bool:
     """Run one round; False when the budget ran out before it could finish."""
     index = state.next_round
     started = time.perf_counter()
@@ -331,7 +339,8 @@ def _round(tracker: Any, optimizer: ReflectiveOptimizer | GepaOptimizer, state: 
             knobs, current_val = dict(outcome.choice.knobs), outcome.choice.val_f1
             current = seed_system.with_instructions(instructions).with_knobs(**knobs)
         record = _record(index, scorer, current, valset, testset, outcome, started)
-        _log_round(log, current, record, outcome, before)
+        traced = traces.log(log, outcome, round_index=index, versions=state.records[-1].prompt_versions)
+        _log_round(log, current, record, outcome, before, traced.markdown(getattr(tracker, "tracking_uri", "")))
         with deferred():  # the state changes, its checkpoint and the end of the round's run go together
             state.instructions, state.knobs, state.current_val = instructions, knobs, current_val
             state.records.append(record)

@@ -1,0 +1,300 @@
+"""A round's evaluated cases as MLflow traces, with attributions and judge verdicts as assessments on them.
+
+Contract:
+
+- **What is traced.** After a round's train evaluation and attribution, `CaseTraces.log` picks cases
+  by the experiment's ``mlflow.traces``: ``failed`` — wrong answers, taken in turn from each (error
+  type, blamed op) group so rare failures are not crowded out, then errored cases; ``sample``
+  (default) — the same plus a seeded sample of passing cases (a tenth of the cap, at least one);
+  ``all`` — every case, failed first; ``none`` — nothing. At most ``mlflow.max_traces`` per round
+  (default `MAX_TRACES`). Rounds without a train evaluation (round 0, ``gepa``) log none; rounds
+  evaluated untraced (``score_only``) log root spans only.
+- **Spans** come from memopt's evolution graph after the round (`memopt.trace.mlflow_spans`: the
+  case, the ingest ops it depends on grouped by session, its query ops; inputs, outputs, timing,
+  token usage, prompt versions), never from live instrumentation, so nothing is recorded twice.
+- **Assessments**, written with the trace: ``memtrace.attribution`` (feedback; value = error type,
+  rationale = reason, metadata ``op_id``, ``operation``, ``method``, ``verified``, ``confidence``,
+  ``judge_calls``, ``evidence_path``; attached to the blamed op's span when the trace has it, so the
+  UI shows it on that span), ``judge.correct`` (feedback from the judge LM), ``f1`` (feedback,
+  LoCoMo F1) and ``expected_response`` (expectation: the gold answer).
+- **Linking.** Trace metadata ``mlflow.sourceRun`` is the round's run, so
+  ``mlflow.search_traces(run_id=...)`` and the run's Traces tab find them. Tags: ``memopt.case_id``,
+  ``memopt.case`` (question key), ``memopt.round``, ``memopt.outcome`` (failed / passed / error),
+  ``memopt.graph`` (the round artifact ``graphs/<sample_id>.json.gz`` holding the conversation's
+  graph, read back by `case_graph_of_trace` for ``memopt show --trace-id``), and
+  ``mlflow.linkedPrompts``. The round logs metrics ``traces.logged``, ``traces.spans``,
+  ``traces.seconds``.
+- **Cost.** Traces go through MLflow's store API in bulk — one ``start_trace`` per trace carrying its
+  assessments, one ``log_spans`` for all spans of the round — not through the live tracing provider,
+  which writes every span and every assessment in a store call of its own. Every text is redacted
+  like the rest of what memopt logs.
+- Tracing never breaks a round: a failure is logged as a warning, tagged on the round's run
+  (``memopt.traces_error``) and said in ``round.md``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import logging
+import random
+import tempfile
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+
+from memopt.errors import ConfigError
+from memopt.lm.config import redact
+from memopt.trace.mlflow_spans import MAX_TEXT, GraphIndex, case_spans
+
+__all__ = ["TRACE_MODES", "MAX_TRACES", "ATTRIBUTION", "JUDGE", "CaseTraces", "RoundTraces", "pick_cases",
+           "CaseGraph", "case_graph_of_trace"]
+
+TRACE_MODES = ("failed", "sample", "all", "none")
+MAX_TRACES = 12  # the default of the experiment's mlflow.max_traces
+ATTRIBUTION, JUDGE, F1, EXPECTED = "memtrace.attribution", "judge.correct", "f1", "expected_response"
+_log = logging.getLogger(__name__)
+
+
+def _passed(result: Any) -> bool:
+    """A case passed when the judge accepted it, else (not judged) when its F1 is at least 0.5."""
+    return bool(result.correct) if result.correct is not None else result.f1 >= 0.5
+
+
+def pick_cases(results: list[Any], blamed: dict[str, Any], *, mode: str, limit: int, seed: int) -> list[Any]:
+    """The cases of a round to trace: failed ones round-robin over (error type, op), errored, a passing sample."""
+    if mode == "none":
+        return []
+    groups: dict[tuple[str, str], list[Any]] = {}
+    for r in results:
+        if not r.error and not _passed(r):
+            a = blamed.get(r.case_id)
+            groups.setdefault((a.error_type, a.operation) if a else ("", ""), []).append(r)
+    failed = [r for batch in _interleave(list(groups.values())) for r in batch]
+    failed += [r for r in results if r.error]
+    passed = [r for r in results if not r.error and _passed(r)]
+    if mode == "failed":
+        return failed[:limit]
+    if mode == "all":
+        return (failed + passed)[:limit]
+    k = min(len(passed), max(1, limit // 10), limit - 1)
+    sample = random.Random(seed).sample(range(len(passed)), k)
+    return failed[: limit - k] + [passed[i] for i in sorted(sample)]
+
+
+def _interleave(groups: list[list[Any]]) -> Iterable[list[Any]]:
+    """One item of every group in turn (singletons), until all are used."""
+    for i in range(max(map(len, groups), default=0)):
+        yield [g[i] for g in groups if i < len(g)]
+
+
+def _assessments(result: Any, attribution: Any, judge: str, blamed_span: str | None) -> list[Any]:
+    from mlflow.entities import AssessmentSource, Expectation, Feedback
+
+    code = AssessmentSource(source_type="CODE", source_id="memopt")
+    out = [Expectation(name=EXPECTED, value=redact(result.gold), source=code),
+           Feedback(name=F1, value=float(result.f1), source=AssessmentSource(source_type="CODE",
+                                                                             source_id="memopt.metrics.locomo_f1"))]
+    if result.correct is not None:
+        out.append(Feedback(name=JUDGE, value=bool(result.correct), rationale=f"F1 {result.f1:.3f}",
+                            source=AssessmentSource(source_type="LLM_JUDGE", source_id=redact(judge))))
+    if attribution is not None:
+        path = json.dumps(list(attribution.evidence_path), ensure_ascii=False)
+        out.append(Feedback(
+            name=ATTRIBUTION, value=attribution.error_type, rationale=redact(attribution.reason) or None,
+            span_id=blamed_span,
+            source=AssessmentSource(source_type="CODE", source_id=f"memopt.attribution.{attribution.method}"),
+            metadata={"op_id": attribution.op_id, "operation": attribution.operation, "method": attribution.method,
+                      "verified": str(attribution.verified).lower(), "confidence": f"{attribution.confidence:.3f}",
+                      "judge_calls": str(attribution.judge_calls), "evidence_path": redact(path)[:MAX_TEXT]}))
+    return out
+
+
+@dataclass
+class RoundTraces:
+    """What `CaseTraces.log` wrote for one round: (case id, outcome, error type, op id, trace id) per trace."""
+
+    run_id: str = ""
+    experiment_id: str = ""
+    traces: list[tuple[str, str, str, str, str]] = field(default_factory=list)
+    spans: int = 0
+    seconds: float = 0.0
+    evaluated: int = 0
+    mode: str = "none"
+    error: str | None = None
+
+    def markdown(self, tracking_uri: str) -> str:
+        """The ``## Traces`` section of ``round.md``: how to find the traces, and a link per trace."""
+        if not self.traces:
+            why = f"tracing failed: {self.error}" if self.error else f"mlflow.traces: {self.mode}, or no traced cases"
+            return f"## Traces\n\nNo traces for this round ({why}).\n"
+        base = tracking_uri.rstrip("/") if tracking_uri.startswith(("http://", "https://")) else \
+            "http://127.0.0.1:5000"
+        lines = ["## Traces", "",
+                 f"{len(self.traces)} of {self.evaluated} train cases logged as MLflow traces on this round's run "
+                 f"(`mlflow.traces: {self.mode}`); in the UI: the run → **Traces** tab, or the experiment's "
+                 f"[Traces page]({base}/#/experiments/{self.experiment_id}/traces). From Python:", "",
+                 "```python", f'mlflow.search_traces(locations=["{self.experiment_id}"], run_id="{self.run_id}", '
+                 f"filter_string=\"feedback.`{ATTRIBUTION}` = 'UpdateError'\")", "```", "",
+                 "| case | outcome | error type | blamed op | trace |", "|---|---|---|---|---|"]
+        for case_id, outcome, error_type, op_id, trace_id in self.traces:
+            url = f"{base}/#/experiments/{self.experiment_id}/traces?selectedEvaluationId={trace_id}"
+            lines.append(f"| {case_id} | {outcome} | {error_type or '—'} | {op_id or '—'} | [{trace_id}]({url}) |")
+        return "\n".join([*lines, ""])
+
+
+@dataclass
+class CaseTraces:
+    """How a round's cases become MLflow traces (the experiment's ``mlflow.traces`` / ``max_traces``)."""
+
+    mode: str = "sample"
+    limit: int = MAX_TRACES
+    judge: str = "sim"
+    seed: int = 0
+
+    def log(self, log: Any, outcome: Any, *, round_index: int, versions: dict[str, int]) -> RoundTraces:
+        """Trace the picked cases of a round on its run; never raises (a failure is a warning and a run tag)."""
+        from memopt.tracking import RoundLog
+
+        results = outcome.train.results if outcome is not None else []
+        if self.mode == "none" or not results or not isinstance(log, RoundLog):
+            return RoundTraces(mode=self.mode, evaluated=len(results))
+        started = time.perf_counter()
+        try:
+            written = self._log(log, outcome, round_index, versions)
+        except Exception as e:  # noqa: BLE001 — tracing must never end a round
+            _log.warning("round %d: MLflow traces not logged: %s", round_index, e)
+            log.set_tags({"memopt.traces_error": f"{type(e).__name__}: {e}"})
+            return RoundTraces(mode=self.mode, evaluated=len(results), error=f"{type(e).__name__}: {e}")
+        written.seconds = time.perf_counter() - started
+        log.log_metrics({"traces": {"logged": len(written.traces), "spans": written.spans,
+                                    "seconds": written.seconds}}, step=round_index)
+        return written
+
+    def _log(self, log: Any, outcome: Any, round_index: int, versions: dict[str, int]) -> RoundTraces:
+        from mlflow.entities import TraceInfo, TraceLocation, TraceState
+        from mlflow.tracing.client import TracingClient
+
+        client = log._client()
+        blamed = {case.case_id: (case, a) for case, a in outcome.attributions}
+        results = outcome.train.results
+        picked = pick_cases(results, {k: a for k, (_, a) in blamed.items()}, mode=self.mode, limit=self.limit,
+                            seed=self.seed * 1000 + round_index)
+        graphs = {r.sample_id: G for r in picked if (G := outcome.train.graphs.get(r.sample_id)) is not None}
+        experiment_id = client.get_run(log.run_id).info.experiment_id
+        artifacts = self._log_graphs(log, graphs)
+        indexes = {sample: GraphIndex.of(G) for sample, G in graphs.items()}
+        written = RoundTraces(log.run_id, experiment_id, mode=self.mode, evaluated=len(results))
+        tracing = TracingClient(client.tracking_uri)
+        spans = []
+        for result in picked:
+            case, attribution = blamed.get(result.case_id, (None, None))
+            G = graphs.get(result.sample_id)
+            trace = case_spans(result, G=G, attribution=attribution, index=indexes.get(result.sample_id),
+                               evidence=case.evidence if case is not None else _evidence_of(G, result.case_id),
+                               prompts=_prompts_of(versions, G.graph.get("pipeline") if G is not None else None))
+            entities = _entities(trace.spans)
+            root = entities[0]
+            label = "error" if result.error else "passed" if _passed(result) else "failed"
+            tags = {"mlflow.traceName": result.case_id, "memopt.case_id": result.case_id,
+                    "memopt.case": result.case_id.rsplit(":", 1)[-1], "memopt.round": str(round_index),
+                    "memopt.outcome": label}
+            if result.sample_id in artifacts:
+                tags["memopt.graph"] = artifacts[result.sample_id]
+            if linked := trace.prompts():
+                tags["mlflow.linkedPrompts"] = json.dumps(linked)
+            tracing.start_trace(TraceInfo(
+                trace_id=trace.trace_id, trace_location=TraceLocation.from_experiment_id(experiment_id),
+                request_time=root.start_time_ns // 1_000_000, state=TraceState.ERROR if result.error else TraceState.OK,
+                request_preview=redact(result.question)[:1000], response_preview=redact(result.prediction)[:1000],
+                execution_duration=(root.end_time_ns - root.start_time_ns) // 1_000_000,
+                trace_metadata={"mlflow.sourceRun": log.run_id}, tags=tags,
+                assessments=_assessments(result, attribution, self.judge, trace.blamed_span)))
+            spans += entities
+            written.traces.append((result.case_id, label, attribution.error_type if attribution else "",
+                                   attribution.op_id if attribution else "", trace.trace_id))
+        tracing.log_spans(experiment_id, spans)
+        written.spans = len(spans)
+        return written
+
+    @staticmethod
+    def _log_graphs(log: Any, graphs: dict[str, nx.DiGraph]) -> dict[str, str]:
+        """Log each graph (redacted, gzip JSON) as ``graphs/<sample_id>.json.gz``; sample id → artifact path."""
+        from memopt.trace.io import graph_to_json
+
+        out = {}
+        with tempfile.TemporaryDirectory(prefix="memopt-traces-") as tmp:
+            for sample, G in graphs.items():
+                name = f"{sample.replace('/', '_')}.json.gz"
+                text = redact(json.dumps(graph_to_json(G), ensure_ascii=False))
+                (Path(tmp) / name).write_bytes(gzip.compress(text.encode("utf-8"), mtime=0))
+                log.log_artifact(Path(tmp) / name, "graphs")
+                out[sample] = f"graphs/{name}"
+        return out
+
+
+def _prompts_of(versions: dict[str, int], pipeline: str | None) -> dict[str, tuple[str, int]]:
+    """Registry versions (``{"mem0.extract": 2}``) keyed by operation, for the pipeline of a graph."""
+    prefix = f"{pipeline}."
+    return {name.removeprefix(prefix): (name, v) for name, v in versions.items()
+            if pipeline and name.startswith(prefix)}
+
+
+def _entities(spans: list[dict[str, Any]]) -> list[Any]:
+    """MLflow `Span` entities of span dicts, every text redacted (checked once, field by field only when needed)."""
+    from mlflow.entities import Span
+
+    blob = json.dumps(spans, ensure_ascii=False)
+    if redact(blob) != blob:
+        spans = [{**s, "status": {**s["status"], "message": redact(s["status"]["message"])},
+                  "attributes": {k: redact(v) for k, v in s["attributes"].items()}} for s in spans]
+    return [Span.from_dict(s) for s in spans]
+
+
+def _evidence_of(G: nx.DiGraph | None, case_id: str) -> tuple[str, ...]:
+    """The gold evidence dia_ids a graph recorded for a case."""
+    if G is None:
+        return ()
+    return tuple(next((c.get("evidence") or () for c in G.graph.get("cases", []) if c["case_id"] == case_id), ()))
+
+
+@dataclass(frozen=True)
+class CaseGraph:
+    """Where a traced case's graph is, and what to show of it."""
+
+    path: Path
+    case: str
+    highlight: list[str]
+    blamed: str | None
+    run_id: str
+
+
+def case_graph_of_trace(trace_id: str, tracking_uri: str | None, dst: str | Path) -> CaseGraph:
+    """Download the graph of a case traced by `CaseTraces` (its round's artifact) into ``dst``."""
+    from mlflow.exceptions import MlflowException
+
+    from memopt.tracking import URI_ORDER, _mlflow, download_artifacts, resolve_tracking_uri
+
+    uri = resolve_tracking_uri(tracking_uri)
+    if uri.startswith("sqlite:///") and not Path(uri.removeprefix("sqlite:///").split("?", 1)[0]).is_file():
+        raise ConfigError(f"trace {trace_id!r}: no tracking store at {uri}. The store is chosen by {URI_ORDER}.")
+    try:
+        trace = _mlflow().MlflowClient(uri).get_trace(trace_id, display=False)
+    except MlflowException as e:
+        raise ConfigError(f"trace {trace_id!r} not found in the tracking store {uri} ({e.message}). The store is "
+                          f"chosen by {URI_ORDER}; pass the URI the optimize run was logged to.") from None
+    info = trace.info
+    graph, run_id = info.tags.get("memopt.graph"), info.trace_metadata.get("mlflow.sourceRun")
+    if not graph or not run_id:
+        raise ConfigError(f"trace {trace_id!r} has no evolution graph (no memopt.graph tag or source run): only "
+                          "traces of `memopt optimize` rounds whose train split was traced (the memtrace optimizer) "
+                          "carry one.")
+    attribution = next((a for a in info.assessments if a.name == ATTRIBUTION), None)
+    meta = attribution.metadata if attribution is not None else {}
+    path = download_artifacts(run_id, graph, dst, uri)
+    return CaseGraph(path, info.tags.get("memopt.case", ""), json.loads(meta.get("evidence_path") or "[]"),
+                     meta.get("op_id"), run_id)
