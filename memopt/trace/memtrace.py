@@ -12,7 +12,8 @@ found) is a read, not a new version. Kinds, by smartcomment category and class:
 ==============================================  =========================================================
 ``message``                                     ``turn`` (value ``{speaker, text, session}``; dia_id = full name)
 class ``query`` (``message & query``)           ``question`` (the case key is its name)
-``memory_entry``                                ``memory`` (``action`` ADD / UPDATE, ``sources``)
+``memory_entry``                                ``memory`` (``action`` ADD / UPDATE, ``sources``, ``session_date``
+                                                from ``metadata.timestamp``); of class ``chunk``: kind ``chunk``
 edge from a unit to a ``marker`` node           a new ``memory`` version with ``deleted`` (a DELETE)
 ``memory_context`` / class ``prediction``       ``context`` / ``answer``, one per op that wrote it
 ``prompt``, class ``golden_answers``, judge      ``prompt``, ``gold``, ``judgement``
@@ -23,14 +24,14 @@ Operations: an ``op_name`` ``<memory_system>.<op>`` (``mem0.extract``, when ``me
 ``mem0``) keeps its op name; otherwise by category:
 extraction → ``extract``, update → ``update``, retrieval → ``retrieve`` at question time
 (``search_similar`` while ingesting), the part of an op that writes a context → ``fuse``, the part
-that writes a prediction → ``answer``, other evaluation ops (``llm-judge``) → ``judge``. Question-time op
-ids end in ``:<graph>:<key>`` as memopt's own do (an op is a question's when it reads the question, or
-reads what another op of that question wrote). Each op's stage (`memopt.trace.graph.op_stages`) comes
-from ``metadata["operations"]`` (the declarations of the system that wrote the file, as memopt exports
-them) when it names the op, else from its category (answers respond; fusing and searching retrieve).
-Order comes from ``created_at`` (ties: file order)
-within the order the edges impose. ``sources`` (the turns a variable derives from) follow the edges
-through ops. The conversion lives in `memopt.trace.smartcomment_read`. A file written by
+that writes a prediction → ``answer``, other evaluation ops (``llm-judge``) → ``judge``. Question-time
+op ids end in ``:<graph>:<key>`` as memopt's own do (an op is a question's when it reads the
+question, reads what another op of that question wrote, or its own ``op_id`` ends so). Each op's
+stage (`memopt.trace.graph.op_stages`) comes from ``metadata["operations"]`` (the declarations of the
+system that wrote the file, as memopt exports them) when it names the op, else from its category
+(answers respond; fusing and searching retrieve). Order comes from ``created_at`` (ties: file
+order) within the order the edges impose. ``sources`` (the turns a variable derives from) follow
+the edges through ops. The conversion lives in `memopt.trace.smartcomment_read`. A file written by
 `memopt.trace.smartcomment.to_memtrace` carries ``metadata["memopt"]`` and comes back as the graph it
 was written from.
 

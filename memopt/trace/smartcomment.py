@@ -137,6 +137,11 @@ def _variable(G: nx.DiGraph, node: str, common: dict[str, Any]) -> dict[str, Any
     meta: dict[str, Any] = {"memopt": memopt}
     if kind == "turn" and isinstance(d.get("value"), dict):
         meta["speaker"] = d["value"].get("speaker")
+        dates = {s.get("index"): s.get("date_time") for s in G.graph.get("sessions") or [] if isinstance(s, dict)}
+        if dates.get(d["value"].get("session")):
+            meta["timestamp"] = dates[d["value"]["session"]]
+    elif d.get("session_date"):
+        meta["timestamp"] = d["session_date"]
     category = "memory_entry" if "action" in d else _CATEGORY.get(kind, kind)
     return {**common, "name": ident, "version": version, "value": _text(d.get("value")), "category": category,
             "class_name": _CLASS.get(kind, kind), "created_at": clock_time(d["created"]), "metadata": meta}

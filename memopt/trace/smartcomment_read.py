@@ -146,12 +146,15 @@ class _Converter:
                 self.kinds[fid] = _slug(self.nodes[fid]["category"])
         self.case_of_op: dict[str, str] = {}
         written_by = {fid: [op] for fid, op in self.writer.items()} | dict(self.copies)
+        questions = {self._key(fid) for fid, kind in self.kinds.items() if kind == "question"}
         for op_id in sorted(self.by_op, key=lambda o: self.rank[self.by_op[o][0][0]]):
             if (self.ops.get(op_id) or {}).get("category") in _INGEST:
                 continue
             sources = [e["source_full_node_id"] for _, e in self.by_op[op_id]]
             keys = [self._key(s) for s in sources if self.kinds.get(s) == "question"]
             keys += [self.case_of_op[w] for s in sources for w in written_by.get(s, ()) if w in self.case_of_op]
+            named = re.sub(r"[^\w.-]+", "_", op_id.partition(":")[2])  # memopt's op ids: <op>:<graph>:<key>
+            keys += [named] if named in questions else []
             if keys:
                 self.case_of_op[op_id] = keys[0]
         self._versions()
@@ -273,7 +276,9 @@ class _Converter:
         if kind == "memory":
             attrs.update(action="DELETE" if deleted_edge is not None else ("ADD" if int(version) == 1 else "UPDATE"),
                          deleted=deleted_edge is not None)
-            stamp = value.get("timestamp") if isinstance(value, dict) else None
+            if n.get("class_name") == "chunk":  # a store unit of raw conversation text (RAG's chunks)
+                attrs["kind"] = "chunk"
+            stamp = (value.get("timestamp") if isinstance(value, dict) else None) or attrs["metadata"].get("timestamp")
             if stamp:
                 attrs["session_date"] = str(stamp)
         self.G.add_node(node, **attrs)
