@@ -1,11 +1,19 @@
-"""Feedback: attributions grouped by operation, turned into text a proposer can act on.
+"""Feedback: what the reflection LM is told about one operation, in five kinds.
 
-For each blamed operation: how many failures of each error type, the prompt version they came
-from, and 2–5 concrete examples — the question, the gold answer, what the system answered, the
-evidence excerpt, what the operation produced, and an observation of what was lost or wrong
-(derived from the graph: a relative date left unresolved, a speaker no output mentions, a detail
-missing, a memory overwritten or deleted, a unit the context missed). `score_feedback` is the
-ablation: only the score, no attribution.
+- ``attribution`` (memopt's, `build_feedback`): attributions grouped by operation. For each blamed
+  operation: how many failures of each error type, the prompt version they came from, and 2–5
+  concrete examples — the question, the gold answer, what the system answered, the evidence
+  excerpt, what the operation produced (or, for the answer op, the context items it read; for a
+  retrieval miss, the unit the store held and what was retrieved), and an observation of what was
+  lost or wrong (derived from the graph: a relative date left unresolved, a speaker no output
+  mentions, a detail missing, a memory overwritten or deleted, a unit the context missed).
+- ``outcome`` (`outcome_feedback`): per failed training case, the question, gold answer,
+  prediction and F1 / judge verdict, with no attribution: what a GEPA user writes.
+- ``score`` (`score_feedback`): the training score only.
+- ``empty`` (`empty_feedback`): nothing.
+- ``misleading`` (`misleading_feedback`): the head of the attribution feedback, but examples taken
+  from failures blamed on *other* operations, and advice that contradicts them
+  (`MISLEADING_ADVICE`): a control that must not help.
 """
 
 from __future__ import annotations
@@ -19,22 +27,35 @@ import networkx as nx
 
 from memopt.attribution.case import FailedCase, text_of
 from memopt.attribution.types import Attribution
-from memopt.text import find_relative_dates, has_absolute_date
+from memopt.text import find_relative_dates, has_absolute_date, overlap, stems
 
-__all__ = ["Feedback", "build_feedback", "score_feedback", "MAX_EXAMPLES"]
+__all__ = ["Feedback", "FEEDBACK_KINDS", "build_feedback", "outcome_feedback", "score_feedback", "empty_feedback",
+           "misleading_feedback", "MAX_EXAMPLES", "MISLEADING_ADVICE"]
 
 MAX_EXAMPLES = 5
+FEEDBACK_KINDS = ("attribution", "outcome", "score", "empty", "misleading")
+MISLEADING_ADVICE: dict[str, str] = {
+    "extract": "Facts should be short; drop names and places.",
+    "facts": "Facts should be short; drop names and places.",
+    "episode": "Summaries should be brief; leave out names, numbers and dates.",
+    "update": "When a new fact is about the same topic as a stored memory, replace that memory.",
+    "answer": "Answer from the single best matching memory only.",
+    "rewrite_query": "Use the question itself as the search query, word for word.",
+}
+_DEFAULT_ADVICE = "Outputs should be as short as possible; leave out names, numbers and places."
 
 
 @dataclass
 class Feedback:
-    """What the proposer is told about one operation."""
+    """What the proposer is told about one operation (``kind`` is one of `FEEDBACK_KINDS`)."""
 
     operation: str
     prompt_version: str | None
     counts: dict[str, int]
     examples: list[str] = field(default_factory=list)
-    score_only: bool = False
+    kind: str = "attribution"
+    advice: list[str] = field(default_factory=list)
+    failed: int = 0
 
     @property
     def n(self) -> int:
@@ -43,17 +64,23 @@ class Feedback:
 
     def text(self) -> str:
         """The feedback as plain text (what the reflection LM reads)."""
-        if self.score_only:
+        if self.kind == "empty":
+            return ""
+        if self.kind == "score":
             return "\n".join(self.examples)
+        numbered = [f"Example {i}:\n{e}" for i, e in enumerate(self.examples, start=1)]
+        if self.kind == "outcome":
+            head = f"{self.failed} training questions were answered wrong; some of them:"
+            return "\n\n".join([head, *numbered])
         counts = ", ".join(f"{error} × {n}" for error, n in self.counts.items())
         head = (f"{self.n} failed answers were blamed on this operation ({counts}), "
                 f"with prompt version {self.prompt_version or 'unknown'}.")
-        return "\n\n".join([head, *(f"Example {i}:\n{e}" for i, e in enumerate(self.examples, start=1))])
+        return "\n\n".join([head, *numbered, *([" ".join(self.advice)] if self.advice else [])])
 
     def summary(self) -> str:
         """One line for commit messages and tables."""
-        if self.score_only:
-            return f"{self.operation}: score-only feedback"
+        if self.kind != "attribution":
+            return f"{self.operation}: {self.kind} feedback"
         return f"{self.operation}: " + ", ".join(f"{error} × {n}" for error, n in self.counts.items())
 
 
@@ -98,12 +125,34 @@ def _observation(case: FailedCase, attribution: Attribution) -> str:
     return " ".join(notes) or attribution.reason
 
 
+def _lines(value: Any) -> list[str]:
+    return [" ".join(line.split()) for line in text_of(value).splitlines() if line.strip()]
+
+
+def _read_by_answer(case: FailedCase) -> list[str]:
+    """The context items the answer op read that are closest to the question and gold (at most three)."""
+    if case.context_var is None:
+        return []
+    target = stems(f"{case.question} {case.gold}")
+    lines = _lines(case.G.nodes[case.context_var].get("value"))
+    return sorted(lines, key=lambda line: -overlap(target, stems(line)))[:3]
+
+
 def _example(case: FailedCase, attribution: Attribution) -> str:
     lines = [f"Question: {case.question}", f"Gold answer: {case.gold}", f"System answered: {case.prediction}",
              f"Error: {attribution.error_type} — {attribution.reason}"]
     if case.evidence_texts:
         lines.append("Evidence: " + " / ".join(t[:240] for t in case.evidence_texts[:2]))
-    if attribution.operation != "answer":
+    if attribution.error_type == "RetrievalError":
+        held = [n for n in attribution.evidence_path if case.G.has_node(n) and "action" in case.G.nodes[n]]
+        if held:
+            lines.append("The store held: " + " / ".join(_lines(case.G.nodes[held[0]]["value"]))[:300])
+        lines.append("The retrieved context was: " + " | ".join(p[:160] for p in _read_by_answer(case)))
+    elif attribution.operation == "answer":
+        read = _read_by_answer(case)
+        if read:
+            lines.append("This operation read: " + " | ".join(p[:160] for p in read))
+    else:
         produced = _outputs(case.G, attribution.op_id)
         if produced:
             lines.append("This operation produced: " + " | ".join(p[:160] for p in produced[:4]))
@@ -111,29 +160,75 @@ def _example(case: FailedCase, attribution: Attribution) -> str:
     return "\n".join(lines)
 
 
-def build_feedback(blamed: list[tuple[FailedCase, Attribution]], llm_op_of: dict[str, str | None] | None = None
-                   ) -> dict[str, Feedback]:
-    """Feedback per LLM operation from (case, attribution) pairs; ``llm_op_of`` maps tool ops to the LLM op
-    that drives them (e.g. retrieve → rewrite_query) or None (no prompt to fix)."""
+def _grouped(blamed: list[tuple[FailedCase, Attribution]], llm_op_of: dict[str, str | None] | None
+             ) -> dict[str, list[tuple[FailedCase, Attribution]]]:
     grouped: dict[str, list[tuple[FailedCase, Attribution]]] = defaultdict(list)
     for case, attribution in blamed:
         op = (llm_op_of or {}).get(attribution.operation, attribution.operation)
         if op is not None:
             grouped[op].append((case, attribution))
-    out = {}
-    for op, items in sorted(grouped.items(), key=lambda kv: -len(kv[1])):
-        counts = dict(Counter(a.error_type for _, a in items).most_common())
-        version = items[0][1].details.get("prompt_version") or items[0][0].G.nodes[items[0][1].op_id].get(
-            "prompt_version")
-        picked, seen = [], set()
-        for case, attribution in sorted(items, key=lambda ca: (ca[1].error_type, ca[0].case_id)):
-            if (attribution.error_type, case.question) in seen:
-                continue
+    return dict(sorted(grouped.items(), key=lambda kv: -len(kv[1])))
+
+
+def _pick(items: list[tuple[FailedCase, Attribution]]) -> list[tuple[FailedCase, Attribution]]:
+    picked, seen = [], set()
+    for case, attribution in sorted(items, key=lambda ca: (ca[1].error_type, ca[0].case_id)):
+        if (attribution.error_type, case.question) not in seen:
             seen.add((attribution.error_type, case.question))
             picked.append((case, attribution))
-        examples = _spread(picked, MAX_EXAMPLES)
-        out[op] = Feedback(op, version, counts, [_example(c, a) for c, a in examples])
+    return _spread(picked, MAX_EXAMPLES)
+
+
+def _version(items: list[tuple[FailedCase, Attribution]]) -> str | None:
+    case, attribution = items[0]
+    return attribution.details.get("prompt_version") or case.G.nodes[attribution.op_id].get("prompt_version")
+
+
+def build_feedback(blamed: list[tuple[FailedCase, Attribution]], llm_op_of: dict[str, str | None] | None = None
+                   ) -> dict[str, Feedback]:
+    """Feedback per LLM operation from (case, attribution) pairs; ``llm_op_of`` maps tool ops to the LLM op
+    that drives them (e.g. retrieve → rewrite_query) or None (no prompt to fix)."""
+    out = {}
+    for op, items in _grouped(blamed, llm_op_of).items():
+        counts = dict(Counter(a.error_type for _, a in items).most_common())
+        out[op] = Feedback(op, _version(items), counts, [_example(c, a) for c, a in _pick(items)])
     return out
+
+
+def misleading_feedback(blamed: list[tuple[FailedCase, Attribution]],
+                        llm_op_of: dict[str, str | None] | None = None) -> dict[str, Feedback]:
+    """The misleading control: the same operations and head as `build_feedback`, but examples of failures
+    blamed on other operations, and advice that contradicts what they show (`MISLEADING_ADVICE`)."""
+    grouped = _grouped(blamed, llm_op_of)
+    out = {}
+    for op, items in grouped.items():
+        counts = dict(Counter(a.error_type for _, a in items).most_common())
+        others = [pair for other, pairs in grouped.items() if other != op for pair in pairs]
+        out[op] = Feedback(op, _version(items), counts, [_example(c, a) for c, a in _pick(others)],
+                           kind="misleading", advice=[MISLEADING_ADVICE.get(op, _DEFAULT_ADVICE)])
+    return out
+
+
+def outcome_feedback(operation: str, results: list[Any], prompt_version: str | None, *, offset: int = 0
+                     ) -> Feedback:
+    """The outcome control: question, gold, prediction and score of up to `MAX_EXAMPLES` failed cases
+    (no attribution), spread over question categories; ``offset`` rotates which failures are shown."""
+    failed = sorted((r for r in results if r.correct is False or (r.correct is None and r.f1 < 0.5)),
+                    key=lambda r: r.case_id)
+    by_category: dict[int, list[Any]] = defaultdict(list)
+    for r in failed:
+        by_category[r.category].append(r)
+    order = [bucket[(offset + i) % len(bucket)] for i in range(max(map(len, by_category.values()), default=0))
+             for bucket in by_category.values() if i < len(bucket)]
+    examples = [f"Question: {r.question}\nGold answer: {r.gold}\nPrediction: {r.prediction}\n"
+                f"Score: F1 {r.f1:.2f}, judged {'wrong' if r.correct is False else 'unknown'}"
+                for r in order[:MAX_EXAMPLES]]
+    return Feedback(operation, prompt_version, {}, examples, kind="outcome", failed=len(failed))
+
+
+def empty_feedback(operation: str, prompt_version: str | None) -> Feedback:
+    """The empty control: the reflection LM is told nothing."""
+    return Feedback(operation, prompt_version, {}, [], kind="empty")
 
 
 def _spread(items: list[tuple[FailedCase, Attribution]], k: int) -> list[tuple[FailedCase, Attribution]]:
@@ -154,4 +249,4 @@ def score_feedback(operation: str, metrics: dict[str, Any], prompt_version: str 
     wrong = int(round((1 - (metrics.get("judge") or 0.0)) * metrics.get("n", 0)))
     text = (f"Average F1 {metrics.get('f1', 0.0):.3f} over {metrics.get('n', 0)} training questions; "
             f"{wrong} were judged wrong.")
-    return Feedback(operation, prompt_version, {}, [text], score_only=True)
+    return Feedback(operation, prompt_version, {}, [text], kind="score")

@@ -47,9 +47,10 @@ def splits_of(experiment: Experiment) -> tuple[str, list[Conversation], list[Con
 def _optimizer(experiment: Experiment, scorer: Scorer) -> ReflectiveOptimizer | GepaOptimizer:
     o = experiment.optimizer
     if o.name == "gepa":
-        return GepaOptimizer(scorer, method=experiment.attribution.method, seed=experiment.seed)
+        return GepaOptimizer(scorer, method=experiment.attribution.method, seed=experiment.seed,
+                             feedback=o.feedback_kind)
     return ReflectiveOptimizer(scorer, candidates=o.candidates, ops_per_round=o.ops_per_round,
-                               feedback="score" if o.name == "score_only" else "attribution",
+                               feedback=o.feedback_kind,
                                attribution=experiment.attribution.method, verify=experiment.attribution.verify,
                                trials=o.trials, search=dict(o.search), min_gain=o.min_gain, seed=experiment.seed)
 
