@@ -143,7 +143,11 @@ def feedback(
     from memopt.cli.options import parse_ids
 
     report = bench_feedback(experiment, budget=budget, seeds=seeds, rounds=rounds, variants=parse_ids(variants))
-    shown = [{k: v for k, v in row.items() if k not in ("runs",)} for row in report["rows"]]
+    shown = [{"feedback": r["variant"], "ops": r["ops"], "F1 before": f"{r['test_f1_before']:.3f}",
+              "after ± sd": f"{r['test_f1_after']:.3f} ± {r['test_f1_after_sd']:.3f}",
+              "gain ± sd": f"{r['gain']:+.3f} ± {r['gain_sd']:.3f}",
+              "share of oracle gain": "—" if r["share_of_oracle_gain"] is None else f"{r['share_of_oracle_gain']:.2f}",
+              "LM calls": f"{r['lm_calls']:,}", "s / run": str(r["seconds"])} for r in report["rows"]]
     _print(shown, f"{report['experiment']}: feedback kinds at {budget} LM calls, {seeds} seed(s) "
                   "(memtrace optimizer; SimLM, simulated)", None)
     for claim, holds in report["ordering"].items():

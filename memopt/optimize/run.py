@@ -170,8 +170,10 @@ def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker
         state = _resume(tracker, resume, experiment)
         scorer.spent_before, scorer.tokens_before = state.lm_calls, state.tokens
     else:
-        run_id = tracker.start(f"{experiment.name}-{experiment.optimizer.name}", _params(experiment, data_name,
-                                                                                          optimizer))
+        o = experiment.optimizer
+        name = f"{experiment.name}-{o.name}" + (f"-{o.feedback}" if o.feedback not in (None, "attribution", "score")
+                                                 else "")
+        run_id = tracker.start(name, _params(experiment, data_name, optimizer))
         tracker.log_text(experiment.model_dump_json(indent=1), "experiment.json")
         state = _baseline(tracker, seed_system, scorer, valset, testset, run_id, on_round)
     status = "FINISHED"

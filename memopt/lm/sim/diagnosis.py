@@ -87,18 +87,19 @@ def _dates(ex: Example, when: bool) -> dict[str, Finding]:
     if not when or (ex.gold and find_relative_dates(ex.gold)):
         return out
     relative_turns = [t for _, t in ex.turns if find_relative_dates(t)]
-    event = [s for s in ex.held if any(_about(s, t) for t in relative_turns)] if relative_turns else ex.held
+    memory = ex.held + ex.context  # what was read at question time also shows what the memory held
+    event = [s for s in memory if any(_about(s, t) for t in relative_turns)] if relative_turns else memory
     kept = [s for s in event if find_relative_dates(s)]
     if kept:
         out["memory_date_relative"] = (1.0, _fragment(kept[0], find_relative_dates(kept[0])[0]))
-    elif any(find_relative_dates(s) for s in ex.held):
-        other = next(s for s in ex.held if find_relative_dates(s))
+    elif any(find_relative_dates(s) for s in memory):
+        other = next(s for s in memory if find_relative_dates(s))
         out["memory_date_relative"] = (0.5, _fragment(other, find_relative_dates(other)[0]))
     said = find_relative_dates(ex.answer or "")
     if said:
         dated = any(re.match(r"\s*\[[^\]]*\d{4}[^\]]*\]", c) or has_absolute_date(c) for c in ex.context)
         out["answer_date_relative"] = (1.0 if dated else 0.5, _fragment(ex.answer or "", said[0]))
-        if not ex.shows_output and "memory_date_relative" not in out:
+        if not (ex.shows_output or ex.context) and "memory_date_relative" not in out:
             source = relative_turns[0] if relative_turns else ex.answer or ""
             out["memory_date_relative"] = (0.5, _fragment(source, (find_relative_dates(source) or [None])[0]))
     return out
