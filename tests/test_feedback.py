@@ -79,3 +79,22 @@ def test_score_and_empty_feedback_give_reflection_nothing_to_read(round_one):
         assert re.fullmatch(r"Average F1 \d\.\d{3} over \d+ training questions; \d+ were judged wrong\.", fb.text())
         ev = read_evidence("extract", fb.text())
         assert ev.examples == 0 and ev.weights == {} and ev.advice == []
+
+
+def test_gepa_outcome_metric_gives_every_predictor_the_outcome_without_running_the_case_again(round_one):
+    import dspy
+
+    from memopt.data.source import load_data
+    from memopt.optimize.gepa import AttributionFeedbackMetric
+
+    system, scorer, _, _ = round_one
+    _, [conversation, _] = load_data("synthetic:conversations=2,sessions=6,seed=3")
+    case = conversation.cases[0]
+    metric = AttributionFeedbackMetric(system, scorer, feedback="outcome")
+    gold = dspy.Example(conversation=conversation, question=case.question, case=case)
+    before = scorer.usage().calls
+    out = [metric(gold, dspy.Prediction(answer="Not mentioned"), pred_name=op) for op in system.llm_operations()]
+    assert scorer.usage().calls == before
+    assert len({o.feedback for o in out}) == 1
+    assert out[0].feedback == (f"Question: {case.question}\nGold answer: {case.gold}\nPrediction: Not mentioned\n"
+                               f"Score: F1 {out[0].score:.2f}")

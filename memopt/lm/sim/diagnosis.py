@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 
 from memopt.lm.sim.answering import analyze, is_abstention
-from memopt.lm.sim.examples import Example, holds
+from memopt.lm.sim.example_parts import Example, holds
 from memopt.text import find_relative_dates, has_absolute_date, overlap, stems, words
 
 __all__ = ["LOSSES", "diagnose", "fixable"]

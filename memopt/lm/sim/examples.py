@@ -29,18 +29,26 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from memopt.lm.sim.answering import analyze, is_abstention
-from memopt.lm.sim.behaviour import _has_dates_of, _recall
-from memopt.text import MONTHS, STOPWORDS, WEEKDAYS, find_relative_dates, has_absolute_date, words
+from memopt.lm.sim.example_parts import (
+    FIRST_PERSON,
+    META,
+    NOT_NAMES,
+    QUESTION,
+    QUOTE,
+    Example,
+    assign_answers,
+    is_advice,
+    is_statement,
+    lead_words,
+    role_of,
+)
+from memopt.text import find_relative_dates, words
 
-__all__ = ["Example", "Reading", "read_feedback", "holds", "subject_of_question"]
+__all__ = ["Reading", "read_feedback"]
 
-_QUESTION = re.compile(r"(?<![\w'])((?:when|what|where|who|whom|whose|which|why|how|did|does|do|is|are|was|were|"
-                       r"has|have|had|can|could|will|would)\b[^?\n\"“”]*\?)", re.I)
-_QUOTE = re.compile(r'"([^"\n]{1,400}?)"|“([^”\n]{1,400}?)”|(?<![\w])\'((?:[^\'\n]|\b\'\b){1,400}?)\'(?![\w])')
 _BULLET = re.compile(r"^\s*(?:[-*•+>]+|\d+[.)]|\(\w\))\s+")
 _LABEL = re.compile(r"^(?P<label>[A-Za-z][\w '/()#.-]{0,40}?)\s*[:=]\s*(?P<rest>.*)$")
 _TURN = re.compile(r"^(?P<who>[A-Z][\w'-]*(?: [A-Z][\w'-]*)?)\s*(?:\([^)]{0,30}\))?:\s+(?P<text>\S.*)$")
@@ -51,57 +59,13 @@ _SAID_AFTER = re.compile(r"^\W{0,3}\s*(?:(?:said|says|wrote|asked|replied)\s+|[�
 _SEPARATORS = re.compile(r"\s+\|\s+|\s+/\s+|\s*\n\s*")
 _CLAUSES = re.compile(r";\s+|(?<=[.!])\s+(?=[A-Z\"“'])|,\s+(?=(?:but\s+|and\s+)?(?:got|answered|expected|gold|"
                       r"the system|the model|it said|it answered|should|instead|predicted|correct)\b)", re.I)
-_FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll)\b|\b(?i:me|my|mine|myself|we|our|us|we're|we've)\b")
-_DATE_STAMP = re.compile(r"^\s*\[[^\]]{1,60}\]\s*")
-_SUBJECT = re.compile(r"^([A-Z][a-z][\w-]*)(?:'s)?\s+([a-z][\w'-]*)")
-_NOT_VERBS = frozenset("and or with of in at from to for".split())
 
-# Generic role words (what anyone writing feedback uses), never a particular tool's labels.
-_GOLD = frozenset("expected gold correct should truth reference right needed target true".split())
-_ANSWERED = frozenset("answered answer answers got gave predicted prediction replied reply response returned "
-                      "system model instead output".split())
 _REPLACED = re.compile(r"\b(replac\w*|overwr\w*|became|become|becomes|changed to|turned into|updated to|"
                        r"superseded|rewritten)\b|→|->|=>", re.I)
 _REMOVED = re.compile(r"\b(delet\w*|remov\w*|erased?|wiped|forgot\w*|gone)\b", re.I)
 _READ = re.compile(r"\b(read|retriev\w*|context|search\w*|looked up|found|shown|given from)\b", re.I)
 _HELD = re.compile(r"\b(produc\w*|extract\w*|stor\w*|held|kept|saved|wrote|written|output|facts?|memor\w*|"
                    r"summar\w*|recorded)\b", re.I)
-_META = frozenset("fact facts memory memories answer answers question questions evidence context conversation "
-                  "operation output outputs store prompt session turn turns speaker information system mentions "
-                  "extracted produced stored retrieved model response f1 score judged judge wrong failed error "
-                  "blamed version case cases example".split())
-_IMPERATIVE = frozenset("keep drop make use avoid write be ignore remove shorten focus treat replace extract delete "
-                        "include omit leave prefer record add skip list state mention resolve convert combine give "
-                        "return say limit cut merge update expand never always only don't do please".split())
-_MODAL = re.compile(r"\b(should|must|need to|needs to|ought to|has to|have to)\b(?!\s+have\b)", re.I)
-_NOT_NAMES = frozenset(
-    """question answer answers answered gold expected evidence source turn turns observation note notes error output
-    outputs input inputs produced stored memory memories fact facts context prediction predicted system response
-    reply result example case reason diagnosis problem issue feedback advice hint utterance text said score got
-    actual correct wrong speaker before after old new retrieved query summary stage step operation type category
-    label id date session conversation dialogue user assistant model truth reference target comment explanation
-    detail details none nothing item items source sources later earlier afterwards meanwhile instead""".split()
-) | STOPWORDS | {m.lower() for m in MONTHS + WEEKDAYS}
-
-
-@dataclass
-class Example:
-    """What one example shows: the question, the source turns, what was held or read, the two answers."""
-
-    question: str = ""
-    turns: list[tuple[str | None, str]] = field(default_factory=list)
-    items: list[str] = field(default_factory=list)
-    context: list[str] = field(default_factory=list)
-    replaced: list[tuple[str, str]] = field(default_factory=list)
-    removed: list[str] = field(default_factory=list)
-    gold: str | None = None
-    answer: str | None = None
-    shows_output: bool = False
-
-    @property
-    def held(self) -> list[str]:
-        """Every statement the memory held at some point (produced, stored, replaced or removed)."""
-        return [*self.items, *(b for b, _ in self.replaced), *(a for _, a in self.replaced), *self.removed]
 
 
 @dataclass
@@ -110,12 +74,6 @@ class Reading:
 
     examples: list[Example]
     advice: list[str]
-
-
-def holds(text: str, phrase: str) -> bool:
-    """Whether ``text`` states ``phrase`` (most of its content words, and its dates whole)."""
-    parts = [phrase] if has_absolute_date(phrase) or "," not in phrase else [p for p in phrase.split(",") if p.strip()]
-    return all(_recall(p, text) >= 0.6 and _has_dates_of(p, text) for p in parts)
 
 
 class _Reader:
@@ -128,7 +86,7 @@ class _Reader:
     def is_name(self, token: str) -> bool:
         """A capitalised word that is no role word and that the feedback never writes in lower case."""
         token = token.removesuffix("'s")
-        return bool(token[:1].isupper()) and token.lower() not in _NOT_NAMES and token.lower() not in self.lower
+        return bool(token[:1].isupper()) and token.lower() not in NOT_NAMES and token.lower() not in self.lower
 
     # --- blocks ---------------------------------------------------------------------------------
 
@@ -145,7 +103,7 @@ class _Reader:
             lines = [line for line in paragraph.splitlines() if line.strip()]
             starts = [i for i, line in enumerate(lines) if self.asks(line)]
             if not starts:
-                self.advice += [s for s in _sentences(paragraph) if _is_advice(s, self)]
+                self.advice += [s for s in _sentences(paragraph) if is_advice(s, self.is_name)]
                 continue
             cuts = [0, *starts[1:], len(lines)]
             for a, b in zip(cuts, cuts[1:], strict=False):
@@ -161,14 +119,14 @@ class _Reader:
                 return False
             label = _LABEL.match(body)
             body = label.group("rest").strip() if label else body
-        return bool(_QUESTION.search(body))
+        return bool(QUESTION.search(body))
 
     def example(self, fields: list[tuple[str, str]]) -> Example:
         ex = Example()
         phrases: list[tuple[str, str | None]] = []
         for hint, text in fields:
             self.field(ex, phrases, hint, text)
-        _assign(ex, phrases)
+        assign_answers(ex, phrases)
         return ex
 
     # --- fields ---------------------------------------------------------------------------------
@@ -194,7 +152,7 @@ class _Reader:
         if turn and self.is_name(turn.group("who")):
             self.turn(ex, hint, turn.group("who"), turn.group("text").strip())
             return
-        quotes = list(_QUOTE.finditer(text))
+        quotes = list(QUOTE.finditer(text))
         if quotes:
             self.quoted(ex, phrases, hint, text, quotes)
             return
@@ -215,8 +173,8 @@ class _Reader:
         used: set[int] = set()
         for i in range(len(spans) - 1):
             between = text[spans[i][1]:spans[i + 1][0]]
-            if _REPLACED.search(between) and _is_statement(spans[i][2], self) and _is_statement(spans[i + 1][2], self):
-                old, new = spans[i][2], spans[i + 1][2]
+            old, new = spans[i][2], spans[i + 1][2]
+            if _REPLACED.search(between) and is_statement(old, self.is_name) and is_statement(new, self.is_name):
                 passive = re.search(r"\bby\b|→|->|=>|\bbecame\b|\bto\b", between)
                 ex.replaced.append((old, new) if passive else (new, old))
                 ex.shows_output = True
@@ -227,9 +185,9 @@ class _Reader:
             before = text[spans[i - 1][1] if i else 0:start]
             after = text[end:spans[i + 1][0] if i + 1 < len(spans) else len(text)]
             self.piece(ex, phrases, f"{hint} {before[-60:]}", inner, after=after[:40], quoted=True)
-        rest = _QUOTE.sub(" ", text)
+        rest = QUOTE.sub(" ", text)
         for clause in _CLAUSES.split(rest):
-            if _QUESTION.search(clause) or _role(clause) is not None:
+            if QUESTION.search(clause) or role_of(clause) is not None:
                 self.piece(ex, phrases, hint, clause, hinted_only=True)
 
     def piece(self, ex: Example, phrases: list, hint: str, text: str, *, after: str = "", quoted: bool = False,
@@ -237,22 +195,22 @@ class _Reader:
         text = text.strip().strip(",;").strip()
         if not text:
             return
-        asked = _QUESTION.search(text)
-        if asked and (quoted or not _FIRST_PERSON.search(text[:asked.start()])):
+        asked = QUESTION.search(text)
+        if asked and (quoted or not FIRST_PERSON.search(text[:asked.start()])):
             ex.question = ex.question or asked.group(1).strip()
             return
-        lead, body = _lead(text)
-        role = _role(f"{hint} {lead}") if not quoted else _role(_tail_words(hint, 5))
+        lead, body = lead_words(text)
+        role = role_of(f"{hint} {lead}") if not quoted else role_of(_tail_words(hint, 5))
         if hinted_only and (role is None or not re.search(r"\d|[A-Z]", body) and not find_relative_dates(body)):
             return
         said = _SAID.match(body)
         if said and self.is_name(said.group("who")):
             ex.turns.append((said.group("who"), said.group("text").strip(" \"'“”")))
             return
-        if _FIRST_PERSON.search(body) and len(words(body)) >= 3:
+        if FIRST_PERSON.search(body) and len(words(body)) >= 3:
             ex.turns.append((self.speaker_near(hint, after), body))
             return
-        if _is_statement(body, self):
+        if is_statement(body, self.is_name):
             around = f"{_tail_words(hint, 6)} {after}"
             if _REMOVED.search(after) or (_REMOVED.search(_tail_words(hint, 3)) and not _HELD.search(after)):
                 ex.removed.append(body)
@@ -263,11 +221,11 @@ class _Reader:
                 ex.items.append(body)
                 ex.shows_output = True
             return
-        if _is_advice(body, self):
+        if is_advice(body, self.is_name):
             self.advice.append(body)
             return
         n = len(words(body))
-        if 0 < n <= 8 and (quoted or role is not None or not (set(words(body)) & _META)):
+        if 0 < n <= 8 and (quoted or role is not None or not (set(words(body)) & META)):
             phrases.append((body.rstrip("."), role))
 
     def speaker_near(self, before: str, after: str) -> str | None:
@@ -322,9 +280,9 @@ def _json_examples(value: Any, reader: _Reader) -> list[list[tuple[str, str]]]:
     fields = _json_fields(value, "", reader)
     nested = [f for v in value.values() if isinstance(v, list) and any(isinstance(x, dict) for x in v)
               for f in _json_examples(v, reader)]
-    if any(_QUESTION.search(text) or _asks_without_mark(text) for _, text in fields):
+    if any(QUESTION.search(text) or _asks_without_mark(text) for _, text in fields):
         return [fields, *nested]
-    reader.advice += [s for _, text in fields for s in _sentences(text) if _is_advice(s, reader)]
+    reader.advice += [s for _, text in fields for s in _sentences(text) if is_advice(s, reader.is_name)]
     return nested
 
 
@@ -337,7 +295,7 @@ def _json_fields(obj: dict, prefix: str, reader: _Reader) -> list[tuple[str, str
     direct = {k: v for k, v in obj.items() if isinstance(v, (str, int, float)) and not isinstance(v, bool)}
     texts = {k: str(v) for k, v in direct.items()}
     names = [k for k, v in texts.items() if len(v.split()) <= 2 and all(reader.is_name(t) for t in v.split())]
-    spoken = [k for k, v in texts.items() if _FIRST_PERSON.search(v) and k not in names]
+    spoken = [k for k, v in texts.items() if FIRST_PERSON.search(v) and k not in names]
     out: list[tuple[str, str]] = []
     order = list(texts)
     used = set()
@@ -375,84 +333,6 @@ def _sentences(text: str) -> list[str]:
 
 def _tail_words(text: str, n: int) -> str:
     return " ".join(text.split()[-n:])
-
-
-def _lead(text: str) -> tuple[str, str]:
-    """Split leading role words ('expected', 'the system answered', 'got') from the content."""
-    tokens = text.split()
-    filler = {"the", "a", "was", "is", "were", "be", "been", "have", "has", "but", "and", "it", "its", "with", "said",
-              "says", "of", "as", "which", "what", "answer", "instead"}
-    i = 0
-    while i < len(tokens) and (tokens[i].lower().strip(",:") in _GOLD | _ANSWERED | filler):
-        i += 1
-    if i == 0 or i == len(tokens) or _role(" ".join(tokens[:i])) is None:
-        return "", text
-    return " ".join(tokens[:i]), " ".join(tokens[i:]).strip(" \"'“”")
-
-
-def _role(words_before: str) -> str | None:
-    low = set(words(words_before))
-    if low & _GOLD:
-        return "gold"
-    if low & _ANSWERED:
-        return "answer"
-    return None
-
-
-def _is_statement(text: str, reader: _Reader) -> bool:
-    """A third-person sentence about a named person ('Zane went to Greece yesterday')."""
-    body = _DATE_STAMP.sub("", text).strip()
-    m = _SUBJECT.match(body)
-    return bool(m and reader.is_name(m.group(1)) and m.group(2) not in _NOT_VERBS and len(words(body)) >= 3
-                and not _FIRST_PERSON.search(body))
-
-
-def _is_advice(sentence: str, reader: _Reader) -> bool:
-    """A general instruction: imperative or modal, about no named person and no example."""
-    s = sentence.strip().strip("-*• ")
-    if not s or s.endswith("?") or re.search(r"\d", s) or _QUOTE.search(s):
-        return False
-    if any(reader.is_name(t) for t in re.findall(r"\b[A-Z][\w'-]*", s)[1:]):
-        return False
-    first = s.split()[0].lower().strip(",:")
-    return first in _IMPERATIVE or bool(_MODAL.search(s))
-
-
-def _assign(ex: Example, phrases: list[tuple[str, str | None]]) -> None:
-    """Which short phrase is the gold answer and which the system's (see the module docstring)."""
-    ex.gold = next((p for p, r in phrases if r == "gold"), None)
-    ex.answer = next((p for p, r in phrases if r == "answer"), None)
-    free = [p for p, r in phrases if r is None and p not in (ex.gold, ex.answer)]
-    if ex.gold is None and ex.answer is None and len(free) >= 2:
-        ex.gold, ex.answer = _orient(ex, free[0], free[1])
-    elif ex.gold is None and free:
-        ex.gold = free[0]
-    elif ex.answer is None and free:
-        ex.answer = free[0]
-
-
-def _orient(ex: Example, a: str, b: str) -> tuple[str, str]:
-    q = analyze(ex.question) if ex.question else None
-    if q is not None and q.kind == "when" and has_absolute_date(a) != has_absolute_date(b):
-        return (a, b) if has_absolute_date(a) else (b, a)
-    sources = [t for _, t in ex.turns] + ex.held
-    if is_abstention(a) != is_abstention(b):
-        real = b if is_abstention(a) else a
-        person = subject_of_question(ex.question)
-        about = [t for s, t in ex.turns if person and (s == person or re.search(rf"\b{person}\b", t))]
-        return (real, a if real == b else b) if any(holds(t, real) for t in about) else (a if real == b else b, real)
-    supported = [any(holds(t, p) for t in sources) for p in (a, b)]
-    if supported[0] != supported[1]:
-        return (a, b) if supported[0] else (b, a)
-    return a, b
-
-
-def subject_of_question(question: str) -> str | None:
-    """The person a question is about: its first capitalised word after the first that is no common word."""
-    for token in re.findall(r"\b[A-Z][\w'-]*", question)[1:] if question[:1].isupper() else []:
-        if token.removesuffix("'s").lower() not in _NOT_NAMES:
-            return token.removesuffix("'s")
-    return None
 
 
 def read_feedback(text: str) -> Reading:
