@@ -88,7 +88,10 @@ def _dates(ex: Example, when: bool) -> dict[str, Finding]:
         return out
     relative_turns = [t for _, t in ex.turns if find_relative_dates(t)]
     memory = ex.held + ex.context  # what was read at question time also shows what the memory held
-    event = [s for s in memory if any(_about(s, t) for t in relative_turns)] if relative_turns else memory
+    if ex.turns:
+        event = [s for s in memory if any(_about(s, t) for t in relative_turns)]
+    else:
+        event = [s for s in memory if overlap(stems(ex.question) - _DATE_STEMS, stems(s)) >= 0.5]
     kept = [s for s in event if find_relative_dates(s)]
     if kept:
         out["memory_date_relative"] = (1.0, _fragment(kept[0], find_relative_dates(kept[0])[0]))

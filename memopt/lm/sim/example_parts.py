@@ -30,7 +30,7 @@ _SUBJECT = re.compile(r"^([A-Z][a-z][\w-]*)(?:'s)?\s+([a-z][\w'-]*)")
 _NOT_VERBS = frozenset("and or with of in at from to for".split())
 
 # Generic role words (what anyone writing feedback uses), never a particular tool's labels.
-_GOLD = frozenset("expected gold correct should truth reference right needed target true".split())
+_GOLD = frozenset("expected gold correct should truth reference right target true".split())
 _ANSWERED = frozenset("answered answer answers got gave predicted prediction replied reply response returned "
                       "system model instead output".split())
 META = frozenset("fact facts memory memories answer answers question questions evidence context conversation "
