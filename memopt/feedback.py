@@ -84,12 +84,14 @@ class Feedback:
         return f"{self.operation}: " + ", ".join(f"{error} × {n}" for error, n in self.counts.items())
 
 
-def _outputs(G: nx.DiGraph, op: str) -> list[str]:
+def _outputs(G: nx.DiGraph, op: str, near: str = "") -> list[str]:
+    """What an op produced (at most six items), those sharing most words with ``near`` first."""
     output = G.nodes[op].get("output")
     if isinstance(output, dict):
         values = [v for key, v in output.items() if key != "memory"]
-        flat = [x for v in values for x in (v if isinstance(v, list) else [v])]
-        return [text_of(x) for x in flat][:6]
+        flat = [text_of(x) for v in values for x in (v if isinstance(v, list) else [v])]
+        target = stems(near)
+        return sorted(flat, key=lambda item: -overlap(target, stems(item)))[:6] if near else flat[:6]
     return [text_of(output)[:300]] if output is not None else []
 
 
@@ -153,7 +155,7 @@ def _example(case: FailedCase, attribution: Attribution) -> str:
         if read:
             lines.append("This operation read: " + " | ".join(p[:160] for p in read))
     else:
-        produced = _outputs(case.G, attribution.op_id)
+        produced = _outputs(case.G, attribution.op_id, " ".join(case.evidence_texts))
         if produced:
             lines.append("This operation produced: " + " | ".join(p[:160] for p in produced[:4]))
     lines.append("Observation: " + _observation(case, attribution))
@@ -171,12 +173,17 @@ def _grouped(blamed: list[tuple[FailedCase, Attribution]], llm_op_of: dict[str, 
 
 
 def _pick(items: list[tuple[FailedCase, Attribution]]) -> list[tuple[FailedCase, Attribution]]:
-    picked, seen = [], set()
+    """Up to `MAX_EXAMPLES` examples, every error type shown, distinct failures (another question and another
+    evidence turn) first."""
+    picked, repeats, seen = [], [], set()
     for case, attribution in sorted(items, key=lambda ca: (ca[1].error_type, ca[0].case_id)):
-        if (attribution.error_type, case.question) not in seen:
-            seen.add((attribution.error_type, case.question))
-            picked.append((case, attribution))
-    return _spread(picked, MAX_EXAMPLES)
+        if (attribution.error_type, case.question) in seen:
+            continue
+        seen.add((attribution.error_type, case.question))
+        shown = (attribution.error_type, tuple(case.evidence_texts))
+        (repeats if shown in seen else picked).append((case, attribution))
+        seen.add(shown)
+    return _spread(picked + repeats, MAX_EXAMPLES)
 
 
 def _version(items: list[tuple[FailedCase, Attribution]]) -> str | None:
