@@ -68,6 +68,9 @@ _HELD = re.compile(r"\b(produc\w*|extract\w*|stor\w*|held|kept|saved|wrote|writt
                    r"summar\w*|recorded)\b", re.I)
 
 
+Phrases = list[tuple[str, str | None]]  # short answer phrases with their role ("gold", "answer" or None)
+
+
 @dataclass
 class Reading:
     """The examples found in a feedback text, and its general advice sentences."""
@@ -91,6 +94,7 @@ class _Reader:
     # --- blocks ---------------------------------------------------------------------------------
 
     def read(self, text: str) -> Reading:
+        """JSON values first, then the prose: a paragraph asking questions holds one example per question."""
         examples: list[Example] = []
         prose = []
         at = 0
@@ -122,6 +126,7 @@ class _Reader:
         return bool(QUESTION.search(body))
 
     def example(self, fields: list[tuple[str, str]]) -> Example:
+        """One example from its (hint, text) fields; then which short phrase is the gold answer."""
         ex = Example()
         phrases: list[tuple[str, str | None]] = []
         for hint, text in fields:
@@ -131,7 +136,8 @@ class _Reader:
 
     # --- fields ---------------------------------------------------------------------------------
 
-    def field(self, ex: Example, phrases: list, hint: str, text: str) -> None:
+    def field(self, ex: Example, phrases: Phrases, hint: str, text: str) -> None:
+        """A line or JSON value: its label joins the hint; lists, turns, quotes and clauses are read in turn."""
         text = _BULLET.sub("", text).strip()
         if not text:
             return
@@ -168,7 +174,8 @@ class _Reader:
         else:
             ex.turns.append((speaker, text))
 
-    def quoted(self, ex: Example, phrases: list, hint: str, text: str, quotes: list[re.Match]) -> None:
+    def quoted(self, ex: Example, phrases: Phrases, hint: str, text: str, quotes: list[re.Match]) -> None:
+        """A text with quotes: replaced pairs, then each quote with the words around it, then the question."""
         spans = [(q.start(), q.end(), next(g for g in q.groups() if g is not None).strip()) for q in quotes]
         used: set[int] = set()
         for i in range(len(spans) - 1):
@@ -190,8 +197,9 @@ class _Reader:
             if QUESTION.search(clause) or role_of(clause) is not None:
                 self.piece(ex, phrases, hint, clause, hinted_only=True)
 
-    def piece(self, ex: Example, phrases: list, hint: str, text: str, *, after: str = "", quoted: bool = False,
+    def piece(self, ex: Example, phrases: Phrases, hint: str, text: str, *, after: str = "", quoted: bool = False,
               hinted_only: bool = False) -> None:
+        """One piece of text: a question, a turn, a statement, advice or a short answer phrase."""
         text = text.strip().strip(",;").strip()
         if not text:
             return
