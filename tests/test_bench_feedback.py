@@ -35,7 +35,7 @@ def test_bench_feedback_runs_every_kind_and_writes_the_oracle_row(tmp_path):
                                                              oracle["test_f1_after"])
         assert 0 < row["lm_calls"] <= 300 * 1.5
     assert set(report["ordering"]) == set(ordering(report["rows"]))
-    assert "| quickstart | oracle |" in done.stdout and "attribution > outcome:" in done.stdout
+    assert "| quickstart | 300 | 1 | oracle |" in done.stdout and "attribution > outcome:" in done.stdout
 
 
 def test_oracle_appends_every_catalogue_directive_of_each_llm_op():

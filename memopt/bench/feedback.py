@@ -117,11 +117,12 @@ def ordering(rows: list[dict[str, Any]]) -> dict[str, bool | None]:
 
 def markdown_table(report: dict[str, Any]) -> str:
     """The rows as the README's Markdown table."""
-    lines = ["| experiment | feedback | ops rewritten | test F1 before | after (mean ± sd) | gain "
-             "| share of oracle gain | LM calls | s / run |", "|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| experiment | budget | seeds | feedback | ops rewritten | test F1 before | after (mean ± sd) | gain "
+             "| share of oracle gain | LM calls | s / run |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for row in report["rows"]:
         share = row["share_of_oracle_gain"]
-        lines.append(f"| {report['experiment']} | {row['variant']} | {row['ops']} | {row['test_f1_before']:.3f} | "
+        lines.append(f"| {report['experiment']} | {report['budget']:,} | {len(report['seeds'])} | {row['variant']} | "
+                     f"{row['ops']} | {row['test_f1_before']:.3f} | "
                      f"{row['test_f1_after']:.3f} ± {row['test_f1_after_sd']:.3f} | {row['gain']:+.3f} | "
                      f"{'—' if share is None else f'{share:.2f}'} | {row['lm_calls']:,} | {row['seconds']} |")
     return "\n".join(lines)
