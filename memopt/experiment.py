@@ -10,7 +10,8 @@ Errors name the file and the key path (``experiments/x.yaml: optimizer.candidate
     data: {source: "synthetic:conversations=12,sessions=8,seed=0", split: [0.5, 0.25, 0.25], split_seed: 0}
     lm: {task: sim, judge: sim, reflection: sim}
     attribution: {method: memtrace, verify: false}
-    optimizer: {name: memtrace, candidates: 4, ops_per_round: 2, trials: 8, search: {top_k: [5, 10, 20]}}
+    optimizer: {name: memtrace, feedback: attribution, candidates: 4, ops_per_round: 2, trials: 8,
+                search: {top_k: [5, 10, 20]}}
     rounds: 4
     budget: {max_lm_calls: 60000}
     seed: 0
@@ -23,7 +24,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from memopt.errors import ConfigError
 from memopt.files import read_text
@@ -66,15 +67,36 @@ class AttributionConfig(_Strict):
     verify: bool = False
 
 
+FeedbackKind = Literal["attribution", "outcome", "score", "empty", "misleading"]
+
+
 class OptimizerConfig(_Strict):
-    """Which optimizer, and its options."""
+    """Which optimizer, and its options.
+
+    ``feedback`` is what the reflection LM reads (`memopt.feedback`): memtrace takes all five kinds, gepa
+    ``attribution`` or ``outcome``. ``score_only`` is a name for memtrace with ``feedback: score``.
+    """
 
     name: Literal["memtrace", "score_only", "gepa"] = "memtrace"
+    feedback: FeedbackKind | None = None
     candidates: int = Field(4, ge=1, le=12)
     ops_per_round: int = Field(2, ge=1, le=8)
     trials: int = Field(8, ge=1, le=200)
     search: dict[str, list[int]] = Field(default_factory=dict)
     min_gain: float = Field(0.0, ge=0.0)
+
+    @model_validator(mode="after")
+    def _feedback_fits(self) -> OptimizerConfig:
+        if self.name == "score_only" and self.feedback not in (None, "score"):
+            raise ValueError(f"score_only reads the score only; feedback {self.feedback!r} needs name: memtrace")
+        if self.name == "gepa" and self.feedback not in (None, "attribution", "outcome"):
+            raise ValueError(f"gepa takes feedback attribution or outcome, not {self.feedback!r}")
+        return self
+
+    @property
+    def feedback_kind(self) -> str:
+        """The feedback kind in effect (``score`` for ``score_only``, else ``attribution`` unless set)."""
+        return self.feedback or ("score" if self.name == "score_only" else "attribution")
 
 
 class BudgetConfig(_Strict):

@@ -1,11 +1,19 @@
-"""Feedback: attributions grouped by operation, turned into text a proposer can act on.
+"""Feedback: what the reflection LM is told about one operation, in five kinds.
 
-For each blamed operation: how many failures of each error type, the prompt version they came
-from, and 2–5 concrete examples — the question, the gold answer, what the system answered, the
-evidence excerpt, what the operation produced, and an observation of what was lost or wrong
-(derived from the graph: a relative date left unresolved, a speaker no output mentions, a detail
-missing, a memory overwritten or deleted, a unit the context missed). `score_feedback` is the
-ablation: only the score, no attribution.
+- ``attribution`` (memopt's, `build_feedback`): attributions grouped by operation. For each blamed
+  operation: how many failures of each error type, the prompt version they came from, and 2–5
+  concrete examples — the question, the gold answer, what the system answered, the evidence
+  excerpt, what the operation produced (or, for the answer op, the context items it read; for a
+  retrieval miss, the unit the store held and what was retrieved), and an observation of what was
+  lost or wrong (derived from the graph: a relative date left unresolved, a speaker no output
+  mentions, a detail missing, a memory overwritten or deleted, a unit the context missed).
+- ``outcome`` (`outcome_feedback`): per failed training case, the question, gold answer,
+  prediction and F1 / judge verdict, with no attribution: what a GEPA user writes.
+- ``score`` (`score_feedback`): the training score only.
+- ``empty`` (`empty_feedback`): nothing.
+- ``misleading`` (`misleading_feedback`): the head of the attribution feedback, but examples taken
+  from failures blamed on *other* operations, and advice that contradicts them
+  (`MISLEADING_ADVICE`): a control that must not help.
 """
 
 from __future__ import annotations
@@ -20,23 +28,35 @@ import networkx as nx
 
 from memopt.attribution.case import FailedCase, text_of
 from memopt.attribution.types import Attribution
-from memopt.text import find_relative_dates, has_absolute_date
+from memopt.text import find_relative_dates, has_absolute_date, overlap, stems
 from memopt.trace.graph import op_stages
 
-__all__ = ["Feedback", "build_feedback", "score_feedback", "MAX_EXAMPLES"]
+__all__ = ["Feedback", "FEEDBACK_KINDS", "build_feedback", "outcome_feedback", "score_feedback", "empty_feedback",
+           "misleading_feedback", "MAX_EXAMPLES", "MISLEADING_ADVICE"]
 
 MAX_EXAMPLES = 5
+FEEDBACK_KINDS = ("attribution", "outcome", "score", "empty", "misleading")
+MISLEADING_ADVICE: dict[str, str] = {  # by the stage of the operation it is given to
+    "extraction": "Facts should be short; drop names, numbers, places and dates.",
+    "update": "When a new fact is about the same topic as a stored memory, replace that memory.",
+    "deletion": "When something is no longer true, delete every memory about that person and topic.",
+    "retrieval": "Use the question itself as the search query, word for word.",
+    "response": "Answer from the single best matching memory only.",
+}
+_DEFAULT_ADVICE = "Outputs should be as short as possible; leave out names, numbers and places."
 
 
 @dataclass
 class Feedback:
-    """What the proposer is told about one operation."""
+    """What the proposer is told about one operation (``kind`` is one of `FEEDBACK_KINDS`)."""
 
     operation: str
     prompt_version: str | None
     counts: dict[str, int]
     examples: list[str] = field(default_factory=list)
-    score_only: bool = False
+    kind: str = "attribution"
+    advice: list[str] = field(default_factory=list)
+    failed: int = 0
 
     @property
     def n(self) -> int:
@@ -45,26 +65,34 @@ class Feedback:
 
     def text(self) -> str:
         """The feedback as plain text (what the reflection LM reads)."""
-        if self.score_only:
+        if self.kind == "empty":
+            return ""
+        if self.kind == "score":
             return "\n".join(self.examples)
+        numbered = [f"Example {i}:\n{e}" for i, e in enumerate(self.examples, start=1)]
+        if self.kind == "outcome":
+            head = f"{self.failed} training questions were answered wrong; some of them:"
+            return "\n\n".join([head, *numbered])
         counts = ", ".join(f"{error} × {n}" for error, n in self.counts.items())
         head = (f"{self.n} failed answers were blamed on this operation ({counts}), "
                 f"with prompt version {self.prompt_version or 'unknown'}.")
-        return "\n\n".join([head, *(f"Example {i}:\n{e}" for i, e in enumerate(self.examples, start=1))])
+        return "\n\n".join([head, *numbered, *([" ".join(self.advice)] if self.advice else [])])
 
     def summary(self) -> str:
         """One line for commit messages and tables."""
-        if self.score_only:
-            return f"{self.operation}: score-only feedback"
+        if self.kind != "attribution":
+            return f"{self.operation}: {self.kind} feedback"
         return f"{self.operation}: " + ", ".join(f"{error} × {n}" for error, n in self.counts.items())
 
 
-def _outputs(G: nx.DiGraph, op: str) -> list[str]:
+def _outputs(G: nx.DiGraph, op: str, near: str = "") -> list[str]:
+    """What an op produced (at most six items), those sharing most words with ``near`` first."""
     output = G.nodes[op].get("output")
     if isinstance(output, dict):
         values = [v for key, v in output.items() if key != "memory"]
-        flat = [x for v in values for x in (v if isinstance(v, list) else [v])]
-        return [text_of(x) for x in flat][:6]
+        flat = [text_of(x) for v in values for x in (v if isinstance(v, list) else [v])]
+        target = stems(near)
+        return sorted(flat, key=lambda item: -overlap(target, stems(item)))[:6] if near else flat[:6]
     return [text_of(output)[:300]] if output is not None else []
 
 
@@ -100,17 +128,68 @@ def _observation(case: FailedCase, attribution: Attribution) -> str:
     return " ".join(notes) or attribution.reason
 
 
+def _lines(value: Any) -> list[str]:
+    return [" ".join(line.split()) for line in text_of(value).splitlines() if line.strip()]
+
+
+def _read_by_answer(case: FailedCase) -> list[str]:
+    """The context items the answer op read that are closest to the question and gold (at most three)."""
+    if case.context_var is None:
+        return []
+    target = stems(f"{case.question} {case.gold}")
+    lines = _lines(case.G.nodes[case.context_var].get("value"))
+    return sorted(lines, key=lambda line: -overlap(target, stems(line)))[:3]
+
+
 def _example(case: FailedCase, attribution: Attribution) -> str:
     lines = [f"Question: {case.question}", f"Gold answer: {case.gold}", f"System answered: {case.prediction}",
              f"Error: {attribution.error_type} — {attribution.reason}"]
     if case.evidence_texts:
         lines.append("Evidence: " + " / ".join(t[:240] for t in case.evidence_texts[:2]))
-    if case.G.has_node(attribution.op_id) and "response" not in op_stages(case.G, attribution.op_id):
-        produced = _outputs(case.G, attribution.op_id)
+    if attribution.error_type == "RetrievalError":
+        held = [n for n in attribution.evidence_path if case.G.has_node(n) and "action" in case.G.nodes[n]]
+        if held:
+            lines.append("The store held: " + " / ".join(_lines(case.G.nodes[held[0]]["value"]))[:300])
+        lines.append("The retrieved context was: " + " | ".join(p[:160] for p in _read_by_answer(case)))
+    elif case.G.has_node(attribution.op_id) and "response" in op_stages(case.G, attribution.op_id):
+        read = _read_by_answer(case)
+        if read:
+            lines.append("This operation read: " + " | ".join(p[:160] for p in read))
+    else:
+        produced = _outputs(case.G, attribution.op_id, " ".join(case.evidence_texts))
         if produced:
             lines.append("This operation produced: " + " | ".join(p[:160] for p in produced[:4]))
     lines.append("Observation: " + _observation(case, attribution))
     return "\n".join(lines)
+
+
+def _grouped(blamed: list[tuple[FailedCase, Attribution]], prompt_ops: Mapping[str, Sequence[str]] | None
+             ) -> dict[str, list[tuple[FailedCase, Attribution]]]:
+    grouped: dict[str, list[tuple[FailedCase, Attribution]]] = defaultdict(list)
+    for case, attribution in blamed:
+        targets = (attribution.operation,) if prompt_ops is None else prompt_ops.get(attribution.operation, ())
+        for op in targets:
+            grouped[op].append((case, attribution))
+    return dict(sorted(grouped.items(), key=lambda kv: -len(kv[1])))
+
+
+def _pick(items: list[tuple[FailedCase, Attribution]]) -> list[tuple[FailedCase, Attribution]]:
+    """Up to `MAX_EXAMPLES` examples, every error type shown, distinct failures (another question and another
+    evidence turn) first."""
+    picked, repeats, seen = [], [], set()
+    for case, attribution in sorted(items, key=lambda ca: (ca[1].error_type, ca[0].case_id)):
+        if (attribution.error_type, case.question) in seen:
+            continue
+        seen.add((attribution.error_type, case.question))
+        shown = (attribution.error_type, tuple(case.evidence_texts))
+        (repeats if shown in seen else picked).append((case, attribution))
+        seen.add(shown)
+    return _spread(picked + repeats, MAX_EXAMPLES)
+
+
+def _version(items: list[tuple[FailedCase, Attribution]]) -> str | None:
+    case, attribution = items[0]
+    return attribution.details.get("prompt_version") or case.G.nodes[attribution.op_id].get("prompt_version")
 
 
 def build_feedback(blamed: list[tuple[FailedCase, Attribution]],
@@ -118,25 +197,54 @@ def build_feedback(blamed: list[tuple[FailedCase, Attribution]],
     """Feedback per LLM operation from (case, attribution) pairs; ``prompt_ops`` maps each blamed op to the LLM
     ops whose prompts steer it (`MemorySystem.prompt_ops`: itself for an LLM op, e.g. rewrite_query for
     retrieve, none for an op only knobs steer); without it, each blamed op is its own."""
-    grouped: dict[str, list[tuple[FailedCase, Attribution]]] = defaultdict(list)
-    for case, attribution in blamed:
-        targets = (attribution.operation,) if prompt_ops is None else prompt_ops.get(attribution.operation, ())
-        for op in targets:
-            grouped[op].append((case, attribution))
     out = {}
-    for op, items in sorted(grouped.items(), key=lambda kv: -len(kv[1])):
+    for op, items in _grouped(blamed, prompt_ops).items():
         counts = dict(Counter(a.error_type for _, a in items).most_common())
-        version = items[0][1].details.get("prompt_version") or items[0][0].G.nodes[items[0][1].op_id].get(
-            "prompt_version")
-        picked, seen = [], set()
-        for case, attribution in sorted(items, key=lambda ca: (ca[1].error_type, ca[0].case_id)):
-            if (attribution.error_type, case.question) in seen:
-                continue
-            seen.add((attribution.error_type, case.question))
-            picked.append((case, attribution))
-        examples = _spread(picked, MAX_EXAMPLES)
-        out[op] = Feedback(op, version, counts, [_example(c, a) for c, a in examples])
+        out[op] = Feedback(op, _version(items), counts, [_example(c, a) for c, a in _pick(items)])
     return out
+
+
+def misleading_feedback(blamed: list[tuple[FailedCase, Attribution]],
+                        prompt_ops: Mapping[str, Sequence[str]] | None = None) -> dict[str, Feedback]:
+    """The misleading control: the same operations and head as `build_feedback`, but examples of failures
+    blamed on other operations, and advice that contradicts what they show (`MISLEADING_ADVICE`)."""
+    grouped = _grouped(blamed, prompt_ops)
+    out = {}
+    for op, items in grouped.items():
+        counts = dict(Counter(a.error_type for _, a in items).most_common())
+        others = [pair for other, pairs in grouped.items() if other != op for pair in pairs]
+        out[op] = Feedback(op, _version(items), counts, [_example(c, a) for c, a in _pick(others)],
+                           kind="misleading", advice=[_advice(op, items)])
+    return out
+
+
+def _advice(op: str, items: list[tuple[FailedCase, Attribution]]) -> str:
+    """The misleading advice for an LLM op: by the first stage its system declares (`MISLEADING_ADVICE`)."""
+    spec = (items[0][0].G.graph.get("operations") or {}).get(op) or {}
+    stages = spec.get("stages") or ()
+    return MISLEADING_ADVICE.get(stages[0], _DEFAULT_ADVICE) if stages else _DEFAULT_ADVICE
+
+
+def outcome_feedback(operation: str, results: list[Any], prompt_version: str | None, *, offset: int = 0
+                     ) -> Feedback:
+    """The outcome control: question, gold, prediction and score of up to `MAX_EXAMPLES` failed cases
+    (no attribution), spread over question categories; ``offset`` rotates which failures are shown."""
+    failed = sorted((r for r in results if r.correct is False or (r.correct is None and r.f1 < 0.5)),
+                    key=lambda r: r.case_id)
+    by_category: dict[int, list[Any]] = defaultdict(list)
+    for r in failed:
+        by_category[r.category].append(r)
+    order = [bucket[(offset + i) % len(bucket)] for i in range(max(map(len, by_category.values()), default=0))
+             for bucket in by_category.values() if i < len(bucket)]
+    examples = [f"Question: {r.question}\nGold answer: {r.gold}\nPrediction: {r.prediction}\n"
+                f"Score: F1 {r.f1:.2f}, judged {'wrong' if r.correct is False else 'unknown'}"
+                for r in order[:MAX_EXAMPLES]]
+    return Feedback(operation, prompt_version, {}, examples, kind="outcome", failed=len(failed))
+
+
+def empty_feedback(operation: str, prompt_version: str | None) -> Feedback:
+    """The empty control: the reflection LM is told nothing."""
+    return Feedback(operation, prompt_version, {}, [], kind="empty")
 
 
 def _spread(items: list[tuple[FailedCase, Attribution]], k: int) -> list[tuple[FailedCase, Attribution]]:
@@ -157,4 +265,4 @@ def score_feedback(operation: str, metrics: dict[str, Any], prompt_version: str 
     wrong = int(round((1 - (metrics.get("judge") or 0.0)) * metrics.get("n", 0)))
     text = (f"Average F1 {metrics.get('f1', 0.0):.3f} over {metrics.get('n', 0)} training questions; "
             f"{wrong} were judged wrong.")
-    return Feedback(operation, prompt_version, {}, [text], score_only=True)
+    return Feedback(operation, prompt_version, {}, [text], kind="score")

@@ -15,8 +15,7 @@ import pytest
 from memopt.errors import ConfigError
 from memopt.experiment import load_experiment
 from memopt.feedback import score_feedback
-from memopt.lm.directives import CATALOGUE
-from memopt.lm.sim.reflect import _scores
+from memopt.lm.sim.reflect import read_evidence
 from tests.conftest import ROOT
 
 QUICKSTART = ROOT / "experiments" / "quickstart.yaml"
@@ -62,11 +61,23 @@ def test_every_shipped_experiment_loads():
         load_experiment(path)
 
 
-def test_score_only_feedback_carries_no_symptom():
+def test_score_only_feedback_gives_reflection_no_example():
     feedback = score_feedback("extract", {"f1": 0.31, "judge": 0.2, "n": 120}, "abc").text()
     assert "0.310" in feedback
-    for directive in CATALOGUE:
-        assert _scores(feedback, [directive])[directive.id] == 0, directive.id
+    for kind in ("extract", "update", "answer"):
+        evidence = read_evidence(kind, feedback)
+        assert evidence.examples == 0 and evidence.weights == {} and evidence.strength == 0
+
+
+def test_feedback_kind_is_an_optimizer_option_and_score_only_an_alias(tmp_path):
+    assert load_experiment(QUICKSTART).optimizer.feedback_kind == "attribution"
+    assert load_experiment(QUICKSTART, {"optimizer.name": "score_only"}).optimizer.feedback_kind == "score"
+    assert load_experiment(QUICKSTART, {"optimizer.feedback": "misleading"}).optimizer.feedback_kind == "misleading"
+    assert load_experiment(QUICKSTART, {"optimizer.name": "gepa", "optimizer.feedback": "outcome"}).optimizer.name
+    for bad in ({"optimizer.name": "score_only", "optimizer.feedback": "outcome"},
+                {"optimizer.name": "gepa", "optimizer.feedback": "empty"}, {"optimizer.feedback": "vague"}):
+        with pytest.raises(ConfigError, match="quickstart.yaml: optimizer"):
+            load_experiment(QUICKSTART, bad)
 
 
 @pytest.fixture(scope="module")

@@ -139,11 +139,12 @@ def optimize(
     experiments: list[Path] = typer.Argument(None, help="Experiment files (default: quickstart and the LoCoMo one)."),
     budget: int = typer.Option(6000, "--budget", min=1, help="LM-call budget of every optimizer."),
     rounds: int = typer.Option(8, "--rounds", min=1, help="Rounds (an optimizer stops earlier when out of budget)."),
-    variants: str = typer.Option(None, "--optimizers", help="Comma-separated: memtrace, gepa, score_only, "
-                                                             "blame_response (default: all)."),
+    variants: str = typer.Option(None, "--optimizers", help="Comma-separated: memtrace, gepa, gepa_outcome, "
+                                                             "score_only, blame_response (default: all)."),
     out: Path = typer.Option(None, "--out", help="Also write the rows as JSON."),
 ) -> None:
-    """Test F1 before/after and gain per 1,000 LM calls of each optimizer at an equal budget."""
+    """Test F1 before/after, share of the catalogue oracle's gain and gain per 1,000 LM calls of each optimizer at an
+    equal budget (with the oracle row: all catalogue directives, no optimizer)."""
     from memopt.bench.optimize import bench_optimize
     from memopt.cli.options import parse_ids
 
@@ -151,3 +152,37 @@ def optimize(
     files = experiments or [Path("experiments/quickstart.yaml"), Path("experiments/locomo_mem0.yaml")]
     rows = bench_optimize(files, budget=budget, rounds=rounds, variants=parse_ids(variants))
     _print(rows, f"optimizers at {budget} LM calls (SimLM, simulated)", out)
+
+
+@app.command("feedback")
+def feedback(
+    experiment: Path = typer.Option(Path("experiments/quickstart.yaml"), "--experiment", "-e",
+                                    help="Experiment file (default: the quickstart)."),
+    budget: int = typer.Option(6000, "--budget", min=1, help="LM-call budget of every run."),
+    seeds: int = typer.Option(3, "--seeds", min=1, help="Runs per feedback kind (seeds: the experiment's, +1, ...)."),
+    rounds: int = typer.Option(8, "--rounds", min=1, help="Rounds (a run stops earlier when out of budget)."),
+    variants: str = typer.Option(None, "--variants", help="Comma-separated feedback kinds: attribution, outcome, "
+                                                          "score, empty, misleading (default: all)."),
+    markdown: bool = typer.Option(False, "--markdown", help="Also print the table as Markdown (the README's)."),
+    out: Path = typer.Option(None, "--out", help="Write {rows, oracle, ordering, runs} as JSON."),
+) -> None:
+    """The memtrace optimizer at one budget with each kind of feedback, over seeds, next to the catalogue oracle."""
+    from memopt.bench.feedback import bench_feedback, markdown_table
+    from memopt.cli.options import parse_ids
+
+    _check_out(out)
+
+    report = bench_feedback(experiment, budget=budget, seeds=seeds, rounds=rounds, variants=parse_ids(variants))
+    shown = [{"feedback": r["variant"], "ops": r["ops"], "F1 before": f"{r['test_f1_before']:.3f}",
+              "after ± sd": f"{r['test_f1_after']:.3f} ± {r['test_f1_after_sd']:.3f}",
+              "gain ± sd": f"{r['gain']:+.3f} ± {r['gain_sd']:.3f}",
+              "share of oracle gain": "—" if r["share_of_oracle_gain"] is None else f"{r['share_of_oracle_gain']:.2f}",
+              "LM calls": f"{r['lm_calls']:,}", "s / run": str(r["seconds"])} for r in report["rows"]]
+    _print(shown, f"{report['experiment']}: feedback kinds at {budget} LM calls, {seeds} seed(s) "
+                  "(memtrace optimizer; SimLM, simulated)", None)
+    for claim, holds in report["ordering"].items():
+        print(f"{claim}: {'n/a' if holds is None else 'holds' if holds else 'does NOT hold'}")
+    if markdown:
+        print(markdown_table(report))
+    if out is not None:
+        write_json(out, report)

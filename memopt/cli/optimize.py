@@ -17,6 +17,8 @@ def optimize(
     tracking_uri: str = typer.Option(None, "--tracking-uri", help="Override `mlflow.tracking_uri`."),
     data: str = typer.Option(None, "--data", help="Override `data.source` (a LoCoMo file or a synthetic spec)."),
     optimizer: str = typer.Option(None, "--optimizer", help="Override `optimizer.name`: memtrace, score_only, gepa."),
+    feedback: str = typer.Option(None, "--feedback", help="Override `optimizer.feedback`: attribution, outcome, "
+                                                          "score, empty, misleading (controls; see the README)."),
     attribution: str = typer.Option(None, "--attribution", help="Override `attribution.method`."),
     budget: int = typer.Option(None, "--budget", min=1, help="Override `budget.max_lm_calls`."),
 ) -> None:
@@ -34,7 +36,8 @@ def optimize(
     if resume is not None:
         check_run_id(resume)
     exp = load_experiment(experiment, {"rounds": rounds, "mlflow.tracking_uri": tracking_uri, "data.source": data,
-                                       "optimizer.name": optimizer, "attribution.method": attribution,
+                                       "optimizer.name": optimizer, "optimizer.feedback": feedback,
+                                       "attribution.method": attribution,
                                        "budget.max_lm_calls": budget})
     console = Console(stderr=True, soft_wrap=True)
     tracker = Tracker(exp.mlflow.tracking_uri, exp.mlflow.experiment)

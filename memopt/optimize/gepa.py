@@ -4,7 +4,9 @@ The metric scores each answer by LoCoMo F1. When GEPA asks for feedback on one p
 (``pred_name``), the failed case is run again traced with that candidate's instructions (carried
 by the prediction, see `MemorySystem.forward`), attributed with memopt's method, and only the
 predictor the failure is blamed on gets the specific feedback (`memopt.feedback`); the others are
-told the failure lies elsewhere. Proposals go through the same reflection signature as the
+told the failure lies elsewhere. With ``feedback="outcome"`` (the ``gepa_outcome`` peer) every
+predictor gets the same outcome text instead — question, gold answer, prediction and F1, what a
+GEPA user writes — and no case is run again. Proposals go through the same reflection signature as the
 ``memtrace`` optimizer (`FeedbackProposer`), so both optimizers read feedback the same way.
 GEPA runs as one optimization: memopt logs it as a single round.
 """
@@ -48,6 +50,7 @@ class AttributionFeedbackMetric:
     system: MemorySystem
     scorer: Scorer
     method: str = "memtrace"
+    feedback: str = "attribution"
     _cache: dict[tuple[str, str], Any] = field(default_factory=dict)
 
     def __call__(self, gold: Any, pred: Any, trace: Any = None, pred_name: str | None = None,
@@ -59,6 +62,9 @@ class AttributionFeedbackMetric:
         score = locomo_f1(str(pred.answer), case.gold, case.category)
         if pred_name is None:
             return score
+        if self.feedback == "outcome":
+            return dspy.Prediction(score=score, feedback=(f"Question: {case.question}\nGold answer: {case.gold}\n"
+                                                          f"Prediction: {pred.answer}\nScore: F1 {score:.2f}"))
         blamed = self._blame(gold.conversation, case, dict(getattr(pred, "instructions", {}) or {}))
         if blamed is None:
             return dspy.Prediction(score=score, feedback="The answer was judged correct.")
@@ -118,7 +124,8 @@ class FeedbackProposer:
 
 
 def run_gepa(system: MemorySystem, scorer: Scorer, *, trainset: list[Conversation], valset: list[Conversation],
-             method: str = "memtrace", seed: int = 0, calls_per_case: float = 2.0) -> MemorySystem:
+             method: str = "memtrace", seed: int = 0, calls_per_case: float = 2.0, feedback: str = "attribution"
+             ) -> MemorySystem:
     """Optimize with `dspy.GEPA` within the scorer's remaining LM-call budget; returns the best system.
 
     GEPA stops when the budget is spent (a stop callback) or after about ``remaining / calls_per_case``
@@ -129,7 +136,7 @@ def run_gepa(system: MemorySystem, scorer: Scorer, *, trainset: list[Conversatio
 
     train, val = examples_of(trainset), examples_of(valset)
     metric_calls = max(len(val) + 1, int(scorer.remaining() / max(calls_per_case, 1.0)))
-    optimizer = dspy.GEPA(metric=AttributionFeedbackMetric(system, scorer, method),
+    optimizer = dspy.GEPA(metric=AttributionFeedbackMetric(system, scorer, method, feedback),
                           instruction_proposer=FeedbackProposer(system, scorer), max_metric_calls=metric_calls,
                           reflection_minibatch_size=3, candidate_selection_strategy="pareto", use_merge=False,
                           component_selector="all", num_threads=1, seed=seed, track_stats=False,
@@ -154,6 +161,7 @@ class GepaOptimizer:
     scorer: Scorer
     method: str = "memtrace"
     seed: int = 0
+    feedback: str = "attribution"
 
     def step(self, system: MemorySystem, round_index: int, *, trainset: list[Conversation],
              valset: list[Conversation], current_val: float) -> RoundOutcome:
@@ -162,7 +170,7 @@ class GepaOptimizer:
         start = self.scorer.score(system, valset, judged=False)
         per_case = (self.scorer.usage().calls - before) / max(1, len(start.results))
         best = run_gepa(system, self.scorer, trainset=trainset, valset=valset, method=self.method,
-                        seed=self.seed + round_index, calls_per_case=per_case)
+                        seed=self.seed + round_index, calls_per_case=per_case, feedback=self.feedback)
         current = system.instructions()
         changed = {op: text for op, text in best.instructions().items() if text != current[op]}
         val_f1 = float(start.metrics["f1"])
@@ -174,4 +182,4 @@ class GepaOptimizer:
 
     def describe(self) -> dict[str, Any]:
         """The optimizer's configuration, for logging."""
-        return {"optimizer": "gepa", "attribution": self.method}
+        return {"optimizer": "gepa", "feedback": self.feedback, "attribution": self.method}

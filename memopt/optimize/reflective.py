@@ -1,13 +1,20 @@
-"""The ``memtrace`` optimizer (and its ``score_only`` ablation): reflective prompt rewriting, round by round.
+"""The ``memtrace`` optimizer and its feedback controls: reflective prompt rewriting, round by round.
 
 Each round of `ReflectiveOptimizer.step` reads as: evaluate the current system on the train split
 (traced) → attribute its failures → build feedback per blamed operation → ask the reflection LM for
 ``candidates`` revised instructions for the most blamed LLM ops (only those) → select among
 candidates and knobs with Optuna on the val split → keep the best if it beats the current val F1.
 
-``feedback="score"`` is the ablation: no attribution, the feedback is only the training score, and
-the ops to rewrite are taken round-robin. The ``blame_response`` ablation is this optimizer with
-the ``blame_response`` attribution method (every failure blamed on the answer op).
+``feedback`` chooses what the reflection LM reads (`memopt.feedback`) and which ops are rewritten:
+
+- ``attribution`` (memopt's), ``misleading`` and ``empty`` rewrite memopt's blamed ops (the
+  ``ops_per_round`` most blamed), so the comparison between them isolates the feedback *text*;
+- ``outcome`` and ``score`` have no attribution: like a GEPA user, they take the LLM ops
+  round-robin (``ops_per_round`` per round) and the train split is evaluated untraced.
+
+The ``score_only`` optimizer name is this optimizer with ``feedback="score"``. The
+``blame_response`` ablation is this optimizer with the ``blame_response`` attribution method
+(every failure blamed on the answer op).
 
 A blamed tool op has no prompt: its feedback goes to the LLM ops its `OpSpec` says steer it
 (``retrieve`` → ``rewrite_query``); one only knobs steer (``truncate``, ``fuse``) is left to the
@@ -23,13 +30,22 @@ from memopt.attribution.case import FailedCase, failed_cases
 from memopt.attribution.methods import attribute
 from memopt.attribution.types import Attribution
 from memopt.data.model import Conversation
-from memopt.feedback import Feedback, build_feedback, score_feedback
+from memopt.feedback import (
+    Feedback,
+    build_feedback,
+    empty_feedback,
+    misleading_feedback,
+    outcome_feedback,
+    score_feedback,
+)
 from memopt.optimize.propose import propose_instructions
 from memopt.optimize.scoring import Scored, Scorer
 from memopt.optimize.select import Choice, select
 from memopt.system import MemorySystem
 
-__all__ = ["ReflectiveOptimizer", "RoundOutcome"]
+__all__ = ["ReflectiveOptimizer", "RoundOutcome", "BLAMED_OPS_FEEDBACK"]
+
+BLAMED_OPS_FEEDBACK = ("attribution", "misleading", "empty")  # the rest go round-robin over the LLM ops
 
 
 @dataclass
@@ -54,7 +70,7 @@ class ReflectiveOptimizer:
     # proposals
     candidates: int = 4
     ops_per_round: int = 2
-    feedback: Literal["attribution", "score"] = "attribution"
+    feedback: Literal["attribution", "outcome", "score", "empty", "misleading"] = "attribution"
     # attribution
     attribution: str = "memtrace"
     verify: bool = False
@@ -69,7 +85,7 @@ class ReflectiveOptimizer:
              valset: list[Conversation], current_val: float) -> RoundOutcome:
         """One round: evaluate → attribute → feedback → propose → select (the caller logs and checkpoints)."""
         train = self._evaluate(system, trainset)
-        blamed = self._attribute(train) if self.feedback == "attribution" else []
+        blamed = self._attribute(train) if self.attributes else []
         feedback = self._feedback(system, train, blamed, round_index)
         candidates = self._propose(system, feedback)
         choice = self._select(system, candidates, valset, current_val, round_index)
@@ -85,7 +101,7 @@ class ReflectiveOptimizer:
     # 1. evaluate
     def _evaluate(self, system: MemorySystem, trainset: list[Conversation]) -> Scored:
         self.scorer.check()
-        return self.scorer.score(system, trainset, judged=True, traced=self.feedback == "attribution")
+        return self.scorer.score(system, trainset, judged=True, traced=self.attributes)
 
     # 2. attribute
     def _attribute(self, train: Scored) -> list[tuple[FailedCase, Attribution]]:
@@ -97,15 +113,29 @@ class ReflectiveOptimizer:
         return out
 
     # 3. feedback
+    @property
+    def attributes(self) -> bool:
+        """Whether this feedback kind needs the round's attributions (to choose the ops, or for its text)."""
+        return self.feedback in BLAMED_OPS_FEEDBACK
+
     def _feedback(self, system: MemorySystem, train: Scored, blamed: list[tuple[FailedCase, Attribution]],
                   round_index: int) -> dict[str, Feedback]:
         versions = system.prompt_versions()
-        if self.feedback == "score":
+        if not self.attributes:
             ops = system.llm_operations()
             start = ((round_index - 1) * self.ops_per_round) % len(ops)
             chosen = [ops[(start + i) % len(ops)] for i in range(min(self.ops_per_round, len(ops)))]
-            return {op: score_feedback(op, train.metrics, versions.get(op)) for op in chosen}
-        found = build_feedback(blamed, {spec.name: system.prompt_ops(spec.name) for spec in system.operations})
+            if self.feedback == "score":
+                return {op: score_feedback(op, train.metrics, versions.get(op)) for op in chosen}
+            return {op: outcome_feedback(op, train.results, versions.get(op), offset=round_index - 1)
+                    for op in chosen}
+        mapping = {spec.name: system.prompt_ops(spec.name) for spec in system.operations}
+        if self.feedback == "misleading":
+            found = misleading_feedback(blamed, mapping)
+        else:
+            found = build_feedback(blamed, mapping)
+        if self.feedback == "empty":
+            found = {op: empty_feedback(op, fb.prompt_version) for op, fb in found.items()}
         return dict(list(found.items())[: self.ops_per_round])
 
     # 4. propose
@@ -133,6 +163,7 @@ class ReflectiveOptimizer:
 
     def describe(self) -> dict[str, Any]:
         """The optimizer's configuration, for logging."""
-        return {"optimizer": "score_only" if self.feedback == "score" else "memtrace",
+        return {"optimizer": "memtrace", "feedback": self.feedback,
+                "ops_chosen_by": "attribution" if self.attributes else "round-robin",
                 "attribution": self.attribution, "candidates": self.candidates, "ops_per_round": self.ops_per_round,
                 "trials": self.trials, "search": self.search, "min_gain": self.min_gain, "verify": self.verify}

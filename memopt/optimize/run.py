@@ -97,9 +97,10 @@ def case_traces_of(experiment: Experiment) -> CaseTraces:
 def _optimizer(experiment: Experiment, scorer: Scorer) -> ReflectiveOptimizer | GepaOptimizer:
     o = experiment.optimizer
     if o.name == "gepa":
-        return GepaOptimizer(scorer, method=experiment.attribution.method, seed=experiment.seed)
+        return GepaOptimizer(scorer, method=experiment.attribution.method, seed=experiment.seed,
+                             feedback=o.feedback_kind)
     return ReflectiveOptimizer(scorer, candidates=o.candidates, ops_per_round=o.ops_per_round,
-                               feedback="score" if o.name == "score_only" else "attribution",
+                               feedback=o.feedback_kind,
                                attribution=experiment.attribution.method, verify=experiment.attribution.verify,
                                trials=o.trials, search=dict(o.search), min_gain=o.min_gain, seed=experiment.seed)
 
@@ -216,6 +217,13 @@ def _params(experiment: Experiment, data_name: str, fingerprint: str,
     return params
 
 
+def _run_name(experiment: Experiment) -> str:
+    """The parent run's name: experiment and optimizer, and the feedback kind when it is a control."""
+    o = experiment.optimizer
+    control = o.feedback not in (None, "attribution", "score")
+    return f"{experiment.name}-{o.name}" + (f"-{o.feedback}" if control else "")
+
+
 def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker: Any = None,
                    on_round: Callable[[RoundRecord], None] | None = None) -> dict[str, Any]:
     """Run (or resume) an optimization; returns the summary (see `summary_of`).
@@ -248,8 +256,7 @@ def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker
             if resume is not None:
                 tracker.resume(resume)
             else:
-                tracker.start(f"{experiment.name}-{experiment.optimizer.name}",
-                              _params(experiment, data_name, fingerprint, optimizer))
+                tracker.start(_run_name(experiment), _params(experiment, data_name, fingerprint, optimizer))
                 tracker.log_text(experiment.model_dump_json(indent=1), "experiment.json")
         if state is None:
             state = _baseline(tracker, seed_system, scorer, valset, testset, on_round,

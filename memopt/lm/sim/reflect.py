@@ -1,45 +1,103 @@
 """SimLM as the reflection LM: propose revised instructions from an instruction and feedback.
 
-Each candidate is the current instruction plus one or two directive sentences (worded from the
-directive's `phrasings`) whose theme matches the feedback, or, sometimes, an irrelevant sentence.
-The match is read off the feedback text: each missing directive of the operation scores the number
-of its ``symptoms`` the feedback contains. Feedback with no symptom at all (a bare score) gives
-no signal: themes are then drawn at random, and most candidates are generic rewrites (an
-irrelevant sentence, ``IRRELEVANT_RATE_NO_SIGNAL``) — as an LM told only "the score is low" mostly
-rephrases; with a signal, ``IRRELEVANT_RATE``. Seeded, so the same prompt always gets the same
-candidates.
+It reads only the `ProposeInstructions` inputs: ``operation`` (which operation the instruction
+drives), ``current_instruction``, ``feedback`` and ``n_candidates``. Like a person, it looks for the
+examples in the feedback, whatever their format (`memopt.lm.sim.examples`), compares their parts to
+infer what was lost in each (`memopt.lm.sim.diagnosis`), and keeps only the losses the operation
+being rewritten could have caused (its kind, read from the operation's description by
+`operation_kind`). Each candidate is the current instruction plus a few sentences:
+
+- with probability (1 − ``UNGROUNDED_RATE``) × the *strength* of the evidence (the mean,
+  over the examples, of the confidence that this operation caused the example's loss), fixes of the
+  losses the examples show: one drawn in proportion to how much the examples show it, and each
+  other one with probability (its summed confidence / the number of examples), as a person who
+  sees several distinct failures in the examples fixes several at once. A fix is a catalogue
+  phrasing of the directive that prevents the loss, sometimes (``GROUNDING_RATE``) with a quoted
+  fragment of the example ('..., as in "I went there yesterday".');
+- otherwise a generic rewrite (`generic`): a tone or format sentence, or a directive of the
+  operation picked without evidence, each directive at the same base rate
+  ``DIRECTIVE_BASE_RATE``. This is the same for every feedback without a grounded signal (a bare
+  score, nothing, examples of another operation): no rate depends on what kind of feedback it is,
+  only on what can be read from it;
+- and, with probability ``ADVICE_FOLLOW_RATE``, when the feedback gives general advice ("Facts should
+  be short; drop names and places."), that advice as a last instruction sentence: how often a
+  reflective LM follows explicit advice even when the examples say otherwise (written last, it is
+  the instruction's final word on what it is about, so it hurts when it removes a capability).
+
+Seeded and deterministic per (seed, prompt).
 """
 
 from __future__ import annotations
 
 import hashlib
 import random
+import re
+from dataclasses import dataclass, field
 from typing import Any
 
-from memopt.lm.directives import IRRELEVANT, Directive, directives_for
+from memopt.lm.directives import IRRELEVANT, Directive, active_directives, directives_for
+from memopt.lm.sim.diagnosis import LOSSES, diagnose, fixable
+from memopt.lm.sim.examples import read_feedback
 
-__all__ = ["propose", "operation_kind", "IRRELEVANT_RATE", "IRRELEVANT_RATE_NO_SIGNAL"]
+__all__ = ["propose", "operation_kind", "read_evidence", "generic", "Evidence", "ADVICE_FOLLOW_RATE",
+           "UNGROUNDED_RATE", "DIRECTIVE_BASE_RATE", "GROUNDING_RATE"]
 
-IRRELEVANT_RATE = 0.2
-IRRELEVANT_RATE_NO_SIGNAL = 0.6
+ADVICE_FOLLOW_RATE = 0.35  # how often a reflective LM follows explicit advice in the feedback
+UNGROUNDED_RATE = 0.2  # how often it writes a generic rewrite even when the examples show a loss
+DIRECTIVE_BASE_RATE = 0.06  # how often a generic rewrite happens to state one given directive
+GROUNDING_RATE = 0.5  # how often a fix quotes the example it comes from
+
 _KINDS = (
-    ("rewrite_query", ("rewrite_query", "query rewrit", "search query", "rewrite the question")),
-    ("update", ("update", "add/update/delete", "memory decision")),
-    ("summarize", ("summar", "episode")),
-    ("segment", ("segment", "boundar", "memcell")),
-    ("profile", ("profile",)),
-    ("extract", ("extract", "facts")),
-    ("answer", ("answer",)),
+    (r"\bextract", "extract"),
+    (r"\bsegment|\bsplit|\bboundar", "segment"),
+    (r"\bsummar", "summarize"),
+    (r"\bdecid|\bupdat|\bmerg|\bconsolidat", "update"),
+    (r"\brewrit|\breformulat|\bquery\b", "rewrite_query"),
+    (r"\banswer|\brespond|\breplies\b", "answer"),
+    (r"\bprofile|\bmaintain", "profile"),
 )
 
 
-def operation_kind(description: str) -> str | None:
-    """Which SimLM operation an operation description talks about (first keyword match)."""
-    low = description.lower()
-    for kind, keys in _KINDS:
-        if any(k in low for k in keys):
-            return kind
+def operation_kind(operation: str) -> str | None:
+    """The SimLM operation an operation description is about: the verb it starts from (the name as fallback).
+
+    ``"evermemos.facts: extracts atomic facts from each MemCell"`` → ``extract``: the description is read
+    first, and within it the earliest verb wins, so a noun later in the sentence does not decide.
+    """
+    name, sep, description = operation.partition(":")
+    for text in ((description, name) if sep else (operation,)):
+        found = [(m.start(), kind) for pattern, kind in _KINDS if (m := re.search(pattern, text, re.I))]
+        if found:
+            return min(found)[1]
     return None
+
+
+@dataclass
+class Evidence:
+    """What the feedback shows an operation of one kind could fix."""
+
+    kind: str
+    examples: int = 0
+    strength: float = 0.0
+    weights: dict[str, float] = field(default_factory=dict)
+    fragments: dict[str, list[str]] = field(default_factory=dict)
+    advice: list[str] = field(default_factory=list)
+
+
+def read_evidence(kind: str, feedback: str) -> Evidence:
+    """Read the examples and advice of a feedback text, for an operation of this kind."""
+    reading = read_feedback(feedback)
+    ev = Evidence(kind, len(reading.examples), advice=reading.advice)
+    best = 0.0
+    for example in reading.examples:
+        found = fixable(kind, diagnose(example))
+        best += max((confidence for confidence, _ in found.values()), default=0.0)
+        for loss, (confidence, fragment) in found.items():
+            directive = LOSSES[loss][0]
+            ev.weights[directive] = ev.weights.get(directive, 0.0) + confidence
+            ev.fragments.setdefault(directive, []).append(fragment)
+    ev.strength = best / ev.examples if ev.examples else 0.0
+    return ev
 
 
 def _rng(seed: int, *parts: str) -> random.Random:
@@ -47,19 +105,40 @@ def _rng(seed: int, *parts: str) -> random.Random:
     return random.Random(int.from_bytes(digest[:8], "big"))
 
 
-def _scores(feedback: str, missing: list[Directive]) -> dict[str, int]:
-    low = feedback.lower()
-    return {d.id: sum(low.count(s) for s in d.symptoms) for d in missing}
+def generic(rng: random.Random, missing: list[Directive]) -> str:
+    """A rewrite without evidence: a tone or format sentence, or a directive (each at the base rate)."""
+    if missing and rng.random() < DIRECTIVE_BASE_RATE * len(missing):
+        return rng.choice(rng.choice(missing).phrasings)
+    return rng.choice(IRRELEVANT)
 
 
-def _pick(rng: random.Random, missing: list[Directive], scores: dict[str, int]) -> Directive:
-    total = sum(scores.values())
-    if total == 0:
-        return rng.choice(missing)
-    ranked = sorted(missing, key=lambda d: -scores[d.id])
-    if rng.random() < 0.6:
-        return ranked[0]
-    return rng.choices(missing, weights=[scores[d.id] + 0.5 for d in missing])[0]
+def _phrase(rng: random.Random, kind: str, directive: Directive, fragments: list[str]) -> str:
+    """A catalogue phrasing of the fix, sometimes grounded with a quoted fragment of an example."""
+    sentence = rng.choice(directive.phrasings)
+    if fragments and rng.random() < GROUNDING_RATE:
+        fragment = rng.choice(fragments)
+        grounded = f'{sentence.rstrip(". ")}, as in "{fragment}".'
+        if fragment and active_directives(kind, grounded) == active_directives(kind, sentence):
+            return grounded
+    return sentence
+
+
+def _advice_sentence(advice: str) -> str:
+    text = advice.strip().rstrip(".;! ")
+    return text[:1].upper() + text[1:] + "."
+
+
+def _candidate(rng: random.Random, kind: str, missing: list[Directive], ev: Evidence) -> list[str]:
+    grounded = [d for d in missing if ev.weights.get(d.id, 0.0) > 0]
+    if not grounded or rng.random() >= (1 - UNGROUNDED_RATE) * ev.strength:
+        added = [generic(rng, missing)]
+    else:
+        first = rng.choices(grounded, weights=[ev.weights[d.id] for d in grounded])[0]
+        chosen = [first] + [d for d in grounded if d is not first and rng.random() < ev.weights[d.id] / ev.examples]
+        added = [_phrase(rng, kind, d, ev.fragments.get(d.id, [])) for d in chosen]
+    if ev.advice and rng.random() < ADVICE_FOLLOW_RATE:
+        return [*added, _advice_sentence(rng.choice(ev.advice))]
+    return added
 
 
 def propose(inputs: dict[str, Any], seed: int) -> dict[str, Any]:
@@ -71,24 +150,15 @@ def propose(inputs: dict[str, Any], seed: int) -> dict[str, Any]:
     except ValueError:
         n = 3
     kind = operation_kind(str(inputs.get("operation", ""))) or "answer"
-    missing = [d for d in directives_for(kind) if not d.present(instruction)]
-    scores = _scores(feedback, missing)
-    irrelevant = IRRELEVANT_RATE if sum(scores.values()) else IRRELEVANT_RATE_NO_SIGNAL
+    active = active_directives(kind, instruction)
+    missing = [d for d in directives_for(kind) if d.id not in active]
+    ev = read_evidence(kind, feedback)
     rng = _rng(seed, kind, instruction, feedback)
     candidates: list[str] = []
     for _ in range(4 * n):
         if len(candidates) == n:
             break
-        added: list[str] = []
-        if not missing or rng.random() < irrelevant:
-            added.append(rng.choice(IRRELEVANT))
-        else:
-            first = _pick(rng, missing, scores)
-            added.append(rng.choice(first.phrasings))
-            others = [d for d in missing if d is not first]
-            if others and rng.random() < 0.3:
-                added.append(rng.choice(_pick(rng, others, scores).phrasings))
-        candidate = "\n".join([instruction, *added]).strip()
+        candidate = "\n".join([instruction, *_candidate(rng, kind, missing, ev)]).strip()
         if candidate not in candidates:
             candidates.append(candidate)
     return {"proposals": candidates}

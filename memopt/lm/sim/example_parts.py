@@ -1,0 +1,155 @@
+"""The parts of a feedback example and how SimLM tells them apart (used by `memopt.lm.sim.examples`).
+
+`Example` is what one example shows. The rest reads single pieces of text: whether a phrase holds
+another (`holds`), which generic role words lead a piece (`lead_words`, `role_of`: "expected" /
+"gold" / "should" mark the gold answer, "answered" / "got" / "system" the system's), whether a
+piece is a third-person statement about a named person (`is_statement`) or a general instruction
+(`is_advice`), and which of two unlabelled short answers is the gold one (`assign_answers`).
+Only generic English role words are read, never a particular tool's labels.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from memopt.lm.sim.answering import analyze, is_abstention
+from memopt.lm.sim.behaviour import _has_dates_of, _recall
+from memopt.text import MONTHS, STOPWORDS, WEEKDAYS, has_absolute_date, words
+
+__all__ = ["Example", "holds", "lead_words", "role_of", "is_statement", "is_advice", "assign_answers",
+           "subject_of_question", "QUESTION", "QUOTE", "FIRST_PERSON", "NOT_NAMES", "META"]
+
+QUESTION = re.compile(r"(?<![\w'])((?:when|what|where|who|whom|whose|which|why|how|did|does|do|is|are|was|were|"
+                       r"has|have|had|can|could|will|would)\b[^?\n\"“”]*\?)", re.I)
+QUOTE = re.compile(r'"([^"\n]{1,400}?)"|“([^”\n]{1,400}?)”|(?<![\w])\'((?:[^\'\n]|\b\'\b){1,400}?)\'(?![\w])')
+FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll)\b|\b(?i:me|my|mine|myself|we|our|us|we're|we've)\b")
+_DATE_STAMP = re.compile(r"^\s*\[[^\]]{1,60}\]\s*")
+_SUBJECT = re.compile(r"^([A-Z][a-z][\w-]*)(?:'s)?\s+([a-z][\w'-]*)")
+_NOT_VERBS = frozenset("and or with of in at from to for".split())
+
+# Generic role words (what anyone writing feedback uses), never a particular tool's labels.
+_GOLD = frozenset("expected gold correct should truth reference right target true".split())
+_ANSWERED = frozenset("answered answer answers got gave predicted prediction replied reply response returned "
+                      "system model instead output".split())
+META = frozenset("fact facts memory memories answer answers question questions evidence context conversation "
+                  "operation output outputs store prompt session turn turns speaker information system mentions "
+                  "extracted produced stored retrieved model response f1 score judged judge wrong failed error "
+                  "blamed version case cases example".split())
+_IMPERATIVE = frozenset("keep drop make use avoid write be ignore remove shorten focus treat replace extract delete "
+                        "include omit leave prefer record add skip list state mention resolve convert combine give "
+                        "return say limit cut merge update expand never always only don't do please".split())
+_MODAL = re.compile(r"\b(should|must|need to|needs to|ought to|has to|have to)\b(?!\s+have\b)", re.I)
+NOT_NAMES = frozenset(
+    """question answer answers answered gold expected evidence source turn turns observation note notes error output
+    outputs input inputs produced stored memory memories fact facts context prediction predicted system response
+    reply result example case reason diagnosis problem issue feedback advice hint utterance text said score got
+    actual correct wrong speaker before after old new retrieved query summary stage step operation type category
+    label id date session conversation dialogue user assistant model truth reference target comment explanation
+    detail details none nothing item items source sources later earlier afterwards meanwhile instead""".split()
+) | STOPWORDS | {m.lower() for m in MONTHS + WEEKDAYS}
+
+
+@dataclass
+class Example:
+    """What one example shows: the question, the source turns, what was held or read, the two answers."""
+
+    question: str = ""
+    turns: list[tuple[str | None, str]] = field(default_factory=list)
+    items: list[str] = field(default_factory=list)
+    context: list[str] = field(default_factory=list)
+    replaced: list[tuple[str, str]] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    gold: str | None = None
+    answer: str | None = None
+    shows_output: bool = False
+
+    @property
+    def held(self) -> list[str]:
+        """Every statement the memory held at some point (produced, stored, replaced or removed)."""
+        return [*self.items, *(b for b, _ in self.replaced), *(a for _, a in self.replaced), *self.removed]
+
+
+def holds(text: str, phrase: str) -> bool:
+    """Whether ``text`` states ``phrase`` (most of its content words, and its dates whole)."""
+    parts = [phrase] if has_absolute_date(phrase) or "," not in phrase else [p for p in phrase.split(",") if p.strip()]
+    return all(_recall(p, text) >= 0.6 and _has_dates_of(p, text) for p in parts)
+
+
+def lead_words(text: str) -> tuple[str, str]:
+    """Split leading role words ('expected', 'the system answered', 'got') from the content."""
+    tokens = text.split()
+    filler = {"the", "a", "was", "is", "were", "be", "been", "have", "has", "but", "and", "it", "its", "with", "said",
+              "says", "of", "as", "which", "what", "answer", "instead"}
+    i = 0
+    while i < len(tokens) and (tokens[i].lower().strip(",:") in _GOLD | _ANSWERED | filler):
+        i += 1
+    if i == 0 or i == len(tokens) or role_of(" ".join(tokens[:i])) is None:
+        return "", text
+    return " ".join(tokens[:i]), " ".join(tokens[i:]).strip(" \"'“”")
+
+
+def role_of(words_before: str) -> str | None:
+    low = set(words(words_before))
+    if low & _GOLD:
+        return "gold"
+    if low & _ANSWERED:
+        return "answer"
+    return None
+
+
+def is_statement(text: str, is_name: Callable[[str], bool]) -> bool:
+    """A third-person sentence about a named person ('Zane went to Greece yesterday')."""
+    body = _DATE_STAMP.sub("", text).strip()
+    m = _SUBJECT.match(body)
+    return bool(m and is_name(m.group(1)) and m.group(2) not in _NOT_VERBS and len(words(body)) >= 3
+                and not FIRST_PERSON.search(body))
+
+
+def is_advice(sentence: str, is_name: Callable[[str], bool]) -> bool:
+    """A general instruction: imperative or modal, about no named person and no example."""
+    s = sentence.strip().strip("-*• ")
+    if not s or s.endswith("?") or re.search(r"\d", s) or QUOTE.search(s):
+        return False
+    if any(is_name(t) for t in re.findall(r"\b[A-Z][\w'-]*", s)[1:]):
+        return False
+    first = s.split()[0].lower().strip(",:")
+    return first in _IMPERATIVE or bool(_MODAL.search(s))
+
+
+def assign_answers(ex: Example, phrases: list[tuple[str, str | None]]) -> None:
+    """Which short phrase is the gold answer and which the system's (see the module docstring)."""
+    ex.gold = next((p for p, r in phrases if r == "gold"), None)
+    ex.answer = next((p for p, r in phrases if r == "answer"), None)
+    free = [p for p, r in phrases if r is None and p not in (ex.gold, ex.answer)]
+    if ex.gold is None and ex.answer is None and len(free) >= 2:
+        ex.gold, ex.answer = _orient(ex, free[0], free[1])
+    elif ex.gold is None and free:
+        ex.gold = free[0]
+    elif ex.answer is None and free:
+        ex.answer = free[0]
+
+
+def _orient(ex: Example, a: str, b: str) -> tuple[str, str]:
+    q = analyze(ex.question) if ex.question else None
+    if q is not None and q.kind == "when" and has_absolute_date(a) != has_absolute_date(b):
+        return (a, b) if has_absolute_date(a) else (b, a)
+    sources = [t for _, t in ex.turns] + ex.held
+    if is_abstention(a) != is_abstention(b):
+        real = b if is_abstention(a) else a
+        person = subject_of_question(ex.question)
+        about = [t for s, t in ex.turns if person and (s == person or re.search(rf"\b{person}\b", t))]
+        return (real, a if real == b else b) if any(holds(t, real) for t in about) else (a if real == b else b, real)
+    supported = [any(holds(t, p) for t in sources) for p in (a, b)]
+    if supported[0] != supported[1]:
+        return (a, b) if supported[0] else (b, a)
+    return a, b
+
+
+def subject_of_question(question: str) -> str | None:
+    """The person a question is about: its first capitalised word after the first that is no common word."""
+    for token in re.findall(r"\b[A-Z][\w'-]*", question)[1:] if question[:1].isupper() else []:
+        if token.removesuffix("'s").lower() not in NOT_NAMES:
+            return token.removesuffix("'s")
+    return None
