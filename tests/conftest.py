@@ -27,3 +27,14 @@ def sim_lm():
     from memopt.lm.sim import SimEngine
 
     return dspy.LM("sim/memopt", engine=SimEngine(seed=0), cache=False)
+
+
+@pytest.fixture(autouse=True)
+def _reply_cache(tmp_path, monkeypatch):
+    """Every test gets its own LM reply cache (in-process and for the commands it starts)."""
+    from memopt.lm import cache
+
+    directory = tmp_path / "reply-cache"
+    monkeypatch.setenv(cache.CACHE_ENV, str(directory))
+    if cache._configured is not None:
+        cache.configure_cache(directory)

@@ -14,11 +14,12 @@ def propose_instructions(reflection_lm: Any, *, operation: str, current: str, fe
     import dspy
 
     from memopt.lm.adapter import adapter_scope
+    from memopt.lm.config import ask
     from memopt.lm.signatures import ProposeInstructions
 
     with dspy.context(lm=reflection_lm), adapter_scope(reflection_lm):
-        proposals = dspy.Predict(ProposeInstructions)(operation=operation, current_instruction=current,
-                                                      feedback=feedback, n_candidates=k).proposals
+        proposals = ask(dspy.Predict(ProposeInstructions), lm=reflection_lm, operation=operation,
+                        current_instruction=current, feedback=feedback, n_candidates=k).proposals
     out: list[str] = []
     for text in proposals or []:
         text = str(text).strip()
