@@ -6,7 +6,7 @@ what to do. The CLI prints the message alone (no traceback) and exits with code 
 
 from __future__ import annotations
 
-__all__ = ["MemoptError", "DataError", "ConfigError", "LMError", "PromptError"]
+__all__ = ["MemoptError", "DataError", "ConfigError", "LMError", "PromptError", "EvaluationFailed"]
 
 
 class MemoptError(Exception):
@@ -29,3 +29,9 @@ class LMError(MemoptError):
 
 class PromptError(MemoptError):
     """A missing or malformed prompt file or directory (names the path)."""
+
+
+class EvaluationFailed(MemoptError):
+    """More than the allowed share of an evaluation's cases errored (names the split, the counts, the first error)."""
+
+    exit_code = 1

@@ -1,4 +1,8 @@
-"""`attribute_run`: attribute every failed case of a traced run (the API behind `memopt attribute`)."""
+"""`attribute_run`: attribute every failed case of a traced run (the API behind `memopt attribute`).
+
+Cases are attributed ``workers`` at a time (each in a copy of the caller's context, `memopt.parallel`);
+the attributions come back in the order of the graph files and their cases, as a serial run gives them.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ from memopt.attribution.types import Attribution
 from memopt.errors import DataError
 from memopt.evaluate import RunResult
 from memopt.judge import Judge
+from memopt.parallel import map_ordered
 from memopt.trace.io import load_graph
 
 __all__ = ["attribute_run", "graph_files", "summarize_attributions"]
@@ -30,23 +35,22 @@ def graph_files(trace_dir: str | Path) -> list[Path]:
 
 
 def attribute_run(results: RunResult, trace_dir: str | Path, judge: Judge, *, method: str = "memtrace",
-                  verify: bool = False, on_case: Callable[[Attribution], None] | None = None) -> list[Attribution]:
-    """Blame every failed case of ``results`` on the graphs in ``trace_dir``."""
+                  verify: bool = False, on_case: Callable[[Attribution], None] | None = None,
+                  workers: int = 1) -> list[Attribution]:
+    """Blame every failed case of ``results`` on the graphs in ``trace_dir`` (``workers`` cases at a time)."""
     by_id = {c.case_id: c.to_dict() for c in results.cases}
-    found: list[Attribution] = []
-    seen = 0
+    cases = []
     for path in graph_files(trace_dir):
         G = load_graph(path)
         if G.graph.get("pipeline") != results.pipeline:
             raise DataError(f"{path}: a graph of pipeline {G.graph.get('pipeline')!r}, but the results are of "
                             f"{results.pipeline!r}; pass the trace directory of the same run.")
-        for case in failed_cases(G, by_id):
-            seen += 1
-            attribution = attribute(case, judge, method, verify=verify)
-            found.append(attribution)
-            if on_case is not None:
-                on_case(attribution)
-    if seen == 0 and any(c.correct is False for c in results.cases):
+        cases += failed_cases(G, by_id)
+    found = map_ordered(lambda case: attribute(case, judge, method, verify=verify), cases, workers=workers)
+    for attribution in found:
+        if on_case is not None:
+            on_case(attribution)
+    if not cases and any(c.correct is False for c in results.cases):
         raise DataError(f"{trace_dir}: none of its graphs holds the failed cases of the results; "
                         "pass the trace directory written by the same `memopt run`.")
     return found

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from memopt.cli import options
+
 __all__ = ["attribute"]
 
 
@@ -19,6 +21,8 @@ def attribute(
     judge_lm: str = typer.Option("sim", "--judge-lm", envvar="MEMOPT_JUDGE_LM",
                                  help="Judge: an LM spec ('sim', 'openai/...'), or 'lexical' (SimLM's rules, direct)."),
     out: Path = typer.Option(Path("attributions.jsonl"), "--out", "-o", help="Where to write the attributions."),
+    concurrency: int = options.CONCURRENCY,
+    no_cache: bool = options.NO_CACHE,
 ) -> None:
     """Attribute each failed case to an operation and an error type; print counts by type and by op."""
     from rich.console import Console
@@ -29,12 +33,12 @@ def attribute(
     from memopt.attribution.types import save_attributions
     from memopt.errors import ConfigError
     from memopt.evaluate import RunResult
-    from memopt.judge import make_judge
 
     if method not in METHODS:
         raise ConfigError(f"--method {method!r}: choose one of {', '.join(METHODS)}.")
     run = RunResult.load(results)
-    found = attribute_run(run, trace, make_judge(judge_lm), method=method, verify=verify)
+    judge, workers = _judge(judge_lm, concurrency, cache=not no_cache)
+    found = attribute_run(run, trace, judge, method=method, verify=verify, workers=workers)
     save_attributions(found, out)
     summary = summarize_attributions(found)
     console = Console(soft_wrap=True)
@@ -51,3 +55,15 @@ def attribute(
     console.print(table)
     extra = f", verified {summary['verified']:.0%}" if summary["verified"] is not None else ""
     console.print(f"{summary['judge_calls_per_case']} judge calls per case{extra} → {out}", highlight=False)
+
+
+def _judge(spec: str, concurrency: int | None, *, cache: bool) -> tuple:
+    """The judge for a spec, and how many cases to attribute at once (the judge LM's concurrency)."""
+    from memopt.judge import LexicalJudge, LMJudge
+    from memopt.lm.config import make_lm
+    from memopt.lm.pool import LMSlots, role_concurrency
+
+    if spec == "lexical":
+        return LexicalJudge(), concurrency or 1
+    limit = role_concurrency(concurrency, {"judge": spec})["judge"]
+    return LMJudge(make_lm(spec, callbacks=[LMSlots(limit, "--concurrency")], cache=cache)), limit

@@ -133,7 +133,7 @@ def run_gepa(system: MemorySystem, scorer: Scorer, *, trainset: list[Conversatio
     optimizer = dspy.GEPA(metric=AttributionFeedbackMetric(system, scorer, method),
                           instruction_proposer=FeedbackProposer(system, scorer), max_metric_calls=metric_calls,
                           reflection_minibatch_size=3, candidate_selection_strategy="pareto", use_merge=False,
-                          component_selector="all", num_threads=1, seed=seed, track_stats=False,
+                          component_selector="all", num_threads=scorer.workers, seed=seed, track_stats=False,
                           gepa_kwargs={"stop_callbacks": [lambda _state: scorer.remaining() <= 0]})
     quiet = [logging.getLogger(name) for name in ("dspy.teleprompt.gepa", "gepa", "dspy.evaluate")]
     levels = [log.level for log in quiet]
@@ -160,7 +160,7 @@ class GepaOptimizer:
              valset: list[Conversation], current_val: float) -> RoundOutcome:
         """Run GEPA within the remaining budget; keep its best program if it beats ``current_val``."""
         before = self.scorer.usage().calls
-        start = self.scorer.score(system, valset, judged=False)
+        start = self.scorer.score(system, valset, judged=False, phase="val (start)", check_errors=True)
         per_case = (self.scorer.usage().calls - before) / max(1, len(start.results))
         best = run_gepa(system, self.scorer, trainset=trainset, valset=valset, method=self.method,
                         seed=self.seed + round_index, calls_per_case=per_case)
@@ -168,7 +168,9 @@ class GepaOptimizer:
         changed = {op: text for op, text in best.instructions().items() if text != current[op]}
         val_f1 = float(start.metrics["f1"])
         if changed:
-            val_f1 = float(self.scorer.score(system.with_instructions(changed), valset, judged=False).metrics["f1"])
+            scored = self.scorer.score(system.with_instructions(changed), valset, judged=False,
+                                       phase="val (GEPA's best)")
+            val_f1 = -1.0 if self.scorer.errored(scored.metrics) else float(scored.metrics["f1"])
         choice = Choice(changed, dict(system.knobs), val_f1, trials=1)
         return RoundOutcome(Scored([], {}, {}), [], {}, {op: [text] for op, text in changed.items()}, choice,
                             bool(changed) and val_f1 > current_val)

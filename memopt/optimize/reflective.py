@@ -23,6 +23,7 @@ from memopt.feedback import Feedback, build_feedback, score_feedback
 from memopt.optimize.propose import propose_instructions
 from memopt.optimize.scoring import Scored, Scorer
 from memopt.optimize.select import Choice, select
+from memopt.parallel import map_ordered
 from memopt.system import MemorySystem
 
 __all__ = ["ReflectiveOptimizer", "RoundOutcome", "LLM_OP_OF_TOOL", "TOOL_OPS"]
@@ -59,6 +60,7 @@ class ReflectiveOptimizer:
     verify: bool = False
     # selection
     trials: int = 8
+    trial_batch: int = 4
     search: dict[str, list[int]] = field(default_factory=dict)
     min_gain: float = 0.0
     # reproducibility
@@ -84,16 +86,21 @@ class ReflectiveOptimizer:
     # 1. evaluate
     def _evaluate(self, system: MemorySystem, trainset: list[Conversation]) -> Scored:
         self.scorer.check()
-        return self.scorer.score(system, trainset, judged=True, traced=self.feedback == "attribution")
+        return self.scorer.score(system, trainset, judged=True, traced=self.feedback == "attribution", phase="train",
+                                 check_errors=True)
 
     # 2. attribute
     def _attribute(self, train: Scored) -> list[tuple[FailedCase, Attribution]]:
         by_id = {r.case_id: r.to_dict() for r in train.results}
-        out = []
-        for G in train.graphs.values():
-            for case in failed_cases(G, by_id):
-                out.append((case, attribute(case, self.scorer.judge, self.attribution, verify=self.verify)))
-        return out
+        cases = [case for G in train.graphs.values() for case in failed_cases(G, by_id)]
+        self.scorer.progress.phase(f"{self.scorer.label} · attribute", len(cases))
+
+        def blame(case: FailedCase) -> tuple[FailedCase, Attribution]:
+            found = attribute(case, self.scorer.judge, self.attribution, verify=self.verify)
+            self.scorer.progress.advance()
+            return case, found
+
+        return map_ordered(blame, cases, workers=self.scorer.workers)
 
     # 3. feedback
     def _feedback(self, system: MemorySystem, train: Scored, blamed: list[tuple[FailedCase, Attribution]],
@@ -111,29 +118,35 @@ class ReflectiveOptimizer:
 
     # 4. propose
     def _propose(self, system: MemorySystem, feedback: dict[str, Feedback]) -> dict[str, list[str]]:
-        out: dict[str, list[str]] = {}
         current = system.instructions()
-        for op, fb in feedback.items():
-            self.scorer.check()
-            spec = system.op_spec(op)
-            out[op] = propose_instructions(self.scorer.reflection_lm,
-                                           operation=f"{system.name}.{op}: {spec.description}",
-                                           current=current[op], feedback=fb.text(), k=self.candidates)
-        return out
+        self.scorer.check()
+
+        def propose(op: str) -> list[str]:
+            return propose_instructions(self.scorer.reflection_lm,
+                                        operation=f"{system.name}.{op}: {system.op_spec(op).description}",
+                                        current=current[op], feedback=feedback[op].text(), k=self.candidates)
+
+        ops = list(feedback)
+        return dict(zip(ops, map_ordered(propose, ops, workers=self.scorer.concurrency["reflection"]), strict=True))
 
     # 5. select
     def _select(self, system: MemorySystem, candidates: dict[str, list[str]], valset: list[Conversation],
                 current_val: float, round_index: int) -> Choice:
-        def score(instructions: dict[str, str], knobs: dict[str, int]) -> float:
-            self.scorer.check()
+        def score(instructions: dict[str, str], knobs: dict[str, int]) -> float | None:
             trial = system.with_instructions(instructions).with_knobs(**knobs)
-            return float(self.scorer.score(trial, valset, judged=False).metrics["f1"])
+            metrics = self.scorer.score(trial, valset, judged=False).metrics
+            return None if self.scorer.errored(metrics) else float(metrics["f1"])
+
+        def batch(size: int, first: int) -> None:
+            self.scorer.check()
+            self.scorer.progress.phase(f"{self.scorer.label} · trials {first}–{first + size - 1} of {self.trials}", 0)
 
         return select(candidates, self.search, dict(system.knobs), score, current_f1=current_val,
-                      trials=self.trials, seed=self.seed + round_index)
+                      trials=self.trials, seed=self.seed + round_index, batch=self.trial_batch, on_batch=batch)
 
     def describe(self) -> dict[str, Any]:
         """The optimizer's configuration, for logging."""
         return {"optimizer": "score_only" if self.feedback == "score" else "memtrace",
                 "attribution": self.attribution, "candidates": self.candidates, "ops_per_round": self.ops_per_round,
-                "trials": self.trials, "search": self.search, "min_gain": self.min_gain, "verify": self.verify}
+                "trials": self.trials, "trial_batch": self.trial_batch, "search": self.search,
+                "min_gain": self.min_gain, "verify": self.verify}

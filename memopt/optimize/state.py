@@ -1,7 +1,9 @@
 """The state of an optimization, checkpointed after every round so a killed run can resume.
 
 Plain, versioned data: `RoundRecord` (what one round measured and decided) and `OptimizeState`
-(where the optimization stands: the current prompts and knobs, the best round so far, every record).
+(where the optimization stands: the current prompts and knobs, the best round so far, every record,
+and the LM usage per meter so far: task, judge, reflection, report). Fields added later have
+defaults, so older checkpoints still load.
 """
 
 from __future__ import annotations
@@ -33,12 +35,22 @@ class RoundRecord:
     lm_calls: int = 0
     tokens: int = 0
     seconds: float = 0.0
+    usage: dict[str, dict[str, Any]] = field(default_factory=dict)
+    trials_errored: int = 0
+
+    @property
+    def errored(self) -> dict[str, int]:
+        """Cases that errored in this round's train evaluation and val / test reports."""
+        splits = {"train": self.train, "val": self.val, "test": self.test}
+        return {name: int(m.get("errored", 0)) for name, m in splits.items() if m is not None}
 
     def summary(self) -> dict[str, Any]:
         """The round as `memopt optimize --out` reports it."""
         return {"round": self.round, "val_f1": self.val.get("f1"), "test_f1": (self.test or {}).get("f1"),
+                "val_judge": self.val.get("judge"), "test_judge": (self.test or {}).get("judge"),
                 "blamed_ops": self.blamed_ops, "accepted": self.accepted, "prompt_versions": self.prompt_versions,
-                "lm_calls": self.lm_calls}
+                "errored": self.errored, "trials_errored": self.trials_errored, "lm_calls": self.lm_calls,
+                "tokens": self.tokens, "seconds": round(self.seconds, 2)}
 
 
 @dataclass
@@ -59,6 +71,7 @@ class OptimizeState:
     tokens: int = 0
     run_id: str | None = None
     version: int = STATE_VERSION
+    usage: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""

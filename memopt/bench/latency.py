@@ -1,0 +1,107 @@
+"""`memopt bench latency`: how well an optimization hides LM latency, through the real HTTP path.
+
+For each concurrency: start `memopt serve --delay D` (SimLM behind its OpenAI-compatible server, in
+a process of its own, like a remote API), run the experiment (the quickstart by default, with its
+budget and rounds cut to fit) with every role at ``openai/sim@URL`` (DSPy → LiteLLM → HTTP) and a
+fresh reply cache, and stop the server, which reports how many chat requests it answered. Then run
+the same experiment again against a new server with the same cache: every reply should come from
+the cache, so that server should answer 0 requests.
+
+Reported: wall seconds, requests the server answered, LM calls (asked, made, from the cache), the
+most calls in flight, and ``ratio = wall / (requests × delay / concurrency)``: 1.0 would mean every
+slot was busy waiting on the server the whole time. MLflow is left out (a `NullTracker`): the bench
+measures the LM path, not the tracking store.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+__all__ = ["bench_latency", "served"]
+
+_URL = re.compile(r"serving at (http://\S+/v1)")
+_STOPPED = re.compile(r"stopped: (\d+) requests")
+
+
+class served:
+    """``with served(delay=0.2) as server: server.url`` runs `memopt serve` in a subprocess; ``requests`` after exit."""
+
+    def __init__(self, *, delay: float = 0.0, seed: int = 0, extra: tuple[str, ...] = ()) -> None:
+        self.args = [sys.executable, "-m", "memopt", "serve", "--port", "0", "--delay", str(delay), "--seed",
+                     str(seed), *extra]
+        self.url = ""
+        self.requests: int | None = None
+        self._process: subprocess.Popen[str] | None = None
+
+    def __enter__(self) -> served:
+        self._process = subprocess.Popen(self.args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                         env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        assert self._process.stdout is not None
+        line = self._process.stdout.readline()
+        found = _URL.search(line)
+        if found is None:
+            self._process.kill()
+            raise RuntimeError(f"memopt serve did not start: {line}{self._process.stderr.read()[-2000:]}")
+        self.url = found.group(1)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self._process is not None
+        self._process.send_signal(signal.SIGTERM)
+        out, _ = self._process.communicate(timeout=30)
+        found = _STOPPED.search(out)
+        self.requests = int(found.group(1)) if found else None
+
+
+def _experiment(path: Path, url: str, concurrency: int, budget: int, rounds: int) -> Any:
+    from memopt.experiment import load_experiment
+
+    spec = f"openai/sim@{url}"
+    return load_experiment(path, {"lm.task": spec, "lm.judge": spec, "lm.reflection": spec,
+                                  "lm.concurrency": concurrency, "lm.cache": True, "budget.max_lm_calls": budget,
+                                  "rounds": rounds})
+
+
+def _run(path: Path, delay: float, concurrency: int, budget: int, rounds: int, label: str) -> dict[str, Any]:
+    from memopt.optimize.run import make_scorer, run_experiment
+    from memopt.system import clear_ingest_cache
+    from memopt.tracking import NullTracker
+
+    clear_ingest_cache()
+    with served(delay=delay) as server:
+        experiment = _experiment(path, server.url, concurrency, budget, rounds)
+        scorer = make_scorer(experiment)
+        started = time.perf_counter()
+        summary = run_experiment(experiment, tracker=NullTracker(), scorer=scorer)
+        wall = time.perf_counter() - started
+    total = summary["usage"]["total"]
+    requests = server.requests or 0
+    ideal = requests * delay / concurrency
+    return {"run": label, "concurrency": concurrency, "delay_s": delay, "wall_s": round(wall, 1),
+            "requests": requests, "calls": total["calls"], "made": total["made"], "cached": total["cached"],
+            "errored_cases": sum(sum(r["errored"].values()) for r in summary["rounds"]),
+            "peak_in_flight": max(s.peak for s in scorer.slots.values()), "rounds": len(summary["rounds"]),
+            "test_f1": summary["final"]["test_f1"], "ratio": round(wall / ideal, 2) if ideal else None}
+
+
+def bench_latency(*, delay: float = 0.2, concurrency: list[int] | None = None, budget: int = 2500, rounds: int = 1,
+                  experiment: Path = Path("experiments/quickstart.yaml"), repeat: bool = True) -> list[dict[str, Any]]:
+    """Rows per concurrency: a first run with a fresh cache, then (``repeat``) the same run served from the cache."""
+    from memopt.lm.cache import configure_cache
+
+    rows = []
+    for n in concurrency or [16]:
+        with tempfile.TemporaryDirectory(prefix="memopt-bench-cache-") as cache:
+            configure_cache(cache)
+            rows.append(_run(experiment, delay, n, budget, rounds, "first"))
+            if repeat:
+                rows.append(_run(experiment, delay, n, budget, rounds, "again (cache)"))
+    return rows
