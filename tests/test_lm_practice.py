@@ -129,23 +129,18 @@ def test_run_counts_prices_and_caches_every_call(tmp_path):
 
 
 def test_max_cost_stops_cleanly_after_the_last_completed_round(tmp_path):
-    from memopt.optimize.run import STATE_ARTIFACT, run_experiment
-    from memopt.tracking import Tracker, download_artifacts, run_info
+    from memopt.optimize.run import STATE_ARTIFACT, make_scorer
 
-    uri = f"sqlite:///{tmp_path}/mlflow.db"
     with SimServer() as server:
-        probe, _, _ = _optimize(_experiment(server.url, concurrency=4), tmp_path / "probe")
-        one_round = probe["usage"]["total"]["cost_usd"]  # round 0 and round 1
+        probe, _, _ = _optimize(_experiment(server.url, concurrency=4, **{"lm.cache": False}), tmp_path / "probe")
+        one_round = probe["usage"]["total"]["cost_usd"]  # round 0 (the starting prompts) and round 1
         experiment = _experiment(server.url, concurrency=4, rounds=3, **{"budget.max_cost_usd": one_round * 1.01,
                                                                          "lm.cache": False})
-        summary = run_experiment(experiment, tracker=Tracker(uri, "max-cost"))
+        summary, recorder, _ = _optimize(experiment, tmp_path / "run")
     assert summary["status"] == "FINISHED" and "max-cost" in summary["stopped"]
-    assert len(summary["rounds"]) < 3
-    assert run_info(summary["run_id"], uri)["status"] == "FINISHED"
-    state = json.loads(download_artifacts(summary["run_id"], STATE_ARTIFACT, tmp_path / "dl", uri).read_text())
-    assert state["next_round"] == len(summary["rounds"]) + 1
-    from memopt.optimize.run import make_scorer
-
+    assert summary["usage"]["total"]["cost_usd"] >= one_round * 1.01 and len(summary["rounds"]) == 1
+    state = json.loads(recorder.files[STATE_ARTIFACT])
+    assert state["next_round"] == 2 and len(state["records"]) == 2  # round 2 was dropped; the state has round 1
     with pytest.raises(ConfigError, match="no price for lm.task 'openai/sim@"):
         make_scorer(_experiment("http://127.0.0.1:9/v1", model="openai/sim", **{"budget.max_cost_usd": 1.0}))
 

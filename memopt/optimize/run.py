@@ -270,7 +270,10 @@ def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker
     except BaseException:
         status = "KILLED"
         raise
-    finally:
+    finally:  # what was spent, a dropped round's calls included, stays counted (and billed) after a resume
+        total = scorer.usage()
+        state.usage = {meter: asdict(u) for meter, u in scorer.usage_by_meter().items()}
+        state.lm_calls, state.tokens = total.calls, total.tokens
         tracker.log_dict(state.to_dict(), STATE_ARTIFACT)
         _save_best(tracker, state)
         summary = summary_of(state, experiment, stopped=stopped, status=status)
