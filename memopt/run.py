@@ -31,7 +31,7 @@ def run_pipeline(pipeline: str, data: str, *, prompts: str | Path | None = None,
     from memopt.lm.adapter import preferred_adapter
     from memopt.lm.config import UsageMeter, make_lm, parse_lm_specs
     from memopt.lm.costs import usage_report
-    from memopt.lm.pool import LMSlots, role_concurrency
+    from memopt.lm.pool import LMSlots, role_concurrency, threads_for
     from memopt.trace import save_graph, trace
     from pipelines import make_system
 
@@ -49,7 +49,7 @@ def run_pipeline(pipeline: str, data: str, *, prompts: str | Path | None = None,
     task_lm = make_lm(task_specs, callbacks=[LMSlots(limits["task"]), task_meter], **calls)
     judge = LMJudge(make_lm(judge_specs, callbacks=[LMSlots(limits["judge"]), judge_meter], **calls)) \
         if judge_specs else None
-    workers = max(limits.values())
+    workers = threads_for(*limits.values())
     if trace_dir is None:
         results, metrics, seconds = evaluate(system, chosen, lm=task_lm, judge=judge, limit=limit,
                                              workers=workers, on_case=on_case)

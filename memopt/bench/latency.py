@@ -8,9 +8,13 @@ the same experiment again against a new server with the same cache: every reply 
 the cache, so that server should answer 0 requests.
 
 Reported: wall seconds, requests the server answered, LM calls (asked, made, from the cache), the
-most calls in flight, and ``ratio = wall / (requests × delay / concurrency)``: 1.0 would mean every
-slot was busy waiting on the server the whole time. MLflow is left out (a `NullTracker`): the bench
-measures the LM path, not the tracking store.
+most calls in flight per role (task/judge/reflection: the concurrency is per role, so while a round's
+questions run, up to twice the setting are in flight, answers and verdicts), ``ratio = wall /
+(requests × delay / concurrency)`` (1.0 would mean every slot was busy waiting on the server the whole
+time), and the CPU time this process spent per request (DSPy, LiteLLM and memopt's own work; one
+core's worth at most, under the GIL): when requests × that CPU time exceeds requests × delay /
+concurrency, the run is bound by the client's CPU, not by the LM's latency. MLflow is left out (a
+`NullTracker`): the bench measures the LM path, not the tracking store.
 """
 
 from __future__ import annotations
@@ -79,17 +83,20 @@ def _run(path: Path, delay: float, concurrency: int, budget: int, rounds: int, l
     with served(delay=delay) as server:
         experiment = _experiment(path, server.url, concurrency, budget, rounds)
         scorer = make_scorer(experiment)
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         summary = run_experiment(experiment, tracker=NullTracker(), scorer=scorer)
-        wall = time.perf_counter() - started
+        wall, cpu = time.perf_counter() - started, time.process_time() - cpu
     total = summary["usage"]["total"]
     requests = server.requests or 0
     ideal = requests * delay / concurrency
     return {"run": label, "concurrency": concurrency, "delay_s": delay, "wall_s": round(wall, 1),
             "requests": requests, "calls": total["calls"], "made": total["made"], "cached": total["cached"],
             "errored_cases": sum(sum(r["errored"].values()) for r in summary["rounds"]),
-            "peak_in_flight": max(s.peak for s in scorer.slots.values()), "rounds": len(summary["rounds"]),
-            "test_f1": summary["final"]["test_f1"], "ratio": round(wall / ideal, 2) if ideal else None}
+            "peak_in_flight": "/".join(str(scorer.slots[r].peak) for r in ("task", "judge", "reflection")),
+            "rounds": len(summary["rounds"]),
+            "test_f1": summary["final"]["test_f1"],
+            "cpu_ms_per_request": round(1000 * cpu / requests, 1) if requests else None,
+            "ratio": round(wall / ideal, 2) if ideal else None}
 
 
 def bench_latency(*, delay: float = 0.2, concurrency: list[int] | None = None, budget: int = 2500, rounds: int = 1,

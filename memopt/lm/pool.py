@@ -20,7 +20,8 @@ from typing import Any
 
 from memopt.errors import ConfigError
 
-__all__ = ["DEFAULT_CONCURRENCY", "MAX_CONCURRENCY", "LMSlots", "default_concurrency", "role_concurrency"]
+__all__ = ["DEFAULT_CONCURRENCY", "MAX_CONCURRENCY", "LMSlots", "default_concurrency", "role_concurrency",
+           "threads_for"]
 
 DEFAULT_CONCURRENCY = 8
 MAX_CONCURRENCY = 256
@@ -55,6 +56,12 @@ def role_concurrency(setting: int | Mapping[str, int] | None, specs: Mapping[str
         value = _check("lm.concurrency", setting)
         return dict.fromkeys(specs, value)
     return {role: default_concurrency(spec) for role, spec in specs.items()}
+
+
+def threads_for(*limits: int) -> int:
+    """Threads that keep the slots of roles used one after another (answer, then judge) busy: their sum; 1 when
+    no role runs calls concurrently (SimLM: in-process, the same results in the same order)."""
+    return sum(limits) if max(limits) > 1 else 1
 
 
 def _ignore(*args: Any, **kwargs: Any) -> None:

@@ -26,7 +26,7 @@ from memopt.errors import EvaluationFailed
 from memopt.evaluate import ERROR_LIMIT, CaseResult, case_metrics, evaluate
 from memopt.judge import LMJudge
 from memopt.lm.config import ModelUsage, UsageMeter, make_lm
-from memopt.lm.pool import LMSlots, role_concurrency
+from memopt.lm.pool import LMSlots, role_concurrency, threads_for
 from memopt.system import MemorySystem
 
 __all__ = ["Scorer", "Scored", "LMSettings", "BudgetExhausted", "NullProgress", "METERS", "ROLE_OF"]
@@ -100,7 +100,7 @@ class Scorer:
         self.reflection_lm = build(reflection, "reflection", "reflection")
         self.report_lm = build(task, "task", "report_task")
         self.report_judge = LMJudge(build(judge, "judge", "report_judge"))
-        self.workers = max(self.concurrency["task"], self.concurrency["judge"])
+        self.workers = threads_for(self.concurrency["task"], self.concurrency["judge"])
         self.budget = budget
         self.max_cost = max_cost
         self.max_error_rate = max_error_rate
