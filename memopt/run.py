@@ -23,7 +23,7 @@ def run_pipeline(pipeline: str, data: str, *, prompts: str | Path | None = None,
                  conversations: list[str] | None = None, concurrency: int | None = None, seed: int = 0,
                  knobs: dict[str, int] | None = None, on_case: Callable[[CaseResult], None] | None = None,
                  on_plan: Callable[[int], None] | None = None, trace_dir: str | Path | None = None,
-                 cache: bool = False, timeout: float | None = None, num_retries: int = 3,
+                 cache: bool = False, timeout: float | None = 120.0, num_retries: int = 3,
                  parse_retries: int = 2) -> RunResult:
     """Load data, build the pipeline, run and score it (tracing one graph per conversation into ``trace_dir``)."""
     from memopt.data.source import load_data, select

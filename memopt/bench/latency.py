@@ -2,8 +2,11 @@
 
 For each concurrency: start `memopt serve --delay D` (SimLM behind its OpenAI-compatible server, in
 a process of its own, like a remote API), run the experiment (the quickstart by default, with its
-budget and rounds cut to fit) with every role at ``openai/sim@URL`` (DSPy → LiteLLM → HTTP) and a
-fresh reply cache, and stop the server, which reports how many chat requests it answered. Then run
+budget and rounds cut to fit) with every role at ``openai/MODEL@URL`` (DSPy → LiteLLM → HTTP) and a
+fresh reply cache, and stop the server, which reports how many chat requests it answered. MODEL is
+``gpt-4.1-mini`` by default: a name LiteLLM prices, as a hosted API's is (SimLM's server answers any
+name; the cost column is what SimLM-sized prompts and replies would cost at that model's prices,
+and LiteLLM spends about 4 ms more CPU per call on a name it cannot price). Then run
 the same experiment again against a new server with the same cache: every reply should come from
 the cache, so that server should answer 0 requests.
 
@@ -65,23 +68,24 @@ class served:
         self.requests = int(found.group(1)) if found else None
 
 
-def _experiment(path: Path, url: str, concurrency: int, budget: int, rounds: int) -> Any:
+def _experiment(path: Path, url: str, concurrency: int, budget: int, rounds: int, model: str) -> Any:
     from memopt.experiment import load_experiment
 
-    spec = f"openai/sim@{url}"
+    spec = f"openai/{model}@{url}"
     return load_experiment(path, {"lm.task": spec, "lm.judge": spec, "lm.reflection": spec,
                                   "lm.concurrency": concurrency, "lm.cache": True, "budget.max_lm_calls": budget,
                                   "rounds": rounds})
 
 
-def _run(path: Path, delay: float, concurrency: int, budget: int, rounds: int, label: str) -> dict[str, Any]:
+def _run(path: Path, delay: float, concurrency: int, budget: int, rounds: int, model: str,
+         label: str) -> dict[str, Any]:
     from memopt.optimize.run import make_scorer, run_experiment
     from memopt.system import clear_ingest_cache
     from memopt.tracking import NullTracker
 
     clear_ingest_cache()
     with served(delay=delay) as server:
-        experiment = _experiment(path, server.url, concurrency, budget, rounds)
+        experiment = _experiment(path, server.url, concurrency, budget, rounds, model)
         scorer = make_scorer(experiment)
         started, cpu = time.perf_counter(), time.process_time()
         summary = run_experiment(experiment, tracker=NullTracker(), scorer=scorer)
@@ -91,6 +95,7 @@ def _run(path: Path, delay: float, concurrency: int, budget: int, rounds: int, l
     ideal = requests * delay / concurrency
     return {"run": label, "concurrency": concurrency, "delay_s": delay, "wall_s": round(wall, 1),
             "requests": requests, "calls": total["calls"], "made": total["made"], "cached": total["cached"],
+            "cost": total["cost"],
             "errored_cases": sum(sum(r["errored"].values()) for r in summary["rounds"]),
             "peak_in_flight": "/".join(str(scorer.slots[r].peak) for r in ("task", "judge", "reflection")),
             "rounds": len(summary["rounds"]),
@@ -100,7 +105,8 @@ def _run(path: Path, delay: float, concurrency: int, budget: int, rounds: int, l
 
 
 def bench_latency(*, delay: float = 0.2, concurrency: list[int] | None = None, budget: int = 2500, rounds: int = 1,
-                  experiment: Path = Path("experiments/quickstart.yaml"), repeat: bool = True) -> list[dict[str, Any]]:
+                  experiment: Path = Path("experiments/quickstart.yaml"), repeat: bool = True,
+                  model: str = "gpt-4.1-mini") -> list[dict[str, Any]]:
     """Rows per concurrency: a first run with a fresh cache, then (``repeat``) the same run served from the cache."""
     from memopt.lm.cache import configure_cache
 
@@ -108,7 +114,7 @@ def bench_latency(*, delay: float = 0.2, concurrency: list[int] | None = None, b
     for n in concurrency or [16]:
         with tempfile.TemporaryDirectory(prefix="memopt-bench-cache-") as cache:
             configure_cache(cache)
-            rows.append(_run(experiment, delay, n, budget, rounds, "first"))
+            rows.append(_run(experiment, delay, n, budget, rounds, model, "first"))
             if repeat:
-                rows.append(_run(experiment, delay, n, budget, rounds, "again (cache)"))
+                rows.append(_run(experiment, delay, n, budget, rounds, model, "again (cache)"))
     return rows

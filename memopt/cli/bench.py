@@ -135,11 +135,13 @@ def latency(
     experiment: Path = typer.Option(Path("experiments/quickstart.yaml"), "--experiment", help="Experiment file."),
     repeat: bool = typer.Option(True, "--repeat/--no-repeat", help="Run again on the reply cache (0 new requests "
                                                                     "expected)."),
+    model: str = typer.Option("gpt-4.1-mini", "--model", help="Model name sent to the server (SimLM answers any); "
+                                                               "LiteLLM prices it for the cost column."),
     out: Path = typer.Option(None, "--out", help="Also write the rows as JSON."),
 ) -> None:
     """Wall time, server requests and wall / (requests × delay / concurrency) of an experiment over HTTP."""
     from memopt.bench.latency import bench_latency
 
     rows = bench_latency(delay=delay, concurrency=concurrency, budget=budget, rounds=rounds, experiment=experiment,
-                         repeat=repeat)
+                         repeat=repeat, model=model)
     _print(rows, f"{experiment.stem} through memopt serve --delay {delay} (SimLM, simulated)", out)

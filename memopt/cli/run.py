@@ -57,7 +57,7 @@ def run(
                               conversations=options.parse_ids(conversations), concurrency=concurrency, seed=seed,
                               knobs=options.parse_knobs(knob), on_case=on_case,
                               on_plan=lambda n: progress.update(task, total=n), trace_dir=trace,
-                              cache=not no_cache, timeout=timeout)
+                              cache=not no_cache, **({"timeout": timeout} if timeout else {}))
     result.save(out)
     stdout = Console(soft_wrap=True)
     stdout.print(category_table(result))

@@ -59,7 +59,11 @@ class AttributionFeedbackMetric:
         score = locomo_f1(str(pred.answer), case.gold, case.category)
         if pred_name is None:
             return score
-        blamed = self._blame(gold.conversation, case, dict(getattr(pred, "instructions", {}) or {}))
+        try:
+            blamed = self._blame(gold.conversation, case, dict(getattr(pred, "instructions", {}) or {}))
+        except Exception as e:  # an LM failure fails this case's feedback, never the optimization
+            return dspy.Prediction(score=score, feedback=f"No feedback for this case: an LM call failed "
+                                                         f"({type(e).__name__}).")
         if blamed is None:
             return dspy.Prediction(score=score, feedback="The answer was judged correct.")
         failed, attribution = blamed

@@ -12,6 +12,7 @@ the ``blame_response`` attribution method (every failure blamed on the answer op
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -27,6 +28,8 @@ from memopt.parallel import map_ordered
 from memopt.system import MemorySystem
 
 __all__ = ["ReflectiveOptimizer", "RoundOutcome", "LLM_OP_OF_TOOL", "TOOL_OPS"]
+
+logger = logging.getLogger(__name__)
 
 LLM_OP_OF_TOOL: dict[str, str] = {"retrieve": "rewrite_query"}
 TOOL_OPS = ("retrieve", "fuse", "truncate", "chunk", "search_similar")  # no prompt; knobs steer them
@@ -44,6 +47,7 @@ class RoundOutcome:
     accepted: bool
     blamed_ops: dict[str, int] = field(default_factory=dict)
     failures_by_type: dict[str, int] = field(default_factory=dict)
+    attribution_errors: int = 0
 
 
 @dataclass
@@ -70,7 +74,7 @@ class ReflectiveOptimizer:
              valset: list[Conversation], current_val: float) -> RoundOutcome:
         """One round: evaluate → attribute → feedback → propose → select (the caller logs and checkpoints)."""
         train = self._evaluate(system, trainset)
-        blamed = self._attribute(train) if self.feedback == "attribution" else []
+        blamed, unattributed = self._attribute(train) if self.feedback == "attribution" else ([], 0)
         feedback = self._feedback(system, train, blamed, round_index)
         candidates = self._propose(system, feedback)
         choice = self._select(system, candidates, valset, current_val, round_index)
@@ -81,7 +85,7 @@ class ReflectiveOptimizer:
         for _, a in blamed:
             counts[a.operation] = counts.get(a.operation, 0) + 1
             types[a.error_type] = types.get(a.error_type, 0) + 1
-        return RoundOutcome(train, blamed, feedback, candidates, choice, accepted, counts, types)
+        return RoundOutcome(train, blamed, feedback, candidates, choice, accepted, counts, types, unattributed)
 
     # 1. evaluate
     def _evaluate(self, system: MemorySystem, trainset: list[Conversation]) -> Scored:
@@ -90,17 +94,25 @@ class ReflectiveOptimizer:
                                  check_errors=True)
 
     # 2. attribute
-    def _attribute(self, train: Scored) -> list[tuple[FailedCase, Attribution]]:
+    def _attribute(self, train: Scored) -> tuple[list[tuple[FailedCase, Attribution]], int]:
+        """The attributed failures, and how many failures could not be attributed (a judge call failed)."""
         by_id = {r.case_id: r.to_dict() for r in train.results}
         cases = [case for G in train.graphs.values() for case in failed_cases(G, by_id)]
         self.scorer.progress.phase(f"{self.scorer.label} · attribute", len(cases))
 
-        def blame(case: FailedCase) -> tuple[FailedCase, Attribution]:
-            found = attribute(case, self.scorer.judge, self.attribution, verify=self.verify)
-            self.scorer.progress.advance()
+        def blame(case: FailedCase) -> tuple[FailedCase, Attribution] | None:
+            try:
+                found = attribute(case, self.scorer.judge, self.attribution, verify=self.verify)
+            except Exception:  # a judge call that failed fails this case's attribution, never the round
+                logger.warning("attribution of %s failed; it is left out of the feedback", case.case_id,
+                               exc_info=True)
+                return None
+            finally:
+                self.scorer.progress.advance()
             return case, found
 
-        return map_ordered(blame, cases, workers=self.scorer.workers)
+        found = map_ordered(blame, cases, workers=self.scorer.workers)
+        return [f for f in found if f is not None], sum(f is None for f in found)
 
     # 3. feedback
     def _feedback(self, system: MemorySystem, train: Scored, blamed: list[tuple[FailedCase, Attribution]],

@@ -103,7 +103,8 @@ def _round_markdown(record: RoundRecord, before: dict[str, str], after: dict[str
              f"accepted: {record.accepted}", f"- blamed ops: {record.blamed_ops or '—'}",
              f"- failures by error type: {record.failures_by_type or '—'}",
              f"- candidates {record.candidates}, trials {record.trials} ({record.trials_errored} errored), "
-             f"LM calls so far {record.lm_calls}", f"- errored cases: {record.errored}", ""]
+             f"LM calls so far {record.lm_calls}", f"- errored cases: {record.errored}; failures not attributed "
+             f"(a judge call failed): {record.attribution_errors}", ""]
     for op in sorted(after):
         if before.get(op) != after[op]:
             diff = difflib.unified_diff(before.get(op, "").splitlines(), after[op].splitlines(),
@@ -152,7 +153,8 @@ def _record(index: int, scorer: Scorer, system: MemorySystem, valset: list[Conve
         feedback={op: fb.text() for op, fb in outcome.feedback.items()} if outcome else {},
         lm_calls=usage.calls, tokens=usage.tokens, seconds=time.perf_counter() - started,
         usage={meter: asdict(u) for meter, u in scorer.usage_by_meter().items()},
-        trials_errored=outcome.choice.errored_trials if outcome else 0)
+        trials_errored=outcome.choice.errored_trials if outcome else 0,
+        attribution_errors=outcome.attribution_errors if outcome else 0)
 
 
 def _save_best(tracker: Any, state: OptimizeState) -> None:
@@ -253,8 +255,11 @@ def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker
         tracker.log_text(experiment.model_dump_json(indent=1), "experiment.json")
         try:
             state = _baseline(tracker, seed_system, scorer, valset, testset, run_id, on_round)
-        except EvaluationFailed:
+        except Exception:  # nothing to checkpoint yet; the run must not stay RUNNING
             tracker.finish("FAILED")
+            raise
+        except BaseException:
+            tracker.finish("KILLED")
             raise
     try:
         while state.next_round <= experiment.rounds:

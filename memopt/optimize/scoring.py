@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from memopt.data.model import Conversation
@@ -73,11 +73,6 @@ class NullProgress:
         """Count ``n`` cases done."""
 
 
-@dataclass
-class _Before:
-    usage: dict[str, ModelUsage] = field(default_factory=lambda: {m: ModelUsage() for m in METERS})
-
-
 class Scorer:
     """Evaluates systems and counts every LM call (task, judge, reflection, reporting) against the budget."""
 
@@ -104,7 +99,7 @@ class Scorer:
         self.budget = budget
         self.max_cost = max_cost
         self.max_error_rate = max_error_rate
-        self.before = _Before()
+        self.before: dict[str, ModelUsage] = {m: ModelUsage() for m in METERS}
         self.progress: Any = NullProgress()
         self.label = ""
 
@@ -112,7 +107,7 @@ class Scorer:
     def usage_by_meter(self) -> dict[str, ModelUsage]:
         """Usage per meter (task, judge, reflection, and the task and judge LMs of reporting), including earlier
         runs before a resume."""
-        return {m: self.meters[m].total() + self.before.usage.get(m, ModelUsage()) for m in METERS}
+        return {m: self.meters[m].total() + self.before[m] for m in METERS}
 
     def usage(self) -> ModelUsage:
         """All LM usage of the optimization (reporting included), including earlier runs before a resume."""
@@ -121,18 +116,13 @@ class Scorer:
     def resume_from(self, usage: dict[str, dict[str, Any]], calls: int, tokens: int) -> None:
         """Start counting from an earlier run's usage per meter (or, for older checkpoints, its totals)."""
         if usage:
-            self.before.usage = {m: ModelUsage(**usage[m]) if m in usage else ModelUsage() for m in METERS}
+            self.before = {m: ModelUsage(**usage[m]) if m in usage else ModelUsage() for m in METERS}
         else:
-            self.before.usage = {**{m: ModelUsage() for m in METERS}, "task": ModelUsage(calls=calls,
-                                                                                        input_tokens=tokens)}
+            self.before = {**{m: ModelUsage() for m in METERS}, "task": ModelUsage(calls=calls, input_tokens=tokens)}
 
     def remaining(self) -> int:
         """LM calls left in the budget."""
         return self.budget - self.usage().calls
-
-    def cost(self) -> float:
-        """Dollars billed so far (priced calls only; SimLM and local calls cost nothing)."""
-        return self.usage().cost
 
     def check(self) -> None:
         """Raise `BudgetExhausted` when the call budget or the cost limit is spent."""

@@ -37,6 +37,7 @@ class RoundRecord:
     seconds: float = 0.0
     usage: dict[str, dict[str, Any]] = field(default_factory=dict)
     trials_errored: int = 0
+    attribution_errors: int = 0
 
     @property
     def errored(self) -> dict[str, int]:
@@ -49,7 +50,8 @@ class RoundRecord:
         return {"round": self.round, "val_f1": self.val.get("f1"), "test_f1": (self.test or {}).get("f1"),
                 "val_judge": self.val.get("judge"), "test_judge": (self.test or {}).get("judge"),
                 "blamed_ops": self.blamed_ops, "accepted": self.accepted, "prompt_versions": self.prompt_versions,
-                "errored": self.errored, "trials_errored": self.trials_errored, "lm_calls": self.lm_calls,
+                "errored": self.errored, "trials_errored": self.trials_errored,
+                "attribution_errors": self.attribution_errors, "lm_calls": self.lm_calls,
                 "tokens": self.tokens, "seconds": round(self.seconds, 2)}
 
 
