@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -38,3 +39,14 @@ def _reply_cache(tmp_path, monkeypatch):
     monkeypatch.setenv(cache.CACHE_ENV, str(directory))
     if cache._configured is not None:
         cache.configure_cache(directory)
+
+
+@pytest.fixture(autouse=True)
+def _tracking_uri_restored():
+    """MLflow's `set_tracking_uri` exports MLFLOW_TRACKING_URI; a test's store must not leak into the next test."""
+    before = os.environ.get("MLFLOW_TRACKING_URI")
+    yield
+    if before is None:
+        os.environ.pop("MLFLOW_TRACKING_URI", None)
+    else:
+        os.environ["MLFLOW_TRACKING_URI"] = before

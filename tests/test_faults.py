@@ -145,3 +145,8 @@ def test_a_list_of_endpoints_is_load_balanced_over_both(tmp_path):
     assert one.requests + two.requests == both.usage["task"]["made"] + alone.usage["task"]["made"]
     assert [c.prediction for c in both.cases] == [c.prediction for c in alone.cases]
     assert json.dumps(both.metrics) == json.dumps(alone.metrics)
+    assert both.usage["task"]["cost"] == "unknown"  # LiteLLM cannot price 'sim', through the Router or not
+    with SimServer() as a, SimServer() as b:
+        priced = run_pipeline("rag", TINY, lm=[f"openai/gpt-4.1-mini@{a.url}", f"openai/gpt-4.1-mini@{b.url}"],
+                              judge_lm=None, limit=4, concurrency=2)
+    assert priced.usage["task"]["cost_usd"] > 0

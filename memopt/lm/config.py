@@ -243,6 +243,7 @@ def make_lm(
             _check_provider(one)
         lm = dspy.LM(parsed.model, engine=RouterEngine(specs, timeout=timeout), cache=cache, max_tokens=max_tokens,
                      num_retries=num_retries, callbacks=callbacks)
+        setattr(lm, _PRICES_ATTRIBUTE, _prices(parsed.model))  # DSPy does not price a custom engine's calls
         return _mark(lm, parsed, parse_retries, raw=[s.raw for s in specs])
     if parsed.local:
         from memopt.lm.local import make_local_lm
@@ -269,6 +270,20 @@ def make_lm(
 
 _SPEC_ATTRIBUTE = "memopt_spec"
 _PARSE_RETRIES_ATTRIBUTE = "memopt_parse_retries"
+_PRICES_ATTRIBUTE = "memopt_prices"
+
+
+def _prices(model: str) -> tuple[float, float] | None:
+    """Dollars per input and per output token of ``model`` in LiteLLM's cost map (None when it has no price)."""
+    import litellm
+
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            per_input, _ = litellm.cost_per_token(model=model, prompt_tokens=1, completion_tokens=0)
+            _, per_output = litellm.cost_per_token(model=model, prompt_tokens=0, completion_tokens=1)
+    except Exception:
+        return None
+    return float(per_input), float(per_output)
 
 
 def _mark(lm: dspy.LM, spec: LMSpec, parse_retries: int = 0, *, raw: str | list[str] | None = None) -> dspy.LM:
@@ -519,7 +534,10 @@ class UsageMeter:
         hits = [bool(getattr(entry.get("response"), "cache_hit", False)) for entry in fresh]
         billed = [entry for entry, hit in zip(fresh, hits, strict=True) if not hit]
         usages = [entry.get("usage") or {} for entry in billed]
-        costs = [entry.get("cost") for entry in billed]
+        prices = getattr(instance, _PRICES_ATTRIBUTE, None)
+        costs = [entry.get("cost") if entry.get("cost") is not None or prices is None else
+                 int(u.get("prompt_tokens") or 0) * prices[0] + int(u.get("completion_tokens") or 0) * prices[1]
+                 for entry, u in zip(billed, usages, strict=True)]
         return ModelUsage(input_tokens=sum(int(u.get("prompt_tokens") or 0) for u in usages),
                           output_tokens=sum(int(u.get("completion_tokens") or 0) for u in usages),
                           cached=sum(hits), cost=sum(float(c) for c in costs if c is not None),

@@ -6,7 +6,10 @@ experiment, ``--lm`` repeated on the command line) gets one ``dspy.LM`` whose en
 a random pick, weighted equally). Every deployment should serve the same model: the LM's model
 string (for the cache key, the history and the price) is the first spec's. The Router does not
 retry (DSPy does, with backoff, as for one endpoint), and the per-call timeout is the Router's.
-API keys come from the environment, as for one endpoint.
+API keys come from the environment, as for one endpoint. Creating a Router registers its
+deployments in LiteLLM's process-wide cost map (at $0 for a model it cannot price); `RouterEngine`
+puts the map back as it was, so an unknown model stays "unknown" and the LM is priced by
+`memopt.lm.config.make_lm` from the first spec's model, like one endpoint.
 """
 
 from __future__ import annotations
@@ -44,12 +47,18 @@ class RouterEngine(LiteLLMEngine):
     complete_legacy = None  # requests go through `complete`, so through the Router
 
     def __init__(self, specs: list[LMSpec], *, timeout: float | None = None) -> None:
-        from litellm import Router
+        import litellm
 
         super().__init__(model_type="chat")
         self.specs = list(specs)
-        self.router = Router(model_list=[_deployment(s, timeout) for s in specs], routing_strategy="simple-shuffle",
-                             num_retries=0, timeout=timeout)
+        prices = dict(litellm.model_cost)
+        try:
+            self.router = litellm.Router(model_list=[_deployment(s, timeout) for s in specs],
+                                         routing_strategy="simple-shuffle", num_retries=0, timeout=timeout)
+        finally:
+            for key in set(litellm.model_cost) - set(prices):
+                del litellm.model_cost[key]
+            litellm.model_cost.update(prices)
 
     def complete(self, request: Any) -> Any:
         """One attempt: the Router picks a deployment and LiteLLM sends the request there."""

@@ -87,7 +87,7 @@ class AttributionFeedbackMetric:
         from memopt.trace import trace
 
         system = self.system.with_instructions(instructions) if instructions else self.system
-        if self.scorer.remaining() <= 0:
+        if self.scorer.remaining() <= self.scorer.last_report_calls:
             return None
         with dspy.context(lm=self.scorer.task_lm), trace(system) as tracer:
             system.ingest(conversation)
@@ -133,12 +133,13 @@ def run_gepa(system: MemorySystem, scorer: Scorer, *, trainset: list[Conversatio
     import dspy
 
     train, val = examples_of(trainset), examples_of(valset)
-    metric_calls = max(len(val) + 1, int(scorer.remaining() / max(calls_per_case, 1.0)))
+    left = scorer.remaining() - scorer.last_report_calls  # keep what the round's val/test report will take
+    metric_calls = max(len(val) + 1, int(left / max(calls_per_case, 1.0)))
     optimizer = dspy.GEPA(metric=AttributionFeedbackMetric(system, scorer, method),
                           instruction_proposer=FeedbackProposer(system, scorer), max_metric_calls=metric_calls,
                           reflection_minibatch_size=3, candidate_selection_strategy="pareto", use_merge=False,
                           component_selector="all", num_threads=scorer.workers, seed=seed, track_stats=False,
-                          gepa_kwargs={"stop_callbacks": [lambda _state: scorer.remaining() <= 0]})
+                          gepa_kwargs={"stop_callbacks": [lambda _: scorer.remaining() <= scorer.last_report_calls]})
     quiet = [logging.getLogger(name) for name in ("dspy.teleprompt.gepa", "gepa", "dspy.evaluate")]
     levels = [log.level for log in quiet]
     for log in quiet:

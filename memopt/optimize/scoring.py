@@ -5,9 +5,10 @@ that report val and test scores (which choose nothing). Each has a usage meter, 
 counts against the budget: ``budget.max_lm_calls`` covers task, judge, reflection and reporting
 calls, replies served from the cache included (so a repeated run takes the same path), and
 ``budget.max_cost_usd`` (``--max-cost``) the dollars actually billed. `check` raises
-`BudgetExhausted` once either is spent; it is called before each evaluation, proposal and batch of
-trials, so a run may overshoot by the calls of the step in flight. The starting prompts are always
-scored (round 0).
+`BudgetExhausted` once either is spent, keeping back as many calls as the last val/test report took
+so that the round in flight can still be reported; it is called before each evaluation, proposal and
+batch of trials, so a run may overshoot by the calls of the step in flight. The starting prompts are
+always scored (round 0).
 
 LM calls run concurrently up to each role's ``lm.concurrency`` (`memopt.lm.pool`), with a per-call
 timeout and retries; an evaluation whose share of errored cases exceeds ``max_error_rate`` raises
@@ -102,6 +103,7 @@ class Scorer:
         self.before: dict[str, ModelUsage] = {m: ModelUsage() for m in METERS}
         self.progress: Any = NullProgress()
         self.label = ""
+        self.last_report_calls = 0
 
     # --- usage and budget ---------------------------------------------------------------------
     def usage_by_meter(self) -> dict[str, ModelUsage]:
@@ -125,10 +127,12 @@ class Scorer:
         return self.budget - self.usage().calls
 
     def check(self) -> None:
-        """Raise `BudgetExhausted` when the call budget or the cost limit is spent."""
+        """Raise `BudgetExhausted` when the call budget (less what the round's report will take, as much as the
+        last report took) or the cost limit is spent."""
         usage = self.usage()
-        if usage.calls >= self.budget:
-            raise BudgetExhausted(f"spent {usage.calls} of {self.budget} LM calls")
+        if usage.calls + self.last_report_calls >= self.budget:
+            reserved = f", keeping {self.last_report_calls} for the round's report" if self.last_report_calls else ""
+            raise BudgetExhausted(f"spent {usage.calls} of {self.budget} LM calls{reserved}")
         if self.max_cost is not None and usage.cost >= self.max_cost:
             raise BudgetExhausted(f"spent ${usage.cost:.4f} of the --max-cost ${self.max_cost:g}")
 
@@ -172,10 +176,12 @@ class Scorer:
         Raises `EvaluationFailed` when a split errored beyond ``max_error_rate``.
         """
         conversations = [c for convs in splits.values() for c in convs]
+        before = self.usage().calls
         self.progress.phase(f"{self.label} · report {' + '.join(splits)}".lstrip(" ·"),
                             sum(len(c.cases) for c in conversations))
         results, _, _ = evaluate(system, conversations, lm=self.report_lm, judge=self.report_judge,
                                  workers=self.workers, on_case=lambda _: self.progress.advance())
+        self.last_report_calls = self.usage().calls - before
         out = {}
         for name, convs in splits.items():
             ids = {c.sample_id for c in convs}
