@@ -35,17 +35,20 @@ from typing import Any
 __all__ = ["bench_latency", "served"]
 
 _URL = re.compile(r"serving at (http://\S+/v1)")
-_STOPPED = re.compile(r"stopped: (\d+) requests")
+_STOPPED = re.compile(r"stopped: (\d+) requests, (\d+) injected failures, (\d+) malformed replies")
 
 
 class served:
-    """``with served(delay=0.2) as server: server.url`` runs `memopt serve` in a subprocess; ``requests`` after exit."""
+    """``with served(delay=0.2) as server: server.url`` runs `memopt serve` in a subprocess; after the block,
+    ``requests``, ``injected_failures`` and ``malformed`` are its counters."""
 
     def __init__(self, *, delay: float = 0.0, seed: int = 0, extra: tuple[str, ...] = ()) -> None:
         self.args = [sys.executable, "-m", "memopt", "serve", "--port", "0", "--delay", str(delay), "--seed",
                      str(seed), *extra]
         self.url = ""
         self.requests: int | None = None
+        self.injected_failures: int | None = None
+        self.malformed: int | None = None
         self._process: subprocess.Popen[str] | None = None
 
     def __enter__(self) -> served:
@@ -65,7 +68,8 @@ class served:
         self._process.send_signal(signal.SIGTERM)
         out, _ = self._process.communicate(timeout=30)
         found = _STOPPED.search(out)
-        self.requests = int(found.group(1)) if found else None
+        if found:
+            self.requests, self.injected_failures, self.malformed = (int(n) for n in found.groups())
 
 
 def _experiment(path: Path, url: str, concurrency: int, budget: int, rounds: int, model: str) -> Any:
