@@ -118,11 +118,15 @@ def test_run_counts_prices_and_caches_every_call(tmp_path):
         requests = server.stats.requests
         again = run_pipeline("rag", small, lm=spec, judge_lm=spec, cache=True)
         unknown = run_pipeline("rag", small, lm=f"openai/sim@{server.url}", judge_lm=None, cache=False)
+        serial = run_pipeline("rag", small, lm=spec, judge_lm=spec, cache=False, concurrency=1)
+    assert [(c.prediction, c.correct) for c in serial.cases] == [(c.prediction, c.correct) for c in first.cases]
+    assert serial.metrics == first.metrics  # 8 calls of each role in flight (the default) or one at a time
     task = first.usage["task"]
     assert task["calls"] == task["made"] > 0 and task["cached"] == 0
     assert first.usage["task"]["made"] + first.usage["judge"]["made"] == requests
     assert task["cost_usd"] == pytest.approx(price(PRICED, task["input_tokens"], task["output_tokens"]), abs=1e-5)
-    assert server.stats.requests == requests + unknown.usage["task"]["made"]  # the repeated run asked nothing
+    assert server.stats.requests == requests + unknown.usage["task"]["made"] + serial.usage["task"]["made"] + \
+        serial.usage["judge"]["made"]  # the repeated run asked nothing
     assert again.usage["task"]["cached"] == task["calls"] and again.usage["task"]["cost_usd"] == 0.0
     assert [c.prediction for c in again.cases] == [c.prediction for c in first.cases]
     assert unknown.usage["task"]["cost"] == "unknown" and unknown.usage["task"]["cost_usd"] is None

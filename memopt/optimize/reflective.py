@@ -154,7 +154,8 @@ class ReflectiveOptimizer:
             self.scorer.progress.phase(f"{self.scorer.label} · trials {first}–{first + size - 1} of {self.trials}", 0)
 
         return select(candidates, self.search, dict(system.knobs), score, current_f1=current_val,
-                      trials=self.trials, seed=self.seed + round_index, batch=self.trial_batch, on_batch=batch)
+                      trials=self.trials, seed=self.seed + round_index, batch=self.trial_batch,
+                      workers=self.trial_batch if self.scorer.workers > 1 else 1, on_batch=batch)
 
     def describe(self) -> dict[str, Any]:
         """The optimizer's configuration, for logging."""

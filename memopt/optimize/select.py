@@ -43,10 +43,12 @@ def _key(instructions: dict[str, str], knobs: dict[str, int]) -> tuple:
 
 def select(candidates: dict[str, list[str]], search: dict[str, list[int]], knobs: dict[str, int],
            score: Callable[[dict[str, str], dict[str, int]], float | None], *, current_f1: float, trials: int,
-           seed: int, batch: int = 1, on_batch: Callable[[int, int], None] | None = None) -> Choice:
+           seed: int, batch: int = 1, workers: int = 1,
+           on_batch: Callable[[int, int], None] | None = None) -> Choice:
     """The configuration with the best val F1 among ``trials`` Optuna trials (the current one included).
 
-    ``on_batch(size, first)`` is called before each batch (it may raise `BudgetExhausted` to stop).
+    A batch's configurations are scored ``workers`` at a time. ``on_batch(size, first)`` is called before each
+    batch (it may raise `BudgetExhausted` to stop).
     """
     import optuna
 
@@ -82,7 +84,7 @@ def select(candidates: dict[str, list[str]], search: dict[str, list[int]], knobs
         pending = [study.ask() for _ in range(size)]
         configs = [configure(suggest(trial)) for trial in pending]
         todo = list({_key(*c): c for c in configs if _key(*c) not in memo}.items())
-        scores = map_ordered(lambda item: score(*item[1]), todo, workers=len(todo))
+        scores = map_ordered(lambda item: score(*item[1]), todo, workers=workers)
         memo.update(zip((key for key, _ in todo), scores, strict=True))
         for trial, (instructions, chosen) in zip(pending, configs, strict=True):
             value = memo[_key(instructions, chosen)]
