@@ -6,7 +6,7 @@ what to do. The CLI prints the message alone (no traceback) and exits with code 
 
 from __future__ import annotations
 
-__all__ = ["MemoptError", "DataError", "ConfigError", "LMError", "PromptError", "PluginError"]
+__all__ = ["MemoptError", "DataError", "ConfigError", "LMError", "PromptError", "PluginError", "EvaluationFailed"]
 
 
 class MemoptError(Exception):
@@ -33,3 +33,9 @@ class PromptError(MemoptError):
 
 class PluginError(ConfigError):
     """A memory system that cannot be registered or loaded (names the system, its op or its entry point)."""
+
+
+class EvaluationFailed(MemoptError):
+    """More than the allowed share of an evaluation's cases errored (names the split, the counts, the first error)."""
+
+    exit_code = 1

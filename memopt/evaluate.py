@@ -1,20 +1,23 @@
 """Run a memory system over conversations and score its answers: the ``results.json`` of a run.
 
-`evaluate` ingests each conversation (in parallel over conversations, ``workers`` threads), asks
-every selected question, scores the answer (LoCoMo F1, exact match, judge verdict) and returns a
-`RunResult`. An LM failure on one case marks that case with ``error`` and the run goes on; a
-failure while ingesting marks every case of that conversation. ``metrics["errored"]`` counts the
-cases with an error, ``metrics["malformed"]`` those whose error is an LM reply no adapter could
-parse (DSPy's ``AdapterParseError``).
+`evaluate` ingests each conversation, asks every selected question, scores the answer (LoCoMo F1,
+exact match, judge verdict) and returns the case results and their metrics. With ``workers`` > 1
+the work runs on that many threads: conversations in parallel, and within a conversation its
+ingestion in order (memory systems need it), then its questions in parallel, each as soon as its
+conversation is ingested. Results come back in data order and are the same as a serial run's for a
+deterministic LM. An LM failure on one case marks that case with ``error`` and the run goes on (a
+failed judge call too: F1 is kept, the verdict is missing); a failure while ingesting marks every
+case of that conversation. ``metrics["errored"]`` counts the cases with an error,
+``metrics["malformed"]`` those whose error is an LM reply no adapter could parse (DSPy's
+``AdapterParseError``); judge accuracy counts errored cases as failures (`case_metrics`).
 """
 
 from __future__ import annotations
 
-import contextvars
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,9 +29,11 @@ from memopt.errors import DataError
 from memopt.files import read_json, write_json
 from memopt.judge import Judge
 from memopt.metrics import CaseScore, exact_match, locomo_f1, summarize
+from memopt.parallel import submit_in_context
 from memopt.system import MemorySystem
 
-__all__ = ["CaseResult", "RunResult", "evaluate", "select_cases", "SCHEMA_VERSION", "ERROR_LIMIT", "MALFORMED"]
+__all__ = ["CaseResult", "RunResult", "evaluate", "case_metrics", "select_cases", "SCHEMA_VERSION", "ERROR_LIMIT",
+           "MALFORMED"]
 
 SCHEMA_VERSION = 1
 ERROR_LIMIT = 0.2
@@ -151,23 +156,70 @@ def _score(system: MemorySystem, case: Case, judge: Judge | None) -> CaseResult:
                       exact_match(prediction, case.gold), correct, error)
 
 
-def _run_conversation(system: MemorySystem, conv: Conversation, cases: list[Case], judge: Judge | None,
-                      lm: dspy.LM, tick: Callable[[CaseResult], None]) -> list[CaseResult]:
+def _ingest_error(system: MemorySystem, conv: Conversation, lm: dspy.LM) -> str | None:
+    """Ingest one conversation; the error text when its memory could not be built."""
     with dspy.context(lm=lm):
         try:
             system.ingest(conv)
-        except Exception as e:  # the conversation's memory could not be built
-            failed = [CaseResult(c.case_id, c.sample_id, c.category, c.question, c.gold, "", 0.0, 0.0, None,
-                                 f"ingest: {_error(e)}") for c in cases]
-            for r in failed:
-                tick(r)
-            return failed
-        results = []
-        for case in cases:
-            result = _score(system, case, judge)
-            tick(result)
-            results.append(result)
-        return results
+        except Exception as e:
+            return f"ingest: {_error(e)}"
+    return None
+
+
+def _failed(case: Case, error: str) -> CaseResult:
+    return CaseResult(case.case_id, case.sample_id, case.category, case.question, case.gold, "", 0.0, 0.0, None,
+                      error)
+
+
+def _answer(system: MemorySystem, case: Case, judge: Judge | None, lm: dspy.LM,
+            tick: Callable[[CaseResult], None]) -> CaseResult:
+    with dspy.context(lm=lm):
+        result = _score(system, case, judge)
+    tick(result)
+    return result
+
+
+def _run_conversation(system: MemorySystem, conv: Conversation, cases: list[Case], judge: Judge | None,
+                      lm: dspy.LM, tick: Callable[[CaseResult], None]) -> list[CaseResult]:
+    error = _ingest_error(system, conv, lm)
+    if error is not None:
+        failed = [_failed(c, error) for c in cases]
+        for r in failed:
+            tick(r)
+        return failed
+    return [_answer(system, case, judge, lm, tick) for case in cases]
+
+
+def _run_concurrently(system: MemorySystem, plan: list[tuple[Conversation, list[Case]]], judge: Judge | None,
+                      lm: dspy.LM, workers: int, tick: Callable[[CaseResult], None]) -> list[CaseResult]:
+    """Ingest conversations in parallel; submit a conversation's questions as soon as it is ingested."""
+    done: dict[str, CaseResult] = {}
+    answers: dict[str, Future[CaseResult]] = {}
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="memopt-eval") as pool:
+        ingests = {submit_in_context(pool, _ingest_error, system, conv, lm): cases for conv, cases in plan}
+        for finished in as_completed(ingests):
+            error = finished.result()
+            for case in ingests[finished]:
+                if error is not None:
+                    done[case.case_id] = _failed(case, error)
+                    tick(done[case.case_id])
+                else:
+                    answers[case.case_id] = submit_in_context(pool, _answer, system, case, judge, lm, tick)
+    done.update({case_id: future.result() for case_id, future in answers.items()})
+    return [done[case.case_id] for _, cases in plan for case in cases]
+
+
+def case_metrics(results: list[CaseResult], *, judged: bool) -> dict[str, Any]:
+    """F1 / EM / judge accuracy overall and per category, errored and malformed counts.
+
+    When ``judged``, a case that errored (no answer, or no verdict) counts as a failure in judge accuracy.
+    """
+    metrics = summarize([CaseScore(r.case_id, r.category, r.f1, r.em,
+                                   (False if r.error is not None else r.correct) if judged else r.correct)
+                         for r in results])
+    metrics["errored"] = sum(r.error is not None for r in results)
+    metrics["malformed"] = sum(MALFORMED in (r.error or "") for r in results)
+    return metrics
 
 
 def evaluate(system: MemorySystem, conversations: list[Conversation], *, lm: dspy.LM, judge: Judge | None = None,
@@ -183,16 +235,8 @@ def evaluate(system: MemorySystem, conversations: list[Conversation], *, lm: dsp
                 on_case(result)
 
     started = time.perf_counter()
-    if workers <= 1 or len(plan) <= 1:
-        chunks = [_run_conversation(system, conv, cases, judge, lm, tick) for conv, cases in plan]
+    if workers <= 1:
+        results = [r for conv, cases in plan for r in _run_conversation(system, conv, cases, judge, lm, tick)]
     else:
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            futures = [pool.submit(contextvars.copy_context().run, _run_conversation, system, conv, cases, judge,
-                                   lm, tick) for conv, cases in plan]
-            chunks = [f.result() for f in futures]
-    results = [r for chunk in chunks for r in chunk]
-    metrics = summarize([CaseScore(r.case_id, r.category, r.f1, r.em, r.correct) for r in results])
-    metrics["errored"] = sum(r.error is not None for r in results)
-    metrics["malformed"] = sum(MALFORMED in (r.error or "") for r in results)
-    return results, metrics, time.perf_counter() - started
-
+        results = _run_concurrently(system, plan, judge, lm, workers, tick)
+    return results, case_metrics(results, judged=judge is not None), time.perf_counter() - started

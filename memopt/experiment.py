@@ -8,12 +8,14 @@ Errors name the file and the key path (``experiments/x.yaml: optimizer.candidate
     name: quickstart
     pipeline: mem0
     data: {source: "synthetic:conversations=12,sessions=8,seed=0", split: [0.5, 0.25, 0.25], split_seed: 0}
-    lm: {task: sim, judge: sim, reflection: sim}
+    lm: {task: sim, judge: sim, reflection: sim, concurrency: null, timeout: 120, num_retries: 3,
+         parse_retries: 2, cache: true}
     attribution: {method: memtrace, verify: false}
-    optimizer: {name: memtrace, feedback: attribution, candidates: 4, ops_per_round: 2, trials: 8,
+    optimizer: {name: memtrace, feedback: attribution, candidates: 4, ops_per_round: 2, trials: 8, trial_batch: 4,
                 search: {top_k: [5, 10, 20]}}
     rounds: 4
-    budget: {max_lm_calls: 60000}
+    budget: {max_lm_calls: 60000, max_cost_usd: null}
+    max_error_rate: 0.2
     seed: 0
     mlflow: {experiment: memopt-quickstart, tracking_uri: null, traces: sample, max_traces: 12}
 """
@@ -53,11 +55,22 @@ class DataConfig(_Strict):
 
 
 class LMConfig(_Strict):
-    """LM spec per role (see `memopt.lm.config`)."""
+    """LM spec per role (see `memopt.lm.config`; a list of specs load-balances endpoints), and how calls are made.
 
-    task: str = "sim"
-    judge: str = "sim"
-    reflection: str = "sim"
+    ``concurrency``: LM calls in flight at once, one number or per role (default: 8 for APIs and servers,
+    1 for sim and local; `memopt.lm.pool`). ``timeout``: seconds per call. ``num_retries``: retries with
+    backoff on 429 / 5xx / timeouts. ``parse_retries``: new asks for a reply no adapter could parse.
+    ``cache``: the on-disk reply cache of real LMs (`memopt.lm.cache`).
+    """
+
+    task: str | list[str] = "sim"
+    judge: str | list[str] = "sim"
+    reflection: str | list[str] = "sim"
+    concurrency: int | dict[str, int] | None = None
+    timeout: float = Field(120.0, gt=0)
+    num_retries: int = Field(3, ge=0, le=20)
+    parse_retries: int = Field(2, ge=0, le=10)
+    cache: bool = True
 
 
 class AttributionConfig(_Strict):
@@ -82,6 +95,7 @@ class OptimizerConfig(_Strict):
     candidates: int = Field(4, ge=1, le=12)
     ops_per_round: int = Field(2, ge=1, le=8)
     trials: int = Field(8, ge=1, le=200)
+    trial_batch: int = Field(4, ge=1, le=64)
     search: dict[str, list[int]] = Field(default_factory=dict)
     min_gain: float = Field(0.0, ge=0.0)
 
@@ -100,9 +114,11 @@ class OptimizerConfig(_Strict):
 
 
 class BudgetConfig(_Strict):
-    """The most LM calls (task + judge + reflection) the whole optimization may spend."""
+    """The most LM calls (task, judge, reflection and reporting; cached replies included) and dollars the whole
+    optimization may spend (``max_cost_usd``: LiteLLM's prices; None = no cost limit)."""
 
     max_lm_calls: int = Field(100_000, ge=1)
+    max_cost_usd: float | None = Field(None, gt=0)
 
 
 class MLflowConfig(_Strict):
@@ -125,6 +141,7 @@ class Experiment(_Strict):
     optimizer: OptimizerConfig = Field(default_factory=OptimizerConfig)
     rounds: int = Field(4, ge=1, le=100)
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
+    max_error_rate: float = Field(0.2, ge=0.0, le=1.0)
     seed: int = 0
     prompts: str | None = None
     knobs: dict[str, int] = Field(default_factory=dict)

@@ -133,12 +133,13 @@ class LMJudge(_Counter):
         import dspy
 
         from memopt.lm.adapter import adapter_scope
+        from memopt.lm.config import ask
 
         self._count()
         quoted = {name: quote_data(value) for name, value in inputs.items()}
         try:
             with dspy.context(lm=self.lm), adapter_scope(self.lm):
-                return predictor(**quoted)
+                return ask(predictor, lm=self.lm, **quoted)
         except Exception as exc:
             raise LMError(_failure(self.lm.model, output, exc)) from exc
 

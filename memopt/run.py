@@ -2,7 +2,10 @@
 
 It sits above the stages it uses (data, pipelines, evaluation, tracing) so none of them has to
 import a later one. When the task LM carries its own adapter (the ``local`` LM), the adapter's
-reply counts (parsed, repaired, malformed) are kept in ``usage["task"]["replies"]``.
+reply counts (parsed, repaired, malformed) are kept in ``usage["task"]["replies"]``. ``concurrency``
+(one number, or None for each role's default, see `memopt.lm.pool`) bounds the LM calls in flight
+per role; ``cache`` uses the on-disk reply cache for real LMs; ``usage`` says calls made and served
+from the cache, tokens and cost per role.
 
 Every run gets a ``run_id`` (a UUID), written in ``results.json`` and in the graph attributes of
 every traced graph, so `memopt attribute` can check that results and graphs belong together.
@@ -13,7 +16,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from dataclasses import asdict
 from pathlib import Path
 
 from memopt.evaluate import CaseResult, RunResult, evaluate, select_cases
@@ -22,17 +24,21 @@ from memopt.files import inside, safe_name
 __all__ = ["run_pipeline"]
 
 
-def run_pipeline(pipeline: str, data: str, *, prompts: str | Path | None = None, lm: str = "sim",
-                 judge_lm: str | None = "sim", limit: int | None = None, conversations: list[str] | None = None,
-                 workers: int = 1, seed: int = 0, knobs: dict[str, int] | None = None,
-                 on_case: Callable[[CaseResult], None] | None = None,
-                 on_plan: Callable[[int], None] | None = None, trace_dir: str | Path | None = None) -> RunResult:
+def run_pipeline(pipeline: str, data: str, *, prompts: str | Path | None = None, lm: str | list[str] = "sim",
+                 judge_lm: str | list[str] | None = "sim", limit: int | None = None,
+                 conversations: list[str] | None = None, concurrency: int | None = None, seed: int = 0,
+                 knobs: dict[str, int] | None = None, on_case: Callable[[CaseResult], None] | None = None,
+                 on_plan: Callable[[int], None] | None = None, trace_dir: str | Path | None = None,
+                 cache: bool = False, timeout: float | None = 120.0, num_retries: int = 3,
+                 parse_retries: int = 2) -> RunResult:
     """Load data, build the pipeline, run and score it (tracing one graph per conversation into ``trace_dir``)."""
     from memopt.data.source import load_data, select
     from memopt.files import check_writable
     from memopt.judge import LMJudge
     from memopt.lm.adapter import preferred_adapter
-    from memopt.lm.config import UsageMeter, make_lm, parse_lm_spec
+    from memopt.lm.config import UsageMeter, make_lm, parse_lm_specs
+    from memopt.lm.costs import usage_report
+    from memopt.lm.pool import LMSlots, role_concurrency, threads_for
     from memopt.systems import make_system
     from memopt.trace import save_graph, trace
 
@@ -40,16 +46,21 @@ def run_pipeline(pipeline: str, data: str, *, prompts: str | Path | None = None,
         check_writable(trace_dir, option="--trace", directory=True)
 
     run_id = uuid.uuid4().hex
-    task_spec = parse_lm_spec(lm)
-    judge_spec = parse_lm_spec(judge_lm) if judge_lm else None
+    task_specs = parse_lm_specs(lm)
+    judge_specs = parse_lm_specs(judge_lm) if judge_lm else None
+    limits = role_concurrency(concurrency, {"task": lm, **({"judge": judge_lm} if judge_lm else {})})
     system = make_system(pipeline, prompts=prompts, **(knobs or {}))
     name, loaded = load_data(data)
     chosen = select(loaded, conversations)
     if on_plan is not None:
         on_plan(sum(len(cases) for _, cases in select_cases(chosen, limit)))
     task_meter, judge_meter = UsageMeter(), UsageMeter()
-    task_lm = make_lm(task_spec, seed=seed, callbacks=[task_meter])
-    judge = LMJudge(make_lm(judge_spec, seed=seed, callbacks=[judge_meter])) if judge_spec else None
+    calls = {"seed": seed, "cache": cache, "timeout": timeout, "num_retries": num_retries,
+             "parse_retries": parse_retries}
+    task_lm = make_lm(task_specs, callbacks=[LMSlots(limits["task"]), task_meter], **calls)
+    judge = LMJudge(make_lm(judge_specs, callbacks=[LMSlots(limits["judge"]), judge_meter], **calls)) \
+        if judge_specs else None
+    workers = threads_for(*limits.values())
     if trace_dir is None:
         results, metrics, seconds = evaluate(system, chosen, lm=task_lm, judge=judge, limit=limit,
                                              workers=workers, on_case=on_case)
@@ -61,8 +72,14 @@ def run_pipeline(pipeline: str, data: str, *, prompts: str | Path | None = None,
         for sample_id, graph in tracer.graphs.items():
             graph.graph["run_id"] = run_id
             save_graph(graph, inside(trace_dir, safe_name(sample_id, ".json")))
-    usage = {"task": asdict(task_meter.total()), "judge": asdict(judge_meter.total())}
+    usage = {"task": usage_report(task_meter.total(), task_specs),
+             "judge": usage_report(judge_meter.total(), judge_specs or [])}
     if (adapter := preferred_adapter(task_lm)) is not None:
         usage["task"]["replies"] = adapter.stats()
-    return RunResult(pipeline, task_spec.raw, task_spec.simulated, name, system.prompt_versions(), system.knobs,
-                     metrics, results, usage, seconds, judge_spec.raw if judge_spec else None, run_id=run_id)
+    return RunResult(pipeline, _raw(task_specs), any(s.simulated for s in task_specs), name, system.prompt_versions(),
+                     system.knobs, metrics, results, usage, seconds, _raw(judge_specs) if judge_specs else None,
+                     run_id=run_id)
+
+
+def _raw(specs: list) -> str:
+    return ", ".join(s.raw for s in specs)

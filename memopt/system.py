@@ -27,7 +27,8 @@ Contract for subclasses (in the spirit of gepa's adapter):
 - An LLM operation runs with the adapter its LM carries, if any (`memopt.lm.adapter.adapter_scope`).
 - Ingestion is cached by (pipeline, conversation content, ingest-op prompts, ingest knobs, task
   LM): evaluating a new answer prompt does not re-ingest. The cache is bypassed while a tracer
-  listens or a replayer intercepts, so those always see every operation.
+  listens or a replayer intercepts, so those always see every operation. One key is built once:
+  a thread that needs a memory another thread is building waits for it instead of building it again.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from memopt.data.model import Case, Conversation
 from memopt.errors import ConfigError
 from memopt.events import OpEvent, conversation_scope, emit, listening
 from memopt.lm.adapter import adapter_scope
+from memopt.lm.config import ask
 from memopt.ops import OpCall, intercepting, produce, run_op
 from memopt.prompts import load_prompts, prompt_hash
 
@@ -98,6 +100,29 @@ class OpSpec:
 _CACHE_SIZE = 256
 _INGEST_CACHE: OrderedDict[tuple, Any] = OrderedDict()
 _CACHE_LOCK = threading.Lock()
+_BUILDING: dict[tuple, threading.Event] = {}
+
+
+def _cached_or_claim(key: tuple) -> Any:
+    """The cached memory state of ``key``; else None, and ``key`` is claimed (others wait) until `_release`."""
+    while True:
+        with _CACHE_LOCK:
+            state = _INGEST_CACHE.get(key)
+            if state is not None:
+                _INGEST_CACHE.move_to_end(key)
+                return state
+            building = _BUILDING.get(key)
+            if building is None:
+                _BUILDING[key] = threading.Event()
+                return None
+        building.wait()
+
+
+def _release(key: tuple) -> None:
+    with _CACHE_LOCK:
+        building = _BUILDING.pop(key, None)
+    if building is not None:
+        building.set()
 
 
 def clear_ingest_cache() -> None:
@@ -220,22 +245,21 @@ class MemorySystem(dspy.Module):
         """Build (or fetch from the ingestion cache) the memory of one conversation."""
         cacheable = not listening() and not intercepting()
         key = self._ingest_key(conversation)
-        state = None
-        if cacheable:
-            with _CACHE_LOCK:
-                state = _INGEST_CACHE.get(key)
-                if state is not None:
-                    _INGEST_CACHE.move_to_end(key)
+        state = _cached_or_claim(key) if cacheable else None
         if state is None:
-            with conversation_scope(conversation.sample_id):
-                if not cacheable:
-                    self._announce(conversation)
-                state = self.build_memory(conversation)
-            if cacheable:
-                with _CACHE_LOCK:
-                    _INGEST_CACHE[key] = state
-                    while len(_INGEST_CACHE) > _CACHE_SIZE:
-                        _INGEST_CACHE.popitem(last=False)
+            try:
+                with conversation_scope(conversation.sample_id):
+                    if not cacheable:
+                        self._announce(conversation)
+                    state = self.build_memory(conversation)
+                if cacheable:
+                    with _CACHE_LOCK:
+                        _INGEST_CACHE[key] = state
+                        while len(_INGEST_CACHE) > _CACHE_SIZE:
+                            _INGEST_CACHE.popitem(last=False)
+            finally:
+                if cacheable:
+                    _release(key)
         with self._lock:
             self._states[conversation.sample_id] = state
 
@@ -305,7 +329,7 @@ class MemorySystem(dspy.Module):
 
         def execute() -> dict[str, Any]:
             with adapter_scope():
-                prediction = predictor(**inputs)
+                prediction = ask(predictor, **inputs)
             if listening():
                 usage = (prediction.get_lm_usage() or {}).values()
                 emit(OpEvent("op", "usage", call.op_id, op, self.name, {

@@ -66,6 +66,17 @@ def sim_lm():
 
 
 @pytest.fixture(autouse=True)
+def _reply_cache(tmp_path_factory, monkeypatch):
+    """Every test gets its own LM reply cache (in-process and for the commands it starts), outside its tmp_path."""
+    from memopt.lm import cache
+
+    directory = tmp_path_factory.mktemp("reply-cache")
+    monkeypatch.setenv(cache.CACHE_ENV, str(directory))
+    if cache._configured is not None:
+        cache.configure_cache(directory)
+
+
+@pytest.fixture(autouse=True)
 def _mlflow_tracking_uri_stays_with_its_test():
     """`Tracker` sets MLflow's process-wide tracking URI (and ``$MLFLOW_TRACKING_URI``, which subprocesses inherit);
     put both back after each test so no test points a later one at its store."""

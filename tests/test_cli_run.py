@@ -49,12 +49,14 @@ def test_bad_arguments_exit_2_with_one_message(tmp_path):
 
 
 def test_lm_failures_mark_cases_and_too_many_exit_nonzero_after_writing(tmp_path):
-    with SimServer(seed=3, malformed_rate=0.15) as some, SimServer(seed=3, malformed_rate=1.0) as broken:
+    # Unparseable replies are asked for again twice (parse retries) before a case errors; one request at a time
+    # (--concurrency 1) keeps the seeded faults on the same requests.
+    with SimServer(seed=3, malformed_rate=0.5) as some, SimServer(seed=3, malformed_rate=1.0) as broken:
         partial, total = tmp_path / "partial.json", tmp_path / "broken.json"
         ok = memopt("run", "-p", "long_context", "--data", SMALL, "--lm", f"openai/sim@{some.url}",
-                    "--judge-lm", "none", "--out", str(partial))
+                    "--judge-lm", "none", "--concurrency", "1", "--out", str(partial))
         bad = memopt("run", "-p", "long_context", "--data", SMALL, "--lm", f"openai/sim@{broken.url}",
-                     "--judge-lm", "none", "--limit", "5", "--out", str(total))
+                     "--judge-lm", "none", "--limit", "5", "--no-cache", "--out", str(total))
     cases = json.loads(partial.read_text())["cases"]
     errored = [c for c in cases if "error" in c]
     assert ok.returncode == 0, ok.stderr

@@ -188,7 +188,8 @@ def test_usage_meter_counts_calls_and_tokens_only_inside_the_block(caplog: pytes
     counted = lm.history[1:3]
     assert usage == ModelUsage(calls=2, errors=0,
                                input_tokens=sum(e["usage"]["prompt_tokens"] for e in counted),
-                               output_tokens=sum(e["usage"]["completion_tokens"] for e in counted))
+                               output_tokens=sum(e["usage"]["completion_tokens"] for e in counted),
+                               unpriced=2)  # SimLM has no price: its cost is labelled $0 (simulated) elsewhere
     assert usage.input_tokens > 100 and usage.output_tokens > 0
     assert not [r for r in caplog.records if "callback" in r.getMessage().lower()]
     meter.reset()
@@ -203,7 +204,7 @@ def test_usage_meter_is_thread_safe_and_counts_failures() -> None:
         list(pool.map(lambda _: lm("Say something."), range(24)))
     assert meter.usage()["sim/memopt"] == ModelUsage(
         calls=24, errors=0, input_tokens=sum(e["usage"]["prompt_tokens"] for e in lm.history),
-        output_tokens=sum(e["usage"]["completion_tokens"] for e in lm.history))
+        output_tokens=sum(e["usage"]["completion_tokens"] for e in lm.history), unpriced=24)
     with meter.track(), pytest.raises(LMServerError):
         _ask(make_lm(UNREACHABLE, num_retries=0))
     assert meter.usage()["openai/x"] == ModelUsage(calls=1, errors=1)

@@ -1,4 +1,8 @@
-"""`attribute_run`: attribute every failed case of a traced run (the API behind `memopt attribute`)."""
+"""`attribute_run`: attribute every failed case of a traced run (the API behind `memopt attribute`).
+
+Cases are attributed ``workers`` at a time (each in a copy of the caller's context, `memopt.parallel`);
+the attributions come back in the order of the graph files and their cases, as a serial run gives them.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ from memopt.attribution.types import Attribution
 from memopt.errors import DataError
 from memopt.evaluate import RunResult
 from memopt.judge import Judge
+from memopt.parallel import map_ordered
 from memopt.trace.io import load_graph
 
 __all__ = ["attribute_run", "check_same_run", "graph_files", "summarize_attributions"]
@@ -33,22 +38,24 @@ def graph_files(trace_dir: str | Path) -> list[Path]:
 
 def attribute_run(results: RunResult, trace_dir: str | Path, judge: Judge, *, method: str = "memtrace",
                   verify: bool = False, on_case: Callable[[Attribution], None] | None = None,
-                  source: str = "the results") -> list[Attribution]:
-    """Blame every failed case of ``results`` on the graphs in ``trace_dir`` (``source`` names the results file).
+                  source: str = "the results", workers: int = 1) -> list[Attribution]:
+    """Blame every failed case of ``results`` on the graphs in ``trace_dir``, ``workers`` cases at a time.
 
-    Before any judge call, the graphs are checked to belong to the run of the results (`check_same_run`).
+    Before any judge call, the graphs are checked to belong to the run of the results (`check_same_run`;
+    ``source`` names the results file in its errors).
     """
     graphs = [(path, load_graph(path)) for path in graph_files(trace_dir)]
     check_same_run(results, graphs, source=source, trace_dir=trace_dir)
     by_id = {c.case_id: c.to_dict() for c in results.cases}
-    found: list[Attribution] = []
-    for _, G in graphs:
-        for case in failed_cases(G, by_id):
-            attribution = attribute(case, judge, method, verify=verify)
-            found.append(attribution)
-            if on_case is not None:
-                on_case(attribution)
-    return found
+    cases = [case for _, G in graphs for case in failed_cases(G, by_id)]
+
+    def one(case: dict[str, Any]) -> Attribution:
+        attribution = attribute(case, judge, method, verify=verify)
+        if on_case is not None:
+            on_case(attribution)
+        return attribution
+
+    return map_ordered(one, cases, workers=workers)
 
 
 def check_same_run(results: RunResult, graphs: list[tuple[Path, nx.DiGraph]], *, source: str,

@@ -14,7 +14,7 @@ from typing import Any
 __all__ = ["bench_pipelines", "bench_simlm"]
 
 
-def bench_pipelines(data: str = "synthetic:conversations=20,sessions=8,seed=0", *, workers: int = 1,
+def bench_pipelines(data: str = "synthetic:conversations=20,sessions=8,seed=0", *, concurrency: int | None = None,
                     pipelines: list[str] | None = None) -> list[dict[str, Any]]:
     """One row per pipeline: cases, seconds, cases/s, task LM calls per case, F1."""
     from memopt.run import run_pipeline
@@ -24,7 +24,7 @@ def bench_pipelines(data: str = "synthetic:conversations=20,sessions=8,seed=0", 
     rows = []
     for name in pipelines or system_names():
         clear_ingest_cache()
-        result = run_pipeline(name, data, judge_lm=None, workers=workers)
+        result = run_pipeline(name, data, judge_lm=None, concurrency=concurrency)
         calls = result.usage["task"]["calls"]
         rows.append({"pipeline": name, "cases": len(result.cases), "seconds": round(result.seconds, 2),
                      "cases_per_s": round(len(result.cases) / result.seconds, 1),

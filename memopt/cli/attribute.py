@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from memopt.cli import options
+
 __all__ = ["attribute"]
 
 
@@ -22,6 +24,8 @@ def attribute(
     memtracebench_out: Path = typer.Option(None, "--memtracebench-out", file_okay=False,
                                            help="Also write each graph as a smartcomment (MemTraceBench-format) file "
                                                 "here, with the attributions as its annotations."),
+    concurrency: int = options.CONCURRENCY,
+    no_cache: bool = options.NO_CACHE,
 ) -> None:
     """Attribute each failed case to an operation and an error type; print counts by type and by op."""
     from rich.console import Console
@@ -33,13 +37,13 @@ def attribute(
     from memopt.errors import ConfigError
     from memopt.evaluate import RunResult
     from memopt.files import check_writable
-    from memopt.judge import make_judge
 
     if method not in METHODS:
         raise ConfigError(f"--method {method!r}: choose one of {', '.join(METHODS)}.")
     check_writable(out)
     run = RunResult.load(results)
-    found = attribute_run(run, trace, make_judge(judge_lm), method=method, verify=verify, source=str(results))
+    judge, workers = _judge(judge_lm, concurrency, cache=not no_cache)
+    found = attribute_run(run, trace, judge, method=method, verify=verify, source=str(results), workers=workers)
     save_attributions(found, out)
     summary = summarize_attributions(found)
     console = Console(soft_wrap=True)
@@ -75,3 +79,15 @@ def _write_memtracebench(trace: Path, found: list, out: Path) -> int:
         cases = {c["case_id"] for c in G.graph.get("cases", [])}
         save_memtrace(G, out / path.name.removesuffix(".gz"), {k: v for k, v in blamed.items() if k in cases})
     return len(files)
+
+
+def _judge(spec: str, concurrency: int | None, *, cache: bool) -> tuple:
+    """The judge for a spec, and how many cases to attribute at once (the judge LM's concurrency)."""
+    from memopt.judge import LexicalJudge, LMJudge
+    from memopt.lm.config import make_lm
+    from memopt.lm.pool import LMSlots, role_concurrency
+
+    if spec == "lexical":
+        return LexicalJudge(), concurrency or 1
+    limit = role_concurrency(concurrency, {"judge": spec})["judge"]
+    return LMJudge(make_lm(spec, callbacks=[LMSlots(limit, "--concurrency")], cache=cache)), limit

@@ -35,14 +35,14 @@ def _check_out(out: Path | None) -> None:
 @app.command("run")
 def run(
     data: str = typer.Option("synthetic:conversations=20,sessions=8,seed=0", "--data", help="Data spec."),
-    workers: int = options.WORKERS,
+    concurrency: int = options.CONCURRENCY,
     out: Path = typer.Option(None, "--out", help="Also write the rows as JSON."),
 ) -> None:
     """Cases/s and LM calls per case of every pipeline with SimLM."""
     from memopt.bench.run import bench_pipelines
 
     _check_out(out)
-    _print(bench_pipelines(data, workers=workers), f"pipelines on {data} (SimLM, simulated)", out)
+    _print(bench_pipelines(data, concurrency=concurrency), f"pipelines on {data} (SimLM, simulated)", out)
 
 
 @app.command("simlm")
@@ -186,3 +186,26 @@ def feedback(
         print(markdown_table(report))
     if out is not None:
         write_json(out, report)
+
+
+@app.command("latency")
+def latency(
+    delay: float = typer.Option(0.2, "--delay", min=0.0, help="Seconds the SimLM server waits before every answer."),
+    concurrency: list[int] = typer.Option([16], "--concurrency", "-c", min=1, max=256,
+                                          help="LM calls in flight per role (repeatable: one run each)."),
+    budget: int = typer.Option(2500, "--budget", min=1, help="LM-call budget (the quickstart's, cut to fit)."),
+    rounds: int = typer.Option(1, "--rounds", min=1, help="Rounds (the quickstart's 4, cut to fit)."),
+    experiment: Path = typer.Option(Path("experiments/quickstart.yaml"), "--experiment", help="Experiment file."),
+    repeat: bool = typer.Option(True, "--repeat/--no-repeat", help="Run again on the reply cache (0 new requests "
+                                                                    "expected)."),
+    model: str = typer.Option("gpt-4.1-mini", "--model", help="Model name sent to the server (SimLM answers any); "
+                                                               "LiteLLM prices it for the cost column."),
+    out: Path = typer.Option(None, "--out", help="Also write the rows as JSON."),
+) -> None:
+    """Wall time, server requests and wall / (requests × delay / concurrency) of an experiment over HTTP."""
+    from memopt.bench.latency import bench_latency
+
+    _check_out(out)
+    rows = bench_latency(delay=delay, concurrency=concurrency, budget=budget, rounds=rounds, experiment=experiment,
+                         repeat=repeat, model=model)
+    _print(rows, f"{experiment.stem} through memopt serve --delay {delay} (SimLM, simulated)", out)

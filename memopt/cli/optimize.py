@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import typer
+
+from memopt.cli import options
 
 __all__ = ["optimize"]
 
@@ -20,16 +23,23 @@ def optimize(
     feedback: str = typer.Option(None, "--feedback", help="Override `optimizer.feedback`: attribution, outcome, "
                                                           "score, empty, misleading (controls; see the README)."),
     attribution: str = typer.Option(None, "--attribution", help="Override `attribution.method`."),
-    budget: int = typer.Option(None, "--budget", min=1, help="Override `budget.max_lm_calls`."),
+    budget: int = typer.Option(None, "--budget", min=1,
+                               help="Override `budget.max_lm_calls` (task, judge, reflection and reporting calls)."),
+    max_cost: float = typer.Option(None, "--max-cost", min=0.0, help="Override `budget.max_cost_usd`: stop cleanly "
+                                   "once this many dollars are billed (LiteLLM's prices)."),
+    concurrency: int = options.CONCURRENCY,
+    timeout: float = options.TIMEOUT,
+    no_cache: bool = options.NO_CACHE,
+    estimate: bool = typer.Option(False, "--estimate", help="Print the expected LM calls, tokens and cost of the "
+                                  "experiment (a dry pass with SimLM) and exit, spending nothing."),
 ) -> None:
     """Optimize the prompts of a memory system round after round; every round is logged to MLflow."""
     from rich.console import Console
 
-    from memopt.cli.tables import rounds_table
+    from memopt.cli.tables import rounds_table, usage_table
     from memopt.experiment import load_experiment
     from memopt.files import check_writable, write_json
-    from memopt.optimize.run import run_experiment
-    from memopt.tracking import Tracker, check_run_id
+    from memopt.tracking import check_run_id
 
     if out is not None:
         check_writable(out)
@@ -38,21 +48,35 @@ def optimize(
     exp = load_experiment(experiment, {"rounds": rounds, "mlflow.tracking_uri": tracking_uri, "data.source": data,
                                        "optimizer.name": optimizer, "optimizer.feedback": feedback,
                                        "attribution.method": attribution,
-                                       "budget.max_lm_calls": budget})
+                                       "budget.max_lm_calls": budget, "budget.max_cost_usd": max_cost,
+                                       "lm.concurrency": concurrency, "lm.timeout": timeout,
+                                       "lm.cache": False if no_cache else None})
+    if estimate:
+        _estimate(exp)
+        return
+    from memopt.optimize.run import make_scorer, run_experiment
+    from memopt.progress import RoundProgress
+    from memopt.tracking import Tracker
+
     console = Console(stderr=True, soft_wrap=True)
+    scorer = make_scorer(exp)
     tracker = Tracker(exp.mlflow.tracking_uri, exp.mlflow.experiment)
 
     def on_round(record) -> None:
         test = (record.test or {}).get("f1")
+        errored = sum(record.errored.values())
         console.print(f"round {record.round}: val F1 {record.val['f1']:.3f}"
                       + (f", test F1 {test:.3f}" if test is not None else "")
                       + (f", blamed {record.blamed_ops}" if record.blamed_ops else "")
                       + (" — accepted " + ", ".join(record.changed_ops) if record.accepted else
-                         (" — kept the current prompts" if record.round else "")) + f" ({record.lm_calls} LM calls)",
+                         (" — kept the current prompts" if record.round else ""))
+                      + (f", {errored} errored cases" if errored else "") + f" ({record.lm_calls} LM calls)",
                       highlight=False)
 
     try:
-        summary = run_experiment(exp, resume=resume, tracker=tracker, on_round=on_round)
+        with RoundProgress(console, scorer.usage, lambda u: _spend(exp, u)) as progress:
+            summary = run_experiment(exp, resume=resume, tracker=tracker, on_round=on_round, scorer=scorer,
+                                     progress=progress)
     except KeyboardInterrupt:
         run_id = resume or tracker.started_run_id()
         if run_id is not None:
@@ -61,10 +85,55 @@ def optimize(
         raise
     stdout = Console(soft_wrap=True)
     stdout.print(rounds_table(summary))
-    base, final = summary["baseline"], summary["final"]
-    stdout.print(f"test F1 {base['test_f1']:.3f} → {final['test_f1']:.3f} (best round {final['round']}), "
-                 f"{summary['lm_calls']} LM calls; run {summary['run_id']}", highlight=False)
+    stdout.print(usage_table(summary))
+    base, final, total = summary["baseline"], summary["final"], summary["usage"]["total"]
+    stdout.print(f"test F1 {_f1(base['test_f1'])} → {_f1(final['test_f1'])} (best round {final['round']}), "
+                 f"{summary['lm_calls']} LM calls ({total['made']} made, {total['cached']} from the cache), "
+                 f"cost {total['cost']}; run {summary['run_id']}", highlight=False)
+    if summary["stopped"]:
+        stdout.print(f"stopped: {summary['stopped']}", highlight=False)
     stdout.print(f"MLflow: {tracker.ui_hint()}", highlight=False)
     stdout.print(f"Export: memopt export {summary['run_id']} --format text --out tuned-prompts", highlight=False)
     if out is not None:
         write_json(out, summary)
+    if summary["status"] == "FAILED":
+        from rich.markup import escape
+
+        console.print(f"[bold red]error:[/] {escape(summary['stopped'])}", highlight=False)
+        sys.exit(1)
+
+
+def _f1(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def _spend(exp, usage) -> str:
+    from memopt.lm.costs import free
+
+    roles = [getattr(exp.lm, r) for r in ("task", "judge", "reflection")]
+    if all(free(spec) for spec in roles):
+        return f"$0 ({free(roles[0])})"
+    return "cost unknown" if usage.unpriced else f"${usage.cost:.4f}"
+
+
+def _estimate(exp) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from memopt.optimize.estimate import estimate_experiment
+
+    found = estimate_experiment(exp)
+    table = Table(title=f"estimate for {found['experiment']} ({found['rounds']} rounds"
+                  + (f"; the dry pass stopped: {found['stopped']}" if found["stopped"] else "") + ")",
+                  caption=f"basis: {found['basis']} Dry pass: {found['dry_pass_seconds']} s.")
+    for column in ("LMs", "model", "calls", "tokens in", "tokens out", "cost"):
+        table.add_column(column, justify="left" if column in ("LMs", "model", "cost") else "right")
+    for meter, m in found["meters"].items():
+        table.add_row(f"[bold]{meter}" if meter == "total" else meter, m["lm"], f"{m['calls']:,}",
+                      f"{m['input_tokens']:,}", f"{m['output_tokens']:,}", m["cost"])
+    Console(soft_wrap=True).print(table)
+    limit = found["max_cost_usd"]
+    cost = found["meters"]["total"]["cost_usd"]
+    if limit is not None and cost is not None and cost > limit:
+        Console(soft_wrap=True).print(f"--max-cost ${limit:g} will stop the run before that (at about "
+                                      f"{limit / cost:.0%} of it).", highlight=False)

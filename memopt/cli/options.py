@@ -8,7 +8,8 @@ import typer
 
 from memopt.errors import ConfigError
 
-__all__ = ["LM", "JUDGE_LM", "DATA", "PROMPTS", "SEED", "WORKERS", "parse_knobs", "parse_ids"]
+__all__ = ["LM", "JUDGE_LM", "DATA", "PROMPTS", "SEED", "CONCURRENCY", "TIMEOUT", "NO_CACHE",
+           "parse_knobs", "parse_ids", "lm_list"]
 
 LM = typer.Option("sim", "--lm", envvar="MEMOPT_LM",
                   help="Task LM spec: 'sim' (SimLM, simulated), 'local' (SmolLM2-135M on llama.cpp, needs "
@@ -20,7 +21,22 @@ DATA = typer.Option("synthetic", "--data", envvar="MEMOPT_DATA",
 PROMPTS = typer.Option(None, "--prompts", envvar="MEMOPT_PROMPTS",
                        help="Directory of prompts shaped <dir>/<pipeline>/<op>.md (default: the seed prompts).")
 SEED = typer.Option(0, "--seed", help="Seed (SimLM, data generation, splits, optimizers).")
-WORKERS = typer.Option(1, "--workers", "-w", min=1, max=64, help="Conversations processed in parallel (threads).")
+CONCURRENCY = typer.Option(None, "--concurrency", "--workers", "-c", "-w", min=1, max=256, envvar="MEMOPT_CONCURRENCY",
+                           help="LM calls in flight at once per LM role: conversations, questions, trials and "
+                                "attributions run in parallel up to it (default: 8 for APIs and servers, 1 for sim "
+                                "and local; --workers is the old name).")
+TIMEOUT = typer.Option(None, "--timeout", min=0.1, help="Seconds an LM call may take (default 120); then it is "
+                                                        "retried, and after the last retry that case errors.")
+NO_CACHE = typer.Option(False, "--no-cache", help="Do not use the on-disk reply cache of real LMs "
+                                                 "($MEMOPT_CACHE_DIR, else .memopt/cache).")
+
+
+def lm_list(values: list[str] | None, default: str = "sim") -> str | list[str]:
+    """One ``--lm`` value as a spec, several (``--lm A --lm B``) as a list of endpoints to load-balance."""
+    values = [v for v in values or [] if v.strip()]
+    if not values:
+        return default
+    return values[0] if len(values) == 1 else values
 
 
 def parse_knobs(values: list[str] | None) -> dict[str, int]:

@@ -16,11 +16,16 @@ def run(
     pipeline: str = typer.Option(..., "--pipeline", "-p", help="long_context, rag, mem0 or evermemos."),
     data: str = options.DATA,
     prompts: Path = options.PROMPTS,
-    lm: str = options.LM,
+    lm: list[str] = typer.Option(["sim"], "--lm", envvar="MEMOPT_LM",
+                                 help="Task LM spec: 'sim' (SimLM, simulated), 'local' (SmolLM2-135M on llama.cpp, "
+                                      "needs memopt[local]), 'openai/gpt-4.1-mini', 'MODEL@http://host:port/v1'; "
+                                      "repeat it to load-balance several endpoints of one model."),
     judge_lm: str = options.JUDGE_LM,
     limit: int = typer.Option(None, "--limit", "-n", min=1, help="Answer at most N questions (in data order)."),
     conversations: str = typer.Option(None, "--conversations", help="Only these sample ids, comma-separated."),
-    workers: int = options.WORKERS,
+    concurrency: int = options.CONCURRENCY,
+    timeout: float = options.TIMEOUT,
+    no_cache: bool = options.NO_CACHE,
     knob: list[str] = typer.Option(None, "--knob", "-k", help="Pipeline knob NAME=INT (repeatable), e.g. top_k=5."),
     seed: int = options.SEED,
     out: Path = typer.Option(Path("results.json"), "--out", "-o", help="Where to write the results."),
@@ -51,11 +56,12 @@ def run(
             seen.append(result.f1)
             progress.update(task, advance=1, f1=sum(seen) / len(seen))
 
-        result = run_pipeline(pipeline, data, prompts=options.prompts_dir(prompts), lm=lm,
+        result = run_pipeline(pipeline, data, prompts=options.prompts_dir(prompts), lm=options.lm_list(lm),
                               judge_lm=None if judge_lm.lower() == "none" else judge_lm, limit=limit,
-                              conversations=options.parse_ids(conversations), workers=workers, seed=seed,
+                              conversations=options.parse_ids(conversations), concurrency=concurrency, seed=seed,
                               knobs=options.parse_knobs(knob), on_case=on_case,
-                              on_plan=lambda n: progress.update(task, total=n), trace_dir=trace)
+                              on_plan=lambda n: progress.update(task, total=n), trace_dir=trace,
+                              cache=not no_cache, **({"timeout": timeout} if timeout else {}))
     result.save(out)
     stdout = Console(soft_wrap=True)
     stdout.print(category_table(result))
@@ -64,7 +70,7 @@ def run(
                  f"judge {_fmt(result.metrics.get('judge'))}, {result.metrics['n']} questions, "
                  f"{result.metrics['errored']} errored{_malformed(result.metrics, result.usage)}, "
                  f"{result.seconds:.1f}s, "
-                 f"{result.usage.get('task', {}).get('calls', 0)} task LM calls → {out}"
+                 f"{_calls(result.usage)} → {out}"
                  + (f"; graphs in {trace}/" if trace else ""), highlight=False)
     if result.error_rate > ERROR_LIMIT:
         errored = result.metrics["errored"]
@@ -82,6 +88,17 @@ def _malformed(metrics: dict, usage: dict) -> str:
         text += (f"; {replies['outputs']} LM replies: {replies['repaired']} repaired, "
                  f"{replies['malformed']} malformed")
     return text + ")"
+
+
+def _calls(usage: dict) -> str:
+    task, judge = usage.get("task", {}), usage.get("judge", {})
+    text = f"{task.get('calls', 0)} task LM calls"
+    if task.get("cached") or judge.get("cached"):
+        text += f" ({task.get('made', 0)} made, {task.get('cached', 0)} from the cache)"
+    if judge.get("calls"):
+        text += f", {judge['calls']} judge calls"
+    costs = [u.get("cost") for u in (task, judge) if u.get("calls")]
+    return text + (f", cost {' + '.join(costs)}" if costs else "")
 
 
 def _fmt(value: float | None) -> str:

@@ -8,7 +8,7 @@ from rich.table import Table
 
 from memopt.data.model import CATEGORIES
 
-__all__ = ["category_table", "rounds_table", "mem0_check_table"]
+__all__ = ["category_table", "rounds_table", "usage_table", "mem0_check_table"]
 
 
 def _cell(value: Any) -> str:
@@ -28,18 +28,44 @@ def category_table(result: Any) -> Table:
     return table
 
 
+def _errored(counts: dict[str, int] | None) -> str:
+    if not counts:
+        return "–"
+    return "/".join(str(counts.get(split, "–")) for split in ("train", "val", "test"))
+
+
 def rounds_table(summary: dict[str, Any]) -> Table:
-    """F1 per round, blamed ops, prompt versions, for an optimize summary."""
-    table = Table(title=f"{summary['experiment']} · {summary['pipeline']} · run {summary['run_id']}")
-    for column in ("round", "val F1", "test F1", "blamed ops", "accepted", "prompt versions"):
-        table.add_column(column, justify="right" if "F1" in column or column == "round" else "left")
+    """F1 per round, errored cases, blamed ops, LM calls so far, prompt versions, for an optimize summary."""
+    table = Table(title=f"{summary['experiment']} · {summary['pipeline']} · run {summary['run_id']}",
+                  caption="errored: cases that errored in train/val/test [trials that errored beyond the limit]; "
+                          "LM calls: asked so far, reporting included")
+    for column in ("round", "val F1", "test F1", "errored", "blamed ops", "accepted", "LM calls", "prompt versions"):
+        table.add_column(column, justify="right" if "F1" in column or column in ("round", "LM calls") else "left")
     base = summary["baseline"]
-    table.add_row("0", _cell(base["val_f1"]), _cell(base["test_f1"]), "–", "start", "")
+    table.add_row("0", _cell(base["val_f1"]), _cell(base["test_f1"]), _errored(base.get("errored")), "–", "start",
+                  "", "")
     for r in summary["rounds"]:
         blamed = ", ".join(f"{op} {n}" for op, n in r["blamed_ops"].items()) or "–"
         versions = " ".join(f"{k.split('.', 1)[1]}@{v}" for k, v in sorted(r["prompt_versions"].items()))
-        table.add_row(str(r["round"]), _cell(r["val_f1"]), _cell(r["test_f1"]), blamed,
-                      "yes" if r["accepted"] else "no", versions)
+        errored = _errored(r.get("errored")) + (f" [{r['trials_errored']}]" if r.get("trials_errored") else "")
+        table.add_row(str(r["round"]), _cell(r["val_f1"]), _cell(r["test_f1"]), errored, blamed,
+                      "yes" if r["accepted"] else "no", f"{r['lm_calls']:,}", versions)
+    return table
+
+
+def usage_table(summary: dict[str, Any]) -> Table:
+    """LM usage per meter and in total: calls asked, made, from the cache, failed, tokens, cost."""
+    budget = summary.get("budget") or {}
+    cost_limit = f", ${budget['max_cost_usd']:g}" if budget.get("max_cost_usd") else ""
+    table = Table(title="LM usage", caption=f"made: sent to the LM; cached: served from the reply cache (not billed). "
+                  f"The budget ({budget.get('max_lm_calls', 0):,} calls{cost_limit}) covers "
+                  f"{budget.get('covers', 'every call')}.")
+    for column in ("LMs", "calls", "made", "cached", "failed", "tokens in", "out", "cost"):
+        table.add_column(column, justify="left" if column in ("LMs", "cost") else "right")
+    for meter, u in summary["usage"].items():
+        name = "[bold]total" if meter == "total" else meter.replace("_", " ")
+        table.add_row(name, f"{u['calls']:,}", f"{u['made']:,}", f"{u['cached']:,}", f"{u['errors']:,}",
+                      f"{u['input_tokens']:,}", f"{u['output_tokens']:,}", u["cost"])
     return table
 
 

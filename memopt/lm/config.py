@@ -15,9 +15,15 @@ Contract:
   credentials or a query string is refused.
 - `make_lm` marks the LM it builds with its spec (`spec_of`), so a traced graph can name the LM
   to replay with (a ``local`` or ``@URL`` spec is more than the DSPy model string).
-- `UsageMeter` counts LM calls and input/output tokens per LM model string through a DSPy
-  callback. It reads token counts from the LM's history entries (DSPy records them by default),
-  and never breaks the run it observes.
+- **Calls of real LMs** (`make_lm`): a per-call ``timeout`` (seconds), ``num_retries`` retries with
+  exponential backoff (DSPy's: 1, 2, 4 ... s, or the server's ``retry-after``) on rate limits (429),
+  server errors (5xx), timeouts and dropped connections, the on-disk reply cache when ``cache``
+  (`memopt.lm.cache`), and ``parse_retries``: a reply no adapter can parse is asked for again that
+  many times, past the cache (`ask`).
+- `UsageMeter` counts LM calls, replies served from the cache, input/output tokens and cost per LM
+  model string through a DSPy callback. It reads tokens and cost from the LM's history entries
+  (DSPy records them by default; the cost is LiteLLM's, from its local cost map, and None when it
+  has no price for the model), never bills a cached reply, and never breaks the run it observes.
 """
 
 from __future__ import annotations
@@ -47,7 +53,9 @@ __all__ = [
     "ModelUsage",
     "UsageMeter",
     "parse_lm_spec",
+    "parse_lm_specs",
     "make_lm",
+    "ask",
     "describe_lm",
     "api_key_env",
     "explain_lm_error",
@@ -150,6 +158,19 @@ def parse_lm_spec(spec: str) -> LMSpec:
     return LMSpec(raw=text, model=model, api_base=api_base)
 
 
+def parse_lm_specs(value: str | LMSpec | list[str | LMSpec] | tuple[str | LMSpec, ...]) -> list[LMSpec]:
+    """One spec or a list of specs (several endpoints of one role) → parsed specs; a list holds only real LMs."""
+    if isinstance(value, list | tuple):
+        if not value:
+            raise ConfigError(f"an empty list of LM specs; {SPEC_FORMS}.")
+        specs = [_as_spec(v) for v in value]
+        if len(specs) > 1 and any(s.simulated or s.local for s in specs):
+            raise ConfigError(f"LM specs {', '.join(s.raw for s in specs)}: a list of endpoints may hold only "
+                              "LiteLLM or '@URL' specs ('sim' and 'local' run alone).")
+        return specs
+    return [_as_spec(value)]
+
+
 def _sim_seed(spec: str, seed: str | None) -> int | None:
     if seed is None:
         return None
@@ -193,32 +214,50 @@ def _check_provider(spec: LMSpec) -> None:
 
 
 def make_lm(
-    spec: str | LMSpec,
+    spec: str | LMSpec | list[str | LMSpec],
     *,
     seed: int = 0,
     max_tokens: int | None = None,
     num_retries: int = 3,
     timeout: float | None = None,
     callbacks: list[Any] | None = None,
+    cache: bool = False,
+    parse_retries: int = 0,
 ) -> dspy.LM:
     """A `dspy.LM` for a spec: SimLM in-process (``seed`` unless the spec names one), the local server, or LiteLLM.
 
-    For ``local`` it starts the server on first use (never retrying a call: ``num_retries`` is ignored).
+    A list of several specs gives one LM load-balanced over them (`memopt.lm.router`). For ``local`` it
+    starts the server on first use (never retrying a call: ``num_retries`` is ignored). ``cache`` turns on
+    the on-disk reply cache for real LMs (`memopt.lm.cache`); SimLM is never cached.
     """
     import dspy
 
-    parsed = _as_spec(spec)
+    specs = parse_lm_specs(spec)
+    parsed = specs[0]
+    if cache and not parsed.simulated:
+        from memopt.lm.cache import configure_cache
+
+        configure_cache()
+    if len(specs) > 1:
+        from memopt.lm.router import RouterEngine
+
+        for one in specs:
+            _check_provider(one)
+        lm = dspy.LM(parsed.model, engine=RouterEngine(specs, timeout=timeout), cache=cache, max_tokens=max_tokens,
+                     num_retries=num_retries, callbacks=callbacks)
+        setattr(lm, _PRICES_ATTRIBUTE, _prices(parsed.model))  # DSPy does not price a custom engine's calls
+        return _mark(lm, parsed, parse_retries, raw=[s.raw for s in specs])
     if parsed.local:
         from memopt.lm.local import make_local_lm
 
-        lm = make_local_lm(parsed.local, max_tokens=max_tokens, timeout=timeout, callbacks=callbacks)
-        return _mark(lm, parsed)
+        lm = make_local_lm(parsed.local, max_tokens=max_tokens, timeout=timeout, callbacks=callbacks, cache=cache)
+        return _mark(lm, parsed, parse_retries)
     if parsed.simulated:
         from memopt.lm.sim import SimEngine
 
         engine = SimEngine(seed=parsed.seed if parsed.seed is not None else seed)
         return _mark(dspy.LM(_SIM_MODEL, engine=engine, cache=False, max_tokens=max_tokens,
-                             num_retries=num_retries, callbacks=callbacks), parsed)
+                             num_retries=num_retries, callbacks=callbacks), parsed, parse_retries)
     _check_provider(parsed)
     client: dict[str, Any] = {}
     if parsed.api_base:
@@ -227,21 +266,57 @@ def make_lm(
             client["api_key"] = "x"  # local OpenAI-compatible servers accept any key
     if timeout is not None:
         client["timeout"] = timeout
-    return _mark(dspy.LM(parsed.model, engine="litellm", cache=False, max_tokens=max_tokens,
-                         num_retries=num_retries, callbacks=callbacks, **client), parsed)
+    return _mark(dspy.LM(parsed.model, engine="litellm", cache=cache, max_tokens=max_tokens,
+                         num_retries=num_retries, callbacks=callbacks, **client), parsed, parse_retries)
 
 
 _SPEC_ATTRIBUTE = "memopt_spec"
+_PARSE_RETRIES_ATTRIBUTE = "memopt_parse_retries"
+_PRICES_ATTRIBUTE = "memopt_prices"
 
 
-def _mark(lm: dspy.LM, spec: LMSpec) -> dspy.LM:
-    setattr(lm, _SPEC_ATTRIBUTE, spec.raw)
+def _prices(model: str) -> tuple[float, float] | None:
+    """Dollars per input and per output token of ``model`` in LiteLLM's cost map (None when it has no price)."""
+    import litellm
+
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            per_input, _ = litellm.cost_per_token(model=model, prompt_tokens=1, completion_tokens=0)
+            _, per_output = litellm.cost_per_token(model=model, prompt_tokens=0, completion_tokens=1)
+    except Exception:
+        return None
+    return float(per_input), float(per_output)
+
+
+def _mark(lm: dspy.LM, spec: LMSpec, parse_retries: int = 0, *, raw: str | list[str] | None = None) -> dspy.LM:
+    setattr(lm, _SPEC_ATTRIBUTE, spec.raw if raw is None else raw)
+    setattr(lm, _PARSE_RETRIES_ATTRIBUTE, max(0, int(parse_retries)))
     return lm
 
 
-def spec_of(lm: Any) -> str | None:
-    """The spec `make_lm` built ``lm`` from (None for an LM built otherwise)."""
+def spec_of(lm: Any) -> str | list[str] | None:
+    """The spec (or list of specs) `make_lm` built ``lm`` from (None for an LM built otherwise)."""
     return getattr(lm, _SPEC_ATTRIBUTE, None)
+
+
+def ask(predictor: Any, *, lm: Any = None, **inputs: Any) -> Any:
+    """``predictor(**inputs)``, asked again up to the LM's ``parse_retries`` times when no adapter can parse the reply.
+
+    A retry carries a ``rollout_id`` (DSPy strips it before sending), so it is a new request past the
+    reply cache, where the unparseable reply stays. ``lm`` defaults to the current DSPy LM.
+    """
+    import dspy
+    from dspy.utils.exceptions import AdapterParseError
+
+    retries = getattr(lm if lm is not None else dspy.settings.lm, _PARSE_RETRIES_ATTRIBUTE, 0)
+    attempt = 0
+    while True:
+        try:
+            return predictor(**inputs, config={"rollout_id": attempt}) if attempt else predictor(**inputs)
+        except AdapterParseError:
+            if attempt >= retries:
+                raise
+            attempt += 1
 
 
 # The variables LiteLLM reads provider credentials from: *_API_KEY (OPENAI_API_KEY, AZURE_API_KEY, ...),
@@ -361,16 +436,31 @@ class LMRoles:
 
 @dataclass(frozen=True)
 class ModelUsage:
-    """LM usage of one model: calls (failed ones included), failures, and tokens in and out."""
+    """LM usage of one model: calls (failed and cached ones included), failures, replies served from the cache,
+    tokens in and out, cost in dollars of the priced calls, and calls LiteLLM could not price (``unpriced``)."""
 
     calls: int = 0
     errors: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    cached: int = 0
+    cost: float = 0.0
+    unpriced: int = 0
 
     def __add__(self, other: ModelUsage) -> ModelUsage:
         return ModelUsage(self.calls + other.calls, self.errors + other.errors,
-                          self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens)
+                          self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens,
+                          self.cached + other.cached, self.cost + other.cost, self.unpriced + other.unpriced)
+
+    @property
+    def made(self) -> int:
+        """Calls that went out to the LM (not served from the cache); retries of one call count once."""
+        return self.calls - self.cached
+
+    @property
+    def tokens(self) -> int:
+        """Input and output tokens together."""
+        return self.input_tokens + self.output_tokens
 
 
 def _ignore(*args: Any, **kwargs: Any) -> None:
@@ -378,11 +468,12 @@ def _ignore(*args: Any, **kwargs: Any) -> None:
 
 
 class UsageMeter:
-    """Counts LM calls and tokens per LM model string; a DSPy callback (``with meter.track(): ...``).
+    """Counts LM calls, cached replies, tokens and cost per LM model string; a DSPy callback (``with meter.track():``).
 
     Usable as ``dspy.configure(callbacks=[meter])``, ``dspy.LM(..., callbacks=[meter])``, or for a
-    block with `track`. Thread-safe. Tokens come from the history entries DSPy records for each
-    call; with ``disable_history`` calls are still counted, tokens are not. It implements DSPy's
+    block with `track`. Thread-safe. Tokens and cost come from the history entries DSPy records for
+    each call; a reply served from the cache is counted as ``cached`` and adds no tokens and no cost;
+    with ``disable_history`` calls are still counted, the rest is not. It implements DSPy's
     `BaseCallback` protocol by duck typing (every hook but the LM ones is a no-op), so importing
     it does not import DSPy.
     """
@@ -440,16 +531,14 @@ class UsageMeter:
                 if instance is None:
                     return
                 self._in_flight[instance] -= 1
-                tokens = self._new_tokens(instance)
-                done = ModelUsage(calls=1, errors=int(exception is not None), input_tokens=tokens[0],
-                                  output_tokens=tokens[1])
+                done = ModelUsage(calls=1, errors=int(exception is not None)) + self._new_usage(instance)
                 model = str(getattr(instance, "model", type(instance).__name__))
                 self._usage[model] = self._usage.get(model, ModelUsage()) + done
         except Exception:
             logger.warning("UsageMeter could not count an LM call", exc_info=True)
 
-    def _new_tokens(self, instance: Any) -> tuple[int, int]:
-        """Tokens of the history entries appended since the last one counted (each entry counts once)."""
+    def _new_usage(self, instance: Any) -> ModelUsage:
+        """Tokens, cost and cache hits of the history entries appended since the last one counted (each once)."""
         history = list(getattr(instance, "history", None) or ())
         cursor = self._cursor.get(instance)
         fresh = []
@@ -459,9 +548,17 @@ class UsageMeter:
             fresh.append(entry)
         if history:
             self._cursor[instance] = history[-1].get("uuid")
-        usages = [entry.get("usage") or {} for entry in fresh]
-        return (sum(int(u.get("prompt_tokens") or 0) for u in usages),
-                sum(int(u.get("completion_tokens") or 0) for u in usages))
+        hits = [bool(getattr(entry.get("response"), "cache_hit", False)) for entry in fresh]
+        billed = [entry for entry, hit in zip(fresh, hits, strict=True) if not hit]
+        usages = [entry.get("usage") or {} for entry in billed]
+        prices = getattr(instance, _PRICES_ATTRIBUTE, None)
+        costs = [entry.get("cost") if entry.get("cost") is not None or prices is None else
+                 int(u.get("prompt_tokens") or 0) * prices[0] + int(u.get("completion_tokens") or 0) * prices[1]
+                 for entry, u in zip(billed, usages, strict=True)]
+        return ModelUsage(input_tokens=sum(int(u.get("prompt_tokens") or 0) for u in usages),
+                          output_tokens=sum(int(u.get("completion_tokens") or 0) for u in usages),
+                          cached=sum(hits), cost=sum(float(c) for c in costs if c is not None),
+                          unpriced=sum(c is None for c in costs))
 
 
 def _last_uuid(instance: Any) -> str | None:

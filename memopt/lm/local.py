@@ -247,21 +247,21 @@ def stop_local_servers() -> None:
 
 
 def llama_cpp_lm(api_base: str, alias: str, *, max_tokens: int = 256, timeout: float = CALL_TIMEOUT,
-                 callbacks: list[Any] | None = None) -> dspy.LM:
+                 callbacks: list[Any] | None = None, cache: bool = False) -> dspy.LM:
     """A ``dspy.LM`` for model ``alias`` on a llama.cpp server at ``api_base``, carrying a `SchemaJSONAdapter`."""
     import dspy
 
     from memopt.lm.adapter import SchemaJSONAdapter, attach_adapter
 
-    lm = dspy.LM(f"openai/{alias}", engine="litellm", api_base=api_base, api_key="x", cache=False, num_retries=0,
+    lm = dspy.LM(f"openai/{alias}", engine="litellm", api_base=api_base, api_key="x", cache=cache, num_retries=0,
                  temperature=0.0, max_tokens=max_tokens, timeout=timeout, callbacks=callbacks)
     return attach_adapter(lm, SchemaJSONAdapter())
 
 
 def make_local_lm(name: str = "smollm2", *, max_tokens: int | None = None, timeout: float | None = None,
-                  callbacks: list[Any] | None = None) -> dspy.LM:
+                  callbacks: list[Any] | None = None, cache: bool = False) -> dspy.LM:
     """`llama_cpp_lm` on this process's server for local model ``name``, started if needed."""
     model = _model(name)
     server = local_server(name)
     return llama_cpp_lm(server.url, model.alias, max_tokens=max_tokens or model.max_tokens,
-                        timeout=timeout or CALL_TIMEOUT, callbacks=callbacks)
+                        timeout=timeout or CALL_TIMEOUT, callbacks=callbacks, cache=cache)

@@ -65,7 +65,11 @@ class AttributionFeedbackMetric:
         if self.feedback == "outcome":
             return dspy.Prediction(score=score, feedback=(f"Question: {case.question}\nGold answer: {case.gold}\n"
                                                           f"Prediction: {pred.answer}\nScore: F1 {score:.2f}"))
-        blamed = self._blame(gold.conversation, case, dict(getattr(pred, "instructions", {}) or {}))
+        try:
+            blamed = self._blame(gold.conversation, case, dict(getattr(pred, "instructions", {}) or {}))
+        except Exception as e:  # an LM failure fails this case's feedback, never the optimization
+            return dspy.Prediction(score=score, feedback=f"No feedback for this case: an LM call failed "
+                                                         f"({type(e).__name__}).")
         if blamed is None:
             return dspy.Prediction(score=score, feedback="The answer was judged correct.")
         failed, attribution = blamed
@@ -88,7 +92,7 @@ class AttributionFeedbackMetric:
         from memopt.trace import trace
 
         system = self.system.with_instructions(instructions) if instructions else self.system
-        if self.scorer.remaining() <= 0:
+        if self.scorer.remaining() <= self.scorer.last_report_calls:
             return None
         with dspy.context(lm=self.scorer.task_lm), trace(system) as tracer:
             system.ingest(conversation)
@@ -135,12 +139,13 @@ def run_gepa(system: MemorySystem, scorer: Scorer, *, trainset: list[Conversatio
     import dspy
 
     train, val = examples_of(trainset), examples_of(valset)
-    metric_calls = max(len(val) + 1, int(scorer.remaining() / max(calls_per_case, 1.0)))
+    left = scorer.remaining() - scorer.last_report_calls  # keep what the round's val/test report will take
+    metric_calls = max(len(val) + 1, int(left / max(calls_per_case, 1.0)))
     optimizer = dspy.GEPA(metric=AttributionFeedbackMetric(system, scorer, method, feedback),
                           instruction_proposer=FeedbackProposer(system, scorer), max_metric_calls=metric_calls,
                           reflection_minibatch_size=3, candidate_selection_strategy="pareto", use_merge=False,
-                          component_selector="all", num_threads=1, seed=seed, track_stats=False,
-                          gepa_kwargs={"stop_callbacks": [lambda _state: scorer.remaining() <= 0]})
+                          component_selector="all", num_threads=scorer.workers, seed=seed, track_stats=False,
+                          gepa_kwargs={"stop_callbacks": [lambda _: scorer.remaining() <= scorer.last_report_calls]})
     quiet = [logging.getLogger(name) for name in ("dspy.teleprompt.gepa", "gepa", "dspy.evaluate")]
     levels = [log.level for log in quiet]
     for log in quiet:
@@ -167,7 +172,7 @@ class GepaOptimizer:
              valset: list[Conversation], current_val: float) -> RoundOutcome:
         """Run GEPA within the remaining budget; keep its best program if it beats ``current_val``."""
         before = self.scorer.usage().calls
-        start = self.scorer.score(system, valset, judged=False)
+        start = self.scorer.score(system, valset, judged=False, phase="val (start)", check_errors=True)
         per_case = (self.scorer.usage().calls - before) / max(1, len(start.results))
         best = run_gepa(system, self.scorer, trainset=trainset, valset=valset, method=self.method,
                         seed=self.seed + round_index, calls_per_case=per_case, feedback=self.feedback)
@@ -175,7 +180,9 @@ class GepaOptimizer:
         changed = {op: text for op, text in best.instructions().items() if text != current[op]}
         val_f1 = float(start.metrics["f1"])
         if changed:
-            val_f1 = float(self.scorer.score(system.with_instructions(changed), valset, judged=False).metrics["f1"])
+            scored = self.scorer.score(system.with_instructions(changed), valset, judged=False,
+                                       phase="val (GEPA's best)")
+            val_f1 = -1.0 if self.scorer.errored(scored.metrics) else float(scored.metrics["f1"])
         choice = Choice(changed, dict(system.knobs), val_f1, trials=1)
         return RoundOutcome(Scored([], {}, {}), [], {}, {op: [text] for op, text in changed.items()}, choice,
                             bool(changed) and val_f1 > current_val)

@@ -56,13 +56,11 @@ def share_of_gain(before: float | None, after: float | None, oracle: float | Non
 
 def catalogue_oracle(experiment: Experiment) -> dict[str, Any]:
     """Score the catalogue oracle of an experiment: val and test F1 / judge of the seed and the oracle prompts."""
-    from memopt.optimize.run import splits_of
-    from memopt.optimize.scoring import Scorer
+    from memopt.optimize.run import make_scorer, splits_of
     from memopt.systems import make_system
 
     _, _, valset, testset = splits_of(experiment)
-    scorer = Scorer(experiment.lm.task, experiment.lm.judge, experiment.lm.reflection, budget=1,
-                    seed=experiment.seed)
+    scorer = make_scorer(experiment)
     seed_system = make_system(experiment.pipeline, prompts=experiment.prompts, **experiment.knobs)
     oracle = seed_system.with_instructions(oracle_instructions(seed_system))
     search = experiment.optimizer.search
@@ -72,10 +70,10 @@ def catalogue_oracle(experiment: Experiment) -> dict[str, Any]:
     scored = []
     for knobs in grid:
         candidate = oracle.with_knobs(**knobs) if knobs else oracle
-        scored.append((scorer.report(candidate, valset)["f1"], candidate, knobs))
+        scored.append((scorer.report(candidate, {"val": valset})["val"]["f1"], candidate, knobs))
     val_f1, best, knobs = max(scored, key=lambda s: s[0])
-    test = scorer.report(best, testset) if testset else {}
-    before = scorer.report(seed_system, testset) if testset else {}
+    test = scorer.report(best, {"test": testset})["test"] if testset else {}
+    before = scorer.report(seed_system, {"test": testset})["test"] if testset else {}
     return {"instructions": best.instructions(), "knobs": {**seed_system.knobs, **knobs}, "val_f1": val_f1,
             "test_f1": test.get("f1"), "test_judge": test.get("judge"), "seed_test_f1": before.get("f1"),
-            "report_lm_calls": scorer.meters["report"].total().calls}
+            "report_lm_calls": scorer.usage().calls}

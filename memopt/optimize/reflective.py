@@ -23,6 +23,7 @@ knob search (``search``).
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -41,9 +42,12 @@ from memopt.feedback import (
 from memopt.optimize.propose import propose_instructions
 from memopt.optimize.scoring import Scored, Scorer
 from memopt.optimize.select import Choice, select
+from memopt.parallel import map_ordered
 from memopt.system import MemorySystem
 
 __all__ = ["ReflectiveOptimizer", "RoundOutcome", "BLAMED_OPS_FEEDBACK"]
+
+logger = logging.getLogger(__name__)
 
 BLAMED_OPS_FEEDBACK = ("attribution", "misleading", "empty")  # the rest go round-robin over the LLM ops
 
@@ -60,6 +64,7 @@ class RoundOutcome:
     accepted: bool
     blamed_ops: dict[str, int] = field(default_factory=dict)
     failures_by_type: dict[str, int] = field(default_factory=dict)
+    attribution_errors: int = 0
 
 
 @dataclass
@@ -76,6 +81,7 @@ class ReflectiveOptimizer:
     verify: bool = False
     # selection
     trials: int = 8
+    trial_batch: int = 4
     search: dict[str, list[int]] = field(default_factory=dict)
     min_gain: float = 0.0
     # reproducibility
@@ -85,7 +91,7 @@ class ReflectiveOptimizer:
              valset: list[Conversation], current_val: float) -> RoundOutcome:
         """One round: evaluate → attribute → feedback → propose → select (the caller logs and checkpoints)."""
         train = self._evaluate(system, trainset)
-        blamed = self._attribute(train) if self.attributes else []
+        blamed, unattributed = self._attribute(train) if self.attributes else ([], 0)
         feedback = self._feedback(system, train, blamed, round_index)
         candidates = self._propose(system, feedback)
         choice = self._select(system, candidates, valset, current_val, round_index)
@@ -96,21 +102,34 @@ class ReflectiveOptimizer:
         for _, a in blamed:
             counts[a.operation] = counts.get(a.operation, 0) + 1
             types[a.error_type] = types.get(a.error_type, 0) + 1
-        return RoundOutcome(train, blamed, feedback, candidates, choice, accepted, counts, types)
+        return RoundOutcome(train, blamed, feedback, candidates, choice, accepted, counts, types, unattributed)
 
     # 1. evaluate
     def _evaluate(self, system: MemorySystem, trainset: list[Conversation]) -> Scored:
         self.scorer.check()
-        return self.scorer.score(system, trainset, judged=True, traced=self.attributes)
+        return self.scorer.score(system, trainset, judged=True, traced=self.attributes, phase="train",
+                                 check_errors=True)
 
     # 2. attribute
-    def _attribute(self, train: Scored) -> list[tuple[FailedCase, Attribution]]:
+    def _attribute(self, train: Scored) -> tuple[list[tuple[FailedCase, Attribution]], int]:
+        """The attributed failures, and how many failures could not be attributed (a judge call failed)."""
         by_id = {r.case_id: r.to_dict() for r in train.results}
-        out = []
-        for G in train.graphs.values():
-            for case in failed_cases(G, by_id):
-                out.append((case, attribute(case, self.scorer.judge, self.attribution, verify=self.verify)))
-        return out
+        cases = [case for G in train.graphs.values() for case in failed_cases(G, by_id)]
+        self.scorer.progress.phase(f"{self.scorer.label} · attribute", len(cases))
+
+        def blame(case: FailedCase) -> tuple[FailedCase, Attribution] | None:
+            try:
+                found = attribute(case, self.scorer.judge, self.attribution, verify=self.verify)
+            except Exception:  # a judge call that failed fails this case's attribution, never the round
+                logger.warning("attribution of %s failed; it is left out of the feedback", case.case_id,
+                               exc_info=True)
+                return None
+            finally:
+                self.scorer.progress.advance()
+            return case, found
+
+        found = map_ordered(blame, cases, workers=self.scorer.workers)
+        return [f for f in found if f is not None], sum(f is None for f in found)
 
     # 3. feedback
     @property
@@ -140,30 +159,37 @@ class ReflectiveOptimizer:
 
     # 4. propose
     def _propose(self, system: MemorySystem, feedback: dict[str, Feedback]) -> dict[str, list[str]]:
-        out: dict[str, list[str]] = {}
         current = system.instructions()
-        for op, fb in feedback.items():
-            self.scorer.check()
-            spec = system.op_spec(op)
-            out[op] = propose_instructions(self.scorer.reflection_lm,
-                                           operation=f"{system.name}.{op}: {spec.description}",
-                                           current=current[op], feedback=fb.text(), k=self.candidates)
-        return out
+        self.scorer.check()
+
+        def propose(op: str) -> list[str]:
+            return propose_instructions(self.scorer.reflection_lm,
+                                        operation=f"{system.name}.{op}: {system.op_spec(op).description}",
+                                        current=current[op], feedback=feedback[op].text(), k=self.candidates)
+
+        ops = list(feedback)
+        return dict(zip(ops, map_ordered(propose, ops, workers=self.scorer.concurrency["reflection"]), strict=True))
 
     # 5. select
     def _select(self, system: MemorySystem, candidates: dict[str, list[str]], valset: list[Conversation],
                 current_val: float, round_index: int) -> Choice:
-        def score(instructions: dict[str, str], knobs: dict[str, int]) -> float:
-            self.scorer.check()
+        def score(instructions: dict[str, str], knobs: dict[str, int]) -> float | None:
             trial = system.with_instructions(instructions).with_knobs(**knobs)
-            return float(self.scorer.score(trial, valset, judged=False).metrics["f1"])
+            metrics = self.scorer.score(trial, valset, judged=False).metrics
+            return None if self.scorer.errored(metrics) else float(metrics["f1"])
+
+        def batch(size: int, first: int) -> None:
+            self.scorer.check()
+            self.scorer.progress.phase(f"{self.scorer.label} · trials {first}–{first + size - 1} of {self.trials}", 0)
 
         return select(candidates, self.search, dict(system.knobs), score, current_f1=current_val,
-                      trials=self.trials, seed=self.seed + round_index)
+                      trials=self.trials, seed=self.seed + round_index, batch=self.trial_batch,
+                      workers=self.trial_batch if self.scorer.workers > 1 else 1, on_batch=batch)
 
     def describe(self) -> dict[str, Any]:
         """The optimizer's configuration, for logging."""
         return {"optimizer": "memtrace", "feedback": self.feedback,
                 "ops_chosen_by": "attribution" if self.attributes else "round-robin",
                 "attribution": self.attribution, "candidates": self.candidates, "ops_per_round": self.ops_per_round,
-                "trials": self.trials, "search": self.search, "min_gain": self.min_gain, "verify": self.verify}
+                "trials": self.trials, "trial_batch": self.trial_batch, "search": self.search,
+                "min_gain": self.min_gain, "verify": self.verify}

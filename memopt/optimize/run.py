@@ -6,6 +6,11 @@ scores (F1 and judge accuracy) of the resulting system, registers the prompts th
 metrics and artifacts (attributions, feedback, a Markdown summary with prompt diffs, graphs of a few
 failed cases) to a nested MLflow run, and checkpoints the state to the parent run. ``resume``
 continues after the last completed round of a parent run; a round killed half-way is run again.
+
+Stopping: when the call budget or ``--max-cost`` is spent, the round in flight is dropped and the
+run ends FINISHED with the last completed round (``summary["stopped"]`` says why). When an
+evaluation errors beyond ``max_error_rate`` (`EvaluationFailed`), the round and the parent run end
+FAILED with the state of the last completed round checkpointed; the summary carries the message.
 """
 
 from __future__ import annotations
@@ -16,29 +21,31 @@ import json
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from memopt.data.model import Conversation
 from memopt.data.source import load_data, select
 from memopt.data.splits import split_ids
-from memopt.errors import ConfigError, DataError
+from memopt.errors import ConfigError, DataError, EvaluationFailed
 from memopt.experiment import Experiment
 from memopt.files import read_json, safe_name
 from memopt.interrupts import deferred
 from memopt.optimize.gepa import GepaOptimizer
 from memopt.optimize.reflective import ReflectiveOptimizer, RoundOutcome
-from memopt.optimize.scoring import BudgetExhausted, Scorer
+from memopt.optimize.scoring import METERS, ROLE_OF, BudgetExhausted, LMSettings, Scorer
 from memopt.optimize.state import OptimizeState, RoundRecord
 from memopt.prompts import write_prompts
 from memopt.system import MemorySystem
 from memopt.tracking_traces import CaseTraces
 
-__all__ = ["run_experiment", "check_experiment", "splits_of", "data_fingerprint", "summary_of", "case_traces_of",
-           "STATE_ARTIFACT"]
+__all__ = ["run_experiment", "check_experiment", "make_scorer", "splits_of", "data_fingerprint", "summary_of",
+           "usage_summary", "case_traces_of", "STATE_ARTIFACT", "BUDGET_COVERS"]
 
 STATE_ARTIFACT = "state/state.json"
 GRAPHS_PER_ROUND = 3
+BUDGET_COVERS = "task, judge, reflection and reporting calls (cached replies included)"
 
 
 def splits_of(experiment: Experiment) -> tuple[str, list[Conversation], list[Conversation], list[Conversation]]:
@@ -65,14 +72,14 @@ def data_fingerprint(*parts: list[Conversation]) -> str:
 def check_experiment(experiment: Experiment) -> None:
     """Check what can be checked before the first LM call: method and LM names, knob values (errors name the key)."""
     from memopt.attribution.methods import METHODS
-    from memopt.lm.config import parse_lm_spec
+    from memopt.lm.config import parse_lm_specs
     from memopt.systems import system_class
 
     if experiment.attribution.method not in METHODS:
         raise ConfigError(f"attribution.method {experiment.attribution.method!r}: choose one of {', '.join(METHODS)}.")
     for role in ("task", "judge", "reflection"):
         try:
-            parse_lm_spec(getattr(experiment.lm, role))
+            parse_lm_specs(getattr(experiment.lm, role))
         except ConfigError as e:
             raise ConfigError(f"lm.{role}: {e}") from None
     system = system_class(experiment.pipeline)
@@ -102,13 +109,41 @@ def _optimizer(experiment: Experiment, scorer: Scorer) -> ReflectiveOptimizer | 
     return ReflectiveOptimizer(scorer, candidates=o.candidates, ops_per_round=o.ops_per_round,
                                feedback=o.feedback_kind,
                                attribution=experiment.attribution.method, verify=experiment.attribution.verify,
-                               trials=o.trials, search=dict(o.search), min_gain=o.min_gain, seed=experiment.seed)
+                               trials=o.trials, trial_batch=o.trial_batch, search=dict(o.search), min_gain=o.min_gain,
+                               seed=experiment.seed)
+
+
+def make_scorer(experiment: Experiment) -> Scorer:
+    """The `Scorer` of an experiment: its LMs with their concurrency, timeout, retries and cache; its budget."""
+    lm = experiment.lm
+    if experiment.budget.max_cost_usd is not None:
+        _check_priced(experiment)
+    settings = LMSettings(concurrency=lm.concurrency, timeout=lm.timeout, num_retries=lm.num_retries,
+                          parse_retries=lm.parse_retries, cache=lm.cache)
+    return Scorer(lm.task, lm.judge, lm.reflection, budget=experiment.budget.max_lm_calls, seed=experiment.seed,
+                  max_cost=experiment.budget.max_cost_usd, lm=settings, max_error_rate=experiment.max_error_rate)
+
+
+def _check_priced(experiment: Experiment) -> None:
+    from memopt.errors import ConfigError
+    from memopt.lm.config import parse_lm_specs
+    from memopt.lm.costs import priced
+
+    unknown = [f"lm.{role} {spec.raw!r}" for role in ("task", "judge", "reflection")
+               for spec in parse_lm_specs(getattr(experiment.lm, role)) if not priced(spec)]
+    if unknown:
+        raise ConfigError(f"budget.max_cost_usd (--max-cost): LiteLLM has no price for {', '.join(unknown)}, so the "
+                          "cost cannot be counted; use budget.max_lm_calls (--budget) instead, or a model name "
+                          "LiteLLM prices.")
 
 
 def _metrics(record: RoundRecord) -> dict[str, Any]:
+    usage = {meter: {k: u.get(k) for k in ("calls", "cached", "input_tokens", "output_tokens", "cost")}
+             for meter, u in record.usage.items()}
     return {"train": record.train, "val": record.val, "test": record.test, "failures": record.failures_by_type,
             "blamed": record.blamed_ops, "accepted": float(record.accepted), "lm_calls": record.lm_calls,
-            "tokens": record.tokens, "trials": record.trials, "candidates": record.candidates}
+            "tokens": record.tokens, "trials": record.trials, "candidates": record.candidates,
+            "trials_errored": record.trials_errored, "usage": usage}
 
 
 def _knob_notes(system: MemorySystem, blamed: dict[str, int]) -> list[str]:
@@ -128,7 +163,9 @@ def _round_markdown(record: RoundRecord, before: dict[str, str], after: dict[str
              f"- val F1 {record.val.get('f1')}, test F1 {(record.test or {}).get('f1')}, "
              f"accepted: {record.accepted}", f"- blamed ops: {record.blamed_ops or '—'}", *knob_notes,
              f"- failures by error type: {record.failures_by_type or '—'}",
-             f"- candidates {record.candidates}, trials {record.trials}, LM calls so far {record.lm_calls}", ""]
+             f"- candidates {record.candidates}, trials {record.trials} ({record.trials_errored} errored), "
+             f"LM calls so far {record.lm_calls}", f"- errored cases: {record.errored}; failures not attributed "
+             f"(a judge call failed): {record.attribution_errors}", ""]
     for op in sorted(after):
         if before.get(op) != after[op]:
             diff = difflib.unified_diff(before.get(op, "").splitlines(), after[op].splitlines(),
@@ -165,17 +202,21 @@ def _log_round(log: Any, system: MemorySystem, record: RoundRecord, outcome: Rou
 
 def _record(index: int, scorer: Scorer, system: MemorySystem, valset: list[Conversation],
             testset: list[Conversation], outcome: RoundOutcome | None, started: float) -> RoundRecord:
+    reports = scorer.report(system, {"val": valset, **({"test": testset} if testset else {})})
     usage = scorer.usage()
     return RoundRecord(
-        round=index, train=outcome.train.metrics if outcome else None, val=scorer.report(system, valset),
-        test=scorer.report(system, testset) if testset else None,
+        round=index, train=outcome.train.metrics if outcome and outcome.train.results else None, val=reports["val"],
+        test=reports.get("test"),
         blamed_ops=outcome.blamed_ops if outcome else {}, failures_by_type=outcome.failures_by_type if outcome else {},
         accepted=outcome.accepted if outcome else False,
         changed_ops=sorted(outcome.choice.instructions) if outcome and outcome.accepted else [],
         candidates=sum(map(len, outcome.candidates.values())) if outcome else 0,
         trials=outcome.choice.trials if outcome else 0,
         feedback={op: fb.text() for op, fb in outcome.feedback.items()} if outcome else {},
-        lm_calls=usage.calls, tokens=usage.input_tokens + usage.output_tokens, seconds=time.perf_counter() - started)
+        lm_calls=usage.calls, tokens=usage.tokens, seconds=time.perf_counter() - started,
+        usage={meter: asdict(u) for meter, u in scorer.usage_by_meter().items()},
+        trials_errored=outcome.choice.errored_trials if outcome else 0,
+        attribution_errors=outcome.attribution_errors if outcome else 0)
 
 
 def _save_best(tracker: Any, state: OptimizeState) -> None:
@@ -185,34 +226,65 @@ def _save_best(tracker: Any, state: OptimizeState) -> None:
     tracker.log_dict(state.best_knobs, "best_knobs.json")
 
 
-def summary_of(state: OptimizeState, experiment: Experiment) -> dict[str, Any]:
+def usage_summary(usage: dict[str, dict[str, Any]], experiment: Experiment) -> dict[str, Any]:
+    """LM usage per meter and in total (calls asked / made / from cache, tokens, cost), for the summary."""
+    from memopt.lm.config import ModelUsage, parse_lm_specs
+    from memopt.lm.costs import cost_label, free, usage_report
+
+    specs = {m: parse_lm_specs(getattr(experiment.lm, ROLE_OF[m])) for m in METERS}
+    per = {m: usage_report(ModelUsage(**usage[m]) if m in usage else ModelUsage(), specs[m]) for m in METERS}
+    total = sum((ModelUsage(**usage[m]) for m in METERS if m in usage), ModelUsage())
+    costs = [r["cost_usd"] for r in per.values()]
+    cost = None if any(c is None for c in costs) else round(sum(costs), 6)
+    everything = [s for m in METERS for s in specs[m]]
+    return {**per, "total": {**usage_report(total, everything), "cost_usd": cost,
+                             "cost": cost_label(cost, free(everything))}}
+
+
+def summary_of(state: OptimizeState, experiment: Experiment, *, stopped: str | None = None,
+               status: str = "FINISHED") -> dict[str, Any]:
     """The ``--out summary.json`` document."""
     base = state.baseline
     best = next((r for r in state.records if r.round == state.best_round), base)
     return {
-        "run_id": state.run_id, "experiment": experiment.name, "pipeline": state.pipeline,
+        "run_id": state.run_id, "experiment": experiment.name, "pipeline": state.pipeline, "status": status,
+        "stopped": stopped,
         "baseline": {"val_f1": base.val.get("f1"), "test_f1": (base.test or {}).get("f1"),
-                     "val_judge": base.val.get("judge"), "test_judge": (base.test or {}).get("judge")},
+                     "val_judge": base.val.get("judge"), "test_judge": (base.test or {}).get("judge"),
+                     "errored": base.errored},
         "final": {"round": best.round, "val_f1": best.val.get("f1"), "test_f1": (best.test or {}).get("f1"),
                   "val_judge": best.val.get("judge"), "test_judge": (best.test or {}).get("judge")},
         "lm_calls": state.lm_calls, "tokens": state.tokens, "best_knobs": state.best_knobs,
-        "rounds": [r.summary() for r in state.records[1:]],
+        "budget": {"max_lm_calls": experiment.budget.max_lm_calls, "max_cost_usd": experiment.budget.max_cost_usd,
+                   "covers": BUDGET_COVERS},
+        "usage": usage_summary(state.usage, experiment),
+        "rounds": [{**r.summary(), "usage": _round_usage(r, experiment)} for r in state.records[1:]],
     }
+
+
+def _round_usage(record: RoundRecord, experiment: Experiment) -> dict[str, Any]:
+    """LM usage of the whole run up to the end of a round: calls asked / made / from cache, tokens, cost."""
+    total = usage_summary(record.usage, experiment)["total"]
+    return {k: total[k] for k in ("calls", "made", "cached", "errors", "input_tokens", "output_tokens", "cost_usd",
+                                  "cost")}
 
 
 def _params(experiment: Experiment, data_name: str, fingerprint: str,
             optimizer: ReflectiveOptimizer | GepaOptimizer) -> dict[str, Any]:
-    from memopt.lm.config import describe_lm, parse_lm_spec
+    from memopt.lm.config import describe_lm, parse_lm_specs
 
     params: dict[str, Any] = {"pipeline": experiment.pipeline, "data": data_name, "data.fingerprint": fingerprint,
-                              "rounds": experiment.rounds,
-                              "budget.max_lm_calls": experiment.budget.max_lm_calls, "seed": experiment.seed,
-                              "experiment": experiment.name}
+                              "rounds": experiment.rounds, "budget.max_lm_calls": experiment.budget.max_lm_calls,
+                              "budget.max_cost_usd": experiment.budget.max_cost_usd, "budget.covers": BUDGET_COVERS,
+                              "seed": experiment.seed, "experiment": experiment.name}
     for role in ("task", "judge", "reflection"):
-        info = describe_lm(getattr(experiment.lm, role))
-        params[f"lm.{role}"] = info["model"] + (f"@{info['api_base']}" if info["api_base"] else "")
-    params["lm.simulated"] = any(parse_lm_spec(getattr(experiment.lm, r)).simulated for r in ("task", "judge",
-                                                                                                 "reflection"))
+        infos = [describe_lm(spec) for spec in parse_lm_specs(getattr(experiment.lm, role))]
+        params[f"lm.{role}"] = ", ".join(info["model"] + (f"@{info['api_base']}" if info["api_base"] else "")
+                                         for info in infos)
+    params["lm.simulated"] = any(spec.simulated for r in ("task", "judge", "reflection")
+                                 for spec in parse_lm_specs(getattr(experiment.lm, r)))
+    params.update({f"lm.{k}": getattr(experiment.lm, k) for k in ("concurrency", "timeout", "num_retries",
+                                                                   "parse_retries", "cache")})
     params.update({f"optimizer.{k}": v for k, v in optimizer.describe().items()})
     return params
 
@@ -225,21 +297,24 @@ def _run_name(experiment: Experiment) -> str:
 
 
 def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker: Any = None,
-                   on_round: Callable[[RoundRecord], None] | None = None) -> dict[str, Any]:
+                   on_round: Callable[[RoundRecord], None] | None = None, scorer: Scorer | None = None,
+                   progress: Any = None) -> dict[str, Any]:
     """Run (or resume) an optimization; returns the summary (see `summary_of`).
 
     Everything is checked before the first LM call (`check_experiment`, the data, the prompts, on
     resume the pipeline and the data fingerprint). Interrupted (Ctrl-C, SIGTERM) or failed, the parent
     run ends KILLED or FAILED with its last checkpoint, and ``resume`` continues from it, also when
-    round 0 never finished.
+    round 0 never finished. ``progress`` (`memopt.progress.RoundProgress`) shows a live line within
+    each round.
     """
     from memopt.systems import make_system
 
     check_experiment(experiment)
     data_name, trainset, valset, testset = splits_of(experiment)
     fingerprint = data_fingerprint(trainset, valset, testset)
-    scorer = Scorer(experiment.lm.task, experiment.lm.judge, experiment.lm.reflection,
-                    budget=experiment.budget.max_lm_calls, seed=experiment.seed)
+    scorer = scorer or make_scorer(experiment)
+    if progress is not None:
+        scorer.progress = progress
     optimizer = _optimizer(experiment, scorer)
     if tracker is None:
         from memopt.tracking import Tracker
@@ -249,8 +324,8 @@ def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker
     _check_prompts(seed_system)
     state = _checkpoint(tracker, resume, experiment, data_name, fingerprint) if resume is not None else None
     if state is not None:
-        scorer.spent_before, scorer.tokens_before = state.lm_calls, state.tokens
-    status, summary = "FINISHED", None
+        scorer.resume_from(state.usage, state.lm_calls, state.tokens)
+    status, stopped, summary = "FINISHED", None, None
     try:
         with deferred():
             if resume is not None:
@@ -261,10 +336,19 @@ def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker
         if state is None:
             state = _baseline(tracker, seed_system, scorer, valset, testset, on_round,
                               data=data_name, fingerprint=fingerprint)
-        while state.next_round <= experiment.rounds and scorer.remaining() > 0:
-            if not _round(tracker, optimizer, state, seed_system, scorer, trainset, valset, testset, on_round,
-                          case_traces_of(experiment)):
-                break
+        traces = case_traces_of(experiment)
+        while state.next_round <= experiment.rounds:
+            scorer.check()
+            _round(tracker, optimizer, state, seed_system, scorer, trainset, valset, testset, on_round, traces)
+    except BudgetExhausted as e:
+        if state is None:  # round 0 never finished: nothing to report
+            status = "FAILED"
+            raise
+        stopped = f"budget exhausted: {e}"
+    except EvaluationFailed as e:
+        status, stopped = "FAILED", str(e)
+        if state is None:
+            raise
     except Exception:
         status = "FAILED"
         raise
@@ -274,7 +358,7 @@ def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker
     finally:
         if _attached(tracker):
             with deferred():
-                summary = _finish(tracker, state, experiment, status)
+                summary = _finish(tracker, state, experiment, scorer, status, stopped)
     return summary
 
 
@@ -285,16 +369,25 @@ def _attached(tracker: Any) -> bool:
         return False
 
 
-def _finish(tracker: Any, state: OptimizeState | None, experiment: Experiment, status: str) -> dict[str, Any] | None:
-    """Checkpoint, best prompts, summary and final metrics of the parent run, then end it with ``status``."""
+def _finish(tracker: Any, state: OptimizeState | None, experiment: Experiment, scorer: Scorer, status: str,
+            stopped: str | None) -> dict[str, Any] | None:
+    """Checkpoint, best prompts, summary and final metrics of the parent run, then end it with ``status``.
+
+    What was spent, a dropped round's calls included, stays counted (and billed) after a resume.
+    """
     try:
         if state is None:
             return None
+        total = scorer.usage()
+        state.usage = {meter: asdict(u) for meter, u in scorer.usage_by_meter().items()}
+        state.lm_calls, state.tokens = total.calls, total.tokens
         tracker.log_dict(state.to_dict(), STATE_ARTIFACT)
         _save_best(tracker, state)
-        summary = summary_of(state, experiment)
+        summary = summary_of(state, experiment, stopped=stopped, status=status)
         tracker.log_dict(summary, "summary.json")
         tracker.log_metrics({"best.val_f1": summary["final"]["val_f1"] or 0.0, "lm_calls": state.lm_calls})
+        if stopped:
+            tracker.set_tags({"memopt.stopped": stopped})
         return summary
     finally:
         tracker.finish(status)
@@ -311,6 +404,7 @@ def _baseline(tracker: Any, system: MemorySystem, scorer: Scorer, valset: list[C
               testset: list[Conversation], on_round: Callable[[RoundRecord], None] | None, *, data: str,
               fingerprint: str) -> OptimizeState:
     started = time.perf_counter()
+    scorer.label = "round 0"
     with tracker.round(0, "round-0 (starting prompts)") as log:
         record = _record(0, scorer, system, valset, testset, None, started)
         _log_round(log, system, record, None, system.instructions())
@@ -318,7 +412,7 @@ def _baseline(tracker: Any, system: MemorySystem, scorer: Scorer, valset: list[C
             state = OptimizeState(system.name, 1, system.instructions(), dict(system.knobs), float(record.val["f1"]),
                                   0, float(record.val["f1"]), system.instructions(), dict(system.knobs), [record],
                                   record.lm_calls, record.tokens, tracker.run_id, data=data,
-                                  data_fingerprint=fingerprint)
+                                  data_fingerprint=fingerprint, usage=record.usage)
             tracker.log_dict(state.to_dict(), STATE_ARTIFACT)
             log.end()
     if on_round is not None:
@@ -328,39 +422,44 @@ def _baseline(tracker: Any, system: MemorySystem, scorer: Scorer, valset: list[C
 
 def _round(tracker: Any, optimizer: ReflectiveOptimizer | GepaOptimizer, state: OptimizeState,
            seed_system: MemorySystem, scorer: Scorer, trainset: list[Conversation], valset: list[Conversation],
-           testset: list[Conversation], on_round: Callable[[RoundRecord], None] | None, traces: CaseTraces) -> bool:
-    """Run one round; False when the budget ran out before it could finish."""
+           testset: list[Conversation], on_round: Callable[[RoundRecord], None] | None, traces: CaseTraces) -> None:
+    """Run one round; raises `BudgetExhausted` (the round is dropped, its run tagged ``memopt.stopped``) or
+    `EvaluationFailed` (its run FAILED)."""
     index = state.next_round
     started = time.perf_counter()
+    scorer.label = f"round {index}"
     current = seed_system.with_instructions(state.instructions).with_knobs(**state.knobs)
     before = current.instructions()
+    exhausted: BudgetExhausted | None = None
     with tracker.round(index) as log:
         try:
             outcome = optimizer.step(current, index, trainset=trainset, valset=valset, current_val=state.current_val)
         except BudgetExhausted as e:
             log.set_tags({"memopt.stopped": f"budget exhausted: {e}"})
-            return False
-        instructions, knobs, current_val = state.instructions, state.knobs, state.current_val
-        if outcome.accepted:
-            instructions = {**state.instructions, **outcome.choice.instructions}
-            knobs, current_val = dict(outcome.choice.knobs), outcome.choice.val_f1
-            current = seed_system.with_instructions(instructions).with_knobs(**knobs)
-        record = _record(index, scorer, current, valset, testset, outcome, started)
-        traced = traces.log(log, outcome, round_index=index, versions=state.records[-1].prompt_versions)
-        _log_round(log, current, record, outcome, before, traced.markdown(getattr(tracker, "tracking_uri", "")))
-        with deferred():  # the state changes, its checkpoint and the end of the round's run go together
-            state.instructions, state.knobs, state.current_val = instructions, knobs, current_val
-            state.records.append(record)
-            state.lm_calls, state.tokens = record.lm_calls, record.tokens
-            if outcome.accepted and state.current_val > state.best_val:
-                state.best_round, state.best_val = index, state.current_val
-                state.best_instructions, state.best_knobs = dict(state.instructions), dict(state.knobs)
-            state.next_round = index + 1
-            tracker.log_dict(state.to_dict(), STATE_ARTIFACT)
-            log.end()
+            exhausted = e
+        else:
+            instructions, knobs, current_val = state.instructions, state.knobs, state.current_val
+            if outcome.accepted:
+                instructions = {**state.instructions, **outcome.choice.instructions}
+                knobs, current_val = dict(outcome.choice.knobs), outcome.choice.val_f1
+                current = seed_system.with_instructions(instructions).with_knobs(**knobs)
+            record = _record(index, scorer, current, valset, testset, outcome, started)
+            traced = traces.log(log, outcome, round_index=index, versions=state.records[-1].prompt_versions)
+            _log_round(log, current, record, outcome, before, traced.markdown(getattr(tracker, "tracking_uri", "")))
+            with deferred():  # the state changes, its checkpoint and the end of the round's run go together
+                state.instructions, state.knobs, state.current_val = instructions, knobs, current_val
+                state.records.append(record)
+                state.lm_calls, state.tokens, state.usage = record.lm_calls, record.tokens, record.usage
+                if outcome.accepted and state.current_val > state.best_val:
+                    state.best_round, state.best_val = index, state.current_val
+                    state.best_instructions, state.best_knobs = dict(state.instructions), dict(state.knobs)
+                state.next_round = index + 1
+                tracker.log_dict(state.to_dict(), STATE_ARTIFACT)
+                log.end()
+    if exhausted is not None:
+        raise exhausted
     if on_round is not None:
         on_round(record)
-    return True
 
 
 def _checkpoint(tracker: Any, run_id: str, experiment: Experiment, data_name: str,

@@ -2,8 +2,9 @@
 
 Plain, versioned data: `RoundRecord` (what one round measured and decided) and `OptimizeState`
 (where the optimization stands: the current prompts and knobs, the best round so far, every record,
-and the data it runs on: its name and `memopt.optimize.run.data_fingerprint`; checkpoints written
-before the fingerprint existed lack it, and a resume then compares the data name only).
+the data it runs on (its name and `memopt.optimize.run.data_fingerprint`) and the LM usage per meter
+so far: task, judge, reflection, report). Fields added later have defaults, so older checkpoints
+still load; without a fingerprint, a resume compares the data name only.
 """
 
 from __future__ import annotations
@@ -35,12 +36,24 @@ class RoundRecord:
     lm_calls: int = 0
     tokens: int = 0
     seconds: float = 0.0
+    usage: dict[str, dict[str, Any]] = field(default_factory=dict)
+    trials_errored: int = 0
+    attribution_errors: int = 0
+
+    @property
+    def errored(self) -> dict[str, int]:
+        """Cases that errored in this round's train evaluation and val / test reports."""
+        splits = {"train": self.train, "val": self.val, "test": self.test}
+        return {name: int(m.get("errored", 0)) for name, m in splits.items() if m is not None}
 
     def summary(self) -> dict[str, Any]:
         """The round as `memopt optimize --out` reports it."""
         return {"round": self.round, "val_f1": self.val.get("f1"), "test_f1": (self.test or {}).get("f1"),
+                "val_judge": self.val.get("judge"), "test_judge": (self.test or {}).get("judge"),
                 "blamed_ops": self.blamed_ops, "accepted": self.accepted, "prompt_versions": self.prompt_versions,
-                "lm_calls": self.lm_calls}
+                "errored": self.errored, "trials_errored": self.trials_errored,
+                "attribution_errors": self.attribution_errors, "lm_calls": self.lm_calls,
+                "tokens": self.tokens, "seconds": round(self.seconds, 2)}
 
 
 @dataclass
@@ -63,6 +76,7 @@ class OptimizeState:
     data: str | None = None
     data_fingerprint: str | None = None
     version: int = STATE_VERSION
+    usage: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""

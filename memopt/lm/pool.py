@@ -1,0 +1,100 @@
+"""How many LM calls may be in flight at once, per LM role, and the gate that enforces it.
+
+- **Setting.** ``lm.concurrency`` in an experiment (``--concurrency`` on the command line) is one
+  number for every role, or a mapping per role (``{task: 16, judge: 8, reflection: 2}``; roles left
+  out take their default). The default is `DEFAULT_CONCURRENCY` (8) for an API or a server, and 1
+  for ``sim`` (SimLM runs in-process, so threads buy nothing under the GIL) and for ``local`` (the
+  llama.cpp server answers one request at a time).
+- **Gate.** `LMSlots` is a DSPy callback attached to every LM of one role: a call takes a slot
+  when it starts and gives it back when it ends (failed or not), so however many threads work
+  (conversations, questions, trials, attributions at once), no more than ``limit`` calls of that
+  role are in flight. ``peak`` records the most seen at once. Like `memopt.lm.config.UsageMeter` it
+  implements DSPy's callback protocol by duck typing (every other hook is a no-op).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from memopt.errors import ConfigError
+
+__all__ = ["DEFAULT_CONCURRENCY", "MAX_CONCURRENCY", "LMSlots", "default_concurrency", "role_concurrency",
+           "threads_for"]
+
+DEFAULT_CONCURRENCY = 8
+MAX_CONCURRENCY = 256
+_ROLES = ("task", "judge", "reflection")
+
+
+def default_concurrency(spec: Any) -> int:
+    """The default concurrency of an LM spec (or list of specs): 1 for ``sim`` and ``local``, else 8."""
+    from memopt.lm.config import parse_lm_specs
+
+    specs = parse_lm_specs(spec)
+    if any(s.simulated or s.local for s in specs):
+        return 1
+    return DEFAULT_CONCURRENCY
+
+
+def _check(where: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_CONCURRENCY:
+        raise ConfigError(f"{where}: concurrency must be an integer from 1 to {MAX_CONCURRENCY}, got {value!r}.")
+    return value
+
+
+def role_concurrency(setting: int | Mapping[str, int] | None, specs: Mapping[str, Any]) -> dict[str, int]:
+    """Concurrency per role from a setting (one number, a per-role mapping, or None) and the roles' specs."""
+    if isinstance(setting, Mapping):
+        unknown = sorted(set(setting) - set(_ROLES))
+        if unknown:
+            raise ConfigError(f"lm.concurrency: unknown role(s) {', '.join(unknown)}; roles: {', '.join(_ROLES)}.")
+        return {role: _check(f"lm.concurrency.{role}", setting[role]) if role in setting
+                else default_concurrency(specs[role]) for role in specs}
+    if setting is not None:
+        value = _check("lm.concurrency", setting)
+        return dict.fromkeys(specs, value)
+    return {role: default_concurrency(spec) for role, spec in specs.items()}
+
+
+def threads_for(*limits: int) -> int:
+    """Threads that keep the slots of roles used one after another (answer, then judge) busy: their sum; 1 when
+    no role runs calls concurrently (SimLM: in-process, the same results in the same order)."""
+    return sum(limits) if max(limits) > 1 else 1
+
+
+def _ignore(*args: Any, **kwargs: Any) -> None:
+    return None
+
+
+class LMSlots:
+    """DSPy callback: at most ``limit`` LM calls in flight at once across every LM it is attached to."""
+
+    def __init__(self, limit: int, name: str = "lm") -> None:
+        self.limit = _check(name, limit)
+        self.name = name
+        self._slots = threading.BoundedSemaphore(limit)
+        self._lock = threading.Lock()
+        self._held: set[str] = set()
+        self.peak = 0
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("on_"):
+            return _ignore
+        raise AttributeError(name)
+
+    def on_lm_start(self, call_id: str, instance: Any, inputs: dict[str, Any]) -> None:
+        """DSPy callback: wait for a free slot, then hold it for this call."""
+        self._slots.acquire()
+        with self._lock:
+            self._held.add(call_id)
+            self.peak = max(self.peak, len(self._held))
+
+    def on_lm_end(self, call_id: str, outputs: Any, exception: BaseException | None = None) -> None:
+        """DSPy callback: give the call's slot back."""
+        with self._lock:
+            if call_id not in self._held:
+                return
+            self._held.discard(call_id)
+        self._slots.release()

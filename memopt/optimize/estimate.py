@@ -1,0 +1,64 @@
+"""`estimate_experiment`: the LM calls, tokens and dollars an experiment will spend, before spending anything.
+
+Basis: a **dry pass** of the whole experiment with SimLM in every role (in-process: no network,
+nothing logged to MLflow, no reply cache), counting calls and tokens per meter exactly as the real
+run counts them; the tokens are then priced at LiteLLM's prices of the configured models (its local
+cost map). The dry pass follows the experiment's own loop: its data and splits, rounds, candidates,
+trials, budget and reporting, so its call count is the count of a run in which the real LM fails
+where SimLM fails. A real LM fails elsewhere, so its rounds blame other ops, ask other questions of
+the judge, and may stop at another point; token counts differ too (SimLM's replies are short, a real
+LM's may be longer; prompts are the same). It is an estimate with that basis, not a quote; the budget
+(``budget.max_lm_calls``, ``--max-cost``) is what caps the real run. Replies a real run finds in the
+reply cache cost nothing; the estimate assumes none are cached.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from memopt.experiment import Experiment
+
+__all__ = ["estimate_experiment", "BASIS"]
+
+BASIS = ("a dry pass of the whole experiment with SimLM in every role (no network, nothing logged, no cache), "
+         "counting calls and tokens per meter; dollars at LiteLLM's prices for the configured models. A real LM "
+         "fails elsewhere, so its run may differ; the budget caps it.")
+
+
+def estimate_experiment(experiment: Experiment) -> dict[str, Any]:
+    """Expected calls, tokens and cost per meter and in total, from a dry pass with SimLM (see the module doc)."""
+    from memopt.lm.config import parse_lm_specs
+    from memopt.lm.costs import cost_label, free, price
+    from memopt.optimize.run import run_experiment
+    from memopt.optimize.scoring import METERS, ROLE_OF
+    from memopt.system import clear_ingest_cache
+    from memopt.tracking import NullTracker
+
+    clear_ingest_cache()
+    sim = f"sim:{experiment.seed}"
+    lm = experiment.lm.model_copy(update={"task": sim, "judge": sim, "reflection": sim, "concurrency": None,
+                                          "cache": False})
+    dry = experiment.model_copy(update={"lm": lm, "budget": experiment.budget.model_copy(
+        update={"max_cost_usd": None})})
+    started = time.perf_counter()
+    summary = run_experiment(dry, tracker=NullTracker())
+    seconds = time.perf_counter() - started
+    meters: dict[str, dict[str, Any]] = {}
+    for meter in METERS:
+        spec = getattr(experiment.lm, ROLE_OF[meter])
+        u = summary["usage"][meter]
+        cost = price(spec, u["input_tokens"], u["output_tokens"])
+        meters[meter] = {"lm": ", ".join(s.raw for s in parse_lm_specs(spec)), "calls": u["calls"],
+                         "input_tokens": u["input_tokens"], "output_tokens": u["output_tokens"], "cost_usd": cost,
+                         "cost": cost_label(cost, free(spec))}
+    costs = [m["cost_usd"] for m in meters.values()]
+    total_cost = None if any(c is None for c in costs) else round(sum(costs), 6)
+    specs = [s for meter in METERS for s in parse_lm_specs(getattr(experiment.lm, ROLE_OF[meter]))]
+    total = {"lm": "", "calls": sum(m["calls"] for m in meters.values()),
+             "input_tokens": sum(m["input_tokens"] for m in meters.values()),
+             "output_tokens": sum(m["output_tokens"] for m in meters.values()), "cost_usd": total_cost,
+             "cost": cost_label(total_cost, free(specs))}
+    return {"experiment": experiment.name, "basis": BASIS, "dry_pass_seconds": round(seconds, 1),
+            "rounds": len(summary["rounds"]), "stopped": summary["stopped"],
+            "max_cost_usd": experiment.budget.max_cost_usd, "meters": {**meters, "total": total}}
