@@ -6,6 +6,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from memopt.bench.feedback import VARIANTS, ordering
 from memopt.experiment import load_experiment
 from memopt.lm.directives import active_directives, directives_for
@@ -15,6 +17,7 @@ from tests.conftest import ROOT
 QUICKSTART = ROOT / "experiments" / "quickstart.yaml"
 
 
+@pytest.mark.slow  # a full optimization (CI runs it with -m slow)
 def test_bench_feedback_runs_every_kind_and_writes_the_oracle_row(tmp_path):
     tiny = tmp_path / "tiny.yaml"
     tiny.write_text(QUICKSTART.read_text().replace("conversations=12,sessions=8", "conversations=4,sessions=3"))

@@ -6,6 +6,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from memopt.lm.server import SimServer
 
 SMALL = "synthetic:conversations=2,sessions=3,seed=5"
@@ -48,6 +50,7 @@ def test_bad_arguments_exit_2_with_one_message(tmp_path):
     assert not (tmp_path / "r.json").exists()
 
 
+@pytest.mark.slow  # a full optimization (CI runs it with -m slow)
 def test_lm_failures_mark_cases_and_too_many_exit_nonzero_after_writing(tmp_path):
     # Unparseable replies are asked for again twice (parse retries) before a case errors; one request at a time
     # (--concurrency 1) keeps the seeded faults on the same requests.

@@ -90,6 +90,7 @@ def quickstart(tmp_path_factory):
     return cwd, json.loads((cwd / "summary.json").read_text()), done
 
 
+@pytest.mark.slow  # a full optimization (CI runs it with -m slow)
 def test_quickstart_raises_test_f1_by_ten_points(quickstart):
     _, summary, done = quickstart
     assert summary["final"]["test_f1"] - summary["baseline"]["test_f1"] >= 0.10
@@ -99,6 +100,7 @@ def test_quickstart_raises_test_f1_by_ten_points(quickstart):
     assert "mlflow ui --backend-store-uri" in done.stdout and summary["run_id"] in done.stdout
 
 
+@pytest.mark.slow  # a full optimization (CI runs it with -m slow)
 def test_quickstart_logs_parent_rounds_and_prompt_versions(quickstart):
     import mlflow
 
@@ -120,6 +122,7 @@ def test_quickstart_logs_parent_rounds_and_prompt_versions(quickstart):
     assert newest.tags["round"] != "0" and newest.tags["parent_version"] != "none"
 
 
+@pytest.mark.slow  # a full optimization (CI runs it with -m slow)
 def test_no_api_key_reaches_mlflow(quickstart):
     import mlflow
 
@@ -133,6 +136,7 @@ def test_no_api_key_reaches_mlflow(quickstart):
             assert SECRET.encode() not in path.read_bytes(), path
 
 
+@pytest.mark.slow  # a full optimization (CI runs it with -m slow)
 def test_export_round_trip_reproduces_the_runs_val_f1(quickstart, tmp_path):
     from memopt.optimize.run import splits_of
     from memopt.run import run_pipeline
@@ -165,6 +169,7 @@ def _finished_rounds(uri: str, experiment: str) -> int:
     return sum(r.info.status == "FINISHED" for r in runs)
 
 
+@pytest.mark.slow  # a full optimization (CI runs it with -m slow)
 def test_kill_mid_run_then_resume(tmp_path):
     experiment = _small(tmp_path)
     uri = f"sqlite:///{tmp_path}/mlflow.db"
@@ -193,6 +198,7 @@ def test_kill_mid_run_then_resume(tmp_path):
     assert client.get_run(parent.info.run_id).info.status == "FINISHED"
 
 
+@pytest.mark.slow  # a full optimization (CI runs it with -m slow)
 def test_gepa_runs_within_its_budget(tmp_path):
     experiment = _small(tmp_path)
     done = _memopt("optimize", str(experiment), "--optimizer", "gepa", "--budget", "1500", "--rounds", "1",

@@ -54,6 +54,7 @@ def one_round(tmp_path_factory):
     return cwd, uri, run, experiment, {a["case_id"]: a for a in attributions}
 
 
+@pytest.mark.slow  # a full optimization (CI runs it with -m slow)
 def test_round_traces_carry_the_attributions_of_attributions_jsonl(one_round):
     _, uri, run, experiment, attributions = one_round
     traces = _search(uri, run_id=run.info.run_id, locations=[experiment])
@@ -77,6 +78,7 @@ def test_round_traces_carry_the_attributions_of_attributions_jsonl(one_round):
     assert {(a.value, a.metadata["operation"]) for a in blames} == groups
 
 
+@pytest.mark.slow  # a full optimization (CI runs it with -m slow)
 def test_search_traces_by_assessment_finds_each_error_type(one_round):
     _, uri, run, experiment, attributions = one_round
     traces = _search(uri, run_id=run.info.run_id, locations=[experiment])
@@ -97,6 +99,7 @@ def test_search_traces_by_assessment_finds_each_error_type(one_round):
                                                               f"feedback.`{ATTRIBUTION}` = 'UpdateError'") == []
 
 
+@pytest.mark.slow  # a full optimization (CI runs it with -m slow)
 def test_spans_are_the_cases_ops_with_prompt_versions_usage_and_blame(one_round, tmp_path):
     import mlflow
 
@@ -133,6 +136,7 @@ def test_spans_are_the_cases_ops_with_prompt_versions_usage_and_blame(one_round,
                                                          for s in llm)
 
 
+@pytest.mark.slow  # a full optimization (CI runs it with -m slow)
 def test_round_md_links_every_trace(one_round):
     import mlflow
 
@@ -144,6 +148,7 @@ def test_round_md_links_every_trace(one_round):
     assert f"/#/experiments/{experiment}/traces" in section and run.info.run_id in section
 
 
+@pytest.mark.slow  # a full optimization (CI runs it with -m slow)
 def test_show_opens_the_case_graph_of_a_trace(one_round, tmp_path):
     from typer.testing import CliRunner
 
@@ -237,6 +242,7 @@ def test_case_ops_are_the_evidence_sessions_and_the_case_query(small_round):
     assert not [op for op in ingest if op.rsplit(":", 1)[-1] in keys]
 
 
+@pytest.mark.slow  # a full optimization (CI runs it with -m slow)
 def test_none_logs_nothing_and_a_failure_never_ends_the_round(small_round, one_round, monkeypatch):
     from mlflow.exceptions import MlflowException
     from mlflow.tracing.client import TracingClient
