@@ -12,8 +12,7 @@ A prompt without the directive shows the directive's ``failure``; with it, the `
 
 The reflection step of SimLM (proposing revised instructions) writes directives in the words of
 ``phrasings``; every phrasing turns on its directive and no other directive of the same operation
-(asserted in tests). ``symptoms`` are the cues in feedback text that make the reflection step pick
-this directive. ``examples_on`` / ``examples_off`` are sentences that do and do not turn it on.
+(asserted in tests). ``examples_on`` / ``examples_off`` are sentences that do and do not turn it on.
 
 This catalogue is public and is rendered in the README (``memopt directives`` prints it).
 """
@@ -41,7 +40,6 @@ class Directive:
     failure: str
     behaviour: str
     phrasings: tuple[str, ...]
-    symptoms: tuple[str, ...]
     examples_on: tuple[str, ...]
     examples_off: tuple[str, ...]
 
@@ -91,8 +89,6 @@ CATALOGUE: tuple[Directive, ...] = (
             "Anchor every event in time: state the actual date instead of relative words, based on the "
             "date each session or memory carries.",
         ),
-        symptoms=("when did", "when is", "date", "yesterday", "last week", "last month", "relative",
-                  "temporal", "ago"),
         examples_on=("Turn 'yesterday' or 'last Friday' into the calendar date, counting from the session date.",
                      "Dates must be absolute, never relative."),
         examples_off=("Do not resolve relative dates.", "Keep time expressions such as 'last week' as they are.",
@@ -120,8 +116,6 @@ CATALOGUE: tuple[Directive, ...] = (
             "attributed to the person who said it.",
             "Record personal information for each speaker in the dialogue, not just the user.",
         ),
-        symptoms=("speaker", "participant", "other person", "never extracted", "no fact mentions",
-                  "not only the user"),
         examples_on=("Both people in the conversation count: store what either of them says about themselves.",
                      "Do not skip the second speaker's facts."),
         examples_off=("Only extract facts about the user.", "Ignore what the other speaker says.",
@@ -151,8 +145,6 @@ CATALOGUE: tuple[Directive, ...] = (
             "Include the full specifics of each fact (who, what, where, and any names or quantities) "
             "rather than a shortened version.",
         ),
-        symptoms=("detail", "name", "number", "place", "shortened", "cut", "truncated", "lost", "where",
-                  "which", "what is the name"),
         examples_on=("Never drop the names of people, pets or places from a fact.",
                      "Write each fact in full, with every number it mentions."),
         examples_off=("Shorten every fact to a few words.", "Leave out the specifics.",
@@ -187,7 +179,6 @@ CATALOGUE: tuple[Directive, ...] = (
             "keep the old memory.",
             "Do not overwrite a memory with a fact that can both be true at the same time; keep both.",
         ),
-        symptoms=("updateerror", "overwr", "update", "replaced", "degraded", "compatible", "both"),
         examples_on=("Overwrite a memory only if the new fact makes it false.",
                      "When the new fact does not contradict the memory, add it as a new one."),
         examples_off=("Update a memory whenever the new fact is about the same topic.",
@@ -217,7 +208,6 @@ CATALOGUE: tuple[Directive, ...] = (
             "Only remove the single memory that a statement explicitly says is no longer true.",
             "A retraction must be explicit and about the same memory: delete that one only.",
         ),
-        symptoms=("deletionerror", "delet", "removed", "retract", "no longer", "quit"),
         examples_on=("Remove a memory only if a new fact clearly withdraws it.",
                      "When someone quits one hobby, leave their other memories untouched."),
         examples_off=("Delete every memory related to a retracted fact.",
@@ -244,7 +234,6 @@ CATALOGUE: tuple[Directive, ...] = (
             "Rewrite the question as a keyword query: the people named, the important nouns and their "
             "common synonyms.",
         ),
-        symptoms=("retrievalerror", "retriev", "not in the retrieved", "missed", "search", "query"),
         examples_on=("Broaden the search with words that mean the same as the question's nouns.",
                      "Don't just repeat the question: add related terms."),
         examples_off=("Keep it close to the original wording.", "Do not add synonyms to the query.",
@@ -271,7 +260,6 @@ CATALOGUE: tuple[Directive, ...] = (
             "If several context items are relevant, aggregate all of them and list every matching item.",
             "Questions may need multiple pieces of information: use every relevant entry in the context.",
         ),
-        symptoms=("multi-hop", "several", "multiple", "partial", "all of", " and ", "list", "both"),
         examples_on=("Pull together every memory that bears on the question.",
                      "Don't stop at the best-matching memory; include the other relevant ones too."),
         examples_off=("Answer from the single best-matching memory.", "Do not merge memories.",
@@ -299,7 +287,6 @@ CATALOGUE: tuple[Directive, ...] = (
             "Never guess: when no context item is about the person and topic asked, the question cannot "
             "be answered.",
         ),
-        symptoms=("adversarial", "not mentioned", "abstain", "unanswerable", "hallucinat", "guess"),
         examples_on=("If you don't know the answer, just say that you don't know; don't try to make up an answer.",
                      "When nothing in the memories is about the question, answer 'Not mentioned'."),
         examples_off=("Always give an answer, never say it is not mentioned.", "Make your best guess when unsure.",
