@@ -35,13 +35,13 @@ def test_optimize_finishes_against_faults_and_reports_errored_cases(tmp_path, fa
     uri = f"sqlite:///{tmp_path}/mlflow.db"
     with served(extra=fault) as server:
         # one request at a time, so the seeded faults fall on the same requests every time; fewer retries than the
-        # defaults (3 and 2 parse retries), so that some cases do error, and a higher error limit than the default
-        # (20 %), since one conversation is a quarter of this small data set
+        # defaults (3 and 2 parse retries), so that some cases do error; no error limit (one failed ingestion errors
+        # a whole split of this small data set; the limit is tested below)
         experiment = _experiment(server.url, model="openai/sim", concurrency=1,
                                  **{"lm.cache": False, "lm.num_retries": 2, "lm.parse_retries": 0,
-                                    "max_error_rate": 0.5})
+                                    "max_error_rate": 1.0})
         summary = run_experiment(experiment, tracker=Tracker(uri, "faults"))
-    assert summary["status"] == "FINISHED" and summary["stopped"] is None and len(summary["rounds"]) == 1
+    assert summary["status"] == "FINISHED" and summary["stopped"] is None and len(summary["rounds"]) == 1, summary["stopped"]
     assert _statuses(uri, summary["run_id"]) == {"parent": "FINISHED", "0": "FINISHED", "1": "FINISHED"}
     usage = summary["usage"]["total"]
     if "429" in fault:

@@ -50,7 +50,7 @@ if phase == "round0":
 elif phase == "attribution":
     wrap(reflective.ReflectiveOptimizer, "_attribute", lambda *a, **k: True)
 elif phase == "selection":
-    wrap(scoring.Scorer, "score", lambda self, system, conversations, *, judged, traced=False: not judged)
+    wrap(scoring.Scorer, "score", lambda self, system, conversations, *, judged, **k: not judged)
 elif phase == "logging":
     wrap(tracking.RoundLog, "log_metrics", lambda self, metrics, step=None: step == 1)
 sys.argv = ["memopt", *sys.argv[3:]]

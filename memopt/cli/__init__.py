@@ -8,6 +8,7 @@ the same way: one "interrupted" line, exit code 130 (SIGINT) or 143 (SIGTERM), s
 
 from __future__ import annotations
 
+import os
 import sys
 
 import typer
@@ -15,6 +16,8 @@ import typer
 from memopt.errors import MemoptError
 
 __all__ = ["app", "main"]
+
+PIPED_COLUMNS = 160  # table width when the output is not a terminal (unless $COLUMNS says otherwise)
 
 app = typer.Typer(
     name="memopt",
@@ -64,6 +67,8 @@ def main() -> None:
     from memopt import interrupts
 
     interrupts.handle_sigterm()
+    if not sys.stdout.isatty() and "COLUMNS" not in os.environ:
+        os.environ["COLUMNS"] = str(PIPED_COLUMNS)  # rich's 80 columns would fold the tables of a log or a pipe
     try:
         app()
     except MemoptError as e:
