@@ -128,6 +128,7 @@ def test_attributions_round_trip_as_json_lines(tmp_path):
         Attribution("c:q1", "OopsError", "x", "x")
 
 
+@pytest.mark.slow  # over 4 s (CI runs it with -m slow)
 def test_bench_builds_labelled_cases_and_scores_methods(tmp_path):
     judge = LexicalJudge()
     cases, path = build_bench(["mem0", "long_context"], "synthetic:conversations=1,sessions=6,seed=11", tmp_path,
@@ -144,6 +145,7 @@ def test_bench_builds_labelled_cases_and_scores_methods(tmp_path):
     assert all(r["n"] == sum(c.pipeline == r["pipeline"] for c in cases) for r in rows)
 
 
+@pytest.mark.slow  # over 4 s (CI runs it with -m slow)
 def test_attribute_cli(traced, tmp_path):
     trace_dir = tmp_path / "graphs"
     result = run_pipeline("mem0", DATA, trace_dir=trace_dir, judge_lm="sim")

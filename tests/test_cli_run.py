@@ -34,6 +34,7 @@ def test_run_writes_results_in_the_documented_schema(tmp_path):
     assert sum(v["n"] for v in metrics["by_category"].values()) == metrics["n"]
 
 
+@pytest.mark.slow  # over 4 s (CI runs it with -m slow)
 def test_bad_arguments_exit_2_with_one_message(tmp_path):
     for args, expected in [
         (("--pipeline", "mem9"), "unknown pipeline 'mem9'"),

@@ -167,6 +167,7 @@ def test_synth_tells_relative_dates_updates_and_retractions():
     assert "moved from" in text or "left" in text
 
 
+@pytest.mark.slow  # over 4 s (CI runs it with -m slow)
 def test_synth_scales_linearly_to_thousands_of_sessions():
     [conv] = synthetic_conversations(SynthSpec(conversations=1, sessions=2000, seed=1))
     assert len(conv.sessions) == 2000 and len(conv.turns) > 15000

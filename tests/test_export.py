@@ -189,6 +189,7 @@ def test_unknown_or_empty_runs_are_config_errors(optimize_run):
         load_source(bare, pipeline="mem0", tracking_uri=uri)
 
 
+@pytest.mark.slow  # over 4 s (CI runs it with -m slow)
 def test_cli_exports_from_a_directory_and_a_run(optimize_run, prompts_dir, tmp_path):
     uri, run_id = optimize_run
     done = memopt(str(prompts_dir), "--pipeline", "mem0", "--format", "mem0", "--out", "m.json", cwd=tmp_path)
@@ -201,6 +202,7 @@ def test_cli_exports_from_a_directory_and_a_run(optimize_run, prompts_dir, tmp_p
     assert "from-run/mem0/extract.md" in done.stdout
 
 
+@pytest.mark.slow  # over 4 s (CI runs it with -m slow)
 def test_cli_bad_input_exits_2_with_one_message(prompts_dir, tmp_path):
     cases = [
         ((str(prompts_dir), "-p", "mem0", "--format", "xml"), "choose one of mem0, mem0-v2, dspy, text"),

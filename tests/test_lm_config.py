@@ -239,6 +239,7 @@ def test_cli_lm_check_sim() -> None:
     assert "latency:" in out.stdout and " ms" in out.stdout
 
 
+@pytest.mark.slow  # over 4 s (CI runs it with -m slow)
 def test_cli_lm_check_unreachable_exits_2_naming_the_spec() -> None:
     out = _memopt("lm-check", "--lm", UNREACHABLE, env={"OPENAI_API_KEY": SECRET})
     assert out.returncode == 2

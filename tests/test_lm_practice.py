@@ -132,6 +132,7 @@ def test_run_counts_prices_and_caches_every_call(tmp_path):
     assert unknown.usage["task"]["cost"] == "unknown" and unknown.usage["task"]["cost_usd"] is None
 
 
+@pytest.mark.slow  # over 4 s (CI runs it with -m slow)
 def test_max_cost_stops_cleanly_after_the_last_completed_round(tmp_path):
     from memopt.optimize.run import STATE_ARTIFACT, make_scorer
 

@@ -103,6 +103,7 @@ def test_an_unreachable_or_public_server_is_a_clear_error():
     assert dict(os.environ) == before, "the check restores MEM0_DIR, MEM0_TELEMETRY, NO_PROXY, OPENROUTER_API_KEY"
 
 
+@pytest.mark.slow  # over 4 s (CI runs it with -m slow)
 def test_cli_errors_exit_2_with_one_message(tmp_path):
     (tmp_path / "fragment.json").write_text(json.dumps(FRAGMENT))
     base = ("mem0", "check", "--data", TINY, "--limit", "1")

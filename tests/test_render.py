@@ -241,6 +241,7 @@ def test_show_command_writes_html_and_png(G, tmp_path):
     assert data["meta"]["blamed"] == path[1] and png.read_bytes()[:4] == b"\x89PNG"
 
 
+@pytest.mark.slow  # over 4 s (CI runs it with -m slow)
 def test_show_command_errors_exit_2_with_one_message(G, tmp_path):
     graph = save_graph(G, tmp_path / "graph.json")
     out = tmp_path / "view.html"
@@ -293,6 +294,7 @@ console.log(JSON.stringify({ title: document.getElementById("title").text,
 """
 
 
+@pytest.mark.slow  # over 4 s (CI runs it with -m slow)
 def test_viewer_script_runs_under_node_with_a_stub_dom(G, tmp_path):
     node = shutil.which("node")
     if node is None:

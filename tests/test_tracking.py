@@ -188,6 +188,7 @@ def test_no_secret_reaches_params_tags_metrics_texts_or_prompts(store, tmp_path,
     assert SECRET in secret_file.read_text()  # the local file itself is left alone
 
 
+@pytest.mark.slow  # over 4 s (CI runs it with -m slow)
 def test_mlflow_is_imported_lazily_and_stays_quiet(tmp_path):
     script = (
         "import sys\n"
