@@ -125,7 +125,6 @@ def make_scorer(experiment: Experiment) -> Scorer:
 
 
 def _check_priced(experiment: Experiment) -> None:
-    from memopt.errors import ConfigError
     from memopt.lm.config import parse_lm_specs
     from memopt.lm.costs import priced
 
