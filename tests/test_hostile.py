@@ -155,7 +155,7 @@ CORPUS: list[tuple[str, list[str], str]] = [
     ("optimize-optimizer-unknown", ["optimize", "{b}/exp/ok.yaml", "--optimizer", "annealing"], "annealing"),
     ("optimize-knob-negative", ["optimize", "{b}/exp/negknob.yaml"], "top_k"),
     ("optimize-search-zero", ["optimize", "{b}/exp/zerosearch.yaml"], "top_k"),
-    ("optimize-lm-bad-spec", ["optimize", "{b}/exp/badlm.yaml"], "not a spec"),
+    ("optimize-lm-bad-spec", ["optimize", "{b}/exp/badlm.yaml"], "lm.judge: LM spec 'not a spec'"),
     ("optimize-prompts-missing", ["optimize", "{b}/exp/noprompts.yaml"], "nowhere"),
     ("optimize-one-conversation", ["optimize", "{b}/exp/onesplit.yaml"], "conversation"),
     ("optimize-data-missing", ["optimize", "{b}/exp/ok.yaml", "--data", "{b}/missing.json"], "missing.json"),
