@@ -63,6 +63,7 @@ __all__ = [
     "credential_values",
     "SECRET_MIN_LENGTH",
     "spec_of",
+    "client_params",
 ]
 
 logger = logging.getLogger(__name__)
@@ -259,15 +260,21 @@ def make_lm(
         return _mark(dspy.LM(_SIM_MODEL, engine=engine, cache=False, max_tokens=max_tokens,
                              num_retries=num_retries, callbacks=callbacks), parsed, parse_retries)
     _check_provider(parsed)
-    client: dict[str, Any] = {}
-    if parsed.api_base:
-        client["api_base"] = parsed.api_base
-        if not os.environ.get(api_key_env(parsed) or ""):
-            client["api_key"] = "x"  # local OpenAI-compatible servers accept any key
-    if timeout is not None:
-        client["timeout"] = timeout
     return _mark(dspy.LM(parsed.model, engine="litellm", cache=cache, max_tokens=max_tokens,
-                         num_retries=num_retries, callbacks=callbacks, **client), parsed, parse_retries)
+                         num_retries=num_retries, callbacks=callbacks, **client_params(parsed, timeout)),
+                 parsed, parse_retries)
+
+
+def client_params(spec: LMSpec, timeout: float | None) -> dict[str, Any]:
+    """LiteLLM connection settings of a spec: its server URL (with a placeholder key if none is set) and timeout."""
+    params: dict[str, Any] = {}
+    if spec.api_base:
+        params["api_base"] = spec.api_base
+        if not os.environ.get(api_key_env(spec) or ""):
+            params["api_key"] = "x"  # local OpenAI-compatible servers accept any key
+    if timeout is not None:
+        params["timeout"] = timeout
+    return params
 
 
 _SPEC_ATTRIBUTE = "memopt_spec"

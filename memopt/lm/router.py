@@ -14,7 +14,6 @@ puts the map back as it was, so an unknown model stays "unknown" and the LM is p
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING, Any
 
 from dspy.clients.engines.litellm_engine import LiteLLMEngine
@@ -29,16 +28,9 @@ GROUP = "memopt-endpoints"
 
 
 def _deployment(spec: LMSpec, timeout: float | None) -> dict[str, Any]:
-    from memopt.lm.config import api_key_env
+    from memopt.lm.config import client_params
 
-    params: dict[str, Any] = {"model": spec.model}
-    if spec.api_base:
-        params["api_base"] = spec.api_base
-        if not os.environ.get(api_key_env(spec) or ""):
-            params["api_key"] = "x"  # local OpenAI-compatible servers accept any key
-    if timeout is not None:
-        params["timeout"] = timeout
-    return {"model_name": GROUP, "litellm_params": params}
+    return {"model_name": GROUP, "litellm_params": {"model": spec.model, **client_params(spec, timeout)}}
 
 
 class RouterEngine(LiteLLMEngine):
