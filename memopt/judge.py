@@ -161,10 +161,11 @@ def _failure(model: str, output: str, exc: Exception) -> str:
             "check the judge LM spec and that the LM is reachable")
 
 
-def make_judge(spec: str = "sim", *, seed: int = 0) -> Judge:
-    """A judge from a spec: ``lexical`` (the SimLM judge rules, called directly), else `LMJudge` on that LM spec."""
+def make_judge(spec: str = "sim", *, seed: int = 0, callbacks: list[Any] | None = None, cache: bool = False) -> Judge:
+    """A judge from a spec: ``lexical`` (the SimLM judge rules, called directly), else `LMJudge` on that LM spec
+    (``callbacks`` and ``cache`` as in `memopt.lm.config.make_lm`)."""
     if spec == "lexical":
         return LexicalJudge()
     from memopt.lm.config import make_lm
 
-    return LMJudge(make_lm(spec, seed=seed))
+    return LMJudge(make_lm(spec, seed=seed, callbacks=callbacks, cache=cache))

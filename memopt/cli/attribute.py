@@ -83,11 +83,10 @@ def _write_memtracebench(trace: Path, found: list, out: Path) -> int:
 
 def _judge(spec: str, concurrency: int | None, *, cache: bool) -> tuple:
     """The judge for a spec, and how many cases to attribute at once (the judge LM's concurrency)."""
-    from memopt.judge import LexicalJudge, LMJudge
-    from memopt.lm.config import make_lm
+    from memopt.judge import make_judge
     from memopt.lm.pool import LMSlots, role_concurrency
 
     if spec == "lexical":
-        return LexicalJudge(), concurrency or 1
+        return make_judge(spec), concurrency or 1
     limit = role_concurrency(concurrency, {"judge": spec})["judge"]
-    return LMJudge(make_lm(spec, callbacks=[LMSlots(limit, "--concurrency")], cache=cache)), limit
+    return make_judge(spec, callbacks=[LMSlots(limit, "--concurrency")], cache=cache), limit
