@@ -176,7 +176,10 @@ def attach_mem0(config: dict[str, Any], conversations: list[Conversation], trace
                 for session in conversation.sessions:
                     date = session_date(session)
                     if isinstance(template, str):
-                        setattr(memory.config, _TEMPLATES[major], template.replace(_PLACEHOLDER, date))
+                        dated = template.replace(_PLACEHOLDER, date)
+                        setattr(memory.config, _TEMPLATES[major], dated)
+                        if major == 2:  # 2.x reads its copy on the Memory object
+                            memory.custom_instructions = dated
                     tap.session(conversation.sample_id, index=session.index, date_time=date,
                                 dia_ids=[t.dia_id for t in session.turns], speakers=[t.speaker for t in session.turns])
                     _add(memory, session, conversation.sample_id, date)

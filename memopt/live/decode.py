@@ -96,8 +96,9 @@ class Decoder:
         """The fields recorded for one vector-store call (its result included)."""
         from memopt.live.tap import _hits
 
-        if name == "search":
-            return {"query": kwargs.get("query", args[0] if args else None), "limit": kwargs.get("limit"),
+        if name in ("search", "keyword_search"):
+            return {"query": kwargs.get("query", args[0] if args else None),
+                    "limit": kwargs.get("limit", kwargs.get("top_k")),
                     "filters": kwargs.get("filters"), "hits": _hits(result)}
         if name == "insert":
             payloads = kwargs.get("payloads") or (args[2] if len(args) > 2 else None) or []

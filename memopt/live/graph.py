@@ -131,8 +131,9 @@ class _Builder:
         fact_refs: list[str] = []
         writer: str | None = None
         if step.extraction_prompt is not None:
+            saw = [r for r in (self.ref(s["id"]) for s in step.seen) if r] if self.decoder.major == 2 else []
             with self.op(user, "extract", key, "llm", {"conversation": step.extraction_input, "session_date": date},
-                         turn_refs, step.extraction_prompt) as extract:
+                         turn_refs + saw, step.extraction_prompt) as extract:
                 for i, fact in enumerate(step.facts):
                     sources = best_sources(fact, turn_objs)
                     fact_refs.append(self.var(f"fact:{user}:{key}.{i}", fact, [f"turn:{d}" for d in sources],

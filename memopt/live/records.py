@@ -13,8 +13,9 @@ Each record has ``type``, ``seq`` (1, 2, … in recording order) and ``call`` (t
   ``messages`` (add) or ``query`` and ``limit`` (search); at ``end`` its ``results`` as Mem0 returned
   them, or ``error``.
 - ``llm``: one ``llm.generate_response`` call: ``messages`` sent, ``response`` text, ``error``.
-- ``embed``: ``text`` and ``action`` of one ``embedding_model.embed`` call (no vector).
-- ``vs.search``: ``query``, ``limit``, ``filters``, ``hits`` (``[{id, text, score}]`` in rank order).
+- ``embed``: ``text`` (a list for ``embed_batch``) and ``action`` of one embedding call (no vector).
+- ``vs.search`` / ``vs.keyword_search``: ``query``, ``limit``, ``filters``, ``hits`` (``[{id, text, score}]``
+  in rank order).
 - ``vs.insert`` / ``vs.update`` / ``vs.delete`` / ``vs.get``: ``ids`` and the payload ``text`` and
   ``metadata`` written (``vs.get``: the text read).
 - ``history``: ``rows`` of Mem0's SQLite ``history`` table written during the call (``rowid``,
@@ -39,8 +40,8 @@ __all__ = ["SCHEMA", "SCHEMA_VERSION", "RECORD_TYPES", "RecordWriter", "read_rec
 
 SCHEMA = "memopt.mem0_records"
 SCHEMA_VERSION = 1
-RECORD_TYPES = frozenset({"add", "search", "llm", "embed", "vs.search", "vs.insert", "vs.update", "vs.delete",
-                          "vs.get", "history", "session", "case"})
+RECORD_TYPES = frozenset({"add", "search", "llm", "embed", "vs.search", "vs.keyword_search", "vs.insert",
+                          "vs.update", "vs.delete", "vs.get", "history", "session", "case"})
 
 
 def _plain(value: Any) -> Any:

@@ -1,9 +1,10 @@
 """`trace_mem0`: record what a user's own Mem0 ``Memory`` does, without patching Mem0.
 
 The tap replaces, on the instance only, ``memory.add`` and ``memory.search`` (the public calls),
-``memory.llm.generate_response``, ``memory.embedding_model.embed`` and the vector store's ``search``,
-``insert``, ``update``, ``delete`` and ``get``; after each ``add`` it reads the rows Mem0 wrote to its
-SQLite ``history`` table (by rowid). Everything goes to a JSONL recording (`memopt.live.records`).
+``memory.llm.generate_response``, ``memory.embedding_model.embed`` (and ``embed_batch``) and the vector
+store's ``search``, ``keyword_search`` (2.x), ``insert``, ``update``, ``delete`` and ``get``; after each
+``add`` it reads the rows Mem0 wrote to its SQLite ``history`` table (by rowid). Everything goes to a
+JSONL recording (`memopt.live.records`).
 Leaving the block puts the original attributes back.
 
 ``add()`` runs its work in a ``ThreadPoolExecutor``, so context variables set by the caller do not
@@ -30,7 +31,7 @@ from memopt.live.records import RecordWriter
 
 __all__ = ["Mem0Tap", "trace_mem0"]
 
-_VECTOR_METHODS = ("search", "insert", "update", "delete", "get")
+_VECTOR_METHODS = ("search", "keyword_search", "insert", "update", "delete", "get")
 _HISTORY_COLUMNS = ("memory_id", "old_memory", "new_memory", "event", "created_at")
 
 
@@ -78,6 +79,8 @@ class Mem0Tap:
         self._wrap(m, "search", self._public("search"))
         self._wrap(m.llm, "generate_response", self._llm)
         self._wrap(m.embedding_model, "embed", self._embed)
+        if hasattr(m.embedding_model, "embed_batch"):
+            self._wrap(m.embedding_model, "embed_batch", self._embed)
         for name in _VECTOR_METHODS:
             if hasattr(m.vector_store, name):
                 self._wrap(m.vector_store, name, functools.partial(self._vector, name))
