@@ -30,7 +30,20 @@ app = typer.Typer(
 
 
 def _register() -> None:
-    from memopt.cli import attach, attribute, bench, data, directives, export, lm_check, mem0, optimize, run, serve, show
+    from memopt.cli import (
+        attach,
+        attribute,
+        bench,
+        data,
+        directives,
+        export,
+        lm_check,
+        mem0,
+        optimize,
+        run,
+        serve,
+        show,
+    )
     from memopt.cli import systems as systems_command
 
     app.command("optimize")(optimize.optimize)
