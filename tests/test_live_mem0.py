@@ -155,6 +155,38 @@ def test_attributing_the_hand_written_graph_blames_the_delete(tmp_path):
     assert (found.error_type, found.op_id) == ("DeletionError", "update:bea:S2")
 
 
+def test_the_tap_refuses_an_unknown_major_before_writing_anything(tmp_path):
+    from memopt.live import trace_mem0
+
+    with pytest.raises(ConfigError, match="mem0ai 3.0.0"), trace_mem0(object(), tmp_path / "r.jsonl", version="3.0.0"):
+        pass
+    assert not (tmp_path / "r.jsonl").exists()
+
+
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([MEMOPT, "attach", "mem0", *args], capture_output=True, text=True, cwd=cwd, timeout=120)
+
+
+def test_attach_cli_errors_exit_2_with_one_message(tmp_path):
+    (tmp_path / "a.jsonl").write_text('{"case_id": "c:q1"}\n')
+    (tmp_path / "p.md").write_text("Answer briefly.")
+    (tmp_path / "list.yaml").write_text("- a\n- b\n")
+    base = ["--trace", "trace", "--out", "results.json"]
+    cases = [(["--config", "none.yaml", *base], "--config none.yaml: no such file"),
+             (["--config", "list.yaml", *base], "expected a mapping (a Mem0 config), got list"),
+             (["--config", "list.yaml", "--answers", "a.jsonl", "--answer-prompt", "p.md", *base],
+              "--answers and --answer-prompt exclude each other"),
+             (["--config", "p.md", "--answers", "a.jsonl", *base], "expected a mapping"),
+             (["--config", "list.yaml", "--answers", "a.jsonl", *base], "expected a mapping")]
+    for args, message in cases:
+        done = _cli(*args, cwd=tmp_path)
+        assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr, done.stderr
+    (tmp_path / "ok.yaml").write_text("custom_update_memory_prompt: Decide.\n")
+    done = _cli("--config", "ok.yaml", "--answers", "a.jsonl", *base, cwd=tmp_path)
+    assert done.returncode == 2 and 'a.jsonl:1: expected {"case_id" or "question", "answer"}' in done.stderr
+    assert not (tmp_path / "trace").exists() and not (tmp_path / "results.json").exists()
+
+
 # --- the real Mem0 ---------------------------------------------------------------------------------------
 
 def _offline_memory(tmp_path: Path):
@@ -255,3 +287,38 @@ def test_attach_on_real_mem0_agrees_with_the_reimplementation_and_stays_in_its_f
     agree = sum(blame["attached"][c] == blame["reimpl"][c] for c in both)
     print(f"attach vs re-implementation: {agree}/{len(both)} failed-in-both cases blamed alike")
     assert len(both) >= 30 and agree >= 0.95 * len(both)
+
+
+def _mem0_major() -> int | None:
+    import importlib.metadata
+
+    try:
+        return int(importlib.metadata.version("mem0ai").split(".")[0])
+    except (importlib.metadata.PackageNotFoundError, ValueError):
+        return None
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(_mem0_major() != 2, reason="runs in a venv with mem0ai 2.x (the mem0 extra pins 1.0.11)")
+def test_attach_on_real_mem0_2x_builds_add_only_graphs_that_attribute(tmp_path):
+    done = subprocess.run([MEMOPT, "export", str(ROOT / "prompts"), "--pipeline", "mem0", "--format", "mem0-v2",
+                           "--out", "v2.json"], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert done.returncode == 0, done.stderr
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    done = subprocess.run([MEMOPT, "attach", "mem0", "--config", "v2.json", "--data",
+                           "synthetic:conversations=1,sessions=4,seed=5", "--offline", "--trace", "trace", "--out",
+                           "results.json"], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr
+    from memopt.trace import load_graph
+
+    G = load_graph(tmp_path / "trace" / "synth-5-000.json")
+    assert validate(G) == [] and G.graph["source"]["system"].startswith("mem0ai 2.")
+    assert {G.nodes[n]["operation"] for n in G if G.nodes[n].get("type") == "op"} == {"extract", "retrieve", "answer"}
+    units = [G.nodes[n] for n in variables(G, "memory")]
+    assert units and {u["action"] for u in units} == {"ADD"}
+    assert all(any(p.startswith("extract:") for p in G.predecessors(n)) for n in variables(G, "memory"))
+    done = subprocess.run([MEMOPT, "attribute", "--results", "results.json", "--trace", "trace", "--judge-lm",
+                           "lexical", "--out", "attr.jsonl"], capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert {json.loads(line)["operation"] for line in (tmp_path / "attr.jsonl").open()} <= {"extract", "retrieve",
+                                                                                              "answer"}
