@@ -155,6 +155,21 @@ def test_attributing_the_hand_written_graph_blames_the_delete(tmp_path):
     assert (found.error_type, found.op_id) == ("DeletionError", "update:bea:S2")
 
 
+def test_attached_graphs_are_not_replayed_by_verify(tmp_path):
+    from memopt.attribution.run import attribute_run
+    from memopt.evaluate import CaseResult, RunResult
+    from memopt.judge import make_judge
+    from memopt.trace.io import save_graph
+
+    G = build_graphs(*read_records(_hand_written_recording(tmp_path)))["bea"]
+    save_graph(G, tmp_path / "trace" / "bea.json")
+    case = CaseResult("bea:q1", "bea", 4, "What does Bea grow?", "tomatoes", "Not mentioned", 0.0, 0.0, False)
+    run = RunResult("mem0", "mem0ai 1.0.11", False, "hand", {}, {}, {}, [case])
+    assert len(attribute_run(run, tmp_path / "trace", make_judge("lexical"))) == 1
+    with pytest.raises(DataError, match="written by memopt attach.*leave out --verify"):
+        attribute_run(run, tmp_path / "trace", make_judge("lexical"), verify=True)
+
+
 def test_the_tap_refuses_an_unknown_major_before_writing_anything(tmp_path):
     from memopt.live import trace_mem0
 
