@@ -52,8 +52,13 @@ def load_config(path: str | Path) -> dict[str, Any]:
                           f"memopt export SOURCE --format mem0 --out {path}.")
     try:
         value = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, RecursionError) as e:
+        raise ConfigError(f"--config {path}: not a text YAML or JSON file ({type(e).__name__}).") from None
     except yaml.YAMLError as e:
-        raise ConfigError(f"--config {path}: not valid YAML or JSON ({e}).") from None
+        mark = getattr(e, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        raise ConfigError(f"--config {path}: not valid YAML or JSON ({getattr(e, 'problem', None) or 'unreadable'}"
+                          f"{where}).") from None
     if not isinstance(value, dict):
         raise ConfigError(f"--config {path}: expected a mapping (a Mem0 config), got {type(value).__name__}.")
     return value
@@ -65,7 +70,12 @@ def load_answers(path: str | Path) -> dict[str, str]:
     if not path.is_file():
         raise DataError(f"--answers {path}: no such file (one JSON object per line: case_id or question, answer).")
     out: dict[str, str] = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise DataError(f"--answers {path}: not UTF-8 text (one JSON object per line: case_id or question, "
+                        "answer).") from None
+    for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
