@@ -337,3 +337,49 @@ def test_attach_on_real_mem0_2x_builds_add_only_graphs_that_attribute(tmp_path):
     assert done.returncode == 0, done.stderr
     assert {json.loads(line)["operation"] for line in (tmp_path / "attr.jsonl").open()} <= {"extract", "retrieve",
                                                                                               "answer"}
+
+
+def test_confirm_is_checked_before_any_lm_call(tmp_path):
+    from memopt.experiment import load_experiment
+    from memopt.optimize.run import check_experiment
+
+    experiment = ROOT / "experiments" / "mem0_confirm.yaml"
+    with pytest.raises(ConfigError, match="confirm.system mem0 confirms the mem0 pipeline's prompts, not 'rag'"):
+        check_experiment(load_experiment(experiment, {"pipeline": "rag"}))
+    with pytest.raises(ConfigError, match="confirm.config must name your Mem0 config"):
+        check_experiment(load_experiment(experiment, {"confirm.offline": False}))
+    with pytest.raises(ConfigError, match="confirm.system"):
+        load_experiment(experiment, {"confirm.system": "zep"})
+
+
+@pytest.mark.slow
+def test_optimize_confirms_in_real_mem0_and_the_export_reproduces_it(tmp_path):
+    _needs_mem0()
+    uri = f"sqlite:///{tmp_path}/mlflow.db"
+    done = subprocess.run([MEMOPT, "optimize", str(ROOT / "experiments" / "mem0_confirm.yaml"), "--tracking-uri", uri,
+                           "--out", "summary.json"], capture_output=True, text=True, cwd=tmp_path, timeout=900)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    confirm = summary["confirm"]
+    assert confirm["simulated"] and set(confirm["seed"]) == set(confirm["best"]) == {"val", "test"}
+    assert confirm["best"]["val"]["f1"] > confirm["seed"]["val"]["f1"], confirm
+    from mlflow import MlflowClient
+
+    logged = MlflowClient(uri).get_run(summary["run_id"]).data.metrics
+    assert logged["confirm.best.val_f1"] == confirm["best"]["val"]["f1"]
+    assert logged["confirm.seed.test_f1"] == confirm["seed"]["test"]["f1"]
+    for fmt, out in (("mem0", "tuned.json"), ("text", "tuned")):
+        done = subprocess.run([MEMOPT, "export", summary["run_id"], "--format", fmt, "--out", out, "--tracking-uri",
+                               uri], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+        assert done.returncode == 0, done.stderr
+    from memopt.experiment import load_experiment
+    from memopt.optimize.run import splits_of
+
+    experiment = load_experiment(ROOT / "experiments" / "mem0_confirm.yaml")
+    val = ",".join(c.sample_id for c in splits_of(experiment)[2])
+    done = subprocess.run([MEMOPT, "attach", "mem0", "--config", "tuned.json", "--offline", "--data",
+                           experiment.data.source, "--conversations", val, "--answer-prompt", "tuned/mem0/answer.md",
+                           "--trace", "trace", "--out", "val.json"], capture_output=True, text=True, cwd=tmp_path,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert json.loads((tmp_path / "val.json").read_text())["metrics"]["f1"] == confirm["best"]["val"]["f1"]
