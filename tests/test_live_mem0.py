@@ -141,6 +141,10 @@ def test_graph_keeps_none_and_delete_decisions_with_the_memory_versions_they_con
     assert [c["case_id"] for c in G.graph["cases"]] == ["bea:q1"]
     assert "memory:u-2@1" in set(G.predecessors("retrieve:bea:q1"))
     assert G.graph["sessions"] == [{"index": 1, "date_time": "3 March 2022"}, {"index": 2, "date_time": "9 May 2022"}]
+    from memopt.trace.render import graph_view
+
+    view = graph_view(G, case="q1", highlight=["update:bea:S2"])
+    assert {"update:bea:S2", "answer:bea:q1@1", "memory:u-2@1"} <= {n["id"] for n in view["nodes"]}
 
 
 def test_attributing_the_hand_written_graph_blames_the_delete(tmp_path):
