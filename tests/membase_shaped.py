@@ -216,7 +216,7 @@ def _rag(run: _Run) -> None:
             snapshot = comment_variable(dict(buffer), to_runtime=True, id_strategy=lambda _: "message-buffer",
                                         encoding_fn=_JSON, decoding_fn=json.loads, category="message_buffer")
             trim = bool(in_buffer) and any(turns[k][4] for k in range(n) if turns[k][0] in in_buffer
-                                           and turns[k][0] not in held) and run.rng.random() < 0.3
+                                           and turns[k][0] not in held) and run.rng.random() < 0.15
             with comment_op_scope(op_name="memory_system.message_buffer_update", category="update",
                                   metadata={"max_tokens": 120, "num_overlap_msgs": 1}) as op:
                 with comment_mutation(target=buffer, inputs=[raw], id_strategy=lambda _: "message-buffer",

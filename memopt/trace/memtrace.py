@@ -84,8 +84,8 @@ def _restore(data: dict[str, Any]) -> tuple[nx.DiGraph, dict[str, str]]:
         stash = dict((n.get("metadata") or {}).get("memopt") or {})
         if not stash:
             continue
-        if n["category"] == "marker":
-            node, value = stash.pop("id"), stash.pop("value")
+        if "id" in stash:  # a DELETE marker standing for a deleted version
+            node, value = stash.pop("id"), stash.pop("value", None)
         else:
             node = f"{stash['name']}@{stash['version']}"
             value = n["value"] if stash.pop("value_is_text", True) else json.loads(n["value"])
@@ -141,11 +141,12 @@ def from_memtrace(doc: Any, *, source: str = "<memtrace>", split: str | None = N
     if not isinstance(raw, list):
         raise DataError(f"{source}: data.annotations: expected a list, got {type(raw).__name__}.")
     meta = data.get("metadata") or {}
-    if isinstance(meta.get("memopt"), dict):
+    if isinstance(meta.get("memopt"), dict) and not meta["memopt"].get("foreign"):
         G, ids = _restore(data)
     else:
         G = convert(data, source=source, split=split)
         ids = {d["sc_id"]: n for n, d in G.nodes(data=True) if d["type"] == "variable"}
+        G.graph["memtrace_document"] = {**data, "data": {**data["data"], "annotations": raw}}
     question_key = {}
     for fid, node in ids.items():
         if G.nodes[node].get("kind") == "question":
