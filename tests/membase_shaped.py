@@ -63,6 +63,9 @@ def _facts(rng: random.Random, who: str, day: dt.date) -> list[dict[str, Any]]:
     city = rng.choice(["Lisbon", "Denver", "Osaka", "Tallinn"])
     signed = day - dt.timedelta(days=2)
     course = rng.choice(["salsa class", "evening coding course", "watercolour course"])
+    pet = rng.choice(["Biscuit", "Pepper", "Waffles", "Mochi"])
+    job, place = rng.choice([("nurse", "city hospital"), ("sous chef", "harbour bistro"),
+                             ("data analyst", "regional bank"), ("librarian", "public library")])
     date = "{d.day} {d:%B} {d.year}"
     return [
         {"text": f"I finally went to the {event} last {wd}, it was amazing!", "question":
@@ -80,6 +83,12 @@ def _facts(rng: random.Random, who: str, day: dt.date) -> list[dict[str, Any]]:
             f"When did {who} sign up for the {course}?", "gold": date.format(d=signed), "fact":
             f"{who} signed up for a {course} on {date.format(d=signed)}", "vague": f"{who} signed up for a {course}",
          "wrong": "Last week"},
+        {"text": f"Our new puppy is called {pet}, he chews everything.", "question":
+            f"What is the name of {who}'s puppy?", "gold": pet, "fact": f"{who} has a new puppy named {pet}",
+         "vague": f"{who} has a new puppy", "wrong": "Buddy"},
+        {"text": f"Big news, I start as a {job} at the {place} on Monday!", "question": f"What job did {who} get?",
+         "gold": job, "fact": f"{who} got a job as a {job} at the {place}", "vague": f"{who} got a new job",
+         "wrong": "Teacher"},
     ]
 
 
@@ -100,10 +109,11 @@ class _Run:
         a, b = self.rng.choice(_PAIRS)
         start = dt.date(2023, self.rng.randint(1, 9), self.rng.randint(1, 20))
         turns = []
+        order = self.rng.sample(range(6), 5)  # each kind of fact once per conversation: no two questions alike
         for s in range(1, 4):
             day = start + dt.timedelta(days=9 * (s - 1) + self.rng.randint(0, 3))
             chat = self.rng.sample(_FILLER, 6)
-            facts = self.rng.sample(range(4), 2 if s < 3 else 1)
+            facts = [order.pop() for _ in range(2 if s < 3 else 1)]
             for i, k in enumerate(facts):
                 who = (a, b)[(s + i) % 2]
                 chat.insert(1 + 3 * i, (who, _facts(self.rng, who, day)[k]))
@@ -207,10 +217,11 @@ def _rag(run: _Run) -> None:
 
     turns = run.conversation()
     buffer: dict[str, Any] = {"message_buffer": [], "buffer_total_tokens": 0}
-    held: dict[str, str] = {}  # message id → unit id holding it
+    held: dict[str, str] = {}  # message id → the first unit holding it
+    holders: dict[str, set[str]] = {}  # message id → every unit holding it (documents overlap)
     lost: dict[str, str] = {}  # message id → op that trimmed it before it was emitted
     in_buffer: list[str] = []
-    for n, (mid, who, text, day, fact) in enumerate(turns):
+    for n, (mid, who, text, day, _) in enumerate(turns):
         with comment_session(category="memory_construction"):
             raw = run.message(mid, who, text, day)
             snapshot = comment_variable(dict(buffer), to_runtime=True, id_strategy=lambda _: "message-buffer",
@@ -243,7 +254,9 @@ def _rag(run: _Run) -> None:
             if doc is not None:
                 unit = run.new_unit({"content": doc})
                 comment_op(inputs=[rdoc], outputs=[run.unit(unit)], op_name="memory_system.add", category="update")
-                held.update({m: unit["id"] for m in emitted})
+                for m in emitted:
+                    held.setdefault(m, unit["id"])
+                    holders.setdefault(m, set()).add(unit["id"])
     if in_buffer:
         with comment_session(category="memory_construction"):
             rest = comment_variable(dict(buffer), to_runtime=True, id_strategy=lambda _: "message-buffer",
@@ -254,11 +267,15 @@ def _rag(run: _Run) -> None:
                 comment_op(inputs=[rest], outputs=[rdoc], reuse_op=True)
             unit = run.new_unit({"content": "\n\n".join(buffer["message_buffer"])})
             comment_op(inputs=[rdoc], outputs=[run.unit(unit)], op_name="memory_system.add", category="update")
-            held.update({m: unit["id"] for m in in_buffer})
+            for m in in_buffer:
+                held.setdefault(m, unit["id"])
+                holders.setdefault(m, set()).add(unit["id"])
     for q, (mid, _, _, _, fact) in enumerate(t for t in turns if t[4]):
         holder = held.get(mid)
         fault = "trim" if mid in lost else run.rng.choice(["miss", "miss", "response"])
-        uids = _others(run, holder, 3) if fault != "response" else [holder, *_others(run, holder)]
+        others = [u for u in run.units if u not in holders.get(mid, ())]
+        fault = "response" if fault == "miss" and not others else fault
+        uids = run.rng.sample(others, min(3, len(others))) if fault != "response" else [holder, *_others(run, holder)]
         context = "\n\n".join(run.units[u]["content"] for u in uids)
         run.ask(f"{run.user}-q{q}", fact, mid, context, _wrong(run, fact),
                 run.retrieval("memory_system.retrieve", uids), run.refs(uids))
@@ -318,8 +335,14 @@ def _long_context(run: _Run) -> None:
 
 def _evermemos(run: _Run) -> None:
     """Boundary detection (memcells or no-split markers), episode extraction, hybrid retrieval with a rerank."""
-    from smartcomment import (comment_link, comment_mutation, comment_op, comment_op_scope, comment_session,
-                              comment_variable)
+    from smartcomment import (
+        comment_link,
+        comment_mutation,
+        comment_op,
+        comment_op_scope,
+        comment_session,
+        comment_variable,
+    )
 
     turns = run.conversation()
     buffer: dict[str, Any] = {"messages": []}
@@ -331,7 +354,7 @@ def _evermemos(run: _Run) -> None:
         mid, who, text, day, fact = turn
         with comment_session(category="memory_construction"):
             raw = run.message(mid, who, text, day)
-            with comment_op_scope(op_name="evermemos.boundary_detection", category="boundary_detection") as op:
+            with comment_op_scope(op_name="evermemos.boundary_detection", category="boundary_detection"):
                 with comment_mutation(target=buffer, inputs=[raw], id_strategy=lambda _: "message-buffer",
                                       encoding_fn=_JSON, decoding_fn=json.loads, category="split_message_buffer",
                                       mutation_category="update", reuse_op=True):
@@ -422,14 +445,20 @@ def _evermemos(run: _Run) -> None:
 
 def _mem0(run: _Run) -> None:
     """Per session: fact extraction, then update decisions (ADD / UPDATE / DELETE); a vector-store search."""
-    from smartcomment import (comment_link, comment_mutation, comment_op, comment_op_scope, comment_session,
-                              comment_variable)
+    from smartcomment import (
+        comment_link,
+        comment_mutation,
+        comment_op,
+        comment_op_scope,
+        comment_session,
+        comment_variable,
+    )
 
     turns = run.conversation()
     holder: dict[str, str] = {}
     label: dict[str, tuple[str, str]] = {}
     sessions = sorted({t[0].rsplit(":", 1)[0] for t in turns}, key=lambda s: int(s.rsplit("D", 1)[1]))
-    for s, session in enumerate(sessions):
+    for session in sessions:
         part = [t for t in turns if t[0].rsplit(":", 1)[0] == session]
         day = part[0][3]
         with comment_session(category="memory_construction"):
@@ -476,6 +505,7 @@ def _mem0(run: _Run) -> None:
     for q, (mid, _, _, _, fact) in enumerate(t for t in turns if t[4]):
         unit = holder.get(mid) if mid not in label else None
         fault = run.rng.choice(["miss", "response"]) if mid not in label else None
+        fault = "response" if fault == "miss" and not _others(run, unit) else fault
         uids = [unit, *_others(run, unit)] if fault == "response" else _others(run, unit, 3)
         context = "\n".join(f"- {run.units[u]['memory']} ({run.units[u]['timestamp']})" for u in uids)
         run.ask(f"{run.user}-q{q}", fact, mid, context, _wrong(run, fact),

@@ -7,6 +7,9 @@ value's ``timestamp`` field, the node's ``metadata.timestamp``, else the unit's 
 Numbers written as words become digits ("three kittens" → "3 kittens") on both sides, so a gold "3"
 meets "three". Case and punctuation are left to the judge (SimLM compares word stems).
 
+A message's own date is used to resolve what it says, not read as something it states: a line "Timestamp:
+18 March 2023" under an unrelated remark does not make that remark hold "18 March 2023".
+
 Limits: only the relative forms of `memopt.text.find_relative_dates` are resolved ("last Friday", "two
 days ago", "last week", ...); vaguer ones ("recently", "a while back") stay unresolved and do not
 match a date, which is the point (they lost the date). A line without any date of its own and no
@@ -70,20 +73,21 @@ def _resolve(line: str, day: dt.date) -> str:
 
 def reading(value: Any, day: dt.date | None = None) -> str:
     """A value as lines a careful reader reads: text leaves of structured values, relative dates resolved against
-    each item's own date (a ``Timestamp:`` line dates the lines before it), numbers as digits."""
+    each item's own date (a ``Timestamp:`` line dates the lines before it and is then dropped, as are ``id``,
+    ``score`` and ``timestamp`` fields), numbers as digits."""
     if isinstance(value, dict) and day is None:
         day = item_day(value)
     if isinstance(value, list):
         return "\n".join(reading(v, item_day(v) or day) for v in value)
     if isinstance(value, dict):
-        return "\n".join(reading(v, day) for k, v in value.items() if k not in ("id", "score"))
+        return "\n".join(reading(v, day) for k, v in value.items() if k not in ("id", "score", "timestamp"))
     lines = _leaves(value)
     out: list[str] = []
     pending: list[str] = []
     for line in lines:
         stamp = _STAMP_LINE.match(line)
         if stamp and (when := parse_session_date(stamp.group("stamp"))) is not None:
-            out += [_resolve(p, when) for p in pending] + [line]
+            out += [_resolve(p, when) for p in pending]
             pending = []
         else:
             pending.append(line)

@@ -100,7 +100,7 @@ _LAYERS = {"naiverag": "rag", "rag": "rag", "longcontext": "long_context", "ever
 
 
 def _speaker_of(meta: dict[str, Any]) -> str | None:
-    """The speaker named by a message's metadata (``speaker``, ``speaker_name``, ``name``, or MemBase's ``speakers``)."""
+    """The speaker a message's metadata names (``speaker``, ``speaker_name``, ``name``, MemBase's ``speakers``)."""
     for key in ("speaker", "speaker_name", "name", "speakers"):
         found = meta.get(key)
         if isinstance(found, list) and len(found) == 1:
@@ -140,7 +140,7 @@ def _turn_value(node: dict[str, Any], session: int) -> dict[str, Any]:
 
 
 def _pipeline(meta: dict[str, Any], split: str | None) -> str | None:
-    """The memory system: ``metadata.memory_system``, else MemBase's ``layer_type`` (``NaiveRAG`` → rag), else the split."""
+    """The memory system: ``metadata.memory_system``, else MemBase's ``layer_type`` (NaiveRAG → rag), else the split."""
     declared = meta.get("memory_system")
     if isinstance(declared, str):
         return declared
