@@ -127,7 +127,7 @@ _TYPE = {"extraction": "ExtractionError", "update": "UpdateError", "deletion": "
 def _upstream(case: FailedCase, probe: Probe, started: float, asked: int) -> Attribution:
     """Follow the information from the evidence turns through every variable built before the question; blame the
     op where its last copy was lost (an overwrite, a trim, a delete, or an op that read it and wrote nothing
-    holding it)."""
+    holding it); a store unit's loss comes before a side copy's (a prompt listing the memories)."""
     G = case.G
     evidence = case.evidence_turns[:1]
     querying = _query_time(case)
@@ -143,9 +143,10 @@ def _upstream(case: FailedCase, probe: Probe, started: float, asked: int) -> Att
         after = after if after is not None and G.nodes[after]["created"] < asked else None
         consumers = sorted((op for op in G.successors(v) if op not in querying and G.nodes[op]["start"] < asked),
                            key=lambda op: G.nodes[op]["start"])
-        if any(w in holding for op in consumers for w in G.successors(op)):
-            continue
-        if after is not None and after not in holding:
+        overwritten = after is not None and after not in holding
+        if any(w in holding for op in consumers for w in G.successors(op)) and not (overwritten and "action" in d):
+            continue  # passed on (a store unit's overwrite is a loss even when side copies were made of it)
+        if overwritten:
             op = writers[after]
             losses.append((G.nodes[op]["start"], op, v, after, True))
         elif d["kind"] == "turn" and case.extractors:
@@ -162,7 +163,8 @@ def _upstream(case: FailedCase, probe: Probe, started: float, asked: int) -> Att
         return _result(case, probe, started, "RetrievalError" if case.retrieval_ops else "ResponseError", op,
                        "a variable held the information but it was not retrieved",
                        [*evidence, (stored or held)[0], op], 0.6)
-    _, op, kept, lost, overwritten = max(losses, key=lambda loss: loss[0])
+    stored_losses = [loss for loss in losses if "action" in G.nodes[loss[2]]]  # the store's copy decides first
+    _, op, kept, lost, overwritten = max(stored_losses or losses, key=lambda loss: loss[0])
     error_type = _error_of(G, op, lost or None, overwritten)
     verb = {"DeletionError": "deleted it", "UpdateError": "overwrote or trimmed it"}.get(error_type, "dropped it")
     return _result(case, probe, started, error_type, op, f"{kept} held the information; {op} {verb}"

@@ -111,7 +111,7 @@ def _speaker_of(meta: dict[str, Any]) -> str | None:
 
 
 def _turn_value(node: dict[str, Any], session: int) -> dict[str, Any]:
-    """A message as ``{speaker, text, session}`` (+ ``timestamp``): the speaker by name from whichever field holds it
+    """A message as ``{speaker, text, session}`` (+ its ``timestamp``, moved to its metadata): the speaker by name from whichever field holds it
     (the value's ``name`` / ``speaker``, MemBase's ``Speaker X (role: r) says:`` text, the metadata), roles last."""
     value, meta = decode_value(node["value"]), node.get("metadata") or {}
     named, role, stamp = None, None, meta.get("timestamp")
@@ -322,6 +322,10 @@ class _Converter:
                                  "value": value, "sc_id": fid, "sc_category": n["category"],
                                  "sc_class": n.get("class_name"), "created_at": created_at,
                                  "metadata": n.get("metadata") or {}}
+        if kind == "turn" and "timestamp" in value:  # the message's own date (value or text) joins its metadata
+            attrs["metadata"] = {**attrs["metadata"], "timestamp": attrs["metadata"].get("timestamp")
+                                 or value.pop("timestamp")}
+            value.pop("timestamp", None)
         if kind == "memory":
             attrs.update(action="DELETE" if deleted_edge is not None else ("ADD" if int(version) == 1 else "UPDATE"),
                          deleted=deleted_edge is not None)
