@@ -4,17 +4,20 @@
    ``ResponseError`` at the answer op.
 2. Otherwise, look at the store as it was when the question was asked: the live units derived
    from the evidence turns (for a long-context pipeline, the evidence turns themselves). If one
-   holds the information → ``RetrievalError`` at the retrieval op that dropped it (the last one
-   that read such a unit, else the first retrieval op).
-3. Otherwise follow the evidence turns forward through every version of every unit and fact
-   derived from them: none ever held the information → ``ExtractionError`` at the first op that
-   extracted from an evidence turn (correcting it rescues the answer); some did → the write
-   that removed the last live copy is decisive: an ``UpdateError`` at the op that degraded it, or a
-   ``DeletionError`` at the op that deleted it
-   (a fact that held it but never reached the store → ``UpdateError`` at the op of stage ``update``
-   that read it).
+   holds the information → ``RetrievalError`` at the first retrieval op of the question that read
+   it and wrote nothing holding it (a rerank, a fusion, a truncation), else at the first search
+   that did not bring it back.
+3. Otherwise follow the information forward from the evidence turns through every variable derived
+   from them before the question (buffers, temporary documents, MemCells, facts, unit versions: any
+   number of hops and ops). A copy is lost where its next version no longer holds it (an overwrite
+   or a trim → ``UpdateError``, a delete → ``DeletionError``), or where every op that read it wrote
+   nothing holding it (typed by that op's stage: extraction → ``ExtractionError``; an evidence turn
+   nothing kept → the first extraction op that read it). The op that lost the last copy is blamed;
+   a store unit's loss decides before a side copy's (a prompt that listed the memories).
 
-Only variables on the evidence's provenance are judged, so judge calls stay few on long graphs.
+"Holds" is `Probe.holds` (verbatim evidence words, or the judge on a careful reading:
+`memopt.attribution.normalise`). Only variables on the evidence's provenance are judged, so judge
+calls stay few on long graphs.
 """
 
 from __future__ import annotations

@@ -14,7 +14,8 @@ found) is a read, not a new version. Kinds, by smartcomment category and class:
 class ``query`` (``message & query``)           ``question`` (the case key is its name)
 ``memory_entry``                                ``memory`` (``action`` ADD / UPDATE, ``sources``, ``session_date``
                                                 from ``metadata.timestamp``); of class ``chunk``: kind ``chunk``
-edge from a unit to a ``marker`` node           a new ``memory`` version with ``deleted`` (a DELETE)
+edge from a unit to a DELETE ``marker``         a new ``memory`` version with ``deleted`` (a DELETE)
+other ``marker`` nodes (no-split, failed)       kind = their class (``no_split_marker``): a signal, not a delete
 ``memory_context`` / class ``prediction``       ``context`` / ``answer``, one per op that wrote it
 ``prompt``, class ``golden_answers``, judge      ``prompt``, ``gold``, ``judgement``
 other outputs of an ``extraction`` op           ``fact``; anything else: its category as the kind
