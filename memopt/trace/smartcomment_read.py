@@ -111,8 +111,9 @@ def _speaker_of(meta: dict[str, Any]) -> str | None:
 
 
 def _turn_value(node: dict[str, Any], session: int) -> dict[str, Any]:
-    """A message as ``{speaker, text, session}`` (+ its ``timestamp``, moved to its metadata): the speaker by name from whichever field holds it
-    (the value's ``name`` / ``speaker``, MemBase's ``Speaker X (role: r) says:`` text, the metadata), roles last."""
+    """A message as ``{speaker, text, session}`` (+ its ``timestamp``, moved to its metadata): the speaker by name
+    from whichever field holds it (the value's ``name`` / ``speaker``, MemBase's ``Speaker X (role: r) says:``
+    text, the metadata), roles last."""
     value, meta = decode_value(node["value"]), node.get("metadata") or {}
     named, role, stamp = None, None, meta.get("timestamp")
     if isinstance(value, dict):
