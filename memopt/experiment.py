@@ -18,6 +18,7 @@ Errors name the file and the key path (``experiments/x.yaml: optimizer.candidate
     max_error_rate: 0.2
     seed: 0
     mlflow: {experiment: memopt-quickstart, tracking_uri: null, traces: sample, max_traces: 12}
+    confirm: {system: mem0, offline: true, config: null, top_k: 10}   # optional: real Mem0 confirms seed and best
 """
 
 from __future__ import annotations
@@ -130,6 +131,15 @@ class MLflowConfig(_Strict):
     max_traces: int = Field(12, ge=1, le=1000)  # = memopt.tracking_traces.MAX_TRACES
 
 
+class ConfirmConfig(_Strict):
+    """A real system that confirms the seed and best prompts on val and test (see `memopt.live.confirm`)."""
+
+    system: Literal["mem0"] = "mem0"
+    offline: bool = True
+    config: str | None = None
+    top_k: int = Field(10, ge=1, le=1000)
+
+
 class Experiment(_Strict):
     """One `memopt optimize` experiment."""
 
@@ -146,6 +156,7 @@ class Experiment(_Strict):
     prompts: str | None = None
     knobs: dict[str, int] = Field(default_factory=dict)
     mlflow: MLflowConfig = Field(default_factory=MLflowConfig)
+    confirm: ConfirmConfig | None = None
 
 
 def _where(loc: tuple[Any, ...]) -> str:

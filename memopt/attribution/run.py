@@ -46,6 +46,10 @@ def attribute_run(results: RunResult, trace_dir: str | Path, judge: Judge, *, me
     """
     graphs = [(path, load_graph(path)) for path in graph_files(trace_dir)]
     check_same_run(results, graphs, source=source, trace_dir=trace_dir)
+    attached = next((path for path, G in graphs if G.graph.get("source")), None)
+    if verify and attached is not None:
+        raise DataError(f"{attached}: a graph recorded from a real system ({attached.parent} was written by memopt "
+                        "attach); --verify replays memopt's own pipeline, not that system: leave out --verify.")
     by_id = {c.case_id: c.to_dict() for c in results.cases}
     cases = [case for _, G in graphs for case in failed_cases(G, by_id)]
 

@@ -75,6 +75,12 @@ def check_experiment(experiment: Experiment) -> None:
     from memopt.lm.config import parse_lm_specs
     from memopt.systems import system_class
 
+    if experiment.confirm is not None and experiment.pipeline != "mem0":
+        raise ConfigError(f"confirm.system mem0 confirms the mem0 pipeline's prompts, not {experiment.pipeline!r}; "
+                          "remove confirm, or optimize pipeline mem0.")
+    if experiment.confirm is not None and not experiment.confirm.offline and not experiment.confirm.config:
+        raise ConfigError("confirm.offline is false: confirm.config must name your Mem0 config (YAML or JSON) "
+                          "with its LLM, embedder and stores.")
     if experiment.attribution.method not in METHODS:
         raise ConfigError(f"attribution.method {experiment.attribution.method!r}: choose one of {', '.join(METHODS)}.")
     for role in ("task", "judge", "reflection"):
@@ -357,7 +363,9 @@ def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker
     finally:
         if _attached(tracker):
             with deferred():
-                summary = _finish(tracker, state, experiment, scorer, status, stopped)
+                confirm = (lambda done: _confirm(experiment, seed_system.instructions(), done.best_instructions,
+                                                 valset, testset)) if experiment.confirm else None
+                summary = _finish(tracker, state, experiment, scorer, status, stopped, confirm)
     return summary
 
 
@@ -368,8 +376,23 @@ def _attached(tracker: Any) -> bool:
         return False
 
 
+def _confirm(experiment: Experiment, seed: dict[str, str], best: dict[str, str], valset: list[Conversation],
+             testset: list[Conversation]) -> dict[str, Any]:
+    """The seed and best prompts scored in the confirming real system (``experiment.confirm``) on val and test."""
+    from memopt.live.attach import load_config
+    from memopt.live.confirm import confirm_in_mem0
+
+    spec = experiment.confirm
+    assert spec is not None
+    config = load_config(spec.config) if spec.config else None
+    figures = confirm_in_mem0({"seed": seed, "best": best}, {"val": valset, "test": testset}, offline=spec.offline,
+                              config=config, top_k=spec.top_k)
+    return {"system": spec.system, "offline": spec.offline, "simulated": spec.offline, **figures}
+
+
 def _finish(tracker: Any, state: OptimizeState | None, experiment: Experiment, scorer: Scorer, status: str,
-            stopped: str | None) -> dict[str, Any] | None:
+            stopped: str | None, confirm: Callable[[OptimizeState], dict[str, Any]] | None = None
+            ) -> dict[str, Any] | None:
     """Checkpoint, best prompts, summary and final metrics of the parent run, then end it with ``status``.
 
     What was spent, a dropped round's calls included, stays counted (and billed) after a resume.
@@ -383,6 +406,11 @@ def _finish(tracker: Any, state: OptimizeState | None, experiment: Experiment, s
         tracker.log_dict(state.to_dict(), STATE_ARTIFACT)
         _save_best(tracker, state)
         summary = summary_of(state, experiment, stopped=stopped, status=status)
+        if confirm is not None and status == "FINISHED":
+            summary["confirm"] = confirm(state)
+            tracker.log_metrics({f"confirm.{label}.{split}_{key}": value
+                                 for label in ("seed", "best") for split, m in summary["confirm"][label].items()
+                                 for key, value in m.items() if key in ("f1", "judge")})
         tracker.log_dict(summary, "summary.json")
         tracker.log_metrics({"best.val_f1": summary["final"]["val_f1"] or 0.0, "lm_calls": state.lm_calls})
         if stopped:
