@@ -59,6 +59,7 @@ __all__ = [
     "describe_lm",
     "api_key_env",
     "explain_lm_error",
+    "failure_kind",
     "redact",
     "credential_values",
     "SECRET_MIN_LENGTH",
@@ -361,7 +362,8 @@ def _chain(exc: BaseException) -> Iterator[BaseException]:
         current = current.__cause__ or current.__context__
 
 
-def _failure_kind(exc: BaseException) -> str:
+def failure_kind(exc: BaseException) -> str:
+    """What kind of LM failure ``exc`` is: unreachable, timeout, auth, rate_limit, parse, server or other."""
     names = {type(e).__name__ for e in _chain(exc)}
     if any(isinstance(e, ConnectionError) for e in _chain(exc)) or names & {"ConnectError", "APIConnectionError"}:
         return "unreachable"
@@ -379,9 +381,16 @@ def explain_lm_error(spec: str | LMSpec, exc: BaseException) -> LMError:
     parsed = _as_spec(spec)
     where = f" at {parsed.api_base}" if parsed.api_base else " (memopt's llama.cpp server)" if parsed.local else ""
     key = api_key_env(parsed)
+    kind = failure_kind(exc)
+    death = None
+    if parsed.local and kind == "unreachable":
+        from memopt.lm.local import server_death
+
+        death = server_death(parsed.local)
     advice = {
-        "unreachable": f"could not be reached{where}. " + ("The server has stopped; run again." if parsed.local else
-                       "Start the server (for SimLM: `memopt serve`) or fix the URL after '@'."),
+        "unreachable": f"could not be reached{where}. " + (
+            f"{death[0].upper()}{death[1:]}." if death else "The server has stopped; run again." if parsed.local
+            else "Start the server (for SimLM: `memopt serve`) or fix the URL after '@'."),
         "timeout": f"did not answer in time{where}. Raise the timeout, or check that the server is up and not "
                    "overloaded.",
         "auth": f"rejected the credentials. Set {key or 'the provider API key'} in the environment (keys are read "
@@ -391,7 +400,7 @@ def explain_lm_error(spec: str | LMSpec, exc: BaseException) -> LMError:
                  "JSON adapter.",
         "server": f"failed with a server error{where}. Check the server's logs and retry.",
         "other": "failed. Check the spec and the provider's settings.",
-    }[_failure_kind(exc)]
+    }[kind]
     text = str(getattr(exc, "message", None) or exc).strip()  # DSPy's `message` lacks the "[model] " prefix
     detail = redact(text.splitlines()[0] if text else "")[:300]
     return LMError(f"LM {parsed.raw!r} {advice} ({type(exc).__name__}: {detail})")
