@@ -58,6 +58,7 @@ __all__ = [
     "ask",
     "describe_lm",
     "api_key_env",
+    "missing_api_key",
     "explain_lm_error",
     "failure_kind",
     "redact",
@@ -103,6 +104,8 @@ def _bad(spec: str, why: str) -> ConfigError:
 
 
 def _check_api_base(spec: str, url: str) -> str:
+    if "@" in url or any(c.isspace() for c in url):
+        raise _bad(spec, "the server URL after '@' must be one URL, with no spaces and no second '@'")
     try:
         parts = urlsplit(url)
         port = parts.port
@@ -153,7 +156,7 @@ def parse_lm_spec(spec: str) -> LMSpec:
     if _LOCAL.match(model) and api_base:
         raise _bad(text, "memopt starts the local LM's server itself; for your own server write 'openai/NAME@URL'")
     provider, slash, name = model.partition("/")
-    if slash and (not provider or not name):
+    if slash and (not provider or not name or name.startswith("/")):
         raise _bad(text, f"{model!r} needs both a provider and a model name around '/'")
     if api_base and not slash:
         model = f"openai/{model}"
@@ -215,6 +218,43 @@ def _check_provider(spec: LMSpec) -> None:
             ) from None
 
 
+# Providers whose credentials may come from elsewhere than an environment variable (cloud IAM, instance roles,
+# Azure AD): a key LiteLLM misses in the environment is not proof that calls will fail.
+_KEYS_ELSEWHERE = ("bedrock", "sagemaker", "vertex_ai", "azure", "watsonx", "oci")
+
+
+def missing_api_key(spec: str | LMSpec) -> str | None:
+    """The environment variable an LM spec needs and lacks (as LiteLLM's `validate_environment` names it), or None.
+
+    None for sim, local and ``@URL`` specs (a local server takes any key), for providers that need no key
+    (``ollama_chat``), and for cloud providers whose credentials may come from elsewhere (``_KEYS_ELSEWHERE``).
+    """
+    import litellm
+
+    parsed = _as_spec(spec)
+    if parsed.simulated or parsed.local or parsed.api_base:
+        return None
+    provider = parsed.model.split("/", 1)[0]
+    if provider.startswith(_KEYS_ELSEWHERE):
+        return None
+    with contextlib.redirect_stdout(io.StringIO()):
+        try:
+            found = litellm.validate_environment(model=parsed.model)
+        except Exception:
+            return None
+    missing = [name for name in found.get("missing_keys") or [] if re.search(r"API_?KEY$", name, re.IGNORECASE)]
+    if found.get("keys_in_environment") or not missing:
+        return None
+    return " or ".join(missing)
+
+
+def _check_key(spec: LMSpec) -> None:
+    if missing := missing_api_key(spec):
+        raise ConfigError(f"LM spec {spec.raw!r}: {missing} is not set; LiteLLM reads the API key of "
+                          f"{spec.model.split('/', 1)[0]} from it (keys come from the environment only: export it "
+                          "and run again, or use --lm sim).")
+
+
 def make_lm(
     spec: str | LMSpec | list[str | LMSpec],
     *,
@@ -245,6 +285,7 @@ def make_lm(
 
         for one in specs:
             _check_provider(one)
+            _check_key(one)
         lm = dspy.LM(parsed.model, engine=RouterEngine(specs, timeout=timeout), cache=cache, max_tokens=max_tokens,
                      num_retries=num_retries, callbacks=callbacks)
         setattr(lm, _PRICES_ATTRIBUTE, _prices(parsed.model))  # DSPy does not price a custom engine's calls
@@ -261,6 +302,7 @@ def make_lm(
         return _mark(dspy.LM(_SIM_MODEL, engine=engine, cache=False, max_tokens=max_tokens,
                              num_retries=num_retries, callbacks=callbacks), parsed, parse_retries)
     _check_provider(parsed)
+    _check_key(parsed)
     return _mark(dspy.LM(parsed.model, engine="litellm", cache=cache, max_tokens=max_tokens,
                          num_retries=num_retries, callbacks=callbacks, **client_params(parsed, timeout)),
                  parsed, parse_retries)
