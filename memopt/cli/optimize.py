@@ -62,7 +62,9 @@ def optimize(
     from memopt.tracking import Tracker
 
     console = Console(stderr=True, soft_wrap=True)
-    scorer = make_scorer(exp)
+    scorer = make_scorer(exp)  # builds the LMs: a missing API key or an unpriced --max-cost model stops here
+    if exp.budget.max_cost_usd is not None and resume is None:
+        _warn_if_round_zero_exceeds(exp, console)
     tracker = Tracker(exp.mlflow.tracking_uri, exp.mlflow.experiment)
 
     def on_round(record) -> None:
@@ -105,6 +107,18 @@ def optimize(
     if summary["status"] == "FAILED":
         console.print(f"[bold red]error:[/] {escape(summary['stopped'])}", highlight=False)
         sys.exit(1)
+
+
+def _warn_if_round_zero_exceeds(exp, console) -> None:
+    """Warn, before spending, when --max-cost is below what round 0 (the starting prompts) is expected to cost."""
+    from memopt.optimize.estimate import round_zero_cost
+
+    needed = round_zero_cost(exp)
+    if needed is not None and needed > exp.budget.max_cost_usd:
+        console.print(f"[yellow]warning:[/] --max-cost ${exp.budget.max_cost_usd:g} (budget.max_cost_usd) is below "
+                      f"the ${needed:.4f} round 0 is expected to spend (scoring the starting prompts; estimated by "
+                      "a SimLM dry pass, see --estimate): the run will likely stop after round 0, before any "
+                      "prompt is optimized.", highlight=False)
 
 
 def _resume_command(experiment: Path, run_id: str, overrides: dict[str, object]) -> str:

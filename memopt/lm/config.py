@@ -62,6 +62,7 @@ __all__ = [
     "explain_lm_error",
     "failure_kind",
     "redact",
+    "redact_tree",
     "credential_values",
     "SECRET_MIN_LENGTH",
     "spec_of",
@@ -393,6 +394,23 @@ def redact(text: str) -> str:
         if value in text:
             text = text.replace(value, "***")
     return text
+
+
+def redact_tree(value: Any) -> Any:
+    """A JSON-like value (dicts, lists, strings) with every string masked by `redact`; ``value`` itself when no
+    credential value occurs in it."""
+    secrets = list(credential_values().values())
+
+    def mask(item: Any) -> Any:
+        if isinstance(item, str):
+            return redact(item) if any(s in item for s in secrets) else item
+        if isinstance(item, dict):
+            return {mask(k): mask(v) for k, v in item.items()}
+        if isinstance(item, list | tuple):
+            return [mask(v) for v in item]
+        return item
+
+    return mask(value) if secrets else value
 
 
 def _chain(exc: BaseException) -> Iterator[BaseException]:
