@@ -105,7 +105,7 @@ def _bad(spec: str, why: str) -> ConfigError:
 
 
 def _check_api_base(spec: str, url: str) -> str:
-    if "@" in url or any(c.isspace() for c in url):
+    if any(c.isspace() for c in url):
         raise _bad(spec, "the server URL after '@' must be one URL, with no spaces and no second '@'")
     try:
         parts = urlsplit(url)
@@ -119,6 +119,8 @@ def _check_api_base(spec: str, url: str) -> str:
                          "(put the API key in the provider's environment variable)")
     if port == 0:
         raise _bad(spec, "the server URL after '@' has port 0")
+    if "@" in url:
+        raise _bad(spec, "the server URL after '@' must be one URL, with no spaces and no second '@'")
     return url.rstrip("/")
 
 
