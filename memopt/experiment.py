@@ -24,10 +24,18 @@ Errors name the file and the key path (``experiments/x.yaml: optimizer.candidate
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from memopt.errors import ConfigError
 from memopt.files import read_text
@@ -35,8 +43,32 @@ from memopt.files import read_text
 __all__ = ["Experiment", "load_experiment", "apply_overrides"]
 
 
+def _admits_bool(annotation: Any) -> bool:
+    """Whether a field takes true / false itself, or a section (a model) that checks its own fields."""
+    if annotation is bool or isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return True
+    return any(_admits_bool(arg) for arg in get_args(annotation))
+
+
+def _holds_bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return True
+    if isinstance(value, dict):
+        return any(_holds_bool(v) for v in value.values())
+    return isinstance(value, list | tuple) and any(_holds_bool(v) for v in value)
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_bool_for_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        """YAML's true / false is no number: ``max_cost_usd: true`` is an error, not $1."""
+        field = cls.model_fields.get(info.field_name or "")
+        if field is not None and not _admits_bool(field.annotation) and _holds_bool(value):
+            raise ValueError("expected a number (or text), not true / false")
+        return value
 
 
 class DataConfig(_Strict):

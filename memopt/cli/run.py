@@ -33,7 +33,10 @@ def run(
                                help="Also record one evolution graph per conversation into this directory."),
 ) -> None:
     """Run a memory system on a data set and score its answers (F1, exact match, judge accuracy)."""
+    from collections import Counter
+
     from rich.console import Console
+    from rich.markup import escape
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from memopt.cli.tables import category_table
@@ -74,8 +77,10 @@ def run(
                  + (f"; graphs in {trace}/" if trace else ""), highlight=False)
     if result.error_rate > ERROR_LIMIT:
         errored = result.metrics["errored"]
+        (error, count), = Counter(c.error for c in result.cases if c.error).most_common(1)
         Console(stderr=True, soft_wrap=True).print(f"[red]{errored} of {len(result.cases)} cases errored "
-                                   f"(more than {ERROR_LIMIT:.0%}); see the 'error' field in {out}.[/]")
+                                   f"(more than {ERROR_LIMIT:.0%}); see the 'error' field in {out}. Most common "
+                                   f"({count}): {escape(error.splitlines()[0])}[/]", highlight=False)
         sys.exit(1)
 
 

@@ -28,12 +28,13 @@ from typing import Any
 from memopt.data.model import Conversation
 from memopt.data.source import load_data, select
 from memopt.data.splits import split_ids
-from memopt.errors import ConfigError, DataError, EvaluationFailed
+from memopt.errors import ConfigError, EvaluationFailed
 from memopt.experiment import Experiment
-from memopt.files import read_json, safe_name
+from memopt.files import safe_name
 from memopt.interrupts import deferred
 from memopt.optimize.gepa import GepaOptimizer
 from memopt.optimize.reflective import ReflectiveOptimizer, RoundOutcome
+from memopt.optimize.resume import EXPERIMENT_ARTIFACT, STATE_ARTIFACT, load_checkpoint
 from memopt.optimize.scoring import METERS, ROLE_OF, BudgetExhausted, LMSettings, Scorer
 from memopt.optimize.state import OptimizeState, RoundRecord
 from memopt.prompts import write_prompts
@@ -43,7 +44,7 @@ from memopt.tracking_traces import CaseTraces
 __all__ = ["run_experiment", "check_experiment", "make_scorer", "splits_of", "data_fingerprint", "summary_of",
            "usage_summary", "case_traces_of", "STATE_ARTIFACT", "BUDGET_COVERS"]
 
-STATE_ARTIFACT = "state/state.json"
+
 GRAPHS_PER_ROUND = 3
 BUDGET_COVERS = "task, judge, reflection and reporting calls (cached replies included)"
 
@@ -327,7 +328,7 @@ def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker
         tracker = Tracker(experiment.mlflow.tracking_uri, experiment.mlflow.experiment)
     seed_system = make_system(experiment.pipeline, prompts=experiment.prompts, **experiment.knobs)
     _check_prompts(seed_system)
-    state = _checkpoint(tracker, resume, experiment, data_name, fingerprint) if resume is not None else None
+    state = load_checkpoint(tracker, resume, experiment, data_name, fingerprint) if resume is not None else None
     if state is not None:
         scorer.resume_from(state.usage, state.lm_calls, state.tokens)
     status, stopped, summary = "FINISHED", None, None
@@ -337,7 +338,7 @@ def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker
                 tracker.resume(resume)
             else:
                 tracker.start(_run_name(experiment), _params(experiment, data_name, fingerprint, optimizer))
-                tracker.log_text(experiment.model_dump_json(indent=1), "experiment.json")
+                tracker.log_text(experiment.model_dump_json(indent=1), EXPERIMENT_ARTIFACT)
         if state is None:
             state = _baseline(tracker, seed_system, scorer, valset, testset, on_round,
                               data=data_name, fingerprint=fingerprint)
@@ -487,35 +488,3 @@ def _round(tracker: Any, optimizer: ReflectiveOptimizer | GepaOptimizer, state: 
         raise exhausted
     if on_round is not None:
         on_round(record)
-
-
-def _checkpoint(tracker: Any, run_id: str, experiment: Experiment, data_name: str,
-                fingerprint: str) -> OptimizeState | None:
-    """The last checkpoint of the run to resume (None when its round 0 never finished), checked to fit the
-    experiment: same pipeline, same data. Reads only; `Tracker.resume` reattaches afterwards."""
-    from memopt.tracking import download_artifacts, run_info
-
-    uri = getattr(tracker, "tracking_uri", None)
-    if uri is None:
-        tracker.resume(run_id)  # a tracker without a store cannot resume: it says so
-    params = run_info(run_id, uri)["params"]
-    state = None
-    with tempfile.TemporaryDirectory() as tmp:
-        path = download_artifacts(run_id, STATE_ARTIFACT, tmp, uri, missing_ok=True)
-        if path is not None:
-            raw = read_json(path, missing="the checkpoint of the run is missing.")
-            try:
-                state = OptimizeState.from_dict(raw)
-            except (TypeError, KeyError, AttributeError) as e:
-                raise DataError(f"--resume {run_id}: its checkpoint {STATE_ARTIFACT} is damaged ({e}).") from None
-    pipeline = state.pipeline if state is not None else params.get("pipeline")
-    if pipeline != experiment.pipeline:
-        raise ConfigError(f"--resume {run_id}: that run optimized {pipeline!r}, the experiment is "
-                          f"{experiment.pipeline!r}.")
-    recorded = (state.data, state.data_fingerprint) if state is not None and state.data_fingerprint else \
-        (params.get("data"), params.get("data.fingerprint"))
-    if recorded[1] is not None and recorded[1] != fingerprint or recorded[1] is None and recorded[0] != data_name:
-        raise ConfigError(f"--resume {run_id}: that run optimized on data {recorded[0]!r} (fingerprint "
-                          f"{recorded[1] or 'not recorded'}), this experiment has {data_name!r} (fingerprint "
-                          f"{fingerprint}); resume with the run's --data, or start a new run.")
-    return state
