@@ -20,6 +20,10 @@ Contract:
   server errors (5xx), timeouts and dropped connections, the on-disk reply cache when ``cache``
   (`memopt.lm.cache`), and ``parse_retries``: a reply no adapter can parse is asked for again that
   many times, past the cache (`ask`).
+- **Engine** (``engine``): ``litellm`` (default) sends a real provider's calls through DSPy's LiteLLM
+  engine; ``dspy`` through DSPy's own default engine (``"auto"``: its native client where it can
+  represent the request, LiteLLM otherwise), about a third of the client CPU per call (`memopt bench
+  latency`). Several endpoints (the Router) and ``local`` always use LiteLLM.
 - `UsageMeter` counts LM calls, replies served from the cache, input/output tokens and cost per LM
   model string through a DSPy callback. It reads tokens and cost from the LM's history entries
   (DSPy records them by default; the cost is LiteLLM's, from its local cost map, and None when it
@@ -58,6 +62,7 @@ __all__ = [
     "ask",
     "describe_lm",
     "api_key_env",
+    "ENGINES",
     "explain_lm_error",
     "redact",
     "credential_values",
@@ -75,6 +80,7 @@ SPEC_FORMS = (
     "latter followed by '@http://HOST:PORT/v1' for an OpenAI-compatible server ('qwen2.5@http://127.0.0.1:8008/v1')"
 )
 ROLES = ("task", "judge", "reflection")
+ENGINES = ("litellm", "dspy")  # how a real provider is called: DSPy's LiteLLM engine, or DSPy's own default
 
 _SIM_MODEL = "sim/memopt"
 _SIM = re.compile(r"^sim(?::(?P<seed>.*))?$")
@@ -224,6 +230,7 @@ def make_lm(
     callbacks: list[Any] | None = None,
     cache: bool = False,
     parse_retries: int = 0,
+    engine: str = "litellm",
 ) -> dspy.LM:
     """A `dspy.LM` for a spec: SimLM in-process (``seed`` unless the spec names one), the local server, or LiteLLM.
 
@@ -233,6 +240,8 @@ def make_lm(
     """
     import dspy
 
+    if engine not in ENGINES:
+        raise ConfigError(f"LM engine {engine!r} (--engine / lm.engine): choose one of {', '.join(ENGINES)}.")
     specs = parse_lm_specs(spec)
     parsed = specs[0]
     if cache and not parsed.simulated:
@@ -260,7 +269,8 @@ def make_lm(
         return _mark(dspy.LM(_SIM_MODEL, engine=engine, cache=False, max_tokens=max_tokens,
                              num_retries=num_retries, callbacks=callbacks), parsed, parse_retries)
     _check_provider(parsed)
-    return _mark(dspy.LM(parsed.model, engine="litellm", cache=cache, max_tokens=max_tokens,
+    dspy_engine = "litellm" if engine == "litellm" else "auto"
+    return _mark(dspy.LM(parsed.model, engine=dspy_engine, cache=cache, max_tokens=max_tokens,
                          num_retries=num_retries, callbacks=callbacks, **client_params(parsed, timeout)),
                  parsed, parse_retries)
 

@@ -59,6 +59,7 @@ class LMSettings:
     num_retries: int = 3
     parse_retries: int = 2
     cache: bool = False
+    engine: str = "litellm"
 
 
 class NullProgress:
@@ -89,7 +90,7 @@ class Scorer:
         def build(spec: Any, role: str, meter: str) -> Any:
             return make_lm(spec, seed=seed, callbacks=[self.slots[role], self.meters[meter]],
                            timeout=settings.timeout, num_retries=settings.num_retries, cache=settings.cache,
-                           parse_retries=settings.parse_retries)
+                           parse_retries=settings.parse_retries, engine=settings.engine)
 
         self.task_lm = build(task, "task", "task")
         self.judge = LMJudge(build(judge, "judge", "judge"))
