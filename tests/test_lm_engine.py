@@ -56,11 +56,35 @@ def test_latency_bench_reports_anchors_and_each_engine(tmp_path):
     from memopt.bench.latency import bench_latency
     from tests.conftest import ROOT
 
-    floor, rows = bench_latency(delay=0.0, concurrency=[2], budget=150, rounds=1, repeat=False,
-                                experiment=ROOT / "experiments" / "quickstart.yaml", engines=["litellm", "dspy"],
-                                anchor_calls=5)
+    tiny = tmp_path / "tiny.yaml"
+    tiny.write_text((ROOT / "experiments" / "quickstart.yaml").read_text().replace(
+        'source: "synthetic:conversations=12,sessions=8,seed=0"',
+        'source: "synthetic:conversations=4,sessions=2,seed=0,questions_per_conversation=4"'))
+    report = bench_latency(delay=0.0, concurrency=[2], budget=150, rounds=1, repeat=False, experiment=tiny,
+                           engines=["litellm", "dspy"], anchor_calls=5, profile=True)
+    floor, rows = report["anchors"], report["runs"]
     assert [a["engine"] for a in floor] == ["litellm", "auto"]
     assert all(a["requests"] == 5 and a["cpu_ms_per_request"] > 0 for a in floor)
     assert [r["engine"] for r in rows] == ["litellm", "dspy"]
     assert rows[0]["requests"] == rows[1]["requests"] > 0
     assert rows[0]["test_f1"] == rows[1]["test_f1"]
+    for engine, row in zip(("litellm", "dspy"), rows, strict=True):
+        split = report["breakdown"][f"{engine}, concurrency 2"]
+        assert split[-1]["cpu_ms_per_request"] == row["cpu_ms_per_request"]
+        assert sum(r["cpu_ms_per_request"] for r in split[:-1]) == pytest.approx(row["cpu_ms_per_request"], abs=0.2)
+    litellm_share = {r["where"]: r["share"] for r in report["breakdown"]["litellm, concurrency 2"]}
+    dspy_share = {r["where"]: r["share"] for r in report["breakdown"]["dspy, concurrency 2"]}
+    litellm_own = sum(v for k, v in litellm_share.items() if k.startswith("LiteLLM"))
+    assert litellm_own > sum(v for k, v in dspy_share.items() if k.startswith("LiteLLM"))
+
+
+def test_breakdown_buckets_by_where_the_code_lives():
+    from memopt.bench.breakdown import bucket
+
+    assert bucket("/venv/site-packages/litellm/cost_calculator.py") == "LiteLLM: cost calculation"
+    assert bucket("/venv/site-packages/litellm/litellm_core_utils/litellm_logging.py").startswith("LiteLLM: logging")
+    assert bucket("/venv/site-packages/litellm/main.py") == "LiteLLM: request and response mapping"
+    assert bucket("/venv/site-packages/dspy/adapters/chat_adapter.py") == "DSPy adapter: format and parse"
+    assert bucket("/repo/memopt/store.py") == "memopt: store and retrieval"
+    assert bucket("/repo/memopt/trace/tracer.py") == "memopt: tracing and events"
+    assert bucket("/usr/lib/python3.11/threading.py").startswith("Python")

@@ -154,18 +154,29 @@ def _run(path: Path, delay: float, concurrency: int, budget: int, rounds: int, m
 
 def bench_latency(*, delay: float = 0.2, concurrency: list[int] | None = None, budget: int = 2500, rounds: int = 1,
                   experiment: Path = Path("experiments/quickstart.yaml"), repeat: bool = True,
-                  model: str = "gpt-4.1-mini", engines: list[str] | None = None,
-                  anchor_calls: int = 200) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The anchors, then rows per engine and concurrency: a first run with a fresh cache, then (``repeat``) again."""
+                  model: str = "gpt-4.1-mini", engines: list[str] | None = None, anchor_calls: int = 200,
+                  profile: bool = False) -> dict[str, Any]:
+    """``anchors``; ``runs`` per engine and concurrency (a first run on a fresh cache, then again on it when
+    ``repeat``); with ``profile``, ``breakdown`` per engine of the first run's CPU (`memopt.bench.breakdown`)."""
+    from memopt.bench.breakdown import breakdown
     from memopt.lm.cache import configure_cache
 
-    floor = anchors(model=model, calls=anchor_calls) if anchor_calls else []
-    rows = []
+    report: dict[str, Any] = {"anchors": anchors(model=model, calls=anchor_calls) if anchor_calls else [],
+                              "runs": [], "breakdown": {}}
     for engine in engines or ["litellm"]:
         for n in concurrency or [16]:
             with tempfile.TemporaryDirectory(prefix="memopt-bench-cache-") as cache:
                 configure_cache(cache)
-                rows.append(_run(experiment, delay, n, budget, rounds, model, "first", engine))
+                first = _run(experiment, delay, n, budget, rounds, model, "first", engine)
+                report["runs"].append(first)
                 if repeat:
-                    rows.append(_run(experiment, delay, n, budget, rounds, model, "again (cache)", engine))
-    return floor, rows
+                    report["runs"].append(_run(experiment, delay, n, budget, rounds, model, "again (cache)", engine))
+            if profile and first["requests"]:
+                def profiled(n: int = n, engine: str = engine, first: dict[str, Any] = first) -> tuple[int, float]:
+                    with tempfile.TemporaryDirectory(prefix="memopt-bench-cache-") as cache:
+                        configure_cache(cache)
+                        _run(experiment, delay, n, budget, rounds, model, "profiled", engine)
+                    return first["requests"], first["cpu_ms_per_request"]
+
+                report["breakdown"][f"{engine}, concurrency {n}"] = breakdown(profiled)
+    return report

@@ -204,6 +204,8 @@ def latency(
                                      help="lm.engine of the runs (repeatable: litellm, dspy; one set of runs each)."),
     anchor_calls: int = typer.Option(200, "--anchor-calls", min=0,
                                      help="Calls of each bare dspy.Predict anchor (0: no anchors)."),
+    breakdown: bool = typer.Option(False, "--breakdown", help="Run once more under yappi and split the client CPU "
+                                                             "per request by where it goes (needs yappi)."),
     out: Path = typer.Option(None, "--out", help="Also write the rows as JSON."),
 ) -> None:
     """Wall time, server requests, wall / (requests × delay / concurrency) and client CPU per request over HTTP."""
@@ -214,11 +216,13 @@ def latency(
     unknown = [e for e in engine if e not in ENGINES]
     if unknown:
         raise typer.BadParameter(f"{', '.join(unknown)}: choose from {', '.join(ENGINES)}", param_hint="--engine")
-    floor, rows = bench_latency(delay=delay, concurrency=concurrency, budget=budget, rounds=rounds,
-                                experiment=experiment, repeat=repeat, model=model, engines=engine,
-                                anchor_calls=anchor_calls)
-    if floor:
-        _print(floor, "anchors: a bare dspy.Predict through memopt serve, serial (client CPU per request)", None)
-    _print(rows, f"{experiment.stem} through memopt serve --delay {delay} (SimLM, simulated)", None)
+    report = bench_latency(delay=delay, concurrency=concurrency, budget=budget, rounds=rounds, experiment=experiment,
+                           repeat=repeat, model=model, engines=engine, anchor_calls=anchor_calls, profile=breakdown)
+    if report["anchors"]:
+        _print(report["anchors"], "anchors: a bare dspy.Predict through memopt serve, serial (client CPU per request)",
+               None)
+    _print(report["runs"], f"{experiment.stem} through memopt serve --delay {delay} (SimLM, simulated)", None)
+    for label, rows in report["breakdown"].items():
+        _print(rows, f"client CPU per request by where it goes ({label}; yappi estimates)", None)
     if out is not None:
-        write_json(out, {"anchors": floor, "runs": rows})
+        write_json(out, report)
