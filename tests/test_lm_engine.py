@@ -33,6 +33,25 @@ def test_dspy_engine_gives_the_litellm_engines_answers_counts_and_costs():
     assert served == sum(run.usage[role]["made"] for run in runs.values() for role in ("task", "judge"))
 
 
+def test_dspy_engine_replies_from_the_cache_are_counted_and_not_billed(tmp_path):
+    from memopt.lm.cache import configure_cache
+    from memopt.run import run_pipeline
+    from memopt.system import clear_ingest_cache
+
+    configure_cache(tmp_path / "cache")
+    with SimServer() as server:
+        spec = f"{PRICED}@{server.url}"
+        first = run_pipeline("rag", SMALL, lm=spec, judge_lm=None, engine="dspy", cache=True)
+        asked = server.stats.requests
+        clear_ingest_cache()
+        again = run_pipeline("rag", SMALL, lm=spec, judge_lm=None, engine="dspy", cache=True)
+        assert server.stats.requests == asked  # every reply of the second run came from the cache
+    assert first.usage["task"]["made"] == asked > 0
+    assert again.usage["task"]["cached"] == again.usage["task"]["calls"] == first.usage["task"]["calls"]
+    assert again.usage["task"]["made"] == 0 and again.usage["task"]["cost_usd"] == 0.0
+    assert [c.prediction for c in again.cases] == [c.prediction for c in first.cases]
+
+
 def test_dspy_engine_retries_rate_limits_like_the_litellm_engine():
     from memopt.run import run_pipeline
 

@@ -565,7 +565,7 @@ class UsageMeter:
             fresh.append(entry)
         if history:
             self._cursor[instance] = history[-1].get("uuid")
-        hits = [bool(getattr(entry.get("response"), "cache_hit", False)) for entry in fresh]
+        hits = [_served_from_cache(entry) for entry in fresh]
         billed = [entry for entry, hit in zip(fresh, hits, strict=True) if not hit]
         usages = [entry.get("usage") or {} for entry in billed]
         prices = getattr(instance, _PRICES_ATTRIBUTE, None)
@@ -576,6 +576,12 @@ class UsageMeter:
                           output_tokens=sum(int(u.get("completion_tokens") or 0) for u in usages),
                           cached=sum(hits), cost=sum(float(c) for c in costs if c is not None),
                           unpriced=sum(c is None for c in costs))
+
+
+def _served_from_cache(entry: dict[str, Any]) -> bool:
+    """Whether a history entry's reply came from DSPy's cache: LiteLLM's response says so; DSPy's own engine
+    only records it as an empty usage (a live reply always reports, or is given, its token counts)."""
+    return bool(getattr(entry.get("response"), "cache_hit", False)) or entry.get("usage") == {}
 
 
 def _last_uuid(instance: Any) -> str | None:
