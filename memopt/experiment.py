@@ -93,7 +93,8 @@ class LMConfig(_Strict):
     ``concurrency``: LM calls in flight at once, one number or per role (default: 8 for APIs and servers,
     1 for sim and local; `memopt.lm.pool`). ``timeout``: seconds per call. ``num_retries``: retries with
     backoff on 429 / 5xx / timeouts. ``parse_retries``: new asks for a reply no adapter could parse.
-    ``cache``: the on-disk reply cache of real LMs (`memopt.lm.cache`).
+    ``cache``: the on-disk reply cache of real LMs (`memopt.lm.cache`). ``engine``: ``litellm`` (DSPy's
+    LiteLLM engine) or ``dspy`` (DSPy's own default, less client CPU per call; `memopt.lm.config.make_lm`).
     """
 
     task: str | list[str] = "sim"
@@ -104,6 +105,7 @@ class LMConfig(_Strict):
     num_retries: int = Field(3, ge=0, le=20)
     parse_retries: int = Field(2, ge=0, le=10)
     cache: bool = True
+    engine: Literal["litellm", "dspy"] = "litellm"
 
 
 class AttributionConfig(_Strict):

@@ -26,6 +26,7 @@ def run(
     concurrency: int = options.CONCURRENCY,
     timeout: float = options.TIMEOUT,
     no_cache: bool = options.NO_CACHE,
+    engine: str = options.ENGINE,
     knob: list[str] = typer.Option(None, "--knob", "-k", help="Pipeline knob NAME=INT (repeatable), e.g. top_k=5."),
     seed: int = options.SEED,
     out: Path = typer.Option(Path("results.json"), "--out", "-o", help="Where to write the results."),
@@ -64,7 +65,7 @@ def run(
                               conversations=options.parse_ids(conversations), concurrency=concurrency, seed=seed,
                               knobs=options.parse_knobs(knob), on_case=on_case,
                               on_plan=lambda n: progress.update(task, total=n), trace_dir=trace,
-                              cache=not no_cache, **({"timeout": timeout} if timeout else {}))
+                              cache=not no_cache, engine=engine, **({"timeout": timeout} if timeout else {}))
     result.save(out)
     stdout = Console(soft_wrap=True)
     stdout.print(category_table(result))

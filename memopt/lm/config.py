@@ -20,6 +20,10 @@ Contract:
   server errors (5xx), timeouts and dropped connections, the on-disk reply cache when ``cache``
   (`memopt.lm.cache`), and ``parse_retries``: a reply no adapter can parse is asked for again that
   many times, past the cache (`ask`).
+- **Engine** (``engine``): ``litellm`` (default) sends a real provider's calls through DSPy's LiteLLM
+  engine; ``dspy`` through DSPy's own default engine (``"auto"``: its native client where it can
+  represent the request, LiteLLM otherwise), about a third of the client CPU per call (`memopt bench
+  latency`). Several endpoints (the Router) and ``local`` always use LiteLLM.
 - `UsageMeter` counts LM calls, replies served from the cache, input/output tokens and cost per LM
   model string through a DSPy callback. It reads tokens and cost from the LM's history entries
   (DSPy records them by default; the cost is LiteLLM's, from its local cost map, and None when it
@@ -59,6 +63,7 @@ __all__ = [
     "describe_lm",
     "api_key_env",
     "missing_api_key",
+    "ENGINES",
     "explain_lm_error",
     "failure_kind",
     "redact",
@@ -78,6 +83,7 @@ SPEC_FORMS = (
     "latter followed by '@http://HOST:PORT/v1' for an OpenAI-compatible server ('qwen2.5@http://127.0.0.1:8008/v1')"
 )
 ROLES = ("task", "judge", "reflection")
+ENGINES = ("litellm", "dspy")  # how a real provider is called: DSPy's LiteLLM engine, or DSPy's own default
 
 _SIM_MODEL = "sim/memopt"
 _SIM = re.compile(r"^sim(?::(?P<seed>.*))?$")
@@ -268,6 +274,7 @@ def make_lm(
     callbacks: list[Any] | None = None,
     cache: bool = False,
     parse_retries: int = 0,
+    engine: str = "litellm",
 ) -> dspy.LM:
     """A `dspy.LM` for a spec: SimLM in-process (``seed`` unless the spec names one), the local server, or LiteLLM.
 
@@ -277,6 +284,8 @@ def make_lm(
     """
     import dspy
 
+    if engine not in ENGINES:
+        raise ConfigError(f"LM engine {engine!r} (--engine / lm.engine): choose one of {', '.join(ENGINES)}.")
     specs = parse_lm_specs(spec)
     parsed = specs[0]
     if cache and not parsed.simulated:
@@ -306,7 +315,8 @@ def make_lm(
                              num_retries=num_retries, callbacks=callbacks), parsed, parse_retries)
     _check_provider(parsed)
     _check_key(parsed)
-    return _mark(dspy.LM(parsed.model, engine="litellm", cache=cache, max_tokens=max_tokens,
+    dspy_engine = "litellm" if engine == "litellm" else "auto"
+    return _mark(dspy.LM(parsed.model, engine=dspy_engine, cache=cache, max_tokens=max_tokens,
                          num_retries=num_retries, callbacks=callbacks, **client_params(parsed, timeout)),
                  parsed, parse_retries)
 
@@ -626,7 +636,7 @@ class UsageMeter:
             fresh.append(entry)
         if history:
             self._cursor[instance] = history[-1].get("uuid")
-        hits = [bool(getattr(entry.get("response"), "cache_hit", False)) for entry in fresh]
+        hits = [_served_from_cache(entry) for entry in fresh]
         billed = [entry for entry, hit in zip(fresh, hits, strict=True) if not hit]
         usages = [entry.get("usage") or {} for entry in billed]
         prices = getattr(instance, _PRICES_ATTRIBUTE, None)
@@ -637,6 +647,12 @@ class UsageMeter:
                           output_tokens=sum(int(u.get("completion_tokens") or 0) for u in usages),
                           cached=sum(hits), cost=sum(float(c) for c in costs if c is not None),
                           unpriced=sum(c is None for c in costs))
+
+
+def _served_from_cache(entry: dict[str, Any]) -> bool:
+    """Whether a history entry's reply came from DSPy's cache: LiteLLM's response says so; DSPy's own engine
+    only records it as an empty usage (a live reply always reports, or is given, its token counts)."""
+    return bool(getattr(entry.get("response"), "cache_hit", False)) or entry.get("usage") == {}
 
 
 def _last_uuid(instance: Any) -> str | None:

@@ -126,7 +126,7 @@ def make_scorer(experiment: Experiment) -> Scorer:
     if experiment.budget.max_cost_usd is not None:
         _check_priced(experiment)
     settings = LMSettings(concurrency=lm.concurrency, timeout=lm.timeout, num_retries=lm.num_retries,
-                          parse_retries=lm.parse_retries, cache=lm.cache)
+                          parse_retries=lm.parse_retries, cache=lm.cache, engine=lm.engine)
     return Scorer(lm.task, lm.judge, lm.reflection, budget=experiment.budget.max_lm_calls, seed=experiment.seed,
                   max_cost=experiment.budget.max_cost_usd, lm=settings, max_error_rate=experiment.max_error_rate)
 

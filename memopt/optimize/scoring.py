@@ -59,6 +59,7 @@ class LMSettings:
     num_retries: int = 3
     parse_retries: int = 2
     cache: bool = False
+    engine: str = "litellm"
 
 
 class NullProgress:
@@ -90,7 +91,7 @@ class Scorer:
             try:
                 return make_lm(spec, seed=seed, callbacks=[self.slots[role], self.meters[meter]],
                                timeout=settings.timeout, num_retries=settings.num_retries, cache=settings.cache,
-                               parse_retries=settings.parse_retries)
+                               parse_retries=settings.parse_retries, engine=settings.engine)
             except ConfigError as e:
                 raise ConfigError(f"lm.{role}: {e}") from None
 
