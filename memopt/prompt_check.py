@@ -16,14 +16,16 @@ Each prompt is compared with its seed (the sentences the seed did not hold are *
 from __future__ import annotations
 
 import re
+import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from memopt.data.model import Conversation
 from memopt.lm.edits import conflicts, is_fragment, sentence_spans
 
-__all__ = ["Issue", "CheckReport", "TrainingData", "PromptGuard", "check_prompt", "check_prompts", "NGRAM",
-           "MAX_GROWTH", "BLOCKING"]
+__all__ = ["Issue", "CheckReport", "TrainingData", "PromptGuard", "check_prompt", "check_prompts", "check_source",
+           "run_data", "NGRAM", "MAX_GROWTH", "BLOCKING"]
 
 NGRAM = 6
 MAX_GROWTH = 0.25
@@ -184,3 +186,44 @@ class PromptGuard:
     def blocks(self, op: str, text: str, feedback: str = "") -> list[Issue]:
         """The blocking issues of one candidate (empty: it may be accepted)."""
         return [i for i in self.issues(op, text, feedback) if i.blocking]
+
+
+def run_data(run_id: str, tracking_uri: str | None = None) -> list[Conversation] | None:
+    """The conversations an optimize run saw (every split), from its ``experiment.json``; None when it has none."""
+    from memopt.data.source import load_data, select
+    from memopt.experiment import Experiment
+    from memopt.tracking import download_artifacts
+
+    with tempfile.TemporaryDirectory(prefix="memopt-check-") as tmp:
+        path = download_artifacts(run_id, "experiment.json", tmp, tracking_uri, missing_ok=True)
+        if path is None:
+            return None
+        experiment = Experiment.model_validate_json(Path(path).read_text(encoding="utf-8"))
+    _, conversations = load_data(experiment.data.source)
+    return select(conversations, experiment.data.conversations)
+
+
+def check_source(source: str, *, pipeline: str | None = None, data: str | None = None, seed_dir: str | None = None,
+                 tracking_uri: str | None = None) -> tuple[str, dict[str, str], CheckReport]:
+    """Check the prompts of a prompts directory or an optimize run against the seed prompts and the run's data.
+
+    ``data`` (a data source, as ``memopt optimize --data``) names the conversations to look for; for a run
+    id it defaults to the data of the run's experiment.
+    """
+    from memopt import prompts as prompt_files
+    from memopt.data.source import load_data
+    from memopt.export import load_source
+
+    name, instructions = load_source(source, pipeline=pipeline, tracking_uri=tracking_uri)
+    seed_root = Path(seed_dir) if seed_dir else prompt_files.SEED_PROMPTS
+    seed = None
+    if (seed_root / name).is_dir():
+        seed = {op: p.read_text(encoding="utf-8") for op in instructions
+                if (p := prompt_files.prompt_path(name, op, seed_root)).is_file()}
+    conversations = None
+    if data is not None:
+        conversations = load_data(data)[1]
+    elif not Path(str(source)).expanduser().is_dir():
+        conversations = run_data(str(source), tracking_uri)
+    found = TrainingData.of(conversations) if conversations is not None else None
+    return name, instructions, check_prompts(name, instructions, seed=seed, data=found)
