@@ -13,7 +13,8 @@ sentences *conflict* (`conflicts`) on a directive of the catalogue (`memopt.lm.d
 
 `edit(prompt, sentence, kind)` applies one new rule: the first sentence it conflicts with is
 replaced by it (label and list marker kept), a sentence that only names "the user" is widened in
-place ("about each speaker"), the other conflicting sentences are removed; with no conflict the
+place ("about each speaker"), the other conflicting sentences are removed, and so are the examples
+("Example (a): if ..., then update the memory") that illustrate a rule the new one narrowed; with no conflict the
 rule becomes the next item of the prompt's rule list (the list under a heading such as
 "Remember the following:" or "# INSTRUCTIONS", else the last list), else a line at the end. The
 rest of the prompt (sections, few-shot examples, output format) is kept byte for byte.
@@ -181,6 +182,22 @@ def _insert(text: str, sentence: str) -> str:
     return "\n".join(lines)
 
 
+def _examples_of(prompt: str, spans: list[Span], rules: list[Span], sentence: str, kind: str
+                 ) -> list[tuple[Span, list[str]]]:
+    """The examples on the line of a conditional rule the new rule narrows that apply the old rule's action."""
+    found = []
+    for directive, action in SCOPED.items():
+        if stances(kind, sentence).get(directive, 0) <= 0 or "only" not in sentence.lower():
+            continue
+        lines = {prompt.count("\n", 0, r.start) for r in rules if _scoped(directive, r.text)}
+        for span in spans:
+            hit = action.search(span.text)
+            if span not in rules and _EXAMPLE.match(span.text) and prompt.count("\n", 0, span.start) in lines \
+                    and hit and not _NEGATION.search(span.text[max(0, hit.start() - 25):hit.start()]):
+                found.append((span, [directive]))
+    return found
+
+
 def edit(prompt: str, sentence: str, kind: str) -> Edit:
     """``prompt`` with the rule ``sentence`` applied in place (see the module docstring)."""
     sentence = sentence.strip()
@@ -189,6 +206,8 @@ def edit(prompt: str, sentence: str, kind: str) -> Edit:
         return Edit(prompt, "")
     clashing = [(s, conflicts(kind, sentence, s.text)) for s in spans]
     clashing = [(s, found) for s, found in clashing if found]
+    clashing += _examples_of(prompt, spans, [s for s, _ in clashing], sentence, kind)
+    clashing.sort(key=lambda item: item[0].start)
     if not clashing:
         return Edit(_insert(prompt, sentence), f"added: {sentence}")
     replaced = next((s for s, found in clashing if not _one_party(s.text) or stances(kind, s.text)), None)
