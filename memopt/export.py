@@ -30,6 +30,10 @@ Formats (`export`; every file is written atomically, temp file then replace):
   prompt exported for 1.x. (mem0ai 1.0.x silently ignores ``custom_instructions``: `memopt mem0 check`
   refuses such a config.)
 
+Every format carries the knobs the prompts were tuned with (`memopt.export_knobs`: ``knobs.yaml`` beside
+the text files, a ``memopt`` block in the DSPy JSON and the Mem0 config), and `memopt export` runs the
+prompt check (`memopt.prompt_check`) first.
+
 ``write_tuned_prompts`` also files the prompts as ``prompts/<pipeline>/tuned/<op>.md`` in the
 repository's seed prompts folder.
 """
