@@ -220,10 +220,18 @@ def check_source(source: str, *, pipeline: str | None = None, data: str | None =
     if (seed_root / name).is_dir():
         seed = {op: p.read_text(encoding="utf-8") for op in instructions
                 if (p := prompt_files.prompt_path(name, op, seed_root)).is_file()}
-    conversations = None
+    from memopt.errors import ConfigError, DataError
+
+    conversations, missing = None, None
     if data is not None:
         conversations = load_data(data)[1]
     elif not Path(str(source)).expanduser().is_dir():
-        conversations = run_data(str(source), tracking_uri)
+        try:
+            conversations = run_data(str(source), tracking_uri)
+        except (ConfigError, DataError) as e:  # the run's data moved: say so, check the rest
+            missing = f"the run's data could not be read ({e}); pass --data to check leakage"
     found = TrainingData.of(conversations) if conversations is not None else None
-    return name, instructions, check_prompts(name, instructions, seed=seed, data=found)
+    report = check_prompts(name, instructions, seed=seed, data=found)
+    if missing:
+        report.notes.append(missing)
+    return name, instructions, report
