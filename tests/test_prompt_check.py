@@ -201,3 +201,14 @@ def test_cli_check_prompts_exits_1_on_a_blocking_issue(tmp_path):
                           capture_output=True, text=True, timeout=120, cwd=Path(__file__).resolve().parent.parent)
     assert done.returncode == 1, done.stderr
     assert "BLOCK extract contradiction" in done.stdout and "Traceback" not in done.stderr
+
+
+def test_a_real_lm_proposal_that_only_appends_is_turned_into_edits():
+    from memopt.optimize.propose import as_edit
+
+    appended = SEED["update"].strip() + "\n" + DELETE_ONLY
+    text, changes = as_edit(SEED["update"], appended, OPERATION["update"])
+    assert "then you have to delete it" not in text and DELETE_ONLY in text and changes
+    assert not _pairs("update", text)
+    rewritten = SEED["update"].replace("four operations", "4 operations")
+    assert as_edit(SEED["update"], rewritten, OPERATION["update"]) == (rewritten, [])
