@@ -84,7 +84,6 @@ class Evidence:
     examples: int = 0
     strength: float = 0.0
     weights: dict[str, float] = field(default_factory=dict)
-    fragments: dict[str, list[str]] = field(default_factory=dict)
     advice: list[str] = field(default_factory=list)
 
 
@@ -96,10 +95,9 @@ def read_evidence(kind: str, feedback: str) -> Evidence:
     for example in reading.examples:
         found = fixable(kind, diagnose(example))
         best += max((confidence for confidence, _ in found.values()), default=0.0)
-        for loss, (confidence, fragment) in found.items():
+        for loss, (confidence, _) in found.items():  # the example's fragment is user data: never quoted
             directive = LOSSES[loss][0]
             ev.weights[directive] = ev.weights.get(directive, 0.0) + confidence
-            ev.fragments.setdefault(directive, []).append(fragment)
     ev.strength = best / ev.examples if ev.examples else 0.0
     return ev
 
