@@ -200,6 +200,11 @@ CORPUS: list[tuple[str, list[str], str]] = [
     ("export-prompts-not-utf8", ["export", "{b}/prompts_binary", "--format", "text", "--out", "{b}/t"], "answer.md"),
     ("export-out-is-a-directory", ["export", "{b}/prompts_binary", "--format", "dspy", "--out", "{b}/a_dir"],
      "a_dir"),
+    # memopt check-prompts
+    ("check-prompts-source-traversal", ["check-prompts", "../../x"], "../../x"),
+    ("check-prompts-run-unknown", ["check-prompts", "f" * 32, "--tracking-uri", "sqlite:///{b}/none.db"], "f" * 32),
+    ("check-prompts-prompts-empty", ["check-prompts", "{b}/prompts_empty"], "prompts_empty"),
+    ("check-prompts-not-utf8", ["check-prompts", "{b}/prompts_binary"], "answer.md"),
     # memopt data synth
     ("synth-out-is-a-directory", ["data", "synth", "--out", "{b}/a_dir"], "a_dir"),
     ("synth-out-under-a-file", ["data", "synth", "--out", "{b}/a_file/x.json"], "a_file"),

@@ -34,6 +34,7 @@ def _register() -> None:
         attach,
         attribute,
         bench,
+        check_prompts,
         data,
         directives,
         export,
@@ -57,6 +58,7 @@ def _register() -> None:
     app.command("systems")(systems_command.systems)
     app.command("show")(show.show)
     app.command("export")(export.export)
+    app.command("check-prompts")(check_prompts.check_prompts)
     app.add_typer(mem0.app, name="mem0")
     app.add_typer(attach.app, name="attach")
 

@@ -40,7 +40,7 @@ from memopt.feedback import (
     outcome_feedback,
     score_feedback,
 )
-from memopt.optimize.propose import propose_instructions
+from memopt.optimize.propose import Proposal, propose_instructions
 from memopt.optimize.scoring import Scored, Scorer
 from memopt.optimize.select import Choice, select
 from memopt.parallel import map_ordered
@@ -66,6 +66,8 @@ class RoundOutcome:
     blamed_ops: dict[str, int] = field(default_factory=dict)
     failures_by_type: dict[str, int] = field(default_factory=dict)
     attribution_errors: int = 0
+    rationales: dict[str, str] = field(default_factory=dict)
+    rejected: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -87,6 +89,8 @@ class ReflectiveOptimizer:
     min_gain: float = 0.0
     # reproducibility
     seed: int = 0
+    # the prompt check every candidate passes before it is tried (`memopt.prompt_check.PromptGuard`)
+    guard: Any = None
 
     def step(self, system: MemorySystem, round_index: int, *, trainset: list[Conversation],
              valset: list[Conversation], current_val: float) -> RoundOutcome:
@@ -94,7 +98,8 @@ class ReflectiveOptimizer:
         train = self._evaluate(system, trainset)
         blamed, unattributed = self._attribute(train) if self.attributes else ([], 0)
         feedback = self._feedback(system, train, blamed, round_index)
-        candidates = self._propose(system, feedback)
+        proposals = self._propose(system, feedback)
+        candidates, rationales, rejected = self._check(proposals, feedback)
         choice = self._select(system, candidates, valset, current_val, round_index)
         accepted = bool(choice.instructions or choice.knobs != system.knobs) and choice.val_f1 > current_val + \
             self.min_gain
@@ -103,7 +108,9 @@ class ReflectiveOptimizer:
         for _, a in blamed:
             counts[a.operation] = counts.get(a.operation, 0) + 1
             types[a.error_type] = types.get(a.error_type, 0) + 1
-        return RoundOutcome(train, blamed, feedback, candidates, choice, accepted, counts, types, unattributed)
+        chosen = {op: rationales[(op, text)] for op, text in choice.instructions.items()}
+        return RoundOutcome(train, blamed, feedback, candidates, choice, accepted, counts, types, unattributed,
+                            chosen, rejected)
 
     # 1. evaluate
     def _evaluate(self, system: MemorySystem, trainset: list[Conversation]) -> Scored:
@@ -162,17 +169,34 @@ class ReflectiveOptimizer:
         return dict(list(found.items())[: self.ops_per_round])
 
     # 4. propose
-    def _propose(self, system: MemorySystem, feedback: dict[str, Feedback]) -> dict[str, list[str]]:
+    def _propose(self, system: MemorySystem, feedback: dict[str, Feedback]) -> dict[str, list[Proposal]]:
         current = system.instructions()
         self.scorer.check()
 
-        def propose(op: str) -> list[str]:
+        def propose(op: str) -> list[Proposal]:
             return propose_instructions(self.scorer.reflection_lm,
                                         operation=f"{system.name}.{op}: {system.op_spec(op).description}",
                                         current=current[op], feedback=feedback[op].text(), k=self.candidates)
 
         ops = list(feedback)
         return dict(zip(ops, map_ordered(propose, ops, workers=self.scorer.concurrency["reflection"]), strict=True))
+
+    # 4b. check: a candidate with a contradiction or leaked training data is never tried
+    def _check(self, proposals: dict[str, list[Proposal]], feedback: dict[str, Feedback]
+               ) -> tuple[dict[str, list[str]], dict[tuple[str, str], str], list[str]]:
+        candidates: dict[str, list[str]] = {}
+        rationales: dict[tuple[str, str], str] = {}
+        rejected: list[str] = []
+        for op, found in proposals.items():
+            candidates[op] = []
+            for proposal in found:
+                blocked = self.guard.blocks(op, proposal.text, feedback[op].text()) if self.guard else []
+                if blocked:
+                    rejected += [f"{op}: {issue.kind}: {issue.message}" for issue in blocked]
+                    continue
+                candidates[op].append(proposal.text)
+                rationales[(op, proposal.text)] = proposal.rationale
+        return candidates, rationales, rejected
 
     # 5. select
     def _select(self, system: MemorySystem, candidates: dict[str, list[str]], valset: list[Conversation],

@@ -191,15 +191,27 @@ def _log_graphs(log: Any, outcome: RoundOutcome) -> None:
         log.log_text(html, f"graphs/{safe_name(case.case_id.replace(':', '_'), '.html')}")
 
 
+def _commit_messages(outcome: RoundOutcome | None, ops: list[str]) -> str | dict[str, str]:
+    """Each changed prompt's commit message: the reflection's rationale of its changes (else the feedback summary)."""
+    if outcome is None:
+        return "starting prompts"
+    fallback = "; ".join(fb.summary() for fb in outcome.feedback.values()) or "optimized"
+    return {op: outcome.rationales.get(op) or fallback for op in ops}
+
+
 def _log_round(log: Any, system: MemorySystem, record: RoundRecord, outcome: RoundOutcome | None,
                before: dict[str, str], traces_md: str = "") -> None:
-    commit = "; ".join(fb.summary() for fb in outcome.feedback.values()) if outcome else "starting prompts"
+    commit = _commit_messages(outcome, sorted(system.instructions()))
     record.prompt_versions = log.register_prompts(system.name, system.instructions(), commit_message=commit,
                                                   round_index=record.round)
     log.log_metrics(_metrics(record), step=record.round)
     log.log_text(_round_markdown(record, before, system.instructions(), _knob_notes(system, record.blamed_ops))
                  + traces_md, "round.md")
     if outcome is not None:
+        if outcome.rationales or outcome.rejected:
+            log.log_text("\n".join([f"- {op}: {why}" for op, why in sorted(outcome.rationales.items())]
+                                   + [f"- rejected by the prompt check: {r}" for r in outcome.rejected]) + "\n",
+                         "changes.md")
         lines = "".join(json.dumps(a.to_dict()) + "\n" for _, a in outcome.attributions)
         log.log_text(lines, "attributions.jsonl")
         log.log_text("\n\n".join(f"# {op}\n\n{fb.text()}" for op, fb in outcome.feedback.items()), "feedback.md")
@@ -328,6 +340,7 @@ def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker
         tracker = Tracker(experiment.mlflow.tracking_uri, experiment.mlflow.experiment)
     seed_system = make_system(experiment.pipeline, prompts=experiment.prompts, **experiment.knobs)
     _check_prompts(seed_system)
+    optimizer.guard = _guard(seed_system, trainset + valset + testset)
     state = load_checkpoint(tracker, resume, experiment, data_name, fingerprint) if resume is not None else None
     if state is not None:
         scorer.resume_from(state.usage, state.lm_calls, state.tokens)
@@ -419,6 +432,13 @@ def _finish(tracker: Any, state: OptimizeState | None, experiment: Experiment, s
         return summary
     finally:
         tracker.finish(status)
+
+
+def _guard(seed_system: MemorySystem, seen: list[Conversation]) -> Any:
+    """The prompt check every candidate passes: against the seed prompts and the data of every split."""
+    from memopt.prompt_check import PromptGuard, TrainingData
+
+    return PromptGuard(seed_system.name, seed_system.instructions(), TrainingData.of(seen))
 
 
 def _check_prompts(system: MemorySystem) -> None:
