@@ -106,6 +106,7 @@ def _mem0(config: dict[str, Any], offline: bool) -> Iterator[tuple[Any, str, Any
     and the server started (or None)."""
     from memopt.mem0_check import _offline_env, _probe, _quiet, mem0_config
 
+    config = {key: value for key, value in config.items() if key != "memopt"}  # memopt's knobs block (export)
     with contextlib.ExitStack() as stack:
         server = None
         if offline:
