@@ -15,7 +15,6 @@ FAILED with the state of the last completed round checkpointed; the summary carr
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import json
 import tempfile
@@ -36,6 +35,15 @@ from memopt.optimize.gepa import GepaOptimizer
 from memopt.optimize.reflective import ReflectiveOptimizer, RoundOutcome
 from memopt.optimize.scoring import METERS, ROLE_OF, BudgetExhausted, LMSettings, Scorer
 from memopt.optimize.state import OptimizeState, RoundRecord
+from memopt.optimize.story import (
+    candidates_of,
+    commit_message,
+    decision_of,
+    parent_metrics,
+    round_markdown,
+    run_description,
+    trials_of,
+)
 from memopt.prompts import write_prompts
 from memopt.system import MemorySystem
 from memopt.tracking_traces import CaseTraces
@@ -156,25 +164,6 @@ def _knob_notes(system: MemorySystem, blamed: dict[str, int]) -> list[str]:
     return notes
 
 
-def _round_markdown(record: RoundRecord, before: dict[str, str], after: dict[str, str],
-                    knob_notes: list[str]) -> str:
-    lines = [f"# Round {record.round}", "",
-             f"- val F1 {record.val.get('f1')}, test F1 {(record.test or {}).get('f1')}, "
-             f"accepted: {record.accepted}", f"- blamed ops: {record.blamed_ops or '—'}", *knob_notes,
-             f"- failures by error type: {record.failures_by_type or '—'}",
-             f"- candidates {record.candidates}, trials {record.trials} ({record.trials_errored} errored), "
-             f"LM calls so far {record.lm_calls}", f"- errored cases: {record.errored}; failures not attributed "
-             f"(a judge call failed): {record.attribution_errors}", ""]
-    for op in sorted(after):
-        if before.get(op) != after[op]:
-            diff = difflib.unified_diff(before.get(op, "").splitlines(), after[op].splitlines(),
-                                        f"{op} (before)", f"{op} (after)", lineterm="")
-            lines += [f"## Prompt diff: {op}", "", "```diff", *diff, "```", ""]
-    for op, text in record.feedback.items():
-        lines += [f"## Feedback: {op}", "", "```", text, "```", ""]
-    return "\n".join(lines)
-
-
 def _log_graphs(log: Any, outcome: RoundOutcome) -> None:
     from memopt.trace.render import render_html
 
@@ -184,13 +173,31 @@ def _log_graphs(log: Any, outcome: RoundOutcome) -> None:
         log.log_text(html, f"graphs/{safe_name(case.case_id.replace(':', '_'), '.html')}")
 
 
+def _commit_messages(record: RoundRecord, outcome: RoundOutcome | None, before_val: float | None,
+                     rationale: dict[str, str] | None = None) -> dict[str, str]:
+    """The commit message of each prompt the round changed (what changed, why, the val F1 it moved)."""
+    if outcome is None:
+        return {}
+    def why(op: str) -> str:
+        fb = outcome.feedback.get(op)
+        if fb is None:
+            return "the round's trials"
+        if fb.kind == "attribution" and fb.counts:
+            return ", ".join(f"{error} × {n}" for error, n in fb.counts.items()) + " blamed on it"
+        return f"{fb.kind} feedback"
+
+    return {op: commit_message(op, why(op), record.round, before_val, record.val.get("f1"),
+                               (rationale or {}).get(op, "")) for op in record.changed_ops}
+
+
 def _log_round(log: Any, system: MemorySystem, record: RoundRecord, outcome: RoundOutcome | None,
                before: dict[str, str], traces_md: str = "") -> None:
-    commit = "; ".join(fb.summary() for fb in outcome.feedback.values()) if outcome else "starting prompts"
-    record.prompt_versions = log.register_prompts(system.name, system.instructions(), commit_message=commit,
+    messages = {op: record.commit_messages.get(op, f"round {record.round}: unchanged")
+                for op in system.instructions()} if outcome else "starting prompts (round 0)"
+    record.prompt_versions = log.register_prompts(system.name, system.instructions(), commit_message=messages,
                                                   round_index=record.round)
     log.log_metrics(_metrics(record), step=record.round)
-    log.log_text(_round_markdown(record, before, system.instructions(), _knob_notes(system, record.blamed_ops))
+    log.log_text(round_markdown(record, before, system.instructions(), _knob_notes(system, record.blamed_ops))
                  + traces_md, "round.md")
     if outcome is not None:
         lines = "".join(json.dumps(a.to_dict()) + "\n" for _, a in outcome.attributions)
@@ -200,10 +207,12 @@ def _log_round(log: Any, system: MemorySystem, record: RoundRecord, outcome: Rou
 
 
 def _record(index: int, scorer: Scorer, system: MemorySystem, valset: list[Conversation],
-            testset: list[Conversation], outcome: RoundOutcome | None, started: float) -> RoundRecord:
+            testset: list[Conversation], outcome: RoundOutcome | None, started: float, *,
+            before: dict[str, str] | None = None, before_knobs: dict[str, int] | None = None,
+            current_val: float | None = None, min_gain: float = 0.0) -> RoundRecord:
     reports = scorer.report(system, {"val": valset, **({"test": testset} if testset else {})})
     usage = scorer.usage()
-    return RoundRecord(
+    record = RoundRecord(
         round=index, train=outcome.train.metrics if outcome and outcome.train.results else None, val=reports["val"],
         test=reports.get("test"),
         blamed_ops=outcome.blamed_ops if outcome else {}, failures_by_type=outcome.failures_by_type if outcome else {},
@@ -215,7 +224,16 @@ def _record(index: int, scorer: Scorer, system: MemorySystem, valset: list[Conve
         lm_calls=usage.calls, tokens=usage.tokens, seconds=time.perf_counter() - started,
         usage={meter: asdict(u) for meter, u in scorer.usage_by_meter().items()},
         trials_errored=outcome.choice.errored_trials if outcome else 0,
-        attribution_errors=outcome.attribution_errors if outcome else 0)
+        attribution_errors=outcome.attribution_errors if outcome else 0, knobs=dict(system.knobs))
+    if outcome is not None:
+        tried = outcome.choice.tried
+        record.trials_log = trials_of(tried)
+        record.proposals = candidates_of(outcome.candidates, before or {}, tried)
+        record.decision = decision_of(outcome.accepted, tried, outcome.choice.val_f1, current_val or 0.0, min_gain,
+                                      before_knobs or {}) if tried else \
+            ("kept its proposal" if outcome.accepted else "kept the current prompts (no trials)")
+        record.commit_messages = _commit_messages(record, outcome, current_val)
+    return record
 
 
 def _save_best(tracker: Any, state: OptimizeState) -> None:
@@ -253,6 +271,12 @@ def summary_of(state: OptimizeState, experiment: Experiment, *, stopped: str | N
                      "errored": base.errored},
         "final": {"round": best.round, "val_f1": best.val.get("f1"), "test_f1": (best.test or {}).get("f1"),
                   "val_judge": best.val.get("judge"), "test_judge": (best.test or {}).get("judge")},
+        "gain": {k: None if base_v is None or best_v is None else round(best_v - base_v, 6)
+                 for k, base_v, best_v in (("val_f1", base.val.get("f1"), best.val.get("f1")),
+                                           ("test_f1", (base.test or {}).get("f1"), (best.test or {}).get("f1")),
+                                           ("val_judge", base.val.get("judge"), best.val.get("judge")),
+                                           ("test_judge", (base.test or {}).get("judge"),
+                                            (best.test or {}).get("judge")))},
         "lm_calls": state.lm_calls, "tokens": state.tokens, "best_knobs": state.best_knobs,
         "budget": {"max_lm_calls": experiment.budget.max_lm_calls, "max_cost_usd": experiment.budget.max_cost_usd,
                    "covers": BUDGET_COVERS},
@@ -289,10 +313,22 @@ def _params(experiment: Experiment, data_name: str, fingerprint: str,
 
 
 def _run_name(experiment: Experiment) -> str:
-    """The parent run's name: experiment and optimizer, and the feedback kind when it is a control."""
+    """The parent run's name: experiment and optimizer, the feedback kind when it is a control, the seed and the
+    start time (so two runs of one experiment have distinct names)."""
     o = experiment.optimizer
     control = o.feedback not in (None, "attribution", "score")
-    return f"{experiment.name}-{o.name}" + (f"-{o.feedback}" if control else "")
+    return (f"{experiment.name}-{o.name}" + (f"-{o.feedback}" if control else "")
+            + f"-seed{experiment.seed}-{time.strftime('%Y%m%d-%H%M%S')}")
+
+
+def _split_frames(trainset: list[Conversation], valset: list[Conversation],
+                  testset: list[Conversation]) -> dict[str, Any]:
+    """One pandas DataFrame per split (a row per conversation: id, sessions, turns, questions), for MLflow."""
+    import pandas as pd
+
+    return {name: pd.DataFrame([{"sample_id": c.sample_id, "sessions": len(c.sessions), "turns": len(c.turns),
+                                 "questions": len(c.cases)} for c in part])
+            for name, part in (("train", trainset), ("val", valset), ("test", testset)) if part}
 
 
 def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker: Any = None,
@@ -332,6 +368,9 @@ def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker
             else:
                 tracker.start(_run_name(experiment), _params(experiment, data_name, fingerprint, optimizer))
                 tracker.log_text(experiment.model_dump_json(indent=1), "experiment.json")
+                tracker.describe(f"**memopt optimize** · experiment `{experiment.name}` · pipeline "
+                                 f"`{experiment.pipeline}` · running ({experiment.rounds} rounds).")
+                tracker.log_datasets(data_name, _split_frames(trainset, valset, testset))
         if state is None:
             state = _baseline(tracker, seed_system, scorer, valset, testset, on_round,
                               data=data_name, fingerprint=fingerprint)
@@ -357,7 +396,8 @@ def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker
     finally:
         if _attached(tracker):
             with deferred():
-                summary = _finish(tracker, state, experiment, scorer, status, stopped)
+                summary = _finish(tracker, state, experiment, scorer, status, stopped,
+                                  (len(trainset), len(valset), len(testset)), data_name)
     return summary
 
 
@@ -369,7 +409,7 @@ def _attached(tracker: Any) -> bool:
 
 
 def _finish(tracker: Any, state: OptimizeState | None, experiment: Experiment, scorer: Scorer, status: str,
-            stopped: str | None) -> dict[str, Any] | None:
+            stopped: str | None, sizes: tuple[int, int, int] = (0, 0, 0), data: str = "") -> dict[str, Any] | None:
     """Checkpoint, best prompts, summary and final metrics of the parent run, then end it with ``status``.
 
     What was spent, a dropped round's calls included, stays counted (and billed) after a resume.
@@ -384,12 +424,34 @@ def _finish(tracker: Any, state: OptimizeState | None, experiment: Experiment, s
         _save_best(tracker, state)
         summary = summary_of(state, experiment, stopped=stopped, status=status)
         tracker.log_dict(summary, "summary.json")
-        tracker.log_metrics({"best.val_f1": summary["final"]["val_f1"] or 0.0, "lm_calls": state.lm_calls})
+        tracker.log_metrics({"baseline": {k: v for k, v in summary["baseline"].items() if k != "errored"},
+                             "final": {k: v for k, v in summary["final"].items() if k != "round"},
+                             "gain": summary["gain"], "lm_calls": state.lm_calls})
+        best = next((r for r in state.records if r.round == state.best_round), state.records[0])
+        tracker.set_prompt_aliases(best.prompt_versions, "best")
         if stopped:
             tracker.set_tags({"memopt.stopped": stopped})
+        tracker.describe(_description(summary, experiment, optimizer_label(experiment), sizes, data,
+                                      best.prompt_versions))
         return summary
     finally:
         tracker.finish(status)
+
+
+def optimizer_label(experiment: Experiment) -> str:
+    """The optimizer in words: ``memtrace (attribution feedback)``."""
+    return f"{experiment.optimizer.name} ({experiment.optimizer.feedback_kind} feedback)"
+
+
+def _description(summary: dict[str, Any], experiment: Experiment, optimizer: str, sizes: tuple[int, int, int],
+                 data: str, prompts: dict[str, int]) -> str:
+    from memopt.lm.config import parse_lm_specs
+
+    specs = {role: [spec.raw for spec in parse_lm_specs(getattr(experiment.lm, role))]
+             for role in ("task", "judge", "reflection")}
+    simulated = any(spec.simulated for role in specs for spec in parse_lm_specs(getattr(experiment.lm, role)))
+    lms = ", ".join(f"{role} {' + '.join(raw)}" for role, raw in specs.items()) + (" (simulated)" if simulated else "")
+    return run_description(summary, data=data, sizes=sizes, lms=lms, optimizer=optimizer, prompts=prompts)
 
 
 def _check_prompts(system: MemorySystem) -> None:
@@ -407,6 +469,7 @@ def _baseline(tracker: Any, system: MemorySystem, scorer: Scorer, valset: list[C
     with tracker.round(0, "round-0 (starting prompts)") as log:
         record = _record(0, scorer, system, valset, testset, None, started)
         _log_round(log, system, record, None, system.instructions())
+        tracker.log_metrics(parent_metrics(record, float(record.val["f1"])), step=0)
         with deferred():  # the checkpoint and the end of the round's run go together
             state = OptimizeState(system.name, 1, system.instructions(), dict(system.knobs), float(record.val["f1"]),
                                   0, float(record.val["f1"]), system.instructions(), dict(system.knobs), [record],
@@ -442,7 +505,9 @@ def _round(tracker: Any, optimizer: ReflectiveOptimizer | GepaOptimizer, state: 
                 instructions = {**state.instructions, **outcome.choice.instructions}
                 knobs, current_val = dict(outcome.choice.knobs), outcome.choice.val_f1
                 current = seed_system.with_instructions(instructions).with_knobs(**knobs)
-            record = _record(index, scorer, current, valset, testset, outcome, started)
+            record = _record(index, scorer, current, valset, testset, outcome, started, before=before,
+                             before_knobs=dict(state.knobs), current_val=state.current_val,
+                             min_gain=float(getattr(optimizer, "min_gain", 0.0)))
             traced = traces.log(log, outcome, round_index=index, versions=state.records[-1].prompt_versions)
             _log_round(log, current, record, outcome, before, traced.markdown(getattr(tracker, "tracking_uri", "")))
             with deferred():  # the state changes, its checkpoint and the end of the round's run go together
@@ -453,6 +518,7 @@ def _round(tracker: Any, optimizer: ReflectiveOptimizer | GepaOptimizer, state: 
                     state.best_round, state.best_val = index, state.current_val
                     state.best_instructions, state.best_knobs = dict(state.instructions), dict(state.knobs)
                 state.next_round = index + 1
+                tracker.log_metrics(parent_metrics(record, state.best_val), step=index)
                 tracker.log_dict(state.to_dict(), STATE_ARTIFACT)
                 log.end()
     if exhausted is not None:
