@@ -46,6 +46,7 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 import time
 import warnings
 from collections.abc import Iterator, Mapping
@@ -380,6 +381,10 @@ def _link_experiment(client: Any, name: str, experiment_id: str | None) -> None:
         return
     from mlflow.prompt.constants import PROMPT_EXPERIMENT_IDS_TAG_KEY as KEY
 
+    for thread in threading.enumerate():  # MLflow links a loaded or registered prompt in a thread: let it finish
+        if thread.name.startswith("link_prompt_to_experiment_thread"):
+            thread.join(timeout=60)
+
     ids = [i for i in client.get_prompt(name).tags.get(KEY, "").split(",") if i.strip()]
     if experiment_id not in ids:
         client.set_prompt_tag(name, KEY, f",{','.join([*ids, experiment_id])},")
@@ -470,10 +475,11 @@ class Tracker(_RunLog):
 
         inputs = []
         for split, frame in splits.items():
-            with warnings.catch_warnings():  # MLflow's hint about integer columns in an inferred schema
-                warnings.simplefilter("ignore", UserWarning)
+            with warnings.catch_warnings():  # MLflow's hints on inferred integer schemas and pandas deprecations
+                warnings.simplefilter("ignore")
                 dataset = mlflow.data.from_pandas(frame, name=_cut(redact(f"{name}:{split}"), _KEY_LIMIT))
-            inputs.append(DatasetInput(dataset._to_mlflow_entity(), tags=[InputTag(MLFLOW_DATASET_CONTEXT, split)]))
+                entity = dataset._to_mlflow_entity()
+            inputs.append(DatasetInput(entity, tags=[InputTag(MLFLOW_DATASET_CONTEXT, split)]))
         self._client().log_inputs(self.run_id, datasets=inputs)
 
     def resume(self, run_id: str) -> None:

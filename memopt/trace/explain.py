@@ -27,6 +27,8 @@ _WHAT = {
 
 
 def _quote(value: Any) -> str:
+    if isinstance(value, dict) and len(value) == 1:  # {"facts": [...]}: the list
+        value = next(iter(value.values()))
     if isinstance(value, dict) and "text" in value:
         value = value["text"]
     if isinstance(value, list):
