@@ -62,6 +62,8 @@ __all__ = ["DEFAULT_TRACKING_URI", "URI_ORDER", "Tracker", "NullTracker", "Round
            "prompt_name", "run_info", "download_artifacts", "check_run_id", "check_prompt_secret", "store_lock"]
 
 DEFAULT_TRACKING_URI = "sqlite:///mlflow.db"
+# `mlflow ui` (and a server with job execution) leaves a busy job runner behind after Ctrl-C; this one exits cleanly
+UI_COMMAND = "MLFLOW_SERVER_ENABLE_JOB_EXECUTION=false mlflow server"
 URI_ORDER = "--tracking-uri (the tracking_uri argument), else $MLFLOW_TRACKING_URI, else sqlite:///mlflow.db"
 _STATUSES = ("FINISHED", "FAILED", "KILLED")
 _PARAM_LIMIT, _TAG_LIMIT, _KEY_LIMIT, _COMMIT_LIMIT = 6000, 8000, 250, 500
@@ -538,7 +540,7 @@ class Tracker(_RunLog):
         uri = self.tracking_uri
         if uri.startswith(("http://", "https://")):
             return f"open {uri.rstrip('/')}/{page} ({where})"
-        command = f"mlflow ui --backend-store-uri {uri}"
+        command = f"{UI_COMMAND} --backend-store-uri {uri} --workers 1"
         if uri.startswith("sqlite:///") and not uri.removeprefix("sqlite:///").startswith("/"):
             command += f" (run in {Path.cwd()})"
         return f"{command}, then open http://127.0.0.1:5000/{page} ({where})"

@@ -373,11 +373,12 @@ def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker
                 tracker.log_datasets(data_name, _split_frames(trainset, valset, testset))
         if state is None:
             state = _baseline(tracker, seed_system, scorer, valset, testset, on_round,
-                              data=data_name, fingerprint=fingerprint)
+                              data=data_name, fingerprint=fingerprint, rounds=experiment.rounds)
         traces = case_traces_of(experiment)
         while state.next_round <= experiment.rounds:
             scorer.check()
-            _round(tracker, optimizer, state, seed_system, scorer, trainset, valset, testset, on_round, traces)
+            _round(tracker, optimizer, state, seed_system, scorer, trainset, valset, testset, on_round, traces,
+                   experiment.rounds)
     except BudgetExhausted as e:
         if state is None:  # round 0 never finished: nothing to report
             status = "FAILED"
@@ -463,9 +464,9 @@ def _check_prompts(system: MemorySystem) -> None:
 
 def _baseline(tracker: Any, system: MemorySystem, scorer: Scorer, valset: list[Conversation],
               testset: list[Conversation], on_round: Callable[[RoundRecord], None] | None, *, data: str,
-              fingerprint: str) -> OptimizeState:
+              fingerprint: str, rounds: int) -> OptimizeState:
     started = time.perf_counter()
-    scorer.label = "round 0"
+    scorer.label = f"round 0/{rounds}"
     with tracker.round(0, "round-0 (starting prompts)") as log:
         record = _record(0, scorer, system, valset, testset, None, started)
         _log_round(log, system, record, None, system.instructions())
@@ -484,12 +485,13 @@ def _baseline(tracker: Any, system: MemorySystem, scorer: Scorer, valset: list[C
 
 def _round(tracker: Any, optimizer: ReflectiveOptimizer | GepaOptimizer, state: OptimizeState,
            seed_system: MemorySystem, scorer: Scorer, trainset: list[Conversation], valset: list[Conversation],
-           testset: list[Conversation], on_round: Callable[[RoundRecord], None] | None, traces: CaseTraces) -> None:
+           testset: list[Conversation], on_round: Callable[[RoundRecord], None] | None, traces: CaseTraces,
+           rounds: int) -> None:
     """Run one round; raises `BudgetExhausted` (the round is dropped, its run tagged ``memopt.stopped``) or
     `EvaluationFailed` (its run FAILED)."""
     index = state.next_round
     started = time.perf_counter()
-    scorer.label = f"round {index}"
+    scorer.label = f"round {index}/{rounds}"
     current = seed_system.with_instructions(state.instructions).with_knobs(**state.knobs)
     before = current.instructions()
     exhausted: BudgetExhausted | None = None
