@@ -70,7 +70,8 @@ def test_round_traces_carry_the_attributions_of_attributions_jsonl(one_round):
         assert blame.value == expected["error_type"]
         assert blame.metadata["operation"] == expected["operation"] and blame.metadata["op_id"] == expected["op_id"]
         assert blame.metadata["method"] == "memtrace" and blame.metadata["reason"] == expected["reason"]
-        assert blame.rationale.startswith(f"The {expected['operation']} step") and not re.search(r"\b(memory|fact|turn):\S+@\d", blame.rationale)
+        assert blame.rationale.startswith(f"The {expected['operation']} step")
+        assert not re.search(r"\b(memory|fact|turn):\S+@\d", blame.rationale), blame.rationale  # no internal ids
         assert trace.info.tags["memtrace.blamed_op"] == expected["operation"]
         assert trace.info.tags["memtrace.error_type"] == expected["error_type"]
         assert [a.value for a in trace.info.assessments if a.name == JUDGE] == [False]
