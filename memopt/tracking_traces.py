@@ -67,7 +67,7 @@ ATTRIBUTION, JUDGE, F1, EXPECTED = "memtrace.attribution", "traced_case.judge", 
 BLAMED_OP, ERROR_TYPE = "memtrace.blamed_op", "memtrace.error_type"
 TRACED_NOTE = ("Traced cases (each round's Traces tab, the experiment's Quality page) are a pick of mostly *failed* "
                f"train cases, so their `{F1}` / `{JUDGE}` averages are far below the run's score; the run's scores "
-               "are the `val.f1` / `test.f1` metrics of the parent run.")
+               "are the `rounds/val.f1` / `rounds/test.f1` curves of the parent run.")
 _log = logging.getLogger(__name__)
 
 

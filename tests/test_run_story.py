@@ -43,15 +43,15 @@ def story(tmp_path_factory):
 def test_parent_run_has_per_round_curves_gain_and_a_description(story):
     _, _, summary, client = story
     run = client.get_run(summary["run_id"])
-    history = client.get_metric_history(run.info.run_id, "val.f1")
+    history = client.get_metric_history(run.info.run_id, "rounds/val.f1")
     assert [m.step for m in sorted(history, key=lambda m: m.step)] == [0, 1, 2]
     by_step = {m.step: m.value for m in history}
     assert by_step[0] == pytest.approx(summary["baseline"]["val_f1"])
     assert by_step[2] == pytest.approx(summary["rounds"][-1]["val_f1"])
-    assert {m.step for m in client.get_metric_history(run.info.run_id, "test.judge")} == {0, 1, 2}
+    assert {m.step for m in client.get_metric_history(run.info.run_id, "rounds/test.judge")} == {0, 1, 2}
     gain = summary["final"]["test_f1"] - summary["baseline"]["test_f1"]
-    assert run.data.metrics["gain.test_f1"] == pytest.approx(gain, abs=1e-6)
-    assert run.data.metrics["baseline.val_f1"] == pytest.approx(summary["baseline"]["val_f1"])
+    assert run.data.metrics["summary/gain.test_f1"] == pytest.approx(gain, abs=1e-6)
+    assert run.data.metrics["summary/baseline.val_f1"] == pytest.approx(summary["baseline"]["val_f1"])
     note = run.data.tags["mlflow.note.content"]
     assert f"| gain | {summary['final']['val_f1'] - summary['baseline']['val_f1']:+.3f}" in note
     assert "round 1" in note and "round 2" in note and "traced_case.f1" in note

@@ -425,9 +425,9 @@ def _finish(tracker: Any, state: OptimizeState | None, experiment: Experiment, s
         _save_best(tracker, state)
         summary = summary_of(state, experiment, stopped=stopped, status=status)
         tracker.log_dict(summary, "summary.json")
-        tracker.log_metrics({"baseline": {k: v for k, v in summary["baseline"].items() if k != "errored"},
-                             "final": {k: v for k, v in summary["final"].items() if k != "round"},
-                             "gain": summary["gain"], "lm_calls": state.lm_calls})
+        tracker.log_metrics({"summary/baseline": {k: v for k, v in summary["baseline"].items() if k != "errored"},
+                             "summary/final": {k: v for k, v in summary["final"].items() if k != "round"},
+                             "summary/gain": summary["gain"], "lm_calls": state.lm_calls})
         best = next((r for r in state.records if r.round == state.best_round), state.records[0])
         tracker.set_prompt_aliases(best.prompt_versions, "best")
         if stopped:

@@ -123,11 +123,11 @@ def round_markdown(record: Any, before: Mapping[str, str], after: Mapping[str, s
 
 
 def parent_metrics(record: Any, best_val: float) -> dict[str, Any]:
-    """The parent run's metrics of one round (logged at step = round): val / test F1 and judge, best val F1."""
+    """The parent run's metrics of one round (logged at step = round, in the UI's ``rounds`` chart section, first):
+    val / test F1 and judge, best val F1 so far."""
     test = record.test or {}
-    return {"val": {"f1": record.val.get("f1"), "judge": record.val.get("judge")},
-            "test": {"f1": test.get("f1"), "judge": test.get("judge")},
-            "best": {"val_f1": best_val}, "accepted": float(record.accepted)}
+    return {"rounds/val": {"f1": record.val.get("f1"), "judge": record.val.get("judge")},
+            "rounds/test": {"f1": test.get("f1"), "judge": test.get("judge")}, "rounds/best": {"val_f1": best_val}}
 
 
 def run_description(summary: Mapping[str, Any], *, data: str, sizes: tuple[int, int, int], lms: str,
