@@ -73,6 +73,7 @@ class RoundProgress:
             with self._lock:
                 self._fixed = bool(total)
                 self._bar.reset(self._task, total=total or None, description=name, rate=self._rate())
+                self._bar.tasks[0].total = total or None  # reset(total=None) would keep the last phase's total
 
     def grow(self, total: int) -> None:
         """Add ``total`` cases to the current phase, unless it was started with a fixed total."""
