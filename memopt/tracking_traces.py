@@ -27,7 +27,9 @@ Contract:
   passed case, ``unattributed`` for a failure without attribution, ``error`` for an errored case),
   ``memopt.graph`` (the round artifact ``graphs/<sample_id>.json.gz`` holding the conversation's
   graph, read back by `case_graph_of_trace` for ``memopt show --trace-id``), and
-  ``mlflow.linkedPrompts``. The round logs metrics ``traces.logged``, ``traces.spans``,
+  ``mlflow.linkedPrompts``; each trace is also linked to its prompt versions in the store
+  (``link_prompt_versions_to_trace``), so a prompt version's Traces tab lists the cases that ran it.
+  The round logs metrics ``traces.logged``, ``traces.spans``,
   ``traces.seconds``.
 - **Cost.** Traces go through MLflow's store API in bulk — one ``start_trace`` per trace carrying its
   assessments, one ``log_spans`` for all spans of the round — not through the live tracing provider,
@@ -205,6 +207,7 @@ class CaseTraces:
         written = RoundTraces(log.run_id, experiment_id, mode=self.mode, evaluated=len(results))
         tracing = TracingClient(client.tracking_uri)
         spans = []
+        linked_by_trace: dict[str, list[dict[str, str]]] = {}
         for result in picked:
             case, attribution = blamed.get(result.case_id, (None, None))
             G = graphs.get(result.sample_id)
@@ -223,6 +226,7 @@ class CaseTraces:
                 tags["memopt.graph"] = artifacts[result.sample_id]
             if linked := trace.prompts():
                 tags["mlflow.linkedPrompts"] = json.dumps(linked)
+                linked_by_trace[trace.trace_id] = linked
             tracing.start_trace(TraceInfo(
                 trace_id=trace.trace_id, trace_location=TraceLocation.from_experiment_id(experiment_id),
                 request_time=root.start_time_ns // 1_000_000, state=TraceState.ERROR if result.error else TraceState.OK,
@@ -235,6 +239,7 @@ class CaseTraces:
                                    attribution.op_id if attribution else "", trace.trace_id))
         tracing.log_spans(experiment_id, spans)
         written.spans = len(spans)
+        _link_prompts(client, linked_by_trace)
         return written
 
     @staticmethod
@@ -251,6 +256,17 @@ class CaseTraces:
                 log.log_artifact(Path(tmp) / name, "graphs")
                 out[sample] = f"graphs/{name}"
         return out
+
+
+def _link_prompts(client: Any, linked: dict[str, list[dict[str, str]]]) -> None:
+    """Link each trace to the prompt versions it ran with in the store too, so a prompt's **Traces** tab lists it."""
+    versions: dict[tuple[str, str], Any] = {}
+    for trace_id, prompts in linked.items():
+        keys = [(p["name"], p["version"]) for p in prompts]
+        for key in keys:
+            if key not in versions:
+                versions[key] = client.get_prompt_version(*key)
+        client.link_prompt_versions_to_trace(prompt_versions=[versions[k] for k in keys], trace_id=trace_id)
 
 
 def _note_experiment(client: Any, experiment_id: str) -> None:

@@ -79,6 +79,9 @@ def test_prompts_are_under_the_experiment_with_best_and_round_aliases(story):
     version = client.load_prompt(f"prompts:/mem0.{op}@round-{changed[0]['round']}")
     assert version.commit_message == message
     assert message.startswith(f"round {changed[0]['round']}: rewrote {op} after ") and "val F1" in message
+    note = client.get_run(summary["run_id"]).data.tags["mlflow.note.content"]
+    old = int(version.version) - 1  # the description opens the old version, so Compare shows it on the left
+    assert f"{message} ([v{old} → v{version.version}](#/prompts/mem0.{op}?promptVersion={old}), then Compare)" in note
 
 
 def test_traces_carry_the_blamed_op_as_a_filterable_tag_and_a_plain_rationale(story):

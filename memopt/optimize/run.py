@@ -433,7 +433,7 @@ def _finish(tracker: Any, state: OptimizeState | None, experiment: Experiment, s
         if stopped:
             tracker.set_tags({"memopt.stopped": stopped})
         tracker.describe(_description(summary, experiment, optimizer_label(experiment), sizes, data,
-                                      best.prompt_versions))
+                                      best.prompt_versions, {r.round: r.prompt_versions for r in state.records}))
         return summary
     finally:
         tracker.finish(status)
@@ -445,14 +445,15 @@ def optimizer_label(experiment: Experiment) -> str:
 
 
 def _description(summary: dict[str, Any], experiment: Experiment, optimizer: str, sizes: tuple[int, int, int],
-                 data: str, prompts: dict[str, int]) -> str:
+                 data: str, prompts: dict[str, int], versions: dict[int, dict[str, int]]) -> str:
     from memopt.lm.config import parse_lm_specs
 
     specs = {role: [spec.raw for spec in parse_lm_specs(getattr(experiment.lm, role))]
              for role in ("task", "judge", "reflection")}
     simulated = any(spec.simulated for role in specs for spec in parse_lm_specs(getattr(experiment.lm, role)))
     lms = ", ".join(f"{role} {' + '.join(raw)}" for role, raw in specs.items()) + (" (simulated)" if simulated else "")
-    return run_description(summary, data=data, sizes=sizes, lms=lms, optimizer=optimizer, prompts=prompts)
+    return run_description(summary, data=data, sizes=sizes, lms=lms, optimizer=optimizer, prompts=prompts,
+                           versions=versions)
 
 
 def _check_prompts(system: MemorySystem) -> None:

@@ -131,8 +131,10 @@ def parent_metrics(record: Any, best_val: float) -> dict[str, Any]:
 
 
 def run_description(summary: Mapping[str, Any], *, data: str, sizes: tuple[int, int, int], lms: str,
-                    optimizer: str, prompts: Mapping[str, int]) -> str:
-    """The parent run's Markdown description: what ran, what won, each round's decision and prompt changes."""
+                    optimizer: str, prompts: Mapping[str, int],
+                    versions: Mapping[int, Mapping[str, int]] | None = None) -> str:
+    """The parent run's Markdown description: what ran, what won, each round's decision and prompt changes (with a
+    link that opens the prompt at its previous version, so MLflow's Compare shows the old text on the left)."""
     base, final = summary["baseline"], summary["final"]
     lines = [f"**memopt optimize** · experiment `{summary['experiment']}` · pipeline `{summary['pipeline']}` · "
              f"status {summary['status']}", "",
@@ -157,6 +159,11 @@ def run_description(summary: Mapping[str, Any], *, data: str, sizes: tuple[int, 
     lines += ["### Rounds", ""]
     for r in summary["rounds"]:
         lines.append(f"- **round {r['round']}** (val F1 {_num(r['val_f1'])}): {r.get('decision') or '—'}")
-        lines += [f"  - {m}" for m in r.get("commit_messages", {}).values()]
+        before = (versions or {}).get(r["round"] - 1, {})
+        for op, message in r.get("commit_messages", {}).items():
+            name = next((n for n in r["prompt_versions"] if n.endswith(f".{op}")), "")
+            old, new = before.get(name), r["prompt_versions"].get(name)
+            compare = f" ([v{old} → v{new}](#/prompts/{name}?promptVersion={old}), then Compare)" if old and new else ""
+            lines.append(f"  - {message}{compare}")
     lines += ["", TRACED_NOTE]
     return "\n".join(lines)
