@@ -56,6 +56,6 @@ def test_traces_page_of_a_round_shows_its_assessments(tmp_path):
     for text in ("memopt optimize", "baseline (round 0)", "gain", "Rounds"):
         assert text in shot["overview"], text
     assert "rounds" in shot["chart"] and "val.f1" in shot["chart"] and "test.f1" in shot["chart"]
-    best = client.load_prompt(f"prompts:/{shot['prompt']}@best")
+    best = client.load_prompt(f"prompts:/{shot['prompt_name']}@best")
     for text in ("best", "round-0", "Commit message", best.commit_message):
         assert text in shot["prompt"], text

@@ -175,7 +175,7 @@ def round_and_trace(store: Path) -> dict[str, str]:
     prompt = next((p for p in prompts if p.endswith(".extract")), prompts[0] if prompts else "")
     return {"experiment": experiment, "run": run.info.run_id, "trace": trace_id, "error_type": assessment.value,
             "span": f"{assessment.metadata['operation']}:{op_id.rsplit(':', 1)[-1]}", "parent": parent,
-            "prompt": prompt}
+            "prompt_name": prompt}
 
 
 def _free_port() -> int:
@@ -251,7 +251,7 @@ def _story(browser: Browser, url: str, found: dict[str, str], out: Path) -> dict
     run = f"{url}/#/experiments/{found['experiment']}/runs/{found['parent']}"
     texts = {}
     for name, page, expect in (("overview", run, "memopt optimize"), ("chart", f"{run}/model-metrics", "rounds"),
-                               ("prompt", f"{url}/#/prompts/{found['prompt']}", "Commit message")):
+                               ("prompt", f"{url}/#/prompts/{found['prompt_name']}", "Commit message")):
         browser.open(page, expect)
         browser.click('[aria-label="Close guidance"]')
         browser.click('[aria-label="Close"]')
