@@ -6,7 +6,8 @@ what to do. The CLI prints the message alone (no traceback) and exits with code 
 
 from __future__ import annotations
 
-__all__ = ["MemoptError", "DataError", "ConfigError", "LMError", "PromptError", "PluginError", "EvaluationFailed"]
+__all__ = ["one_line", "MemoptError", "DataError", "ConfigError", "LMError", "PromptError", "PluginError",
+           "EvaluationFailed"]
 
 
 class MemoptError(Exception):
@@ -39,3 +40,9 @@ class EvaluationFailed(MemoptError):
     """More than the allowed share of an evaluation's cases errored (names the split, the counts, the first error)."""
 
     exit_code = 1
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception as one line: its message's first non-empty line (prefixed by its type unless it is memopt's)."""
+    first = next((line.strip() for line in str(exc).splitlines() if line.strip()), "no message")
+    return first if isinstance(exc, MemoptError) else f"{type(exc).__name__}: {first}"

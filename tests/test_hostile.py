@@ -213,6 +213,12 @@ CORPUS: list[tuple[str, list[str], str]] = [
     ("lm-check-unknown-local-model", ["lm-check", "--lm", "local:gpt2"], "gpt2"),
     ("mem0-config-missing", ["mem0", "check", "--config", "{b}/missing.json"], "missing.json"),
     ("mem0-config-not-json", ["mem0", "check", "--config", "{b}/notjson.json"], "notjson.json"),
+    ("attach-config-missing", ["attach", "mem0", "--config", "{b}/missing.yaml", "--trace", "t"], "missing.yaml"),
+    ("attach-config-not-yaml", ["attach", "mem0", "--config", "{b}/notjson.json", "--trace", "t"], "notjson.json"),
+    ("attach-config-binary", ["attach", "mem0", "--config", "{b}/exp/binary.yaml", "--trace", "t"], "binary.yaml"),
+    ("attach-config-deep", ["attach", "mem0", "--config", "{b}/exp/deep.yaml", "--trace", "t"], "deep.yaml"),
+    ("attach-answers-binary", ["attach", "mem0", "--config", "{b}/exp/typo.yaml", "--answers", "{b}/binary.json",
+                               "--trace", "t"], "binary.json"),
     # memopt bench
     ("bench-run-data-missing", ["bench", "run", "--data", "{b}/missing.json"], "missing.json"),
     ("bench-trace-pipeline-unknown", ["bench", "trace", "-p", "mem9", "--data", DATA], "mem9"),

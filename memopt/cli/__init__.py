@@ -30,7 +30,20 @@ app = typer.Typer(
 
 
 def _register() -> None:
-    from memopt.cli import attribute, bench, data, directives, export, lm_check, mem0, optimize, run, serve, show
+    from memopt.cli import (
+        attach,
+        attribute,
+        bench,
+        data,
+        directives,
+        export,
+        lm_check,
+        mem0,
+        optimize,
+        run,
+        serve,
+        show,
+    )
     from memopt.cli import systems as systems_command
 
     app.command("optimize")(optimize.optimize)
@@ -45,6 +58,7 @@ def _register() -> None:
     app.command("show")(show.show)
     app.command("export")(export.export)
     app.add_typer(mem0.app, name="mem0")
+    app.add_typer(attach.app, name="attach")
 
 
 _register()

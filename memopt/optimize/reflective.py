@@ -31,6 +31,7 @@ from memopt.attribution.case import FailedCase, failed_cases
 from memopt.attribution.methods import attribute
 from memopt.attribution.types import Attribution
 from memopt.data.model import Conversation
+from memopt.errors import one_line
 from memopt.feedback import (
     Feedback,
     build_feedback,
@@ -114,15 +115,18 @@ class ReflectiveOptimizer:
     def _attribute(self, train: Scored) -> tuple[list[tuple[FailedCase, Attribution]], int]:
         """The attributed failures, and how many failures could not be attributed (a judge call failed)."""
         by_id = {r.case_id: r.to_dict() for r in train.results}
-        cases = [case for G in train.graphs.values() for case in failed_cases(G, by_id)]
+        # Sorted by case key (the order of the results), so concurrency never reorders attributions or feedback.
+        rank = {case_id: i for i, case_id in enumerate(by_id)}
+        cases = sorted((case for G in train.graphs.values() for case in failed_cases(G, by_id)),
+                       key=lambda case: (rank.get(case.case_id, len(rank)), case.case_id))
         self.scorer.progress.phase(f"{self.scorer.label} · attribute", len(cases))
 
         def blame(case: FailedCase) -> tuple[FailedCase, Attribution] | None:
             try:
                 found = attribute(case, self.scorer.judge, self.attribution, verify=self.verify)
-            except Exception:  # a judge call that failed fails this case's attribution, never the round
-                logger.warning("attribution of %s failed; it is left out of the feedback", case.case_id,
-                               exc_info=True)
+            except Exception as e:  # a judge call that failed fails this case's attribution, never the round
+                logger.warning("attribution of %s failed (%s); it is left out of the feedback", case.case_id,
+                               one_line(e))
                 return None
             finally:
                 self.scorer.progress.advance()

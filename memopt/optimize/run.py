@@ -27,12 +27,13 @@ from typing import Any
 from memopt.data.model import Conversation
 from memopt.data.source import load_data, select
 from memopt.data.splits import split_ids
-from memopt.errors import ConfigError, DataError, EvaluationFailed
+from memopt.errors import ConfigError, EvaluationFailed
 from memopt.experiment import Experiment
-from memopt.files import read_json, safe_name
+from memopt.files import safe_name
 from memopt.interrupts import deferred
 from memopt.optimize.gepa import GepaOptimizer
 from memopt.optimize.reflective import ReflectiveOptimizer, RoundOutcome
+from memopt.optimize.resume import EXPERIMENT_ARTIFACT, STATE_ARTIFACT, load_checkpoint
 from memopt.optimize.scoring import METERS, ROLE_OF, BudgetExhausted, LMSettings, Scorer
 from memopt.optimize.state import OptimizeState, RoundRecord
 from memopt.optimize.story import (
@@ -51,7 +52,7 @@ from memopt.tracking_traces import CaseTraces
 __all__ = ["run_experiment", "check_experiment", "make_scorer", "splits_of", "data_fingerprint", "summary_of",
            "usage_summary", "case_traces_of", "STATE_ARTIFACT", "BUDGET_COVERS"]
 
-STATE_ARTIFACT = "state/state.json"
+
 GRAPHS_PER_ROUND = 3
 BUDGET_COVERS = "task, judge, reflection and reporting calls (cached replies included)"
 
@@ -83,6 +84,12 @@ def check_experiment(experiment: Experiment) -> None:
     from memopt.lm.config import parse_lm_specs
     from memopt.systems import system_class
 
+    if experiment.confirm is not None and experiment.pipeline != "mem0":
+        raise ConfigError(f"confirm.system mem0 confirms the mem0 pipeline's prompts, not {experiment.pipeline!r}; "
+                          "remove confirm, or optimize pipeline mem0.")
+    if experiment.confirm is not None and not experiment.confirm.offline and not experiment.confirm.config:
+        raise ConfigError("confirm.offline is false: confirm.config must name your Mem0 config (YAML or JSON) "
+                          "with its LLM, embedder and stores.")
     if experiment.attribution.method not in METHODS:
         raise ConfigError(f"attribution.method {experiment.attribution.method!r}: choose one of {', '.join(METHODS)}.")
     for role in ("task", "judge", "reflection"):
@@ -127,7 +134,7 @@ def make_scorer(experiment: Experiment) -> Scorer:
     if experiment.budget.max_cost_usd is not None:
         _check_priced(experiment)
     settings = LMSettings(concurrency=lm.concurrency, timeout=lm.timeout, num_retries=lm.num_retries,
-                          parse_retries=lm.parse_retries, cache=lm.cache)
+                          parse_retries=lm.parse_retries, cache=lm.cache, engine=lm.engine)
     return Scorer(lm.task, lm.judge, lm.reflection, budget=experiment.budget.max_lm_calls, seed=experiment.seed,
                   max_cost=experiment.budget.max_cost_usd, lm=settings, max_error_rate=experiment.max_error_rate)
 
@@ -357,7 +364,7 @@ def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker
         tracker = Tracker(experiment.mlflow.tracking_uri, experiment.mlflow.experiment)
     seed_system = make_system(experiment.pipeline, prompts=experiment.prompts, **experiment.knobs)
     _check_prompts(seed_system)
-    state = _checkpoint(tracker, resume, experiment, data_name, fingerprint) if resume is not None else None
+    state = load_checkpoint(tracker, resume, experiment, data_name, fingerprint) if resume is not None else None
     if state is not None:
         scorer.resume_from(state.usage, state.lm_calls, state.tokens)
     status, stopped, summary = "FINISHED", None, None
@@ -367,7 +374,7 @@ def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker
                 tracker.resume(resume)
             else:
                 tracker.start(_run_name(experiment), _params(experiment, data_name, fingerprint, optimizer))
-                tracker.log_text(experiment.model_dump_json(indent=1), "experiment.json")
+                tracker.log_text(experiment.model_dump_json(indent=1), EXPERIMENT_ARTIFACT)
                 tracker.describe(f"**memopt optimize** · experiment `{experiment.name}` · pipeline "
                                  f"`{experiment.pipeline}` · running ({experiment.rounds} rounds).")
                 tracker.log_datasets(data_name, _split_frames(trainset, valset, testset))
@@ -397,7 +404,9 @@ def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker
     finally:
         if _attached(tracker):
             with deferred():
-                summary = _finish(tracker, state, experiment, scorer, status, stopped,
+                confirm = (lambda done: _confirm(experiment, seed_system.instructions(), done.best_instructions,
+                                                 valset, testset)) if experiment.confirm else None
+                summary = _finish(tracker, state, experiment, scorer, status, stopped, confirm,
                                   (len(trainset), len(valset), len(testset)), data_name)
     return summary
 
@@ -409,8 +418,23 @@ def _attached(tracker: Any) -> bool:
         return False
 
 
+def _confirm(experiment: Experiment, seed: dict[str, str], best: dict[str, str], valset: list[Conversation],
+             testset: list[Conversation]) -> dict[str, Any]:
+    """The seed and best prompts scored in the confirming real system (``experiment.confirm``) on val and test."""
+    from memopt.live.attach import load_config
+    from memopt.live.confirm import confirm_in_mem0
+
+    spec = experiment.confirm
+    assert spec is not None
+    config = load_config(spec.config) if spec.config else None
+    figures = confirm_in_mem0({"seed": seed, "best": best}, {"val": valset, "test": testset}, offline=spec.offline,
+                              config=config, top_k=spec.top_k)
+    return {"system": spec.system, "offline": spec.offline, "simulated": spec.offline, **figures}
+
+
 def _finish(tracker: Any, state: OptimizeState | None, experiment: Experiment, scorer: Scorer, status: str,
-            stopped: str | None, sizes: tuple[int, int, int] = (0, 0, 0), data: str = "") -> dict[str, Any] | None:
+            stopped: str | None, confirm: Callable[[OptimizeState], dict[str, Any]] | None = None,
+            sizes: tuple[int, int, int] = (0, 0, 0), data: str = "") -> dict[str, Any] | None:
     """Checkpoint, best prompts, summary and final metrics of the parent run, then end it with ``status``.
 
     What was spent, a dropped round's calls included, stays counted (and billed) after a resume.
@@ -424,6 +448,11 @@ def _finish(tracker: Any, state: OptimizeState | None, experiment: Experiment, s
         tracker.log_dict(state.to_dict(), STATE_ARTIFACT)
         _save_best(tracker, state)
         summary = summary_of(state, experiment, stopped=stopped, status=status)
+        if confirm is not None and status == "FINISHED":
+            summary["confirm"] = confirm(state)
+            tracker.log_metrics({f"confirm.{label}.{split}_{key}": value
+                                 for label in ("seed", "best") for split, m in summary["confirm"][label].items()
+                                 for key, value in m.items() if key in ("f1", "judge")})
         tracker.log_dict(summary, "summary.json")
         tracker.log_metrics({"summary/baseline": {k: v for k, v in summary["baseline"].items() if k != "errored"},
                              "summary/final": {k: v for k, v in summary["final"].items() if k != "round"},
@@ -528,35 +557,3 @@ def _round(tracker: Any, optimizer: ReflectiveOptimizer | GepaOptimizer, state: 
         raise exhausted
     if on_round is not None:
         on_round(record)
-
-
-def _checkpoint(tracker: Any, run_id: str, experiment: Experiment, data_name: str,
-                fingerprint: str) -> OptimizeState | None:
-    """The last checkpoint of the run to resume (None when its round 0 never finished), checked to fit the
-    experiment: same pipeline, same data. Reads only; `Tracker.resume` reattaches afterwards."""
-    from memopt.tracking import download_artifacts, run_info
-
-    uri = getattr(tracker, "tracking_uri", None)
-    if uri is None:
-        tracker.resume(run_id)  # a tracker without a store cannot resume: it says so
-    params = run_info(run_id, uri)["params"]
-    state = None
-    with tempfile.TemporaryDirectory() as tmp:
-        path = download_artifacts(run_id, STATE_ARTIFACT, tmp, uri, missing_ok=True)
-        if path is not None:
-            raw = read_json(path, missing="the checkpoint of the run is missing.")
-            try:
-                state = OptimizeState.from_dict(raw)
-            except (TypeError, KeyError, AttributeError) as e:
-                raise DataError(f"--resume {run_id}: its checkpoint {STATE_ARTIFACT} is damaged ({e}).") from None
-    pipeline = state.pipeline if state is not None else params.get("pipeline")
-    if pipeline != experiment.pipeline:
-        raise ConfigError(f"--resume {run_id}: that run optimized {pipeline!r}, the experiment is "
-                          f"{experiment.pipeline!r}.")
-    recorded = (state.data, state.data_fingerprint) if state is not None and state.data_fingerprint else \
-        (params.get("data"), params.get("data.fingerprint"))
-    if recorded[1] is not None and recorded[1] != fingerprint or recorded[1] is None and recorded[0] != data_name:
-        raise ConfigError(f"--resume {run_id}: that run optimized on data {recorded[0]!r} (fingerprint "
-                          f"{recorded[1] or 'not recorded'}), this experiment has {data_name!r} (fingerprint "
-                          f"{fingerprint}); resume with the run's --data, or start a new run.")
-    return state
