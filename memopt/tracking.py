@@ -462,11 +462,13 @@ class Tracker(_RunLog):
         self.set_tags({"mlflow.note.content": markdown})
 
     def set_prompt_aliases(self, versions: Mapping[str, int], alias: str) -> None:
-        """Point ``alias`` (``best``) of each prompt at the given version (``{"mem0.extract": 3}``)."""
+        """Point ``alias`` (``best``) of each prompt at the given version (``{"mem0.extract": 3}``) and link that
+        version to the parent run (its Overview lists it under "Registered prompts")."""
         client = self._client()
         for name, version in sorted(versions.items()):
             if version:
                 client.set_prompt_alias(name, alias, int(version))
+                client.link_prompt_version_to_run(self.run_id, client.get_prompt_version(name, int(version)))
 
     def log_datasets(self, name: str, splits: Mapping[str, Any]) -> None:
         """Log each split (a pandas DataFrame, one row per conversation) as an MLflow dataset input of the parent

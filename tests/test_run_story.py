@@ -68,6 +68,8 @@ def test_prompts_are_under_the_experiment_with_best_and_round_aliases(story):
     best_round = summary["final"]["round"]
     best_versions = next(r for r in summary["rounds"] if r["round"] == best_round)["prompt_versions"] \
         if best_round else None
+    linked = json.loads(client.get_run(summary["run_id"]).data.tags["mlflow.linkedPrompts"])
+    assert {p["name"] for p in linked} == names  # the best versions, on the parent run
     for name in names:
         best = client.load_prompt(f"prompts:/{name}@best")
         if best_versions:

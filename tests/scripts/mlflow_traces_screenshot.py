@@ -255,6 +255,8 @@ def _story(browser: Browser, url: str, found: dict[str, str], out: Path) -> dict
         browser.open(page, expect)
         browser.click('[aria-label="Close guidance"]')
         browser.click('[aria-label="Close"]')
+        if name == "overview":
+            browser.click(text="Show more")  # the whole description
         time.sleep(6 if name == "chart" else 2)  # charts draw after their data arrives
         texts[name] = browser.text()
         browser.screenshot(out / {"overview": "run-overview.png", "chart": "run-chart.png",
