@@ -19,10 +19,15 @@ Contract:
   lock next to the database (``mlflow.db.lock``, `store_lock`), so optimize runs started together
   on a new store all succeed; experiment creation and prompt registration take the same lock.
 - **Prompts.** `RoundLog.register_prompts` registers ``<pipeline>.<op>`` in the MLflow prompt
-  registry only when the text differs from the latest version (tags ``round``, ``parent_version``)
-  and links every version the round used to the round's run; the check and the registration hold
-  the store lock, so identical prompts of parallel runs share one version. Prompt text is stored
-  verbatim, never masked: a prompt that holds an LM credential is refused (`check_prompt_secret`).
+  registry only when the text differs from the latest version (tags ``round``, ``parent_version``;
+  the commit message one string, or one per op), links every version the round used to the round's
+  run and the prompt to the run's experiment (MLflow's ``_mlflow_experiment_ids`` prompt tag, so the
+  experiment's Prompts tab lists it) and points the alias ``round-<i>`` at it; `Tracker.set_prompt_aliases`
+  points others (``best``). The check and the registration hold the store lock, so identical prompts
+  of parallel runs share one version. Prompt text is stored verbatim, never masked: a prompt that
+  holds an LM credential is refused (`check_prompt_secret`).
+- **Story of the run.** `Tracker.describe` sets the parent run's Markdown description
+  (``mlflow.note.content``); `Tracker.log_datasets` logs the data splits as MLflow dataset inputs.
 - **Secrets.** Every param, tag, metric name, text, dict and commit message passes through
   `memopt.lm.config.redact`, which masks the values of LM credential variables only (``*_API_KEY``,
   ``*_TOKEN``, ``*_SECRET``, ... of at least 8 characters); param and tag keys that name a secret
@@ -41,7 +46,9 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 import time
+import warnings
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
@@ -55,6 +62,8 @@ __all__ = ["DEFAULT_TRACKING_URI", "URI_ORDER", "Tracker", "NullTracker", "Round
            "prompt_name", "run_info", "download_artifacts", "check_run_id", "check_prompt_secret", "store_lock"]
 
 DEFAULT_TRACKING_URI = "sqlite:///mlflow.db"
+# `mlflow ui` (and a server with job execution) leaves a busy job runner behind after Ctrl-C; this one exits cleanly
+UI_COMMAND = "MLFLOW_SERVER_ENABLE_JOB_EXECUTION=false mlflow server"
 URI_ORDER = "--tracking-uri (the tracking_uri argument), else $MLFLOW_TRACKING_URI, else sqlite:///mlflow.db"
 _STATUSES = ("FINISHED", "FAILED", "KILLED")
 _PARAM_LIMIT, _TAG_LIMIT, _KEY_LIMIT, _COMMIT_LIMIT = 6000, 8000, 250, 500
@@ -325,12 +334,14 @@ class _RunLog:
 class RoundLog(_RunLog):
     """What one optimization round logs, bound to its nested run."""
 
-    def __init__(self, client: Any, run_id: str, index: int, lock: Any = nullcontext) -> None:
+    def __init__(self, client: Any, run_id: str, index: int, lock: Any = nullcontext,
+                 experiment_id: str | None = None) -> None:
         super().__init__()
         self._mlflow_client = client
         self._run_id = run_id
         self.index = index
         self._lock = lock
+        self.experiment_id = experiment_id
         self.ended = False
 
     def end(self, status: str = "FINISHED") -> None:
@@ -343,27 +354,42 @@ class RoundLog(_RunLog):
 
     def register_prompts(self, pipeline: str, instructions: Mapping[str, str], *,
                          commit_message: str | Mapping[str, str], round_index: int) -> dict[str, int]:
-        """Register changed prompts as new versions, link every version used to this round; name → version.
-
-        ``commit_message`` is one message for every prompt, or one per operation (the rationale of its changes).
-        """
+        """Register changed prompts as new versions (``commit_message`` one text, or one per op), link every
+        version used to this round and every prompt to the experiment, alias them ``round-<i>``; name → version."""
         client = self._client()
-        messages = commit_message if isinstance(commit_message, Mapping) else {}
         versions: dict[str, int] = {}
         for op, text in sorted(instructions.items()):
             name = prompt_name(pipeline, op)
             template = text.strip()
             check_prompt_secret(name, template)
+            message = _commit_message(commit_message if isinstance(commit_message, str) else
+                                      commit_message.get(op, f"round {round_index}"))
             with self._lock():  # check-then-register: parallel runs reuse an identical latest version
                 latest = client.load_prompt(f"prompts:/{name}@latest", allow_missing=True, cache_ttl_seconds=0)
                 if latest is None or latest.template != template:
                     parent = str(latest.version) if latest is not None else "none"
-                    message = _commit_message(messages.get(op, "") if messages else str(commit_message))
                     latest = client.register_prompt(name, template, commit_message=message,
                                                     tags={"round": str(round_index), "parent_version": parent})
+                _link_experiment(client, name, self.experiment_id)
             client.link_prompt_version_to_run(self.run_id, latest)
+            client.set_prompt_alias(name, f"round-{round_index}", int(latest.version))
             versions[name] = int(latest.version)
         return versions
+
+
+def _link_experiment(client: Any, name: str, experiment_id: str | None) -> None:
+    """Add ``experiment_id`` to a prompt's ``_mlflow_experiment_ids`` tag (the experiment's Prompts tab reads it)."""
+    if not experiment_id:
+        return
+    from mlflow.prompt.constants import PROMPT_EXPERIMENT_IDS_TAG_KEY as KEY
+
+    for thread in threading.enumerate():  # MLflow links a loaded or registered prompt in a thread: let it finish
+        if thread.name.startswith("link_prompt_to_experiment_thread"):
+            thread.join(timeout=60)
+
+    ids = [i for i in client.get_prompt(name).tags.get(KEY, "").split(",") if i.strip()]
+    if experiment_id not in ids:
+        client.set_prompt_tag(name, KEY, f",{','.join([*ids, experiment_id])},")
 
 
 class Tracker(_RunLog):
@@ -417,8 +443,48 @@ class Tracker(_RunLog):
         run = client.create_run(self._experiment_id, run_name=_cut(redact(run_name), _KEY_LIMIT),
                                 tags=_entries({**(tags or {}), "memopt.kind": "optimize"}, _TAG_LIMIT))
         self._run_id = run.info.run_id
+        self._activate()
         self._log_params(params)
         return self._run_id
+
+    def _activate(self) -> None:
+        """Make the run's experiment MLflow's active one: MLflow links a registered prompt to the active experiment
+        (in a thread of its own), which must be this one, not the Default experiment."""
+        _mlflow().set_experiment(experiment_id=self._experiment_id)
+
+    @property
+    def experiment_id(self) -> str | None:
+        """The id of the run's experiment once `start` or `resume` attached to a run."""
+        return self._experiment_id
+
+    def describe(self, markdown: str) -> None:
+        """Set the parent run's description (MLflow's ``mlflow.note.content`` tag, shown on the run page)."""
+        self.set_tags({"mlflow.note.content": markdown})
+
+    def set_prompt_aliases(self, versions: Mapping[str, int], alias: str) -> None:
+        """Point ``alias`` (``best``) of each prompt at the given version (``{"mem0.extract": 3}``) and link that
+        version to the parent run (its Overview lists it under "Registered prompts")."""
+        client = self._client()
+        for name, version in sorted(versions.items()):
+            if version:
+                client.set_prompt_alias(name, alias, int(version))
+                client.link_prompt_version_to_run(self.run_id, client.get_prompt_version(name, int(version)))
+
+    def log_datasets(self, name: str, splits: Mapping[str, Any]) -> None:
+        """Log each split (a pandas DataFrame, one row per conversation) as an MLflow dataset input of the parent
+        run, named ``<name>:<split>`` with the split as its context."""
+        mlflow = _mlflow()
+        from mlflow.entities import DatasetInput, InputTag
+        from mlflow.utils.mlflow_tags import MLFLOW_DATASET_CONTEXT
+
+        inputs = []
+        for split, frame in splits.items():
+            with warnings.catch_warnings():  # MLflow's hints on inferred integer schemas and pandas deprecations
+                warnings.simplefilter("ignore")
+                dataset = mlflow.data.from_pandas(frame, name=_cut(redact(f"{name}:{split}"), _KEY_LIMIT))
+                entity = dataset._to_mlflow_entity()
+            inputs.append(DatasetInput(entity, tags=[InputTag(MLFLOW_DATASET_CONTEXT, split)]))
+        self._client().log_inputs(self.run_id, datasets=inputs)
 
     def resume(self, run_id: str) -> None:
         """Reattach to an existing parent run (marked RUNNING again); round runs a killed process left
@@ -427,6 +493,7 @@ class Tracker(_RunLog):
         self._experiment_id = run.info.experiment_id
         self._run_id = run.info.run_id
         client = self._client()
+        self._activate()
         client.update_run(self._run_id, status="RUNNING")
         orphans = client.search_runs([self._experiment_id], filter_string=(
             f"tags.mlflow.parentRunId = '{self._run_id}' and attributes.status = 'RUNNING'"))
@@ -441,7 +508,7 @@ class Tracker(_RunLog):
         client = self._client()
         run = client.create_run(self._experiment_id, run_name=_cut(redact(name or f"round-{index}"), _KEY_LIMIT),
                                 tags={"mlflow.parentRunId": parent, "memopt.round": str(index), "memopt.kind": "round"})
-        log = RoundLog(client, run.info.run_id, index, self._lock)
+        log = RoundLog(client, run.info.run_id, index, self._lock, self._experiment_id)
         try:
             yield log
         except Exception:
@@ -475,7 +542,7 @@ class Tracker(_RunLog):
         uri = self.tracking_uri
         if uri.startswith(("http://", "https://")):
             return f"open {uri.rstrip('/')}/{page} ({where})"
-        command = f"mlflow ui --backend-store-uri {uri}"
+        command = f"{UI_COMMAND} --backend-store-uri {uri} --workers 1"
         if uri.startswith("sqlite:///") and not uri.removeprefix("sqlite:///").startswith("/"):
             command += f" (run in {Path.cwd()})"
         return f"{command}, then open http://127.0.0.1:5000/{page} ({where})"
@@ -520,6 +587,15 @@ class NullTracker:
         """Nothing."""
 
     def set_tags(self, tags: Mapping[str, Any]) -> None:
+        """Nothing."""
+
+    def describe(self, markdown: str) -> None:
+        """Nothing."""
+
+    def set_prompt_aliases(self, versions: Mapping[str, int], alias: str) -> None:
+        """Nothing."""
+
+    def log_datasets(self, name: str, splits: Mapping[str, Any]) -> None:
         """Nothing."""
 
     def finish(self, status: str = "FINISHED") -> None:

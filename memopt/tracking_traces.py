@@ -13,16 +13,23 @@ Contract:
   case, the ingest ops it depends on grouped by session, its query ops; inputs, outputs, timing,
   token usage, prompt versions), never from live instrumentation, so nothing is recorded twice.
 - **Assessments**, written with the trace: ``memtrace.attribution`` (feedback; value = error type,
-  rationale = reason, metadata ``op_id``, ``operation``, ``method``, ``verified``, ``confidence``,
-  ``judge_calls``, ``evidence_path``; attached to the blamed op's span when the trace has it, so the
-  UI shows it on that span), ``judge.correct`` (feedback from the judge LM), ``f1`` (feedback,
-  LoCoMo F1) and ``expected_response`` (expectation: the gold answer).
+  rationale = why in plain words (`memopt.trace.explain.plain_reason`: the blamed step, the evidence
+  quoted, what the step produced instead), metadata ``op_id``, ``operation``, ``method``,
+  ``verified``, ``confidence``, ``judge_calls``, ``evidence_path``, ``reason`` (the method's own);
+  attached to the blamed op's span when the trace has it, so the UI shows it on that span),
+  ``traced_case.judge`` (feedback from the judge LM), ``traced_case.f1`` (feedback, LoCoMo F1) and
+  ``expected_response`` (expectation: the gold answer). The ``traced_case.`` names say that these
+  score a pick of mostly failed cases, not the run; the experiment's description says so too.
 - **Linking.** Trace metadata ``mlflow.sourceRun`` is the round's run, so
   ``mlflow.search_traces(run_id=...)`` and the run's Traces tab find them. Tags: ``memopt.case_id``,
   ``memopt.case`` (question key), ``memopt.round``, ``memopt.outcome`` (failed / passed / error),
+  ``memtrace.blamed_op`` (the blamed operation, e.g. ``update``) and ``memtrace.error_type`` (``none`` for a
+  passed case, ``unattributed`` for a failure without attribution, ``error`` for an errored case),
   ``memopt.graph`` (the round artifact ``graphs/<sample_id>.json.gz`` holding the conversation's
   graph, read back by `case_graph_of_trace` for ``memopt show --trace-id``), and
-  ``mlflow.linkedPrompts``. The round logs metrics ``traces.logged``, ``traces.spans``,
+  ``mlflow.linkedPrompts``; each trace is also linked to its prompt versions in the store
+  (``link_prompt_versions_to_trace``), so a prompt version's Traces tab lists the cases that ran it.
+  The round logs metrics ``traces.logged``, ``traces.spans``,
   ``traces.seconds``.
 - **Cost.** Traces go through MLflow's store API in bulk — one ``start_trace`` per trace carrying its
   assessments, one ``log_spans`` for all spans of the round — not through the live tracing provider,
@@ -49,14 +56,20 @@ import networkx as nx
 
 from memopt.errors import ConfigError
 from memopt.lm.config import redact
+from memopt.trace.explain import plain_reason
 from memopt.trace.mlflow_spans import MAX_TEXT, GraphIndex, case_spans
 
-__all__ = ["TRACE_MODES", "MAX_TRACES", "ATTRIBUTION", "JUDGE", "CaseTraces", "RoundTraces", "pick_cases",
+__all__ = ["TRACE_MODES", "MAX_TRACES", "ATTRIBUTION", "JUDGE", "F1", "BLAMED_OP", "ERROR_TYPE", "TRACED_NOTE",
+           "CaseTraces", "RoundTraces", "pick_cases",
            "CaseGraph", "case_graph_of_trace"]
 
 TRACE_MODES = ("failed", "sample", "all", "none")
 MAX_TRACES = 12  # the default of the experiment's mlflow.max_traces
-ATTRIBUTION, JUDGE, F1, EXPECTED = "memtrace.attribution", "judge.correct", "f1", "expected_response"
+ATTRIBUTION, JUDGE, F1, EXPECTED = "memtrace.attribution", "traced_case.judge", "traced_case.f1", "expected_response"
+BLAMED_OP, ERROR_TYPE = "memtrace.blamed_op", "memtrace.error_type"
+TRACED_NOTE = ("Traced cases (each round's Traces tab, the experiment's Quality page) are a pick of mostly *failed* "
+               f"train cases, so their `{F1}` / `{JUDGE}` averages are far below the run's score; the run's scores "
+               "are the `rounds/val.f1` / `rounds/test.f1` curves of the parent run.")
 _log = logging.getLogger(__name__)
 
 
@@ -92,7 +105,7 @@ def _interleave(groups: list[list[Any]]) -> Iterable[list[Any]]:
         yield [g[i] for g in groups if i < len(g)]
 
 
-def _assessments(result: Any, attribution: Any, judge: str, blamed_span: str | None) -> list[Any]:
+def _assessments(result: Any, attribution: Any, judge: str, blamed_span: str | None, G: Any = None) -> list[Any]:
     from mlflow.entities import AssessmentSource, Expectation, Feedback
 
     code = AssessmentSource(source_type="CODE", source_id="memopt")
@@ -105,12 +118,14 @@ def _assessments(result: Any, attribution: Any, judge: str, blamed_span: str | N
     if attribution is not None:
         path = json.dumps(list(attribution.evidence_path), ensure_ascii=False)
         out.append(Feedback(
-            name=ATTRIBUTION, value=attribution.error_type, rationale=redact(attribution.reason) or None,
+            name=ATTRIBUTION, value=attribution.error_type,
+            rationale=redact(plain_reason(attribution, G, result))[:MAX_TEXT] or None,
             span_id=blamed_span,
             source=AssessmentSource(source_type="CODE", source_id=f"memopt.attribution.{attribution.method}"),
             metadata={"op_id": attribution.op_id, "operation": attribution.operation, "method": attribution.method,
                       "verified": str(attribution.verified).lower(), "confidence": f"{attribution.confidence:.3f}",
-                      "judge_calls": str(attribution.judge_calls), "evidence_path": redact(path)[:MAX_TEXT]}))
+                      "judge_calls": str(attribution.judge_calls), "evidence_path": redact(path)[:MAX_TEXT],
+                      "reason": redact(attribution.reason)[:MAX_TEXT]}))
     return out
 
 
@@ -186,11 +201,13 @@ class CaseTraces:
                             seed=self.seed * 1000 + round_index)
         graphs = {r.sample_id: G for r in picked if (G := outcome.train.graphs.get(r.sample_id)) is not None}
         experiment_id = client.get_run(log.run_id).info.experiment_id
+        _note_experiment(client, experiment_id)
         artifacts = self._log_graphs(log, graphs)
         indexes = {sample: GraphIndex.of(G) for sample, G in graphs.items()}
         written = RoundTraces(log.run_id, experiment_id, mode=self.mode, evaluated=len(results))
         tracing = TracingClient(client.tracking_uri)
         spans = []
+        linked_by_trace: dict[str, list[dict[str, str]]] = {}
         for result in picked:
             case, attribution = blamed.get(result.case_id, (None, None))
             G = graphs.get(result.sample_id)
@@ -202,23 +219,27 @@ class CaseTraces:
             label = "error" if result.error else "passed" if _passed(result) else "failed"
             tags = {"mlflow.traceName": result.case_id, "memopt.case_id": result.case_id,
                     "memopt.case": result.case_id.rsplit(":", 1)[-1], "memopt.round": str(round_index),
-                    "memopt.outcome": label}
+                    "memopt.outcome": label, BLAMED_OP: attribution.operation if attribution else "none",
+                    ERROR_TYPE: attribution.error_type if attribution else
+                    ("error" if result.error else "none" if label == "passed" else "unattributed")}
             if result.sample_id in artifacts:
                 tags["memopt.graph"] = artifacts[result.sample_id]
             if linked := trace.prompts():
                 tags["mlflow.linkedPrompts"] = json.dumps(linked)
+                linked_by_trace[trace.trace_id] = linked
             tracing.start_trace(TraceInfo(
                 trace_id=trace.trace_id, trace_location=TraceLocation.from_experiment_id(experiment_id),
                 request_time=root.start_time_ns // 1_000_000, state=TraceState.ERROR if result.error else TraceState.OK,
                 request_preview=redact(result.question)[:1000], response_preview=redact(result.prediction)[:1000],
                 execution_duration=(root.end_time_ns - root.start_time_ns) // 1_000_000,
                 trace_metadata={"mlflow.sourceRun": log.run_id}, tags=tags,
-                assessments=_assessments(result, attribution, self.judge, trace.blamed_span)))
+                assessments=_assessments(result, attribution, self.judge, trace.blamed_span, G)))
             spans += entities
             written.traces.append((result.case_id, label, attribution.error_type if attribution else "",
                                    attribution.op_id if attribution else "", trace.trace_id))
         tracing.log_spans(experiment_id, spans)
         written.spans = len(spans)
+        _link_prompts(client, linked_by_trace)
         return written
 
     @staticmethod
@@ -235,6 +256,23 @@ class CaseTraces:
                 log.log_artifact(Path(tmp) / name, "graphs")
                 out[sample] = f"graphs/{name}"
         return out
+
+
+def _link_prompts(client: Any, linked: dict[str, list[dict[str, str]]]) -> None:
+    """Link each trace to the prompt versions it ran with in the store too, so a prompt's **Traces** tab lists it."""
+    versions: dict[tuple[str, str], Any] = {}
+    for trace_id, prompts in linked.items():
+        keys = [(p["name"], p["version"]) for p in prompts]
+        for key in keys:
+            if key not in versions:
+                versions[key] = client.get_prompt_version(*key)
+        client.link_prompt_versions_to_trace(prompt_versions=[versions[k] for k in keys], trace_id=trace_id)
+
+
+def _note_experiment(client: Any, experiment_id: str) -> None:
+    """Give the experiment a description (unless it has one) saying what its traces' scores are."""
+    if "mlflow.note.content" not in client.get_experiment(experiment_id).tags:
+        client.set_experiment_tag(experiment_id, "mlflow.note.content", "memopt optimize runs. " + TRACED_NOTE)
 
 
 def _prompts_of(versions: dict[str, int], pipeline: str | None) -> dict[str, tuple[str, int]]:

@@ -195,7 +195,8 @@ def test_mem0s_default_prompts_grant_no_directive():
 
 
 def test_memopt_directives_prints_the_catalogue():
-    done = subprocess.run([sys.executable, "-m", "memopt", "directives"], capture_output=True, text=True, timeout=60)
+    done = subprocess.run([sys.executable, "-m", "memopt", "directives", "--markdown"], capture_output=True, text=True,
+                          timeout=60)
     assert done.returncode == 0 and done.stdout == catalogue_table() + "\n"
 
 

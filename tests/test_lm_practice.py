@@ -190,18 +190,25 @@ def test_progress_line_shows_phase_cases_and_rate_on_a_tty_and_nothing_otherwise
     def run(console: Console) -> RoundProgress:
         before = threading.active_count()
         with RoundProgress(console, lambda: ModelUsage(calls=40, cached=10), lambda u: "$0 (simulated)") as progress:
-            progress.phase("round 1 · train", 10)
+            progress.phase("round 1/3 · train", 10)
             for _ in range(4):
                 progress.advance()
-            progress.grow(2)
+            progress.grow(2)  # a phase started with a total keeps it
+            progress.enabled and progress._bar.refresh()
+            progress.round_done(1, 2)
+            progress.phase("round 1/3 · trials 1–4 of 8", 0)
+            progress.grow(12)  # one started without grows
+            progress.advance(3)
             progress.enabled and progress._bar.refresh()
             progress.threads = threading.active_count() - before
         return progress
 
     tty = io.StringIO()
-    shown = run(Console(file=tty, force_terminal=True, width=150))
-    assert "round 1 · train" in tty.getvalue() and "4/12" in tty.getvalue() and "calls/s" in tty.getvalue()
-    assert "30 calls made" in tty.getvalue() and shown.threads == 1  # rich's refresh thread
+    shown = run(Console(file=tty, force_terminal=True, width=200))
+    out = tty.getvalue()
+    assert "round 1/3 · train" in out and "4/10" in out and "4/12" not in out and "calls/s" in out
+    assert "trials 1–4 of 8" in out and "3/12" in out and "elapsed " in out and "ETA ~" in out
+    assert "30 calls made" in out and shown.threads == 1  # rich's refresh thread
     pipe = io.StringIO()
     quiet = run(Console(file=pipe, force_terminal=False))
     assert pipe.getvalue() == "" and not quiet.enabled and quiet.threads == 0

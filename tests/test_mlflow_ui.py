@@ -44,10 +44,18 @@ def test_traces_page_of_a_round_shows_its_assessments(tmp_path):
     traces = client.search_traces(locations=[shot["experiment"]], run_id=shot["run"], include_spans=False)
     types = {a.value for t in traces for a in t.info.assessments if a.name == ATTRIBUTION}
     assert len(traces) == 12 and {"UpdateError", "ExtractionError"} <= types
-    for column in (ATTRIBUTION, "judge.correct", "f1", "Expected output", *types):
+    for column in (ATTRIBUTION, "traced_case.judge", "traced_case.f1", "Expected output", *types):
         assert column in shot["table"], column
     blame = next(a for a in client.get_trace(shot["trace"], display=False).info.assessments if a.name == ATTRIBUTION)
     assert shot["error_type"] == blame.value == "UpdateError"
     for text in (shot["span"], "Assessments", blame.rationale, "memopt.attribution.memtrace"):
         assert text in shot["detail"], text
-    assert [_png_size(p) for p in shot["pngs"]] == [(2000, 1100)] * 2
+    assert [_png_size(p) for p in shot["pngs"]] == [(2000, 1100)] * 5
+    parent = client.get_run(shot["parent"])
+    assert "| gain |" in parent.data.tags["mlflow.note.content"]
+    for text in ("memopt optimize", "baseline (round 0)", "gain", "Rounds"):
+        assert text in shot["overview"], text
+    assert "rounds" in shot["chart"] and "val.f1" in shot["chart"] and "test.f1" in shot["chart"]
+    best = client.load_prompt(f"prompts:/{shot['prompt_name']}@best")
+    for text in ("best", "round-0", "Commit message", best.commit_message):
+        assert text in shot["prompt"], text

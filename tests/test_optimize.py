@@ -98,7 +98,7 @@ def test_quickstart_raises_test_f1_by_ten_points(quickstart):
     assert len(summary["rounds"]) == 4 and any(r["accepted"] for r in summary["rounds"])
     assert all(set(r) >= {"round", "val_f1", "test_f1", "blamed_ops", "accepted", "prompt_versions"}
                for r in summary["rounds"])
-    assert "mlflow ui --backend-store-uri" in done.stdout and summary["run_id"] in done.stdout
+    assert "mlflow server --backend-store-uri" in done.stdout and summary["run_id"] in done.stdout
 
 
 @pytest.mark.slow  # a full optimization (CI runs it with -m slow)

@@ -92,7 +92,7 @@ def test_parent_run_with_two_rounds_metrics_and_prompt_versions(store, tmp_path)
     assert len(info["params"]["long"]) == 6000 and info["metrics"]["best.f1"] == 0.6
     assert experiment.artifact_location.startswith(str(tmp_path / "mlruns"))
     hint = tracker.ui_hint()
-    assert f"mlflow ui --backend-store-uri {store}" in hint and run_id in hint
+    assert f"mlflow server --backend-store-uri {store} --workers 1" in hint and run_id in hint
 
 
 def test_failing_round_is_failed_and_the_error_propagates(store):
@@ -206,4 +206,4 @@ def test_mlflow_is_imported_lazily_and_stays_quiet(tmp_path):
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stderr == "", done.stderr
-    assert "mlflow ui --backend-store-uri" in done.stdout and (tmp_path / "mlruns").is_dir()
+    assert "mlflow server --backend-store-uri" in done.stdout and (tmp_path / "mlruns").is_dir()

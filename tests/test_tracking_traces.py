@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -68,7 +69,11 @@ def test_round_traces_carry_the_attributions_of_attributions_jsonl(one_round):
         expected = attributions[case_id]
         assert blame.value == expected["error_type"]
         assert blame.metadata["operation"] == expected["operation"] and blame.metadata["op_id"] == expected["op_id"]
-        assert blame.metadata["method"] == "memtrace" and blame.rationale == expected["reason"]
+        assert blame.metadata["method"] == "memtrace" and blame.metadata["reason"] == expected["reason"]
+        assert blame.rationale.startswith(f"The {expected['operation']} step")
+        assert not re.search(r"\b(memory|fact|turn):\S+@\d", blame.rationale), blame.rationale  # no internal ids
+        assert trace.info.tags["memtrace.blamed_op"] == expected["operation"]
+        assert trace.info.tags["memtrace.error_type"] == expected["error_type"]
         assert [a.value for a in trace.info.assessments if a.name == JUDGE] == [False]
     assert not [a for a in passed[0].info.assessments if a.name == ATTRIBUTION]
     assert [a.value for a in passed[0].info.assessments if a.name == JUDGE] == [True]

@@ -32,6 +32,9 @@ def optimize(
     no_cache: bool = options.NO_CACHE,
     estimate: bool = typer.Option(False, "--estimate", help="Print the expected LM calls, tokens and cost of the "
                                   "experiment (a dry pass with SimLM) and exit, spending nothing."),
+    lm: list[str] = typer.Option(None, "--lm", help="Override `lm.*`: SPEC for every role (task, judge, reflection), "
+                                 "or ROLE=SPEC for one (e.g. --lm openai/gpt-4.1-mini --lm judge=sim); repeat a role "
+                                 "to load-balance endpoints."),
 ) -> None:
     """Optimize the prompts of a memory system round after round; every round is logged to MLflow."""
     from rich.console import Console
@@ -46,7 +49,8 @@ def optimize(
         check_writable(out)
     if resume is not None:
         check_run_id(resume)
-    exp = load_experiment(experiment, {"rounds": rounds, "mlflow.tracking_uri": tracking_uri, "data.source": data,
+    exp = load_experiment(experiment, {**lm_overrides(lm or []), "rounds": rounds,
+                                       "mlflow.tracking_uri": tracking_uri, "data.source": data,
                                        "optimizer.name": optimizer, "optimizer.feedback": feedback,
                                        "attribution.method": attribution,
                                        "budget.max_lm_calls": budget, "budget.max_cost_usd": max_cost,
@@ -67,16 +71,13 @@ def optimize(
         _warn_if_round_zero_exceeds(exp, console)
     tracker = Tracker(exp.mlflow.tracking_uri, exp.mlflow.experiment)
 
+    done = 0
+
     def on_round(record) -> None:
-        test = (record.test or {}).get("f1")
-        errored = sum(record.errored.values())
-        console.print(f"round {record.round}: val F1 {record.val['f1']:.3f}"
-                      + (f", test F1 {test:.3f}" if test is not None else "")
-                      + (f", blamed {record.blamed_ops}" if record.blamed_ops else "")
-                      + (" — accepted " + ", ".join(record.changed_ops) if record.accepted else
-                         (" — kept the current prompts" if record.round else ""))
-                      + (f", {errored} errored cases" if errored else "") + f" ({record.lm_calls} LM calls)",
-                      highlight=False)
+        nonlocal done
+        done += 1
+        progress.round_done(done, exp.rounds - record.round)
+        console.print(round_line(record, exp.rounds), highlight=False)
 
     try:
         with RoundProgress(console, scorer.usage, lambda u: _spend(exp, u)) as progress:
@@ -87,7 +88,8 @@ def optimize(
         if run_id is not None:
             again = _resume_command(experiment, run_id, {"--tracking-uri": tracking_uri, "--data": data,
                                                          "--optimizer": optimizer, "--feedback": feedback,
-                                                         "--attribution": attribution, "--rounds": rounds})
+                                                         "--attribution": attribution, "--rounds": rounds},
+                                    lm or [])
             console.print(f"MLflow run {run_id} ended KILLED at its last checkpoint; continue it with "
                           f"`{escape(again)}`", highlight=False)
         raise
@@ -95,8 +97,12 @@ def optimize(
     stdout.print(rounds_table(summary))
     stdout.print(usage_table(summary))
     base, final, total = summary["baseline"], summary["final"], summary["usage"]["total"]
-    stdout.print(f"test F1 {_f1(base['test_f1'])} → {_f1(final['test_f1'])} (best round {final['round']}), "
-                 f"{summary['lm_calls']} LM calls ({total['made']} made, {total['cached']} from the cache), "
+    gain = summary["gain"]
+    knobs = ", ".join(f"{k}={v}" for k, v in sorted(summary["best_knobs"].items())) or "defaults"
+    stdout.print(f"test F1 {_f1(base['test_f1'])} → {_f1(final['test_f1'])} ({_signed(gain['test_f1'])}), "
+                 f"test judge {_f1(base['test_judge'])} → {_f1(final['test_judge'])} ({_signed(gain['test_judge'])}); "
+                 f"best round {final['round']}, knobs {knobs}", highlight=False)
+    stdout.print(f"{summary['lm_calls']} LM calls ({total['made']} made, {total['cached']} from the cache), "
                  f"cost {total['cost']}; run {summary['run_id']}", highlight=False)
     if summary["stopped"]:
         stdout.print(f"stopped: {summary['stopped']}", highlight=False)
@@ -121,16 +127,67 @@ def _warn_if_round_zero_exceeds(exp, console) -> None:
                       "prompt is optimized.", highlight=False)
 
 
-def _resume_command(experiment: Path, run_id: str, overrides: dict[str, object]) -> str:
+def _resume_command(experiment: Path, run_id: str, overrides: dict[str, object], lm: list[str] | None = None) -> str:
     """The command that continues run ``run_id``: the same store and the same overrides (a resume refuses drift)."""
     import shlex
 
     given = [part for option, value in overrides.items() if value is not None for part in (option, str(value))]
+    given += [part for spec in lm or [] for part in ("--lm", spec)]
     return shlex.join(["memopt", "optimize", str(experiment), "--resume", run_id, *given])
+
+
+ROLES = ("task", "judge", "reflection")
+
+
+def lm_overrides(values: list[str]) -> dict[str, str | list[str]]:
+    """``--lm`` values as experiment overrides: ``SPEC`` sets every role, ``ROLE=SPEC`` one; a role given twice
+    load-balances its endpoints."""
+    from memopt.errors import ConfigError
+
+    found: dict[str, list[str]] = {}
+    for value in values:
+        role, sep, spec = value.partition("=")
+        if sep and role.isidentifier():
+            if role not in ROLES:
+                raise ConfigError(f"--lm {value}: no LM role {role!r}; write SPEC for every role, or ROLE=SPEC with "
+                                  f"ROLE one of {', '.join(ROLES)}.")
+            roles: tuple[str, ...] = (role,)
+        else:
+            roles, spec = ROLES, value
+        if not spec.strip():
+            raise ConfigError(f"--lm {value}: no LM spec (e.g. --lm sim, --lm judge=openai/gpt-4.1-mini).")
+        for r in roles:
+            found.setdefault(r, []).append(spec.strip())
+    return {f"lm.{r}": specs[0] if len(specs) == 1 else specs for r, specs in found.items()}
+
+
+def round_line(record, rounds: int) -> str:
+    """One round as a line: scores, blame, the decision, LM calls, time."""
+    from memopt.progress import clock
+
+    test = (record.test or {}).get("f1")
+    judge = record.val.get("judge")
+    errored = sum(record.errored.values())
+    blamed = ", ".join(f"{op} {n}" for op, n in record.blamed_ops.items())
+    parts = [f"round {record.round}/{rounds}: val F1 {record.val['f1']:.3f}"
+             + (f", test F1 {test:.3f}" if test is not None else "")
+             + (f", val judge {judge:.3f}" if judge is not None else "")]
+    if blamed:
+        parts.append(f"blamed {blamed}")
+    parts.append(record.decision or ("starting prompts" if not record.round else
+                                     "accepted" if record.accepted else "kept the current prompts"))
+    if errored:
+        parts.append(f"{errored} errored cases")
+    parts.append(f"{record.lm_calls:,} LM calls so far, {clock(record.seconds)}")
+    return " · ".join(parts)
 
 
 def _f1(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.3f}"
+
+
+def _signed(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:+.3f}"
 
 
 def _spend(exp, usage) -> str:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from rich.table import Table
 
 from memopt.data.model import CATEGORIES
 
-__all__ = ["category_table", "rounds_table", "usage_table", "mem0_check_table"]
+__all__ = ["category_table", "rounds_table", "markdown_tables", "usage_table", "mem0_check_table"]
 
 
 def _cell(value: Any) -> str:
@@ -35,22 +36,56 @@ def _errored(counts: dict[str, int] | None) -> str:
 
 
 def rounds_table(summary: dict[str, Any]) -> Table:
-    """F1 per round, errored cases, blamed ops, LM calls so far, prompt versions, for an optimize summary."""
+    """F1 and judge accuracy per round, errored cases, blamed ops, the decision, knobs, LM calls so far, prompt
+    versions, for an optimize summary; the gain of the best round over round 0 in the caption."""
+    gain = summary.get("gain") or {}
     table = Table(title=f"{summary['experiment']} · {summary['pipeline']} · run {summary['run_id']}",
-                  caption="errored: cases that errored in train/val/test [trials that errored beyond the limit]; "
-                          "LM calls: asked so far, reporting included")
-    for column in ("round", "val F1", "test F1", "errored", "blamed ops", "accepted", "LM calls", "prompt versions"):
-        table.add_column(column, justify="right" if "F1" in column or column in ("round", "LM calls") else "left")
+                  caption=f"best round {summary['final']['round']}: test F1 {_signed(gain.get('test_f1'))}, test "
+                          f"judge {_signed(gain.get('test_judge'))} over round 0. errored: cases that errored in "
+                          "train/val/test [trials that errored beyond the limit]; LM calls: asked so far, reporting "
+                          "included")
+    for column in ("round", "val F1", "test F1", "val judge", "test judge", "errored", "blamed ops", "accepted",
+                   "knobs", "LM calls", "prompt versions"):
+        right = "F1" in column or "judge" in column or column in ("round", "LM calls")
+        table.add_column(column, justify="right" if right else "left")
     base = summary["baseline"]
-    table.add_row("0", _cell(base["val_f1"]), _cell(base["test_f1"]), _errored(base.get("errored")), "–", "start",
-                  "", "")
+    table.add_row("0", _cell(base["val_f1"]), _cell(base["test_f1"]), _cell(base.get("val_judge")),
+                  _cell(base.get("test_judge")), _errored(base.get("errored")), "–", "start", "", "", "")
     for r in summary["rounds"]:
         blamed = ", ".join(f"{op} {n}" for op, n in r["blamed_ops"].items()) or "–"
         versions = " ".join(f"{k.split('.', 1)[1]}@{v}" for k, v in sorted(r["prompt_versions"].items()))
         errored = _errored(r.get("errored")) + (f" [{r['trials_errored']}]" if r.get("trials_errored") else "")
-        table.add_row(str(r["round"]), _cell(r["val_f1"]), _cell(r["test_f1"]), errored, blamed,
-                      "yes" if r["accepted"] else "no", f"{r['lm_calls']:,}", versions)
+        knobs = " ".join(f"{k}={v}" for k, v in sorted((r.get("knobs") or {}).items())) or "–"
+        table.add_row(str(r["round"]), _cell(r["val_f1"]), _cell(r["test_f1"]), _cell(r.get("val_judge")),
+                      _cell(r.get("test_judge")), errored, blamed, "yes" if r["accepted"] else "no", knobs,
+                      f"{r['lm_calls']:,}", versions)
     return table
+
+
+def _signed(value: float | None) -> str:
+    return "–" if value is None else f"{value:+.3f}"
+
+
+def markdown_tables(text: str) -> list[Table]:
+    """Rich tables of the Markdown tables in ``text`` (blank-line separated; ``<br>`` a line break, code marks
+    dropped), for a terminal."""
+    tables = []
+    for block in text.strip().split("\n\n"):
+        rows = [_markdown_cells(line) for line in block.strip().splitlines() if line.strip()]
+        if len(rows) < 2:
+            continue
+        table = Table(show_lines=True)
+        for header in rows[0]:
+            table.add_column(header, overflow="fold")
+        for row in rows[2:]:
+            table.add_row(*row)
+        tables.append(table)
+    return tables
+
+
+def _markdown_cells(line: str) -> list[str]:
+    cells = re.split(r"(?<!\\)\|", line.strip().strip("|"))
+    return [c.strip().replace("<br>", "\n").replace("\\|", "|").replace("`", "") for c in cells]
 
 
 def usage_table(summary: dict[str, Any]) -> Table:

@@ -206,13 +206,21 @@ class ReflectiveOptimizer:
             metrics = self.scorer.score(trial, valset, judged=False).metrics
             return None if self.scorer.errored(metrics) else float(metrics["f1"])
 
+        cases = sum(len(c.cases) for c in valset)
+        name = ""
+
         def batch(size: int, first: int) -> None:
+            nonlocal name
             self.scorer.check()
-            self.scorer.progress.phase(f"{self.scorer.label} · trials {first}–{first + size - 1} of {self.trials}", 0)
+            name = f"{self.scorer.label} · trials {first}–{first + size - 1} of {self.trials}"
+            self.scorer.progress.phase(name, size * cases)
+
+        def scoring(configurations: int) -> None:  # the batch's new configurations: the phase's fixed denominator
+            self.scorer.progress.phase(name, configurations * cases)
 
         return select(candidates, self.search, dict(system.knobs), score, current_f1=current_val,
                       trials=self.trials, seed=self.seed + round_index, batch=self.trial_batch,
-                      workers=self.trial_batch if self.scorer.workers > 1 else 1, on_batch=batch)
+                      workers=self.trial_batch if self.scorer.workers > 1 else 1, on_batch=batch, on_scoring=scoring)
 
     def describe(self) -> dict[str, Any]:
         """The optimizer's configuration, for logging."""

@@ -15,7 +15,6 @@ FAILED with the state of the last completed round checkpointed; the summary carr
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import json
 import tempfile
@@ -37,6 +36,15 @@ from memopt.optimize.reflective import ReflectiveOptimizer, RoundOutcome
 from memopt.optimize.resume import EXPERIMENT_ARTIFACT, STATE_ARTIFACT, load_checkpoint
 from memopt.optimize.scoring import METERS, ROLE_OF, BudgetExhausted, LMSettings, Scorer
 from memopt.optimize.state import OptimizeState, RoundRecord
+from memopt.optimize.story import (
+    candidates_of,
+    commit_message,
+    decision_of,
+    parent_metrics,
+    round_markdown,
+    run_description,
+    trials_of,
+)
 from memopt.prompts import write_prompts
 from memopt.system import MemorySystem
 from memopt.tracking_traces import CaseTraces
@@ -163,25 +171,6 @@ def _knob_notes(system: MemorySystem, blamed: dict[str, int]) -> list[str]:
     return notes
 
 
-def _round_markdown(record: RoundRecord, before: dict[str, str], after: dict[str, str],
-                    knob_notes: list[str]) -> str:
-    lines = [f"# Round {record.round}", "",
-             f"- val F1 {record.val.get('f1')}, test F1 {(record.test or {}).get('f1')}, "
-             f"accepted: {record.accepted}", f"- blamed ops: {record.blamed_ops or '—'}", *knob_notes,
-             f"- failures by error type: {record.failures_by_type or '—'}",
-             f"- candidates {record.candidates}, trials {record.trials} ({record.trials_errored} errored), "
-             f"LM calls so far {record.lm_calls}", f"- errored cases: {record.errored}; failures not attributed "
-             f"(a judge call failed): {record.attribution_errors}", ""]
-    for op in sorted(after):
-        if before.get(op) != after[op]:
-            diff = difflib.unified_diff(before.get(op, "").splitlines(), after[op].splitlines(),
-                                        f"{op} (before)", f"{op} (after)", lineterm="")
-            lines += [f"## Prompt diff: {op}", "", "```diff", *diff, "```", ""]
-    for op, text in record.feedback.items():
-        lines += [f"## Feedback: {op}", "", "```", text, "```", ""]
-    return "\n".join(lines)
-
-
 def _log_graphs(log: Any, outcome: RoundOutcome) -> None:
     from memopt.trace.render import render_html
 
@@ -191,21 +180,31 @@ def _log_graphs(log: Any, outcome: RoundOutcome) -> None:
         log.log_text(html, f"graphs/{safe_name(case.case_id.replace(':', '_'), '.html')}")
 
 
-def _commit_messages(outcome: RoundOutcome | None, ops: list[str]) -> str | dict[str, str]:
-    """Each changed prompt's commit message: the reflection's rationale of its changes (else the feedback summary)."""
+def _commit_messages(record: RoundRecord, outcome: RoundOutcome | None, before_val: float | None,
+                     rationale: dict[str, str] | None = None) -> dict[str, str]:
+    """The commit message of each prompt the round changed (what changed, why, the val F1 it moved)."""
     if outcome is None:
-        return "starting prompts"
-    fallback = "; ".join(fb.summary() for fb in outcome.feedback.values()) or "optimized"
-    return {op: outcome.rationales.get(op) or fallback for op in ops}
+        return {}
+    def why(op: str) -> str:
+        fb = outcome.feedback.get(op)
+        if fb is None:
+            return "the round's trials"
+        if fb.kind == "attribution" and fb.counts:
+            return ", ".join(f"{error} × {n}" for error, n in fb.counts.items()) + " blamed on it"
+        return f"{fb.kind} feedback"
+
+    return {op: commit_message(op, why(op), record.round, before_val, record.val.get("f1"),
+                               (rationale or {}).get(op, "")) for op in record.changed_ops}
 
 
 def _log_round(log: Any, system: MemorySystem, record: RoundRecord, outcome: RoundOutcome | None,
                before: dict[str, str], traces_md: str = "") -> None:
-    commit = _commit_messages(outcome, sorted(system.instructions()))
-    record.prompt_versions = log.register_prompts(system.name, system.instructions(), commit_message=commit,
+    messages = {op: record.commit_messages.get(op, f"round {record.round}: unchanged")
+                for op in system.instructions()} if outcome else "starting prompts (round 0)"
+    record.prompt_versions = log.register_prompts(system.name, system.instructions(), commit_message=messages,
                                                   round_index=record.round)
     log.log_metrics(_metrics(record), step=record.round)
-    log.log_text(_round_markdown(record, before, system.instructions(), _knob_notes(system, record.blamed_ops))
+    log.log_text(round_markdown(record, before, system.instructions(), _knob_notes(system, record.blamed_ops))
                  + traces_md, "round.md")
     if outcome is not None:
         if outcome.rationales or outcome.rejected:
@@ -219,10 +218,12 @@ def _log_round(log: Any, system: MemorySystem, record: RoundRecord, outcome: Rou
 
 
 def _record(index: int, scorer: Scorer, system: MemorySystem, valset: list[Conversation],
-            testset: list[Conversation], outcome: RoundOutcome | None, started: float) -> RoundRecord:
+            testset: list[Conversation], outcome: RoundOutcome | None, started: float, *,
+            before: dict[str, str] | None = None, before_knobs: dict[str, int] | None = None,
+            current_val: float | None = None, min_gain: float = 0.0) -> RoundRecord:
     reports = scorer.report(system, {"val": valset, **({"test": testset} if testset else {})})
     usage = scorer.usage()
-    return RoundRecord(
+    record = RoundRecord(
         round=index, train=outcome.train.metrics if outcome and outcome.train.results else None, val=reports["val"],
         test=reports.get("test"),
         blamed_ops=outcome.blamed_ops if outcome else {}, failures_by_type=outcome.failures_by_type if outcome else {},
@@ -234,7 +235,16 @@ def _record(index: int, scorer: Scorer, system: MemorySystem, valset: list[Conve
         lm_calls=usage.calls, tokens=usage.tokens, seconds=time.perf_counter() - started,
         usage={meter: asdict(u) for meter, u in scorer.usage_by_meter().items()},
         trials_errored=outcome.choice.errored_trials if outcome else 0,
-        attribution_errors=outcome.attribution_errors if outcome else 0)
+        attribution_errors=outcome.attribution_errors if outcome else 0, knobs=dict(system.knobs))
+    if outcome is not None:
+        tried = outcome.choice.tried
+        record.trials_log = trials_of(tried)
+        record.proposals = candidates_of(outcome.candidates, before or {}, tried)
+        record.decision = decision_of(outcome.accepted, tried, outcome.choice.val_f1, current_val or 0.0, min_gain,
+                                      before_knobs or {}) if tried else \
+            ("kept its proposal" if outcome.accepted else "kept the current prompts (no trials)")
+        record.commit_messages = _commit_messages(record, outcome, current_val, outcome.rationales)
+    return record
 
 
 def _save_best(tracker: Any, state: OptimizeState) -> None:
@@ -272,6 +282,12 @@ def summary_of(state: OptimizeState, experiment: Experiment, *, stopped: str | N
                      "errored": base.errored},
         "final": {"round": best.round, "val_f1": best.val.get("f1"), "test_f1": (best.test or {}).get("f1"),
                   "val_judge": best.val.get("judge"), "test_judge": (best.test or {}).get("judge")},
+        "gain": {k: None if base_v is None or best_v is None else round(best_v - base_v, 6)
+                 for k, base_v, best_v in (("val_f1", base.val.get("f1"), best.val.get("f1")),
+                                           ("test_f1", (base.test or {}).get("f1"), (best.test or {}).get("f1")),
+                                           ("val_judge", base.val.get("judge"), best.val.get("judge")),
+                                           ("test_judge", (base.test or {}).get("judge"),
+                                            (best.test or {}).get("judge")))},
         "lm_calls": state.lm_calls, "tokens": state.tokens, "best_knobs": state.best_knobs,
         "budget": {"max_lm_calls": experiment.budget.max_lm_calls, "max_cost_usd": experiment.budget.max_cost_usd,
                    "covers": BUDGET_COVERS},
@@ -308,10 +324,22 @@ def _params(experiment: Experiment, data_name: str, fingerprint: str,
 
 
 def _run_name(experiment: Experiment) -> str:
-    """The parent run's name: experiment and optimizer, and the feedback kind when it is a control."""
+    """The parent run's name: experiment and optimizer, the feedback kind when it is a control, the seed and the
+    start time (so two runs of one experiment have distinct names)."""
     o = experiment.optimizer
     control = o.feedback not in (None, "attribution", "score")
-    return f"{experiment.name}-{o.name}" + (f"-{o.feedback}" if control else "")
+    return (f"{experiment.name}-{o.name}" + (f"-{o.feedback}" if control else "")
+            + f"-seed{experiment.seed}-{time.strftime('%Y%m%d-%H%M%S')}")
+
+
+def _split_frames(trainset: list[Conversation], valset: list[Conversation],
+                  testset: list[Conversation]) -> dict[str, Any]:
+    """One pandas DataFrame per split (a row per conversation: id, sessions, turns, questions), for MLflow."""
+    import pandas as pd
+
+    return {name: pd.DataFrame([{"sample_id": c.sample_id, "sessions": len(c.sessions), "turns": len(c.turns),
+                                 "questions": len(c.cases)} for c in part])
+            for name, part in (("train", trainset), ("val", valset), ("test", testset)) if part}
 
 
 def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker: Any = None,
@@ -352,13 +380,17 @@ def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker
             else:
                 tracker.start(_run_name(experiment), _params(experiment, data_name, fingerprint, optimizer))
                 tracker.log_text(experiment.model_dump_json(indent=1), EXPERIMENT_ARTIFACT)
+                tracker.describe(f"**memopt optimize** · experiment `{experiment.name}` · pipeline "
+                                 f"`{experiment.pipeline}` · running ({experiment.rounds} rounds).")
+                tracker.log_datasets(data_name, _split_frames(trainset, valset, testset))
         if state is None:
             state = _baseline(tracker, seed_system, scorer, valset, testset, on_round,
-                              data=data_name, fingerprint=fingerprint)
+                              data=data_name, fingerprint=fingerprint, rounds=experiment.rounds)
         traces = case_traces_of(experiment)
         while state.next_round <= experiment.rounds:
             scorer.check()
-            _round(tracker, optimizer, state, seed_system, scorer, trainset, valset, testset, on_round, traces)
+            _round(tracker, optimizer, state, seed_system, scorer, trainset, valset, testset, on_round, traces,
+                   experiment.rounds)
     except BudgetExhausted as e:
         if state is None:  # round 0 never finished: nothing to report
             status = "FAILED"
@@ -379,7 +411,8 @@ def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker
             with deferred():
                 confirm = (lambda done: _confirm(experiment, seed_system.instructions(), done.best_instructions,
                                                  valset, testset)) if experiment.confirm else None
-                summary = _finish(tracker, state, experiment, scorer, status, stopped, confirm)
+                summary = _finish(tracker, state, experiment, scorer, status, stopped, confirm,
+                                  (len(trainset), len(valset), len(testset)), data_name)
     return summary
 
 
@@ -405,8 +438,8 @@ def _confirm(experiment: Experiment, seed: dict[str, str], best: dict[str, str],
 
 
 def _finish(tracker: Any, state: OptimizeState | None, experiment: Experiment, scorer: Scorer, status: str,
-            stopped: str | None, confirm: Callable[[OptimizeState], dict[str, Any]] | None = None
-            ) -> dict[str, Any] | None:
+            stopped: str | None, confirm: Callable[[OptimizeState], dict[str, Any]] | None = None,
+            sizes: tuple[int, int, int] = (0, 0, 0), data: str = "") -> dict[str, Any] | None:
     """Checkpoint, best prompts, summary and final metrics of the parent run, then end it with ``status``.
 
     What was spent, a dropped round's calls included, stays counted (and billed) after a resume.
@@ -426,9 +459,15 @@ def _finish(tracker: Any, state: OptimizeState | None, experiment: Experiment, s
                                  for label in ("seed", "best") for split, m in summary["confirm"][label].items()
                                  for key, value in m.items() if key in ("f1", "judge")})
         tracker.log_dict(summary, "summary.json")
-        tracker.log_metrics({"best.val_f1": summary["final"]["val_f1"] or 0.0, "lm_calls": state.lm_calls})
+        tracker.log_metrics({"summary/baseline": {k: v for k, v in summary["baseline"].items() if k != "errored"},
+                             "summary/final": {k: v for k, v in summary["final"].items() if k != "round"},
+                             "summary/gain": summary["gain"], "lm_calls": state.lm_calls})
+        best = next((r for r in state.records if r.round == state.best_round), state.records[0])
+        tracker.set_prompt_aliases(best.prompt_versions, "best")
         if stopped:
             tracker.set_tags({"memopt.stopped": stopped})
+        tracker.describe(_description(summary, experiment, optimizer_label(experiment), sizes, data,
+                                      best.prompt_versions, {r.round: r.prompt_versions for r in state.records}))
         return summary
     finally:
         tracker.finish(status)
@@ -441,6 +480,23 @@ def _guard(seed_system: MemorySystem, seen: list[Conversation]) -> Any:
     return PromptGuard(seed_system.name, seed_system.instructions(), TrainingData.of(seen))
 
 
+def optimizer_label(experiment: Experiment) -> str:
+    """The optimizer in words: ``memtrace (attribution feedback)``."""
+    return f"{experiment.optimizer.name} ({experiment.optimizer.feedback_kind} feedback)"
+
+
+def _description(summary: dict[str, Any], experiment: Experiment, optimizer: str, sizes: tuple[int, int, int],
+                 data: str, prompts: dict[str, int], versions: dict[int, dict[str, int]]) -> str:
+    from memopt.lm.config import parse_lm_specs
+
+    specs = {role: [spec.raw for spec in parse_lm_specs(getattr(experiment.lm, role))]
+             for role in ("task", "judge", "reflection")}
+    simulated = any(spec.simulated for role in specs for spec in parse_lm_specs(getattr(experiment.lm, role)))
+    lms = ", ".join(f"{role} {' + '.join(raw)}" for role, raw in specs.items()) + (" (simulated)" if simulated else "")
+    return run_description(summary, data=data, sizes=sizes, lms=lms, optimizer=optimizer, prompts=prompts,
+                           versions=versions)
+
+
 def _check_prompts(system: MemorySystem) -> None:
     from memopt.tracking import check_prompt_secret, prompt_name
 
@@ -450,12 +506,13 @@ def _check_prompts(system: MemorySystem) -> None:
 
 def _baseline(tracker: Any, system: MemorySystem, scorer: Scorer, valset: list[Conversation],
               testset: list[Conversation], on_round: Callable[[RoundRecord], None] | None, *, data: str,
-              fingerprint: str) -> OptimizeState:
+              fingerprint: str, rounds: int) -> OptimizeState:
     started = time.perf_counter()
-    scorer.label = "round 0"
+    scorer.label = f"round 0/{rounds}"
     with tracker.round(0, "round-0 (starting prompts)") as log:
         record = _record(0, scorer, system, valset, testset, None, started)
         _log_round(log, system, record, None, system.instructions())
+        tracker.log_metrics(parent_metrics(record, float(record.val["f1"])), step=0)
         with deferred():  # the checkpoint and the end of the round's run go together
             state = OptimizeState(system.name, 1, system.instructions(), dict(system.knobs), float(record.val["f1"]),
                                   0, float(record.val["f1"]), system.instructions(), dict(system.knobs), [record],
@@ -470,12 +527,13 @@ def _baseline(tracker: Any, system: MemorySystem, scorer: Scorer, valset: list[C
 
 def _round(tracker: Any, optimizer: ReflectiveOptimizer | GepaOptimizer, state: OptimizeState,
            seed_system: MemorySystem, scorer: Scorer, trainset: list[Conversation], valset: list[Conversation],
-           testset: list[Conversation], on_round: Callable[[RoundRecord], None] | None, traces: CaseTraces) -> None:
+           testset: list[Conversation], on_round: Callable[[RoundRecord], None] | None, traces: CaseTraces,
+           rounds: int) -> None:
     """Run one round; raises `BudgetExhausted` (the round is dropped, its run tagged ``memopt.stopped``) or
     `EvaluationFailed` (its run FAILED)."""
     index = state.next_round
     started = time.perf_counter()
-    scorer.label = f"round {index}"
+    scorer.label = f"round {index}/{rounds}"
     current = seed_system.with_instructions(state.instructions).with_knobs(**state.knobs)
     before = current.instructions()
     exhausted: BudgetExhausted | None = None
@@ -491,7 +549,9 @@ def _round(tracker: Any, optimizer: ReflectiveOptimizer | GepaOptimizer, state: 
                 instructions = {**state.instructions, **outcome.choice.instructions}
                 knobs, current_val = dict(outcome.choice.knobs), outcome.choice.val_f1
                 current = seed_system.with_instructions(instructions).with_knobs(**knobs)
-            record = _record(index, scorer, current, valset, testset, outcome, started)
+            record = _record(index, scorer, current, valset, testset, outcome, started, before=before,
+                             before_knobs=dict(state.knobs), current_val=state.current_val,
+                             min_gain=float(getattr(optimizer, "min_gain", 0.0)))
             traced = traces.log(log, outcome, round_index=index, versions=state.records[-1].prompt_versions)
             _log_round(log, current, record, outcome, before, traced.markdown(getattr(tracker, "tracking_uri", "")))
             with deferred():  # the state changes, its checkpoint and the end of the round's run go together
@@ -502,6 +562,7 @@ def _round(tracker: Any, optimizer: ReflectiveOptimizer | GepaOptimizer, state: 
                     state.best_round, state.best_val = index, state.current_val
                     state.best_instructions, state.best_knobs = dict(state.instructions), dict(state.knobs)
                 state.next_round = index + 1
+                tracker.log_metrics(parent_metrics(record, state.best_val), step=index)
                 tracker.log_dict(state.to_dict(), STATE_ARTIFACT)
                 log.end()
     if exhausted is not None:

@@ -44,11 +44,13 @@ def _key(instructions: dict[str, str], knobs: dict[str, int]) -> tuple:
 def select(candidates: dict[str, list[str]], search: dict[str, list[int]], knobs: dict[str, int],
            score: Callable[[dict[str, str], dict[str, int]], float | None], *, current_f1: float, trials: int,
            seed: int, batch: int = 1, workers: int = 1,
-           on_batch: Callable[[int, int], None] | None = None) -> Choice:
+           on_batch: Callable[[int, int], None] | None = None,
+           on_scoring: Callable[[int], None] | None = None) -> Choice:
     """The configuration with the best val F1 among ``trials`` Optuna trials (the current one included).
 
     A batch's configurations are scored ``workers`` at a time. ``on_batch(size, first)`` is called before each
-    batch (it may raise `BudgetExhausted` to stop).
+    batch (it may raise `BudgetExhausted` to stop); ``on_scoring(n)`` once its ``n`` not yet scored configurations
+    are known (memoised ones are not scored again).
     """
     import optuna
 
@@ -84,6 +86,8 @@ def select(candidates: dict[str, list[str]], search: dict[str, list[int]], knobs
         pending = [study.ask() for _ in range(size)]
         configs = [configure(suggest(trial)) for trial in pending]
         todo = list({_key(*c): c for c in configs if _key(*c) not in memo}.items())
+        if on_scoring is not None:
+            on_scoring(len(todo))
         scores = map_ordered(lambda item: score(*item[1]), todo, workers=workers)
         memo.update(zip((key for key, _ in todo), scores, strict=True))
         for trial, (instructions, chosen) in zip(pending, configs, strict=True):

@@ -19,7 +19,8 @@ STATE_VERSION = 1
 
 @dataclass
 class RoundRecord:
-    """One round: scores, blame, the decision, the prompt versions it ended with, the budget spent so far."""
+    """One round: scores, blame, the decision (and why), every candidate and trial, the prompt versions and knobs
+    it ended with, the budget spent so far."""
 
     round: int
     train: dict[str, Any] | None
@@ -39,6 +40,11 @@ class RoundRecord:
     usage: dict[str, dict[str, Any]] = field(default_factory=dict)
     trials_errored: int = 0
     attribution_errors: int = 0
+    knobs: dict[str, Any] = field(default_factory=dict)
+    decision: str = ""
+    proposals: list[dict[str, Any]] = field(default_factory=list)
+    trials_log: list[dict[str, Any]] = field(default_factory=list)
+    commit_messages: dict[str, str] = field(default_factory=dict)
 
     @property
     def errored(self) -> dict[str, int]:
@@ -53,7 +59,9 @@ class RoundRecord:
                 "blamed_ops": self.blamed_ops, "accepted": self.accepted, "prompt_versions": self.prompt_versions,
                 "errored": self.errored, "trials_errored": self.trials_errored,
                 "attribution_errors": self.attribution_errors, "lm_calls": self.lm_calls,
-                "tokens": self.tokens, "seconds": round(self.seconds, 2)}
+                "tokens": self.tokens, "seconds": round(self.seconds, 2), "knobs": self.knobs,
+                "decision": self.decision, "commit_messages": self.commit_messages, "candidates": self.proposals,
+                "trials": self.trials_log}
 
 
 @dataclass

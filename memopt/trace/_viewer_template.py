@@ -295,7 +295,17 @@ aside pre { margin: 0; padding: 6px; background: #f3f5f7; border-radius: 4px; wh
     view.tx = (W + GUTTER) / 2 - n.px * view.zx; view.ty = H / 2 - n.py * view.zy;
   }
 
-  function fmt(v) { return typeof v === "string" ? v : JSON.stringify(v, null, 2); }
+  // objects as indented JSON whose strings keep their line breaks (no literal \\n)
+  function fmt(v) { return typeof v === "string" ? v : JSON.stringify(v, null, 2).replace(/\\n/g, "\n"); }
+
+  // a field for people: wall-clock times (``*_at``, epoch seconds) as UTC dates, durations in seconds
+  function display(k, v) {
+    if (typeof v === "number" && /_at$/.test(k)) {
+      return new Date(v * 1000).toISOString().replace("T", " ").slice(0, 23) + " UTC";
+    }
+    if (typeof v === "number" && k === "seconds") return v.toFixed(3) + " s";
+    return fmt(v);
+  }
 
   var ORDER = ["operation", "kind", "name", "version", "op_kind", "predictor", "prompt_version", "lm_calls",
     "input_tokens", "output_tokens", "seconds", "created", "start", "end", "action", "deleted", "session_date",
@@ -333,7 +343,7 @@ aside pre { margin: 0; padding: 6px; background: #f3f5f7; border-radius: 4px; wh
     }
     var table = el("table");
     function row(k, v) {
-      var tr = el("tr"); tr.appendChild(el("td", k)); tr.appendChild(el("td", fmt(v))); table.appendChild(tr);
+      var tr = el("tr"); tr.appendChild(el("td", k)); tr.appendChild(el("td", display(k, v))); table.appendChild(tr);
     }
     row("lane", lanes[n.lane].label);
     if (n.count) row("nodes in group", n.count);
@@ -430,8 +440,7 @@ aside pre { margin: 0; padding: 6px; background: #f3f5f7; border-radius: 4px; wh
   header();
   legend();
   resize();
-  var focus = pathNodes.concat(M.blamed && byId.get(M.blamed) ? [byId.get(M.blamed)] : []);
-  fitTo(focus.length ? focus : nodes);
+  fitTo(nodes);  // the whole case first; "Evidence path" zooms onto the path
   if (M.case && byId.get(M.case.answer_node)) select(byId.get(M.case.answer_node), false);
   var link = typeof location !== "undefined" && /^#node=(.+)$/.exec(location.hash || "");
   if (link && byId.get(decodeURIComponent(link[1]))) select(byId.get(decodeURIComponent(link[1])), true);

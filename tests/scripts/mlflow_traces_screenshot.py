@@ -1,18 +1,24 @@
-"""Screenshots of a round's MLflow traces in the MLflow UI (headless Chromium), for the README's MLflow section.
+"""Screenshots of an optimize run in the MLflow UI (headless Chromium), for the README's MLflow section.
 
-    python tests/scripts/mlflow_traces_screenshot.py [--store DIR] [--out DIR]
+    python tests/scripts/mlflow_traces_screenshot.py [--store DIR] [--out DIR] [--rounds N]
 
-Without ``--store`` it runs a one-round quickstart (``memopt optimize experiments/quickstart.yaml
---rounds 1``) in a temporary directory; with it, it uses the ``mlflow.db`` and ``mlruns/`` an
-optimize run left in DIR. It starts ``mlflow server`` on a free port of 127.0.0.1 (one worker, no
+Without ``--store`` it runs a quickstart of ``--rounds`` rounds (default 1: ``memopt optimize
+experiments/quickstart.yaml --rounds 1``) in a temporary directory; with it, it uses the ``mlflow.db``
+and ``mlruns/`` an optimize run left in DIR. It starts ``mlflow server`` on a free port of 127.0.0.1 (one worker, no
 job runner), drives Debian's ``/usr/bin/chromium`` headless over the DevTools protocol on a pipe
 (no extra packages), and writes two PNGs into ``--out`` (default ``./mlflow-screenshots``):
 
 - ``round-traces.png``: experiment → run ``round-1`` → **Traces** tab: one row per traced case with
-  the assessment columns ``f1``, ``judge.correct`` and ``memtrace.attribution`` and their summaries;
+  the assessment columns ``traced_case.f1``, ``traced_case.judge`` and ``memtrace.attribution`` and their summaries;
 - ``trace.png``: one UpdateError (else DeletionError, else any failed) trace opened from that table,
   its blamed op span selected, the **Assess** pane open (the ``memtrace.attribution`` feedback
-  expanded: reason and metadata).
+  expanded: reason and metadata);
+- ``run-overview.png``: the parent run's Overview, its Markdown description (baseline / best / gain,
+  each round's decision and prompt changes);
+- ``run-chart.png``: the parent run's **Model metrics**, the ``rounds`` section first (val / test F1
+  and judge accuracy per round as lines);
+- ``prompt.png``: the prompt ``<pipeline>.extract`` (or the first prompt) on the experiment's
+  **Prompts** page, its versions with the ``@best`` / ``@round-N`` aliases and the commit message.
 
 The server is stopped (its whole process group) when the script ends. PNGs are not committed.
 """
@@ -137,10 +143,10 @@ class Browser:
         shutil.rmtree(self._profile, ignore_errors=True)
 
 
-def one_round_store(directory: Path) -> Path:
-    """Run a one-round quickstart in ``directory`` (its ``mlflow.db`` and ``mlruns/``); returns the directory."""
+def one_round_store(directory: Path, rounds: int = 1) -> Path:
+    """Run a quickstart of ``rounds`` rounds in ``directory`` (its ``mlflow.db`` and ``mlruns/``); the directory."""
     done = subprocess.run([sys.executable, "-m", "memopt", "optimize", str(ROOT / "experiments" / "quickstart.yaml"),
-                           "--rounds", "1", "--tracking-uri", f"sqlite:///{directory / 'mlflow.db'}", "--out",
+                           "--rounds", str(rounds), "--tracking-uri", f"sqlite:///{directory / 'mlflow.db'}", "--out",
                            "summary.json"], cwd=directory, capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"memopt optimize failed:\n{done.stderr[-3000:]}")
@@ -164,8 +170,12 @@ def round_and_trace(store: Path) -> dict[str, str]:
         raise RuntimeError(f"run {run.info.run_id} has no traces with a {ATTRIBUTION} assessment")
     _, trace_id, assessment = blamed[0]
     op_id = assessment.metadata["op_id"]
+    parent = run.data.tags["mlflow.parentRunId"]
+    prompts = sorted(p.name for p in client.search_prompts(filter_string=f"experiment_id = '{experiment}'"))
+    prompt = next((p for p in prompts if p.endswith(".extract")), prompts[0] if prompts else "")
     return {"experiment": experiment, "run": run.info.run_id, "trace": trace_id, "error_type": assessment.value,
-            "span": f"{assessment.metadata['operation']}:{op_id.rsplit(':', 1)[-1]}"}
+            "span": f"{assessment.metadata['operation']}:{op_id.rsplit(':', 1)[-1]}", "parent": parent,
+            "prompt_name": prompt}
 
 
 def _free_port() -> int:
@@ -228,9 +238,30 @@ def capture(store: Path, out: Path) -> dict[str, Any]:
             time.sleep(1)
             detail = browser.text()
             browser.screenshot(out / "trace.png")
+            story = _story(browser, url, found, out)
         finally:
             browser.close()
-    return {**found, "table": table, "detail": detail, "pngs": [out / "round-traces.png", out / "trace.png"]}
+    return {**found, "table": table, "detail": detail, **story,
+            "pngs": [out / "round-traces.png", out / "trace.png", out / "run-overview.png", out / "run-chart.png",
+                     out / "prompt.png"]}
+
+
+def _story(browser: Browser, url: str, found: dict[str, str], out: Path) -> dict[str, str]:
+    """The parent run's description and charts, and a prompt's page; each page's text."""
+    run = f"{url}/#/experiments/{found['experiment']}/runs/{found['parent']}"
+    texts = {}
+    for name, page, expect in (("overview", run, "memopt optimize"), ("chart", f"{run}/model-metrics", "rounds"),
+                               ("prompt", f"{url}/#/prompts/{found['prompt_name']}", "Commit message")):
+        browser.open(page, expect)
+        browser.click('[aria-label="Close guidance"]')
+        browser.click('[aria-label="Close"]')
+        if name == "overview":
+            browser.click(text="Show more")  # the whole description
+        time.sleep(6 if name == "chart" else 2)  # charts draw after their data arrives
+        texts[name] = browser.text()
+        browser.screenshot(out / {"overview": "run-overview.png", "chart": "run-chart.png",
+                                  "prompt": "prompt.png"}[name])
+    return texts
 
 
 def main() -> None:
@@ -238,11 +269,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--store", type=Path, help="directory of an optimize run's mlflow.db (default: run one)")
     parser.add_argument("--out", type=Path, default=Path("mlflow-screenshots"), help="where the PNGs go")
+    parser.add_argument("--rounds", type=int, default=1, help="rounds of the quickstart run without --store")
     args = parser.parse_args()
     if not Path(CHROMIUM).exists():
         sys.exit(f"{CHROMIUM} not found: install Debian's chromium package.")
     with tempfile.TemporaryDirectory(prefix="memopt-quickstart-") as tmp:
-        store = args.store.resolve() if args.store else one_round_store(Path(tmp))
+        store = args.store.resolve() if args.store else one_round_store(Path(tmp), args.rounds)
         shot = capture(store, args.out)
     for png in shot["pngs"]:
         print(f"wrote {png}")
