@@ -66,7 +66,7 @@ DEFAULT_TRACKING_URI = "sqlite:///mlflow.db"
 UI_COMMAND = "MLFLOW_SERVER_ENABLE_JOB_EXECUTION=false mlflow server"
 URI_ORDER = "--tracking-uri (the tracking_uri argument), else $MLFLOW_TRACKING_URI, else sqlite:///mlflow.db"
 _STATUSES = ("FINISHED", "FAILED", "KILLED")
-_PARAM_LIMIT, _TAG_LIMIT, _KEY_LIMIT, _COMMIT_LIMIT = 6000, 8000, 250, 500
+_PARAM_LIMIT, _TAG_LIMIT, _KEY_LIMIT, _COMMIT_LIMIT = 6000, 8000, 250, 1000
 _SECRET_KEY = re.compile(r"api[_-]?key|secret|password|credential|(?:^|[^a-z])token(?:$|[^a-z])", re.IGNORECASE)
 _PROMPT_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")

@@ -174,12 +174,16 @@ def test_rationales_become_per_prompt_commit_messages(tmp_path):
     from memopt.optimize.run import _commit_messages
     from memopt.optimize.scoring import Scored
     from memopt.optimize.select import Choice
+    from memopt.optimize.state import RoundRecord
     from memopt.tracking import Tracker
 
     outcome = RoundOutcome(Scored([], {}, {}), [], {}, {}, Choice({}, {}, 0.0, 0), True,
                            rationales={"extract": "replaced the user-only rule with every speaker (all_participants)"})
-    messages = _commit_messages(outcome, ["answer", "extract", "update"])
-    assert messages["extract"].startswith("replaced the user-only rule")
+    record = RoundRecord(round=1, train=None, val={"f1": 0.4}, test=None)
+    record.changed_ops = ["extract"]
+    messages = _commit_messages(record, outcome, 0.2, outcome.rationales)
+    assert set(messages) == {"extract"}
+    assert messages["extract"].endswith("replaced the user-only rule with every speaker (all_participants)")
     uri = f"sqlite:///{tmp_path}/mlflow.db"
     tracker = Tracker(uri, "memopt-test")
     tracker.start("t", {})
