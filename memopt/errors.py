@@ -6,7 +6,8 @@ what to do. The CLI prints the message alone (no traceback) and exits with code 
 
 from __future__ import annotations
 
-__all__ = ["MemoptError", "DataError", "ConfigError", "LMError", "PromptError", "PluginError", "EvaluationFailed"]
+__all__ = ["MemoptError", "DataError", "ConfigError", "LMError", "PromptError", "PluginError", "EvaluationFailed",
+           "TrackingError"]
 
 
 class MemoptError(Exception):
@@ -39,3 +40,7 @@ class EvaluationFailed(MemoptError):
     """More than the allowed share of an evaluation's cases errored (names the split, the counts, the first error)."""
 
     exit_code = 1
+
+
+class TrackingError(MemoptError):
+    """The MLflow tracking store failed mid-run (gone, full, read-only, unreachable; names the store and the step)."""

@@ -29,6 +29,13 @@ Contract:
   (``api_key``, ``secret``, ``password``, ``credential``, ``token`` as a word, so ``max_tokens``
   stays; also inside nested dicts) are dropped; a file logged with ``log_artifact`` is uploaded as a
   redacted copy when its text holds a secret.
+- **Faults.** Every call a `Tracker` or `RoundLog` makes to the store goes through `_Store`: a failure is
+  one `TrackingError` naming the store (password masked, `shown_uri`), the step and the cause (disk
+  full, read-only, gone, unreachable); a ``sqlite:`` database moved or deleted mid-run is noticed
+  before the next call (never silently recreated empty), and once the store is gone or unreachable
+  later calls fail at once, so cleanup after an error or a Ctrl-C is quick. MLflow's HTTP retries are
+  bounded (`HTTP_DEFAULTS`, each overridable by its environment variable) so a dead tracking server
+  costs seconds, not minutes, and SIGINT / SIGTERM stay honoured.
 - MLflow is imported inside methods only, and its INFO logs and progress bars are silenced.
 """
 
@@ -43,16 +50,17 @@ import shutil
 import tempfile
 import time
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager, nullcontext, suppress
 from pathlib import Path
 from typing import Any
 
-from memopt.errors import ConfigError
+from memopt.errors import ConfigError, MemoptError, TrackingError
 from memopt.files import file_lock
 from memopt.lm.config import credential_values, redact
 
 __all__ = ["DEFAULT_TRACKING_URI", "URI_ORDER", "Tracker", "NullTracker", "RoundLog", "resolve_tracking_uri",
-           "prompt_name", "run_info", "download_artifacts", "check_run_id", "check_prompt_secret", "store_lock"]
+           "prompt_name", "run_info", "download_artifacts", "check_run_id", "check_prompt_secret", "store_lock",
+           "shown_uri", "HTTP_DEFAULTS"]
 
 DEFAULT_TRACKING_URI = "sqlite:///mlflow.db"
 URI_ORDER = "--tracking-uri (the tracking_uri argument), else $MLFLOW_TRACKING_URI, else sqlite:///mlflow.db"
@@ -61,7 +69,16 @@ _PARAM_LIMIT, _TAG_LIMIT, _KEY_LIMIT, _COMMIT_LIMIT = 6000, 8000, 250, 500
 _SECRET_KEY = re.compile(r"api[_-]?key|secret|password|credential|(?:^|[^a-z])token(?:$|[^a-z])", re.IGNORECASE)
 _PROMPT_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+_USERINFO = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^:/@\s]*):(?P<password>[^@/\s]+)@")
 _log = logging.getLogger(__name__)
+# MLflow's defaults retry an unreachable server for minutes (7 retries, backoff factor 2, 120 s timeouts).
+HTTP_DEFAULTS = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2", "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
+                 "MLFLOW_HTTP_REQUEST_TIMEOUT": "20"}
+
+
+def shown_uri(text: str) -> str:
+    """``text`` with the password of every URI in it masked (``http://user:***@host``): for messages and logs."""
+    return _USERINFO.sub(r"\g<head>:***@", text)
 
 
 def resolve_tracking_uri(uri: str | None = None) -> str:
@@ -81,7 +98,10 @@ def _mlflow() -> Any:
     import mlflow
 
     logging.getLogger("mlflow").setLevel(logging.WARNING)
+    logging.getLogger("mlflow.store.db.utils").setLevel(logging.CRITICAL)  # logs each error it raises: raised as ours
     os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
+    for variable, value in HTTP_DEFAULTS.items():
+        os.environ.setdefault(variable, value)
     return mlflow
 
 
@@ -175,8 +195,8 @@ def check_prompt_secret(name: str, text: str) -> None:
 
 
 def _missing_run(run_id: str, uri: str) -> ConfigError:
-    return ConfigError(f"MLflow run {run_id!r} not found in the tracking store {uri}. The store is chosen by "
-                       f"{URI_ORDER}; pass the URI the run was logged to.")
+    return ConfigError(f"MLflow run {run_id!r} not found in the tracking store {shown_uri(uri)}. The store is chosen "
+                       f"by {URI_ORDER}; pass the URI the run was logged to.")
 
 
 def check_run_id(run_id: str) -> str:
@@ -215,13 +235,81 @@ def _reader(run_id: str, tracking_uri: str | None) -> tuple[Any, Any, str]:
             raise ConfigError(f"MLflow run {run_id!r}: no tracking store at {db.resolve()} (tracking URI {uri}). "
                               f"The store is chosen by {URI_ORDER}; pass the URI the run was logged to.")
     mlflow = _mlflow()
-    client = mlflow.MlflowClient(uri)
     try:
+        client = mlflow.MlflowClient(uri)
         return client, client.get_run(run_id), uri
     except mlflow.exceptions.MlflowException as e:
         if e.error_code == "RESOURCE_DOES_NOT_EXIST":
             raise _missing_run(run_id, uri) from None
-        raise
+        raise _store_failure(uri, f"reading run {run_id}", e) from None
+    except Exception as e:
+        raise _store_failure(uri, f"reading run {run_id}", e) from None
+
+
+def _cause(error: BaseException) -> str:
+    """The first line of an error, passwords and secrets masked, at most 300 characters."""
+    text = str(error)
+    for sign, said in (("Connection refused", "connection refused"), ("timed out", "timed out"),
+                       ("Name or service not known", "unknown host"), ("Max retries exceeded", "no answer")):
+        if sign in text:
+            return f"the tracking server cannot be reached: {said}, after MLflow's retries"
+    database = re.search(r"\((sqlite3\.\w+|psycopg2?\.\w+|pymysql\.\w+)\) ([^\n]+)", text)
+    if database:  # SQLAlchemy's first line is often about its session; the driver's says what happened
+        return shown_uri(redact(f"{database[1]}: {database[2]}"))[:300]
+    if isinstance(error, OSError) and error.strerror:
+        text = error.strerror + (f": {error.filename}" if error.filename else "")
+    else:
+        lines = str(error).strip().splitlines()
+        text = lines[0] if lines else ""
+    return shown_uri(redact(f"{type(error).__name__}: {text}"))[:300]
+
+
+def _gone(error: BaseException) -> bool:
+    """Whether an error says the store cannot be reached at all (then later calls fail at once)."""
+    text = str(error)
+    return any(s in text for s in ("Max retries exceeded", "Failed to establish a new connection",
+                                   "unable to open database file", "disk I/O error", "Connection refused", "timed out"))
+
+
+def _store_failure(uri: str, step: str, error: BaseException) -> TrackingError:
+    return TrackingError(f"MLflow tracking store {shown_uri(uri)}: {step} failed ({_cause(error)}). Fix the store "
+                         "(free space, permissions, the server), then continue with --resume and the run id; the "
+                         f"store is chosen by {URI_ORDER}.")
+
+
+class _Store:
+    """An MLflow client whose every call fails as one `TrackingError` (see Faults in the module docstring)."""
+
+    def __init__(self, client: Any, uri: str) -> None:
+        self._mlflow_client, self._uri = client, uri
+        self._db = _sqlite_path(uri)
+        self.broken: TrackingError | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._mlflow_client, name)
+        if not callable(attr):
+            return attr
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if self.broken is not None:
+                raise self.broken
+            step = name.replace("_", " ")
+            if self._db is not None and not self._db.is_file():
+                self.broken = TrackingError(
+                    f"MLflow tracking store {self._db}: the database is gone (moved or deleted during the run); "
+                    f"{step} was not logged. Put the file back and continue with --resume and the run id.")
+                raise self.broken
+            try:
+                return attr(*args, **kwargs)
+            except MemoptError:
+                raise
+            except Exception as e:
+                error = _store_failure(self._uri, step, e)
+                if _gone(e):
+                    self.broken = error
+                raise error from None
+
+        return call
 
 
 def run_info(run_id: str, tracking_uri: str | None = None) -> dict[str, Any]:
@@ -247,7 +335,7 @@ def download_artifacts(run_id: str, artifact_path: str, dst: str | Path, trackin
             raise
         if missing_ok:
             return None
-        raise ConfigError(f"MLflow run {run_id} (store {uri}) has no artifact {artifact_path!r}.") from None
+        raise ConfigError(f"MLflow run {run_id} (store {shown_uri(uri)}) has no artifact {artifact_path!r}.") from None
 
 
 class _RunLog:
@@ -373,23 +461,32 @@ class Tracker(_RunLog):
         self._mlflow_client: Any = None
 
     def _client(self) -> Any:
+        return self.open()._mlflow_client
+
+    def open(self) -> Tracker:
+        """Open (and on first use create) the store; a `ConfigError` names the URI when it cannot be used."""
         if self._mlflow_client is None:
             mlflow = _mlflow()
-            with self._lock():  # a fresh sqlite store is created (migrated) by one process at a time
-                try:
+            try:
+                with self._lock():  # a fresh sqlite store is created (migrated) by one process at a time
                     client = mlflow.MlflowClient(self.tracking_uri)
                     client.search_experiments(max_results=1)
                     client.search_registered_models(max_results=1)
-                except Exception as e:
-                    detail = redact(str(e).strip().splitlines()[0] if str(e).strip() else "")[:300]
-                    raise ConfigError(f"MLflow tracking URI {self.tracking_uri}: cannot open the store "
-                                      f"({type(e).__name__}: {detail}). The store is chosen by {URI_ORDER}.") from None
+            except MemoptError:
+                raise
+            except Exception as e:
+                raise ConfigError(f"MLflow tracking URI {shown_uri(self.tracking_uri)}: cannot open the store "
+                                  f"({_cause(e)}). The store is chosen by {URI_ORDER}.") from None
             mlflow.set_tracking_uri(self.tracking_uri)
-            self._mlflow_client = client
-        return self._mlflow_client
+            self._mlflow_client = _Store(client, self.tracking_uri)
+        return self
 
     def _lock(self) -> Any:
-        return store_lock(self.tracking_uri)
+        try:
+            return store_lock(self.tracking_uri)
+        except OSError as e:  # the store's folder cannot be made: a file is in the way, or no permission
+            raise ConfigError(f"MLflow tracking URI {shown_uri(self.tracking_uri)}: cannot open the store "
+                              f"({_cause(e)}). The store is chosen by {URI_ORDER}.") from None
 
     def started_run_id(self) -> str | None:
         """The parent run's id once `start` or `resume` attached to one, else None."""
@@ -405,7 +502,8 @@ class Tracker(_RunLog):
             if experiment is None:
                 self._experiment_id = client.create_experiment(self.experiment)
         if experiment is not None and experiment.lifecycle_stage == "deleted":
-            raise ConfigError(f"MLflow experiment {self.experiment!r} is deleted in {self.tracking_uri}; restore it "
+            raise ConfigError(f"MLflow experiment {self.experiment!r} is deleted in {shown_uri(self.tracking_uri)}; "
+                              "restore it "
                               f"(`mlflow experiments restore --experiment-id {experiment.experiment_id}`) or choose "
                               "another experiment name.")
         if experiment is not None:
@@ -440,13 +538,10 @@ class Tracker(_RunLog):
         log = RoundLog(client, run.info.run_id, index, self._lock)
         try:
             yield log
-        except Exception:
+        except BaseException as e:
             if not log.ended:
-                log.end("FAILED")
-            raise
-        except BaseException:
-            if not log.ended:
-                log.end("KILLED")
+                with suppress(TrackingError):  # the error in flight is the one to report
+                    log.end("FAILED" if isinstance(e, Exception) else "KILLED")
             raise
         if not log.ended:
             log.end("FINISHED")
@@ -468,7 +563,7 @@ class Tracker(_RunLog):
         if self._experiment_id is not None:
             page = f"#/experiments/{self._experiment_id}" + (f"/runs/{self._run_id}" if self._run_id else "")
             where += f", run {self._run_id}" if self._run_id else ""
-        uri = self.tracking_uri
+        uri = shown_uri(self.tracking_uri)
         if uri.startswith(("http://", "https://")):
             return f"open {uri.rstrip('/')}/{page} ({where})"
         command = f"mlflow ui --backend-store-uri {uri}"
@@ -481,6 +576,10 @@ class NullTracker:
     """A tracker that records nothing (benchmarks that compare optimizers, and dry runs)."""
 
     run_id = "untracked"
+
+    def open(self) -> NullTracker:
+        """Nothing to open."""
+        return self
 
     def start(self, run_name: str, params: Mapping[str, Any], tags: Mapping[str, str] | None = None) -> str:
         """Start nothing; returns ``"untracked"``."""

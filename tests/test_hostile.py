@@ -164,6 +164,8 @@ CORPUS: list[tuple[str, list[str], str]] = [
                                  "--tracking-uri", "sqlite:///{b}/none.db"], "0" * 32),
     ("optimize-tracking-uri-bad", ["optimize", "{b}/exp/ok.yaml", "--tracking-uri", "nosuch://store"],
      "nosuch://store"),
+    ("optimize-store-under-a-file", ["optimize", "{b}/exp/ok.yaml", "--tracking-uri", "sqlite:///{b}/a_file/m.db"],
+     "sqlite:///{b}/a_file/m.db: cannot open the store"),
     ("optimize-out-is-a-directory", ["optimize", "{b}/exp/ok.yaml", "--out", "{b}/a_dir"], "a_dir"),
     ("optimize-out-under-a-file", ["optimize", "{b}/exp/ok.yaml", "--out", "{b}/a_file/s.json"], "a_file"),
     # memopt attribute

@@ -21,6 +21,7 @@ import json
 import tempfile
 import time
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,7 @@ from typing import Any
 from memopt.data.model import Conversation
 from memopt.data.source import load_data, select
 from memopt.data.splits import split_ids
-from memopt.errors import ConfigError, DataError, EvaluationFailed
+from memopt.errors import ConfigError, DataError, EvaluationFailed, TrackingError
 from memopt.experiment import Experiment
 from memopt.files import read_json, safe_name
 from memopt.interrupts import deferred
@@ -324,7 +325,9 @@ def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker
     state = _checkpoint(tracker, resume, experiment, data_name, fingerprint) if resume is not None else None
     if state is not None:
         scorer.resume_from(state.usage, state.lm_calls, state.tokens)
-    status, stopped, summary = "FINISHED", None, None
+    status, stopped, summary, raising = "FINISHED", None, None, True
+    if hasattr(tracker, "open"):
+        tracker.open()  # a store that cannot be used fails here, before any LM call, and never while signals wait
     try:
         with deferred():
             if resume is not None:
@@ -339,15 +342,17 @@ def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker
         while state.next_round <= experiment.rounds:
             scorer.check()
             _round(tracker, optimizer, state, seed_system, scorer, trainset, valset, testset, on_round, traces)
+        raising = False
     except BudgetExhausted as e:
         if state is None:  # round 0 never finished: nothing to report
             status = "FAILED"
             raise
-        stopped = f"budget exhausted: {e}"
+        stopped, raising = f"budget exhausted: {e}", False
     except EvaluationFailed as e:
         status, stopped = "FAILED", str(e)
         if state is None:
             raise
+        raising = False
     except Exception:
         status = "FAILED"
         raise
@@ -356,7 +361,7 @@ def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker
         raise
     finally:
         if _attached(tracker):
-            with deferred():
+            with deferred(), suppress(*((TrackingError,) if raising else ())):  # report the error in flight
                 summary = _finish(tracker, state, experiment, scorer, status, stopped)
     return summary
 
@@ -377,19 +382,28 @@ def _finish(tracker: Any, state: OptimizeState | None, experiment: Experiment, s
     try:
         if state is None:
             return None
-        total = scorer.usage()
-        state.usage = {meter: asdict(u) for meter, u in scorer.usage_by_meter().items()}
-        state.lm_calls, state.tokens = total.calls, total.tokens
-        tracker.log_dict(state.to_dict(), STATE_ARTIFACT)
-        _save_best(tracker, state)
-        summary = summary_of(state, experiment, stopped=stopped, status=status)
-        tracker.log_dict(summary, "summary.json")
-        tracker.log_metrics({"best.val_f1": summary["final"]["val_f1"] or 0.0, "lm_calls": state.lm_calls})
-        if stopped:
-            tracker.set_tags({"memopt.stopped": stopped})
-        return summary
+        _finish_logs(tracker, state, experiment, scorer, status, stopped)
+    except TrackingError:
+        status = "FAILED"  # the run's end could not be logged in full: it must not read FINISHED
+        raise
     finally:
         tracker.finish(status)
+    return summary_of(state, experiment, stopped=stopped, status=status)
+
+
+def _finish_logs(tracker: Any, state: OptimizeState, experiment: Experiment, scorer: Scorer, status: str,
+                 stopped: str | None) -> None:
+    """The parent run's final checkpoint, best prompts, summary, metrics and stop tag."""
+    total = scorer.usage()
+    state.usage = {meter: asdict(u) for meter, u in scorer.usage_by_meter().items()}
+    state.lm_calls, state.tokens = total.calls, total.tokens
+    tracker.log_dict(state.to_dict(), STATE_ARTIFACT)
+    _save_best(tracker, state)
+    summary = summary_of(state, experiment, stopped=stopped, status=status)
+    tracker.log_dict(summary, "summary.json")
+    tracker.log_metrics({"best.val_f1": summary["final"]["val_f1"] or 0.0, "lm_calls": state.lm_calls})
+    if stopped:
+        tracker.set_tags({"memopt.stopped": stopped})
 
 
 def _check_prompts(system: MemorySystem) -> None:
