@@ -182,7 +182,7 @@ def _log_graphs(log: Any, outcome: RoundOutcome) -> None:
     for case, attribution in outcome.attributions[:GRAPHS_PER_ROUND]:
         html = render_html(case.G, case=case.key, highlight=list(attribution.evidence_path),
                            blamed=attribution.op_id, title=f"{case.case_id}: {attribution.error_type}")
-        log.log_text(html, f"graphs/{safe_name(case.case_id.replace(':', '_'), '.html')}")
+        log.log_text(html, f"graphs/{safe_name(case.case_id, '.html')}")  # distinct ids, distinct names
 
 
 def _log_round(log: Any, system: MemorySystem, record: RoundRecord, outcome: RoundOutcome | None,
