@@ -29,13 +29,13 @@ Contract:
   (``api_key``, ``secret``, ``password``, ``credential``, ``token`` as a word, so ``max_tokens``
   stays; also inside nested dicts) are dropped; a file logged with ``log_artifact`` is uploaded as a
   redacted copy when its text holds a secret.
-- **Faults.** Every call a `Tracker` or `RoundLog` makes to the store goes through `_Store`: a failure is
-  one `TrackingError` naming the store (password masked, `shown_uri`), the step and the cause (disk
-  full, read-only, gone, unreachable); a ``sqlite:`` database moved or deleted mid-run is noticed
-  before the next call (never silently recreated empty), and once the store is gone or unreachable
-  later calls fail at once, so cleanup after an error or a Ctrl-C is quick. MLflow's HTTP retries are
-  bounded (`HTTP_DEFAULTS`, each overridable by its environment variable) so a dead tracking server
-  costs seconds, not minutes, and SIGINT / SIGTERM stay honoured.
+- **Faults.** Every call a `Tracker` or `RoundLog` makes to the store goes through
+  `memopt.tracking_store.GuardedStore`: a failure is one `TrackingError` naming the store (password
+  masked, `shown_uri`), the step and the cause (disk full, read-only, gone, unreachable); a
+  ``sqlite:`` database moved or deleted mid-run is noticed before the next call (never silently
+  recreated empty), and once the store is gone or unreachable later calls fail at once, so cleanup
+  after an error or a Ctrl-C is quick. MLflow's HTTP retries are bounded (`HTTP_DEFAULTS`) so a dead
+  tracking server costs seconds, not minutes, and SIGINT / SIGTERM stay honoured.
 - MLflow is imported inside methods only, and its INFO logs and progress bars are silenced.
 """
 
@@ -57,30 +57,19 @@ from typing import Any
 from memopt.errors import ConfigError, MemoptError, TrackingError
 from memopt.files import file_lock
 from memopt.lm.config import credential_values, redact
+from memopt.tracking_store import URI_ORDER, GuardedStore, cause, shown_uri, sqlite_path, store_failure
 
 __all__ = ["DEFAULT_TRACKING_URI", "URI_ORDER", "Tracker", "NullTracker", "RoundLog", "resolve_tracking_uri",
            "prompt_name", "run_info", "download_artifacts", "check_run_id", "check_prompt_secret", "store_lock",
-           "shown_uri", "HTTP_DEFAULTS"]
+           "shown_uri"]
 
 DEFAULT_TRACKING_URI = "sqlite:///mlflow.db"
-URI_ORDER = "--tracking-uri (the tracking_uri argument), else $MLFLOW_TRACKING_URI, else sqlite:///mlflow.db"
 _STATUSES = ("FINISHED", "FAILED", "KILLED")
 _PARAM_LIMIT, _TAG_LIMIT, _KEY_LIMIT, _COMMIT_LIMIT = 6000, 8000, 250, 500
 _SECRET_KEY = re.compile(r"api[_-]?key|secret|password|credential|(?:^|[^a-z])token(?:$|[^a-z])", re.IGNORECASE)
 _PROMPT_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
-_USERINFO = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^:/@\s]*):(?P<password>[^@/\s]+)@")
 _log = logging.getLogger(__name__)
-# MLflow's defaults retry an unreachable server for minutes (7 retries, backoff factor 2, 120 s timeouts).
-HTTP_DEFAULTS = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2", "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
-                 "MLFLOW_HTTP_REQUEST_TIMEOUT": "20"}
-
-
-def shown_uri(text: str) -> str:
-    """``text`` with the password of every URI in it masked (``http://user:***@host``): for messages and logs."""
-    return _USERINFO.sub(r"\g<head>:***@", text)
-
-
 def resolve_tracking_uri(uri: str | None = None) -> str:
     """The tracking URI to use: ``uri``, else ``$MLFLOW_TRACKING_URI``, else ``sqlite:///mlflow.db``."""
     return uri or os.environ.get("MLFLOW_TRACKING_URI") or DEFAULT_TRACKING_URI
@@ -100,6 +89,8 @@ def _mlflow() -> Any:
     logging.getLogger("mlflow").setLevel(logging.WARNING)
     logging.getLogger("mlflow.store.db.utils").setLevel(logging.CRITICAL)  # logs each error it raises: raised as ours
     os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
+    from memopt.tracking_store import HTTP_DEFAULTS
+
     for variable, value in HTTP_DEFAULTS.items():
         os.environ.setdefault(variable, value)
     return mlflow
@@ -207,18 +198,10 @@ def check_run_id(run_id: str) -> str:
     return run_id
 
 
-def _sqlite_path(uri: str) -> Path | None:
-    """The database file of a ``sqlite:///`` URI (None for other stores and in-memory databases)."""
-    if not uri.startswith("sqlite:///"):
-        return None
-    path = uri.removeprefix("sqlite:///").split("?", 1)[0]
-    return Path(path) if path and path != ":memory:" else None
-
-
 def store_lock(uri: str) -> Any:
     """A lock held while a store is created or upgraded and while prompts are registered: a file lock next to a
     sqlite database (``mlflow.db.lock``), nothing for other stores (their server serialises writes)."""
-    db = _sqlite_path(uri)
+    db = sqlite_path(uri)
     if db is None:
         return nullcontext()
     db.parent.mkdir(parents=True, exist_ok=True)
@@ -241,75 +224,9 @@ def _reader(run_id: str, tracking_uri: str | None) -> tuple[Any, Any, str]:
     except mlflow.exceptions.MlflowException as e:
         if e.error_code == "RESOURCE_DOES_NOT_EXIST":
             raise _missing_run(run_id, uri) from None
-        raise _store_failure(uri, f"reading run {run_id}", e) from None
+        raise store_failure(uri, f"reading run {run_id}", e) from None
     except Exception as e:
-        raise _store_failure(uri, f"reading run {run_id}", e) from None
-
-
-def _cause(error: BaseException) -> str:
-    """The first line of an error, passwords and secrets masked, at most 300 characters."""
-    text = str(error)
-    for sign, said in (("Connection refused", "connection refused"), ("timed out", "timed out"),
-                       ("Name or service not known", "unknown host"), ("Max retries exceeded", "no answer")):
-        if sign in text:
-            return f"the tracking server cannot be reached: {said}, after MLflow's retries"
-    database = re.search(r"\((sqlite3\.\w+|psycopg2?\.\w+|pymysql\.\w+)\) ([^\n]+)", text)
-    if database:  # SQLAlchemy's first line is often about its session; the driver's says what happened
-        return shown_uri(redact(f"{database[1]}: {database[2]}"))[:300]
-    if isinstance(error, OSError) and error.strerror:
-        text = error.strerror + (f": {error.filename}" if error.filename else "")
-    else:
-        lines = str(error).strip().splitlines()
-        text = lines[0] if lines else ""
-    return shown_uri(redact(f"{type(error).__name__}: {text}"))[:300]
-
-
-def _gone(error: BaseException) -> bool:
-    """Whether an error says the store cannot be reached at all (then later calls fail at once)."""
-    text = str(error)
-    return any(s in text for s in ("Max retries exceeded", "Failed to establish a new connection",
-                                   "unable to open database file", "disk I/O error", "Connection refused", "timed out"))
-
-
-def _store_failure(uri: str, step: str, error: BaseException) -> TrackingError:
-    return TrackingError(f"MLflow tracking store {shown_uri(uri)}: {step} failed ({_cause(error)}). Fix the store "
-                         "(free space, permissions, the server), then continue with --resume and the run id; the "
-                         f"store is chosen by {URI_ORDER}.")
-
-
-class _Store:
-    """An MLflow client whose every call fails as one `TrackingError` (see Faults in the module docstring)."""
-
-    def __init__(self, client: Any, uri: str) -> None:
-        self._mlflow_client, self._uri = client, uri
-        self._db = _sqlite_path(uri)
-        self.broken: TrackingError | None = None
-
-    def __getattr__(self, name: str) -> Any:
-        attr = getattr(self._mlflow_client, name)
-        if not callable(attr):
-            return attr
-
-        def call(*args: Any, **kwargs: Any) -> Any:
-            if self.broken is not None:
-                raise self.broken
-            step = name.replace("_", " ")
-            if self._db is not None and not self._db.is_file():
-                self.broken = TrackingError(
-                    f"MLflow tracking store {self._db}: the database is gone (moved or deleted during the run); "
-                    f"{step} was not logged. Put the file back and continue with --resume and the run id.")
-                raise self.broken
-            try:
-                return attr(*args, **kwargs)
-            except MemoptError:
-                raise
-            except Exception as e:
-                error = _store_failure(self._uri, step, e)
-                if _gone(e):
-                    self.broken = error
-                raise error from None
-
-        return call
+        raise store_failure(uri, f"reading run {run_id}", e) from None
 
 
 def run_info(run_id: str, tracking_uri: str | None = None) -> dict[str, Any]:
@@ -476,9 +393,9 @@ class Tracker(_RunLog):
                 raise
             except Exception as e:
                 raise ConfigError(f"MLflow tracking URI {shown_uri(self.tracking_uri)}: cannot open the store "
-                                  f"({_cause(e)}). The store is chosen by {URI_ORDER}.") from None
+                                  f"({cause(e)}). The store is chosen by {URI_ORDER}.") from None
             mlflow.set_tracking_uri(self.tracking_uri)
-            self._mlflow_client = _Store(client, self.tracking_uri)
+            self._mlflow_client = GuardedStore(client, self.tracking_uri)
         return self
 
     def _lock(self) -> Any:
@@ -486,7 +403,7 @@ class Tracker(_RunLog):
             return store_lock(self.tracking_uri)
         except OSError as e:  # the store's folder cannot be made: a file is in the way, or no permission
             raise ConfigError(f"MLflow tracking URI {shown_uri(self.tracking_uri)}: cannot open the store "
-                              f"({_cause(e)}). The store is chosen by {URI_ORDER}.") from None
+                              f"({cause(e)}). The store is chosen by {URI_ORDER}.") from None
 
     def started_run_id(self) -> str | None:
         """The parent run's id once `start` or `resume` attached to one, else None."""
