@@ -207,3 +207,25 @@ def test_sigterm_is_honoured_while_mlflow_waits_on_a_silent_server(work):
     assert process.returncode == 143, err
     assert "Traceback" not in err and lines == ["interrupted (SIGTERM); nothing half-written is kept"], err
     assert sorted(p.name for p in work.iterdir()) == ["a_file", "cwd", "exp.yaml"] and not any((work / "cwd").iterdir())
+
+
+@pytest.mark.slow  # waits out the grace period (GRACE_SECONDS, 5 s)
+def test_a_held_signal_interrupts_a_step_that_never_ends(monkeypatch):
+    """Inside `deferred` (checkpoint, end of a run) a signal waits for the step, but not for ever: a step blocked on
+    a server that never answers (here a socket read with no timeout) is interrupted, recorded as SIGTERM."""
+    from memopt import interrupts
+
+    monkeypatch.setattr(interrupts, "_last", [])  # which signal came last is process-wide: kept to this test
+    before = signal.getsignal(signal.SIGTERM)
+    inside = threading.Event()
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(1)
+        with socket.create_connection(silent.getsockname()) as client:
+            client.settimeout(60)  # a backstop: without the grace period the read would end only here, in 60 s
+            threading.Thread(target=lambda: inside.wait() and os.kill(os.getpid(), signal.SIGTERM)).start()
+            with pytest.raises(KeyboardInterrupt, match="SIGTERM"), interrupts.deferred():
+                inside.set()
+                client.recv(1)  # blocks: the server accepted nothing and sends nothing
+    assert interrupts.interrupted_by() == "SIGTERM" and interrupts.exit_code() == 143
+    assert signal.getsignal(signal.SIGTERM) is before and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
