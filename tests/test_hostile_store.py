@@ -217,15 +217,15 @@ def test_a_held_signal_interrupts_a_step_that_never_ends(monkeypatch):
 
     monkeypatch.setattr(interrupts, "_last", [])  # which signal came last is process-wide: kept to this test
     before = signal.getsignal(signal.SIGTERM)
-    inside = threading.Event()
+    sender = [sys.executable, "-c", f"import os, time; time.sleep(0.5); os.kill({os.getpid()}, {int(signal.SIGTERM)})"]
     with socket.socket() as silent:
         silent.bind(("127.0.0.1", 0))
         silent.listen(1)
         with socket.create_connection(silent.getsockname()) as client:
             client.settimeout(60)  # a backstop: without the grace period the read would end only here, in 60 s
-            threading.Thread(target=lambda: inside.wait() and os.kill(os.getpid(), signal.SIGTERM)).start()
             with pytest.raises(KeyboardInterrupt, match="SIGTERM"), interrupts.deferred():
-                inside.set()
+                kill = subprocess.Popen(sender)  # from another process, as a signal comes (to the main thread)
                 client.recv(1)  # blocks: the server accepted nothing and sends nothing
+    kill.wait()
     assert interrupts.interrupted_by() == "SIGTERM" and interrupts.exit_code() == 143
     assert signal.getsignal(signal.SIGTERM) is before and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
