@@ -101,9 +101,9 @@ def test_a_plugin_cannot_take_a_shipped_name(site, tmp_path):
 def test_systems_lists_the_refused_and_broken_plugins_and_exits_2(site, tmp_path):
     code, out, err = _memopt(site, tmp_path, "systems")
     assert code == 2
-    rows = {line.split("│")[1].strip(): line for line in out.splitlines() if line.count("│") > 2}
-    assert "extract" in rows["mem0"] or any("extract" in line for line in out.splitlines() if "mem0" in line)
-    assert "refused" in out and "impostor-mem0" in out
+    mem0_rows = [line for line in out.splitlines() if line.startswith("│ mem0 ")]
+    assert len(mem0_rows) == 2 and "extract → search_similar" in mem0_rows[0] and "memopt " in mem0_rows[0]
+    assert "refused: memory system 'mem0' ships with memopt" in mem0_rows[1] and "impostor-mem0" in out
     assert "sys.exit(0)" in out and "RuntimeError: this plug-in is broken on purpose" in out
     assert "declared by two plug-ins" in out and "twin-one" in out and "twin-two" in out
     assert not (tmp_path / "imported.txt").exists()
