@@ -20,11 +20,12 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["handle_sigterm", "interrupted_by", "deferred", "exit_code", "GRACE_SECONDS"]
+__all__ = ["handle_sigterm", "interrupted_by", "deferred", "exit_code", "cut_short", "GRACE_SECONDS"]
 
 GRACE_SECONDS = 5.0
 
 _last: list[int] = []
+_cut: list[bool] = []
 
 
 def _record(signum: int) -> None:
@@ -60,6 +61,11 @@ def exit_code() -> int:
     return 128 + (_last[0] if _last else signal.SIGINT)
 
 
+def cut_short() -> bool:
+    """Whether a `deferred` step of this process was interrupted because it outlasted `GRACE_SECONDS`."""
+    return bool(_cut)
+
+
 @contextlib.contextmanager
 def deferred() -> Iterator[None]:
     """Hold SIGINT and SIGTERM during the block; raise `KeyboardInterrupt` after it if one arrived."""
@@ -74,6 +80,7 @@ def deferred() -> Iterator[None]:
         caught.append(signum)
 
     def overdue(signum: int, frame: Any) -> None:
+        _cut[:] = [True]
         _record(caught[-1])
         raise KeyboardInterrupt(f"signal {signal.Signals(caught[-1]).name}")
 

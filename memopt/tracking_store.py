@@ -5,8 +5,9 @@
   in the database driver's own words when there are some (disk full, read-only, I/O error).
 - A ``sqlite:`` database that vanished (moved or deleted during the run) is noticed before the next
   call, which SQLite would otherwise answer by creating a new, empty store at the old path.
-- Once the store is gone or unreachable, later calls fail at once with the same error, so the cleanup
-  after an error or a Ctrl-C (ending runs, the last checkpoint) costs no more retries.
+- Once the store is gone or unreachable (or a call outlasted a held signal's grace period,
+  `memopt.interrupts.deferred`), later calls fail at once with the same error, so the cleanup after an
+  error or a Ctrl-C (ending runs, the last checkpoint) costs no more retries.
 - `HTTP_DEFAULTS` bound MLflow's HTTP retries (each overridable by its environment variable).
 """
 
@@ -96,6 +97,13 @@ class GuardedStore:
                 raise self.broken
             try:
                 return attr(*args, **kwargs)
+            except KeyboardInterrupt:
+                from memopt.interrupts import cut_short
+
+                if cut_short():  # a held signal outlasted the call: the store stopped answering; do not wait again
+                    self.broken = TrackingError(f"MLflow tracking store {shown_uri(self._uri)}: {step} did not "
+                                                "answer before the run was interrupted.")
+                raise
             except MemoptError:
                 raise
             except Exception as e:

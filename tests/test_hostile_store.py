@@ -8,6 +8,7 @@ changed outside the run's own folder, and, where the store can still be written,
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -26,6 +27,9 @@ from tests.test_hostile_cache import read_only
 
 EXPERIMENT = ("pipeline: rag\n"
               "data: {source: 'synthetic:conversations=3,sessions=2,seed=1,questions_per_conversation=3'}\n")
+# half a second later, another process sends this one SIGTERM (a signal from a thread of this process could land on
+# that thread and never wake the main one)
+SIGTERM_ME = [sys.executable, "-c", f"import os, time; time.sleep(0.5); os.kill({os.getpid()}, {int(signal.SIGTERM)})"]
 
 
 def _snapshot(root: Path) -> dict[str, tuple[int, int]]:
@@ -165,7 +169,7 @@ def test_a_full_disk_mid_run_is_one_error(work, monkeypatch, capsys):
         shutil.copy(work / "exp.yaml", disk / "exp.yaml")
 
         def fill() -> None:
-            with (disk / "filler").open("wb") as f, __import__("contextlib").suppress(OSError):
+            with (disk / "filler").open("wb") as f, contextlib.suppress(OSError):
                 while True:
                     f.write(b"\0" * 65536)
                     f.flush()
@@ -216,16 +220,52 @@ def test_a_held_signal_interrupts_a_step_that_never_ends(monkeypatch):
     from memopt import interrupts
 
     monkeypatch.setattr(interrupts, "_last", [])  # which signal came last is process-wide: kept to this test
+    monkeypatch.setattr(interrupts, "_cut", [])
     before = signal.getsignal(signal.SIGTERM)
-    sender = [sys.executable, "-c", f"import os, time; time.sleep(0.5); os.kill({os.getpid()}, {int(signal.SIGTERM)})"]
     with socket.socket() as silent:
         silent.bind(("127.0.0.1", 0))
         silent.listen(1)
         with socket.create_connection(silent.getsockname()) as client:
             client.settimeout(60)  # a backstop: without the grace period the read would end only here, in 60 s
             with pytest.raises(KeyboardInterrupt, match="SIGTERM"), interrupts.deferred():
-                kill = subprocess.Popen(sender)  # from another process, as a signal comes (to the main thread)
+                kill = subprocess.Popen(SIGTERM_ME)  # from another process, as a signal comes (to the main thread)
                 client.recv(1)  # blocks: the server accepted nothing and sends nothing
     kill.wait()
-    assert interrupts.interrupted_by() == "SIGTERM" and interrupts.exit_code() == 143
+    assert interrupts.interrupted_by() == "SIGTERM" and interrupts.exit_code() == 143 and interrupts.cut_short()
     assert signal.getsignal(signal.SIGTERM) is before and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
+@pytest.mark.slow  # waits out the grace period (GRACE_SECONDS, 5 s)
+def test_a_store_call_cut_short_by_a_signal_is_not_waited_for_again(monkeypatch):
+    """MLflow asks a tracking server that accepts and never answers; SIGTERM inside `deferred` ends the wait after
+    the grace period, and every later call (the cleanup: ending the runs KILLED) fails at once instead of waiting."""
+    import mlflow
+
+    from memopt import interrupts
+    from memopt.errors import TrackingError
+    from memopt.tracking import _mlflow
+    from memopt.tracking_store import GuardedStore
+
+    monkeypatch.setattr(interrupts, "_last", [])
+    monkeypatch.setattr(interrupts, "_cut", [])
+    _mlflow()  # MLflow's HTTP retries bounded, as for any memopt store
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        uri = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        store = GuardedStore(mlflow.MlflowClient(uri), uri)
+        with pytest.raises(KeyboardInterrupt), interrupts.deferred():
+            kill = subprocess.Popen(SIGTERM_ME)
+            store.set_terminated("0" * 32, "FINISHED")
+        kill.wait()
+        silent.settimeout(0.1)
+        accepted = 0
+        with contextlib.suppress(TimeoutError):
+            while True:
+                silent.accept()[0].close()
+                accepted += 1
+        assert accepted >= 1  # the first call did reach the server
+        with pytest.raises(TrackingError, match=f"MLflow tracking store {uri}: set terminated did not answer"):
+            store.set_terminated("0" * 32, "KILLED")
+        with pytest.raises(TimeoutError):
+            silent.accept()  # ...and the second never tried
