@@ -6,8 +6,8 @@ what to do. The CLI prints the message alone (no traceback) and exits with code 
 
 from __future__ import annotations
 
-__all__ = ["MemoptError", "DataError", "ConfigError", "LMError", "PromptError", "PluginError", "EvaluationFailed",
-           "TrackingError"]
+__all__ = ["one_line", "MemoptError", "DataError", "ConfigError", "LMError", "PromptError", "PluginError",
+           "EvaluationFailed", "TrackingError"]
 
 
 class MemoptError(Exception):
@@ -44,3 +44,9 @@ class EvaluationFailed(MemoptError):
 
 class TrackingError(MemoptError):
     """The MLflow tracking store failed mid-run (gone, full, read-only, unreachable; names the store and the step)."""
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception as one line: its message's first non-empty line (prefixed by its type unless it is memopt's)."""
+    first = next((line.strip() for line in str(exc).splitlines() if line.strip()), "no message")
+    return first if isinstance(exc, MemoptError) else f"{type(exc).__name__}: {first}"

@@ -18,15 +18,24 @@ Errors name the file and the key path (``experiments/x.yaml: optimizer.candidate
     max_error_rate: 0.2
     seed: 0
     mlflow: {experiment: memopt-quickstart, tracking_uri: null, traces: sample, max_traces: 12}
+    confirm: {system: mem0, offline: true, config: null, top_k: 10}   # optional: real Mem0 confirms seed and best
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from memopt.errors import ConfigError
 from memopt.files import read_text
@@ -34,8 +43,32 @@ from memopt.files import read_text
 __all__ = ["Experiment", "load_experiment", "apply_overrides"]
 
 
+def _admits_bool(annotation: Any) -> bool:
+    """Whether a field takes true / false itself, or a section (a model) that checks its own fields."""
+    if annotation is bool or isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return True
+    return any(_admits_bool(arg) for arg in get_args(annotation))
+
+
+def _holds_bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return True
+    if isinstance(value, dict):
+        return any(_holds_bool(v) for v in value.values())
+    return isinstance(value, list | tuple) and any(_holds_bool(v) for v in value)
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_bool_for_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        """YAML's true / false is no number: ``max_cost_usd: true`` is an error, not $1."""
+        field = cls.model_fields.get(info.field_name or "")
+        if field is not None and not _admits_bool(field.annotation) and _holds_bool(value):
+            raise ValueError("expected a number (or text), not true / false")
+        return value
 
 
 class DataConfig(_Strict):
@@ -60,7 +93,8 @@ class LMConfig(_Strict):
     ``concurrency``: LM calls in flight at once, one number or per role (default: 8 for APIs and servers,
     1 for sim and local; `memopt.lm.pool`). ``timeout``: seconds per call. ``num_retries``: retries with
     backoff on 429 / 5xx / timeouts. ``parse_retries``: new asks for a reply no adapter could parse.
-    ``cache``: the on-disk reply cache of real LMs (`memopt.lm.cache`).
+    ``cache``: the on-disk reply cache of real LMs (`memopt.lm.cache`). ``engine``: ``litellm`` (DSPy's
+    LiteLLM engine) or ``dspy`` (DSPy's own default, less client CPU per call; `memopt.lm.config.make_lm`).
     """
 
     task: str | list[str] = "sim"
@@ -71,6 +105,7 @@ class LMConfig(_Strict):
     num_retries: int = Field(3, ge=0, le=20)
     parse_retries: int = Field(2, ge=0, le=10)
     cache: bool = True
+    engine: Literal["litellm", "dspy"] = "litellm"
 
 
 class AttributionConfig(_Strict):
@@ -130,6 +165,15 @@ class MLflowConfig(_Strict):
     max_traces: int = Field(12, ge=1, le=1000)  # = memopt.tracking_traces.MAX_TRACES
 
 
+class ConfirmConfig(_Strict):
+    """A real system that confirms the seed and best prompts on val and test (see `memopt.live.confirm`)."""
+
+    system: Literal["mem0"] = "mem0"
+    offline: bool = True
+    config: str | None = None
+    top_k: int = Field(10, ge=1, le=1000)
+
+
 class Experiment(_Strict):
     """One `memopt optimize` experiment."""
 
@@ -146,6 +190,7 @@ class Experiment(_Strict):
     prompts: str | None = None
     knobs: dict[str, int] = Field(default_factory=dict)
     mlflow: MLflowConfig = Field(default_factory=MLflowConfig)
+    confirm: ConfirmConfig | None = None
 
 
 def _where(loc: tuple[Any, ...]) -> str:

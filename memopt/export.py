@@ -30,6 +30,10 @@ Formats (`export`; every file is written atomically, temp file then replace):
   prompt exported for 1.x. (mem0ai 1.0.x silently ignores ``custom_instructions``: `memopt mem0 check`
   refuses such a config.)
 
+Every format carries the knobs the prompts were tuned with (`memopt.export_knobs`: ``knobs.yaml`` beside
+the text files, a ``memopt`` block in the DSPy JSON and the Mem0 config), and `memopt export` runs the
+prompt check (`memopt.prompt_check`) first.
+
 ``write_tuned_prompts`` also files the prompts as ``prompts/<pipeline>/tuned/<op>.md`` in the
 repository's seed prompts folder.
 """
@@ -46,6 +50,7 @@ from pathlib import Path
 
 from memopt import prompts as prompt_files
 from memopt.errors import ConfigError
+from memopt.export_knobs import KNOBS_FILE, MEM0_BLOCK, Knobs, add_to_dspy_json
 
 __all__ = ["FORMATS", "JSON_INSTRUCTION", "DATE_LINE", "Mem0Fragment", "load_source", "mem0_fragment", "export",
            "write_tuned_prompts"]
@@ -171,8 +176,11 @@ def _write_text_dir(pipeline: str, instructions: dict[str, str], root: Path) -> 
     return paths
 
 
-def export(pipeline: str, instructions: dict[str, str], fmt: str, out: str | Path) -> Path:
-    """Write the instructions of ``pipeline`` at ``out`` in format ``fmt`` (see `FORMATS`); returns ``out``."""
+def export(pipeline: str, instructions: dict[str, str], fmt: str, out: str | Path, knobs: Knobs | None = None) -> Path:
+    """Write the instructions of ``pipeline`` at ``out`` in format ``fmt`` (see `FORMATS`); returns ``out``.
+
+    ``knobs`` (`memopt.export_knobs`) go with them: ``knobs.yaml`` (text), a ``memopt`` block (dspy, mem0).
+    """
     out = Path(out)
     if fmt not in FORMATS:
         raise ConfigError(f"--format {fmt!r}: choose one of {', '.join(FORMATS)}.")
@@ -181,17 +189,22 @@ def export(pipeline: str, instructions: dict[str, str], fmt: str, out: str | Pat
         if out.exists() and not out.is_dir():
             raise ConfigError(f"--out {out}: is a file; --format text writes a directory <out>/{pipeline}/<op>.md.")
         _write_text_dir(pipeline, instructions, out)
+        if knobs is not None:
+            _atomic_write(out / pipeline / KNOBS_FILE, knobs.yaml())
         return out
     if out.is_dir():
         raise ConfigError(f"--out {out}: is a directory; --format {fmt} writes one JSON file.")
     if fmt == "dspy":
-        return _save_dspy(pipeline, instructions, out)
+        return _save_dspy(pipeline, instructions, out, knobs)
     fragment = mem0_fragment(pipeline, instructions, v2=fmt == "mem0-v2")
-    _atomic_write(out, json.dumps(fragment.config, indent=2, ensure_ascii=False) + "\n")
+    config: dict = dict(fragment.config)
+    if knobs is not None:
+        config[MEM0_BLOCK] = knobs.mem0_block()
+    _atomic_write(out, json.dumps(config, indent=2, ensure_ascii=False) + "\n")
     return out
 
 
-def _save_dspy(pipeline: str, instructions: dict[str, str], out: Path) -> Path:
+def _save_dspy(pipeline: str, instructions: dict[str, str], out: Path, knobs: Knobs | None = None) -> Path:
     from memopt.systems import system_class
 
     if out.suffix != ".json":
@@ -202,6 +215,8 @@ def _save_dspy(pipeline: str, instructions: dict[str, str], out: Path) -> Path:
     tmp = out.with_name(f".{out.stem}.{secrets.token_hex(4)}.tmp.json")
     try:
         system.save(str(tmp))
+        if knobs is not None:
+            add_to_dspy_json(tmp, knobs)
         os.replace(tmp, out)
     finally:
         tmp.unlink(missing_ok=True)

@@ -9,7 +9,9 @@ Contract:
   listed in ``replaced_keys``): Mem0's LLM and embedder become the SimLM server (provider ``openai``,
   ``openai_base_url``, api key ``"x"``, lexical embeddings of ``EMBEDDING_DIMS``), its vector store a
   local on-disk Qdrant. A key Mem0 does not know is an error, since Mem0 would silently ignore it (e.g.
-  2.x's ``custom_instructions``); a config Mem0 rejects is an error showing Mem0's message.
+  2.x's ``custom_instructions``); a config Mem0 rejects is an error showing Mem0's message. The
+  ``memopt`` block `memopt export` adds (the tuned knobs, `memopt.export_knobs`) is popped before
+  ``Memory.from_config``; its ``search.limit`` is the default ``top_k``.
 - **Isolation**: every file Mem0 writes (``MEM0_DIR``, Qdrant, history db) goes into one temporary
   directory, removed at the end. While the check runs, ``MEM0_TELEMETRY=False``, ``MEM0_DIR`` is that
   directory, ``OPENROUTER_API_KEY`` is unset and ``NO_PROXY`` covers 127.0.0.1, so nothing leaves the
@@ -89,7 +91,7 @@ def mem0_config(fragment: dict[str, Any], base_url: str, directory: str | Path) 
     """The full Mem0 config: the fragment's keys, with LLM, embedder and stores pointing at SimLM and ``directory``."""
     directory = Path(directory)
     server = {"model": "sim", "api_key": "x", "openai_base_url": base_url}
-    config = {key: value for key, value in fragment.items() if key not in REPLACED_KEYS}
+    config = {key: value for key, value in fragment.items() if key not in REPLACED_KEYS and key != "memopt"}
     config.setdefault("version", "v1.1")
     config.update({
         "llm": {"provider": "openai", "config": {**server, "temperature": 0.0, "max_tokens": 512}},
@@ -281,7 +283,7 @@ def check_mem0(config_fragment: dict[str, Any], conversations: list[Conversation
             from mem0.configs.base import MemoryConfig
             from pydantic import ValidationError
 
-            _check_keys(config_fragment, set(MemoryConfig.model_fields))
+            _check_keys(config_fragment, set(MemoryConfig.model_fields) | {"memopt"})  # memopt: the knobs block
             try:
                 with _quiet("mem0.memory.main"):
                     memory = Memory.from_config(mem0_config(config_fragment, url, tmp))

@@ -30,7 +30,7 @@ def run_pipeline(pipeline: str, data: str, *, prompts: str | Path | None = None,
                  knobs: dict[str, int] | None = None, on_case: Callable[[CaseResult], None] | None = None,
                  on_plan: Callable[[int], None] | None = None, trace_dir: str | Path | None = None,
                  cache: bool = False, timeout: float | None = 120.0, num_retries: int = 3,
-                 parse_retries: int = 2) -> RunResult:
+                 parse_retries: int = 2, engine: str = "litellm") -> RunResult:
     """Load data, build the pipeline, run and score it (tracing one graph per conversation into ``trace_dir``)."""
     from memopt.data.source import load_data, select
     from memopt.files import check_writable
@@ -57,7 +57,7 @@ def run_pipeline(pipeline: str, data: str, *, prompts: str | Path | None = None,
         on_plan(sum(len(cases) for _, cases in select_cases(chosen, limit)))
     task_meter, judge_meter = UsageMeter(), UsageMeter()
     calls = {"seed": seed, "cache": cache, "timeout": timeout, "num_retries": num_retries,
-             "parse_retries": parse_retries}
+             "parse_retries": parse_retries, "engine": engine}
     task_lm = make_lm(task_specs, callbacks=[LMSlots(limits["task"]), task_meter], **calls)
     judge = LMJudge(make_lm(judge_specs, callbacks=[LMSlots(limits["judge"]), judge_meter], **calls)) \
         if judge_specs else None

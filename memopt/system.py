@@ -33,6 +33,7 @@ Contract for subclasses (in the spirit of gepa's adapter):
 
 from __future__ import annotations
 
+import contextvars
 import json
 import threading
 from collections import OrderedDict
@@ -52,6 +53,9 @@ from memopt.ops import OpCall, intercepting, produce, run_op
 from memopt.prompts import load_prompts, prompt_hash
 
 __all__ = ["OpSpec", "MemorySystem", "clear_ingest_cache"]
+
+ASKED_ON: contextvars.ContextVar[str | None] = contextvars.ContextVar("memopt_asked_on", default=None)
+CURRENT_DATE = "Current date: "  # the context line that carries the question date to the answer op
 
 
 @dataclass(frozen=True)
@@ -295,8 +299,13 @@ class MemorySystem(dspy.Module):
             return self.respond(self.state(conversation_id), question, as_of=as_of, key=key)
 
     def answer_case(self, case: Case, *, as_of: int | None = None) -> dspy.Prediction:
-        """Answer one question case of an ingested conversation."""
-        return self.ask(case.question, conversation_id=case.sample_id, as_of=as_of, key=case.case_id.split(":")[-1])
+        """Answer one question case of an ingested conversation (on its question date, when it has one)."""
+        token = ASKED_ON.set(case.question_date)
+        try:
+            return self.ask(case.question, conversation_id=case.sample_id, as_of=as_of,
+                            key=case.case_id.split(":")[-1])
+        finally:
+            ASKED_ON.reset(token)
 
     def forward(self, conversation: Conversation, question: str) -> dspy.Prediction:
         """DSPy entry point: ingest (cached) and answer; the prediction carries the instructions that produced it."""
@@ -343,6 +352,8 @@ class MemorySystem(dspy.Module):
                     context_op: str, **extra: Any) -> dspy.Prediction:
         """The answer step every pipeline shares: announce the context (written by ``context_op``, holding the
         variables ``held``), run the ``answer`` op on it, announce the answer; returns the prediction."""
+        if ASKED_ON.get():  # the question's own date is the answer step's "now" (LongMemEval's question_date)
+            context = f"{CURRENT_DATE}{ASKED_ON.get()}\n{context}"
         context_ref = produce(f"context:{op_key}", context, held, op=self.op_id(context_op, op_key))
         out = self.llm("answer", op_key, reads=[question_ref, context_ref], question=question, context=context)
         answer = str(out.get("answer") or "")

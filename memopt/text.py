@@ -116,11 +116,12 @@ _SESSION_DATE = re.compile(
 )
 
 
-_ISO_DATE = re.compile(r"\b(?P<year>\d{4})-(?P<month>\d{2})-(?P<day>\d{2})\b")
+_ISO_DATE = re.compile(r"\b(?P<year>\d{4})([-/])(?P<month>\d{2})\2(?P<day>\d{2})(?!\d)")
 
 
 def parse_session_date(text: str) -> dt.date | None:
-    """Parse a session date: LoCoMo's ("1:56 pm on 8 May, 2023", "8 May 2023") or ISO ("2023-05-08"); else None."""
+    """Parse a session date: LoCoMo's ("1:56 pm on 8 May, 2023", "8 May 2023"), ISO ("2023-05-08", also with a
+    time, "2023-05-08T18:00") or LongMemEval's ("2023/05/08 (Mon) 18:00"); else None."""
     m = _SESSION_DATE.search(text or "")
     month = _MONTH_INDEX.get(m.group("month").lower()) if m else None
     if m is None or month is None:

@@ -346,11 +346,14 @@ class RoundLog(_RunLog):
     def _client(self) -> Any:
         return self._mlflow_client
 
-    def register_prompts(self, pipeline: str, instructions: Mapping[str, str], *, commit_message: str,
-                         round_index: int) -> dict[str, int]:
-        """Register changed prompts as new versions, link every version used to this round; name → version."""
+    def register_prompts(self, pipeline: str, instructions: Mapping[str, str], *,
+                         commit_message: str | Mapping[str, str], round_index: int) -> dict[str, int]:
+        """Register changed prompts as new versions, link every version used to this round; name → version.
+
+        ``commit_message`` is one message for every prompt, or one per operation (the rationale of its changes).
+        """
         client = self._client()
-        message = _commit_message(commit_message)
+        messages = commit_message if isinstance(commit_message, Mapping) else {}
         versions: dict[str, int] = {}
         for op, text in sorted(instructions.items()):
             name = prompt_name(pipeline, op)
@@ -360,6 +363,7 @@ class RoundLog(_RunLog):
                 latest = client.load_prompt(f"prompts:/{name}@latest", allow_missing=True, cache_ttl_seconds=0)
                 if latest is None or latest.template != template:
                     parent = str(latest.version) if latest is not None else "none"
+                    message = _commit_message(messages.get(op, "") if messages else str(commit_message))
                     latest = client.register_prompt(name, template, commit_message=message,
                                                     tags={"round": str(round_index), "parent_version": parent})
             client.link_prompt_version_to_run(self.run_id, latest)
@@ -514,8 +518,8 @@ class NullTracker:
     def end(self, status: str = "FINISHED") -> None:
         """Nothing."""
 
-    def register_prompts(self, pipeline: str, instructions: Mapping[str, str], *, commit_message: str,
-                         round_index: int) -> dict[str, int]:
+    def register_prompts(self, pipeline: str, instructions: Mapping[str, str], *,
+                         commit_message: str | Mapping[str, str], round_index: int) -> dict[str, int]:
         """No registry: every prompt stays at version 0."""
         return {prompt_name(pipeline, op): 0 for op in instructions}
 

@@ -13,7 +13,7 @@ from memopt.attribution.bench import build_bench, case_view, load_bench, score_b
 from memopt.attribution.case import Probe
 from memopt.attribution.counterfactual import counterfactual, verify
 from memopt.attribution.evidence import pseudo_evidence
-from memopt.attribution.inject import injections
+from memopt.attribution.inject import effective, injections
 from memopt.attribution.memtrace import memtrace
 from memopt.judge import LexicalJudge
 from memopt.run import run_pipeline
@@ -68,10 +68,12 @@ def test_memtrace_finds_each_injected_fault_in_mem0(traced, fault, error_type, o
                 continue
             replayed = replay(G, injection.overrides, cases=[view.key])
             answer = replayed.answers[view.key]
-            if judge.correct(view.question, view.gold, answer):
-                continue
+            faulted = case_view(replayed.graph, case, answer)
+            if judge.correct(view.question, view.gold, answer) or not effective(injection, faulted,
+                                                                                Probe(faulted, judge)):
+                continue  # as the bench does: a fault that left the context holding the information is not clean
             assert validate(replayed.graph) == []
-            blamed = memtrace(case_view(replayed.graph, case, answer), judge)
+            blamed = memtrace(faulted, judge)
             assert (blamed.error_type, blamed.operation) == (error_type, operation), (case["question"], blamed)
             assert blamed.op_id == injection.op_id
             found += 1

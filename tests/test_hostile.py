@@ -229,6 +229,11 @@ CORPUS: list[tuple[str, list[str], str]] = [
     ("export-prompts-not-utf8", ["export", "{b}/prompts_binary", "--format", "text", "--out", "{b}/t"], "answer.md"),
     ("export-out-is-a-directory", ["export", "{b}/prompts_binary", "--format", "dspy", "--out", "{b}/a_dir"],
      "a_dir"),
+    # memopt check-prompts
+    ("check-prompts-source-traversal", ["check-prompts", "../../x"], "../../x"),
+    ("check-prompts-run-unknown", ["check-prompts", "f" * 32, "--tracking-uri", "sqlite:///{b}/none.db"], "f" * 32),
+    ("check-prompts-prompts-empty", ["check-prompts", "{b}/prompts_empty"], "prompts_empty"),
+    ("check-prompts-not-utf8", ["check-prompts", "{b}/prompts_binary"], "answer.md"),
     # memopt data synth
     ("synth-out-is-a-directory", ["data", "synth", "--out", "{b}/a_dir"], "a_dir"),
     ("synth-out-under-a-file", ["data", "synth", "--out", "{b}/a_file/x.json"], "a_file"),
@@ -242,6 +247,12 @@ CORPUS: list[tuple[str, list[str], str]] = [
     ("lm-check-unknown-local-model", ["lm-check", "--lm", "local:gpt2"], "gpt2"),
     ("mem0-config-missing", ["mem0", "check", "--config", "{b}/missing.json"], "missing.json"),
     ("mem0-config-not-json", ["mem0", "check", "--config", "{b}/notjson.json"], "notjson.json"),
+    ("attach-config-missing", ["attach", "mem0", "--config", "{b}/missing.yaml", "--trace", "t"], "missing.yaml"),
+    ("attach-config-not-yaml", ["attach", "mem0", "--config", "{b}/notjson.json", "--trace", "t"], "notjson.json"),
+    ("attach-config-binary", ["attach", "mem0", "--config", "{b}/exp/binary.yaml", "--trace", "t"], "binary.yaml"),
+    ("attach-config-deep", ["attach", "mem0", "--config", "{b}/exp/deep.yaml", "--trace", "t"], "deep.yaml"),
+    ("attach-answers-binary", ["attach", "mem0", "--config", "{b}/exp/typo.yaml", "--answers", "{b}/binary.json",
+                               "--trace", "t"], "binary.json"),
     # memopt bench
     ("bench-run-data-missing", ["bench", "run", "--data", "{b}/missing.json"], "missing.json"),
     ("bench-trace-pipeline-unknown", ["bench", "trace", "-p", "mem9", "--data", DATA], "mem9"),

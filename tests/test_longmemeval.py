@@ -219,3 +219,45 @@ def test_optimize_on_a_longmemeval_file(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["baseline"]["test_f1"] is not None and len(summary["rounds"]) == 1
+
+
+def test_the_question_date_reaches_the_answer_op_and_changes_a_date_arithmetic_answer(tmp_path: Path) -> None:
+    """"How many days ago" is counted to the record's question_date, which the answer op reads and the trace keeps."""
+    import dataclasses
+
+    import dspy
+
+    import memopt.data
+    from memopt.lm.config import make_lm
+    from memopt.systems import make_system
+    from memopt.trace import trace
+
+    assert memopt.data.load_longmemeval is load_longmemeval  # importable as the README says
+    record = _instance("days_ago", question_type="temporal-reasoning", answer="10 days",
+                       question="How many days ago did I attend the pottery workshop?",
+                       question_date="2023/05/30 (Tue) 23:40",
+                       haystack_dates=["2023/05/01 (Mon) 09:14", "2023/05/20 (Sat) 18:02"],
+                       haystack_sessions=[
+                           [{"role": "user", "content": "Can you suggest a stretching routine?"},
+                            {"role": "assistant", "content": "Sure: calves, hamstrings, hips."}],
+                           [{"role": "user", "content": "I attended a pottery workshop today, so much fun!",
+                             "has_answer": True},
+                            {"role": "assistant", "content": "That sounds lovely!"}]])
+    [conv] = load_longmemeval(_write(tmp_path, [record]))
+    [case] = conv.cases
+    assert case.question_date == "2023/05/30 (Tue) 23:40"
+    answers, graphs = {}, {}
+    for label, asked in (("dated", case), ("undated", dataclasses.replace(case, question_date=None))):
+        system = make_system("long_context")
+        with dspy.context(lm=make_lm("sim")), trace(system) as tracer:
+            system.ingest(conv)
+            answers[label] = system.answer_case(asked).answer
+            tracer.record_cases([asked])
+        graphs[label] = tracer.graph
+    assert answers["dated"] == "10 days"  # 20 May → 30 May
+    assert answers["undated"] != answers["dated"]
+    G = graphs["dated"]
+    answer_op = next(n for n, d in G.nodes(data=True) if d.get("operation") == "answer")
+    assert "2023/05/30 (Tue) 23:40" in G.nodes[answer_op]["inputs"]["context"]
+    assert G.graph["cases"][0]["question_date"] == "2023/05/30 (Tue) 23:40"
+    assert "question_date" not in graphs["undated"].graph["cases"][0]

@@ -126,3 +126,45 @@ def test_parse_session_date_reads_iso_and_locomo_dates():
         "1:31 am on 14 July, 2023")
     assert parse_session_date("Today's date is 2023-07-14.").isoformat() == "2023-07-14"
     assert parse_session_date("2023-13-40") is None and parse_session_date("{session_date}") is None
+
+
+# Captured by running mem0ai 2.2.1 (Memory.add, session 2 of synth-2-000, custom_instructions set by the caller):
+# one ADD-only extraction call, Mem0's fixed system prompt, the "## ..." sections of its user prompt.
+ADDITIVE = json.loads((FIXTURES / "mem0v2_extract_request.json").read_text())
+
+
+def _additive(user: str) -> list[dict]:
+    system = ADDITIVE["messages"][0]["content"]
+    reply = json.loads(SimLM().respond(system, user))
+    assert set(reply) == {"memory"}, reply
+    return reply["memory"]
+
+
+def test_mem0_2x_extraction_is_answered_from_the_new_messages_in_its_schema():
+    user = ADDITIVE["messages"][1]["content"]
+    request = read_request(ADDITIVE["messages"][0]["content"], user)
+    assert (request.operation, request.output, request.reply) == ("extract", "facts", "additive")
+    items = _additive(user)
+    assert [m["id"] for m in items] == [str(i) for i in range(len(items))]
+    assert all(set(m) == {"id", "text", "attributed_to"} for m in items)
+    texts = " ".join(m["text"] for m in items)
+    assert "Colosseum" in texts and "tennis" in texts, "facts of both speakers' new messages"
+    assert "Subaru" not in texts and "Mosaic" not in texts, "the earlier messages and existing memories are context"
+    italy = next(m["text"] for m in items if "Italy" in m["text"])
+    assert "May 2023" in italy and "this month" not in italy, "dated by the custom instructions' date line"
+
+
+def test_mem0_2x_without_a_date_line_uses_the_observation_date():
+    user = ADDITIVE["messages"][1]["content"].replace("Today's date is 2 May 2023.", "")
+    observed = user.split("## Observation Date\n", 1)[1].split("\n", 1)[0]
+    italy = next(m["text"] for m in _additive(user) if "Italy" in m["text"])
+    assert "May 2023" not in italy and str(parse_session_date(observed).year) in italy
+
+
+def test_mem0_2x_directives_come_from_its_prompt_and_the_custom_instructions():
+    system, user = (m["content"] for m in ADDITIVE["messages"])
+    bare = user.replace("Extract the facts of both speakers. Resolve relative dates.\n", "")
+    assert active_directives("extract", read_request("", bare).instructions) == frozenset()
+    assert active_directives("extract", read_request("", user).instructions) == {"all_participants", "resolve_dates"}
+    assert active_directives("extract", read_request(system, bare).instructions) >= {"all_participants",
+                                                                                     "resolve_dates", "keep_details"}

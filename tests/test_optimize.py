@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 from memopt.errors import ConfigError
 from memopt.experiment import load_experiment
@@ -148,13 +149,18 @@ def test_export_round_trip_reproduces_the_runs_val_f1(quickstart, tmp_path):
     assert mem0.returncode == 0, mem0.stderr
     config = json.loads((tmp_path / "mem0.json").read_text())
     assert {"custom_fact_extraction_prompt", "custom_update_memory_prompt"} <= set(config)
+    assert "0 blocking" in done.stdout and "0 blocking" in mem0.stdout  # the prompt check ran, on the run's data
     exported = (tmp_path / "tuned" / "mem0" / "extract.md").read_text()
-    assert "about the user" in exported and "***" not in exported  # DB_PASSWORD=user masked nothing
+    assert "User: Hi." in exported and "***" not in exported  # DB_PASSWORD=user masked nothing
+    knobs = yaml.safe_load((tmp_path / "tuned" / "mem0" / "knobs.yaml").read_text())
+    assert knobs["knobs"] == summary["best_knobs"] and knobs["run_id"] == summary["run_id"]
+    assert config["memopt"]["knobs"] == summary["best_knobs"]
+    assert config["memopt"]["search"]["limit"] == summary["best_knobs"]["top_k"]
     experiment = load_experiment(QUICKSTART)
     _, _, val, _ = splits_of(experiment)
     result = run_pipeline("mem0", experiment.data.source, prompts=tmp_path / "tuned",
                           conversations=[c.sample_id for c in val], judge_lm=None,
-                          knobs=json.loads(json.dumps(summary["best_knobs"])))
+                          knobs=knobs["knobs"])  # the exported knobs alone reproduce the run
     assert result.metrics["f1"] == pytest.approx(summary["final"]["val_f1"], abs=1e-4)
 
 

@@ -113,7 +113,7 @@ def _fix_rate(op: str, feedback: str, directive: str, seeds: int = 40, n: int = 
         for candidate in propose({"operation": OPERATION[op], "current_instruction": SEED[op], "feedback": feedback,
                                   "n_candidates": n}, seed)["proposals"]:
             total += 1
-            hits += directive in active_directives(op, candidate) - active_directives(op, SEED[op])
+            hits += directive in active_directives(op, candidate["prompt"]) - active_directives(op, SEED[op])
     return hits / total
 
 
@@ -178,8 +178,8 @@ def test_contradicting_advice_is_followed_sometimes_and_never_turns_into_the_fix
     assert rate == pytest.approx(_fix_rate("extract", "", "keep_details"), abs=0.05)
     inputs = {"operation": OPERATION["extract"], "current_instruction": SEED["extract"], "feedback": misleading,
               "n_candidates": 4}
-    followed = [c for seed in range(60) for c in propose(inputs, seed)["proposals"]]
-    share = sum(c.endswith(advice) for c in followed) / len(followed)
+    followed = [c["prompt"] for seed in range(60) for c in propose(inputs, seed)["proposals"]]
+    share = sum(advice in c for c in followed) / len(followed)
     assert abs(share - ADVICE_FOLLOW_RATE) < 0.1, share
     grounded = _prose(EXTRACT_CASES) + "\n\n" + advice  # the examples win in the other candidates
     assert _fix_rate("extract", grounded, "all_participants") > 0.4
@@ -209,7 +209,9 @@ def test_proposals_are_deterministic_per_seed_and_vary_across_seeds():
               "feedback": _prose(EXTRACT_CASES), "n_candidates": 4}
     assert propose(inputs, seed=1) == propose(inputs, seed=1)
     assert any(propose(inputs, seed=s) != propose(inputs, seed=1) for s in range(2, 6))
-    assert all(c.startswith(SEED["extract"]) for c in propose(inputs, seed=1)["proposals"])
+    for c in propose(inputs, seed=1)["proposals"]:  # an edit of the seed, one rationale line per change
+        assert c["changes"] and all(line.strip() for line in c["changes"])
+        assert "Extract the facts worth remembering about" in c["prompt"]
 
 
 def test_reflection_through_dspy(sim_lm):
@@ -219,12 +221,13 @@ def test_reflection_through_dspy(sim_lm):
                                                                               "When did Luca visit Rome?"}]),
                                                  n_candidates=4).proposals
     assert len(out) == 4
-    assert any("abstain" in active_directives("answer", c) for c in out)
+    assert any("abstain" in active_directives("answer", c.prompt) for c in out)
+    assert all(c.changes for c in out)
 
 
 def test_simlm_imports_nothing_but_text_helpers_and_its_catalogue():
     """SimLM may read only the prompt: it must not import data, generator, store or pipelines."""
-    allowed = ("memopt.text", "memopt.metrics", "memopt.lm.directives", "memopt.lm.sim")
+    allowed = ("memopt.text", "memopt.metrics", "memopt.lm.directives", "memopt.lm.edits", "memopt.lm.sim")
     for path in (Path(__file__).resolve().parent.parent / "memopt" / "lm" / "sim").glob("*.py"):
         tree = ast.parse(path.read_text())
         for node in ast.walk(tree):

@@ -29,6 +29,7 @@ from typing import Any
 import networkx as nx
 
 from memopt.attribution.evidence import seed_evidence
+from memopt.attribution.normalise import item_day, normalise_numbers, plain, reading
 from memopt.data.model import NOT_MENTIONED
 from memopt.judge import Judge
 from memopt.metrics import is_abstention
@@ -136,6 +137,16 @@ class FailedCase:
         return out
 
     @cached_property
+    def evidence_words(self) -> list[str]:
+        """The words of each evidence turn as any copy of it holds them (with 'Speaker: ' when they are short)."""
+        out = []
+        for node in self.evidence_turns:
+            value = self.G.nodes[node]["value"]
+            text = str(value["text"]).strip()
+            out.append(text if len(text) >= 24 else f"{value['speaker']}: {text}")
+        return out
+
+    @cached_property
     def extractors(self) -> list[str]:
         """Ingest ops that read an evidence turn and wrote content (extract, facts, episode, chunk), oldest first."""
         G = self.G
@@ -177,15 +188,17 @@ class Probe:
     _verdicts: dict[str, bool] = field(default_factory=dict)
 
     def raw_holds(self, text: str) -> bool:
-        """Whether a raw text contains every evidence turn verbatim (no judge call)."""
-        texts = self.case.evidence_texts
+        """Whether a raw text contains every evidence turn verbatim (its words, with or without its speaker; no
+        judge call)."""
+        texts = self.case.evidence_words
         squeezed = _squeeze(text)
         return bool(texts) and all(_squeeze(t) in squeezed for t in texts)
 
     def holds_text(self, text: str) -> bool:
-        """Whether a text states the information (the gold, about what the question names; one judge call)."""
+        """Whether a text states the information (the gold, about what the question names; one judge call).
+        Numbers written as words count as digits on both sides (`memopt.attribution.normalise`)."""
         self.calls += 1
-        return self.judge.contains(self.case.information, text)
+        return self.judge.contains(normalise_numbers(self.case.information), normalise_numbers(text))
 
     def holds(self, node: str) -> bool:
         """Whether a variable holds the needed information (see the module docstring)."""
@@ -193,9 +206,12 @@ class Probe:
             d = self.case.G.nodes[node]
             if d["kind"] == "turn":  # an evidence turn is (a piece of) the information itself
                 self._verdicts[node] = node in self.case.evidence_turns
+            elif d.get("deleted"):
+                self._verdicts[node] = False
             else:
-                text = text_of(d.get("value"))
-                self._verdicts[node] = (d["kind"] in RAW_KINDS and self.raw_holds(text)) or self.holds_text(text)
+                value = d.get("value")
+                day = item_day(value, d.get("metadata"))
+                self._verdicts[node] = self.raw_holds(plain(value)) or self.holds_text(reading(value, day))
         return self._verdicts[node]
 
 

@@ -4,24 +4,27 @@
    ``ResponseError`` at the answer op.
 2. Otherwise, look at the store as it was when the question was asked: the live units derived
    from the evidence turns (for a long-context pipeline, the evidence turns themselves). If one
-   holds the information → ``RetrievalError`` at the retrieval op that dropped it (the last one
-   that read such a unit, else the first retrieval op).
-3. Otherwise follow the evidence turns forward through every version of every unit and fact
-   derived from them: none ever held the information → ``ExtractionError`` at the first op that
-   extracted from an evidence turn (correcting it rescues the answer); some did → the write
-   that removed the last live copy is decisive: an ``UpdateError`` at the op that degraded it, or a
-   ``DeletionError`` at the op that deleted it
-   (a fact that held it but never reached the store → ``UpdateError`` at the op of stage ``update``
-   that read it).
+   holds the information → ``RetrievalError`` at the first retrieval op of the question that read
+   it and wrote nothing holding it (a rerank, a fusion, a truncation), else at the first search
+   that did not bring it back.
+3. Otherwise follow the information forward from the evidence turns through every variable derived
+   from them before the question (buffers, temporary documents, MemCells, facts, unit versions: any
+   number of hops and ops). A copy is lost where its next version no longer holds it (an overwrite
+   or a trim → ``UpdateError``, a delete → ``DeletionError``), or where every op that read it wrote
+   nothing holding it (typed by that op's stage: extraction → ``ExtractionError``; an evidence turn
+   nothing kept → the first extraction op that read it). The op that lost the last copy is blamed;
+   a store unit's loss decides before a side copy's (a prompt that listed the memories).
 
-Only variables on the evidence's provenance are judged, so judge calls stay few on long graphs.
+"Holds" is `Probe.holds` (verbatim evidence words, or the judge on a careful reading:
+`memopt.attribution.normalise`). Only variables on the evidence's provenance are judged, so judge
+calls stay few on long graphs.
 """
 
 from __future__ import annotations
 
 import time
 
-from memopt.attribution.case import FailedCase, Probe, is_content
+from memopt.attribution.case import FailedCase, Probe
 from memopt.attribution.types import Attribution
 from memopt.judge import Judge
 from memopt.trace.graph import op_stages, versions_of
@@ -58,12 +61,38 @@ def memtrace(case: FailedCase, judge: Judge) -> Attribution:
     candidates += [t for t in case.evidence_turns if any(G.has_edge(t, r) for r in retrieval)]
     held = [u for u in candidates if probe.holds(u)]
     if held and retrieval:
-        readers = [r for r in retrieval if any(G.has_edge(u, r) for u in held)]
-        op = readers[-1] if readers else retrieval[0]
+        op = _retrieval_loss(case, probe, retrieval)
         return _result(case, probe, started, "RetrievalError", op,
                        f"the store held the information at question time ({held[0]}) but the context did not",
                        [*evidence, held[0], op, context, answer_op])
     return _upstream(case, probe, started, asked)
+
+
+def _retrieval_loss(case: FailedCase, probe: Probe, retrieval: list[str]) -> str:
+    """The retrieval op where the information stopped: the first that read it and wrote nothing holding it (a
+    rerank, a fusion, a truncation), else the first search that did not bring it back. A result list another
+    question's op wrote first and this op wrote again (same items, same identity) counts as this op's output."""
+    G, mine = case.G, set(case.query_ops)
+
+    def again(v: str) -> bool:
+        d = G.nodes[v]
+        writer = next(iter(G.predecessors(v)), None)
+        return "action" not in d and d["kind"] not in ("turn", "question", "prompt") and writer not in mine
+
+    def reads(op: str) -> list[str]:
+        return [v for v in G.predecessors(op) if G.nodes[v]["kind"] != "question" and not again(v)]
+
+    def writes(op: str) -> list[str]:
+        return [*G.successors(op), *(v for v in G.predecessors(op) if again(v))]
+
+    def carried(op: str) -> bool:
+        out = writes(op)
+        return any(probe.holds(w) for w in out) if out else any(probe.holds(v) for v in reads(op))
+
+    droppers = [r for r in retrieval if writes(r) and any(probe.holds(v) for v in reads(r)) and not carried(r)]
+    if droppers:
+        return droppers[0]
+    return next((r for r in retrieval if not carried(r)), retrieval[0])
 
 
 def _live_at(G, node: str, time: int) -> bool:
@@ -74,42 +103,72 @@ def _live_at(G, node: str, time: int) -> bool:
     return not any(G.nodes[v]["created"] < time for v in later)
 
 
+def _query_time(case: FailedCase) -> set[str]:
+    """The ops of every question of the graph (ids ending ``:<conversation>:<key>``), not memory construction."""
+    conversation = case.G.graph.get("conversation")
+    suffixes = tuple(f":{conversation}:{c['key']}" for c in case.G.graph.get("cases") or ())
+    return {n for n, d in case.G.nodes(data=True) if d.get("type") == "op" and n.endswith(suffixes)}
+
+
+def _error_of(G, op: str, lost: str | None, overwritten: bool) -> str:
+    """The error type of a loss at ``op``: a deleted version → DeletionError; an overwritten version → UpdateError;
+    else by the op's stage (extraction first)."""
+    if lost is not None and G.nodes[lost].get("deleted"):
+        return "DeletionError"
+    stages = op_stages(G, op)
+    order = ("update", "extraction", "deletion") if overwritten else ("extraction", "update", "deletion")
+    for stage in (*order, "retrieval", "response"):
+        if stage in stages:
+            return _TYPE[stage]
+    return "UpdateError" if overwritten else "ExtractionError"
+
+
+_TYPE = {"extraction": "ExtractionError", "update": "UpdateError", "deletion": "DeletionError",
+         "retrieval": "RetrievalError", "response": "ResponseError"}
+
+
 def _upstream(case: FailedCase, probe: Probe, started: float, asked: int) -> Attribution:
+    """Follow the information from the evidence turns through every variable built before the question; blame the
+    op where its last copy was lost (an overwrite, a trim, a delete, or an op that read it and wrote nothing
+    holding it); a store unit's loss comes before a side copy's (a prompt listing the memories)."""
     G = case.G
     evidence = case.evidence_turns[:1]
-    versions = [v for v in case.derived() if is_content(G, v) and G.nodes[v]["created"] < asked]
-    holding = [v for v in versions if not G.nodes[v].get("deleted") and probe.holds(v)]
-    if not holding:
-        if not case.extractors:
+    querying = _query_time(case)
+    writers = {v: next(iter(G.predecessors(v)), None) for v in G}
+    pool = [v for v in case.derived() if G.nodes[v]["created"] < asked and writers.get(v) not in querying]
+    held = [*case.evidence_turns, *(v for v in pool if v not in case.evidence_turns and probe.holds(v))]
+    holding = set(held)
+    losses: list[tuple[int, str, str, str, bool]] = []
+    for v in held:
+        d = G.nodes[v]
+        chain = versions_of(G, d["name"])
+        after = chain[chain.index(v) + 1] if v in chain and chain.index(v) + 1 < len(chain) else None
+        after = after if after is not None and G.nodes[after]["created"] < asked else None
+        consumers = sorted((op for op in G.successors(v) if op not in querying and G.nodes[op]["start"] < asked),
+                           key=lambda op: G.nodes[op]["start"])
+        overwritten = after is not None and after not in holding
+        if any(w in holding for op in consumers for w in G.successors(op)) and not (overwritten and "action" in d):
+            continue  # passed on (a store unit's overwrite is a loss even when side copies were made of it)
+        if overwritten:
+            op = writers[after]
+            losses.append((G.nodes[op]["start"], op, v, after, True))
+        elif d["kind"] == "turn" and case.extractors:
+            losses.append((G.nodes[case.extractors[0]]["start"], case.extractors[0], v, "", False))
+        elif consumers and "action" not in d:
+            losses.append((G.nodes[consumers[0]]["start"], consumers[0], v, "", False))
+    if not losses:
+        stored = [v for v in held if "action" in G.nodes[v]]
+        if held == case.evidence_turns and not case.extractors:
             return _result(case, probe, started, "ResponseError", case.answer_op,
                            "no extraction step: the information only ever existed in the raw turns",
                            [*evidence, case.context_var, case.answer_op], confidence=0.6)
-        op = case.extractors[0]
-        return _result(case, probe, started, "ExtractionError", op,
-                       "the needed information never entered any fact or memory unit", [*evidence, op])
-    stored = [v for v in holding if "action" in G.nodes[v]]
-    if not stored:
-        fact = holding[0]
-        readers = sorted(G.successors(fact), key=lambda n: G.nodes[n]["start"])
-        op = next((r for r in readers if "update" in op_stages(G, r)), readers[0] if readers else None)
-        if op is None:
-            return _result(case, probe, started, "ExtractionError", next(G.predecessors(fact)),
-                           "the fact holding the information was never stored", [*evidence, fact], 0.6)
-        return _result(case, probe, started, "UpdateError", op,
-                       f"{fact} held the information but no memory unit ever stored it", [*evidence, fact, op])
-    losses = []
-    for name in dict.fromkeys(G.nodes[v]["name"] for v in stored):
-        chain = versions_of(G, name)
-        last = max(i for i, v in enumerate(chain) if v in stored)
-        if last + 1 < len(chain) and G.nodes[chain[last + 1]]["created"] < asked:
-            losses.append((chain[last], chain[last + 1]))
-    if not losses:
         op = case.retrieval_ops[0] if case.retrieval_ops else case.answer_op
-        return _result(case, probe, started, "RetrievalError", op,
-                       "a unit held the information but it was not retrieved", [*evidence, stored[0], op], 0.6)
-    kept, lost = max(losses, key=lambda pair: G.nodes[pair[1]]["created"])
-    op = next(G.predecessors(lost))
-    deleted = bool(G.nodes[lost].get("deleted"))
-    return _result(case, probe, started, "DeletionError" if deleted else "UpdateError", op,
-                   f"{kept} held the information; {op} {'deleted' if deleted else 'overwrote'} it ({lost})",
-                   [*evidence, kept, op, lost])
+        return _result(case, probe, started, "RetrievalError" if case.retrieval_ops else "ResponseError", op,
+                       "a variable held the information but it was not retrieved",
+                       [*evidence, (stored or held)[0], op], 0.6)
+    stored_losses = [loss for loss in losses if "action" in G.nodes[loss[2]]]  # the store's copy decides first
+    _, op, kept, lost, overwritten = max(stored_losses or losses, key=lambda loss: loss[0])
+    error_type = _error_of(G, op, lost or None, overwritten)
+    verb = {"DeletionError": "deleted it", "UpdateError": "overwrote or trimmed it"}.get(error_type, "dropped it")
+    return _result(case, probe, started, error_type, op, f"{kept} held the information; {op} {verb}"
+                   + (f" ({lost})" if lost else ""), [*evidence, kept, op, lost or None])

@@ -46,6 +46,10 @@ def attribute_run(results: RunResult, trace_dir: str | Path, judge: Judge, *, me
     """
     graphs = [(path, load_graph(path)) for path in graph_files(trace_dir)]
     check_same_run(results, graphs, source=source, trace_dir=trace_dir)
+    attached = next((path for path, G in graphs if G.graph.get("source")), None)
+    if verify and attached is not None:
+        raise DataError(f"{attached}: a graph recorded from a real system ({attached.parent} was written by memopt "
+                        "attach); --verify replays memopt's own pipeline, not that system: leave out --verify.")
     by_id = {c.case_id: c.to_dict() for c in results.cases}
     cases = [case for _, G in graphs for case in failed_cases(G, by_id)]
 
@@ -62,18 +66,22 @@ def check_same_run(results: RunResult, graphs: list[tuple[Path, nx.DiGraph]], *,
                    trace_dir: str | Path) -> None:
     """Refuse graphs of another run: a different run id, pipeline or question, or failed cases without a graph.
 
-    Files written before run ids existed carry none; they are checked by content only (pipeline,
-    case ids and questions, every failed case present).
+    Results and graphs must carry the same run id, or neither one: results without a run id are never
+    paired with graphs that have one (nor the other way round). Files written before run ids existed
+    carry none; they are checked by content only (pipeline, case ids and questions, every failed case
+    present).
     """
     answered: dict[str, str] = {}
     for path, G in graphs:
         if G.graph.get("pipeline") != results.pipeline:
             raise DataError(f"{path}: a graph of pipeline {G.graph.get('pipeline')!r}, but {source} are of "
                             f"{results.pipeline!r}; pass the trace directory of the same run.")
-        run_id = G.graph.get("run_id")
-        if run_id and results.run_id and run_id != results.run_id:
-            raise DataError(f"{path}: a graph of run {run_id}, but {source} are of run {results.run_id}; pass "
-                            "the results.json and the --trace directory written by the same `memopt run`.")
+        run_id = G.graph.get("run_id") or None
+        if run_id != (results.run_id or None):
+            graph_run = f"a graph of run {run_id}" if run_id else "a graph without a run id (an older memopt)"
+            their_run = f"are of run {results.run_id}" if results.run_id else "carry no run id"
+            raise DataError(f"{path}: {graph_run}, but {source} {their_run}; pass the results.json and the "
+                            "--trace directory written by the same `memopt run`.")
         cases = G.graph.get("cases")
         if not isinstance(cases, list) or not all(isinstance(c, dict) and "case_id" in c for c in cases):
             raise DataError(f"{path}: graph attribute 'cases' is not a list of cases; the file is damaged.")

@@ -144,7 +144,7 @@ def score_memtracebench(directory: str | Path, methods: list[str] | None = None)
                 if a.case_key is None or answer_of(G, a.case_key) is None:
                     cases.append((None, a.final_error_type, a.final_op_id))
                     continue
-                gold = ", ".join(a.golden_answers)
+                gold = a.golden_answers[0] if a.golden_answers else ""  # a list of golden answers: alternatives
                 given = tuple(turns.get(e) or e.rpartition("@")[0] or e for e in a.source_evidence_ids)
                 evidence, pseudo = seed_evidence(G, a.query, gold, given)
                 case = FailedCase(G, f"{G.graph['conversation']}:{a.case_key}", a.query, gold, evidence,

@@ -30,7 +30,21 @@ app = typer.Typer(
 
 
 def _register() -> None:
-    from memopt.cli import attribute, bench, data, directives, export, lm_check, mem0, optimize, run, serve, show
+    from memopt.cli import (
+        attach,
+        attribute,
+        bench,
+        check_prompts,
+        data,
+        directives,
+        export,
+        lm_check,
+        mem0,
+        optimize,
+        run,
+        serve,
+        show,
+    )
     from memopt.cli import systems as systems_command
 
     app.command("optimize")(optimize.optimize)
@@ -44,7 +58,9 @@ def _register() -> None:
     app.command("systems")(systems_command.systems)
     app.command("show")(show.show)
     app.command("export")(export.export)
+    app.command("check-prompts")(check_prompts.check_prompts)
     app.add_typer(mem0.app, name="mem0")
+    app.add_typer(attach.app, name="attach")
 
 
 _register()

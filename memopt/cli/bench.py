@@ -200,12 +200,29 @@ def latency(
                                                                     "expected)."),
     model: str = typer.Option("gpt-4.1-mini", "--model", help="Model name sent to the server (SimLM answers any); "
                                                                "LiteLLM prices it for the cost column."),
+    engine: list[str] = typer.Option(["litellm"], "--engine",
+                                     help="lm.engine of the runs (repeatable: litellm, dspy; one set of runs each)."),
+    anchor_calls: int = typer.Option(200, "--anchor-calls", min=0,
+                                     help="Calls of each bare dspy.Predict anchor (0: no anchors)."),
+    breakdown: bool = typer.Option(False, "--breakdown", help="Run once more under yappi and split the client CPU "
+                                                             "per request by where it goes (needs yappi)."),
     out: Path = typer.Option(None, "--out", help="Also write the rows as JSON."),
 ) -> None:
-    """Wall time, server requests and wall / (requests × delay / concurrency) of an experiment over HTTP."""
+    """Wall time, server requests, wall / (requests × delay / concurrency) and client CPU per request over HTTP."""
     from memopt.bench.latency import bench_latency
+    from memopt.lm.config import ENGINES
 
     _check_out(out)
-    rows = bench_latency(delay=delay, concurrency=concurrency, budget=budget, rounds=rounds, experiment=experiment,
-                         repeat=repeat, model=model)
-    _print(rows, f"{experiment.stem} through memopt serve --delay {delay} (SimLM, simulated)", out)
+    unknown = [e for e in engine if e not in ENGINES]
+    if unknown:
+        raise typer.BadParameter(f"{', '.join(unknown)}: choose from {', '.join(ENGINES)}", param_hint="--engine")
+    report = bench_latency(delay=delay, concurrency=concurrency, budget=budget, rounds=rounds, experiment=experiment,
+                           repeat=repeat, model=model, engines=engine, anchor_calls=anchor_calls, profile=breakdown)
+    if report["anchors"]:
+        _print(report["anchors"], "anchors: a bare dspy.Predict through memopt serve, serial (client CPU per request)",
+               None)
+    _print(report["runs"], f"{experiment.stem} through memopt serve --delay {delay} (SimLM, simulated)", None)
+    for label, rows in report["breakdown"].items():
+        _print(rows, f"client CPU per request by where it goes ({label}; yappi estimates)", None)
+    if out is not None:
+        write_json(out, report)

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from memopt.cli.check_prompts import DATA_HELP, SEED_HELP
+
 __all__ = ["export"]
 
 
@@ -22,22 +24,37 @@ def export(
                                           "sqlite:///mlflow.db)."),
     write_prompts: bool = typer.Option(False, "--write-prompts",
                                        help="Also write prompts/<pipeline>/tuned/<op>.md in the repository."),
+    data: str = typer.Option(None, "--data", help=DATA_HELP),
+    seed: str = typer.Option(None, "--seed-prompts", help=SEED_HELP),
+    force: bool = typer.Option(False, "--force",
+                               help="Export even when the prompt check finds a contradiction or leaked training data."),
 ) -> None:
-    """Export tuned prompts, from an optimize run or a prompts directory, for Mem0, DSPy, or as prompt files."""
+    """Export tuned prompts and the knobs they were tuned with, from an optimize run or a prompts directory, for Mem0,
+    DSPy, or as prompt files; the prompt check runs first."""
     from rich.console import Console
 
     from memopt.errors import ConfigError
-    from memopt.export import FORMATS, export, load_source, mem0_fragment, write_tuned_prompts
+    from memopt.export import FORMATS, export, mem0_fragment, write_tuned_prompts
+    from memopt.export_knobs import load_knobs
     from memopt.files import check_writable
+    from memopt.prompt_check import check_source
     from memopt.prompts import prompt_path
 
     if fmt not in FORMATS:
         raise ConfigError(f"--format {fmt!r}: choose one of {', '.join(FORMATS)}.")
     check_writable(out, directory=fmt == "text")
-    name, instructions = load_source(source, pipeline=pipeline, tracking_uri=tracking_uri)
-    path = export(name, instructions, fmt, out)
+    name, instructions, report = check_source(source, pipeline=pipeline, data=data, seed_dir=seed,
+                                              tracking_uri=tracking_uri)
     console = Console(soft_wrap=True, highlight=False, markup=False)
+    console.print(report.text())
+    if report.blocking and not force:
+        raise ConfigError(f"the prompt check found {len(report.blocking)} blocking issue(s) in {source} (above): "
+                          "fix the prompts, or pass --force to export them anyway.")
+    knobs = load_knobs(source, name, tracking_uri=tracking_uri)
+    path = export(name, instructions, fmt, out, knobs)
     console.print(f"read the {name} prompts ({', '.join(sorted(instructions))}) from {source}; wrote {fmt} → {path}")
+    console.print(f"knobs ({knobs.source}{', run ' + knobs.run_id if knobs.run_id else ''}): "
+                  + ", ".join(f"{k}={v}" for k, v in sorted(knobs.values.items())))
     if fmt == "text":
         for op in sorted(instructions):
             console.print(f"  wrote {prompt_path(name, op, path)}")

@@ -20,7 +20,9 @@ def check(
     data: str = options.DATA,
     limit: int = typer.Option(None, "--limit", "-n", min=1, help="Answer at most N questions (in data order)."),
     conversations: str = typer.Option(None, "--conversations", help="Only these sample ids, comma-separated."),
-    top_k: int = typer.Option(10, "--top-k", min=1, help="Memories Memory.search returns per question."),
+    top_k: int = typer.Option(None, "--top-k", min=1,
+                              help="Memories Memory.search returns per question (default: the config's memopt "
+                                   "search.limit, the tuned top_k; else 10)."),
     answer_prompt: Path = typer.Option(None, "--answer-prompt", dir_okay=False,
                                        help="Instructions of memopt's answer op (default: prompts/mem0/answer.md)."),
     server: str = typer.Option(None, "--server",
@@ -40,6 +42,9 @@ def check(
     if out is not None:
         check_writable(out)
     fragment = load_fragment(config)
+    if top_k is None:
+        block = fragment.get("memopt") if isinstance(fragment.get("memopt"), dict) else {}
+        top_k = int((block.get("search") or {}).get("limit") or 10)
     instructions = None
     if answer_prompt is not None:
         if not answer_prompt.is_file():

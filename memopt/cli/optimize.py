@@ -35,6 +35,7 @@ def optimize(
 ) -> None:
     """Optimize the prompts of a memory system round after round; every round is logged to MLflow."""
     from rich.console import Console
+    from rich.markup import escape
 
     from memopt.cli.tables import rounds_table, usage_table
     from memopt.experiment import load_experiment
@@ -61,7 +62,9 @@ def optimize(
     from memopt.tracking import Tracker
 
     console = Console(stderr=True, soft_wrap=True)
-    scorer = make_scorer(exp)
+    scorer = make_scorer(exp)  # builds the LMs: a missing API key or an unpriced --max-cost model stops here
+    if exp.budget.max_cost_usd is not None and resume is None:
+        _warn_if_round_zero_exceeds(exp, console)
     tracker = Tracker(exp.mlflow.tracking_uri, exp.mlflow.experiment)
 
     def on_round(record) -> None:
@@ -82,8 +85,11 @@ def optimize(
     except KeyboardInterrupt:
         run_id = resume or tracker.started_run_id()
         if run_id is not None:
+            again = _resume_command(experiment, run_id, {"--tracking-uri": tracking_uri, "--data": data,
+                                                         "--optimizer": optimizer, "--feedback": feedback,
+                                                         "--attribution": attribution, "--rounds": rounds})
             console.print(f"MLflow run {run_id} ended KILLED at its last checkpoint; continue it with "
-                          f"`memopt optimize {experiment} --resume {run_id}`", highlight=False)
+                          f"`{escape(again)}`", highlight=False)
         raise
     stdout = Console(soft_wrap=True)
     stdout.print(rounds_table(summary))
@@ -99,10 +105,28 @@ def optimize(
     if out is not None:
         write_json(out, summary)
     if summary["status"] == "FAILED":
-        from rich.markup import escape
-
         console.print(f"[bold red]error:[/] {escape(summary['stopped'])}", highlight=False)
         sys.exit(1)
+
+
+def _warn_if_round_zero_exceeds(exp, console) -> None:
+    """Warn, before spending, when --max-cost is below what round 0 (the starting prompts) is expected to cost."""
+    from memopt.optimize.estimate import round_zero_cost
+
+    needed = round_zero_cost(exp)
+    if needed is not None and needed > exp.budget.max_cost_usd:
+        console.print(f"[yellow]warning:[/] --max-cost ${exp.budget.max_cost_usd:g} (budget.max_cost_usd) is below "
+                      f"the ${needed:.4f} round 0 is expected to spend (scoring the starting prompts; estimated by "
+                      "a SimLM dry pass, see --estimate): the run will likely stop after round 0, before any "
+                      "prompt is optimized.", highlight=False)
+
+
+def _resume_command(experiment: Path, run_id: str, overrides: dict[str, object]) -> str:
+    """The command that continues run ``run_id``: the same store and the same overrides (a resume refuses drift)."""
+    import shlex
+
+    given = [part for option, value in overrides.items() if value is not None for part in (option, str(value))]
+    return shlex.join(["memopt", "optimize", str(experiment), "--resume", run_id, *given])
 
 
 def _f1(value: float | None) -> str:

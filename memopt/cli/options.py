@@ -30,6 +30,10 @@ TIMEOUT = typer.Option(None, "--timeout", min=0.1, help="Seconds an LM call may 
 NO_CACHE = typer.Option(False, "--no-cache", help="Do not use the on-disk reply cache of real LMs "
                                                  "($MEMOPT_CACHE_DIR, else .memopt/cache).")
 
+ENGINE = typer.Option("litellm", "--engine", envvar="MEMOPT_LM_ENGINE",
+                      help="How real providers are called: 'litellm' (DSPy's LiteLLM engine) or 'dspy' (DSPy's own "
+                           "default client: about a third of the client CPU per call). SimLM ignores it.")
+
 
 def lm_list(values: list[str] | None, default: str = "sim") -> str | list[str]:
     """One ``--lm`` value as a spec, several (``--lm A --lm B``) as a list of endpoints to load-balance."""

@@ -26,6 +26,7 @@ def run(
     concurrency: int = options.CONCURRENCY,
     timeout: float = options.TIMEOUT,
     no_cache: bool = options.NO_CACHE,
+    engine: str = options.ENGINE,
     knob: list[str] = typer.Option(None, "--knob", "-k", help="Pipeline knob NAME=INT (repeatable), e.g. top_k=5."),
     seed: int = options.SEED,
     out: Path = typer.Option(Path("results.json"), "--out", "-o", help="Where to write the results."),
@@ -33,7 +34,10 @@ def run(
                                help="Also record one evolution graph per conversation into this directory."),
 ) -> None:
     """Run a memory system on a data set and score its answers (F1, exact match, judge accuracy)."""
+    from collections import Counter
+
     from rich.console import Console
+    from rich.markup import escape
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from memopt.cli.tables import category_table
@@ -61,7 +65,7 @@ def run(
                               conversations=options.parse_ids(conversations), concurrency=concurrency, seed=seed,
                               knobs=options.parse_knobs(knob), on_case=on_case,
                               on_plan=lambda n: progress.update(task, total=n), trace_dir=trace,
-                              cache=not no_cache, **({"timeout": timeout} if timeout else {}))
+                              cache=not no_cache, engine=engine, **({"timeout": timeout} if timeout else {}))
     result.save(out)
     stdout = Console(soft_wrap=True)
     stdout.print(category_table(result))
@@ -74,8 +78,10 @@ def run(
                  + (f"; graphs in {trace}/" if trace else ""), highlight=False)
     if result.error_rate > ERROR_LIMIT:
         errored = result.metrics["errored"]
+        (error, count), = Counter(c.error for c in result.cases if c.error).most_common(1)
         Console(stderr=True, soft_wrap=True).print(f"[red]{errored} of {len(result.cases)} cases errored "
-                                   f"(more than {ERROR_LIMIT:.0%}); see the 'error' field in {out}.[/]")
+                                   f"(more than {ERROR_LIMIT:.0%}); see the 'error' field in {out}. Most common "
+                                   f"({count}): {escape(error.splitlines()[0])}[/]", highlight=False)
         sys.exit(1)
 
 

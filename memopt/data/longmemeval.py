@@ -161,7 +161,7 @@ def _instance(reader: _Reader, item: Any, where: str) -> Conversation:
     abstention = qid.endswith("_abs")
     case = Case(case_id=f"{qid}:q0", sample_id=qid, question=question,
                 gold=NOT_MENTIONED if abstention else str(answer), evidence=tuple(evidence),
-                category=5 if abstention else QUESTION_TYPES[qtype])
+                category=5 if abstention else QUESTION_TYPES[qtype], question_date=date)
     return Conversation(qid, SPEAKERS["user"], SPEAKERS["assistant"], tuple(sessions), (case,))
 
 

@@ -49,6 +49,7 @@ class Case:
     evidence: tuple[str, ...]
     category: int
     adversarial_answer: str | None = None
+    question_date: str | None = None  # when the question is asked ("now" for "how many days ago"; LongMemEval)
 
     @property
     def category_name(self) -> str:

@@ -20,6 +20,10 @@ Contract:
   server errors (5xx), timeouts and dropped connections, the on-disk reply cache when ``cache``
   (`memopt.lm.cache`), and ``parse_retries``: a reply no adapter can parse is asked for again that
   many times, past the cache (`ask`).
+- **Engine** (``engine``): ``litellm`` (default) sends a real provider's calls through DSPy's LiteLLM
+  engine; ``dspy`` through DSPy's own default engine (``"auto"``: its native client where it can
+  represent the request, LiteLLM otherwise), about a third of the client CPU per call (`memopt bench
+  latency`). Several endpoints (the Router) and ``local`` always use LiteLLM.
 - `UsageMeter` counts LM calls, replies served from the cache, input/output tokens and cost per LM
   model string through a DSPy callback. It reads tokens and cost from the LM's history entries
   (DSPy records them by default; the cost is LiteLLM's, from its local cost map, and None when it
@@ -58,8 +62,12 @@ __all__ = [
     "ask",
     "describe_lm",
     "api_key_env",
+    "missing_api_key",
+    "ENGINES",
     "explain_lm_error",
+    "failure_kind",
     "redact",
+    "redact_tree",
     "credential_values",
     "SECRET_MIN_LENGTH",
     "spec_of",
@@ -75,6 +83,7 @@ SPEC_FORMS = (
     "latter followed by '@http://HOST:PORT/v1' for an OpenAI-compatible server ('qwen2.5@http://127.0.0.1:8008/v1')"
 )
 ROLES = ("task", "judge", "reflection")
+ENGINES = ("litellm", "dspy")  # how a real provider is called: DSPy's LiteLLM engine, or DSPy's own default
 
 _SIM_MODEL = "sim/memopt"
 _SIM = re.compile(r"^sim(?::(?P<seed>.*))?$")
@@ -102,6 +111,8 @@ def _bad(spec: str, why: str) -> ConfigError:
 
 
 def _check_api_base(spec: str, url: str) -> str:
+    if any(c.isspace() for c in url):
+        raise _bad(spec, "the server URL after '@' must be one URL, with no spaces and no second '@'")
     try:
         parts = urlsplit(url)
         port = parts.port
@@ -114,6 +125,8 @@ def _check_api_base(spec: str, url: str) -> str:
                          "(put the API key in the provider's environment variable)")
     if port == 0:
         raise _bad(spec, "the server URL after '@' has port 0")
+    if "@" in url:
+        raise _bad(spec, "the server URL after '@' must be one URL, with no spaces and no second '@'")
     return url.rstrip("/")
 
 
@@ -152,7 +165,7 @@ def parse_lm_spec(spec: str) -> LMSpec:
     if _LOCAL.match(model) and api_base:
         raise _bad(text, "memopt starts the local LM's server itself; for your own server write 'openai/NAME@URL'")
     provider, slash, name = model.partition("/")
-    if slash and (not provider or not name):
+    if slash and (not provider or not name or name.startswith("/")):
         raise _bad(text, f"{model!r} needs both a provider and a model name around '/'")
     if api_base and not slash:
         model = f"openai/{model}"
@@ -214,6 +227,43 @@ def _check_provider(spec: LMSpec) -> None:
             ) from None
 
 
+# Providers whose credentials may come from elsewhere than an environment variable (cloud IAM, instance roles,
+# Azure AD): a key LiteLLM misses in the environment is not proof that calls will fail.
+_KEYS_ELSEWHERE = ("bedrock", "sagemaker", "vertex_ai", "azure", "watsonx", "oci")
+
+
+def missing_api_key(spec: str | LMSpec) -> str | None:
+    """The environment variable an LM spec needs and lacks (as LiteLLM's `validate_environment` names it), or None.
+
+    None for sim, local and ``@URL`` specs (a local server takes any key), for providers that need no key
+    (``ollama_chat``), and for cloud providers whose credentials may come from elsewhere (``_KEYS_ELSEWHERE``).
+    """
+    import litellm
+
+    parsed = _as_spec(spec)
+    if parsed.simulated or parsed.local or parsed.api_base:
+        return None
+    provider = parsed.model.split("/", 1)[0]
+    if provider.startswith(_KEYS_ELSEWHERE):
+        return None
+    with contextlib.redirect_stdout(io.StringIO()):
+        try:
+            found = litellm.validate_environment(model=parsed.model)
+        except Exception:
+            return None
+    missing = [name for name in found.get("missing_keys") or [] if re.search(r"API_?KEY$", name, re.IGNORECASE)]
+    if found.get("keys_in_environment") or not missing:
+        return None
+    return " or ".join(missing)
+
+
+def _check_key(spec: LMSpec) -> None:
+    if missing := missing_api_key(spec):
+        raise ConfigError(f"LM spec {spec.raw!r}: {missing} is not set; LiteLLM reads the API key of "
+                          f"{spec.model.split('/', 1)[0]} from it (keys come from the environment only: export it "
+                          "and run again, or use --lm sim).")
+
+
 def make_lm(
     spec: str | LMSpec | list[str | LMSpec],
     *,
@@ -224,6 +274,7 @@ def make_lm(
     callbacks: list[Any] | None = None,
     cache: bool = False,
     parse_retries: int = 0,
+    engine: str = "litellm",
 ) -> dspy.LM:
     """A `dspy.LM` for a spec: SimLM in-process (``seed`` unless the spec names one), the local server, or LiteLLM.
 
@@ -233,6 +284,8 @@ def make_lm(
     """
     import dspy
 
+    if engine not in ENGINES:
+        raise ConfigError(f"LM engine {engine!r} (--engine / lm.engine): choose one of {', '.join(ENGINES)}.")
     specs = parse_lm_specs(spec)
     parsed = specs[0]
     if cache and not parsed.simulated:
@@ -244,6 +297,7 @@ def make_lm(
 
         for one in specs:
             _check_provider(one)
+            _check_key(one)
         lm = dspy.LM(parsed.model, engine=RouterEngine(specs, timeout=timeout), cache=cache, max_tokens=max_tokens,
                      num_retries=num_retries, callbacks=callbacks)
         setattr(lm, _PRICES_ATTRIBUTE, _prices(parsed.model))  # DSPy does not price a custom engine's calls
@@ -260,7 +314,9 @@ def make_lm(
         return _mark(dspy.LM(_SIM_MODEL, engine=engine, cache=False, max_tokens=max_tokens,
                              num_retries=num_retries, callbacks=callbacks), parsed, parse_retries)
     _check_provider(parsed)
-    return _mark(dspy.LM(parsed.model, engine="litellm", cache=cache, max_tokens=max_tokens,
+    _check_key(parsed)
+    dspy_engine = "litellm" if engine == "litellm" else "auto"
+    return _mark(dspy.LM(parsed.model, engine=dspy_engine, cache=cache, max_tokens=max_tokens,
                          num_retries=num_retries, callbacks=callbacks, **client_params(parsed, timeout)),
                  parsed, parse_retries)
 
@@ -352,6 +408,23 @@ def redact(text: str) -> str:
     return text
 
 
+def redact_tree(value: Any) -> Any:
+    """A JSON-like value (dicts, lists, strings) with every string masked by `redact`; ``value`` itself when no
+    credential value occurs in it."""
+    secrets = list(credential_values().values())
+
+    def mask(item: Any) -> Any:
+        if isinstance(item, str):
+            return redact(item) if any(s in item for s in secrets) else item
+        if isinstance(item, dict):
+            return {mask(k): mask(v) for k, v in item.items()}
+        if isinstance(item, list | tuple):
+            return [mask(v) for v in item]
+        return item
+
+    return mask(value) if secrets else value
+
+
 def _chain(exc: BaseException) -> Iterator[BaseException]:
     seen: set[int] = set()
     current: BaseException | None = exc
@@ -361,7 +434,8 @@ def _chain(exc: BaseException) -> Iterator[BaseException]:
         current = current.__cause__ or current.__context__
 
 
-def _failure_kind(exc: BaseException) -> str:
+def failure_kind(exc: BaseException) -> str:
+    """What kind of LM failure ``exc`` is: unreachable, timeout, auth, rate_limit, parse, server or other."""
     names = {type(e).__name__ for e in _chain(exc)}
     if any(isinstance(e, ConnectionError) for e in _chain(exc)) or names & {"ConnectError", "APIConnectionError"}:
         return "unreachable"
@@ -379,9 +453,16 @@ def explain_lm_error(spec: str | LMSpec, exc: BaseException) -> LMError:
     parsed = _as_spec(spec)
     where = f" at {parsed.api_base}" if parsed.api_base else " (memopt's llama.cpp server)" if parsed.local else ""
     key = api_key_env(parsed)
+    kind = failure_kind(exc)
+    death = None
+    if parsed.local and kind == "unreachable":
+        from memopt.lm.local import server_death
+
+        death = server_death(parsed.local)
     advice = {
-        "unreachable": f"could not be reached{where}. " + ("The server has stopped; run again." if parsed.local else
-                       "Start the server (for SimLM: `memopt serve`) or fix the URL after '@'."),
+        "unreachable": f"could not be reached{where}. " + (
+            f"{death[0].upper()}{death[1:]}." if death else "The server has stopped; run again." if parsed.local
+            else "Start the server (for SimLM: `memopt serve`) or fix the URL after '@'."),
         "timeout": f"did not answer in time{where}. Raise the timeout, or check that the server is up and not "
                    "overloaded.",
         "auth": f"rejected the credentials. Set {key or 'the provider API key'} in the environment (keys are read "
@@ -391,7 +472,7 @@ def explain_lm_error(spec: str | LMSpec, exc: BaseException) -> LMError:
                  "JSON adapter.",
         "server": f"failed with a server error{where}. Check the server's logs and retry.",
         "other": "failed. Check the spec and the provider's settings.",
-    }[_failure_kind(exc)]
+    }[kind]
     text = str(getattr(exc, "message", None) or exc).strip()  # DSPy's `message` lacks the "[model] " prefix
     detail = redact(text.splitlines()[0] if text else "")[:300]
     return LMError(f"LM {parsed.raw!r} {advice} ({type(exc).__name__}: {detail})")
@@ -555,7 +636,7 @@ class UsageMeter:
             fresh.append(entry)
         if history:
             self._cursor[instance] = history[-1].get("uuid")
-        hits = [bool(getattr(entry.get("response"), "cache_hit", False)) for entry in fresh]
+        hits = [_served_from_cache(entry) for entry in fresh]
         billed = [entry for entry, hit in zip(fresh, hits, strict=True) if not hit]
         usages = [entry.get("usage") or {} for entry in billed]
         prices = getattr(instance, _PRICES_ATTRIBUTE, None)
@@ -566,6 +647,12 @@ class UsageMeter:
                           output_tokens=sum(int(u.get("completion_tokens") or 0) for u in usages),
                           cached=sum(hits), cost=sum(float(c) for c in costs if c is not None),
                           unpriced=sum(c is None for c in costs))
+
+
+def _served_from_cache(entry: dict[str, Any]) -> bool:
+    """Whether a history entry's reply came from DSPy's cache: LiteLLM's response says so; DSPy's own engine
+    only records it as an empty usage (a live reply always reports, or is given, its token counts)."""
+    return bool(getattr(entry.get("response"), "cache_hit", False)) or entry.get("usage") == {}
 
 
 def _last_uuid(instance: Any) -> str | None:

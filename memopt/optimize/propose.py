@@ -1,16 +1,55 @@
-"""Ask the reflection LM for revised instructions of one operation (the standard `ProposeInstructions`)."""
+"""Ask the reflection LM for rewritten prompts of one operation (the standard `ProposeInstructions`)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["propose_instructions", "MAX_INSTRUCTION_CHARS"]
+__all__ = ["Proposal", "propose_instructions", "as_edit", "MAX_INSTRUCTION_CHARS"]
 
 MAX_INSTRUCTION_CHARS = 6000
 
 
-def propose_instructions(reflection_lm: Any, *, operation: str, current: str, feedback: str, k: int) -> list[str]:
-    """Up to ``k`` distinct revised instructions (never the current one); empty when the LM offers none.
+@dataclass(frozen=True)
+class Proposal:
+    """A rewritten prompt and its rationale: one line per change (the prompt version's commit message)."""
+
+    text: str
+    rationale: str
+
+
+def _parts(item: Any) -> tuple[str, list[str]]:
+    """(prompt, changes) of one proposal, whether the LM returned the typed object, a dict or a bare string."""
+    if isinstance(item, str):
+        return item, []
+    if isinstance(item, dict):
+        return str(item.get("prompt", "")), [str(c) for c in item.get("changes") or []]
+    return str(getattr(item, "prompt", "")), [str(c) for c in getattr(item, "changes", None) or []]
+
+
+def as_edit(current: str, text: str, operation: str) -> tuple[str, list[str]]:
+    """A proposal that only appended sentences to ``current``, turned into edits (`memopt.lm.edits.edit`): each
+    appended sentence replaces the sentences it contradicts; any other proposal is returned as it is."""
+    from memopt.lm.edits import edit, sentence_spans
+    from memopt.lm.sim.reflect import operation_kind
+
+    base = current.strip()
+    if not text.startswith(base) or text == base:
+        return text, []
+    kind = operation_kind(operation) or "answer"
+    out, changes = base, []
+    for span in sentence_spans(text[len(base):]):
+        done = edit(out, span.text, kind)
+        if done.change:
+            out, changes = done.prompt, [*changes, done.change]
+    return out.strip(), changes
+
+
+def propose_instructions(reflection_lm: Any, *, operation: str, current: str, feedback: str,
+                         k: int) -> list[Proposal]:
+    """Up to ``k`` distinct rewritten prompts (never the current one); empty when the LM offers none.
+
+    A proposal that only appends to the current prompt (as a real LM may still write) is turned into edits.
 
     A reflection LM that fails (after its retries) raises `LMError` naming it.
     """
@@ -27,9 +66,13 @@ def propose_instructions(reflection_lm: Any, *, operation: str, current: str, fe
     except Exception as e:
         spec = spec_of(reflection_lm)
         raise explain_lm_error(spec if isinstance(spec, str) else str(reflection_lm.model), e) from e
-    out: list[str] = []
-    for text in proposals or []:
-        text = str(text).strip()
-        if text and text != current.strip() and text not in out and len(text) <= MAX_INSTRUCTION_CHARS:
-            out.append(text)
+    out: list[Proposal] = []
+    for item in proposals or []:
+        text, changes = _parts(item)
+        text, edits = as_edit(current, text.strip(), operation)
+        changes = changes or edits
+        if text and text != current.strip() and text not in (p.text for p in out) \
+                and len(text) <= MAX_INSTRUCTION_CHARS:
+            rationale = "; ".join(" ".join(c.split()) for c in changes if c.strip()) or "rewritten by the reflection LM"
+            out.append(Proposal(text, rationale))
     return out[:k]

@@ -31,6 +31,7 @@ from memopt.attribution.case import FailedCase, failed_cases
 from memopt.attribution.methods import attribute
 from memopt.attribution.types import Attribution
 from memopt.data.model import Conversation
+from memopt.errors import one_line
 from memopt.feedback import (
     Feedback,
     build_feedback,
@@ -39,7 +40,7 @@ from memopt.feedback import (
     outcome_feedback,
     score_feedback,
 )
-from memopt.optimize.propose import propose_instructions
+from memopt.optimize.propose import Proposal, propose_instructions
 from memopt.optimize.scoring import Scored, Scorer
 from memopt.optimize.select import Choice, select
 from memopt.parallel import map_ordered
@@ -65,6 +66,8 @@ class RoundOutcome:
     blamed_ops: dict[str, int] = field(default_factory=dict)
     failures_by_type: dict[str, int] = field(default_factory=dict)
     attribution_errors: int = 0
+    rationales: dict[str, str] = field(default_factory=dict)
+    rejected: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -86,6 +89,8 @@ class ReflectiveOptimizer:
     min_gain: float = 0.0
     # reproducibility
     seed: int = 0
+    # the prompt check every candidate passes before it is tried (`memopt.prompt_check.PromptGuard`)
+    guard: Any = None
 
     def step(self, system: MemorySystem, round_index: int, *, trainset: list[Conversation],
              valset: list[Conversation], current_val: float) -> RoundOutcome:
@@ -93,7 +98,8 @@ class ReflectiveOptimizer:
         train = self._evaluate(system, trainset)
         blamed, unattributed = self._attribute(train) if self.attributes else ([], 0)
         feedback = self._feedback(system, train, blamed, round_index)
-        candidates = self._propose(system, feedback)
+        proposals = self._propose(system, feedback)
+        candidates, rationales, rejected = self._check(proposals, feedback)
         choice = self._select(system, candidates, valset, current_val, round_index)
         accepted = bool(choice.instructions or choice.knobs != system.knobs) and choice.val_f1 > current_val + \
             self.min_gain
@@ -102,7 +108,9 @@ class ReflectiveOptimizer:
         for _, a in blamed:
             counts[a.operation] = counts.get(a.operation, 0) + 1
             types[a.error_type] = types.get(a.error_type, 0) + 1
-        return RoundOutcome(train, blamed, feedback, candidates, choice, accepted, counts, types, unattributed)
+        chosen = {op: rationales[(op, text)] for op, text in choice.instructions.items()}
+        return RoundOutcome(train, blamed, feedback, candidates, choice, accepted, counts, types, unattributed,
+                            chosen, rejected)
 
     # 1. evaluate
     def _evaluate(self, system: MemorySystem, trainset: list[Conversation]) -> Scored:
@@ -114,15 +122,18 @@ class ReflectiveOptimizer:
     def _attribute(self, train: Scored) -> tuple[list[tuple[FailedCase, Attribution]], int]:
         """The attributed failures, and how many failures could not be attributed (a judge call failed)."""
         by_id = {r.case_id: r.to_dict() for r in train.results}
-        cases = [case for G in train.graphs.values() for case in failed_cases(G, by_id)]
+        # Sorted by case key (the order of the results), so concurrency never reorders attributions or feedback.
+        rank = {case_id: i for i, case_id in enumerate(by_id)}
+        cases = sorted((case for G in train.graphs.values() for case in failed_cases(G, by_id)),
+                       key=lambda case: (rank.get(case.case_id, len(rank)), case.case_id))
         self.scorer.progress.phase(f"{self.scorer.label} · attribute", len(cases))
 
         def blame(case: FailedCase) -> tuple[FailedCase, Attribution] | None:
             try:
                 found = attribute(case, self.scorer.judge, self.attribution, verify=self.verify)
-            except Exception:  # a judge call that failed fails this case's attribution, never the round
-                logger.warning("attribution of %s failed; it is left out of the feedback", case.case_id,
-                               exc_info=True)
+            except Exception as e:  # a judge call that failed fails this case's attribution, never the round
+                logger.warning("attribution of %s failed (%s); it is left out of the feedback", case.case_id,
+                               one_line(e))
                 return None
             finally:
                 self.scorer.progress.advance()
@@ -158,17 +169,34 @@ class ReflectiveOptimizer:
         return dict(list(found.items())[: self.ops_per_round])
 
     # 4. propose
-    def _propose(self, system: MemorySystem, feedback: dict[str, Feedback]) -> dict[str, list[str]]:
+    def _propose(self, system: MemorySystem, feedback: dict[str, Feedback]) -> dict[str, list[Proposal]]:
         current = system.instructions()
         self.scorer.check()
 
-        def propose(op: str) -> list[str]:
+        def propose(op: str) -> list[Proposal]:
             return propose_instructions(self.scorer.reflection_lm,
                                         operation=f"{system.name}.{op}: {system.op_spec(op).description}",
                                         current=current[op], feedback=feedback[op].text(), k=self.candidates)
 
         ops = list(feedback)
         return dict(zip(ops, map_ordered(propose, ops, workers=self.scorer.concurrency["reflection"]), strict=True))
+
+    # 4b. check: a candidate with a contradiction or leaked training data is never tried
+    def _check(self, proposals: dict[str, list[Proposal]], feedback: dict[str, Feedback]
+               ) -> tuple[dict[str, list[str]], dict[tuple[str, str], str], list[str]]:
+        candidates: dict[str, list[str]] = {}
+        rationales: dict[tuple[str, str], str] = {}
+        rejected: list[str] = []
+        for op, found in proposals.items():
+            candidates[op] = []
+            for proposal in found:
+                blocked = self.guard.blocks(op, proposal.text, feedback[op].text()) if self.guard else []
+                if blocked:
+                    rejected += [f"{op}: {issue.kind}: {issue.message}" for issue in blocked]
+                    continue
+                candidates[op].append(proposal.text)
+                rationales[(op, proposal.text)] = proposal.rationale
+        return candidates, rationales, rejected
 
     # 5. select
     def _select(self, system: MemorySystem, candidates: dict[str, list[str]], valset: list[Conversation],

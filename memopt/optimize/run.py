@@ -29,12 +29,13 @@ from typing import Any
 from memopt.data.model import Conversation
 from memopt.data.source import load_data, select
 from memopt.data.splits import split_ids
-from memopt.errors import ConfigError, DataError, EvaluationFailed, TrackingError
+from memopt.errors import ConfigError, EvaluationFailed, TrackingError
 from memopt.experiment import Experiment
-from memopt.files import read_json, safe_name
+from memopt.files import safe_name
 from memopt.interrupts import deferred
 from memopt.optimize.gepa import GepaOptimizer
 from memopt.optimize.reflective import ReflectiveOptimizer, RoundOutcome
+from memopt.optimize.resume import EXPERIMENT_ARTIFACT, STATE_ARTIFACT, load_checkpoint
 from memopt.optimize.scoring import METERS, ROLE_OF, BudgetExhausted, LMSettings, Scorer
 from memopt.optimize.state import OptimizeState, RoundRecord
 from memopt.prompts import write_prompts
@@ -44,7 +45,7 @@ from memopt.tracking_traces import CaseTraces
 __all__ = ["run_experiment", "check_experiment", "make_scorer", "splits_of", "data_fingerprint", "summary_of",
            "usage_summary", "case_traces_of", "STATE_ARTIFACT", "BUDGET_COVERS"]
 
-STATE_ARTIFACT = "state/state.json"
+
 GRAPHS_PER_ROUND = 3
 BUDGET_COVERS = "task, judge, reflection and reporting calls (cached replies included)"
 
@@ -76,6 +77,12 @@ def check_experiment(experiment: Experiment) -> None:
     from memopt.lm.config import parse_lm_specs
     from memopt.systems import system_class
 
+    if experiment.confirm is not None and experiment.pipeline != "mem0":
+        raise ConfigError(f"confirm.system mem0 confirms the mem0 pipeline's prompts, not {experiment.pipeline!r}; "
+                          "remove confirm, or optimize pipeline mem0.")
+    if experiment.confirm is not None and not experiment.confirm.offline and not experiment.confirm.config:
+        raise ConfigError("confirm.offline is false: confirm.config must name your Mem0 config (YAML or JSON) "
+                          "with its LLM, embedder and stores.")
     if experiment.attribution.method not in METHODS:
         raise ConfigError(f"attribution.method {experiment.attribution.method!r}: choose one of {', '.join(METHODS)}.")
     for role in ("task", "judge", "reflection"):
@@ -120,7 +127,7 @@ def make_scorer(experiment: Experiment) -> Scorer:
     if experiment.budget.max_cost_usd is not None:
         _check_priced(experiment)
     settings = LMSettings(concurrency=lm.concurrency, timeout=lm.timeout, num_retries=lm.num_retries,
-                          parse_retries=lm.parse_retries, cache=lm.cache)
+                          parse_retries=lm.parse_retries, cache=lm.cache, engine=lm.engine)
     return Scorer(lm.task, lm.judge, lm.reflection, budget=experiment.budget.max_lm_calls, seed=experiment.seed,
                   max_cost=experiment.budget.max_cost_usd, lm=settings, max_error_rate=experiment.max_error_rate)
 
@@ -185,15 +192,27 @@ def _log_graphs(log: Any, outcome: RoundOutcome) -> None:
         log.log_text(html, f"graphs/{safe_name(case.case_id, '.html')}")  # distinct ids, distinct names
 
 
+def _commit_messages(outcome: RoundOutcome | None, ops: list[str]) -> str | dict[str, str]:
+    """Each changed prompt's commit message: the reflection's rationale of its changes (else the feedback summary)."""
+    if outcome is None:
+        return "starting prompts"
+    fallback = "; ".join(fb.summary() for fb in outcome.feedback.values()) or "optimized"
+    return {op: outcome.rationales.get(op) or fallback for op in ops}
+
+
 def _log_round(log: Any, system: MemorySystem, record: RoundRecord, outcome: RoundOutcome | None,
                before: dict[str, str], traces_md: str = "") -> None:
-    commit = "; ".join(fb.summary() for fb in outcome.feedback.values()) if outcome else "starting prompts"
+    commit = _commit_messages(outcome, sorted(system.instructions()))
     record.prompt_versions = log.register_prompts(system.name, system.instructions(), commit_message=commit,
                                                   round_index=record.round)
     log.log_metrics(_metrics(record), step=record.round)
     log.log_text(_round_markdown(record, before, system.instructions(), _knob_notes(system, record.blamed_ops))
                  + traces_md, "round.md")
     if outcome is not None:
+        if outcome.rationales or outcome.rejected:
+            log.log_text("\n".join([f"- {op}: {why}" for op, why in sorted(outcome.rationales.items())]
+                                   + [f"- rejected by the prompt check: {r}" for r in outcome.rejected]) + "\n",
+                         "changes.md")
         lines = "".join(json.dumps(a.to_dict()) + "\n" for _, a in outcome.attributions)
         log.log_text(lines, "attributions.jsonl")
         log.log_text("\n\n".join(f"# {op}\n\n{fb.text()}" for op, fb in outcome.feedback.items()), "feedback.md")
@@ -322,7 +341,8 @@ def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker
         tracker = Tracker(experiment.mlflow.tracking_uri, experiment.mlflow.experiment)
     seed_system = make_system(experiment.pipeline, prompts=experiment.prompts, **experiment.knobs)
     _check_prompts(seed_system)
-    state = _checkpoint(tracker, resume, experiment, data_name, fingerprint) if resume is not None else None
+    optimizer.guard = _guard(seed_system, trainset + valset + testset)
+    state = load_checkpoint(tracker, resume, experiment, data_name, fingerprint) if resume is not None else None
     if state is not None:
         scorer.resume_from(state.usage, state.lm_calls, state.tokens)
     status, stopped, summary, raising = "FINISHED", None, None, True
@@ -334,7 +354,7 @@ def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker
                 tracker.resume(resume)
             else:
                 tracker.start(_run_name(experiment), _params(experiment, data_name, fingerprint, optimizer))
-                tracker.log_text(experiment.model_dump_json(indent=1), "experiment.json")
+                tracker.log_text(experiment.model_dump_json(indent=1), EXPERIMENT_ARTIFACT)
         if state is None:
             state = _baseline(tracker, seed_system, scorer, valset, testset, on_round,
                               data=data_name, fingerprint=fingerprint)
@@ -362,7 +382,9 @@ def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker
     finally:
         if _attached(tracker):
             with deferred(), suppress(*((TrackingError,) if raising else ())):  # report the error in flight
-                summary = _finish(tracker, state, experiment, scorer, status, stopped)
+                confirm = (lambda done: _confirm(experiment, seed_system.instructions(), done.best_instructions,
+                                                 valset, testset)) if experiment.confirm else None
+                summary = _finish(tracker, state, experiment, scorer, status, stopped, confirm)
     return summary
 
 
@@ -373,8 +395,23 @@ def _attached(tracker: Any) -> bool:
         return False
 
 
+def _confirm(experiment: Experiment, seed: dict[str, str], best: dict[str, str], valset: list[Conversation],
+             testset: list[Conversation]) -> dict[str, Any]:
+    """The seed and best prompts scored in the confirming real system (``experiment.confirm``) on val and test."""
+    from memopt.live.attach import load_config
+    from memopt.live.confirm import confirm_in_mem0
+
+    spec = experiment.confirm
+    assert spec is not None
+    config = load_config(spec.config) if spec.config else None
+    figures = confirm_in_mem0({"seed": seed, "best": best}, {"val": valset, "test": testset}, offline=spec.offline,
+                              config=config, top_k=spec.top_k)
+    return {"system": spec.system, "offline": spec.offline, "simulated": spec.offline, **figures}
+
+
 def _finish(tracker: Any, state: OptimizeState | None, experiment: Experiment, scorer: Scorer, status: str,
-            stopped: str | None) -> dict[str, Any] | None:
+            stopped: str | None, confirm: Callable[[OptimizeState], dict[str, Any]] | None = None
+            ) -> dict[str, Any] | None:
     """Checkpoint, best prompts, summary and final metrics of the parent run, then end it with ``status``.
 
     What was spent, a dropped round's calls included, stays counted (and billed) after a resume.
@@ -382,28 +419,39 @@ def _finish(tracker: Any, state: OptimizeState | None, experiment: Experiment, s
     try:
         if state is None:
             return None
-        _finish_logs(tracker, state, experiment, scorer, status, stopped)
+        return _finish_logs(tracker, state, experiment, scorer, status, stopped, confirm)
     except TrackingError:
         status = "FAILED"  # the run's end could not be logged in full: it must not read FINISHED
         raise
     finally:
         tracker.finish(status)
-    return summary_of(state, experiment, stopped=stopped, status=status)
 
 
 def _finish_logs(tracker: Any, state: OptimizeState, experiment: Experiment, scorer: Scorer, status: str,
-                 stopped: str | None) -> None:
-    """The parent run's final checkpoint, best prompts, summary, metrics and stop tag."""
+                 stopped: str | None, confirm: Callable[[OptimizeState], dict[str, Any]] | None) -> dict[str, Any]:
+    """The parent run's final checkpoint, best prompts, summary (with the confirmation), metrics and stop tag."""
     total = scorer.usage()
     state.usage = {meter: asdict(u) for meter, u in scorer.usage_by_meter().items()}
     state.lm_calls, state.tokens = total.calls, total.tokens
     tracker.log_dict(state.to_dict(), STATE_ARTIFACT)
     _save_best(tracker, state)
     summary = summary_of(state, experiment, stopped=stopped, status=status)
+    if confirm is not None and status == "FINISHED":
+        summary["confirm"] = confirm(state)
+        tracker.log_metrics({f"confirm.{label}.{split}_{key}": value
+                             for label in ("seed", "best") for split, m in summary["confirm"][label].items()
+                             for key, value in m.items() if key in ("f1", "judge")})
     tracker.log_dict(summary, "summary.json")
     tracker.log_metrics({"best.val_f1": summary["final"]["val_f1"] or 0.0, "lm_calls": state.lm_calls})
     if stopped:
         tracker.set_tags({"memopt.stopped": stopped})
+
+
+def _guard(seed_system: MemorySystem, seen: list[Conversation]) -> Any:
+    """The prompt check every candidate passes: against the seed prompts and the data of every split."""
+    from memopt.prompt_check import PromptGuard, TrainingData
+
+    return PromptGuard(seed_system.name, seed_system.instructions(), TrainingData.of(seen))
 
 
 def _check_prompts(system: MemorySystem) -> None:
@@ -473,35 +521,3 @@ def _round(tracker: Any, optimizer: ReflectiveOptimizer | GepaOptimizer, state: 
         raise exhausted
     if on_round is not None:
         on_round(record)
-
-
-def _checkpoint(tracker: Any, run_id: str, experiment: Experiment, data_name: str,
-                fingerprint: str) -> OptimizeState | None:
-    """The last checkpoint of the run to resume (None when its round 0 never finished), checked to fit the
-    experiment: same pipeline, same data. Reads only; `Tracker.resume` reattaches afterwards."""
-    from memopt.tracking import download_artifacts, run_info
-
-    uri = getattr(tracker, "tracking_uri", None)
-    if uri is None:
-        tracker.resume(run_id)  # a tracker without a store cannot resume: it says so
-    params = run_info(run_id, uri)["params"]
-    state = None
-    with tempfile.TemporaryDirectory() as tmp:
-        path = download_artifacts(run_id, STATE_ARTIFACT, tmp, uri, missing_ok=True)
-        if path is not None:
-            raw = read_json(path, missing="the checkpoint of the run is missing.")
-            try:
-                state = OptimizeState.from_dict(raw)
-            except (TypeError, KeyError, AttributeError) as e:
-                raise DataError(f"--resume {run_id}: its checkpoint {STATE_ARTIFACT} is damaged ({e}).") from None
-    pipeline = state.pipeline if state is not None else params.get("pipeline")
-    if pipeline != experiment.pipeline:
-        raise ConfigError(f"--resume {run_id}: that run optimized {pipeline!r}, the experiment is "
-                          f"{experiment.pipeline!r}.")
-    recorded = (state.data, state.data_fingerprint) if state is not None and state.data_fingerprint else \
-        (params.get("data"), params.get("data.fingerprint"))
-    if recorded[1] is not None and recorded[1] != fingerprint or recorded[1] is None and recorded[0] != data_name:
-        raise ConfigError(f"--resume {run_id}: that run optimized on data {recorded[0]!r} (fingerprint "
-                          f"{recorded[1] or 'not recorded'}), this experiment has {data_name!r} (fingerprint "
-                          f"{fingerprint}); resume with the run's --data, or start a new run.")
-    return state

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memopt.data.model import Conversation
-from memopt.errors import EvaluationFailed
+from memopt.errors import ConfigError, EvaluationFailed
 from memopt.evaluate import ERROR_LIMIT, CaseResult, case_metrics, evaluate
 from memopt.judge import LMJudge
 from memopt.lm.config import ModelUsage, UsageMeter, make_lm
@@ -59,6 +59,7 @@ class LMSettings:
     num_retries: int = 3
     parse_retries: int = 2
     cache: bool = False
+    engine: str = "litellm"
 
 
 class NullProgress:
@@ -87,9 +88,12 @@ class Scorer:
         self.meters = {meter: UsageMeter() for meter in METERS}
 
         def build(spec: Any, role: str, meter: str) -> Any:
-            return make_lm(spec, seed=seed, callbacks=[self.slots[role], self.meters[meter]],
-                           timeout=settings.timeout, num_retries=settings.num_retries, cache=settings.cache,
-                           parse_retries=settings.parse_retries)
+            try:
+                return make_lm(spec, seed=seed, callbacks=[self.slots[role], self.meters[meter]],
+                               timeout=settings.timeout, num_retries=settings.num_retries, cache=settings.cache,
+                               parse_retries=settings.parse_retries, engine=settings.engine)
+            except ConfigError as e:
+                raise ConfigError(f"lm.{role}: {e}") from None
 
         self.task_lm = build(task, "task", "task")
         self.judge = LMJudge(build(judge, "judge", "judge"))
@@ -167,7 +171,9 @@ class Scorer:
         graphs = {}
         if tracer is not None:
             tracer.record_cases(c for conv in conversations for c in conv.cases)
-            graphs = tracer.graphs
+            # In the order of the conversations, not of the first traced event (which concurrency reorders).
+            order = {conv.sample_id: i for i, conv in enumerate(conversations)}
+            graphs = dict(sorted(tracer.graphs.items(), key=lambda item: (order.get(item[0], len(order)), item[0])))
         return Scored(results, metrics, graphs)
 
     def report(self, system: MemorySystem, splits: dict[str, list[Conversation]]) -> dict[str, dict[str, Any]]:

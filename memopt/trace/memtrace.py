@@ -14,7 +14,8 @@ found) is a read, not a new version. Kinds, by smartcomment category and class:
 class ``query`` (``message & query``)           ``question`` (the case key is its name)
 ``memory_entry``                                ``memory`` (``action`` ADD / UPDATE, ``sources``, ``session_date``
                                                 from ``metadata.timestamp``); of class ``chunk``: kind ``chunk``
-edge from a unit to a ``marker`` node           a new ``memory`` version with ``deleted`` (a DELETE)
+edge from a unit to a DELETE ``marker``         a new ``memory`` version with ``deleted`` (a DELETE)
+other ``marker`` nodes (no-split, failed)       kind = their class (``no_split_marker``): a signal, not a delete
 ``memory_context`` / class ``prediction``       ``context`` / ``answer``, one per op that wrote it
 ``prompt``, class ``golden_answers``, judge      ``prompt``, ``gold``, ``judgement``
 other outputs of an ``extraction`` op           ``fact``; anything else: its category as the kind
@@ -84,8 +85,8 @@ def _restore(data: dict[str, Any]) -> tuple[nx.DiGraph, dict[str, str]]:
         stash = dict((n.get("metadata") or {}).get("memopt") or {})
         if not stash:
             continue
-        if n["category"] == "marker":
-            node, value = stash.pop("id"), stash.pop("value")
+        if "id" in stash:  # a DELETE marker standing for a deleted version
+            node, value = stash.pop("id"), stash.pop("value", None)
         else:
             node = f"{stash['name']}@{stash['version']}"
             value = n["value"] if stash.pop("value_is_text", True) else json.loads(n["value"])
@@ -141,11 +142,12 @@ def from_memtrace(doc: Any, *, source: str = "<memtrace>", split: str | None = N
     if not isinstance(raw, list):
         raise DataError(f"{source}: data.annotations: expected a list, got {type(raw).__name__}.")
     meta = data.get("metadata") or {}
-    if isinstance(meta.get("memopt"), dict):
+    if isinstance(meta.get("memopt"), dict) and not meta["memopt"].get("foreign"):
         G, ids = _restore(data)
     else:
         G = convert(data, source=source, split=split)
         ids = {d["sc_id"]: n for n, d in G.nodes(data=True) if d["type"] == "variable"}
+        G.graph["memtrace_document"] = {**data, "data": {**data["data"], "annotations": raw}}
     question_key = {}
     for fid, node in ids.items():
         if G.nodes[node].get("kind") == "question":

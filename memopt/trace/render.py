@@ -379,12 +379,16 @@ def _note(meta: dict[str, Any], drawn: int) -> str:
 
 
 def view_html(view: dict[str, Any], *, title: str | None = None) -> str:
-    """One self-contained HTML page (inline CSS and JS, no network) showing a `graph_view`."""
+    """One self-contained HTML page (inline CSS and JS, no network) showing a `graph_view`; the value of an LM
+    credential variable of the environment is shown as ``***`` (`memopt.lm.config.redact_tree`)."""
+    from memopt.lm.config import redact_tree
+
     meta = view["meta"]
     if title is None:
         case = meta.get("case") or {}
         title = " · ".join(str(p) for p in (meta.get("pipeline"), meta.get("conversation"), case.get("key")) if p)
-    view = {**view, "meta": {**meta, "title": title or "evolution graph"}}
+    view = redact_tree({**view, "meta": {**meta, "title": title or "evolution graph"}})  # no credential values
+    title = view["meta"]["title"]
     data = json.dumps(view, ensure_ascii=False, separators=(",", ":"), default=str)
     for raw, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"),
                          ("\u2029", "\\u2029")):

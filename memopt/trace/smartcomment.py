@@ -156,6 +156,8 @@ def to_memtrace(G: nx.DiGraph, attributions: Mapping[str, tuple[str, str]] | Non
     require_smartcomment()
     from smartcomment.runtime.network import ExecNetwork
 
+    if isinstance(G.graph.get("memtrace_document"), dict):
+        return _foreign(G, G.graph["memtrace_document"], attributions or {})
     strays = [n for n, d in G.nodes(data=True) if d.get("type") not in ("variable", "op")]
     if strays:
         raise ValueError(f"nodes {strays[:3]} are neither variables nor ops; not a memopt evolution graph")
@@ -218,6 +220,25 @@ def to_memtrace(G: nx.DiGraph, attributions: Mapping[str, tuple[str, str]] | Non
            "data": {"nodes": nodes, "edges": edges, "operations": operations, "sessions": sessions}}
     out = ExecNetwork.import_graph(doc).export_graph()
     out["data"]["annotations"] = _annotations(G, attributions or {})
+    return out
+
+
+def _foreign(G: nx.DiGraph, source: dict[str, Any], attributions: Mapping[str, tuple[str, str]]) -> dict[str, Any]:
+    """A file memopt read, written back as it was (op_ids, node ids, op names, annotations kept); memopt's own
+    attributions ride in ``metadata["memopt"]`` (by case, with smartcomment ``op_id``s)."""
+    from smartcomment.runtime.network import ExecNetwork
+
+    found = {}
+    for case_id, (error_type, op) in attributions.items():
+        if op is not None and G.nodes.get(op, {}).get("type") != "op":
+            raise ValueError(f"{case_id}: no operation {op!r} in the graph")
+        found[case_id] = {"final_error_type": error_type,
+                          "final_op_id": G.nodes[op].get("sc_op_id", op) if op is not None else None}
+    doc = json.loads(json.dumps(source))
+    annotations = doc["data"].pop("annotations", [])
+    doc["metadata"] = {**(doc.get("metadata") or {}), "memopt": {"foreign": True, "attributions": found}}
+    out = ExecNetwork.import_graph(doc).export_graph()
+    out["data"]["annotations"] = annotations
     return out
 
 

@@ -41,7 +41,15 @@ def _stage(operation: str, category: Any) -> str | None:
         return "response"
     if operation in ("fuse", "retrieve", "search_similar"):
         return "retrieval"
-    return _STAGE_OF_CATEGORY.get(str(category or "").lower())
+    category = str(category or "").lower()
+    if category in _STAGE_OF_CATEGORY:
+        return _STAGE_OF_CATEGORY[category]
+    for stem, stage in (("extract", "extraction"), ("boundary", "extraction"), ("segment", "extraction"),
+                        ("delet", "deletion"), ("retriev", "retrieval"), ("rerank", "retrieval"),
+                        ("search", "retrieval"), ("update", "update")):
+        if stem in category:
+            return stage
+    return None
 
 
 def _slug(text: str) -> str:
@@ -73,7 +81,10 @@ def _base_kind(node: dict[str, Any]) -> str | None:
         return "turn"
     if cls == "prediction":
         return "answer"
-    special = {"memory_context": "context", "memory_entry": "memory", "marker": "marker", "prompt": "prompt"}
+    if category == "marker":  # a DELETE marker; other markers (EverMemOS's no-split, failed) only signal
+        deleting = cls == "delete_marker" or str(node.get("value", "")).strip().strip('"').upper() == "DELETED"
+        return "marker" if deleting else _slug(cls or "signal_marker")
+    special = {"memory_context": "context", "memory_entry": "memory", "prompt": "prompt"}
     if category in special:
         return special[category]
     if cls == "golden_answers":
@@ -83,21 +94,61 @@ def _base_kind(node: dict[str, Any]) -> str | None:
     return None
 
 
+_MEMBASE_TURN = re.compile(r"^Speaker (?P<name>.+?) \(role: (?P<role>[^)]*)\) says: (?P<text>.*?)"
+                           r"(?:\n+Timestamp: (?P<stamp>[^\n]*))?\s*$", re.S)
+_LAYERS = {"naiverag": "rag", "rag": "rag", "longcontext": "long_context", "evermemos": "evermemos", "mem0": "mem0"}
+
+
+def _speaker_of(meta: dict[str, Any]) -> str | None:
+    """The speaker a message's metadata names (``speaker``, ``speaker_name``, ``name``, MemBase's ``speakers``)."""
+    for key in ("speaker", "speaker_name", "name", "speakers"):
+        found = meta.get(key)
+        if isinstance(found, list) and len(found) == 1:
+            found = found[0]
+        if isinstance(found, str) and found.strip():
+            return found.strip()
+    return None
+
+
 def _turn_value(node: dict[str, Any], session: int) -> dict[str, Any]:
+    """A message as ``{speaker, text, session}`` (+ its ``timestamp``, moved to its metadata): the speaker by name
+    from whichever field holds it (the value's ``name`` / ``speaker``, MemBase's ``Speaker X (role: r) says:``
+    text, the metadata), roles last."""
     value, meta = decode_value(node["value"]), node.get("metadata") or {}
+    named, role, stamp = None, None, meta.get("timestamp")
     if isinstance(value, dict):
-        role = value.get("role") or value.get("speaker")
+        named = value.get("name") or value.get("speaker")
+        role = value.get("role")
+        stamp = value.get("timestamp") or stamp
         value = str(value.get("content") or value.get("text") or "")
     else:
-        role = None
         value = value if isinstance(value, str) else node["value"]
     text = value.split(_SUFFIX, 1)[0].strip()
-    speaker = meta.get("speaker") or meta.get("speaker_name") or meta.get("name")
+    membase = _MEMBASE_TURN.match(text)
+    if membase:
+        named = named or membase.group("name")
+        role = role or membase.group("role")
+        text, stamp = membase.group("text").strip(), stamp or membase.group("stamp")
+    speaker = named if isinstance(named, str) and named.strip() else _speaker_of(meta)
     m = _SPEAKER.match(text)
     if m and (speaker is None or m.group(1) == speaker):
         speaker, text = m.group(1), m.group(2)
     speaker = speaker or role or meta.get("speaker_role") or meta.get("role") or "user"
-    return {"speaker": str(speaker), "text": text, "session": session}
+    out = {"speaker": str(speaker), "text": text, "session": session}
+    if stamp:
+        out["timestamp"] = str(stamp)
+    return out
+
+
+def _pipeline(meta: dict[str, Any], split: str | None) -> str | None:
+    """The memory system: ``metadata.memory_system``, else MemBase's ``layer_type`` (NaiveRAG → rag), else the split."""
+    declared = meta.get("memory_system")
+    if isinstance(declared, str):
+        return declared
+    layer = meta.get("layer_type")
+    if isinstance(layer, str) and layer.strip():
+        return _LAYERS.get(re.sub(r"[^a-z0-9]", "", layer.lower()), _slug(layer))
+    return split
 
 
 class _Converter:
@@ -117,8 +168,7 @@ class _Converter:
             self.by_op[e["op_id"]].append((i, e))
             self.rank[i] = r
         self.kinds = {fid: _base_kind(n) for fid, n in self.nodes.items()}
-        pipeline = meta.get("memory_system") or split
-        self.pipeline = pipeline if isinstance(pipeline, str) else None
+        self.pipeline = _pipeline(meta, split)
         self.G = nx.DiGraph()
         self.keys: dict[str, tuple] = {}
 
@@ -265,7 +315,7 @@ class _Converter:
             value, created_at = previous.get("value"), self.edges_by_index[deleted_edge]["created_at"]
             self.keys[node] = self.keys[f"#{deleted_edge}"]
         else:
-            value = _turn_value(n, self.session_index.get(n["session_id"], 0)) if kind == "turn" else decode_value(
+            value = _turn_value(n, self.session_index.get(fid, 0)) if kind == "turn" else decode_value(
                 n["value"])
             created_at = n["created_at"]
             self.keys[node] = self.order[fid]
@@ -273,6 +323,10 @@ class _Converter:
                                  "value": value, "sc_id": fid, "sc_category": n["category"],
                                  "sc_class": n.get("class_name"), "created_at": created_at,
                                  "metadata": n.get("metadata") or {}}
+        if kind == "turn" and "timestamp" in value:  # the message's own date (value or text) joins its metadata
+            attrs["metadata"] = {**attrs["metadata"], "timestamp": attrs["metadata"].get("timestamp")
+                                 or value.pop("timestamp")}
+            value.pop("timestamp", None)
         if kind == "memory":
             attrs.update(action="DELETE" if deleted_edge is not None else ("ADD" if int(version) == 1 else "UPDATE"),
                          deleted=deleted_edge is not None)
@@ -292,8 +346,7 @@ class _Converter:
         """The memopt graph (see the module docstring)."""
         self._prepare()
         self.edges_by_index = {i: e for i, e in self.edges}
-        sessions = [n["session_id"] for n in self.nodes.values() if self.kinds[n["full_node_id"]] == "turn"]
-        self.session_index = {s: i for i, s in enumerate(dict.fromkeys(sessions), start=1)}
+        self.session_index = self._sessions()
         self.fid_of: dict[str, Any] = {}
         plain_markers = {e[end] for i, e in self.edges if i not in self.deletes
                          for end in ("source_full_node_id", "target_full_node_id")}
@@ -323,6 +376,20 @@ class _Converter:
         self._provenance()
         self._graph_attrs()
         return self.G
+
+    def _sessions(self) -> dict[str, int]:
+        """Turn full id → session index: smartcomment sessions, or (one session per message, as MemBase records
+        them) the day of each message's timestamp."""
+        turns = [n for n in self.nodes.values() if self.kinds[n["full_node_id"]] == "turn"]
+        keys = {n["full_node_id"]: n["session_id"] for n in turns}
+        if len(turns) > 1 and len(set(keys.values())) == len(turns):
+            from memopt.text import parse_session_date
+
+            days = {fid: parse_session_date(_turn_value(self.nodes[fid], 0).get("timestamp") or "") for fid in keys}
+            if all(days.values()):
+                keys = {fid: str(day) for fid, day in days.items()}
+        index = {k: i for i, k in enumerate(dict.fromkeys(keys.values()), start=1)}
+        return {fid: index[k] for fid, k in keys.items()}
 
     def _add_op(self, op_id: str, number: int, part: int, reads: list[str], writes: list[str], key: tuple,
                 used: dict[str, int]) -> None:

@@ -198,7 +198,8 @@ class Tracer:
                 if G is not None and all(c["case_id"] != case.case_id for c in G.graph["cases"]):
                     G.graph["cases"].append({"case_id": case.case_id, "key": case.case_id.split(":")[-1],
                                              "question": case.question, "gold": case.gold,
-                                             "evidence": list(case.evidence), "category": case.category})
+                                             "evidence": list(case.evidence), "category": case.category,
+                                             **({"question_date": case.question_date} if case.question_date else {})})
 
 
 @contextlib.contextmanager

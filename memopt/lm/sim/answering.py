@@ -2,11 +2,15 @@
 
 The answer type comes from the question word (when / where / who / how many / how long / the name
 of / anything else); the span is a date, a capitalised place or person, a number, a name after
-"named", or the item's words that the question does not already contain.
+"named", or the item's words that the question does not already contain. A context may open with
+"Current date: <date>" (the day the question is asked); then "how many days / weeks / months ago"
+(or "since") is answered by counting from the best item's date (its own date, a relative date in
+it resolved against its day) to that date; without it, such a question gets the item's date.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from dataclasses import dataclass
 
@@ -19,8 +23,10 @@ from memopt.text import (
     WEEKDAYS,
     clauses,
     content_words,
+    find_dates,
     find_relative_dates,
     format_date,
+    parse_session_date,
     resolve_relative_dates,
     stem,
     words,
@@ -47,11 +53,17 @@ class Question:
     topic: frozenset[str]
 
 
+_ELAPSED = re.compile(r"^how (many|much time|long)\b.*\b(ago|since|passed|elapsed)\b")
+_CURRENT_DATE = re.compile(r"^\s*current date:\s*(?P<date>.+?)\s*$", re.IGNORECASE)
+
+
 def analyze(question: str) -> Question:
     """Classify a question and collect its names and topic stems (names included)."""
     q = question.strip()
     low = q.lower()
-    if re.match(r"^(when|what (date|day|year|month|time))\b", low) or " when " in f" {low} " and "how" not in low[:4]:
+    if _ELAPSED.match(low):
+        kind = "elapsed"
+    elif re.match(r"^(when|what (date|day|year|month|time))\b", low) or " when " in f" {low} " and "how" not in low[:4]:
         kind = "when"
     elif low.startswith("where") or re.search(r"\b(which|what) (city|country|place|town|state)\b", low):
         kind = "where"
@@ -198,8 +210,37 @@ def _span(q: Question, item: Item, active: frozenset[str]) -> str:
     return found if found else _residual(q, text)
 
 
+def _elapsed(q: Question, item: Item, today: dt.date | None) -> str | None:
+    """Days (weeks, months) from the item's date to ``today``; None when either is unknown."""
+    text = _SPEAKER_PREFIX.sub("", item.text)
+    when = None
+    found = find_dates(text)
+    absolute = [d for d in found if d.day is not None and d.month is not None and d.year is not None]
+    if absolute:
+        when = dt.date(absolute[0].year, absolute[0].month, absolute[0].day)
+    elif item.date is not None:
+        relative = find_relative_dates(text)
+        resolved = resolve_relative_dates(relative[0], item.date) if relative else None
+        dates = find_dates(resolved) if resolved else []
+        exact = [d for d in dates if d.day is not None and d.month is not None and d.year is not None]
+        when = dt.date(exact[0].year, exact[0].month, exact[0].day) if exact else item.date
+    if when is None or today is None:
+        return None
+    days = (today - when).days
+    low = q.text.lower()
+    if "week" in low:
+        return f"{round(days / 7)} weeks"
+    if "month" in low:
+        return f"{round(days / 30.4)} months"
+    return f"{days} days"
+
+
 def answer(question: str, context: str, active: frozenset[str]) -> str:
     """Answer ``question`` from ``context`` under the active answer directives."""
+    lines = context.splitlines()
+    today = None
+    if lines and (m := _CURRENT_DATE.match(lines[0])):
+        today, context = parse_session_date(m.group("date")), "\n".join(lines[1:])
     items = context_items(context)
     if not items:
         return NOT_MENTIONED
@@ -216,6 +257,10 @@ def answer(question: str, context: str, active: frozenset[str]) -> str:
     if "combine_all" in active:
         floor = max(1.0, 0.7 * best_score)
         chosen += [it for _, s, _, it in ranked[1:] if s >= floor and _supported(q, it)]
+    if q.kind == "elapsed":
+        counted = _elapsed(q, best, today)
+        return counted if counted is not None else (_when(best, _SPEAKER_PREFIX.sub("", best.text), active) or
+                                                     _residual(q, best.text))
     spans = list(dict.fromkeys(_span(q, it, active) for it in chosen))
     return ", ".join(spans)
 

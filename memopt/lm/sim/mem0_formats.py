@@ -1,4 +1,4 @@
-"""Read the two calls the real Mem0 (mem0ai 1.0.x) makes, the way an LM would: from the request text alone.
+"""Read the calls the real Mem0 makes (mem0ai 1.0.x: two; 2.x: one), the way an LM would: from the request text alone.
 
 Mem0 sends no DSPy prompt. `read_request` recognises its two LLM calls and turns each into the inputs of
 the SimLM operation it asks for; the directives come from the prompt text, as for DSPy prompts.
@@ -18,6 +18,14 @@ the SimLM operation it asks for; the directives come from the prompt text, as fo
   mentioned in the triple backticks``, then the JSON schema with its ``"memory"`` key. The lists are read
   with `ast.literal_eval` (literals only; an unreadable list counts as empty). Directives are read from
   the update prompt only, the text before Mem0's fixed part.
+- **Additive extraction** (mem0ai 2.x) → operation ``extract``, reply ``{"memory": [{"id", "text",
+  "attributed_to"}]}`` (ids "0", "1", …). System: Mem0's fixed ADD-only extraction prompt. User: ``## ``
+  sections (``Summary``, ``Last k Messages``, ``Recently Extracted Memories``, ``Existing Memories``,
+  ``New Messages``, ``Observation Date``, ``Current Date``, optionally ``Custom Instructions``) ending
+  with ``# Output:``. The conversation is the ``New Messages`` section (``role: content`` lines, read as
+  for 1.x). The session date is a ``Today's date is <date>.`` sentence of the custom instructions, else
+  the ``Observation Date`` section (Mem0 fills it with the day of the call). Directives are read from the
+  system prompt and the custom instructions together (both are instructions the LM is given).
 
 Anything else is not a Mem0 call (`read_request` returns None). Replies are bare JSON objects, as Mem0's
 ``response_format: {"type": "json_object"}`` asks.
@@ -33,11 +41,13 @@ from typing import Any
 
 from memopt.text import parse_session_date
 
-__all__ = ["Mem0Request", "read_request", "render_reply", "MEMORY_MARKER", "EMPTY_MARKER", "FACTS_MARKER"]
+__all__ = ["Mem0Request", "read_request", "render_reply", "MEMORY_MARKER", "EMPTY_MARKER", "FACTS_MARKER",
+           "OUTPUT_MARKER"]
 
 MEMORY_MARKER = "Below is the current content of my memory"
 EMPTY_MARKER = "Current memory is empty."
 FACTS_MARKER = "The new retrieved facts are mentioned in the triple backticks"
+OUTPUT_MARKER = "# Output:"
 
 _INPUT = re.compile(r"^\s*Input:[ \t]*\n?")
 _ROLE_LINE = re.compile(r"^(?P<role>system|user|assistant): ?(?P<content>.*)$")
@@ -45,6 +55,7 @@ _NAMED = re.compile(r"^(?P<speaker>[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2}):\s+\S")
 _TODAY = re.compile(r"\btoday['\u2019]?s date is:?\s*(?P<date>[^\n]*)", re.IGNORECASE)
 _FENCE = re.compile(r"```[^\n]*\n(?P<body>.*?)```", re.DOTALL)
 _LITERAL_LIMIT = 200_000
+_SECTION = re.compile(r"^## (?P<name>[A-Z][A-Za-z ]+)\n", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -55,6 +66,7 @@ class Mem0Request:
     output: str
     instructions: str
     inputs: dict[str, str]
+    reply: str = "plain"  # "plain": {output: values}; "additive": 2.x's {"memory": [{"id", "text", ...}]}
 
 
 def _session_date(*texts: str) -> str:
@@ -130,11 +142,36 @@ def _read_update(text: str) -> Mem0Request | None:
     return Mem0Request("update", "memory", text[: fixed_at if fixed_at >= 0 else facts_at].strip(), inputs)
 
 
+def _sections(user: str) -> dict[str, str]:
+    marks = list(_SECTION.finditer(user))
+    ends = [m.start() for m in marks[1:]] + [user.rfind(OUTPUT_MARKER)]
+    return {m.group("name").strip(): user[m.end():end].strip() for m, end in zip(marks, ends, strict=True)}
+
+
+def _read_additive(system: str, user: str) -> Mem0Request | None:
+    if not user.rstrip().endswith(OUTPUT_MARKER) or "## New Messages\n" not in user:
+        return None
+    sections = _sections(user)
+    messages = _messages(sections.get("New Messages", ""))
+    if not messages:
+        return None
+    custom = sections.get("Custom Instructions", "")
+    observed = sections.get("Observation Date", "")
+    date = _session_date(custom) or (observed if parse_session_date(observed) is not None else "")
+    inputs = {"conversation": _conversation(messages), "session_date": date}
+    return Mem0Request("extract", "facts", f"{system.strip()}\n\n{custom}".strip(), inputs, "additive")
+
+
 def read_request(system: str, user: str) -> Mem0Request | None:
     """The Mem0 call a (system, last user message) pair makes, or None when it is not one of Mem0's calls."""
-    return _read_update(user) or _read_extraction(system, user)
+    return _read_update(user) or _read_additive(system, user) or _read_extraction(system, user)
 
 
 def render_reply(request: Mem0Request, values: dict[str, Any]) -> str:
-    """The bare JSON object Mem0 parses: ``{"facts": [...]}`` or ``{"memory": [...]}``."""
-    return json.dumps({request.output: values.get(request.output) or []}, ensure_ascii=False)
+    """The bare JSON object Mem0 parses: ``{"facts": [...]}``, ``{"memory": [...]}``, or 2.x's additive
+    ``{"memory": [{"id", "text", "attributed_to"}]}``."""
+    found = values.get(request.output) or []
+    if request.reply == "additive":
+        return json.dumps({"memory": [{"id": str(i), "text": str(fact), "attributed_to": "user"}
+                                      for i, fact in enumerate(found)]}, ensure_ascii=False)
+    return json.dumps({request.output: found}, ensure_ascii=False)

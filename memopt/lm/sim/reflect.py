@@ -5,15 +5,18 @@ drives), ``current_instruction``, ``feedback`` and ``n_candidates``. Like a pers
 examples in the feedback, whatever their format (`memopt.lm.sim.examples`), compares their parts to
 infer what was lost in each (`memopt.lm.sim.diagnosis`), and keeps only the losses the operation
 being rewritten could have caused (its kind, read from the operation's description by
-`operation_kind`). Each candidate is the current instruction plus a few sentences:
+`operation_kind`). Each candidate is the current instruction *edited* with a few rules
+(`memopt.lm.edits.edit`): a rule replaces the sentences it contradicts in place (or widens them), else
+it becomes the next item of the prompt's rule list; sections, examples and output format are kept.
+Every edit comes with a one-line rationale (the candidate's ``changes``). The rules are:
 
 - with probability (1 − ``UNGROUNDED_RATE``) × the *strength* of the evidence (the mean,
   over the examples, of the confidence that this operation caused the example's loss), fixes of the
   losses the examples show: one drawn in proportion to how much the examples show it, and each
   other one with probability (its summed confidence / the number of examples), as a person who
   sees several distinct failures in the examples fixes several at once. A fix is a catalogue
-  phrasing of the directive that prevents the loss, sometimes (``GROUNDING_RATE``) with a quoted
-  fragment of the example ('..., as in "I went there yesterday".');
+  phrasing of the directive that prevents the loss; it never quotes the examples (their names and
+  words are user data: a prompt holds generic or invented examples only);
 - otherwise a generic rewrite (`generic`): a tone or format sentence, or a directive of the
   operation picked without evidence, each directive at the same base rate
   ``DIRECTIVE_BASE_RATE``. This is the same for every feedback without a grounded signal (a bare
@@ -21,8 +24,9 @@ being rewritten could have caused (its kind, read from the operation's descripti
   only on what can be read from it;
 - and, with probability ``ADVICE_FOLLOW_RATE``, when the feedback gives general advice ("Facts should
   be short; drop names and places."), that advice as a last instruction sentence: how often a
-  reflective LM follows explicit advice even when the examples say otherwise (written last, it is
-  the instruction's final word on what it is about, so it hurts when it removes a capability).
+  reflective LM follows explicit advice even when the examples say otherwise (as an edit, it
+  replaces the rules it contradicts, so it hurts when it removes a capability). Advice without a
+  verb ("Only part of them.") is a fragment of the feedback, not an instruction: it is not followed.
 
 Seeded and deterministic per (seed, prompt).
 """
@@ -36,16 +40,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memopt.lm.directives import IRRELEVANT, Directive, active_directives, directives_for
+from memopt.lm.edits import edit, is_fragment
 from memopt.lm.sim.diagnosis import LOSSES, diagnose, fixable
 from memopt.lm.sim.examples import read_feedback
 
 __all__ = ["propose", "operation_kind", "read_evidence", "generic", "Evidence", "ADVICE_FOLLOW_RATE",
-           "UNGROUNDED_RATE", "DIRECTIVE_BASE_RATE", "GROUNDING_RATE"]
+           "UNGROUNDED_RATE", "DIRECTIVE_BASE_RATE"]
 
 ADVICE_FOLLOW_RATE = 0.35  # how often a reflective LM follows explicit advice in the feedback
 UNGROUNDED_RATE = 0.2  # how often it writes a generic rewrite even when the examples show a loss
 DIRECTIVE_BASE_RATE = 0.06  # how often a generic rewrite happens to state one given directive
-GROUNDING_RATE = 0.5  # how often a fix quotes the example it comes from
 
 _KINDS = (
     (r"\bextract", "extract"),
@@ -80,22 +84,20 @@ class Evidence:
     examples: int = 0
     strength: float = 0.0
     weights: dict[str, float] = field(default_factory=dict)
-    fragments: dict[str, list[str]] = field(default_factory=dict)
     advice: list[str] = field(default_factory=list)
 
 
 def read_evidence(kind: str, feedback: str) -> Evidence:
     """Read the examples and advice of a feedback text, for an operation of this kind."""
     reading = read_feedback(feedback)
-    ev = Evidence(kind, len(reading.examples), advice=reading.advice)
+    ev = Evidence(kind, len(reading.examples), advice=[a for a in reading.advice if not is_fragment(a)])
     best = 0.0
     for example in reading.examples:
         found = fixable(kind, diagnose(example))
         best += max((confidence for confidence, _ in found.values()), default=0.0)
-        for loss, (confidence, fragment) in found.items():
+        for loss, (confidence, _) in found.items():  # the example's fragment is user data: never quoted
             directive = LOSSES[loss][0]
             ev.weights[directive] = ev.weights.get(directive, 0.0) + confidence
-            ev.fragments.setdefault(directive, []).append(fragment)
     ev.strength = best / ev.examples if ev.examples else 0.0
     return ev
 
@@ -112,15 +114,9 @@ def generic(rng: random.Random, missing: list[Directive]) -> str:
     return rng.choice(IRRELEVANT)
 
 
-def _phrase(rng: random.Random, kind: str, directive: Directive, fragments: list[str]) -> str:
-    """A catalogue phrasing of the fix, sometimes grounded with a quoted fragment of an example."""
-    sentence = rng.choice(directive.phrasings)
-    if fragments and rng.random() < GROUNDING_RATE:
-        fragment = rng.choice(fragments)
-        grounded = f'{sentence.rstrip(". ")}, as in "{fragment}".'
-        if fragment and active_directives(kind, grounded) == active_directives(kind, sentence):
-            return grounded
-    return sentence
+def _phrase(rng: random.Random, directive: Directive) -> str:
+    """A catalogue phrasing of the fix (never a quote of the examples)."""
+    return rng.choice(directive.phrasings)
 
 
 def _advice_sentence(advice: str) -> str:
@@ -135,14 +131,24 @@ def _candidate(rng: random.Random, kind: str, missing: list[Directive], ev: Evid
     else:
         first = rng.choices(grounded, weights=[ev.weights[d.id] for d in grounded])[0]
         chosen = [first] + [d for d in grounded if d is not first and rng.random() < ev.weights[d.id] / ev.examples]
-        added = [_phrase(rng, kind, d, ev.fragments.get(d.id, [])) for d in chosen]
+        added = [_phrase(rng, d) for d in chosen]
     if ev.advice and rng.random() < ADVICE_FOLLOW_RATE:
         return [*added, _advice_sentence(rng.choice(ev.advice))]
     return added
 
 
+def _rewrite(instruction: str, rules: list[str], kind: str) -> tuple[str, list[str]]:
+    """The instruction with each rule applied as an edit, and one rationale line per change."""
+    text, changes = instruction, []
+    for rule in rules:
+        done = edit(text, rule, kind)
+        if done.change:
+            text, changes = done.prompt, [*changes, done.change]
+    return text.strip(), changes
+
+
 def propose(inputs: dict[str, Any], seed: int) -> dict[str, Any]:
-    """``n_candidates`` revised instructions for the operation, from the feedback."""
+    """``n_candidates`` rewritten prompts for the operation, from the feedback, each with its changes."""
     instruction = str(inputs.get("current_instruction", "")).strip()
     feedback = str(inputs.get("feedback", ""))
     try:
@@ -154,11 +160,11 @@ def propose(inputs: dict[str, Any], seed: int) -> dict[str, Any]:
     missing = [d for d in directives_for(kind) if d.id not in active]
     ev = read_evidence(kind, feedback)
     rng = _rng(seed, kind, instruction, feedback)
-    candidates: list[str] = []
+    candidates: list[dict[str, Any]] = []
     for _ in range(4 * n):
         if len(candidates) == n:
             break
-        candidate = "\n".join([instruction, *_candidate(rng, kind, missing, ev)]).strip()
-        if candidate not in candidates:
-            candidates.append(candidate)
+        text, changes = _rewrite(instruction, _candidate(rng, kind, missing, ev), kind)
+        if changes and all(c["prompt"] != text for c in candidates):
+            candidates.append({"prompt": text, "changes": changes})
     return {"proposals": candidates}

@@ -1,0 +1,113 @@
+"""The knobs that won, carried by every export: the settings a user needs to reproduce the measured score.
+
+An optimize run tunes prompts *and* knobs (``top_k``, ``similar_k``, and whatever ``optimizer.search``
+searched); a prompt exported without them does not reproduce the run's score. `load_knobs` reads them:
+
+- from an optimize run: its ``best_knobs.json`` artifact, with the run id and the scores of its
+  ``summary.json`` (val and test F1 of the best round and of the seed prompts);
+- from a prompts directory: ``<dir>/<pipeline>/knobs.yaml`` (what ``--format text`` writes), else the
+  pipeline's defaults (``source: defaults``).
+
+Where they go: ``knobs.yaml`` beside the prompt files (``text``); a top-level ``"memopt"`` object in the
+DSPy program JSON (``dspy``; DSPy's ``load`` ignores it) and in the Mem0 config (``mem0``, ``mem0-v2``).
+The Mem0 block is documented in the README ("Deploying to Mem0"): it is not a Mem0 key, so pop it
+before ``Memory.from_config`` and pass ``search.limit`` to ``Memory.search`` (`memopt mem0 check`
+does both).
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memopt.errors import ConfigError
+
+__all__ = ["Knobs", "load_knobs", "add_to_dspy_json", "MEM0_BLOCK", "KNOBS_FILE"]
+
+MEM0_BLOCK = "memopt"
+KNOBS_FILE = "knobs.yaml"
+_ABOUT = ("memopt's tuned settings, not a Mem0 key: pop this block before Memory.from_config(config) and pass "
+          "search.limit as Memory.search(..., limit=...) to reproduce the measured score.")
+
+
+@dataclass(frozen=True)
+class Knobs:
+    """Knob values, where they come from (a run id, or ``defaults``), and the scores they were measured with."""
+
+    values: dict[str, int]
+    run_id: str | None = None
+    scores: dict[str, float | None] = field(default_factory=dict)
+    source: str = "run"
+
+    def document(self) -> dict[str, Any]:
+        """The knobs as one plain object (``knobs.yaml``, the DSPy JSON's ``memopt`` block)."""
+        return {"knobs": dict(self.values), "run_id": self.run_id, "source": self.source, "scores": dict(self.scores)}
+
+    def mem0_block(self) -> dict[str, Any]:
+        """The ``memopt`` block of a Mem0 config: the knobs, and ``search.limit`` for ``Memory.search``."""
+        search = {"limit": self.values["top_k"]} if "top_k" in self.values else {}
+        return {"about": _ABOUT, **self.document(), "search": search}
+
+    def yaml(self) -> str:
+        """``knobs.yaml``."""
+        import yaml
+
+        return "# memopt: the knobs this prompt was tuned with (run id and scores below)\n" + \
+            yaml.safe_dump(self.document(), sort_keys=False)
+
+
+def _defaults(pipeline: str) -> Knobs:
+    from memopt.systems import system_class
+
+    return Knobs(dict(system_class(pipeline).defaults), None, {}, "defaults")
+
+
+def _from_run(run_id: str, pipeline: str, tracking_uri: str | None) -> Knobs:
+    from memopt.files import read_json
+    from memopt.tracking import download_artifacts
+
+    with tempfile.TemporaryDirectory(prefix="memopt-knobs-") as tmp:
+        knobs = download_artifacts(run_id, "best_knobs.json", tmp, tracking_uri, missing_ok=True)
+        summary = download_artifacts(run_id, "summary.json", tmp, tracking_uri, missing_ok=True)
+        if knobs is None:  # a run that never reached its end: the pipeline's defaults, said so
+            return Knobs(_defaults(pipeline).values, run_id, {}, "defaults (the run logged no best_knobs.json)")
+        values = read_json(knobs, missing="missing")
+        found = read_json(summary, missing="missing") if summary is not None else {}
+    final, base = found.get("final") or {}, found.get("baseline") or {}
+    scores = {"val_f1": final.get("val_f1"), "test_f1": final.get("test_f1"), "seed_val_f1": base.get("val_f1"),
+              "seed_test_f1": base.get("test_f1")}
+    return Knobs({**_defaults(pipeline).values, **{k: int(v) for k, v in values.items()}}, run_id, scores, "run")
+
+
+def _from_directory(root: Path, pipeline: str) -> Knobs:
+    import yaml
+
+    path = root / pipeline / KNOBS_FILE
+    if not path.is_file():
+        return _defaults(pipeline)
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        values = {str(k): int(v) for k, v in (raw.get("knobs") or {}).items()}
+    except (yaml.YAMLError, AttributeError, TypeError, ValueError) as e:
+        raise ConfigError(f"{path}: not a knobs file ({e}); expected 'knobs: {{top_k: 10}}' (what memopt export "
+                          "--format text writes).") from None
+    return Knobs({**_defaults(pipeline).values, **values}, raw.get("run_id"), dict(raw.get("scores") or {}),
+                 str(raw.get("source") or "file"))
+
+
+def load_knobs(source: str | Path, pipeline: str, *, tracking_uri: str | None = None) -> Knobs:
+    """The knobs of a prompts directory or an optimize run (see the module docstring)."""
+    path = Path(str(source)).expanduser()
+    if path.is_dir():
+        return _from_directory(path, pipeline)
+    return _from_run(str(source), pipeline, tracking_uri)
+
+
+def add_to_dspy_json(path: Path, knobs: Knobs) -> None:
+    """Add the ``memopt`` block to a saved DSPy program JSON (in place)."""
+    state = json.loads(path.read_text(encoding="utf-8"))
+    state[MEM0_BLOCK] = knobs.document()
+    path.write_text(json.dumps(state, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -1,0 +1,82 @@
+"""Resuming an optimization: the checkpoint of the run to continue, checked to fit the experiment.
+
+`load_checkpoint` reads the parent run's last checkpoint (``state/state.json``) and the experiment it
+was started with (``experiment.json``), and refuses a resume that would change what the run is: another
+pipeline, other data (the fingerprint of every split), or other round settings (``ROUND_SETTINGS``:
+optimizer, attribution method, seed), each error naming the old and the new value. The budget and the
+number of rounds may change. It only reads; `Tracker.resume` reattaches afterwards.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from typing import Any
+
+from memopt.errors import ConfigError, DataError
+from memopt.experiment import Experiment
+from memopt.files import read_json
+from memopt.optimize.state import OptimizeState
+
+__all__ = ["load_checkpoint", "STATE_ARTIFACT", "EXPERIMENT_ARTIFACT", "ROUND_SETTINGS"]
+
+STATE_ARTIFACT = "state/state.json"
+EXPERIMENT_ARTIFACT = "experiment.json"
+# What a round does depends on these experiment settings; a resume must not change them.
+ROUND_SETTINGS = ("optimizer", "attribution", "seed")
+
+
+def load_checkpoint(tracker: Any, run_id: str, experiment: Experiment, data_name: str,
+                fingerprint: str) -> OptimizeState | None:
+    """The last checkpoint of the run to resume (None when its round 0 never finished), checked to fit the
+    experiment: same pipeline, same data. Reads only; `Tracker.resume` reattaches afterwards."""
+    from memopt.tracking import download_artifacts, run_info
+
+    uri = getattr(tracker, "tracking_uri", None)
+    if uri is None:
+        tracker.resume(run_id)  # a tracker without a store cannot resume: it says so
+    params = run_info(run_id, uri)["params"]
+    state, recorded_experiment = None, None
+    with tempfile.TemporaryDirectory() as tmp:
+        path = download_artifacts(run_id, STATE_ARTIFACT, tmp, uri, missing_ok=True)
+        if path is not None:
+            raw = read_json(path, missing="the checkpoint of the run is missing.")
+            try:
+                state = OptimizeState.from_dict(raw)
+            except (TypeError, KeyError, AttributeError) as e:
+                raise DataError(f"--resume {run_id}: its checkpoint {STATE_ARTIFACT} is damaged ({e}).") from None
+        path = download_artifacts(run_id, EXPERIMENT_ARTIFACT, tmp, uri, missing_ok=True)
+        if path is not None:
+            recorded_experiment = read_json(path, missing="the experiment of the run is missing.")
+    pipeline = state.pipeline if state is not None else params.get("pipeline")
+    if pipeline != experiment.pipeline:
+        raise ConfigError(f"--resume {run_id}: that run optimized {pipeline!r}, the experiment is "
+                          f"{experiment.pipeline!r}.")
+    recorded = (state.data, state.data_fingerprint) if state is not None and state.data_fingerprint else \
+        (params.get("data"), params.get("data.fingerprint"))
+    if recorded[1] is not None and recorded[1] != fingerprint or recorded[1] is None and recorded[0] != data_name:
+        raise ConfigError(f"--resume {run_id}: that run optimized on data {recorded[0]!r} (fingerprint "
+                          f"{recorded[1] or 'not recorded'}), this experiment has {data_name!r} (fingerprint "
+                          f"{fingerprint}); resume with the run's --data, or start a new run.")
+    if isinstance(recorded_experiment, dict):
+        _check_drift(run_id, recorded_experiment, experiment)
+    return state
+
+
+def _check_drift(run_id: str, recorded: dict[str, Any], experiment: Experiment) -> None:
+    """Refuse a resume whose settings would change what a round does (``ROUND_SETTINGS``), naming old and new.
+
+    Keys the recorded experiment lacks (settings added since it ran) are not compared; the budget and the
+    number of rounds may change (a resume is how a run gets more of either).
+    """
+    now = experiment.model_dump(mode="json")
+    changed = []
+    for section in ROUND_SETTINGS:
+        old, new = recorded.get(section), now[section]
+        if isinstance(new, dict) and isinstance(old, dict):
+            changed += [f"{section}.{key} {old[key]!r} → {value!r}" for key, value in new.items()
+                        if key in old and old[key] != value]
+        elif section in recorded and old != new:
+            changed.append(f"{section} {old!r} → {new!r}")
+    if changed:
+        raise ConfigError(f"--resume {run_id}: that run's rounds were made with other settings ({'; '.join(changed)});"
+                          " resume with the run's settings (experiment file and overrides), or start a new run.")

@@ -1,0 +1,237 @@
+"""The prompt check: would a person ship this tuned prompt? Run before a candidate is accepted and before export.
+
+Each prompt is compared with its seed (the sentences the seed did not hold are *new*):
+
+- ``contradiction`` (blocks): a pair of sentences, one of them new, that conflict on a directive
+  (`memopt.lm.edits.conflicts`: opposite stances, or a restriction the other rule does not have);
+- ``leakage`` (blocks): a new sentence holds a speaker name of the data the run saw, or a run of
+  ``NGRAM`` words from its turns or questions, that the seed does not hold: exported, one user's
+  conversation would end up in every user's prompt;
+- ``fragment`` (warns): a new sentence without a verb, or copied from the feedback the reflection read;
+- ``growth`` (warns): the prompt is more than ``MAX_GROWTH`` longer than its seed.
+
+`PromptGuard` carries the seed prompts and the data of one run, and checks candidates as they are proposed.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memopt.data.model import Conversation
+from memopt.lm.edits import conflicts, is_fragment, sentence_spans
+
+__all__ = ["Issue", "CheckReport", "TrainingData", "PromptGuard", "check_prompt", "check_prompts", "check_source",
+           "run_data", "NGRAM", "MAX_GROWTH", "BLOCKING"]
+
+NGRAM = 6
+MAX_GROWTH = 0.25
+BLOCKING = frozenset({"contradiction", "leakage"})
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+
+
+@dataclass(frozen=True)
+class Issue:
+    """One finding: which prompt, what kind (``BLOCKING`` kinds block), and what a person should look at."""
+
+    op: str
+    kind: str
+    message: str
+
+    @property
+    def blocking(self) -> bool:
+        """Whether this issue blocks acceptance and export."""
+        return self.kind in BLOCKING
+
+
+@dataclass
+class CheckReport:
+    """The issues of a set of prompts, and what was checked."""
+
+    pipeline: str
+    issues: list[Issue] = field(default_factory=list)
+    checked: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def blocking(self) -> list[Issue]:
+        """The issues that block (contradictions, leakage)."""
+        return [i for i in self.issues if i.blocking]
+
+    def text(self) -> str:
+        """The report as plain lines (what `memopt check-prompts` prints)."""
+        lines = [f"prompt check of {self.pipeline} ({', '.join(self.checked)}): "
+                 f"{len(self.blocking)} blocking, {len(self.issues) - len(self.blocking)} warning(s)"]
+        lines += [f"  {'BLOCK' if i.blocking else 'warn '} {i.op} {i.kind}: {i.message}" for i in self.issues]
+        lines += [f"  note: {n}" for n in self.notes]
+        return "\n".join(lines)
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(text.lower().replace("’", "'"))
+
+
+def _ngrams(words: list[str], n: int = NGRAM) -> set[tuple[str, ...]]:
+    return {tuple(words[i:i + n]) for i in range(len(words) - n + 1)}
+
+
+@dataclass(frozen=True)
+class TrainingData:
+    """What a run saw that must not end up in a prompt: speaker names, and word runs of turns and questions."""
+
+    names: frozenset[str]
+    ngrams: frozenset[tuple[str, ...]]
+
+    @classmethod
+    def of(cls, conversations: Iterable[Conversation]) -> TrainingData:
+        """The names and ``NGRAM``-word runs of these conversations (every turn and question)."""
+        names: set[str] = set()
+        grams: set[tuple[str, ...]] = set()
+        for conv in conversations:
+            names.update(n for n in (conv.speaker_a, conv.speaker_b) if n and n.strip())
+            texts = [t.text for s in conv.sessions for t in s.turns] + [c.question for c in conv.cases]
+            for text in texts:
+                grams |= _ngrams(_words(text))
+        return cls(frozenset(names), frozenset(grams))
+
+
+def _kind(pipeline: str, op: str) -> str:
+    from memopt.lm.sim.reflect import operation_kind
+    from memopt.systems import system_class
+
+    try:
+        description = system_class(pipeline).op_spec(op).description
+    except Exception:  # a prompt without an op spec: read its name
+        description = ""
+    return operation_kind(f"{pipeline}.{op}: {description}") or operation_kind(op) or "answer"
+
+
+def _norm(sentence: str) -> str:
+    return " ".join(_words(sentence))
+
+
+def check_prompt(op: str, kind: str, text: str, *, seed: str | None = None, data: TrainingData | None = None,
+                 feedback: str = "") -> list[Issue]:
+    """The issues of one prompt (operation kind ``kind``) against its seed, the run's data and its feedback."""
+    spans = sentence_spans(text)
+    old = {_norm(s.text) for s in sentence_spans(seed)} if seed is not None else set()
+    new = [s.text for s in spans if _norm(s.text) not in old]
+    issues: list[Issue] = []
+    seen: set[tuple[str, str]] = set()
+    for rule in new:
+        for other in spans:
+            if other.text == rule or (other.text, rule) in seen:
+                continue
+            found = conflicts(kind, rule, other.text) or conflicts(kind, other.text, rule)
+            if found:
+                seen.add((rule, other.text))
+                issues.append(Issue(op, "contradiction", f"{rule!r} contradicts {other.text!r} "
+                                                         f"({', '.join(sorted(set(found)))})"))
+    if data is not None:
+        seed_text = seed or ""
+        seed_grams = _ngrams(_words(seed_text))
+        for sentence in new:
+            names = sorted(n for n in data.names if re.search(rf"(?<!\w){re.escape(n)}(?!\w)", sentence)
+                           and not re.search(rf"(?<!\w){re.escape(n)}(?!\w)", seed_text))
+            if names:
+                issues.append(Issue(op, "leakage", f"speaker name(s) {', '.join(names)} of the data in {sentence!r}"))
+            runs = sorted((_ngrams(_words(sentence)) & data.ngrams) - seed_grams)
+            if runs:
+                issues.append(Issue(op, "leakage", f"{len(runs)} run(s) of {NGRAM} words from the data's turns or "
+                                                   f"questions in {sentence!r} (first: {' '.join(runs[0])!r})"))
+    copied = _norm(feedback)
+    for sentence in new:
+        if is_fragment(sentence) and not sentence.rstrip().endswith(":"):
+            issues.append(Issue(op, "fragment", f"no verb: {sentence!r}"))
+        elif copied and len(_words(sentence)) >= 3 and _norm(sentence) in copied:
+            issues.append(Issue(op, "fragment", f"copied from the feedback: {sentence!r}"))
+    if seed and len(text) > len(seed) * (1 + MAX_GROWTH):
+        issues.append(Issue(op, "growth", f"{len(text)} characters, {len(text) / len(seed) - 1:+.0%} against the "
+                                          f"seed's {len(seed)} (more than {MAX_GROWTH:.0%})"))
+    return issues
+
+
+def check_prompts(pipeline: str, instructions: Mapping[str, str], *, seed: Mapping[str, str] | None = None,
+                  data: TrainingData | None = None, feedback: Mapping[str, str] | None = None) -> CheckReport:
+    """Check every prompt of a pipeline (see the module docstring); the report says what was not checked."""
+    report = CheckReport(pipeline, checked=sorted(instructions))
+    for op, text in sorted(instructions.items()):
+        report.issues += check_prompt(op, _kind(pipeline, op), text, seed=(seed or {}).get(op), data=data,
+                                      feedback=(feedback or {}).get(op, ""))
+    if seed is None:
+        report.notes.append("no seed prompts: every sentence is checked as new, growth is not checked")
+    if data is None:
+        report.notes.append("no data: leakage (speaker names, word runs of the turns) is not checked")
+    return report
+
+
+@dataclass
+class PromptGuard:
+    """The check of one run's candidates: its seed prompts and the data it saw (every split)."""
+
+    pipeline: str
+    seed: dict[str, str]
+    data: TrainingData | None = None
+    kinds: dict[str, str] = field(default_factory=dict)
+
+    def issues(self, op: str, text: str, feedback: str = "") -> list[Issue]:
+        """The issues of one candidate prompt of ``op``."""
+        if op not in self.kinds:
+            self.kinds[op] = _kind(self.pipeline, op)
+        return check_prompt(op, self.kinds[op], text, seed=self.seed.get(op), data=self.data, feedback=feedback)
+
+    def blocks(self, op: str, text: str, feedback: str = "") -> list[Issue]:
+        """The blocking issues of one candidate (empty: it may be accepted)."""
+        return [i for i in self.issues(op, text, feedback) if i.blocking]
+
+
+def run_data(run_id: str, tracking_uri: str | None = None) -> list[Conversation] | None:
+    """The conversations an optimize run saw (every split), from its ``experiment.json``; None when it has none."""
+    from memopt.data.source import load_data, select
+    from memopt.experiment import Experiment
+    from memopt.tracking import download_artifacts
+
+    with tempfile.TemporaryDirectory(prefix="memopt-check-") as tmp:
+        path = download_artifacts(run_id, "experiment.json", tmp, tracking_uri, missing_ok=True)
+        if path is None:
+            return None
+        experiment = Experiment.model_validate_json(Path(path).read_text(encoding="utf-8"))
+    _, conversations = load_data(experiment.data.source)
+    return select(conversations, experiment.data.conversations)
+
+
+def check_source(source: str, *, pipeline: str | None = None, data: str | None = None, seed_dir: str | None = None,
+                 tracking_uri: str | None = None) -> tuple[str, dict[str, str], CheckReport]:
+    """Check the prompts of a prompts directory or an optimize run against the seed prompts and the run's data.
+
+    ``data`` (a data source, as ``memopt optimize --data``) names the conversations to look for; for a run
+    id it defaults to the data of the run's experiment.
+    """
+    from memopt import prompts as prompt_files
+    from memopt.data.source import load_data
+    from memopt.export import load_source
+
+    name, instructions = load_source(source, pipeline=pipeline, tracking_uri=tracking_uri)
+    seed_root = Path(seed_dir) if seed_dir else prompt_files.SEED_PROMPTS
+    seed = None
+    if (seed_root / name).is_dir():
+        seed = {op: p.read_text(encoding="utf-8") for op in instructions
+                if (p := prompt_files.prompt_path(name, op, seed_root)).is_file()}
+    from memopt.errors import ConfigError, DataError
+
+    conversations, missing = None, None
+    if data is not None:
+        conversations = load_data(data)[1]
+    elif not Path(str(source)).expanduser().is_dir():
+        try:
+            conversations = run_data(str(source), tracking_uri)
+        except (ConfigError, DataError) as e:  # the run's data moved: say so, check the rest
+            missing = f"the run's data could not be read ({e}); pass --data to check leakage"
+    found = TrainingData.of(conversations) if conversations is not None else None
+    report = check_prompts(name, instructions, seed=seed, data=found)
+    if missing:
+        report.notes.append(missing)
+    return name, instructions, report
