@@ -445,6 +445,7 @@ def _finish_logs(tracker: Any, state: OptimizeState, experiment: Experiment, sco
     tracker.log_metrics({"best.val_f1": summary["final"]["val_f1"] or 0.0, "lm_calls": state.lm_calls})
     if stopped:
         tracker.set_tags({"memopt.stopped": stopped})
+    return summary
 
 
 def _guard(seed_system: MemorySystem, seen: list[Conversation]) -> Any:
