@@ -84,7 +84,7 @@ SLOW = pytest.mark.slow  # ≈ 10 s: three runs
 
 
 @pytest.mark.parametrize(("damage", "says"), [
-    pytest.param(_corrupt, "was damaged", id="corrupt"),
+    pytest.param(_corrupt, "was damaged", id="corrupt", marks=SLOW),
     pytest.param(_truncate, "was damaged", id="truncated", marks=SLOW),
     pytest.param("file", "cannot be used", id="not-a-directory"),
     pytest.param("read-only", "cannot be used", id="read-only", marks=SLOW)])
