@@ -7,7 +7,7 @@ what to do. The CLI prints the message alone (no traceback) and exits with code 
 from __future__ import annotations
 
 __all__ = ["one_line", "MemoptError", "DataError", "ConfigError", "LMError", "PromptError", "PluginError",
-           "EvaluationFailed"]
+           "EvaluationFailed", "TrackingError"]
 
 
 class MemoptError(Exception):
@@ -40,6 +40,10 @@ class EvaluationFailed(MemoptError):
     """More than the allowed share of an evaluation's cases errored (names the split, the counts, the first error)."""
 
     exit_code = 1
+
+
+class TrackingError(MemoptError):
+    """The MLflow tracking store failed mid-run (gone, full, read-only, unreachable; names the store and the step)."""
 
 
 def one_line(exc: BaseException) -> str:

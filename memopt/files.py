@@ -7,8 +7,13 @@ or a stray ``.tmp``. `check_writable` refuses an output path before any work is 
 
 File names built from data (sample ids, case ids, pipeline and op names, run ids) go through
 `safe_name` and `inside`: a name that is already a plain file name (letters, digits, ``.``, ``-``,
-``_``, no leading dot, at most 80 characters) is kept; any other becomes a slug plus 8 hex digits of
-its SHA-256, so distinct ids never share a file; and the resulting path must stay inside its folder.
+``_``, no leading dot, at most 80 characters, not ending like a hashed name) is kept; any other becomes
+a slug plus 8 hex digits of its SHA-256; and the resulting path must stay inside its folder. Where
+many files are named at once (`distinct_names`), two ids that still share a name are one `DataError`
+naming both, before any work, so one file never overwrites another.
+
+Text read as JSON must be valid Unicode: a lone surrogate escape (``"\ud800"``), which no UTF-8 file
+can hold, is one `DataError` naming the file and the JSON path.
 """
 
 from __future__ import annotations
@@ -27,10 +32,12 @@ from typing import Any
 from memopt.errors import ConfigError, DataError
 
 __all__ = ["read_json", "read_text", "write_atomic", "write_json", "check_writable", "safe_name", "inside",
-           "file_lock"]
+           "file_lock", "distinct_names"]
 
 _PLAIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_HASHED = re.compile(r"-[0-9a-f]{8}$")  # how a hashed name ends: a plain id ending so is hashed too
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
 def read_text(path: str | Path, *, missing: str) -> str:
@@ -54,7 +61,10 @@ def read_json(path: str | Path, *, missing: str) -> Any:
     try:
         raw = path.read_bytes()
         text = (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode("utf-8")
-        return json.loads(text)
+        data = json.loads(text)
+        if _SURROGATE_ESCAPE.search(text):  # rare: walk the data only then
+            _check_unicode(path, data, "$")
+        return data
     except json.JSONDecodeError as e:
         raise DataError(f"{path}: not valid JSON (line {e.lineno}, column {e.colno}: {e.msg}).") from None
     except UnicodeDecodeError:
@@ -65,6 +75,23 @@ def read_json(path: str | Path, *, missing: str) -> Any:
         raise DataError(f"{path}: unreadable JSON value ({e}).") from None
     except (OSError, EOFError) as e:
         raise DataError(f"{path}: unreadable ({e}).") from None
+
+
+def _check_unicode(path: Path, data: Any, where: str) -> None:
+    """A `DataError` naming the JSON path of the first string (or key) holding a lone surrogate."""
+    if isinstance(data, str):
+        try:
+            data.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise DataError(f"{path}: {where}: invalid Unicode (a lone surrogate \\u{ord(data[e.start]):04x} escape, "
+                            "which is no character); fix or remove that text.") from None
+    elif isinstance(data, dict):
+        for key, value in data.items():
+            _check_unicode(path, key, f"{where} (a key)")
+            _check_unicode(path, value, f"{where}.{key}")
+    elif isinstance(data, list):
+        for i, value in enumerate(data):
+            _check_unicode(path, value, f"{where}[{i}]")
 
 
 def check_writable(path: str | Path, *, option: str = "--out", directory: bool = False) -> Path:
@@ -116,10 +143,24 @@ def safe_name(text: str, suffix: str = "") -> str:
     ('conv-30.json', 'etc_passwd-3754d6cb.json')
     """
     text = str(text)
-    if _PLAIN.match(text) and ".." not in text:
+    if _PLAIN.match(text) and ".." not in text and not _HASHED.search(text):
         return text + suffix
     slug = _UNSAFE.sub("_", text).strip("._-")[:60] or "x"
     return f"{slug}-{hashlib.sha256(text.encode('utf-8')).hexdigest()[:8]}{suffix}"
+
+
+def distinct_names(ids: list[str], suffix: str = "", *, what: str = "sample id") -> dict[str, str]:
+    """The `safe_name` of each id; a `DataError` naming both ids when two would share a file."""
+    names: dict[str, str] = {}
+    owner: dict[str, str] = {}
+    for id_ in ids:
+        name = safe_name(id_, suffix)
+        other = owner.setdefault(name.lower(), id_)  # lower: a file system that ignores case would merge them too
+        if other != id_:
+            raise DataError(f"{what}s {other!r} and {id_!r} would both be written to the file {name}; rename one "
+                            "of them.")
+        names[id_] = name
+    return names
 
 
 def inside(folder: str | Path, name: str) -> Path:

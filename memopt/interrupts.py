@@ -6,7 +6,10 @@
   (130 for SIGINT, 143 for SIGTERM).
 - `deferred` holds both signals during a short step that must not be cut in half (creating or
   ending an MLflow run, writing the checkpoint) and raises `KeyboardInterrupt` right after it when
-  one arrived. Python runs signal handlers in the main thread only; elsewhere it does nothing.
+  one arrived. It holds a signal for at most `GRACE_SECONDS`: a step still running then (an MLflow
+  call waiting on a tracking server that stopped answering) is interrupted, so a signal is always
+  honoured within seconds. Python runs signal handlers in the main thread only; elsewhere it does
+  nothing.
 """
 
 from __future__ import annotations
@@ -17,9 +20,12 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["handle_sigterm", "interrupted_by", "deferred", "exit_code"]
+__all__ = ["handle_sigterm", "interrupted_by", "deferred", "exit_code", "cut_short", "GRACE_SECONDS"]
+
+GRACE_SECONDS = 5.0
 
 _last: list[int] = []
+_cut: list[bool] = []
 
 
 def _record(signum: int) -> None:
@@ -55,6 +61,11 @@ def exit_code() -> int:
     return 128 + (_last[0] if _last else signal.SIGINT)
 
 
+def cut_short() -> bool:
+    """Whether a `deferred` step of this process was interrupted because it outlasted `GRACE_SECONDS`."""
+    return bool(_cut)
+
+
 @contextlib.contextmanager
 def deferred() -> Iterator[None]:
     """Hold SIGINT and SIGTERM during the block; raise `KeyboardInterrupt` after it if one arrived."""
@@ -62,11 +73,23 @@ def deferred() -> Iterator[None]:
         yield
         return
     caught: list[int] = []
-    previous = {s: signal.signal(s, lambda signum, frame: caught.append(signum))
-                for s in (signal.SIGINT, signal.SIGTERM)}
+
+    def hold(signum: int, frame: Any) -> None:
+        if not caught:  # the step gets GRACE_SECONDS to finish, then is interrupted
+            signal.setitimer(signal.ITIMER_REAL, GRACE_SECONDS)
+        caught.append(signum)
+
+    def overdue(signum: int, frame: Any) -> None:
+        _cut[:] = [True]
+        _record(caught[-1])
+        raise KeyboardInterrupt(f"signal {signal.Signals(caught[-1]).name}")
+
+    previous = {s: signal.signal(s, hold) for s in (signal.SIGINT, signal.SIGTERM)}
+    previous[signal.SIGALRM] = signal.signal(signal.SIGALRM, overdue)
     try:
         yield
     finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
         for s, handler in previous.items():
             signal.signal(s, handler)
     if caught:

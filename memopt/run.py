@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from memopt.evaluate import CaseResult, RunResult, evaluate, select_cases
-from memopt.files import inside, safe_name
+from memopt.files import distinct_names, inside, safe_name
 
 __all__ = ["run_pipeline"]
 
@@ -52,6 +52,7 @@ def run_pipeline(pipeline: str, data: str, *, prompts: str | Path | None = None,
     system = make_system(pipeline, prompts=prompts, **(knobs or {}))
     name, loaded = load_data(data)
     chosen = select(loaded, conversations)
+    graph_files = distinct_names([c.sample_id for c in chosen], ".json") if trace_dir is not None else {}
     if on_plan is not None:
         on_plan(sum(len(cases) for _, cases in select_cases(chosen, limit)))
     task_meter, judge_meter = UsageMeter(), UsageMeter()
@@ -71,7 +72,7 @@ def run_pipeline(pipeline: str, data: str, *, prompts: str | Path | None = None,
         tracer.record_cases(case for _, cases in select_cases(chosen, limit) for case in cases)
         for sample_id, graph in tracer.graphs.items():
             graph.graph["run_id"] = run_id
-            save_graph(graph, inside(trace_dir, safe_name(sample_id, ".json")))
+            save_graph(graph, inside(trace_dir, graph_files.get(sample_id) or safe_name(sample_id, ".json")))
     usage = {"task": usage_report(task_meter.total(), task_specs),
              "judge": usage_report(judge_meter.total(), judge_specs or [])}
     if (adapter := preferred_adapter(task_lm)) is not None:

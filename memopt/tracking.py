@@ -34,6 +34,13 @@ Contract:
   (``api_key``, ``secret``, ``password``, ``credential``, ``token`` as a word, so ``max_tokens``
   stays; also inside nested dicts) are dropped; a file logged with ``log_artifact`` is uploaded as a
   redacted copy when its text holds a secret.
+- **Faults.** Every call a `Tracker` or `RoundLog` makes to the store goes through
+  `memopt.tracking_store.GuardedStore`: a failure is one `TrackingError` naming the store (password
+  masked, `shown_uri`), the step and the cause (disk full, read-only, gone, unreachable); a
+  ``sqlite:`` database moved or deleted mid-run is noticed before the next call (never silently
+  recreated empty), and once the store is gone or unreachable later calls fail at once, so cleanup
+  after an error or a Ctrl-C is quick. MLflow's HTTP retries are bounded (`HTTP_DEFAULTS`) so a dead
+  tracking server costs seconds, not minutes, and SIGINT / SIGTERM stay honoured.
 - MLflow is imported inside methods only, and its INFO logs and progress bars are silenced.
 """
 
@@ -50,29 +57,28 @@ import threading
 import time
 import warnings
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager, nullcontext, suppress
 from pathlib import Path
 from typing import Any
 
-from memopt.errors import ConfigError
+from memopt.errors import ConfigError, MemoptError, TrackingError
 from memopt.files import file_lock
 from memopt.lm.config import credential_values, redact
+from memopt.tracking_store import URI_ORDER, GuardedStore, cause, shown_uri, sqlite_path, store_failure
 
 __all__ = ["DEFAULT_TRACKING_URI", "URI_ORDER", "Tracker", "NullTracker", "RoundLog", "resolve_tracking_uri",
-           "prompt_name", "run_info", "download_artifacts", "check_run_id", "check_prompt_secret", "store_lock"]
+           "prompt_name", "run_info", "download_artifacts", "check_run_id", "check_prompt_secret", "store_lock",
+           "shown_uri"]
 
 DEFAULT_TRACKING_URI = "sqlite:///mlflow.db"
 # `mlflow ui` (and a server with job execution) leaves a busy job runner behind after Ctrl-C; this one exits cleanly
 UI_COMMAND = "MLFLOW_SERVER_ENABLE_JOB_EXECUTION=false mlflow server"
-URI_ORDER = "--tracking-uri (the tracking_uri argument), else $MLFLOW_TRACKING_URI, else sqlite:///mlflow.db"
 _STATUSES = ("FINISHED", "FAILED", "KILLED")
 _PARAM_LIMIT, _TAG_LIMIT, _KEY_LIMIT, _COMMIT_LIMIT = 6000, 8000, 250, 1000
 _SECRET_KEY = re.compile(r"api[_-]?key|secret|password|credential|(?:^|[^a-z])token(?:$|[^a-z])", re.IGNORECASE)
 _PROMPT_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 _log = logging.getLogger(__name__)
-
-
 def resolve_tracking_uri(uri: str | None = None) -> str:
     """The tracking URI to use: ``uri``, else ``$MLFLOW_TRACKING_URI``, else ``sqlite:///mlflow.db``."""
     return uri or os.environ.get("MLFLOW_TRACKING_URI") or DEFAULT_TRACKING_URI
@@ -90,7 +96,12 @@ def _mlflow() -> Any:
     import mlflow
 
     logging.getLogger("mlflow").setLevel(logging.WARNING)
+    logging.getLogger("mlflow.store.db.utils").setLevel(logging.CRITICAL)  # logs each error it raises: raised as ours
     os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
+    from memopt.tracking_store import HTTP_DEFAULTS
+
+    for variable, value in HTTP_DEFAULTS.items():
+        os.environ.setdefault(variable, value)
     return mlflow
 
 
@@ -184,8 +195,8 @@ def check_prompt_secret(name: str, text: str) -> None:
 
 
 def _missing_run(run_id: str, uri: str) -> ConfigError:
-    return ConfigError(f"MLflow run {run_id!r} not found in the tracking store {uri}. The store is chosen by "
-                       f"{URI_ORDER}; pass the URI the run was logged to.")
+    return ConfigError(f"MLflow run {run_id!r} not found in the tracking store {shown_uri(uri)}. The store is chosen "
+                       f"by {URI_ORDER}; pass the URI the run was logged to.")
 
 
 def check_run_id(run_id: str) -> str:
@@ -196,18 +207,10 @@ def check_run_id(run_id: str) -> str:
     return run_id
 
 
-def _sqlite_path(uri: str) -> Path | None:
-    """The database file of a ``sqlite:///`` URI (None for other stores and in-memory databases)."""
-    if not uri.startswith("sqlite:///"):
-        return None
-    path = uri.removeprefix("sqlite:///").split("?", 1)[0]
-    return Path(path) if path and path != ":memory:" else None
-
-
 def store_lock(uri: str) -> Any:
     """A lock held while a store is created or upgraded and while prompts are registered: a file lock next to a
     sqlite database (``mlflow.db.lock``), nothing for other stores (their server serialises writes)."""
-    db = _sqlite_path(uri)
+    db = sqlite_path(uri)
     if db is None:
         return nullcontext()
     db.parent.mkdir(parents=True, exist_ok=True)
@@ -224,13 +227,15 @@ def _reader(run_id: str, tracking_uri: str | None) -> tuple[Any, Any, str]:
             raise ConfigError(f"MLflow run {run_id!r}: no tracking store at {db.resolve()} (tracking URI {uri}). "
                               f"The store is chosen by {URI_ORDER}; pass the URI the run was logged to.")
     mlflow = _mlflow()
-    client = mlflow.MlflowClient(uri)
     try:
+        client = mlflow.MlflowClient(uri)
         return client, client.get_run(run_id), uri
     except mlflow.exceptions.MlflowException as e:
         if e.error_code == "RESOURCE_DOES_NOT_EXIST":
             raise _missing_run(run_id, uri) from None
-        raise
+        raise store_failure(uri, f"reading run {run_id}", e) from None
+    except Exception as e:
+        raise store_failure(uri, f"reading run {run_id}", e) from None
 
 
 def run_info(run_id: str, tracking_uri: str | None = None) -> dict[str, Any]:
@@ -256,7 +261,7 @@ def download_artifacts(run_id: str, artifact_path: str, dst: str | Path, trackin
             raise
         if missing_ok:
             return None
-        raise ConfigError(f"MLflow run {run_id} (store {uri}) has no artifact {artifact_path!r}.") from None
+        raise ConfigError(f"MLflow run {run_id} (store {shown_uri(uri)}) has no artifact {artifact_path!r}.") from None
 
 
 class _RunLog:
@@ -403,23 +408,32 @@ class Tracker(_RunLog):
         self._mlflow_client: Any = None
 
     def _client(self) -> Any:
+        return self.open()._mlflow_client
+
+    def open(self) -> Tracker:
+        """Open (and on first use create) the store; a `ConfigError` names the URI when it cannot be used."""
         if self._mlflow_client is None:
             mlflow = _mlflow()
-            with self._lock():  # a fresh sqlite store is created (migrated) by one process at a time
-                try:
+            try:
+                with self._lock():  # a fresh sqlite store is created (migrated) by one process at a time
                     client = mlflow.MlflowClient(self.tracking_uri)
                     client.search_experiments(max_results=1)
                     client.search_registered_models(max_results=1)
-                except Exception as e:
-                    detail = redact(str(e).strip().splitlines()[0] if str(e).strip() else "")[:300]
-                    raise ConfigError(f"MLflow tracking URI {self.tracking_uri}: cannot open the store "
-                                      f"({type(e).__name__}: {detail}). The store is chosen by {URI_ORDER}.") from None
+            except MemoptError:
+                raise
+            except Exception as e:
+                raise ConfigError(f"MLflow tracking URI {shown_uri(self.tracking_uri)}: cannot open the store "
+                                  f"({cause(e)}). The store is chosen by {URI_ORDER}.") from None
             mlflow.set_tracking_uri(self.tracking_uri)
-            self._mlflow_client = client
-        return self._mlflow_client
+            self._mlflow_client = GuardedStore(client, self.tracking_uri)
+        return self
 
     def _lock(self) -> Any:
-        return store_lock(self.tracking_uri)
+        try:
+            return store_lock(self.tracking_uri)
+        except OSError as e:  # the store's folder cannot be made: a file is in the way, or no permission
+            raise ConfigError(f"MLflow tracking URI {shown_uri(self.tracking_uri)}: cannot open the store "
+                              f"({cause(e)}). The store is chosen by {URI_ORDER}.") from None
 
     def started_run_id(self) -> str | None:
         """The parent run's id once `start` or `resume` attached to one, else None."""
@@ -435,7 +449,8 @@ class Tracker(_RunLog):
             if experiment is None:
                 self._experiment_id = client.create_experiment(self.experiment)
         if experiment is not None and experiment.lifecycle_stage == "deleted":
-            raise ConfigError(f"MLflow experiment {self.experiment!r} is deleted in {self.tracking_uri}; restore it "
+            raise ConfigError(f"MLflow experiment {self.experiment!r} is deleted in {shown_uri(self.tracking_uri)}; "
+                              "restore it "
                               f"(`mlflow experiments restore --experiment-id {experiment.experiment_id}`) or choose "
                               "another experiment name.")
         if experiment is not None:
@@ -511,13 +526,10 @@ class Tracker(_RunLog):
         log = RoundLog(client, run.info.run_id, index, self._lock, self._experiment_id)
         try:
             yield log
-        except Exception:
+        except BaseException as e:
             if not log.ended:
-                log.end("FAILED")
-            raise
-        except BaseException:
-            if not log.ended:
-                log.end("KILLED")
+                with suppress(TrackingError):  # the error in flight is the one to report
+                    log.end("FAILED" if isinstance(e, Exception) else "KILLED")
             raise
         if not log.ended:
             log.end("FINISHED")
@@ -539,7 +551,7 @@ class Tracker(_RunLog):
         if self._experiment_id is not None:
             page = f"#/experiments/{self._experiment_id}" + (f"/runs/{self._run_id}" if self._run_id else "")
             where += f", run {self._run_id}" if self._run_id else ""
-        uri = self.tracking_uri
+        uri = shown_uri(self.tracking_uri)
         if uri.startswith(("http://", "https://")):
             return f"open {uri.rstrip('/')}/{page} ({where})"
         command = f"{UI_COMMAND} --backend-store-uri {uri} --workers 1"
@@ -552,6 +564,10 @@ class NullTracker:
     """A tracker that records nothing (benchmarks that compare optimizers, and dry runs)."""
 
     run_id = "untracked"
+
+    def open(self) -> NullTracker:
+        """Nothing to open."""
+        return self
 
     def start(self, run_name: str, params: Mapping[str, Any], tags: Mapping[str, str] | None = None) -> str:
         """Start nothing; returns ``"untracked"``."""

@@ -147,7 +147,9 @@ class RoundTraces:
         if not self.traces:
             why = f"tracing failed: {self.error}" if self.error else f"mlflow.traces: {self.mode}, or no traced cases"
             return f"## Traces\n\nNo traces for this round ({why}).\n"
-        base = tracking_uri.rstrip("/") if tracking_uri.startswith(("http://", "https://")) else \
+        from memopt.tracking import shown_uri
+
+        base = shown_uri(tracking_uri).rstrip("/") if tracking_uri.startswith(("http://", "https://")) else \
             "http://127.0.0.1:5000"
         lines = ["## Traces", "",
                  f"{len(self.traces)} of {self.evaluated} train cases logged as MLflow traces on this round's run "

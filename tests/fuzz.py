@@ -22,9 +22,9 @@ from memopt.errors import MemoptError
 
 __all__ = ["mutations", "check_loader", "check_inputs"]
 
-_HUGE, _DEEP = "__fuzz_huge_int__", "__fuzz_deep__"
+_HUGE, _DEEP, _SURROGATE = "__fuzz_huge_int__", "__fuzz_deep__", "__fuzz_surrogate__"
 _VALUES: tuple[Any, ...] = (None, True, False, 0, -1, 7, 2**63, 1.5, -0.0, "", "x", "../../x", "1:56 pm on 8 May, 2023",
-                            [], {}, ["a"], {"a": 1}, [None], _HUGE, _DEEP)
+                            [], {}, ["a"], {"a": 1}, [None], _HUGE, _DEEP, _SURROGATE, "line\nbreak")
 
 
 def _paths(doc: Any, prefix: tuple = ()) -> list[tuple]:
@@ -47,7 +47,8 @@ def _parent(doc: Any, path: tuple) -> Any:
 def _text(doc: Any) -> str:
     return (json.dumps(doc, ensure_ascii=False)
             .replace(json.dumps(_HUGE), "9" * 5000)
-            .replace(json.dumps(_DEEP), "[" * 50_000 + "]" * 50_000))
+            .replace(json.dumps(_DEEP), "[" * 50_000 + "]" * 50_000)
+            .replace(json.dumps(_SURROGATE), '"a lone surrogate \\udc81"'))  # valid JSON, no valid Unicode
 
 
 def _mutate(doc: Any, rng: random.Random) -> tuple[str, str]:

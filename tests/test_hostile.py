@@ -30,6 +30,21 @@ def _locomo() -> list[dict]:
                                                                      questions_per_conversation=6))]
 
 
+def _hash_collision() -> tuple[str, str]:
+    """Two sample ids whose safe file names are the same (same slug, same 8 hex digits of SHA-256)."""
+    import hashlib
+    import itertools
+
+    seen: dict[str, str] = {}
+    for chars in itertools.product("!#$%&()*+,;=@[]^{}~", repeat=6):
+        text = "conv " + "".join(chars) + " 1"
+        digest = hashlib.sha256(text.encode()).hexdigest()[:8]
+        if digest in seen:
+            return seen[digest], text
+        seen[digest] = text
+    raise AssertionError("no collision found")
+
+
 def _write(path: Path, content: str | bytes) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     if isinstance(content, bytes):
@@ -47,6 +62,7 @@ def base(tmp_path_factory) -> Path:
 
     root = tmp_path_factory.mktemp("hostile")
     samples = _locomo()
+    a, b = _hash_collision()
     write_json(root / "good.json", samples)
     _write(root / "notjson.json", "{not json")
     _write(root / "binary.json", bytes(range(256)) * 8)
@@ -57,6 +73,10 @@ def base(tmp_path_factory) -> Path:
     _write(root / "dup.json", json.dumps([samples[0], samples[0]]))
     _write(root / "badcat.json", json.dumps(samples).replace('"category": 2', '"category": 7', 1))
     _write(root / "noturns.json", json.dumps([{**samples[0], "conversation": {"speaker_a": "A", "speaker_b": "B"}}]))
+    _write(root / "surrogate.json", json.dumps(samples).replace('"question": "', '"question": "\\ud800', 1))
+    _write(root / "emptyid.json", json.dumps([{**samples[0], "sample_id": ""}]))
+    _write(root / "newlineid.json", json.dumps([{**samples[0], "sample_id": "conv\n1"}]))
+    _write(root / "hashcollision.json", json.dumps([{**samples[0], "sample_id": a}, {**samples[1], "sample_id": b}]))
     _write(root / "a_file", "not a directory")
     (root / "a_dir").mkdir()
     # experiments
@@ -93,6 +113,7 @@ def base(tmp_path_factory) -> Path:
            json.dumps({**doc, "edges": [*doc["edges"], {"source": "nope@1", "target": "nope@2", "rel": "read"}]}))
     _write(root / "graphs" / "cases.json", json.dumps({**doc, "graph": {**doc["graph"], "cases": "x"}}))
     _write(root / "graphs" / "deep.json", DEEP)
+    _write(root / "graphs" / "surrogate.json", json.dumps(doc).replace('"text": "', '"text": "\\udcff', 1))
     _write(root / "trace_empty" / "readme.txt", "no graphs here")
     _write(root / "trace_bad" / "g.json", json.dumps({**doc, "nodes": 5}))
     (root / "cwd").mkdir()
@@ -123,6 +144,11 @@ CORPUS: list[tuple[str, list[str], str]] = [
     ("run-data-duplicate-ids", ["run", "-p", "rag", "--data", "{b}/dup.json"], "duplicate sample_id"),
     ("run-data-bad-category", ["run", "-p", "rag", "--data", "{b}/badcat.json"], "category"),
     ("run-data-no-sessions", ["run", "-p", "rag", "--data", "{b}/noturns.json"], "session_N"),
+    ("run-data-lone-surrogate", ["run", "-p", "rag", "--data", "{b}/surrogate.json"], "$[0].qa[0].question"),
+    ("run-data-empty-sample-id", ["run", "-p", "rag", "--data", "{b}/emptyid.json"], "[0].sample_id: ''"),
+    ("run-data-sample-id-with-newline", ["run", "-p", "rag", "--data", "{b}/newlineid.json"], "'conv\\n1'"),
+    ("run-trace-ids-share-a-file", ["run", "-p", "rag", "--data", "{b}/hashcollision.json", "--trace", "{b}/t"],
+     "would both be written to the file conv_1-"),
     ("run-data-a-directory", ["run", "-p", "rag", "--data", "{b}/a_dir"], "a_dir"),
     ("run-synth-unknown-option", ["run", "-p", "rag", "--data", "synthetic:bogus=1"], "bogus=1"),
     ("run-synth-5000-digits", ["run", "-p", "rag", "--data", f"synthetic:seed={BIG}"], "seed"),
@@ -164,6 +190,8 @@ CORPUS: list[tuple[str, list[str], str]] = [
                                  "--tracking-uri", "sqlite:///{b}/none.db"], "0" * 32),
     ("optimize-tracking-uri-bad", ["optimize", "{b}/exp/ok.yaml", "--tracking-uri", "nosuch://store"],
      "nosuch://store"),
+    ("optimize-store-under-a-file", ["optimize", "{b}/exp/ok.yaml", "--tracking-uri", "sqlite:///{b}/a_file/m.db"],
+     "sqlite:///{b}/a_file/m.db: cannot open the store"),
     ("optimize-out-is-a-directory", ["optimize", "{b}/exp/ok.yaml", "--out", "{b}/a_dir"], "a_dir"),
     ("optimize-out-under-a-file", ["optimize", "{b}/exp/ok.yaml", "--out", "{b}/a_file/s.json"], "a_file"),
     # memopt attribute
@@ -188,6 +216,7 @@ CORPUS: list[tuple[str, list[str], str]] = [
     ("show-nodes-without-type", ["show", "{b}/graphs/notype.json", "-o", "{b}/v.html"], "notype.json"),
     ("show-dangling-edge", ["show", "{b}/graphs/dangling.json", "-o", "{b}/v.html"], "dangling.json"),
     ("show-cases-not-a-list", ["show", "{b}/graphs/cases.json", "-o", "{b}/v.html"], "cases.json"),
+    ("show-lone-surrogate", ["show", "{b}/graphs/surrogate.json", "-o", "{b}/v.html"], "surrogate.json: $.nodes["),
     ("show-deeply-nested", ["show", "{b}/graphs/deep.json", "-o", "{b}/v.html"], "deep.json"),
     ("show-out-is-a-directory", ["show", "{graph}", "-o", "{b}/a_dir"], "a_dir"),
     ("show-png-under-a-file", ["show", "{graph}", "-o", "{b}/v.html", "--png", "{b}/a_file/v.png"], "a_file"),
@@ -279,7 +308,7 @@ def test_safe_names_are_plain_distinct_and_stay_inside(tmp_path):
     from memopt.files import inside, safe_name
 
     ids = ["conv-30", "../../../../tmp/x/PWNED", "/etc/passwd", "a/b", "a_b", "..", ".hidden", "x" * 300, "日本語",
-           "con:q1", "a\\b", ""]
+           "con:q1", "a\\b", "", "a b", safe_name("a b")]  # the last: a plain id spelled as another's hashed name
     names = [safe_name(i, ".json") for i in ids]
     assert names[0] == "conv-30.json" and len(set(names)) == len(ids)
     for name in names:
@@ -309,6 +338,21 @@ def test_sample_ids_cannot_write_outside_the_trace_dir(tmp_path, monkeypatch, ca
     assert code == 0, err
     blamed = [json.loads(line)["case_id"] for line in (work / "a.jsonl").read_text().splitlines()]
     assert any(c.startswith("../../../../escaped/PWNED:") for c in blamed)
+
+
+def test_an_id_spelled_as_another_ids_file_name_gets_its_own_graph(tmp_path, monkeypatch, capsys):
+    """'a b' is written to a_b-<hash>.json; a sample whose id is that very name must not overwrite it."""
+    from memopt.files import safe_name
+
+    samples = _locomo()
+    samples[0]["sample_id"], samples[1]["sample_id"] = "a b", safe_name("a b")
+    data = _write(tmp_path / "in.json", json.dumps(samples))
+    (tmp_path / "cwd").mkdir()
+    code, _, err = _run(["run", "-p", "rag", "--data", str(data), "--trace", str(tmp_path / "trace"), "--out",
+                         str(tmp_path / "r.json")], tmp_path / "cwd", monkeypatch, capsys)
+    assert code == 0, err
+    graphs = {json.loads(p.read_text())["graph"]["conversation"] for p in (tmp_path / "trace").glob("*.json")}
+    assert graphs == {"a b", safe_name("a b")}
 
 
 def test_artifact_names_cannot_leave_the_run(tmp_path):

@@ -91,7 +91,9 @@ def main() -> None:
         from rich.console import Console
         from rich.markup import escape
 
-        Console(stderr=True, soft_wrap=True).print(f"[bold red]error:[/] {escape(str(e))}", highlight=False)
+        from memopt.tracking import shown_uri
+
+        Console(stderr=True, soft_wrap=True).print(f"[bold red]error:[/] {escape(shown_uri(str(e)))}", highlight=False)
         sys.exit(e.exit_code)
     except (KeyboardInterrupt, SystemExit) as e:
         if not _interrupted(e):

@@ -18,7 +18,7 @@ def systems(
     from rich.table import Table
 
     from memopt.errors import MemoptError
-    from memopt.systems import system_class, system_names, system_source
+    from memopt.systems import clash, system_class, system_names, system_source
 
     console = Console(soft_wrap=True)
     if name is not None:
@@ -46,6 +46,10 @@ def systems(
             continue
         ops = " → ".join(f"[bold]{s.name}[/]" if s.is_llm else s.name for s in cls.operations)
         table.add_row(system, ops, ", ".join(cls.defaults) or "–", escape(system_source(system)))
+        refused = clash(system)
+        if refused is not None:
+            broken += 1
+            table.add_row(system, f"[red]refused: {escape(refused)}[/]", "", "")
     console.print(table)
     if broken:
         sys.exit(2)

@@ -12,6 +12,7 @@ Malformed input raises one `DataError` naming the file and the JSON path of the 
 from __future__ import annotations
 
 import re
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +67,9 @@ def _get(obj: Any, key: str, kind: type | tuple[type, ...], source: str, where: 
 
 def _sample(sample: Any, source: str, where: str) -> Conversation:
     sample_id = str(_get(sample, "sample_id", (str, int), source, where))
+    if not sample_id.strip() or any(unicodedata.category(c) == "Cc" for c in sample_id):
+        raise _fail(source, f"{where}.sample_id", f"{sample_id!r}: a sample id must be non-empty text without line "
+                    "breaks or control characters (it names the case ids and the graph files of `memopt run --trace`).")
     conv = _get(sample, "conversation", dict, source, where)
     cwhere = f"{where}.conversation"
     speaker_a = _get(conv, "speaker_a", str, source, cwhere)

@@ -15,6 +15,11 @@ Contract:
   `configure_cache` points DSPy's process-wide cache there (both its memory and disk tiers); the
   first LM built with caching does it, unless a directory was configured explicitly before
   (``configure_cache(path)``), which then stays.
+- **Damage.** A cache folder that cannot be used never stops a run. One whose database is corrupt or
+  truncated is moved aside (``cache.damaged-<time>``, kept for inspection) and started anew; one that
+  cannot be written (read-only, not a directory, no permission) is bypassed: replies are cached in
+  memory only for this process. A shard that fails later, mid-run, is bypassed from then on. Each is
+  one ``warning:`` line naming the folder and what to do.
 - **Counting.** A reply served from the cache is a call (it counts against ``budget.max_lm_calls``,
   so a repeated run takes the same path) but is not billed: it has no tokens and no cost, and
   `memopt.lm.config.UsageMeter` counts it as ``cached``.
@@ -22,9 +27,13 @@ Contract:
 
 from __future__ import annotations
 
+import logging
 import os
+import sqlite3
 import threading
+import time
 from pathlib import Path
+from typing import Any
 
 __all__ = ["CACHE_ENV", "DEFAULT_CACHE_DIR", "cache_dir", "configure_cache"]
 
@@ -33,6 +42,9 @@ DEFAULT_CACHE_DIR = Path(".memopt") / "cache"
 _LIMIT_BYTES = 10 * 1024**3
 _lock = threading.Lock()
 _configured: Path | None = None
+_SHARDS, _TIMEOUT = 16, 10  # DSPy's FanoutCache layout
+_log = logging.getLogger(__name__)
+_PROBE = "memopt-cache-probe"
 
 
 def cache_dir(path: str | Path | None = None) -> Path:
@@ -42,7 +54,8 @@ def cache_dir(path: str | Path | None = None) -> Path:
 
 
 def configure_cache(path: str | Path | None = None) -> Path:
-    """Point DSPy's cache at ``path`` (without one: keep the directory configured, else use `cache_dir`)."""
+    """Point DSPy's cache at ``path`` (without one: keep the directory configured, else use `cache_dir`); a damaged
+    folder is set aside and rebuilt, an unwritable one bypassed (memory only), each with one warning."""
     global _configured
     with _lock:
         if path is None and _configured is not None:
@@ -51,8 +64,108 @@ def configure_cache(path: str | Path | None = None) -> Path:
         if _configured != directory:
             import dspy
 
-            directory.mkdir(parents=True, exist_ok=True)
-            dspy.configure_cache(enable_disk_cache=True, enable_memory_cache=True, disk_cache_dir=str(directory),
-                                 disk_size_limit_bytes=_LIMIT_BYTES)
+            disk = _usable(directory)
+            dspy.configure_cache(enable_disk_cache=disk, enable_memory_cache=True,
+                                 disk_cache_dir=str(directory) if disk else None, disk_size_limit_bytes=_LIMIT_BYTES)
+            if disk:
+                dspy.cache.disk_cache = _Guarded(dspy.cache.disk_cache, directory)
             _configured = directory
     return directory
+
+
+def _damaged(error: BaseException) -> bool:
+    """Whether a SQLite error says the file's content is broken (rather than that it cannot be written)."""
+    text = str(error).lower()
+    return isinstance(error, sqlite3.DatabaseError) and (
+        not isinstance(error, sqlite3.OperationalError) or "malformed" in text or "not a database" in text)
+
+
+def _probe(directory: Path) -> None:
+    """Open the cache as DSPy will and write, read and delete a key in every shard (errors propagate)."""
+    from diskcache import FanoutCache
+
+    cache = FanoutCache(str(directory), shards=_SHARDS, timeout=_TIMEOUT, size_limit=_LIMIT_BYTES)
+    try:
+        for shard in cache._shards:
+            shard.set(_PROBE, b"ok")
+            if shard.get(_PROBE) != b"ok":
+                raise sqlite3.DatabaseError("a probe written to the cache read back differently")
+            shard.delete(_PROBE)
+            shard._sql("PRAGMA quick_check").fetchall()
+    finally:
+        cache.close()
+
+
+def _usable(directory: Path) -> bool:
+    """Whether the on-disk tier can be used at ``directory``, after setting a damaged one aside (see the docstring)."""
+    fix = f"set ${CACHE_ENV} to a writable folder, or pass --no-cache"
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        try:
+            _probe(directory)
+        except sqlite3.DatabaseError as e:
+            if not _damaged(e):
+                raise
+            aside = directory.with_name(f"{directory.name}.damaged-{time.strftime('%Y%m%dT%H%M%S')}")
+            directory.rename(aside)
+            _log.warning("warning: LM reply cache %s was damaged (%s); moved it to %s and started an empty one.",
+                         directory, e, aside)
+            directory.mkdir()
+            _probe(directory)
+        return True
+    except (OSError, sqlite3.Error) as e:
+        reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+        _log.warning("warning: LM reply cache %s cannot be used (%s); replies are cached in memory only for this "
+                     "run (%s).", directory, reason, fix)
+        return False
+
+
+class _Guarded:
+    """DSPy's disk tier, bypassed (a miss, nothing stored) from its first failure on, with one warning."""
+
+    def __init__(self, disk: Any, directory: Path) -> None:
+        self._disk, self._directory, self._failed = disk, directory, False
+
+    def _fail(self, error: Exception) -> None:
+        if not self._failed:
+            self._failed = True
+            _log.warning("warning: LM reply cache %s failed (%s: %s); it is bypassed for the rest of this run (set "
+                         "$%s to another folder, or delete this one).", self._directory, type(error).__name__, error,
+                         CACHE_ENV)
+
+    def get(self, key: str, *args: Any, **kwargs: Any) -> Any:
+        """The cached value of ``key`` (None once the cache has failed)."""
+        from dspy.clients.disk_serialization import DeserializationError
+
+        if self._failed:
+            return None
+        try:
+            return self._disk.get(key, *args, **kwargs)
+        except DeserializationError:
+            raise  # DSPy drops that one entry itself
+        except Exception as e:  # sqlite3.Error, OSError, diskcache.Timeout: a miss, never a failed LM call
+            self._fail(e)
+            return None
+
+    def set(self, key: str, value: Any, *args: Any, **kwargs: Any) -> bool:
+        """Store ``value`` under ``key`` (nothing once the cache has failed)."""
+        if self._failed:
+            return False
+        try:
+            return self._disk.set(key, value, *args, **kwargs)
+        except Exception as e:
+            self._fail(e)
+            return False
+
+    def delete(self, key: str, *args: Any, **kwargs: Any) -> bool:
+        """Delete ``key`` (nothing once the cache has failed)."""
+        if self._failed:
+            return False
+        try:
+            return self._disk.delete(key, *args, **kwargs)
+        except Exception as e:
+            self._fail(e)
+            return False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._disk, name)

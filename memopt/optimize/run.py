@@ -20,6 +20,7 @@ import json
 import tempfile
 import time
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ from typing import Any
 from memopt.data.model import Conversation
 from memopt.data.source import load_data, select
 from memopt.data.splits import split_ids
-from memopt.errors import ConfigError, EvaluationFailed
+from memopt.errors import ConfigError, EvaluationFailed, TrackingError
 from memopt.experiment import Experiment
 from memopt.files import safe_name
 from memopt.interrupts import deferred
@@ -177,7 +178,7 @@ def _log_graphs(log: Any, outcome: RoundOutcome) -> None:
     for case, attribution in outcome.attributions[:GRAPHS_PER_ROUND]:
         html = render_html(case.G, case=case.key, highlight=list(attribution.evidence_path),
                            blamed=attribution.op_id, title=f"{case.case_id}: {attribution.error_type}")
-        log.log_text(html, f"graphs/{safe_name(case.case_id.replace(':', '_'), '.html')}")
+        log.log_text(html, f"graphs/{safe_name(case.case_id, '.html')}")  # distinct ids, distinct names
 
 
 def _commit_messages(record: RoundRecord, outcome: RoundOutcome | None, before_val: float | None,
@@ -372,7 +373,9 @@ def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker
     state = load_checkpoint(tracker, resume, experiment, data_name, fingerprint) if resume is not None else None
     if state is not None:
         scorer.resume_from(state.usage, state.lm_calls, state.tokens)
-    status, stopped, summary = "FINISHED", None, None
+    status, stopped, summary, raising = "FINISHED", None, None, True
+    if hasattr(tracker, "open"):
+        tracker.open()  # a store that cannot be used fails here, before any LM call, and never while signals wait
     try:
         with deferred():
             if resume is not None:
@@ -391,15 +394,17 @@ def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker
             scorer.check()
             _round(tracker, optimizer, state, seed_system, scorer, trainset, valset, testset, on_round, traces,
                    experiment.rounds)
+        raising = False
     except BudgetExhausted as e:
         if state is None:  # round 0 never finished: nothing to report
             status = "FAILED"
             raise
-        stopped = f"budget exhausted: {e}"
+        stopped, raising = f"budget exhausted: {e}", False
     except EvaluationFailed as e:
         status, stopped = "FAILED", str(e)
         if state is None:
             raise
+        raising = False
     except Exception:
         status = "FAILED"
         raise
@@ -408,7 +413,7 @@ def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker
         raise
     finally:
         if _attached(tracker):
-            with deferred():
+            with deferred(), suppress(*((TrackingError,) if raising else ())):  # report the error in flight
                 confirm = (lambda done: _confirm(experiment, seed_system.instructions(), done.best_instructions,
                                                  valset, testset)) if experiment.confirm else None
                 summary = _finish(tracker, state, experiment, scorer, status, stopped, confirm,
@@ -447,30 +452,41 @@ def _finish(tracker: Any, state: OptimizeState | None, experiment: Experiment, s
     try:
         if state is None:
             return None
-        total = scorer.usage()
-        state.usage = {meter: asdict(u) for meter, u in scorer.usage_by_meter().items()}
-        state.lm_calls, state.tokens = total.calls, total.tokens
-        tracker.log_dict(state.to_dict(), STATE_ARTIFACT)
-        _save_best(tracker, state)
-        summary = summary_of(state, experiment, stopped=stopped, status=status)
-        if confirm is not None and status == "FINISHED":
-            summary["confirm"] = confirm(state)
-            tracker.log_metrics({f"confirm.{label}.{split}_{key}": value
-                                 for label in ("seed", "best") for split, m in summary["confirm"][label].items()
-                                 for key, value in m.items() if key in ("f1", "judge")})
-        tracker.log_dict(summary, "summary.json")
-        tracker.log_metrics({"summary/baseline": {k: v for k, v in summary["baseline"].items() if k != "errored"},
-                             "summary/final": {k: v for k, v in summary["final"].items() if k != "round"},
-                             "summary/gain": summary["gain"], "lm_calls": state.lm_calls})
-        best = next((r for r in state.records if r.round == state.best_round), state.records[0])
-        tracker.set_prompt_aliases(best.prompt_versions, "best")
-        if stopped:
-            tracker.set_tags({"memopt.stopped": stopped})
-        tracker.describe(_description(summary, experiment, optimizer_label(experiment), sizes, data,
-                                      best.prompt_versions, {r.round: r.prompt_versions for r in state.records}))
-        return summary
+        return _finish_logs(tracker, state, experiment, scorer, status, stopped, confirm, sizes, data)
+    except TrackingError:
+        status = "FAILED"  # the run's end could not be logged in full: it must not read FINISHED
+        raise
     finally:
         tracker.finish(status)
+
+
+def _finish_logs(tracker: Any, state: OptimizeState, experiment: Experiment, scorer: Scorer, status: str,
+                 stopped: str | None, confirm: Callable[[OptimizeState], dict[str, Any]] | None,
+                 sizes: tuple[int, int, int], data: str) -> dict[str, Any]:
+    """The parent run's final checkpoint, best prompts, summary (with the confirmation), metrics, @best aliases,
+    stop tag and description."""
+    total = scorer.usage()
+    state.usage = {meter: asdict(u) for meter, u in scorer.usage_by_meter().items()}
+    state.lm_calls, state.tokens = total.calls, total.tokens
+    tracker.log_dict(state.to_dict(), STATE_ARTIFACT)
+    _save_best(tracker, state)
+    summary = summary_of(state, experiment, stopped=stopped, status=status)
+    if confirm is not None and status == "FINISHED":
+        summary["confirm"] = confirm(state)
+        tracker.log_metrics({f"confirm.{label}.{split}_{key}": value
+                             for label in ("seed", "best") for split, m in summary["confirm"][label].items()
+                             for key, value in m.items() if key in ("f1", "judge")})
+    tracker.log_dict(summary, "summary.json")
+    tracker.log_metrics({"summary/baseline": {k: v for k, v in summary["baseline"].items() if k != "errored"},
+                         "summary/final": {k: v for k, v in summary["final"].items() if k != "round"},
+                         "summary/gain": summary["gain"], "lm_calls": state.lm_calls})
+    best = next((r for r in state.records if r.round == state.best_round), state.records[0])
+    tracker.set_prompt_aliases(best.prompt_versions, "best")
+    if stopped:
+        tracker.set_tags({"memopt.stopped": stopped})
+    tracker.describe(_description(summary, experiment, optimizer_label(experiment), sizes, data,
+                                  best.prompt_versions, {r.round: r.prompt_versions for r in state.records}))
+    return summary
 
 
 def _guard(seed_system: MemorySystem, seen: list[Conversation]) -> Any:

@@ -9,6 +9,7 @@ Write a system as a `MemorySystem` subclass that declares its operations, regist
 from memopt.system import MemorySystem, OpSpec, clear_ingest_cache
 from memopt.systems.registry import (
     GROUP,
+    clash,
     discover,
     make_system,
     memory_system,
@@ -22,6 +23,7 @@ __all__ = [
     "GROUP",
     "MemorySystem",
     "OpSpec",
+    "clash",
     "clear_ingest_cache",
     "discover",
     "make_system",

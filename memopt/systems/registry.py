@@ -10,15 +10,20 @@ A memory system is a `MemorySystem` subclass registered under a name, in one of 
   plug-in is, and nothing in ``memopt`` imports ``pipelines``.
 
 Entry points are listed on the first lookup and loaded only when their system is asked for, so
-``memopt --help`` stays fast and a broken plug-in fails with one `PluginError` naming its entry
-point when it is used, never breaking the other systems. Registration validates the declarations
-(`validate_system`): an unknown stage, a steering op or knob the system lacks, an LLM op without a
-signature, ... each a `PluginError` naming the system and the op.
+``memopt --help`` stays fast and a broken plug-in (one that raises, or calls ``sys.exit``, while it is
+imported) fails with one `PluginError` naming its entry point when it is used, never breaking the
+other systems. A plug-in cannot take a shipped system's name: when another distribution declares a
+name memopt ships, memopt's own system keeps it and the plug-in's entry point is refused (one warning
+naming both distributions when the name is used; `memopt systems` lists the clash and exits 2). When
+two plug-ins declare the same name, neither is chosen: using the name is a `PluginError` naming both.
+Registration validates the declarations (`validate_system`): an unknown stage, a steering op or knob
+the system lacks, an LLM op without a signature, ... each a `PluginError` naming the system and the op.
 """
 
 from __future__ import annotations
 
 import functools
+import logging
 import threading
 from collections.abc import Callable
 from importlib.metadata import EntryPoint, entry_points
@@ -32,14 +37,16 @@ from memopt.system import MemorySystem, OpSpec
 from memopt.taxonomy import STAGES
 
 __all__ = ["GROUP", "memory_system", "system_class", "make_system", "system_names", "system_source",
-           "validate_system", "discover"]
+           "validate_system", "discover", "clash"]
 
 GROUP = "memopt.memory_systems"
+SHIPPED_BY = "memopt"  # the distribution whose systems a plug-in cannot replace
 S = TypeVar("S", bound=type[MemorySystem])
 
 _REGISTERED: dict[str, type[MemorySystem]] = {}
 _LOCK = threading.RLock()
 _INSTANCE_ATTRS = frozenset({"knobs", "prompts_dir", "callbacks", "history"})
+_log = logging.getLogger(__name__)
 
 
 def _qualname(cls: type) -> str:
@@ -132,17 +139,51 @@ def validate_system(cls: type[MemorySystem]) -> None:
                     + f" (ops: {', '.join(sorted(seen))}; knobs: {', '.join(sorted(cls.defaults)) or 'none'}).")
 
 
+def _dist_name(ep: EntryPoint) -> str:
+    return ep.dist.name if ep.dist is not None else "an unknown distribution"
+
+
 @functools.cache
-def _entry_points() -> dict[str, EntryPoint]:
-    found: dict[str, EntryPoint] = {}
+def _declared() -> tuple[dict[str, EntryPoint], dict[str, list[EntryPoint]]]:
+    """The entry point chosen for each name, and the refused ones of each clashing name (see the docstring)."""
+    by_name: dict[str, list[EntryPoint]] = {}
     for ep in entry_points(group=GROUP):
-        found.setdefault(ep.name, ep)
-    return found
+        same = by_name.setdefault(ep.name, [])
+        if not any(_dist_name(e) == _dist_name(ep) and e.value == ep.value for e in same):
+            same.append(ep)
+    chosen: dict[str, EntryPoint] = {}
+    refused: dict[str, list[EntryPoint]] = {}
+    for name, eps in by_name.items():
+        shipped = [ep for ep in eps if _dist_name(ep) == SHIPPED_BY]
+        if len(eps) == 1 or shipped:
+            chosen[name] = (shipped or eps)[0]
+        if len(eps) > 1:
+            refused[name] = sorted((ep for ep in eps if ep is not chosen.get(name)), key=_dist_name)
+    return chosen, refused
+
+
+def _entry_points() -> dict[str, EntryPoint]:
+    return _declared()[0]
+
+
+def clash(name: str) -> str | None:
+    """Why other distributions' entry points for ``name`` are refused (None when no two declare it)."""
+    chosen, refused = _declared()
+    if name not in refused:
+        return None
+    others = " and ".join(f"{_dist_name(ep)} ({ep.value})" for ep in refused[name])
+    if name in chosen:
+        return (f"memory system {name!r} ships with {SHIPPED_BY}; the plug-in entry point of {others} in group "
+                f"{GROUP} is refused (a plug-in cannot replace a shipped system): register the plug-in under "
+                "another name.")
+    count = {2: "two", 3: "three"}.get(len(refused[name]), str(len(refused[name])))
+    return (f"memory system {name!r} is declared by {count} plug-ins, {others}; memopt will not choose one: "
+            "uninstall one, or register them under different names.")
 
 
 def discover() -> list[str]:
     """Read the installed entry points again (after installing a plug-in into a running process); the names."""
-    _entry_points.cache_clear()
+    _declared.cache_clear()
     return system_names()
 
 
@@ -150,7 +191,7 @@ def system_names() -> list[str]:
     """Every known memory system (registered in this process or installed by entry point), sorted."""
     with _LOCK:
         registered = set(_REGISTERED)
-    return sorted(registered | set(_entry_points()))
+    return sorted(registered | set(_entry_points()) | set(_declared()[1]))
 
 
 def _where(ep: EntryPoint) -> str:
@@ -164,6 +205,9 @@ def _load(ep: EntryPoint) -> type[MemorySystem]:
         obj = ep.load()
     except PluginError as e:
         raise PluginError(f"memory system {ep.name!r} ({where}): {e}") from None
+    except SystemExit as e:  # a plug-in must not end memopt: its exit is reported as a broken plug-in
+        raise PluginError(f"memory system {ep.name!r} could not be loaded ({where}): importing it called "
+                          f"sys.exit({e.code!r}); fix or uninstall the plug-in.") from None
     except Exception as e:  # a plug-in that does not import must not break the others: one clear error
         raise PluginError(f"memory system {ep.name!r} could not be loaded ({where}): "
                           f"{type(e).__name__}: {e}") from None
@@ -187,16 +231,26 @@ def _load(ep: EntryPoint) -> type[MemorySystem]:
 
 def system_class(name: str) -> type[MemorySystem]:
     """The `MemorySystem` class registered under ``name`` (loading its plug-in on first use)."""
+    problem = clash(name)
     with _LOCK:
         cls = _REGISTERED.get(name)
+    ep = _entry_points().get(name)
+    if problem is not None and ep is None:
+        raise PluginError(problem)
+    if problem is not None:
+        _warn_once(problem)
     if cls is not None:
         return cls
-    ep = _entry_points().get(name)
     if ep is None:
         raise ConfigError(f"unknown pipeline {name!r}; choose one of {', '.join(system_names()) or 'none'} "
                           f"(memory systems are registered with @memory_system or installed through the "
                           f"{GROUP!r} entry-point group).")
     return _load(ep)
+
+
+@functools.cache
+def _warn_once(message: str) -> None:
+    _log.warning("warning: %s", message)
 
 
 def system_source(name: str) -> str:
