@@ -10,7 +10,7 @@ searched); a prompt exported without them does not reproduce the run's score. `l
 
 Where they go: ``knobs.yaml`` beside the prompt files (``text``); a top-level ``"memopt"`` object in the
 DSPy program JSON (``dspy``; DSPy's ``load`` ignores it) and in the Mem0 config (``mem0``, ``mem0-v2``).
-The Mem0 block is documented in the README ("Deploying to Mem0"): it is not a Mem0 key, so pop it
+The Mem0 block is documented in docs/mem0.md: it is not a Mem0 key, so pop it
 before ``Memory.from_config`` and pass ``search.limit`` to ``Memory.search`` (`memopt mem0 check`
 does both).
 """

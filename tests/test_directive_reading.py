@@ -155,7 +155,7 @@ def test_directives_for_an_operation_read_only_that_operations_directives():
 
 # The SimLM operation each seed prompt is sent to (the output field of its signature decides).
 SEED_OPERATIONS = {("evermemos", "episode"): "summarize", ("evermemos", "facts"): "extract"}
-# What the README's "Memory systems" section says each pipeline's seed prompts lack.
+# What docs/systems.md ("Memory systems") says each pipeline's seed prompts lack.
 SEED_LACKS = {
     ("mem0", "extract"): {"all_participants", "keep_details", "resolve_dates"},
     ("mem0", "update"): {"update_on_contradiction", "delete_only_explicit"},

@@ -232,7 +232,7 @@ def test_the_question_date_reaches_the_answer_op_and_changes_a_date_arithmetic_a
     from memopt.systems import make_system
     from memopt.trace import trace
 
-    assert memopt.data.load_longmemeval is load_longmemeval  # importable as the README says
+    assert memopt.data.load_longmemeval is load_longmemeval  # importable as docs/datasets.md says
     record = _instance("days_ago", question_type="temporal-reasoning", answer="10 days",
                        question="How many days ago did I attend the pottery workshop?",
                        question_date="2023/05/30 (Tue) 23:40",

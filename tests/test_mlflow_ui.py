@@ -2,7 +2,7 @@
 
 Slow: a one-round quickstart, an MLflow server and a browser. Needs Debian's ``/usr/bin/chromium``;
 without it the test skips with the reason, except under CI (``CI=true``), where it fails.
-The same code writes the README's screenshots: ``python tests/scripts/mlflow_traces_screenshot.py``.
+The same code writes the screenshots of docs/mlflow.md: ``python tests/scripts/mlflow_traces_screenshot.py``.
 """
 
 from __future__ import annotations

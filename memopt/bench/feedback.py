@@ -116,7 +116,7 @@ def ordering(rows: list[dict[str, Any]]) -> dict[str, bool | None]:
 
 
 def markdown_table(report: dict[str, Any]) -> str:
-    """The rows as the README's Markdown table."""
+    """The rows as the Markdown table of docs/optimize.md."""
     lines = ["| experiment | budget | seeds | feedback | ops rewritten | test F1 before | after (mean ± sd) | gain "
              "| share of oracle gain | LM calls | s / run |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for row in report["rows"]:

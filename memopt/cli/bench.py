@@ -163,7 +163,7 @@ def feedback(
     rounds: int = typer.Option(8, "--rounds", min=1, help="Rounds (a run stops earlier when out of budget)."),
     variants: str = typer.Option(None, "--variants", help="Comma-separated feedback kinds: attribution, outcome, "
                                                           "score, empty, misleading (default: all)."),
-    markdown: bool = typer.Option(False, "--markdown", help="Also print the table as Markdown (the README's)."),
+    markdown: bool = typer.Option(False, "--markdown", help="Also print the table as Markdown (as in docs/)."),
     out: Path = typer.Option(None, "--out", help="Write {rows, oracle, ordering, runs} as JSON."),
 ) -> None:
     """The memtrace optimizer at one budget with each kind of feedback, over seeds, next to the catalogue oracle."""

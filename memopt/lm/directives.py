@@ -14,7 +14,7 @@ The reflection step of SimLM (proposing revised instructions) writes directives 
 ``phrasings``; every phrasing turns on its directive and no other directive of the same operation
 (asserted in tests). ``examples_on`` / ``examples_off`` are sentences that do and do not turn it on.
 
-This catalogue is public and is rendered in the README (``memopt directives`` prints it).
+This catalogue is public and is rendered in docs/simlm.md (``memopt directives`` prints it).
 """
 
 from __future__ import annotations
@@ -340,7 +340,7 @@ def _rule(cue: Cue) -> str:
 
 
 def catalogue_table() -> str:
-    """The catalogue as Markdown (for the README and `memopt directives`): directives, their cues, concepts."""
+    """The catalogue as Markdown (for docs/simlm.md and `memopt directives`): directives, their cues, concepts."""
     rows = ["| id | operations | reads | turns it on | does not turn it on | without it | with it |",
             "|---|---|---|---|---|---|---|"]
     for d in CATALOGUE:

@@ -2,8 +2,8 @@
 
 Write a system as a `MemorySystem` subclass that declares its operations, register it with
 ``@memory_system("name")`` (and, from an installed package, an entry point in the
-``memopt.memory_systems`` group), and build it by name with `make_system`. See the README section
-"Bring your own memory system" and `memopt.system` for the contract.
+``memopt.memory_systems`` group), and build it by name with `make_system`. See docs/systems.md
+("Bring your own memory system") and `memopt.system` for the contract.
 """
 
 from memopt.system import MemorySystem, OpSpec, clear_ingest_cache

@@ -62,7 +62,7 @@ def require_smartcomment() -> Any:
     except ImportError:
         raise ConfigError(f"MemTraceBench files need smartcomment {SMARTCOMMENT_VERSION}, which is not installed. "
                           f"Install it with: {INSTALL}  (smartcomment declares Python >= 3.12 but runs on 3.11; "
-                          "see the README's MemTraceBench section).") from None
+                          "see docs/datasets.md, MemTraceBench).") from None
     return smartcomment
 
 

@@ -1,4 +1,4 @@
-"""Screenshots of an optimize run in the MLflow UI (headless Chromium), for the README's MLflow section.
+"""Screenshots of an optimize run in the MLflow UI (headless Chromium), for docs/mlflow.md.
 
     python tests/scripts/mlflow_traces_screenshot.py [--store DIR] [--out DIR] [--rounds N]
 

@@ -1,4 +1,4 @@
-"""The README stays true: its set-up commands, its directive table, its command list."""
+"""The README and docs/ stay true: set-up commands and size, the directive table, every command, the nav."""
 
 from __future__ import annotations
 
@@ -6,10 +6,13 @@ import re
 import subprocess
 import sys
 
+import yaml
+
 from memopt.lm.directives import catalogue_table
 from tests.conftest import ROOT
 
 README = (ROOT / "README.md").read_text()
+DOCS = ROOT / "docs"
 
 
 def test_readme_starts_with_the_two_setup_commands():
@@ -23,8 +26,28 @@ def test_readme_starts_with_the_two_setup_commands():
     assert re.search(r'pip install (--quiet )?-e "\.\[dev\]"', (ROOT / ".ci" / "run").read_text())
 
 
-def test_readme_directive_table_is_the_catalogue():
-    section = README.split("<!-- directives:start -->\n")[1].split("\n<!-- directives:end -->")[0]
+def test_readme_fits_on_a_screen_and_links_only_existing_pages():
+    assert README.count("\n") <= 200
+    links = re.findall(r"\]\((docs/[^)#]+)", README)
+    assert links
+    for link in links:
+        assert (ROOT / link).is_file(), link
+
+
+def test_every_docs_page_is_in_the_nav_and_back():
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
+
+    def pages(nav):
+        for item in nav:
+            for value in item.values():
+                yield from pages(value) if isinstance(value, list) else [value]
+
+    assert sorted(pages(config["nav"])) == sorted(p.name for p in DOCS.glob("*.md"))
+
+
+def test_directive_table_is_the_catalogue():
+    page = (DOCS / "simlm.md").read_text()
+    section = page.split("<!-- directives:start -->\n")[1].split("\n<!-- directives:end -->")[0]
     assert section == catalogue_table()
 
 
@@ -32,5 +55,6 @@ def test_every_command_in_help_is_documented():
     done = subprocess.run([sys.executable, "-m", "memopt", "--help"], capture_output=True, text=True, timeout=60)
     commands = re.findall(r"│ (\w[\w-]*)\s{2,}", done.stdout)
     assert commands, done.stdout
+    page = (DOCS / "commands.md").read_text()
     for command in commands:
-        assert f"memopt {command}" in README, command
+        assert f"memopt {command}" in page, command
