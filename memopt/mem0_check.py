@@ -61,8 +61,8 @@ from memopt.data.model import Conversation, Session
 from memopt.errors import ConfigError, DataError, LMError
 from memopt.export import DATE_LINE
 
-__all__ = ["check_mem0", "load_fragment", "mem0_config", "session_messages", "EMBEDDING_DIMS", "MEM0_EXTRA",
-           "REPLACED_KEYS", "SCHEMA_VERSION"]
+__all__ = ["check_mem0", "plan_cases", "load_fragment", "mem0_config", "session_messages", "EMBEDDING_DIMS",
+           "MEM0_EXTRA", "REPLACED_KEYS", "SCHEMA_VERSION"]
 
 SCHEMA_VERSION = 1
 EMBEDDING_DIMS = 64
@@ -258,20 +258,27 @@ def _totals(per_conversation: dict[str, dict[str, Any]]) -> dict[str, int]:
     return {key: sum(stats[key] for stats in per_conversation.values()) for key in keys}
 
 
+def plan_cases(conversations: list[Conversation], limit: int | None, top_k: int) -> list[Any]:
+    """The (conversation, cases) to ask, after checking ``top_k``; no question at all is one clear error."""
+    from memopt.evaluate import select_cases
+
+    if top_k < 1:
+        raise ConfigError(f"--top-k must be at least 1, got {top_k}.")
+    plan = select_cases(conversations, limit)
+    if not plan:
+        raise DataError("no questions to ask: the selected conversations have no qa cases.")
+    return plan
+
+
 def check_mem0(config_fragment: dict[str, Any], conversations: list[Conversation], *, limit: int | None = None,
                top_k: int = 10, answer_prompt: str | None = None, server_url: str | None = None,
                on_progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Run real Mem0 with the fragment's prompts over the conversations and score it (see the module doc)."""
-    from memopt.evaluate import select_cases
     from memopt.lm.server import SimServer
     from memopt.metrics import CaseScore, summarize
 
-    if top_k < 1:
-        raise ConfigError(f"--top-k must be at least 1, got {top_k}.")
+    plan = plan_cases(conversations, limit, top_k)
     say = on_progress or (lambda _: None)
-    plan = select_cases(conversations, limit)
-    if not plan:
-        raise DataError("no questions to ask: the selected conversations have no qa cases.")
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="memopt-mem0-") as tmp, _offline_env(Path(tmp)):
         server = SimServer() if server_url is None else None

@@ -89,3 +89,15 @@ def _mlflow_tracking_uri_stays_with_its_test():
         os.environ.pop("MLFLOW_TRACKING_URI", None)
     else:
         os.environ["MLFLOW_TRACKING_URI"] = before
+
+
+def run_main(argv: list[str], cwd: Path, monkeypatch, capsys) -> tuple[int, str, str]:
+    """Run ``memopt ARGV`` in-process in ``cwd``: (exit code, stdout, stderr)."""
+    from memopt.cli import main
+
+    monkeypatch.chdir(cwd)
+    monkeypatch.setattr(sys, "argv", ["memopt", *argv])
+    with pytest.raises(SystemExit) as exit_:
+        main()
+    captured = capsys.readouterr()
+    return exit_.value.code, captured.out, captured.err

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import json
 import socket
-import sys
 from pathlib import Path
 
 import pytest
 
-from memopt.cli import main
 from memopt.data.locomo import to_locomo
 from memopt.data.synth import SynthSpec, synthetic_conversations
+from tests.conftest import run_main as _run
 
 BIG = "9" * 5000  # beyond Python's int-string conversion limit (4300 digits)
 DEEP = "[" * 100_000 + "]" * 100_000
@@ -260,15 +259,6 @@ CORPUS: list[tuple[str, list[str], str]] = [
     ("bench-attribution-cases-missing", ["bench", "attribution", "--cases", "{b}/missing.json"], "missing.json"),
     ("bench-simlm-out-is-a-directory", ["bench", "simlm", "--out", "{b}/a_dir"], "a_dir"),
 ]
-
-
-def _run(argv: list[str], cwd: Path, monkeypatch, capsys) -> tuple[int, str, str]:
-    monkeypatch.chdir(cwd)
-    monkeypatch.setattr(sys, "argv", ["memopt", *argv])
-    with pytest.raises(SystemExit) as exit_:
-        main()
-    captured = capsys.readouterr()
-    return exit_.value.code, captured.out, captured.err
 
 
 def test_the_corpus_is_large_and_covers_every_command():

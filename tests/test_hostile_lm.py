@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from memopt.cli import main
 from memopt.errors import LMError
+from tests.conftest import run_main as _run
 
 MEMOPT = str(Path(sys.executable).with_name("memopt"))
 DATA = "synthetic:conversations=2,sessions=2,seed=1,questions_per_conversation=6"
@@ -26,15 +26,6 @@ OPT_DATA = "synthetic:conversations=4,sessions=2,seed=1,questions_per_conversati
 
 def _snapshot(root: Path) -> dict[str, tuple[int, int]]:
     return {str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns) for p in root.rglob("*")}
-
-
-def _run(argv: list[str], cwd: Path, monkeypatch, capsys) -> tuple[int, str, str]:
-    monkeypatch.chdir(cwd)
-    monkeypatch.setattr(sys, "argv", ["memopt", *argv])
-    with pytest.raises(SystemExit) as exit_:
-        main()
-    captured = capsys.readouterr()
-    return exit_.value.code, captured.out, captured.err
 
 
 def _one_error(code: int, out: str, err: str, expected_code: int, *names: str) -> str:

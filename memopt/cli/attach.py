@@ -48,11 +48,7 @@ def mem0(
     check_writable(trace, option="--trace", directory=True)
     fragment = load_config(config)
     given = load_answers(answers) if answers is not None else None
-    instructions = None
-    if answer_prompt is not None:
-        if not answer_prompt.is_file():
-            raise ConfigError(f"--answer-prompt {answer_prompt}: no such file.")
-        instructions = answer_prompt.read_text(encoding="utf-8").strip()
+    instructions = options.answer_prompt_text(answer_prompt)
     name, loaded = load_data(data)
     chosen = select(loaded, options.parse_ids(conversations))
     progress = Console(stderr=True, soft_wrap=True, highlight=False)

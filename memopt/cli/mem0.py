@@ -35,7 +35,6 @@ def check(
 
     from memopt.cli.tables import mem0_check_table
     from memopt.data.source import load_data, select
-    from memopt.errors import ConfigError
     from memopt.files import check_writable, write_json
     from memopt.mem0_check import check_mem0, load_fragment
 
@@ -45,11 +44,7 @@ def check(
     if top_k is None:
         block = fragment.get("memopt") if isinstance(fragment.get("memopt"), dict) else {}
         top_k = int((block.get("search") or {}).get("limit") or 10)
-    instructions = None
-    if answer_prompt is not None:
-        if not answer_prompt.is_file():
-            raise ConfigError(f"--answer-prompt {answer_prompt}: no such file.")
-        instructions = answer_prompt.read_text(encoding="utf-8").strip()
+    instructions = options.answer_prompt_text(answer_prompt)
     name, loaded = load_data(data)
     chosen = select(loaded, options.parse_ids(conversations))
     progress = Console(stderr=True, soft_wrap=True, highlight=False)

@@ -69,3 +69,14 @@ def prompts_dir(value: Path | None) -> Path | None:
     if value is not None and not value.is_dir():
         raise ConfigError(f"--prompts {value}: no such directory (expected <dir>/<pipeline>/<op>.md files).")
     return value
+
+
+def answer_prompt_text(path: Path | None) -> str | None:
+    """The instructions of an ``--answer-prompt`` file (None without one); a missing file is one clear error."""
+    if path is None:
+        return None
+    if not path.is_file():
+        from memopt.errors import ConfigError
+
+        raise ConfigError(f"--answer-prompt {path}: no such file.")
+    return path.read_text(encoding="utf-8").strip()

@@ -151,7 +151,7 @@ def attach_mem0(config: dict[str, Any], conversations: list[Conversation], trace
     """Run the user's Mem0 under the tap on the conversations; write the recording and graphs (see the module doc)."""
     import dspy
 
-    from memopt.evaluate import case_metrics, select_cases
+    from memopt.evaluate import case_metrics
     from memopt.files import inside, safe_name
     from memopt.judge import LexicalJudge
     from memopt.live.decode import decoder_for
@@ -159,17 +159,14 @@ def attach_mem0(config: dict[str, Any], conversations: list[Conversation], trace
     from memopt.live.records import read_records
     from memopt.live.tap import trace_mem0
     from memopt.lm.config import make_lm
+    from memopt.mem0_check import plan_cases
     from memopt.metrics import exact_match, locomo_f1
     from memopt.systems import make_system
     from memopt.systems.helpers import item_line, session_date
     from memopt.trace.io import save_graph
 
-    if top_k < 1:
-        raise ConfigError(f"--top-k must be at least 1, got {top_k}.")
+    plan = plan_cases(conversations, limit, top_k)
     say = on_progress or (lambda _: None)
-    plan = select_cases(conversations, limit)
-    if not plan:
-        raise DataError("no questions to ask: the selected conversations have no qa cases.")
     trace_dir = Path(trace_dir)
     recording = trace_dir / RECORDING
     run_id, started, judge = uuid.uuid4().hex, time.perf_counter(), LexicalJudge()
