@@ -70,7 +70,7 @@ def test_parent_run_with_two_rounds_metrics_and_prompt_versions(store, tmp_path)
     assert update_v2.tags["round"] == "2" and update_v2.tags["parent_version"] == "1"
     assert client.get_prompt_version("mem0.update", 1).tags["parent_version"] == "none"
     assert update_v2.template == changed["update"].strip()
-    assert 0 < len(update_v2.commit_message) <= 500 and update_v2.commit_message.startswith("UpdateError x3")
+    assert 0 < len(update_v2.commit_message) <= 1000 and update_v2.commit_message.startswith("UpdateError x3")
 
     experiment = client.get_experiment_by_name("exp-a")
     nested = mlflow.search_runs([experiment.experiment_id], f"tags.mlflow.parentRunId = '{run_id}'",
