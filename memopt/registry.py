@@ -7,7 +7,7 @@ An object is registered in one of two ways:
   which calls `Registry.register`;
 - by an installed package, with an entry point in the kind's group (``memopt.attribution_methods``,
   ``memopt.feedback_kinds``) whose name is the registered name and whose value is the object
-  (``earliest_llm = "my_package.methods:earliest_llm"``).
+  (``first_fault = "my_package.methods:first_fault"``).
 
 memopt's own entries are registered by importing the kind's ``builtins`` module on the first lookup;
 entry points are listed on the first lookup and loaded only when their name is asked for, so

@@ -112,7 +112,7 @@ from memopt.trace import load_graph
 
 experiment = load_experiment(sys.argv[1], {"optimizer.feedback": "error_counts", "attribution.method": "earliest_llm"})
 run = RunResult.load("results.json")
-by_id = {r.case_id: r.to_dict() for r in run.results}
+by_id = {c.case_id: c.to_dict() for c in run.cases}
 blamed = [(c, attribute(c, LexicalJudge(), experiment.attribution.method))
           for path in sorted(__import__("pathlib").Path("graphs").glob("*.json*"))
           for c in failed_cases(load_graph(path), by_id)]

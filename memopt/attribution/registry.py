@@ -3,7 +3,7 @@
 An attribution method takes a `FailedCase` and a `Judge` and returns an `Attribution` whose ``method``
 is its name, with the judge calls and seconds it spent. It is registered with the decorator, or by an
 installed package through an entry point in the ``memopt.attribution_methods`` group
-(``earliest_llm = "my_package.methods:earliest_llm"``); the rules are those of `memopt.registry`
+(``first_fault = "my_package.methods:first_fault"``); the rules are those of `memopt.registry`
 (a plug-in cannot take a shipped name). What the method needs is declared on registration:
 
 - ``needs_replay``: it re-runs ops (counterfactual), so it cannot score a foreign graph
