@@ -89,8 +89,7 @@ def test_the_method_blames_by_name_the_earliest_llm_op(site, traced):
     theirs = [json.loads(line) for line in (traced / "memtrace.jsonl").read_text().splitlines()]
     assert mine and [a["case_id"] for a in mine] == [a["case_id"] for a in theirs]
     assert {a["method"] for a in mine} == {"earliest_llm"} and all(a["judge_calls"] == 0 for a in mine)
-    # mem0's LLM ops: extract (extraction) blamed first when on the path, else decide / answer
-    assert {a["operation"] for a in mine} <= {"extract", "decide", "answer"}
+    assert {a["operation"] for a in mine} <= {"extract", "update", "answer"}  # mem0's LLM ops
     assert [a["op_id"] for a in mine] != [a["op_id"] for a in theirs]
 
 
@@ -117,7 +116,7 @@ blamed = [(c, attribute(c, LexicalJudge(), experiment.attribution.method))
           for path in sorted(__import__("pathlib").Path("graphs").glob("*.json*"))
           for c in failed_cases(load_graph(path), by_id)]
 kind = get_kind(experiment.optimizer.feedback_kind)
-feedback = kind(FeedbackRequest(blamed, {"extract": ("extract",), "decide": ("decide",), "answer": ("answer",)},
+feedback = kind(FeedbackRequest(blamed, {"extract": ("extract",), "update": ("update",), "answer": ("answer",)},
                                 [], {}))
 print(json.dumps({"uses_attribution": kind.uses_attribution, "methods": sorted({a.method for _, a in blamed}),
                   "text": {op: fb.text() for op, fb in feedback.items()}}))
@@ -143,6 +142,18 @@ def test_one_round_of_optimize_with_the_plugin_kind_and_method(site, tmp_path):
            "--tracking-uri", f"sqlite:///{tmp_path / 'mlflow.db'}", "--out", "summary.json", site=site, cwd=tmp_path)
     summary = json.loads((tmp_path / "summary.json").read_text())
     [round_1] = summary["rounds"]
-    assert round_1["blamed_ops"] and set(round_1["blamed_ops"]) <= {"extract", "decide", "answer"}
+    assert round_1["blamed_ops"]
+    import mlflow
+
+    client = mlflow.MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    parent = client.get_run(summary["run_id"])
+    assert parent.data.params["optimizer.feedback"] == "error_counts"
+    assert parent.data.params["optimizer.attribution"] == "earliest_llm"
+    assert parent.info.run_name.startswith("quickstart-memtrace-error_counts-")  # a control: named in the run
+    [one] = client.search_runs([parent.info.experiment_id], filter_string=f"tags.mlflow.parentRunId = "
+                               f"'{summary['run_id']}' and tags.memopt.round = '1'")
+    text = Path(client.download_artifacts(one.info.run_id, "feedback.md", str(tmp_path))).read_text()
+    sections = re.findall(r"^# (\w+)\n\n(.*)$", text, flags=re.M)
+    assert sections and {op for op, _ in sections} <= {"extract", "update", "answer"}
     assert all(re.fullmatch(r"\d+ failed answers were blamed on this operation \(.+\), with prompt version \w+\.",
-                            text) for text in round_1["feedback"].values())
+                            body) for _, body in sections)
