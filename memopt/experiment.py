@@ -109,24 +109,31 @@ class LMConfig(_Strict):
 
 
 class AttributionConfig(_Strict):
-    """How failures are attributed (see `memopt.attribution.methods.METHODS`)."""
+    """How failures are attributed: ``method`` is a registered attribution method (`memopt.attribution.registry`)."""
 
     method: str = "memtrace"
     verify: bool = False
 
+    @field_validator("method")
+    @classmethod
+    def _registered_method(cls, method: str) -> str:
+        from memopt.attribution.registry import attribution_methods
 
-FeedbackKind = Literal["attribution", "outcome", "score", "empty", "misleading"]
+        if method not in attribution_methods:
+            raise ValueError(attribution_methods.unknown(method))
+        return method
 
 
 class OptimizerConfig(_Strict):
     """Which optimizer, and its options.
 
-    ``feedback`` is what the reflection LM reads (`memopt.feedback`): memtrace takes all five kinds, gepa
-    ``attribution`` or ``outcome``. ``score_only`` is a name for memtrace with ``feedback: score``.
+    ``feedback`` is what the reflection LM reads, a registered feedback kind (`memopt.feedback_kinds`): memtrace
+    takes every kind, gepa those declared ``gepa=True`` (``attribution``, ``outcome``). ``score_only`` is a name
+    for memtrace with ``feedback: score``.
     """
 
     name: Literal["memtrace", "score_only", "gepa"] = "memtrace"
-    feedback: FeedbackKind | None = None
+    feedback: str | None = None
     candidates: int = Field(4, ge=1, le=12)
     ops_per_round: int = Field(2, ge=1, le=8)
     trials: int = Field(8, ge=1, le=200)
@@ -134,12 +141,24 @@ class OptimizerConfig(_Strict):
     search: dict[str, list[int]] = Field(default_factory=dict)
     min_gain: float = Field(0.0, ge=0.0)
 
+    @field_validator("feedback")
+    @classmethod
+    def _registered_kind(cls, feedback: str | None) -> str | None:
+        from memopt.feedback_kinds import feedback_kinds
+
+        if feedback is not None and feedback not in feedback_kinds:
+            raise ValueError(feedback_kinds.unknown(feedback))
+        return feedback
+
     @model_validator(mode="after")
     def _feedback_fits(self) -> OptimizerConfig:
+        from memopt.feedback_kinds import feedback_kinds, get_kind
+
         if self.name == "score_only" and self.feedback not in (None, "score"):
             raise ValueError(f"score_only reads the score only; feedback {self.feedback!r} needs name: memtrace")
-        if self.name == "gepa" and self.feedback not in (None, "attribution", "outcome"):
-            raise ValueError(f"gepa takes feedback attribution or outcome, not {self.feedback!r}")
+        if self.name == "gepa" and self.feedback is not None and not get_kind(self.feedback).gepa:
+            takes = " or ".join(n for n in feedback_kinds.shipped() if get_kind(n).gepa)
+            raise ValueError(f"gepa takes feedback {takes}, not {self.feedback!r}")
         return self
 
     @property

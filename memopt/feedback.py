@@ -1,4 +1,5 @@
-"""Feedback: what the reflection LM is told about one operation, in five kinds.
+"""Feedback: what the reflection LM is told about one operation, in five kinds (registered by name in
+`memopt.feedback_kinds`, where a plug-in adds its own).
 
 - ``attribution`` (memopt's, `build_feedback`): attributions grouped by operation. For each blamed
   operation: how many failures of each error type, the prompt version they came from, and 2–5
@@ -31,11 +32,10 @@ from memopt.attribution.types import Attribution
 from memopt.text import find_relative_dates, has_absolute_date, overlap, stems
 from memopt.trace.graph import op_stages
 
-__all__ = ["Feedback", "FEEDBACK_KINDS", "build_feedback", "outcome_feedback", "score_feedback", "empty_feedback",
+__all__ = ["Feedback", "build_feedback", "outcome_feedback", "score_feedback", "empty_feedback",
            "misleading_feedback", "MAX_EXAMPLES", "MISLEADING_ADVICE"]
 
 MAX_EXAMPLES = 5
-FEEDBACK_KINDS = ("attribution", "outcome", "score", "empty", "misleading")
 MISLEADING_ADVICE: dict[str, str] = {  # by the stage of the operation it is given to
     "extraction": "Facts should be short; drop names, numbers, places and dates.",
     "update": "When a new fact is about the same topic as a stored memory, replace that memory.",
@@ -48,7 +48,7 @@ _DEFAULT_ADVICE = "Outputs should be as short as possible; leave out names, numb
 
 @dataclass
 class Feedback:
-    """What the proposer is told about one operation (``kind`` is one of `FEEDBACK_KINDS`)."""
+    """What the proposer is told about one operation (``kind``: a feedback kind, `memopt.feedback_kinds`)."""
 
     operation: str
     prompt_version: str | None

@@ -8,13 +8,14 @@ import sys
 
 import pytest
 
-from memopt.bench.feedback import VARIANTS, ordering
+from memopt.bench.feedback import ordering
 from memopt.experiment import load_experiment
 from memopt.lm.directives import active_directives, directives_for
 from memopt.optimize.oracle import oracle_instructions, share_of_gain
 from tests.conftest import ROOT
 
 QUICKSTART = ROOT / "experiments" / "quickstart.yaml"
+VARIANTS = ("attribution", "outcome", "score", "empty", "misleading")  # memopt's kinds, in the registry's order
 
 
 @pytest.mark.slow  # a full optimization (CI runs it with -m slow)

@@ -44,7 +44,7 @@ from typing import Any
 
 import networkx as nx
 
-from memopt.attribution.case import FailedCase, Probe, text_of
+from memopt.attribution.case import FailedCase, Probe, pseudo_discount, text_of
 from memopt.attribution.types import Attribution
 from memopt.judge import Judge
 from memopt.taxonomy import error_of_stages
@@ -157,10 +157,8 @@ def _error_type(case: FailedCase, op: str, probe: Probe) -> str:
 def _result(case: FailedCase, method: str, started: float, calls: int, error_type: str, op: str, reason: str,
             confidence: float = 1.0) -> Attribution:
     path = tuple(dict.fromkeys(n for n in (op, case.answer_op, case.answer_var) if n))
-    if case.pseudo_evidence:
-        confidence *= 0.7
-    return Attribution(case.case_id, error_type, op, case.G.nodes[op]["operation"], path, reason, round(confidence, 3),
-                       calls, None, method, time.perf_counter() - started)
+    return Attribution(case.case_id, error_type, op, case.G.nodes[op]["operation"], path, reason,
+                       pseudo_discount(case, confidence), calls, None, method, time.perf_counter() - started)
 
 
 def _unanswerable(case: FailedCase, method: str, started: float) -> Attribution:

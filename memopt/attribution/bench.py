@@ -165,7 +165,7 @@ def load_bench(path: str | Path) -> list[BenchCase]:
 def score_bench(cases: list[BenchCase], methods: list[str], judge_factory: Callable[[], Judge], base_dir: str | Path,
                 ) -> list[dict[str, Any]]:
     """One row per (pipeline, method): n, type and op accuracy, judge calls and seconds per case."""
-    from memopt.attribution.methods import METHODS
+    from memopt.attribution.registry import get_method
 
     graphs: dict[str, nx.DiGraph] = {}
     rows = []
@@ -181,7 +181,7 @@ def score_bench(cases: list[BenchCase], methods: list[str], judge_factory: Calla
                 if case.graph not in graphs:
                     graphs[case.graph] = load_graph(Path(base_dir) / case.graph)
                 started = time.perf_counter()
-                found = METHODS[method](case.failed_case(graphs[case.graph]), judge)
+                found = get_method(method)(case.failed_case(graphs[case.graph]), judge)
                 seconds += time.perf_counter() - started
                 right_type += found.error_type == case.error_type
                 right_op += found.op_id == case.op_id

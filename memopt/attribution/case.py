@@ -35,8 +35,8 @@ from memopt.judge import Judge
 from memopt.metrics import is_abstention
 from memopt.trace.graph import answer_of, latest, op_stages, ops_in_order, steering_ops, variables
 
-__all__ = ["FailedCase", "Probe", "text_of", "failed_cases", "is_failed", "produces_content", "is_content",
-           "RAW_KINDS"]
+__all__ = ["FailedCase", "Probe", "pseudo_discount", "text_of", "failed_cases", "is_failed", "produces_content",
+           "is_content", "RAW_KINDS"]
 
 RAW_KINDS = frozenset({"turn", "chunk", "context"})
 _NAME = re.compile(r"\b[A-Z][a-z]+(?:'s)?\b")
@@ -213,6 +213,14 @@ class Probe:
                 day = item_day(value, d.get("metadata"))
                 self._verdicts[node] = self.raw_holds(plain(value)) or self.holds_text(reading(value, day))
         return self._verdicts[node]
+
+
+PSEUDO_EVIDENCE_FACTOR = 0.7
+
+
+def pseudo_discount(case: FailedCase, confidence: float) -> float:
+    """The confidence an attribution states (3 decimals): lowered when the case's evidence was found by words."""
+    return round(confidence * PSEUDO_EVIDENCE_FACTOR if case.pseudo_evidence else confidence, 3)
 
 
 def failed_cases(G: nx.DiGraph, results: dict[str, dict[str, Any]]) -> list[FailedCase]:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import time
 
-from memopt.attribution.case import FailedCase, Probe
+from memopt.attribution.case import FailedCase, Probe, pseudo_discount
 from memopt.attribution.types import Attribution
 from memopt.judge import Judge
 from memopt.trace.graph import op_stages, versions_of
@@ -34,11 +34,9 @@ __all__ = ["memtrace"]
 
 def _result(case: FailedCase, probe: Probe, started: float, error_type: str, op: str, reason: str,
             path: list[str | None], confidence: float = 1.0) -> Attribution:
-    if case.pseudo_evidence:
-        confidence *= 0.7
     return Attribution(case.case_id, error_type, op, case.G.nodes[op]["operation"],
-                       tuple(p for p in path if p), reason, round(confidence, 3), probe.calls, None, "memtrace",
-                       time.perf_counter() - started)
+                       tuple(p for p in path if p), reason, pseudo_discount(case, confidence), probe.calls, None,
+                       "memtrace", time.perf_counter() - started)
 
 
 def memtrace(case: FailedCase, judge: Judge) -> Attribution:

@@ -1,4 +1,5 @@
-"""The attribution methods by name, and `attribute`, the one entry point the CLI, bench and optimizers use.
+"""memopt's own attribution methods, registered by name, and `attribute`, the one entry point the CLI, bench and
+optimizers use (plug-ins register through `memopt.attribution.registry`).
 
 Every method takes a `FailedCase` and a `Judge` and returns an `Attribution` whose ``method`` is its
 name, with the judge calls and seconds it spent:
@@ -14,34 +15,26 @@ name, with the judge calls and seconds it spent:
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from memopt.attribution.baselines import all_at_once, binary_search, blame_response, step_by_step
 from memopt.attribution.case import FailedCase
 from memopt.attribution.counterfactual import counterfactual
 from memopt.attribution.counterfactual import verify as verify_attribution
 from memopt.attribution.memtrace import memtrace
+from memopt.attribution.registry import METHODS, attribution_method, get_method
 from memopt.attribution.types import Attribution
-from memopt.errors import ConfigError
 from memopt.judge import Judge
 
 __all__ = ["METHODS", "attribute"]
 
-METHODS: dict[str, Callable[[FailedCase, Judge], Attribution]] = {
-    "memtrace": memtrace,
-    "counterfactual": counterfactual,
-    "all_at_once": all_at_once,
-    "step_by_step": step_by_step,
-    "binary_search": binary_search,
-    "blame_response": blame_response,
-}
+attribution_method("memtrace")(memtrace)
+attribution_method("counterfactual", needs_replay=True)(counterfactual)
+for _method in (all_at_once, step_by_step, binary_search, blame_response):
+    attribution_method(_method.__name__)(_method)
 
 
 def attribute(case: FailedCase, judge: Judge, method: str = "memtrace", *, verify: bool = False) -> Attribution:
     """Blame one failed case with the named method (and verify the blamed op by replay when asked)."""
-    if method not in METHODS:
-        raise ConfigError(f"unknown attribution method {method!r}; choose one of: {', '.join(METHODS)}.")
-    found = METHODS[method](case, judge)
+    found = get_method(method)(case, judge)
     if verify and found.verified is None:
         return verify_attribution(case, found, judge)
     return found

@@ -13,10 +13,18 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MEMTRACEBENCH_SPLITS", "bench_attribution", "bench_long_graph", "score_memtracebench"]
+__all__ = ["MEMTRACEBENCH_SPLITS", "bench_attribution", "bench_long_graph", "score_memtracebench", "scored_methods"]
 
 MEMTRACEBENCH_SPLITS = ("rag", "mem0", "evermemos", "long_context")
-SCORED = ("memtrace", "counterfactual", "all_at_once", "step_by_step", "binary_search", "blame_response")
+
+
+def scored_methods(methods: list[str] | tuple[str, ...] | None = None, *, replay: bool = True) -> list[str]:
+    """The methods to score: those asked for, else every registered one (`memopt.attribution.registry`); without
+    ``replay``, those that need replay (a foreign or very long graph cannot give it) are left out."""
+    from memopt.attribution.registry import get_method, method_names
+
+    chosen = [get_method(m).name for m in (methods or method_names())]
+    return [m for m in chosen if replay or not get_method(m).needs_replay]
 
 
 def _counts(cases: list[Any]) -> dict[str, dict[str, int]]:
@@ -37,19 +45,20 @@ def bench_attribution(*, pipelines: list[str], data: str, cases_dir: str | Path,
     else:
         path = Path(cases_file)
         cases = [c for c in load_bench(path) if c.pipeline in pipelines]
-    rows = score_bench(cases, list(methods or SCORED), LexicalJudge, path.parent)
+    rows = score_bench(cases, scored_methods(methods), LexicalJudge, path.parent)
     return {"results": rows, "cases": str(path), "counts": _counts(cases)}
 
 
-def bench_long_graph(sessions: int = 1000, questions: int = 6, methods: tuple[str, ...] = (
-        "memtrace", "all_at_once", "step_by_step", "binary_search", "blame_response")) -> list[dict[str, Any]]:
-    """Seconds and judge calls per case on injected faults in one ``sessions``-session mem0 conversation."""
+def bench_long_graph(sessions: int = 1000, questions: int = 6, methods: tuple[str, ...] | None = None
+                     ) -> list[dict[str, Any]]:
+    """Seconds and judge calls per case on injected faults in one ``sessions``-session mem0 conversation
+    (default: every registered method that needs no replay)."""
     import dspy
 
     from memopt.attribution.bench import case_view, grounded
     from memopt.attribution.case import Probe
     from memopt.attribution.inject import effective, injections
-    from memopt.attribution.methods import METHODS
+    from memopt.attribution.registry import get_method
     from memopt.data.synth import SynthSpec, synthetic_conversations
     from memopt.judge import LexicalJudge
     from memopt.lm.config import make_lm
@@ -80,12 +89,12 @@ def bench_long_graph(sessions: int = 1000, questions: int = 6, methods: tuple[st
                     injection, broken, Probe(broken, judge)):
                 faulted.append((broken, injection))
     rows = []
-    for method in methods:
+    for method in scored_methods(methods, replay=False):
         right = calls = 0
         seconds = 0.0
         for view, injection in faulted:
             started = time.perf_counter()
-            found = METHODS[method](view, LexicalJudge())
+            found = get_method(method)(view, LexicalJudge())
             seconds += time.perf_counter() - started
             right += (found.error_type, found.op_id) == (injection.error_type, injection.op_id)
             calls += found.judge_calls
@@ -122,12 +131,12 @@ def score_memtracebench(directory: str | Path, methods: list[str] | None = None)
     """
     from memopt.attribution.case import FailedCase
     from memopt.attribution.evidence import seed_evidence
-    from memopt.attribution.methods import METHODS
+    from memopt.attribution.registry import get_method
     from memopt.judge import LexicalJudge
     from memopt.trace.graph import answer_of
     from memopt.trace.memtrace import load_memtrace
 
-    chosen = [m for m in (methods or SCORED) if m != "counterfactual"]
+    chosen = scored_methods(methods, replay=False)
     rows, skipped, labels, files = [], {}, {}, {}
     for split, paths in _split_files(Path(directory)).items():
         cases: list[tuple[Any, str, str]] = []
@@ -155,7 +164,7 @@ def score_memtracebench(directory: str | Path, methods: list[str] | None = None)
             for case, error_type, op_id in cases:
                 if case is None:
                     continue
-                found = METHODS[method](case, LexicalJudge())
+                found = get_method(method)(case, LexicalJudge())
                 right_type += found.error_type == error_type
                 right_op += case.G.nodes[found.op_id].get("sc_op_id", found.op_id) == op_id
                 calls += found.judge_calls

@@ -1,7 +1,7 @@
 """`memopt bench feedback`: one optimizer, one budget, five kinds of feedback, several seeds.
 
-For one experiment, the ``memtrace`` optimizer runs with each feedback kind of `memopt.feedback`
-(attribution, outcome, score, empty, misleading) at the same LM-call budget and number of rounds,
+For one experiment, the ``memtrace`` optimizer runs with each registered feedback kind (`memopt.feedback_kinds`:
+attribution, outcome, score, empty, misleading, then plug-ins) at the same LM-call budget and number of rounds,
 untracked, for ``seeds`` seeds (the experiment's seed, +1, +2, ...). The seed drives SimLM's
 reflection (which candidates it writes), Optuna's sampler and therefore the proposals and the
 selection; the data, its split and what the task and judge LMs do are the same for every seed.
@@ -21,9 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["bench_feedback", "feedback_rows", "ordering", "markdown_table", "VARIANTS"]
-
-VARIANTS = ("attribution", "outcome", "score", "empty", "misleading")
+__all__ = ["bench_feedback", "feedback_rows", "ordering", "markdown_table"]
 
 
 def _mean_sd(values: list[float]) -> tuple[float, float]:
@@ -35,14 +33,16 @@ def bench_feedback(experiment: str | Path, *, budget: int, seeds: int = 3, round
     """Run every feedback kind for ``seeds`` seeds; returns runs, rows, the oracle and the ordering verdicts."""
     from memopt.errors import ConfigError
     from memopt.experiment import load_experiment
+    from memopt.feedback_kinds import kind_names
     from memopt.optimize.oracle import catalogue_oracle, share_of_gain
     from memopt.optimize.run import run_experiment
     from memopt.tracking import NullTracker
 
-    names = list(variants or VARIANTS)
-    unknown = sorted(set(names) - set(VARIANTS))
+    known = kind_names()
+    names = list(variants or known)
+    unknown = sorted(set(names) - set(known))
     if unknown:
-        raise ConfigError(f"--variants: unknown feedback {', '.join(unknown)} (known: {', '.join(VARIANTS)}).")
+        raise ConfigError(f"--variants: unknown feedback {', '.join(unknown)} (known: {', '.join(known)}).")
     base = load_experiment(experiment, {"budget.max_lm_calls": budget, "rounds": rounds})
     started = time.perf_counter()
     oracle = catalogue_oracle(base)

@@ -41,6 +41,7 @@ def _register() -> None:
         lm_check,
         mem0,
         optimize,
+        plugins,
         run,
         serve,
         show,
@@ -56,6 +57,7 @@ def _register() -> None:
     app.command("lm-check")(lm_check.lm_check)
     app.command("directives")(directives.directives)
     app.command("systems")(systems_command.systems)
+    app.command("plugins")(plugins.plugins)
     app.command("show")(show.show)
     app.command("export")(export.export)
     app.command("check-prompts")(check_prompts.check_prompts)

@@ -15,8 +15,8 @@ def attribute(
     results: Path = typer.Option(..., "--results", "-r", help="results.json written by `memopt run`."),
     trace: Path = typer.Option(..., "--trace", "-t", help="The graph directory of that run (`memopt run --trace`)."),
     method: str = typer.Option("memtrace", "--method", "-m",
-                               help="memtrace, counterfactual, all_at_once, step_by_step, binary_search, "
-                                    "blame_response."),
+                               help="A registered attribution method (`memopt plugins` lists them; "
+                                    "plug-ins included)."),
     verify: bool = typer.Option(False, "--verify", help="Confirm each blamed op by replay with an oracle correction."),
     judge_lm: str = typer.Option("sim", "--judge-lm", envvar="MEMOPT_JUDGE_LM",
                                  help="Judge: an LM spec ('sim', 'openai/...'), or 'lexical' (SimLM's rules, direct)."),
@@ -31,15 +31,17 @@ def attribute(
     from rich.console import Console
     from rich.table import Table
 
-    from memopt.attribution.methods import METHODS
+    from memopt.attribution.registry import get_method
     from memopt.attribution.run import attribute_run, summarize_attributions
     from memopt.attribution.types import save_attributions
-    from memopt.errors import ConfigError
+    from memopt.errors import ConfigError, MemoptError
     from memopt.evaluate import RunResult
     from memopt.files import check_writable
 
-    if method not in METHODS:
-        raise ConfigError(f"--method {method!r}: choose one of {', '.join(METHODS)}.")
+    try:
+        get_method(method)
+    except MemoptError as e:
+        raise ConfigError(f"--method: {e}") from None
     check_writable(out)
     run = RunResult.load(results)
     judge, workers = _judge(judge_lm, concurrency, cache=not no_cache)

@@ -92,7 +92,8 @@ def trace(
 def attribution(
     pipelines: str = typer.Option("long_context,rag,mem0,evermemos", "--pipelines", help="Comma-separated pipelines."),
     data: str = typer.Option("synthetic:conversations=4,sessions=8,seed=7", "--data", help="Data spec."),
-    methods: str = typer.Option(None, "--methods", help="Comma-separated methods (default: all six)."),
+    methods: str = typer.Option(None, "--methods", help="Comma-separated attribution methods (default: every "
+                                 "registered one; `memopt plugins` lists them)."),
     cases: Path = typer.Option(None, "--cases", help="Re-score methods on saved bench cases instead of new ones."),
     cases_dir: Path = typer.Option(Path("attribution-bench"), "--cases-dir",
                                    help="Where new bench cases (cases.json + graphs/) are written."),
@@ -161,8 +162,8 @@ def feedback(
     budget: int = typer.Option(6000, "--budget", min=1, help="LM-call budget of every run."),
     seeds: int = typer.Option(3, "--seeds", min=1, help="Runs per feedback kind (seeds: the experiment's, +1, ...)."),
     rounds: int = typer.Option(8, "--rounds", min=1, help="Rounds (a run stops earlier when out of budget)."),
-    variants: str = typer.Option(None, "--variants", help="Comma-separated feedback kinds: attribution, outcome, "
-                                                          "score, empty, misleading (default: all)."),
+    variants: str = typer.Option(None, "--variants", help="Comma-separated feedback kinds (default: every "
+                                                          "registered one; `memopt plugins` lists them)."),
     markdown: bool = typer.Option(False, "--markdown", help="Also print the table as Markdown (as in docs/)."),
     out: Path = typer.Option(None, "--out", help="Write {rows, oracle, ordering, runs} as JSON."),
 ) -> None:

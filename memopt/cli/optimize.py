@@ -20,8 +20,8 @@ def optimize(
     tracking_uri: str = typer.Option(None, "--tracking-uri", help="Override `mlflow.tracking_uri`."),
     data: str = typer.Option(None, "--data", help="Override `data.source` (a LoCoMo file or a synthetic spec)."),
     optimizer: str = typer.Option(None, "--optimizer", help="Override `optimizer.name`: memtrace, score_only, gepa."),
-    feedback: str = typer.Option(None, "--feedback", help="Override `optimizer.feedback`: attribution, outcome, "
-                                                          "score, empty, misleading (controls; see docs/optimize.md)."),
+    feedback: str = typer.Option(None, "--feedback", help="Override `optimizer.feedback`: a registered feedback "
+                                                          "kind (`memopt plugins`; see docs/optimize.md)."),
     attribution: str = typer.Option(None, "--attribution", help="Override `attribution.method`."),
     budget: int = typer.Option(None, "--budget", min=1,
                                help="Override `budget.max_lm_calls` (task, judge, reflection and reporting calls)."),

@@ -23,7 +23,7 @@ from memopt.attribution.case import FailedCase
 from memopt.attribution.evidence import seed_evidence
 from memopt.attribution.methods import attribute
 from memopt.data.model import Case, Conversation
-from memopt.feedback import build_feedback
+from memopt.feedback_kinds import FeedbackRequest, get_kind
 from memopt.metrics import locomo_f1
 from memopt.optimize.propose import propose_instructions
 from memopt.optimize.reflective import RoundOutcome
@@ -62,7 +62,8 @@ class AttributionFeedbackMetric:
         score = locomo_f1(str(pred.answer), case.gold, case.category)
         if pred_name is None:
             return score
-        if self.feedback == "outcome":
+        kind = get_kind(self.feedback)
+        if not kind.uses_attribution:
             return dspy.Prediction(score=score, feedback=(f"Question: {case.question}\nGold answer: {case.gold}\n"
                                                           f"Prediction: {pred.answer}\nScore: F1 {score:.2f}"))
         try:
@@ -77,7 +78,7 @@ class AttributionFeedbackMetric:
             return dspy.Prediction(score=score, feedback=(
                 f"This failure ({attribution.error_type}) was blamed on the {attribution.operation} operation, "
                 f"not on {pred_name}; keep this instruction unless other feedback says otherwise."))
-        feedback = build_feedback([(failed, attribution)], {attribution.operation: (pred_name,)})
+        feedback = kind(FeedbackRequest([(failed, attribution)], {attribution.operation: (pred_name,)}, [], {}))
         return dspy.Prediction(score=score, feedback=feedback[pred_name].text())
 
     def _blame(self, conversation: Conversation, case: Case, instructions: dict[str, str]) -> Any:

@@ -5,12 +5,14 @@ Each round of `ReflectiveOptimizer.step` reads as: evaluate the current system o
 ``candidates`` revised instructions for the most blamed LLM ops (only those) → select among
 candidates and knobs with Optuna on the val split → keep the best if it beats the current val F1.
 
-``feedback`` chooses what the reflection LM reads (`memopt.feedback`) and which ops are rewritten:
+``feedback`` names a registered feedback kind (`memopt.feedback_kinds`): what the reflection LM reads,
+and, by the kind's ``uses_attribution``, which ops are rewritten:
 
-- ``attribution`` (memopt's), ``misleading`` and ``empty`` rewrite memopt's blamed ops (the
-  ``ops_per_round`` most blamed), so the comparison between them isolates the feedback *text*;
-- ``outcome`` and ``score`` have no attribution: like a GEPA user, they take the LLM ops
-  round-robin (``ops_per_round`` per round) and the train split is evaluated untraced.
+- kinds that use attribution (``attribution``, memopt's; the ``misleading`` and ``empty`` controls)
+  rewrite memopt's blamed ops (the ``ops_per_round`` most blamed), so the comparison between them
+  isolates the feedback *text*;
+- kinds without (``outcome``, ``score``): like a GEPA user, they take the LLM ops round-robin
+  (``ops_per_round`` per round) and the train split is evaluated untraced.
 
 The ``score_only`` optimizer name is this optimizer with ``feedback="score"``. The
 ``blame_response`` ablation is this optimizer with the ``blame_response`` attribution method
@@ -25,32 +27,24 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from memopt.attribution.case import FailedCase, failed_cases
 from memopt.attribution.methods import attribute
 from memopt.attribution.types import Attribution
 from memopt.data.model import Conversation
 from memopt.errors import one_line
-from memopt.feedback import (
-    Feedback,
-    build_feedback,
-    empty_feedback,
-    misleading_feedback,
-    outcome_feedback,
-    score_feedback,
-)
+from memopt.feedback import Feedback
+from memopt.feedback_kinds import FeedbackKind, FeedbackRequest, get_kind
 from memopt.optimize.propose import Proposal, propose_instructions
 from memopt.optimize.scoring import Scored, Scorer
 from memopt.optimize.select import Choice, select
 from memopt.parallel import map_ordered
 from memopt.system import MemorySystem
 
-__all__ = ["ReflectiveOptimizer", "RoundOutcome", "BLAMED_OPS_FEEDBACK"]
+__all__ = ["ReflectiveOptimizer", "RoundOutcome"]
 
 logger = logging.getLogger(__name__)
-
-BLAMED_OPS_FEEDBACK = ("attribution", "misleading", "empty")  # the rest go round-robin over the LLM ops
 
 
 @dataclass
@@ -78,7 +72,7 @@ class ReflectiveOptimizer:
     # proposals
     candidates: int = 4
     ops_per_round: int = 2
-    feedback: Literal["attribution", "outcome", "score", "empty", "misleading"] = "attribution"
+    feedback: str = "attribution"  # a registered feedback kind (`memopt.feedback_kinds`)
     # attribution
     attribution: str = "memtrace"
     verify: bool = False
@@ -146,26 +140,23 @@ class ReflectiveOptimizer:
     @property
     def attributes(self) -> bool:
         """Whether this feedback kind needs the round's attributions (to choose the ops, or for its text)."""
-        return self.feedback in BLAMED_OPS_FEEDBACK
+        return self.kind.uses_attribution
+
+    @property
+    def kind(self) -> FeedbackKind:
+        """The registered feedback kind named by ``feedback``."""
+        return get_kind(self.feedback)
 
     def _feedback(self, system: MemorySystem, train: Scored, blamed: list[tuple[FailedCase, Attribution]],
                   round_index: int) -> dict[str, Feedback]:
-        versions = system.prompt_versions()
+        chosen: list[str] = []
         if not self.attributes:
             ops = system.llm_operations()
             start = ((round_index - 1) * self.ops_per_round) % len(ops)
             chosen = [ops[(start + i) % len(ops)] for i in range(min(self.ops_per_round, len(ops)))]
-            if self.feedback == "score":
-                return {op: score_feedback(op, train.metrics, versions.get(op)) for op in chosen}
-            return {op: outcome_feedback(op, train.results, versions.get(op), offset=round_index - 1)
-                    for op in chosen}
         mapping = {spec.name: system.prompt_ops(spec.name) for spec in system.operations}
-        if self.feedback == "misleading":
-            found = misleading_feedback(blamed, mapping)
-        else:
-            found = build_feedback(blamed, mapping)
-        if self.feedback == "empty":
-            found = {op: empty_feedback(op, fb.prompt_version) for op, fb in found.items()}
+        found = self.kind(FeedbackRequest(blamed, mapping, chosen, system.prompt_versions(), train.metrics,
+                                          train.results, round_index))
         return dict(list(found.items())[: self.ops_per_round])
 
     # 4. propose

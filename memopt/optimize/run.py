@@ -28,8 +28,9 @@ from typing import Any
 from memopt.data.model import Conversation
 from memopt.data.source import load_data, select
 from memopt.data.splits import split_ids
-from memopt.errors import ConfigError, EvaluationFailed, TrackingError
+from memopt.errors import ConfigError, EvaluationFailed, MemoptError, TrackingError
 from memopt.experiment import Experiment
+from memopt.feedback_kinds import get_kind
 from memopt.files import safe_name
 from memopt.interrupts import deferred
 from memopt.optimize.gepa import GepaOptimizer
@@ -81,7 +82,7 @@ def data_fingerprint(*parts: list[Conversation]) -> str:
 
 def check_experiment(experiment: Experiment) -> None:
     """Check what can be checked before the first LM call: method and LM names, knob values (errors name the key)."""
-    from memopt.attribution.methods import METHODS
+    from memopt.attribution.registry import get_method
     from memopt.lm.config import parse_lm_specs
     from memopt.systems import system_class
 
@@ -91,8 +92,12 @@ def check_experiment(experiment: Experiment) -> None:
     if experiment.confirm is not None and not experiment.confirm.offline and not experiment.confirm.config:
         raise ConfigError("confirm.offline is false: confirm.config must name your Mem0 config (YAML or JSON) "
                           "with its LLM, embedder and stores.")
-    if experiment.attribution.method not in METHODS:
-        raise ConfigError(f"attribution.method {experiment.attribution.method!r}: choose one of {', '.join(METHODS)}.")
+    for key, lookup, name in (("attribution.method", get_method, experiment.attribution.method),
+                              ("optimizer.feedback", get_kind, experiment.optimizer.feedback_kind)):
+        try:
+            lookup(name)  # a plug-in that does not load fails here, naming the key, before any LM call
+        except MemoptError as e:
+            raise ConfigError(f"{key}: {e}") from None
     for role in ("task", "judge", "reflection"):
         try:
             parse_lm_specs(getattr(experiment.lm, role))
@@ -328,7 +333,7 @@ def _run_name(experiment: Experiment) -> str:
     """The parent run's name: experiment and optimizer, the feedback kind when it is a control, the seed and the
     start time (so two runs of one experiment have distinct names)."""
     o = experiment.optimizer
-    control = o.feedback not in (None, "attribution", "score")
+    control = o.feedback is not None and get_kind(o.feedback).control
     return (f"{experiment.name}-{o.name}" + (f"-{o.feedback}" if control else "")
             + f"-seed{experiment.seed}-{time.strftime('%Y%m%d-%H%M%S')}")
 

@@ -1,0 +1,1 @@
+"""memopt-custom-feedback: the ``error_counts`` feedback kind, found by memopt through its entry point."""

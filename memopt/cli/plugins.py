@@ -1,0 +1,77 @@
+"""`memopt plugins`: every registered name of every pluggable kind, where it comes from, what it declares."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+__all__ = ["plugins"]
+
+KINDS = ("systems", "attribution", "feedback")
+
+
+def plugins(
+    kind: str = typer.Option(None, "--kind", "-k", help="Only this kind: systems, attribution or feedback."),
+) -> None:
+    """List memory systems, attribution methods and feedback kinds (shipped and plug-ins); exit 2 if one is broken."""
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    from memopt.errors import ConfigError
+
+    if kind is not None and kind not in KINDS:
+        raise ConfigError(f"--kind {kind!r}: choose one of {', '.join(KINDS)}.")
+    table = Table(title="memopt plug-ins")
+    for column in ("kind", "name", "declares", "from"):
+        table.add_column(column)
+    broken = 0
+    for name in KINDS:
+        if kind in (None, name):
+            for row in _rows(name):
+                broken += row[2].startswith("cannot load") or row[2].startswith("refused")
+                style = "red" if row[2].startswith(("cannot load", "refused")) else ""
+                table.add_row(*(escape(cell) for cell in row), style=style)
+    Console(soft_wrap=True).print(table)
+    if broken:
+        sys.exit(2)
+
+
+def _rows(kind: str) -> list[tuple[str, str, str, str]]:
+    """(kind, name, what it declares, where it comes from) for every name of one kind."""
+    from memopt.attribution.registry import attribution_methods
+    from memopt.errors import MemoptError
+    from memopt.feedback_kinds import feedback_kinds
+
+    if kind == "systems":
+        from memopt.systems import clash, system_class, system_names, system_source
+
+        names, get, source, refused = system_names(), system_class, system_source, clash
+        label = "memory system"
+    else:
+        registry = attribution_methods if kind == "attribution" else feedback_kinds
+        names, get, source, refused = registry.names(), registry.get, registry.source, registry.clash
+        label = registry.kind
+    rows = []
+    for name in names:
+        try:
+            obj = get(name)
+        except MemoptError as e:
+            rows.append((label, name, f"cannot load: {e}", ""))
+            continue
+        rows.append((label, name, _declares(kind, obj), source(name)))
+        problem = refused(name)
+        if problem is not None:
+            rows.append((label, name, f"refused: {problem}", ""))
+    return rows
+
+
+def _declares(kind: str, obj: object) -> str:
+    if kind == "systems":
+        return "ops: " + ", ".join(spec.name for spec in obj.operations)  # type: ignore[attr-defined]
+    if kind == "attribution":
+        return "needs replay" if obj.needs_replay else "–"  # type: ignore[attr-defined]
+    flags = [("uses attribution" if obj.uses_attribution else "round-robin ops"),  # type: ignore[attr-defined]
+             *(["gepa"] if obj.gepa else []), *(["control"] if obj.control else [])]  # type: ignore[attr-defined]
+    return ", ".join(flags)

@@ -1,0 +1,219 @@
+"""One registry idiom for every pluggable kind: a decorator, entry points, lookup by name, a listing.
+
+A `Registry` maps names to registered objects of one kind (attribution methods, feedback kinds, ...).
+An object is registered in one of two ways:
+
+- in code, with the kind's decorator (``@attribution_method("name")``, ``@feedback_kind("name")``),
+  which calls `Registry.register`;
+- by an installed package, with an entry point in the kind's group (``memopt.attribution_methods``,
+  ``memopt.feedback_kinds``) whose name is the registered name and whose value is the object
+  (``first_fault = "my_package.methods:first_fault"``).
+
+memopt's own entries are registered by importing the kind's ``builtins`` module on the first lookup;
+entry points are listed on the first lookup and loaded only when their name is asked for, so
+``memopt --help`` stays fast and a broken plug-in fails with one `PluginError` naming its entry point
+when it is used, never breaking the others. A plug-in cannot take a shipped name (its entry point is
+refused, and using the name warns once); two plug-ins declaring one name are a `PluginError` naming both.
+Memory systems follow the same rules in `memopt.systems.registry` (with their own declaration checks).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import logging
+import threading
+from collections.abc import Callable
+from importlib.metadata import EntryPoint, entry_points
+from typing import Generic, TypeVar
+
+from memopt.errors import ConfigError, PluginError
+
+__all__ = ["Registry", "SHIPPED_BY"]
+
+SHIPPED_BY = "memopt"  # the distribution whose entries a plug-in cannot replace
+T = TypeVar("T")
+_log = logging.getLogger(__name__)
+
+
+def _dist_name(ep: EntryPoint) -> str:
+    return ep.dist.name if ep.dist is not None else "an unknown distribution"
+
+
+class Registry(Generic[T]):
+    """Names → registered objects of one kind (see the module docstring)."""
+
+    def __init__(self, kind: str, group: str, builtins: str, adopt: Callable[[str, object], T]) -> None:
+        """``kind``: words for errors ("attribution method"); ``group``: the entry-point group; ``builtins``: the
+        module registering memopt's own entries; ``adopt``: turns a loaded object into a registered one (or raises
+        `PluginError` saying what it should be)."""
+        self.kind, self.group, self.builtins, self._adopt = kind, group, builtins, adopt
+        self._entries: dict[str, T] = {}
+        self._modules: dict[str, str] = {}
+        self._loaded: set[str] = set()  # names registered by loading an entry point
+        self._shipped: list[str] = []
+        self._lock = threading.RLock()
+        self._loading_builtins = False
+        self._builtins_loaded = False
+
+    # registration
+    def register(self, name: str, obj: object, *, module: str) -> T:
+        """Register ``obj`` under ``name`` (``module``: where it is defined, to tell shipped from plug-in)."""
+        if not (isinstance(name, str) and name.isidentifier()):
+            raise PluginError(f"{self.kind} name {name!r} ({module}): use a Python identifier (letters, digits, "
+                              "underscores), e.g. 'my_name'.")
+        shipped = module == SHIPPED_BY or module.startswith(SHIPPED_BY + ".")
+        with self._lock:
+            if not shipped:
+                self._load_builtins()
+            existing = self._entries.get(name)
+            if existing is not None and existing is not obj and self._modules.get(name) != module:
+                taken = "ships with memopt" if name in self._shipped else "is registered"
+                raise PluginError(f"{self.kind} {name!r} {taken} already ({self.source(name)}); {module} cannot "
+                                  "take its name: register it under another name.")
+            entry = self._adopt(name, obj)
+            self._entries[name] = entry
+            self._modules[name] = module
+            if shipped and name not in self._shipped:
+                self._shipped.append(name)
+        return entry
+
+    def _load_builtins(self) -> None:
+        with self._lock:
+            if self._builtins_loaded or self._loading_builtins:
+                return
+            self._loading_builtins = True
+            try:
+                importlib.import_module(self.builtins)
+                self._builtins_loaded = True
+            finally:
+                self._loading_builtins = False
+
+    # entry points
+    @functools.cached_property
+    def _declared(self) -> tuple[dict[str, EntryPoint], dict[str, list[EntryPoint]]]:
+        """The entry point chosen for each name, and the refused ones of each clashing name."""
+        self._load_builtins()
+        by_name: dict[str, list[EntryPoint]] = {}
+        for ep in entry_points(group=self.group):
+            same = by_name.setdefault(ep.name, [])
+            if not any(_dist_name(e) == _dist_name(ep) and e.value == ep.value for e in same):
+                same.append(ep)
+        chosen: dict[str, EntryPoint] = {}
+        refused: dict[str, list[EntryPoint]] = {}
+        for name, eps in by_name.items():
+            if name in self._shipped:
+                refused[name] = [ep for ep in eps if _dist_name(ep) != SHIPPED_BY]
+                if not refused[name]:
+                    del refused[name]
+                continue
+            if len(eps) == 1:
+                chosen[name] = eps[0]
+            else:
+                refused[name] = sorted(eps, key=_dist_name)
+        return chosen, refused
+
+    def discover(self) -> list[str]:
+        """Read the installed entry points again (after installing or removing a plug-in in a running process): a
+        name loaded from an entry point no longer installed is forgotten; the names."""
+        self.__dict__.pop("_declared", None)
+        chosen = self._declared[0]
+        with self._lock:
+            for name in self._loaded - set(chosen):
+                self._entries.pop(name, None)
+                self._modules.pop(name, None)
+            self._loaded &= set(chosen)
+        return self.names()
+
+    def clash(self, name: str) -> str | None:
+        """Why other distributions' entry points for ``name`` are refused (None when nothing is refused)."""
+        refused = self._declared[1].get(name)
+        if not refused:
+            return None
+        others = " and ".join(f"{_dist_name(ep)} ({ep.value})" for ep in refused)
+        if name in self._shipped:
+            return (f"{self.kind} {name!r} ships with {SHIPPED_BY}; the plug-in entry point of {others} in group "
+                    f"{self.group} is refused (a plug-in cannot replace a shipped {self.kind}): register the "
+                    "plug-in under another name.")
+        return (f"{self.kind} {name!r} is declared by {len(refused)} plug-ins, {others}; memopt will not choose "
+                "one: uninstall one, or register them under different names.")
+
+    # lookup
+    def names(self) -> list[str]:
+        """memopt's own names in their order, then every plug-in name (registered or installed), sorted."""
+        chosen, refused = self._declared
+        with self._lock:
+            others = (set(self._entries) | set(chosen) | set(refused)) - set(self._shipped)
+            return [*self._shipped, *sorted(others)]
+
+    def shipped(self) -> list[str]:
+        """memopt's own names, in their order."""
+        self._load_builtins()
+        return list(self._shipped)
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name in self.names()
+
+    def get(self, name: str) -> T:
+        """The object registered under ``name`` (loading its plug-in on first use)."""
+        self._load_builtins()
+        problem = self.clash(name)
+        with self._lock:
+            entry = self._entries.get(name)
+        if problem is not None and entry is None:
+            raise PluginError(problem)
+        if problem is not None:
+            _warn_once(problem)
+        if entry is not None:
+            return entry
+        ep = self._declared[0].get(name)
+        if ep is None:
+            raise ConfigError(self.unknown(name))
+        return self._load(ep)
+
+    def unknown(self, name: object) -> str:
+        """The message for a name nothing registered: the known names, and how to register one."""
+        return (f"unknown {self.kind} {name!r}; choose one of {', '.join(self.names()) or 'none'} "
+                f"({self.kind}s are registered in code or installed through the {self.group!r} entry-point group; "
+                "`memopt plugins` lists them).")
+
+    def source(self, name: str) -> str:
+        """Where an entry comes from: its entry point's distribution and value, or the module that registered it."""
+        ep = self._declared[0].get(name)
+        if ep is not None:
+            dist = f"{ep.dist.name} {ep.dist.version}: " if ep.dist is not None else ""
+            return f"{dist}{ep.value}"
+        self._load_builtins()
+        return f"{self._modules[name]}.{name}" if name in self._modules else "?"
+
+    def _where(self, ep: EntryPoint) -> str:
+        dist = f", from {ep.dist.name} {ep.dist.version}" if ep.dist is not None else ""
+        return f"entry point {ep.name} = {ep.value} in group {self.group}{dist}"
+
+    def _load(self, ep: EntryPoint) -> T:
+        where = self._where(ep)
+        try:
+            obj = ep.load()
+        except PluginError as e:
+            raise PluginError(f"{self.kind} {ep.name!r} ({where}): {e}") from None
+        except SystemExit as e:  # a plug-in must not end memopt: its exit is reported as a broken plug-in
+            raise PluginError(f"{self.kind} {ep.name!r} could not be loaded ({where}): importing it called "
+                              f"sys.exit({e.code!r}); fix or uninstall the plug-in.") from None
+        except Exception as e:  # a plug-in that does not import must not break the others: one clear error
+            raise PluginError(f"{self.kind} {ep.name!r} could not be loaded ({where}): "
+                              f"{type(e).__name__}: {e}") from None
+        with self._lock:
+            entry = self._entries.get(ep.name)
+            if entry is not None:
+                return entry
+            try:
+                entry = self.register(ep.name, obj, module=ep.module)
+            except PluginError as e:
+                raise PluginError(f"{e} ({where})") from None
+            self._loaded.add(ep.name)
+            return entry
+
+
+@functools.cache
+def _warn_once(message: str) -> None:
+    _log.warning("warning: %s", message)
