@@ -184,7 +184,7 @@ def test_lm_slots_bound_the_calls_in_flight_per_role():
 def test_progress_line_shows_phase_cases_and_rate_on_a_tty_and_nothing_otherwise():
     from rich.console import Console
 
-    from memopt.lm.config import ModelUsage
+    from memopt.lm.usage import ModelUsage
     from memopt.progress import RoundProgress
 
     def run(console: Console) -> RoundProgress:

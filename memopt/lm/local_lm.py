@@ -26,7 +26,7 @@ class LocalLM(dspy.LM):
         self.local_model = local_model
 
     def _death(self, exc: Exception) -> LMError | None:
-        from memopt.lm.config import failure_kind
+        from memopt.lm.explain import failure_kind
         from memopt.lm.local import server_death
 
         # A dropped connection waits a moment for the process to end; other failures only look.

@@ -1,0 +1,64 @@
+"""Explaining LM failures: what kind each is (`failure_kind`) and what to do about it (`explain_lm_error`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from memopt.errors import LMError
+from memopt.lm.redaction import redact
+from memopt.lm.spec import LMSpec, api_key_env
+
+__all__ = ["failure_kind", "explain_lm_error"]
+
+
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+
+
+def failure_kind(exc: BaseException) -> str:
+    """What kind of LM failure ``exc`` is: unreachable, timeout, auth, rate_limit, parse, server or other."""
+    names = {type(e).__name__ for e in _chain(exc)}
+    if any(isinstance(e, ConnectionError) for e in _chain(exc)) or names & {"ConnectError", "APIConnectionError"}:
+        return "unreachable"
+    if any(isinstance(e, TimeoutError) for e in _chain(exc)) or any("Timeout" in n for n in names):
+        return "timeout"
+    for kind, marker in (("auth", "AuthError"), ("rate_limit", "RateLimitError"), ("parse", "AdapterParseError"),
+                         ("server", "ServerError")):
+        if any(marker in n for n in names):
+            return kind
+    return "other"
+
+
+def explain_lm_error(spec: LMSpec, exc: BaseException) -> LMError:
+    """An `LMError` naming the spec, what went wrong and what to do; secrets from the environment are masked."""
+    parsed = spec
+    where = f" at {parsed.api_base}" if parsed.api_base else " (memopt's llama.cpp server)" if parsed.local else ""
+    key = api_key_env(parsed)
+    kind = failure_kind(exc)
+    death = None
+    if parsed.local and kind == "unreachable":
+        from memopt.lm.local import server_death
+
+        death = server_death(parsed.local)
+    advice = {
+        "unreachable": f"could not be reached{where}. " + (
+            f"{death[0].upper()}{death[1:]}." if death else "The server has stopped; run again." if parsed.local
+            else "Start the server (for SimLM: `memopt serve`) or fix the URL after '@'."),
+        "timeout": f"did not answer in time{where}. Raise the timeout, or check that the server is up and not "
+                   "overloaded.",
+        "auth": f"rejected the credentials. Set {key or 'the provider API key'} in the environment (keys are read "
+                "from the environment only) and try again.",
+        "rate_limit": "is rate-limiting requests. Wait, lower the concurrency, or raise num_retries.",
+        "parse": "answered, but the reply did not match the requested output format. Try another model or the "
+                 "JSON adapter.",
+        "server": f"failed with a server error{where}. Check the server's logs and retry.",
+        "other": "failed. Check the spec and the provider's settings.",
+    }[kind]
+    text = str(getattr(exc, "message", None) or exc).strip()  # DSPy's `message` lacks the "[model] " prefix
+    detail = redact(text.splitlines()[0] if text else "")[:300]
+    return LMError(f"LM {parsed.raw!r} {advice} ({type(exc).__name__}: {detail})")
