@@ -1,37 +1,13 @@
-"""Explaining LM failures: what kind each is (`failure_kind`) and what to do about it (`explain_lm_error`)."""
+"""Explaining LM failures: what went wrong with which spec and what to do about it (`explain_lm_error`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 from memopt.errors import LMError
+from memopt.lm.failures import failure_kind
 from memopt.lm.redaction import redact
 from memopt.lm.spec import LMSpec, api_key_env
 
-__all__ = ["failure_kind", "explain_lm_error"]
-
-
-def _chain(exc: BaseException) -> Iterator[BaseException]:
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        yield current
-        current = current.__cause__ or current.__context__
-
-
-def failure_kind(exc: BaseException) -> str:
-    """What kind of LM failure ``exc`` is: unreachable, timeout, auth, rate_limit, parse, server or other."""
-    names = {type(e).__name__ for e in _chain(exc)}
-    if any(isinstance(e, ConnectionError) for e in _chain(exc)) or names & {"ConnectError", "APIConnectionError"}:
-        return "unreachable"
-    if any(isinstance(e, TimeoutError) for e in _chain(exc)) or any("Timeout" in n for n in names):
-        return "timeout"
-    for kind, marker in (("auth", "AuthError"), ("rate_limit", "RateLimitError"), ("parse", "AdapterParseError"),
-                         ("server", "ServerError")):
-        if any(marker in n for n in names):
-            return kind
-    return "other"
+__all__ = ["explain_lm_error"]
 
 
 def explain_lm_error(spec: LMSpec, exc: BaseException) -> LMError:

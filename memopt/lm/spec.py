@@ -256,9 +256,9 @@ class LMRoles:
     Spec strings given to the constructor are parsed too: ``LMRoles(task="sim:1")``.
     """
 
-    task: LMSpec = field(default_factory=lambda: parse_lm_spec("sim"))
-    judge: LMSpec = field(default_factory=lambda: parse_lm_spec("sim"))
-    reflection: LMSpec = field(default_factory=lambda: parse_lm_spec("sim"))
+    task: LMSpec = field(default_factory=sim_spec)
+    judge: LMSpec = field(default_factory=sim_spec)
+    reflection: LMSpec = field(default_factory=sim_spec)
 
     def __post_init__(self) -> None:
         for role in ROLES:
