@@ -240,3 +240,35 @@ def test_cli_lm_check_unreachable_exits_2_naming_the_spec() -> None:
     assert f"LM '{UNREACHABLE}' could not be reached" in out.stderr
     assert "Traceback" not in out.stderr
     assert SECRET not in out.stderr + out.stdout
+
+
+def test_an_experiment_holds_parsed_specs_and_writes_them_back_as_given(tmp_path):
+    """The boundary: `lm.*` is parsed once when the experiment loads; it dumps back to the strings written."""
+    from memopt.experiment import Experiment, load_experiment
+
+    path = tmp_path / "exp.yaml"
+    path.write_text("pipeline: rag\nlm: {task: 'sim:4', judge: [openai/a@http://127.0.0.1:1/v1, "
+                    "openai/a@http://127.0.0.1:2/v1]}\n")
+    experiment = load_experiment(path)
+    assert experiment.lm.task == [LMSpec("sim:4", "sim/memopt", simulated=True, seed=4)]
+    assert [s.api_base for s in experiment.lm.judge] == ["http://127.0.0.1:1/v1", "http://127.0.0.1:2/v1"]
+    assert experiment.lm.reflection == [parse_lm_spec("sim")]
+    dumped = experiment.model_dump(mode="json")["lm"]
+    assert (dumped["task"], dumped["reflection"]) == ("sim:4", "sim")
+    assert dumped["judge"] == ["openai/a@http://127.0.0.1:1/v1", "openai/a@http://127.0.0.1:2/v1"]
+    assert Experiment.model_validate_json(experiment.model_dump_json()) == experiment
+    for bad, says in (("'not a spec'", "lm.task: LM spec 'not a spec'"), ("5", "lm.task: an LM spec string"),
+                      ("[sim, sim]", "a list of endpoints may hold only")):
+        path.write_text(f"pipeline: rag\nlm: {{task: {bad}}}\n")
+        with pytest.raises(ConfigError, match="exp.yaml: ") as error:
+            load_experiment(path)
+        assert says in str(error.value)
+
+
+def test_cli_lm_options_are_parsed_once_and_a_bad_one_names_the_option():
+    from memopt.cli.options import judge_lm, lm_list
+
+    assert lm_list(["openai/a@http://h:1/v1", " openai/a@http://h:2/v1 "])[1].api_base == "http://h:2/v1"
+    assert lm_list([]) == [parse_lm_spec("sim")] and judge_lm("None") is None
+    with pytest.raises(ConfigError, match="--judge-lm: LM spec 'sim@http://h:1/v1'"):
+        judge_lm("sim@http://h:1/v1")
