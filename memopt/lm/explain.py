@@ -12,18 +12,17 @@ __all__ = ["explain_lm_error"]
 
 def explain_lm_error(spec: LMSpec, exc: BaseException) -> LMError:
     """An `LMError` naming the spec, what went wrong and what to do; secrets from the environment are masked."""
-    parsed = spec
-    where = f" at {parsed.api_base}" if parsed.api_base else " (memopt's llama.cpp server)" if parsed.local else ""
-    key = api_key_env(parsed)
+    where = f" at {spec.api_base}" if spec.api_base else " (memopt's llama.cpp server)" if spec.local else ""
+    key = api_key_env(spec)
     kind = failure_kind(exc)
     death = None
-    if parsed.local and kind == "unreachable":
+    if spec.local and kind == "unreachable":
         from memopt.lm.local import server_death
 
-        death = server_death(parsed.local)
+        death = server_death(spec.local)
     advice = {
         "unreachable": f"could not be reached{where}. " + (
-            f"{death[0].upper()}{death[1:]}." if death else "The server has stopped; run again." if parsed.local
+            f"{death[0].upper()}{death[1:]}." if death else "The server has stopped; run again." if spec.local
             else "Start the server (for SimLM: `memopt serve`) or fix the URL after '@'."),
         "timeout": f"did not answer in time{where}. Raise the timeout, or check that the server is up and not "
                    "overloaded.",
@@ -37,4 +36,4 @@ def explain_lm_error(spec: LMSpec, exc: BaseException) -> LMError:
     }[kind]
     text = str(getattr(exc, "message", None) or exc).strip()  # DSPy's `message` lacks the "[model] " prefix
     detail = redact(text.splitlines()[0] if text else "")[:300]
-    return LMError(f"LM {parsed.raw!r} {advice} ({type(exc).__name__}: {detail})")
+    return LMError(f"LM {spec.raw!r} {advice} ({type(exc).__name__}: {detail})")

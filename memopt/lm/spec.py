@@ -185,18 +185,16 @@ def as_spec(spec: str | LMSpec) -> LMSpec:
 
 def api_key_env(spec: LMSpec) -> str | None:
     """Name of the environment variable LiteLLM reads the API key from (``OPENAI_API_KEY``); None for sim and local."""
-    parsed = spec
-    if parsed.simulated or parsed.local:
+    if spec.simulated or spec.local:
         return None
-    provider = parsed.model.split("/", 1)[0] if "/" in parsed.model else "openai"
+    provider = spec.model.split("/", 1)[0] if "/" in spec.model else "openai"
     return f"{re.sub(r'[^A-Za-z0-9]', '_', provider).upper()}_API_KEY"
 
 
 def describe_lm(spec: LMSpec) -> dict[str, Any]:
     """What to log about an LM: model, api_base, simulated, seed, local model. Never a key."""
-    parsed = spec
-    return {"model": parsed.model, "api_base": parsed.api_base, "simulated": parsed.simulated, "seed": parsed.seed,
-            "local": parsed.local}
+    return {"model": spec.model, "api_base": spec.api_base, "simulated": spec.simulated, "seed": spec.seed,
+            "local": spec.local}
 
 
 # Providers whose credentials may come from elsewhere than an environment variable (cloud IAM, instance roles,
@@ -212,22 +210,20 @@ def missing_api_key(spec: LMSpec) -> str | None:
     """
     import litellm
 
-    parsed = spec
-    if parsed.simulated or parsed.local or parsed.api_base:
+    if spec.simulated or spec.local or spec.api_base:
         return None
-    provider = parsed.model.split("/", 1)[0]
+    provider = spec.model.split("/", 1)[0]
     if provider.startswith(_KEYS_ELSEWHERE):
         return None
     with contextlib.redirect_stdout(io.StringIO()):
         try:
-            found = litellm.validate_environment(model=parsed.model)
+            found = litellm.validate_environment(model=spec.model)
         except Exception:
             return None
     missing = [name for name in found.get("missing_keys") or [] if re.search(r"API_?KEY$", name, re.IGNORECASE)]
     if found.get("keys_in_environment") or not missing:
         return None
     return " or ".join(missing)
-
 
 
 def client_params(spec: LMSpec, timeout: float | None) -> dict[str, Any]:
