@@ -33,12 +33,15 @@ from pydantic import (
     Field,
     ValidationError,
     ValidationInfo,
+    field_serializer,
     field_validator,
     model_validator,
 )
+from pydantic_core import PydanticCustomError
 
 from memopt.errors import ConfigError
 from memopt.files import read_text
+from memopt.lm.spec import LMSpec, parse_lm_specs, sim_spec
 
 __all__ = ["Experiment", "load_experiment", "apply_overrides"]
 
@@ -88,24 +91,43 @@ class DataConfig(_Strict):
 
 
 class LMConfig(_Strict):
-    """LM spec per role (see `memopt.lm.config`; a list of specs load-balances endpoints), and how calls are made.
+    """LM specs per role (`memopt.lm.spec`; several load-balance endpoints), and how calls are made.
+
+    Each role is written as one spec string or a list of them and held as a list of `LMSpec`, parsed once here.
 
     ``concurrency``: LM calls in flight at once, one number or per role (default: 8 for APIs and servers,
     1 for sim and local; `memopt.lm.pool`). ``timeout``: seconds per call. ``num_retries``: retries with
     backoff on 429 / 5xx / timeouts. ``parse_retries``: new asks for a reply no adapter could parse.
     ``cache``: the on-disk reply cache of real LMs (`memopt.lm.cache`). ``engine``: ``litellm`` (DSPy's
-    LiteLLM engine) or ``dspy`` (DSPy's own default, less client CPU per call; `memopt.lm.config.make_lm`).
+    LiteLLM engine) or ``dspy`` (DSPy's own default, less client CPU per call; `memopt.lm.build.make_lm`).
     """
 
-    task: str | list[str] = "sim"
-    judge: str | list[str] = "sim"
-    reflection: str | list[str] = "sim"
+    task: list[LMSpec] = Field(default_factory=lambda: [sim_spec()])
+    judge: list[LMSpec] = Field(default_factory=lambda: [sim_spec()])
+    reflection: list[LMSpec] = Field(default_factory=lambda: [sim_spec()])
     concurrency: int | dict[str, int] | None = None
     timeout: float = Field(120.0, gt=0)
     num_retries: int = Field(3, ge=0, le=20)
     parse_retries: int = Field(2, ge=0, le=10)
     cache: bool = True
     engine: Literal["litellm", "dspy"] = "litellm"
+
+    @field_validator("task", "judge", "reflection", mode="before")
+    @classmethod
+    def _parse_specs(cls, value: Any) -> list[LMSpec]:
+        """A spec string or a list of them, parsed here once: past the experiment, roles hold `LMSpec` lists."""
+        if not isinstance(value, str | LMSpec | list | tuple) or (
+                isinstance(value, list | tuple) and not all(isinstance(v, str | LMSpec) for v in value)):
+            raise PydanticCustomError("lm_spec", "an LM spec string, or a list of spec strings")
+        try:
+            return parse_lm_specs(value)
+        except ConfigError as e:
+            raise PydanticCustomError("lm_spec", "{why}", {"why": str(e)}) from None
+
+    @field_serializer("task", "judge", "reflection")
+    def _spec_text(self, specs: list[LMSpec]) -> str | list[str]:
+        """A role as written: one spec string, or the list of several endpoints' specs."""
+        return specs[0].raw if len(specs) == 1 else [s.raw for s in specs]
 
 
 class AttributionConfig(_Strict):

@@ -32,6 +32,8 @@ from memopt.taxonomy import ERROR_TYPES
 if TYPE_CHECKING:
     import dspy
 
+    from memopt.lm.spec import SpecInput
+
 __all__ = ["Judge", "LexicalJudge", "LMJudge", "make_judge", "quote_data"]
 
 _MARKERS = re.compile(re.escape(DATA_OPEN) + "|" + re.escape(DATA_CLOSE))
@@ -133,7 +135,7 @@ class LMJudge(_Counter):
         import dspy
 
         from memopt.lm.adapter import adapter_scope
-        from memopt.lm.config import ask
+        from memopt.lm.build import ask
 
         self._count()
         quoted = {name: quote_data(value) for name, value in inputs.items()}
@@ -161,11 +163,12 @@ def _failure(model: str, output: str, exc: Exception) -> str:
             "check the judge LM spec and that the LM is reachable")
 
 
-def make_judge(spec: str = "sim", *, seed: int = 0, callbacks: list[Any] | None = None, cache: bool = False) -> Judge:
+def make_judge(spec: SpecInput = "sim", *, seed: int = 0, callbacks: list[Any] | None = None,
+               cache: bool = False) -> Judge:
     """A judge from a spec: ``lexical`` (the SimLM judge rules, called directly), else `LMJudge` on that LM spec
-    (``callbacks`` and ``cache`` as in `memopt.lm.config.make_lm`)."""
+    (``callbacks`` and ``cache`` as in `memopt.lm.build.make_lm`)."""
     if spec == "lexical":
         return LexicalJudge()
-    from memopt.lm.config import make_lm
+    from memopt.lm.build import make_lm
 
     return LMJudge(make_lm(spec, seed=seed, callbacks=callbacks, cache=cache))

@@ -222,7 +222,7 @@ def _answer_all(memory: Any, plan: list, top_k: int, answer_prompt: str | None) 
     import dspy
 
     from memopt.judge import LexicalJudge
-    from memopt.lm.config import make_lm
+    from memopt.lm.build import make_lm
     from memopt.metrics import exact_match, locomo_f1
     from memopt.systems import make_system
     from memopt.systems.helpers import item_line

@@ -17,28 +17,36 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memopt.evaluate import CaseResult, RunResult, evaluate, select_cases
 from memopt.files import distinct_names, inside, safe_name
 
+if TYPE_CHECKING:
+    from memopt.lm.spec import SpecInput
+
 __all__ = ["run_pipeline"]
 
 
-def run_pipeline(pipeline: str, data: str, *, prompts: str | Path | None = None, lm: str | list[str] = "sim",
-                 judge_lm: str | list[str] | None = "sim", limit: int | None = None,
+def run_pipeline(pipeline: str, data: str, *, prompts: str | Path | None = None, lm: SpecInput = "sim",
+                 judge_lm: SpecInput | None = "sim", limit: int | None = None,
                  conversations: list[str] | None = None, concurrency: int | None = None, seed: int = 0,
                  knobs: dict[str, int] | None = None, on_case: Callable[[CaseResult], None] | None = None,
                  on_plan: Callable[[int], None] | None = None, trace_dir: str | Path | None = None,
                  cache: bool = False, timeout: float | None = 120.0, num_retries: int = 3,
                  parse_retries: int = 2, engine: str = "litellm") -> RunResult:
-    """Load data, build the pipeline, run and score it (tracing one graph per conversation into ``trace_dir``)."""
+    """Load data, build the pipeline, run and score it (tracing one graph per conversation into ``trace_dir``).
+
+    ``lm`` and ``judge_lm`` are parsed specs (as `memopt run` passes them) or spec strings, parsed once here."""
     from memopt.data.source import load_data, select
     from memopt.files import check_writable
     from memopt.judge import LMJudge
     from memopt.lm.adapter import preferred_adapter
-    from memopt.lm.config import UsageMeter, make_lm, parse_lm_specs
+    from memopt.lm.build import make_lm
     from memopt.lm.costs import usage_report
     from memopt.lm.pool import LMSlots, role_concurrency, threads_for
+    from memopt.lm.spec import parse_lm_specs
+    from memopt.lm.usage import UsageMeter
     from memopt.systems import make_system
     from memopt.trace import save_graph, trace
 
@@ -48,7 +56,7 @@ def run_pipeline(pipeline: str, data: str, *, prompts: str | Path | None = None,
     run_id = uuid.uuid4().hex
     task_specs = parse_lm_specs(lm)
     judge_specs = parse_lm_specs(judge_lm) if judge_lm else None
-    limits = role_concurrency(concurrency, {"task": lm, **({"judge": judge_lm} if judge_lm else {})})
+    limits = role_concurrency(concurrency, {"task": task_specs, **({"judge": judge_specs} if judge_specs else {})})
     system = make_system(pipeline, prompts=prompts, **(knobs or {}))
     name, loaded = load_data(data)
     chosen = select(loaded, conversations)

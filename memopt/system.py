@@ -48,7 +48,7 @@ from memopt.data.model import Case, Conversation
 from memopt.errors import ConfigError
 from memopt.events import OpEvent, conversation_scope, emit, listening
 from memopt.lm.adapter import adapter_scope
-from memopt.lm.config import ask
+from memopt.lm.build import ask
 from memopt.ops import OpCall, intercepting, produce, run_op
 from memopt.prompts import load_prompts, prompt_hash
 

@@ -29,7 +29,7 @@ Contract:
 - **Story of the run.** `Tracker.describe` sets the parent run's Markdown description
   (``mlflow.note.content``); `Tracker.log_datasets` logs the data splits as MLflow dataset inputs.
 - **Secrets.** Every param, tag, metric name, text, dict and commit message passes through
-  `memopt.lm.config.redact`, which masks the values of LM credential variables only (``*_API_KEY``,
+  `memopt.lm.redaction.redact`, which masks the values of LM credential variables only (``*_API_KEY``,
   ``*_TOKEN``, ``*_SECRET``, ... of at least 8 characters); param and tag keys that name a secret
   (``api_key``, ``secret``, ``password``, ``credential``, ``token`` as a word, so ``max_tokens``
   stays; also inside nested dicts) are dropped; a file logged with ``log_artifact`` is uploaded as a
@@ -63,7 +63,7 @@ from typing import Any
 
 from memopt.errors import ConfigError, MemoptError, TrackingError
 from memopt.files import file_lock
-from memopt.lm.config import credential_values, redact
+from memopt.lm.redaction import credential_values, redact
 from memopt.tracking_store import URI_ORDER, GuardedStore, cause, shown_uri, sqlite_path, store_failure
 
 __all__ = ["DEFAULT_TRACKING_URI", "URI_ORDER", "Tracker", "NullTracker", "RoundLog", "resolve_tracking_uri",

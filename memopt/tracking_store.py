@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from memopt.errors import MemoptError, TrackingError
-from memopt.lm.config import redact
+from memopt.lm.redaction import redact
 
 __all__ = ["URI_ORDER", "HTTP_DEFAULTS", "shown_uri", "sqlite_path", "store_failure", "cause", "GuardedStore"]
 

@@ -55,7 +55,7 @@ from typing import Any
 import networkx as nx
 
 from memopt.errors import ConfigError
-from memopt.lm.config import redact
+from memopt.lm.redaction import redact
 from memopt.trace.explain import plain_reason
 from memopt.trace.mlflow_spans import MAX_TEXT, GraphIndex, case_spans
 

@@ -38,7 +38,8 @@ def test_optimize_lm_overrides_reach_the_experiment_and_a_bad_role_is_one_clear_
     from memopt.experiment import load_experiment
 
     lm = load_experiment(ROOT / "experiments" / "quickstart.yaml", lm_overrides(["judge=sim:3"])).lm
-    assert (lm.task, lm.judge, lm.reflection) == ("sim", "sim:3", "sim")
+    assert [[s.raw for s in specs] for specs in (lm.task, lm.judge, lm.reflection)] == [["sim"], ["sim:3"], ["sim"]]
+    assert lm.judge[0].seed == 3 and lm.judge[0].simulated  # parsed once, when the experiment was loaded
     bad = _memopt("optimize", "experiments/quickstart.yaml", "--lm", "jduge=sim", "--estimate")
     assert bad.returncode != 0 and "no LM role 'jduge'" in bad.stderr and "Traceback" not in bad.stderr
 

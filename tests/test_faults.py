@@ -122,12 +122,12 @@ def test_unparseable_replies_are_asked_again_past_the_cache(tmp_path):
     import dspy
     from dspy.utils.exceptions import AdapterParseError
 
-    from memopt.lm.config import make_lm
+    from memopt.lm.build import make_lm
 
     with SimServer(malformed_rate=1.0) as garbled:
         lm = make_lm(f"openai/sim@{garbled.url}", cache=True, parse_retries=2, num_retries=0)
         with dspy.context(lm=lm), pytest.raises(AdapterParseError):
-            from memopt.lm.config import ask
+            from memopt.lm.build import ask
 
             ask(dspy.Predict("question -> answer"), question="Who adopted Max?")
         asked = garbled.stats.requests

@@ -9,6 +9,7 @@ import pytest
 
 from memopt.feedback import MISLEADING_ADVICE
 from memopt.lm.sim.reflect import operation_kind, read_evidence
+from memopt.lm.spec import parse_lm_specs
 from memopt.taxonomy import ERROR_TYPES
 
 
@@ -21,7 +22,7 @@ def round_one():
     from memopt.systems import make_system
 
     _, conversations = load_data("synthetic:conversations=2,sessions=6,seed=3")
-    scorer = Scorer("sim", "sim", "sim", budget=100_000)
+    scorer = Scorer(*[parse_lm_specs("sim")] * 3, budget=100_000)
     system = make_system("mem0")
     optimizer = ReflectiveOptimizer(scorer)
     train = optimizer._evaluate(system, conversations)

@@ -59,7 +59,8 @@ def _stand_in_server(tmp_path: Path):
 def test_a_local_server_killed_by_a_signal_is_named_with_what_to_do(signum, named, tmp_path, monkeypatch):
     """The server answers over HTTP, is killed by a signal, and the next call says how it died (not 'run again')."""
     from memopt.lm import local
-    from memopt.lm.config import explain_lm_error
+    from memopt.lm.explain import explain_lm_error
+    from memopt.lm.spec import parse_lm_spec
 
     server = _stand_in_server(tmp_path)
     monkeypatch.setitem(local._SERVERS, "smollm2", server)
@@ -76,7 +77,7 @@ def test_a_local_server_killed_by_a_signal_is_named_with_what_to_do(signum, name
     assert named in message and "\n" not in message, message
     assert f"pid {server.pid}" in message and "run again" not in message
     assert (local.REBUILD_HINT in message) == (signum == signal.SIGSEGV)
-    explained = str(explain_lm_error("local", ConnectionError("connection refused")))
+    explained = str(explain_lm_error(parse_lm_spec("local"), ConnectionError("connection refused")))
     assert named in explained and "run again" not in explained, explained
 
 
@@ -111,7 +112,7 @@ def test_the_portable_build_script_builds_the_pinned_version_without_native_tuni
 def test_the_real_llama_cpp_server_killed_by_sigsegv_is_reported_as_a_crash_of_its_build():
     """On the real server (needs memopt[local]): a completion, then SIGSEGV, then one LMError with the rebuild hint."""
     from memopt.lm import local
-    from memopt.lm.config import make_lm
+    from memopt.lm.build import make_lm
 
     if local.missing_local() and os.environ.get("CI") != "true":
         pytest.skip(local.missing_local())
@@ -273,7 +274,7 @@ def test_a_failed_attribution_logs_one_line_without_a_traceback(caplog):
     """The judge LM is a real LiteLLM endpoint that refuses connections: every attribution fails, one line each."""
     from memopt.experiment import Experiment
     from memopt.judge import LMJudge
-    from memopt.lm.config import make_lm
+    from memopt.lm.build import make_lm
     from memopt.optimize.reflective import ReflectiveOptimizer
     from memopt.optimize.run import make_scorer, splits_of
     from memopt.systems import make_system

@@ -14,18 +14,11 @@ import pytest
 from dspy.utils.exceptions import LMAuthError, LMServerError
 
 from memopt.errors import ConfigError, LMError
-from memopt.lm.config import (
-    LMRoles,
-    LMSpec,
-    ModelUsage,
-    UsageMeter,
-    api_key_env,
-    describe_lm,
-    explain_lm_error,
-    make_lm,
-    parse_lm_spec,
-)
+from memopt.lm.build import make_lm
+from memopt.lm.explain import explain_lm_error
 from memopt.lm.signatures import AnswerQuestion
+from memopt.lm.spec import LMRoles, LMSpec, api_key_env, describe_lm, parse_lm_spec
+from memopt.lm.usage import ModelUsage, UsageMeter
 
 SECRET = "sk-test-SECRET"
 UNREACHABLE = "openai/x@http://127.0.0.1:9/v1"
@@ -124,7 +117,7 @@ def test_make_lm_real_passes_client_settings(monkeypatch: pytest.MonkeyPatch) ->
 
 
 def test_redact_masks_lm_credentials_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    from memopt.lm.config import redact
+    from memopt.lm.redaction import redact
 
     prompt = "Extract facts about the user from conversations; keep every token of the answer."
     for name, value in {"DB_PASSWORD": "user", "HOME_DIR": "conversations", "HF_TOKEN": "token",
@@ -140,28 +133,29 @@ def test_no_key_in_describe_repr_or_errors(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     specs = ["openai/gpt-4.1-mini", UNREACHABLE, "sim"]
     roles = LMRoles.from_specs(*specs)
-    texts = [repr(parse_lm_spec(s)) for s in specs] + [repr(describe_lm(s)) for s in specs]
+    texts = [repr(parse_lm_spec(s)) for s in specs] + [repr(describe_lm(parse_lm_spec(s))) for s in specs]
     texts += [repr(roles), repr(roles.describe()), repr(make_lm(UNREACHABLE).dump_state())]
-    leaked = explain_lm_error("openai/gpt-4.1-mini", RuntimeError(f"Incorrect API key provided: {SECRET}"))
+    leaked = explain_lm_error(parse_lm_spec("openai/gpt-4.1-mini"),
+                              RuntimeError(f"Incorrect API key provided: {SECRET}"))
     texts.append(str(leaked))
     with pytest.raises(LMServerError) as real:
         _ask(make_lm(UNREACHABLE, num_retries=0))
-    texts.append(str(explain_lm_error(UNREACHABLE, real.value)))
+    texts.append(str(explain_lm_error(parse_lm_spec(UNREACHABLE), real.value)))
     assert all(SECRET not in t for t in texts)
     assert "***" in str(leaked)
-    assert describe_lm(UNREACHABLE) == {"model": "openai/x", "api_base": "http://127.0.0.1:9/v1",
+    assert describe_lm(parse_lm_spec(UNREACHABLE)) == {"model": "openai/x", "api_base": "http://127.0.0.1:9/v1",
                                         "simulated": False, "seed": None, "local": None}
 
 
 def test_explain_lm_error_names_spec_and_what_to_do() -> None:
     with pytest.raises(LMServerError) as real:
         _ask(make_lm(UNREACHABLE, num_retries=0))
-    unreachable = explain_lm_error(UNREACHABLE, real.value)
+    unreachable = explain_lm_error(parse_lm_spec(UNREACHABLE), real.value)
     assert isinstance(unreachable, LMError)
     assert repr(UNREACHABLE) in str(unreachable) and "could not be reached" in str(unreachable)
-    auth = explain_lm_error("anthropic/claude-sonnet-4-5", LMAuthError("bad key"))
+    auth = explain_lm_error(parse_lm_spec("anthropic/claude-sonnet-4-5"), LMAuthError("bad key"))
     assert "ANTHROPIC_API_KEY" in str(auth)
-    assert api_key_env("ollama_chat/qwen2.5:7b") == "OLLAMA_CHAT_API_KEY"
+    assert api_key_env(parse_lm_spec("ollama_chat/qwen2.5:7b")) == "OLLAMA_CHAT_API_KEY"
 
 
 def test_roles_default_to_sim_and_to_the_task_lm() -> None:
@@ -246,3 +240,35 @@ def test_cli_lm_check_unreachable_exits_2_naming_the_spec() -> None:
     assert f"LM '{UNREACHABLE}' could not be reached" in out.stderr
     assert "Traceback" not in out.stderr
     assert SECRET not in out.stderr + out.stdout
+
+
+def test_an_experiment_holds_parsed_specs_and_writes_them_back_as_given(tmp_path):
+    """The boundary: `lm.*` is parsed once when the experiment loads; it dumps back to the strings written."""
+    from memopt.experiment import Experiment, load_experiment
+
+    path = tmp_path / "exp.yaml"
+    path.write_text("pipeline: rag\nlm: {task: 'sim:4', judge: [openai/a@http://127.0.0.1:1/v1, "
+                    "openai/a@http://127.0.0.1:2/v1]}\n")
+    experiment = load_experiment(path)
+    assert experiment.lm.task == [LMSpec("sim:4", "sim/memopt", simulated=True, seed=4)]
+    assert [s.api_base for s in experiment.lm.judge] == ["http://127.0.0.1:1/v1", "http://127.0.0.1:2/v1"]
+    assert experiment.lm.reflection == [parse_lm_spec("sim")]
+    dumped = experiment.model_dump(mode="json")["lm"]
+    assert (dumped["task"], dumped["reflection"]) == ("sim:4", "sim")
+    assert dumped["judge"] == ["openai/a@http://127.0.0.1:1/v1", "openai/a@http://127.0.0.1:2/v1"]
+    assert Experiment.model_validate_json(experiment.model_dump_json()) == experiment
+    for bad, says in (("'not a spec'", "lm.task: LM spec 'not a spec'"), ("5", "lm.task: an LM spec string"),
+                      ("[sim, sim]", "a list of endpoints may hold only")):
+        path.write_text(f"pipeline: rag\nlm: {{task: {bad}}}\n")
+        with pytest.raises(ConfigError, match="exp.yaml: ") as error:
+            load_experiment(path)
+        assert says in str(error.value)
+
+
+def test_cli_lm_options_are_parsed_once_and_a_bad_one_names_the_option():
+    from memopt.cli.options import judge_lm, lm_list
+
+    assert lm_list(["openai/a@http://h:1/v1", " openai/a@http://h:2/v1 "])[1].api_base == "http://h:2/v1"
+    assert lm_list([]) == [parse_lm_spec("sim")] and judge_lm("None") is None
+    with pytest.raises(ConfigError, match="--judge-lm: LM spec 'sim@http://h:1/v1'"):
+        judge_lm("sim@http://h:1/v1")

@@ -64,7 +64,7 @@ def test_dspy_engine_retries_rate_limits_like_the_litellm_engine():
 
 
 def test_unknown_engine_is_one_clear_error():
-    from memopt.lm.config import make_lm
+    from memopt.lm.build import make_lm
 
     with pytest.raises(ConfigError, match="lm.engine"):
         make_lm("sim", engine="lm15")

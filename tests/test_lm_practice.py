@@ -14,6 +14,7 @@ from memopt.errors import ConfigError
 from memopt.evaluate import CaseResult, case_metrics
 from memopt.experiment import load_experiment
 from memopt.lm.server import SimServer
+from memopt.lm.spec import parse_lm_spec, parse_lm_specs
 from memopt.tracking import NullTracker
 from tests.conftest import ROOT
 
@@ -124,7 +125,8 @@ def test_run_counts_prices_and_caches_every_call(tmp_path):
     task = first.usage["task"]
     assert task["calls"] == task["made"] > 0 and task["cached"] == 0
     assert first.usage["task"]["made"] + first.usage["judge"]["made"] == requests
-    assert task["cost_usd"] == pytest.approx(price(PRICED, task["input_tokens"], task["output_tokens"]), abs=1e-5)
+    expected = price(parse_lm_spec(PRICED), task["input_tokens"], task["output_tokens"])
+    assert task["cost_usd"] == pytest.approx(expected, abs=1e-5)
     assert server.stats.requests == requests + unknown.usage["task"]["made"] + serial.usage["task"]["made"] + \
         serial.usage["judge"]["made"]  # the repeated run asked nothing
     assert again.usage["task"]["cached"] == task["calls"] and again.usage["task"]["cost_usd"] == 0.0
@@ -172,19 +174,21 @@ def test_lm_slots_bound_the_calls_in_flight_per_role():
     with dspy.context(lm=lm):
         map_ordered(lambda i: dspy.Predict("question -> answer")(question=f"q{i}"), range(12), workers=8)
     assert slots.peak == 3
-    assert default_concurrency("sim") == 1 and default_concurrency("openai/x@http://h:1/v1") == 8
-    assert role_concurrency({"judge": 2}, {"task": "openai/x", "judge": "openai/x"}) == {"task": 8, "judge": 2}
-    assert role_concurrency(5, {"task": "sim", "judge": "sim"}) == {"task": 5, "judge": 5}
+    sim, api = parse_lm_specs("sim"), parse_lm_specs("openai/x")
+    assert default_concurrency(parse_lm_spec("sim")) == 1
+    assert default_concurrency(parse_lm_spec("openai/x@http://h:1/v1")) == 8
+    assert role_concurrency({"judge": 2}, {"task": api, "judge": api}) == {"task": 8, "judge": 2}
+    assert role_concurrency(5, {"task": sim, "judge": sim}) == {"task": 5, "judge": 5}
     with pytest.raises(ConfigError, match="lm.concurrency: unknown role"):
-        role_concurrency({"tsak": 2}, {"task": "sim"})
+        role_concurrency({"tsak": 2}, {"task": sim})
     with pytest.raises(ConfigError, match="from 1 to"):
-        role_concurrency(0, {"task": "sim"})
+        role_concurrency(0, {"task": sim})
 
 
 def test_progress_line_shows_phase_cases_and_rate_on_a_tty_and_nothing_otherwise():
     from rich.console import Console
 
-    from memopt.lm.config import ModelUsage
+    from memopt.lm.usage import ModelUsage
     from memopt.progress import RoundProgress
 
     def run(console: Console) -> RoundProgress:

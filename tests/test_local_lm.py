@@ -24,8 +24,9 @@ from memopt.errors import ConfigError
 from memopt.evaluate import evaluate
 from memopt.lm import local
 from memopt.lm.adapter import SchemaJSONAdapter, adapter_scope, output_schema, preferred_adapter
-from memopt.lm.config import LMSpec, api_key_env, describe_lm, make_lm, parse_lm_spec, spec_of
+from memopt.lm.build import make_lm, spec_of
 from memopt.lm.signatures import DecideMemoryUpdates, ExtractFacts
+from memopt.lm.spec import LMSpec, api_key_env, describe_lm, parse_lm_spec
 from memopt.run import run_pipeline
 from memopt.systems import make_system
 
@@ -89,9 +90,9 @@ def _keys(body: dict[str, Any]) -> set[str]:
 def test_local_specs_parse_and_describe() -> None:
     assert parse_lm_spec("local") == LMSpec("local", "openai/smollm2", local="smollm2")
     assert parse_lm_spec(" local:smollm2 ") == LMSpec("local:smollm2", "openai/smollm2", local="smollm2")
-    assert describe_lm("local") == {"model": "openai/smollm2", "api_base": None, "simulated": False, "seed": None,
-                                    "local": "smollm2"}
-    assert api_key_env("local") is None
+    assert describe_lm(parse_lm_spec("local")) == {"model": "openai/smollm2", "api_base": None, "simulated": False,
+                                                   "seed": None, "local": "smollm2"}
+    assert api_key_env(parse_lm_spec("local")) is None
     with pytest.raises(ConfigError, match=r"local model 'gpt2' is unknown"):
         parse_lm_spec("local:gpt2")
     with pytest.raises(ConfigError, match=r"starts the local LM's server itself; .*openai/NAME@URL"):

@@ -25,7 +25,7 @@ pytestmark = pytest.mark.slow
 MEMOPT = str(Path(sys.executable).with_name("memopt"))
 SMOKE_DATA = "synthetic:conversations=1,sessions=2,seed=5"
 STARTER = ("import sys, time\n"
-           "from memopt.lm.config import make_lm\n"
+           "from memopt.lm.build import make_lm\n"
            "from memopt.lm.local import local_server\n"
            "make_lm('local')\n"
            "print(local_server().pid, flush=True)\n"

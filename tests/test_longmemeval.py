@@ -228,7 +228,7 @@ def test_the_question_date_reaches_the_answer_op_and_changes_a_date_arithmetic_a
     import dspy
 
     import memopt.data
-    from memopt.lm.config import make_lm
+    from memopt.lm.build import make_lm
     from memopt.systems import make_system
     from memopt.trace import trace
 

@@ -28,7 +28,7 @@ from memopt.bench.attribution import MEMTRACEBENCH_SPLITS, score_memtracebench
 from memopt.data.synth import SynthSpec, synthetic_conversations
 from memopt.errors import ConfigError, DataError, MemoptError
 from memopt.judge import LexicalJudge
-from memopt.lm.config import make_lm
+from memopt.lm.build import make_lm
 from memopt.systems import make_system
 from memopt.taxonomy import ERROR_TYPES
 from memopt.trace import save_graph, trace, validate

@@ -11,8 +11,9 @@ import pytest
 from memopt.data.synth import SynthSpec, synthetic_conversations
 from memopt.errors import ConfigError, PromptError
 from memopt.evaluate import evaluate
-from memopt.lm.config import UsageMeter, make_lm
+from memopt.lm.build import make_lm
 from memopt.lm.directives import CATALOGUE
+from memopt.lm.usage import UsageMeter
 from memopt.prompts import SEED_PROMPTS, load_prompts
 from memopt.run import run_pipeline
 from memopt.system import clear_ingest_cache

@@ -15,7 +15,7 @@ import pytest
 
 from memopt.data.synth import SynthSpec, synthetic_conversations
 from memopt.errors import ConfigError
-from memopt.lm.config import make_lm
+from memopt.lm.build import make_lm
 from memopt.systems import make_system
 from memopt.trace import answer_of, save_graph, trace
 from memopt.trace.render import (

@@ -18,7 +18,7 @@ import pytest
 from dspy.utils.exceptions import AdapterParseError, LMServerError
 
 from memopt.errors import ConfigError
-from memopt.lm.config import make_lm
+from memopt.lm.build import make_lm
 from memopt.lm.server import ServerStats, SimServer
 from memopt.lm.signatures import ExtractFacts
 from memopt.lm.sim import SimLM

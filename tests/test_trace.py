@@ -9,7 +9,7 @@ import networkx as nx
 import pytest
 
 from memopt.data.synth import SynthSpec, synthetic_conversations
-from memopt.lm.config import make_lm
+from memopt.lm.build import make_lm
 from memopt.systems import make_system
 from memopt.trace import (
     derived_from_turn,

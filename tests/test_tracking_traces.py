@@ -11,6 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from memopt.lm.spec import parse_lm_specs
 from memopt.tracking_traces import ATTRIBUTION, JUDGE, CaseTraces, pick_cases
 from tests.conftest import ROOT
 
@@ -189,7 +190,7 @@ def small_round():
     from memopt.systems import make_system
 
     _, conversations = load_data("synthetic:conversations=2,sessions=4,seed=3")
-    scorer = Scorer("sim", "sim", "sim", budget=10**6)
+    scorer = Scorer(*[parse_lm_specs("sim")] * 3, budget=10**6)
     system = make_system("mem0")
     train = scorer.score(system, conversations, judged=True, traced=True)
     by_id = {r.case_id: r.to_dict() for r in train.results}

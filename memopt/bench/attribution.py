@@ -61,7 +61,7 @@ def bench_long_graph(sessions: int = 1000, questions: int = 6, methods: tuple[st
     from memopt.attribution.registry import get_method
     from memopt.data.synth import SynthSpec, synthetic_conversations
     from memopt.judge import LexicalJudge
-    from memopt.lm.config import make_lm
+    from memopt.lm.build import make_lm
     from memopt.systems import make_system
     from memopt.trace import replay, trace
 

@@ -24,7 +24,7 @@ Anchors (`anchors`): before the runs, the same kind of server (no delay) answers
 once through DSPy's LiteLLM engine (the path memopt uses by default) and once through DSPy's own
 default engine; their CPU per request is the floor a DSPy program pays on that path. They also
 warm the imports (LiteLLM loads most of itself on its first call), so no row's CPU includes import
-time. ``engines`` runs the experiment once per `memopt.lm.config.ENGINES` value (``lm.engine``).
+time. ``engines`` runs the experiment once per `memopt.lm.build.ENGINES` value (``lm.engine``).
 """
 
 from __future__ import annotations

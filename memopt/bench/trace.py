@@ -60,7 +60,7 @@ def _big_graph(sessions: int, pipeline: str, out: Any) -> None:
     import dspy
 
     from memopt.data.synth import SynthSpec, synthetic_conversations
-    from memopt.lm.config import make_lm
+    from memopt.lm.build import make_lm
     from memopt.systems import make_system
     from memopt.trace import load_graph, save_graph, trace
 

@@ -52,7 +52,8 @@ def mem0(
     name, loaded = load_data(data)
     chosen = select(loaded, options.parse_ids(conversations))
     progress = Console(stderr=True, soft_wrap=True, highlight=False)
-    result = attach_mem0(fragment, chosen, trace, answers=given, answer_prompt=instructions, lm=lm, offline=offline,
+    result = attach_mem0(fragment, chosen, trace, answers=given, answer_prompt=instructions,
+                         lm=options.lm_list([lm]), offline=offline,
                          top_k=top_k, limit=limit, data_name=name,
                          on_progress=lambda message: progress.print(f"[dim]{message}[/]"))
     result.save(out)

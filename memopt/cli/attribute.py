@@ -90,5 +90,6 @@ def _judge(spec: str, concurrency: int | None, *, cache: bool) -> tuple:
 
     if spec == "lexical":
         return make_judge(spec), concurrency or 1
-    limit = role_concurrency(concurrency, {"judge": spec})["judge"]
-    return make_judge(spec, callbacks=[LMSlots(limit, "--concurrency")], cache=cache), limit
+    specs = options.lm_list([spec], option="--judge-lm")
+    limit = role_concurrency(concurrency, {"judge": specs})["judge"]
+    return make_judge(specs, callbacks=[LMSlots(limit, "--concurrency")], cache=cache), limit

@@ -211,7 +211,7 @@ def latency(
 ) -> None:
     """Wall time, server requests, wall / (requests × delay / concurrency) and client CPU per request over HTTP."""
     from memopt.bench.latency import bench_latency
-    from memopt.lm.config import ENGINES
+    from memopt.lm.build import ENGINES
 
     _check_out(out)
     unknown = [e for e in engine if e not in ENGINES]

@@ -25,8 +25,10 @@ def lm_check(
     import dspy
 
     from memopt.lm.adapter import preferred_adapter
-    from memopt.lm.config import describe_lm, explain_lm_error, make_lm, parse_lm_spec
+    from memopt.lm.build import make_lm
+    from memopt.lm.explain import explain_lm_error
     from memopt.lm.signatures import AnswerQuestion
+    from memopt.lm.spec import describe_lm, parse_lm_spec
 
     spec = parse_lm_spec(lm)
     model = make_lm(spec, num_retries=0, timeout=None if spec.simulated else timeout)

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from memopt.errors import ConfigError
 
+if TYPE_CHECKING:
+    from memopt.lm.spec import LMSpec
+
 __all__ = ["LM", "JUDGE_LM", "DATA", "PROMPTS", "SEED", "CONCURRENCY", "TIMEOUT", "NO_CACHE",
-           "parse_knobs", "parse_ids", "lm_list"]
+           "parse_knobs", "parse_ids", "lm_list", "judge_lm"]
 
 LM = typer.Option("sim", "--lm", envvar="MEMOPT_LM",
                   help="Task LM spec: 'sim' (SimLM, simulated), 'local' (SmolLM2-135M on llama.cpp, needs "
@@ -35,12 +39,20 @@ ENGINE = typer.Option("litellm", "--engine", envvar="MEMOPT_LM_ENGINE",
                            "default client: about a third of the client CPU per call). SimLM ignores it.")
 
 
-def lm_list(values: list[str] | None, default: str = "sim") -> str | list[str]:
-    """One ``--lm`` value as a spec, several (``--lm A --lm B``) as a list of endpoints to load-balance."""
-    values = [v for v in values or [] if v.strip()]
-    if not values:
-        return default
-    return values[0] if len(values) == 1 else values
+def lm_list(values: list[str] | None, default: str = "sim", option: str = "--lm") -> list[LMSpec]:
+    """``--lm`` values parsed once into specs: one, or several (``--lm A --lm B``) endpoints to load-balance."""
+    from memopt.lm.spec import parse_lm_specs
+
+    values = [v for v in values or [] if v.strip()] or [default]
+    try:
+        return parse_lm_specs(values)
+    except ConfigError as e:
+        raise ConfigError(f"{option}: {e}") from None
+
+
+def judge_lm(value: str) -> list[LMSpec] | None:
+    """The ``--judge-lm`` value parsed once into specs; None for ``none`` (no judging)."""
+    return None if value.strip().lower() == "none" else lm_list([value], option="--judge-lm")
 
 
 def parse_knobs(values: list[str] | None) -> dict[str, int]:

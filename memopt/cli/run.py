@@ -61,7 +61,7 @@ def run(
             progress.update(task, advance=1, f1=sum(seen) / len(seen))
 
         result = run_pipeline(pipeline, data, prompts=options.prompts_dir(prompts), lm=options.lm_list(lm),
-                              judge_lm=None if judge_lm.lower() == "none" else judge_lm, limit=limit,
+                              judge_lm=options.judge_lm(judge_lm), limit=limit,
                               conversations=options.parse_ids(conversations), concurrency=concurrency, seed=seed,
                               knobs=options.parse_knobs(knob), on_case=on_case,
                               on_plan=lambda n: progress.update(task, total=n), trace_dir=trace,

@@ -27,19 +27,21 @@ import json
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from memopt.data.model import Conversation
 from memopt.errors import ConfigError, DataError, LMError
 from memopt.evaluate import CaseResult, RunResult
+from memopt.lm.spec import LMSpec, sim_spec, spec_list
 
 __all__ = ["attach_mem0", "load_config", "load_answers", "RECORDING"]
 
 RECORDING = "records.jsonl"
 _PLACEHOLDER = "{session_date}"
 _TEMPLATES = {1: "custom_fact_extraction_prompt", 2: "custom_instructions"}
+SIM = sim_spec()
 
 
 def load_config(path: str | Path) -> dict[str, Any]:
@@ -145,7 +147,8 @@ def _search(memory: Any, major: int, question: str, user_id: str, top_k: int) ->
 
 
 def attach_mem0(config: dict[str, Any], conversations: list[Conversation], trace_dir: str | Path, *,
-                answers: dict[str, str] | None = None, answer_prompt: str | None = None, lm: str = "sim",
+                answers: dict[str, str] | None = None, answer_prompt: str | None = None,
+                lm: LMSpec | Sequence[LMSpec] = SIM,
                 offline: bool = False, top_k: int = 10, limit: int | None = None, data_name: str = "",
                 on_progress: Callable[[str], None] | None = None) -> RunResult:
     """Run the user's Mem0 under the tap on the conversations; write the recording and graphs (see the module doc)."""
@@ -158,7 +161,7 @@ def attach_mem0(config: dict[str, Any], conversations: list[Conversation], trace
     from memopt.live.graph import build_graphs
     from memopt.live.records import read_records
     from memopt.live.tap import trace_mem0
-    from memopt.lm.config import make_lm
+    from memopt.lm.build import make_lm
     from memopt.mem0_check import plan_cases
     from memopt.metrics import exact_match, locomo_f1
     from memopt.systems import make_system
@@ -178,7 +181,7 @@ def attach_mem0(config: dict[str, Any], conversations: list[Conversation], trace
         template = config.get(_TEMPLATES[major])
         mem0_lm = "sim (memopt serve)" if offline else str((config.get("llm") or {}).get("config", {}).get("model"))
         with trace_mem0(memory, recording, version=version, lm=mem0_lm, simulated=offline) as tap, \
-                dspy.context(lm=make_lm(lm) if answers is None else None):
+                dspy.context(lm=make_lm(spec_list(lm)) if answers is None else None):
             for conversation, cases in plan:
                 say(f"ingesting {conversation.sample_id} ({len(conversation.sessions)} sessions) into Mem0 {version}")
                 for session in conversation.sessions:
@@ -216,7 +219,7 @@ def attach_mem0(config: dict[str, Any], conversations: list[Conversation], trace
         save_graph(G, inside(trace_dir, safe_name(sample_id, ".json")))
     usage = {"mem0": {"version": version, "lm_requests": requests, "records": len(records)}}
     return RunResult("mem0", f"mem0ai {version}: {mem0_lm}",
-                     offline or (answers is None and lm.startswith("sim")), data_name,
+                     offline or (answers is None and any(s.simulated for s in spec_list(lm))), data_name,
                      {op: h for G in graphs.values() for op, h in G.graph["prompt_versions"].items()},
                      {"top_k": top_k}, case_metrics(results, judged=True), results, usage,
                      time.perf_counter() - started, "lexical", run_id=run_id)

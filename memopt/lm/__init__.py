@@ -27,8 +27,11 @@ __all__ = [
 ]
 
 _HOME = {
-    **dict.fromkeys(["LMSpec", "LMRoles", "ModelUsage", "UsageMeter", "SPEC_FORMS", "parse_lm_spec", "make_lm",
-                     "describe_lm", "api_key_env", "explain_lm_error"], "memopt.lm.config"),
+    **dict.fromkeys(["LMSpec", "LMRoles", "SPEC_FORMS", "parse_lm_spec", "describe_lm", "api_key_env"],
+                    "memopt.lm.spec"),
+    **dict.fromkeys(["ModelUsage", "UsageMeter"], "memopt.lm.usage"),
+    "make_lm": "memopt.lm.build",
+    "explain_lm_error": "memopt.lm.explain",
     **dict.fromkeys(["SimServer", "ServerStats"], "memopt.lm.server"),
     **dict.fromkeys(["SimLM", "SimEngine"], "memopt.lm.sim"),
 }

@@ -8,7 +8,7 @@ Contract:
   default, or 0 for ``local``), so the same request gets the same answer and a cached reply stands
   in for it. SimLM (in-process) is never cached: it costs nothing. Failed calls are not cached; a
   reply that arrived but could not be parsed is, and a parse retry asks again past it (see
-  `memopt.lm.config.make_lm`).
+  `memopt.lm.build.make_lm`).
 - **Key.** DSPy's: the model, the messages and the call's settings; never the API key or the server
   URL (``api_base``), so a reply cached from one endpoint serves the same model at another.
 - **Where.** ``$MEMOPT_CACHE_DIR`` if set, else ``.memopt/cache`` in the working directory (git-ignored).
@@ -22,7 +22,7 @@ Contract:
   one ``warning:`` line naming the folder and what to do.
 - **Counting.** A reply served from the cache is a call (it counts against ``budget.max_lm_calls``,
   so a repeated run takes the same path) but is not billed: it has no tokens and no cost, and
-  `memopt.lm.config.UsageMeter` counts it as ``cached``.
+  `memopt.lm.usage.UsageMeter` counts it as ``cached``.
 """
 
 from __future__ import annotations

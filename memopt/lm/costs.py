@@ -13,23 +13,19 @@ from __future__ import annotations
 
 import contextlib
 import io
+from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
-from memopt.lm.config import LMSpec, ModelUsage, parse_lm_specs
+from memopt.lm.spec import LMSpec, spec_list
+from memopt.lm.usage import ModelUsage
 
 __all__ = ["cost_label", "usage_report", "price", "priced", "free"]
 
 
-def _parsed(specs: Any) -> list[LMSpec]:
-    if isinstance(specs, list | tuple) and all(isinstance(s, LMSpec) for s in specs):
-        return list(specs)
-    return parse_lm_specs(specs)
-
-
-def free(specs: Any) -> str | None:
-    """Why LMs (a spec, a list of specs or of `LMSpec`) cost nothing (``"simulated"``, ``"local"``), or None."""
-    parsed = _parsed(specs)
+def free(specs: LMSpec | Sequence[LMSpec]) -> str | None:
+    """Why LMs (a parsed spec or a list of them) cost nothing (``"simulated"``, ``"local"``), or None."""
+    parsed = spec_list(specs)
     if not parsed:
         return None
     if all(s.simulated for s in parsed):
@@ -68,9 +64,9 @@ def _quiet_litellm() -> Any:
     return litellm
 
 
-def price(spec: Any, input_tokens: int, output_tokens: int) -> float | None:
+def price(spec: LMSpec | Sequence[LMSpec], input_tokens: int, output_tokens: int) -> float | None:
     """Dollars for these tokens at LiteLLM's price of the spec's model (0 for sim and local; None if unknown)."""
-    parsed = parse_lm_specs(spec)
+    parsed = spec_list(spec)
     if free(parsed):
         return 0.0
     litellm = _quiet_litellm()
@@ -83,6 +79,6 @@ def price(spec: Any, input_tokens: int, output_tokens: int) -> float | None:
     return round(float(prompt) + float(completion), 6)
 
 
-def priced(spec: Any) -> bool:
+def priced(spec: LMSpec | Sequence[LMSpec]) -> bool:
     """Whether a spec's cost is known: SimLM, local, or a model LiteLLM's cost map prices."""
     return price(spec, 1000, 1000) is not None

@@ -310,7 +310,7 @@ def llama_cpp_lm(api_base: str, alias: str, *, max_tokens: int = 256, timeout: f
     if local is not None:
         from memopt.lm.local_lm import LocalLM
 
-        lm = LocalLM(f"openai/{alias}", local_model=local, **settings)
+        lm = LocalLM(f"openai/{alias}", local_model=local, server_death=server_death, **settings)
     else:
         lm = dspy.LM(f"openai/{alias}", **settings)
     return attach_adapter(lm, SchemaJSONAdapter())

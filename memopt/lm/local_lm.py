@@ -9,11 +9,13 @@ imported only when a ``local`` LM is built (it imports DSPy).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import dspy
 
 from memopt.errors import LMError
+from memopt.lm.failures import failure_kind
 
 __all__ = ["LocalLM"]
 
@@ -21,16 +23,14 @@ __all__ = ["LocalLM"]
 class LocalLM(dspy.LM):
     """A ``dspy.LM`` on memopt's own llama.cpp server of local model ``local_model``."""
 
-    def __init__(self, model: str, *, local_model: str, **kwargs: Any) -> None:
+    def __init__(self, model: str, *, local_model: str, server_death: Callable[..., str | None], **kwargs: Any) -> None:
         super().__init__(model, **kwargs)
         self.local_model = local_model
+        self.server_death = server_death  # `memopt.lm.local.server_death`, passed in so this module imports none
 
     def _death(self, exc: Exception) -> LMError | None:
-        from memopt.lm.config import failure_kind
-        from memopt.lm.local import server_death
-
         # A dropped connection waits a moment for the process to end; other failures only look.
-        death = server_death(self.local_model, wait=2.0 if failure_kind(exc) == "unreachable" else 0.0)
+        death = self.server_death(self.local_model, wait=2.0 if failure_kind(exc) == "unreachable" else 0.0)
         if death is None:
             return None
         return LMError(f"LM 'local:{self.local_model}': {death} ({type(exc).__name__} on the call in flight).")

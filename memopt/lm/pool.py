@@ -8,17 +8,18 @@
 - **Gate.** `LMSlots` is a DSPy callback attached to every LM of one role: a call takes a slot
   when it starts and gives it back when it ends (failed or not), so however many threads work
   (conversations, questions, trials, attributions at once), no more than ``limit`` calls of that
-  role are in flight. ``peak`` records the most seen at once. Like `memopt.lm.config.UsageMeter` it
+  role are in flight. ``peak`` records the most seen at once. Like `memopt.lm.usage.UsageMeter` it
   implements DSPy's callback protocol by duck typing (every other hook is a no-op).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from memopt.errors import ConfigError
+from memopt.lm.spec import LMSpec, spec_list
 
 __all__ = ["DEFAULT_CONCURRENCY", "MAX_CONCURRENCY", "LMSlots", "default_concurrency", "role_concurrency",
            "threads_for"]
@@ -28,11 +29,9 @@ MAX_CONCURRENCY = 256
 _ROLES = ("task", "judge", "reflection")
 
 
-def default_concurrency(spec: Any) -> int:
-    """The default concurrency of an LM spec (or list of specs): 1 for ``sim`` and ``local``, else 8."""
-    from memopt.lm.config import parse_lm_specs
-
-    specs = parse_lm_specs(spec)
+def default_concurrency(spec: LMSpec | Sequence[LMSpec]) -> int:
+    """The default concurrency of a parsed LM spec (or list of them): 1 for ``sim`` and ``local``, else 8."""
+    specs = spec_list(spec)
     if any(s.simulated or s.local for s in specs):
         return 1
     return DEFAULT_CONCURRENCY
@@ -44,8 +43,9 @@ def _check(where: str, value: Any) -> int:
     return value
 
 
-def role_concurrency(setting: int | Mapping[str, int] | None, specs: Mapping[str, Any]) -> dict[str, int]:
-    """Concurrency per role from a setting (one number, a per-role mapping, or None) and the roles' specs."""
+def role_concurrency(setting: int | Mapping[str, int] | None,
+                     specs: Mapping[str, LMSpec | Sequence[LMSpec]]) -> dict[str, int]:
+    """Concurrency per role from a setting (one number, a per-role mapping, or None) and the roles' parsed specs."""
     if isinstance(setting, Mapping):
         unknown = sorted(set(setting) - set(_ROLES))
         if unknown:

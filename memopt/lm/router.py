@@ -9,18 +9,17 @@ retry (DSPy does, with backoff, as for one endpoint), and the per-call timeout i
 API keys come from the environment, as for one endpoint. Creating a Router registers its
 deployments in LiteLLM's process-wide cost map (at $0 for a model it cannot price); `RouterEngine`
 puts the map back as it was, so an unknown model stays "unknown" and the LM is priced by
-`memopt.lm.config.make_lm` from the first spec's model, like one endpoint.
+`memopt.lm.build.make_lm` from the first spec's model, like one endpoint.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from dspy.clients.engines.litellm_engine import LiteLLMEngine
 from dspy.clients.engines.litellm_errors import litellm_errors
 
-if TYPE_CHECKING:
-    from memopt.lm.config import LMSpec
+from memopt.lm.spec import LMSpec, client_params
 
 __all__ = ["RouterEngine", "GROUP"]
 
@@ -28,8 +27,6 @@ GROUP = "memopt-endpoints"
 
 
 def _deployment(spec: LMSpec, timeout: float | None) -> dict[str, Any]:
-    from memopt.lm.config import client_params
-
     return {"model_name": GROUP, "litellm_params": {"model": spec.model, **client_params(spec, timeout)}}
 
 

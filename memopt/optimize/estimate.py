@@ -32,7 +32,9 @@ class _RoundZeroDone(Exception):
 
 def _dry(experiment: Experiment) -> Experiment:
     """The experiment with SimLM in every role, no cache and no cost limit (what a dry pass runs)."""
-    sim = f"sim:{experiment.seed}"
+    from memopt.lm.spec import sim_spec
+
+    sim = [sim_spec(experiment.seed)]
     lm = experiment.lm.model_copy(update={"task": sim, "judge": sim, "reflection": sim, "concurrency": None,
                                           "cache": False})
     return experiment.model_copy(update={"lm": lm, "budget": experiment.budget.model_copy(
@@ -66,7 +68,6 @@ def round_zero_cost(experiment: Experiment) -> float | None:
 
 def estimate_experiment(experiment: Experiment) -> dict[str, Any]:
     """Expected calls, tokens and cost per meter and in total, from a dry pass with SimLM (see the module doc)."""
-    from memopt.lm.config import parse_lm_specs
     from memopt.lm.costs import cost_label, free, price
     from memopt.optimize.run import run_experiment
     from memopt.optimize.scoring import METERS, ROLE_OF
@@ -83,12 +84,12 @@ def estimate_experiment(experiment: Experiment) -> dict[str, Any]:
         spec = getattr(experiment.lm, ROLE_OF[meter])
         u = summary["usage"][meter]
         cost = price(spec, u["input_tokens"], u["output_tokens"])
-        meters[meter] = {"lm": ", ".join(s.raw for s in parse_lm_specs(spec)), "calls": u["calls"],
+        meters[meter] = {"lm": ", ".join(s.raw for s in spec), "calls": u["calls"],
                          "input_tokens": u["input_tokens"], "output_tokens": u["output_tokens"], "cost_usd": cost,
                          "cost": cost_label(cost, free(spec))}
     costs = [m["cost_usd"] for m in meters.values()]
     total_cost = None if any(c is None for c in costs) else round(sum(costs), 6)
-    specs = [s for meter in METERS for s in parse_lm_specs(getattr(experiment.lm, ROLE_OF[meter]))]
+    specs = [s for meter in METERS for s in getattr(experiment.lm, ROLE_OF[meter])]
     total = {"lm": "", "calls": sum(m["calls"] for m in meters.values()),
              "input_tokens": sum(m["input_tokens"] for m in meters.values()),
              "output_tokens": sum(m["output_tokens"] for m in meters.values()), "cost_usd": total_cost,

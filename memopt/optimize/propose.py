@@ -56,16 +56,19 @@ def propose_instructions(reflection_lm: Any, *, operation: str, current: str, fe
     import dspy
 
     from memopt.lm.adapter import adapter_scope
-    from memopt.lm.config import ask, explain_lm_error, spec_of
+    from memopt.lm.build import ask, specs_of
+    from memopt.lm.explain import explain_lm_error
     from memopt.lm.signatures import ProposeInstructions
+    from memopt.lm.spec import LMSpec
 
     try:
         with dspy.context(lm=reflection_lm), adapter_scope(reflection_lm):
             proposals = ask(dspy.Predict(ProposeInstructions), lm=reflection_lm, operation=operation,
                             current_instruction=current, feedback=feedback, n_candidates=k).proposals
     except Exception as e:
-        spec = spec_of(reflection_lm)
-        raise explain_lm_error(spec if isinstance(spec, str) else str(reflection_lm.model), e) from e
+        specs = specs_of(reflection_lm) or []
+        model = str(reflection_lm.model)
+        raise explain_lm_error(specs[0] if len(specs) == 1 else LMSpec(raw=model, model=model), e) from e
     out: list[Proposal] = []
     for item in proposals or []:
         text, changes = _parts(item)

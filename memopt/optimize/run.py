@@ -83,7 +83,6 @@ def data_fingerprint(*parts: list[Conversation]) -> str:
 def check_experiment(experiment: Experiment) -> None:
     """Check what can be checked before the first LM call: method and LM names, knob values (errors name the key)."""
     from memopt.attribution.registry import get_method
-    from memopt.lm.config import parse_lm_specs
     from memopt.systems import system_class
 
     if experiment.confirm is not None and experiment.pipeline != "mem0":
@@ -98,11 +97,6 @@ def check_experiment(experiment: Experiment) -> None:
             lookup(name)  # a plug-in that does not load fails here, naming the key, before any LM call
         except MemoptError as e:
             raise ConfigError(f"{key}: {e}") from None
-    for role in ("task", "judge", "reflection"):
-        try:
-            parse_lm_specs(getattr(experiment.lm, role))
-        except ConfigError as e:
-            raise ConfigError(f"lm.{role}: {e}") from None
     system = system_class(experiment.pipeline)
     checks = [("knobs", experiment.knobs)]
     checks += [(f"optimizer.search.{knob}", {knob: value}) for knob, values in experiment.optimizer.search.items()
@@ -119,7 +113,8 @@ def check_experiment(experiment: Experiment) -> None:
 
 def case_traces_of(experiment: Experiment) -> CaseTraces:
     """How the experiment's rounds log their cases as MLflow traces (``mlflow.traces``, ``mlflow.max_traces``)."""
-    return CaseTraces(experiment.mlflow.traces, experiment.mlflow.max_traces, experiment.lm.judge, experiment.seed)
+    return CaseTraces(experiment.mlflow.traces, experiment.mlflow.max_traces,
+                      " + ".join(spec.raw for spec in experiment.lm.judge), experiment.seed)
 
 
 def _optimizer(experiment: Experiment, scorer: Scorer) -> ReflectiveOptimizer | GepaOptimizer:
@@ -146,11 +141,10 @@ def make_scorer(experiment: Experiment) -> Scorer:
 
 
 def _check_priced(experiment: Experiment) -> None:
-    from memopt.lm.config import parse_lm_specs
     from memopt.lm.costs import priced
 
     unknown = [f"lm.{role} {spec.raw!r}" for role in ("task", "judge", "reflection")
-               for spec in parse_lm_specs(getattr(experiment.lm, role)) if not priced(spec)]
+               for spec in getattr(experiment.lm, role) if not priced(spec)]
     if unknown:
         raise ConfigError(f"budget.max_cost_usd (--max-cost): LiteLLM has no price for {', '.join(unknown)}, so the "
                           "cost cannot be counted; use budget.max_lm_calls (--budget) instead, or a model name "
@@ -262,10 +256,10 @@ def _save_best(tracker: Any, state: OptimizeState) -> None:
 
 def usage_summary(usage: dict[str, dict[str, Any]], experiment: Experiment) -> dict[str, Any]:
     """LM usage per meter and in total (calls asked / made / from cache, tokens, cost), for the summary."""
-    from memopt.lm.config import ModelUsage, parse_lm_specs
     from memopt.lm.costs import cost_label, free, usage_report
+    from memopt.lm.usage import ModelUsage
 
-    specs = {m: parse_lm_specs(getattr(experiment.lm, ROLE_OF[m])) for m in METERS}
+    specs = {m: getattr(experiment.lm, ROLE_OF[m]) for m in METERS}
     per = {m: usage_report(ModelUsage(**usage[m]) if m in usage else ModelUsage(), specs[m]) for m in METERS}
     total = sum((ModelUsage(**usage[m]) for m in METERS if m in usage), ModelUsage())
     costs = [r["cost_usd"] for r in per.values()]
@@ -311,18 +305,18 @@ def _round_usage(record: RoundRecord, experiment: Experiment) -> dict[str, Any]:
 
 def _params(experiment: Experiment, data_name: str, fingerprint: str,
             optimizer: ReflectiveOptimizer | GepaOptimizer) -> dict[str, Any]:
-    from memopt.lm.config import describe_lm, parse_lm_specs
+    from memopt.lm.spec import describe_lm
 
     params: dict[str, Any] = {"pipeline": experiment.pipeline, "data": data_name, "data.fingerprint": fingerprint,
                               "rounds": experiment.rounds, "budget.max_lm_calls": experiment.budget.max_lm_calls,
                               "budget.max_cost_usd": experiment.budget.max_cost_usd, "budget.covers": BUDGET_COVERS,
                               "seed": experiment.seed, "experiment": experiment.name}
     for role in ("task", "judge", "reflection"):
-        infos = [describe_lm(spec) for spec in parse_lm_specs(getattr(experiment.lm, role))]
+        infos = [describe_lm(spec) for spec in getattr(experiment.lm, role)]
         params[f"lm.{role}"] = ", ".join(info["model"] + (f"@{info['api_base']}" if info["api_base"] else "")
                                          for info in infos)
     params["lm.simulated"] = any(spec.simulated for r in ("task", "judge", "reflection")
-                                 for spec in parse_lm_specs(getattr(experiment.lm, r)))
+                                 for spec in getattr(experiment.lm, r))
     params.update({f"lm.{k}": getattr(experiment.lm, k) for k in ("concurrency", "timeout", "num_retries",
                                                                    "parse_retries", "cache")})
     params.update({f"optimizer.{k}": v for k, v in optimizer.describe().items()})
@@ -508,11 +502,8 @@ def optimizer_label(experiment: Experiment) -> str:
 
 def _description(summary: dict[str, Any], experiment: Experiment, optimizer: str, sizes: tuple[int, int, int],
                  data: str, prompts: dict[str, int], versions: dict[int, dict[str, int]]) -> str:
-    from memopt.lm.config import parse_lm_specs
-
-    specs = {role: [spec.raw for spec in parse_lm_specs(getattr(experiment.lm, role))]
-             for role in ("task", "judge", "reflection")}
-    simulated = any(spec.simulated for role in specs for spec in parse_lm_specs(getattr(experiment.lm, role)))
+    specs = {role: [spec.raw for spec in getattr(experiment.lm, role)] for role in ("task", "judge", "reflection")}
+    simulated = any(spec.simulated for role in specs for spec in getattr(experiment.lm, role))
     lms = ", ".join(f"{role} {' + '.join(raw)}" for role, raw in specs.items()) + (" (simulated)" if simulated else "")
     return run_description(summary, data=data, sizes=sizes, lms=lms, optimizer=optimizer, prompts=prompts,
                            versions=versions)

@@ -26,8 +26,9 @@ from memopt.data.model import Conversation
 from memopt.errors import ConfigError, EvaluationFailed
 from memopt.evaluate import ERROR_LIMIT, CaseResult, case_metrics, evaluate
 from memopt.judge import LMJudge
-from memopt.lm.config import ModelUsage, UsageMeter, make_lm
+from memopt.lm.build import make_lm
 from memopt.lm.pool import LMSlots, role_concurrency, threads_for
+from memopt.lm.usage import ModelUsage, UsageMeter
 from memopt.system import MemorySystem
 
 __all__ = ["Scorer", "Scored", "LMSettings", "BudgetExhausted", "NullProgress", "METERS", "ROLE_OF"]

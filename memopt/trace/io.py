@@ -84,10 +84,10 @@ def _check_shape(data: dict[str, Any], source: str) -> None:
 def save_graph(G: nx.DiGraph, path: str | Path) -> Path:
     """Write a graph as JSON (atomically; gzip-compressed when the name ends in ``.gz``).
 
-    The value of an LM credential variable of the environment (`memopt.lm.config.redact_tree`),
+    The value of an LM credential variable of the environment (`memopt.lm.redaction.redact_tree`),
     wherever it sits (a prompt, data, an LM's reply), is written as ``***``.
     """
-    from memopt.lm.config import redact_tree
+    from memopt.lm.redaction import redact_tree
 
     data = json.dumps(redact_tree(graph_to_json(G)), ensure_ascii=False).encode("utf-8")
     return write_atomic(path, gzip.compress(data, mtime=0) if Path(path).suffix == ".gz" else data)

@@ -380,8 +380,8 @@ def _note(meta: dict[str, Any], drawn: int) -> str:
 
 def view_html(view: dict[str, Any], *, title: str | None = None) -> str:
     """One self-contained HTML page (inline CSS and JS, no network) showing a `graph_view`; the value of an LM
-    credential variable of the environment is shown as ``***`` (`memopt.lm.config.redact_tree`)."""
-    from memopt.lm.config import redact_tree
+    credential variable of the environment is shown as ``***`` (`memopt.lm.redaction.redact_tree`)."""
+    from memopt.lm.redaction import redact_tree
 
     meta = view["meta"]
     if title is None:

@@ -109,7 +109,8 @@ def replay(G: nx.DiGraph, overrides: dict[str, Any] | None = None, *, cases: Ite
     """Run the recorded conversation again with ``overrides``; see the module docstring."""
     import dspy
 
-    from memopt.lm.config import UsageMeter, make_lm
+    from memopt.lm.build import make_lm
+    from memopt.lm.usage import UsageMeter
     from memopt.systems import system_class
 
     if system is None:

@@ -87,7 +87,7 @@ class Tracer:
     def _new_graph(self, conversation: str) -> nx.DiGraph:
         import dspy
 
-        from memopt.lm.config import spec_of
+        from memopt.lm.build import spec_of
 
         lm = dspy.settings.lm
         model = getattr(lm, "model", None)
