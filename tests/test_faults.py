@@ -108,6 +108,7 @@ def _experiment_statuses(uri: str, name: str) -> list[str]:
     return [r.info.status for r in client.search_runs([client.get_experiment_by_name(name).experiment_id])]
 
 
+@pytest.mark.slow  # over 4 s (CI runs it with -m slow)
 def test_a_server_that_never_answers_in_time_fails_its_cases_not_the_run():
     from memopt.run import run_pipeline
 

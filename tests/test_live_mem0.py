@@ -186,6 +186,7 @@ def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run([MEMOPT, "attach", "mem0", *args], capture_output=True, text=True, cwd=cwd, timeout=120)
 
 
+@pytest.mark.slow  # over 4 s: CLI subprocesses (CI runs it with -m slow)
 def test_attach_cli_errors_exit_2_with_one_message(tmp_path):
     (tmp_path / "a.jsonl").write_text('{"case_id": "c:q1"}\n')
     (tmp_path / "p.md").write_text("Answer briefly.")

@@ -73,6 +73,7 @@ def test_a_foreign_file_is_written_back_as_it_was_read(docs, system, tmp_path) -
     assert to_memtrace(stored)["data"] == to_memtrace(G)["data"]
 
 
+@pytest.mark.slow  # over 4 s: a graph generated (CI runs it with -m slow)
 def test_evermemos_markers_survive_memopts_own_export() -> None:
     """The graph memopt built from a MemBase file, exported as memopt's graph (no source kept), reads back: a
     no-split marker is no delete marker (it used to crash with KeyError: 'id')."""
@@ -98,6 +99,7 @@ def test_a_careful_reading_resolves_relative_dates_against_the_items_own_date() 
     assert not judge.contains("18 March 2023 — Jon", reading(late))
 
 
+@pytest.mark.slow  # 74 s: 12 graphs generated and scored (CI runs it with -m slow)
 def test_memtrace_beats_blaming_the_answer_on_membase_shaped_graphs(tmp_path: Path) -> None:
     """The tuned half (seeds `TUNED`): memtrace finds upstream faults; blaming the answer op does not."""
     write(tmp_path, TUNED)
@@ -116,6 +118,7 @@ def test_memtrace_beats_blaming_the_answer_on_membase_shaped_graphs(tmp_path: Pa
         assert rows[(s, "memtrace")]["op_accuracy"] > rows[(s, "blame_response")]["op_accuracy"], s
 
 
+@pytest.mark.slow  # over 4 s: graphs generated (CI runs it with -m slow)
 def test_the_generator_is_seeded_and_its_halves_differ() -> None:
     def labels(system: str, seed: int) -> list[tuple]:  # smartcomment's op ids are uuids; the rest is seeded
         found = graph(system, seed)["data"]["annotations"]
