@@ -29,7 +29,7 @@ from typing import Generic, TypeVar
 
 from memopt.errors import ConfigError, PluginError
 
-__all__ = ["Registry", "SHIPPED_BY"]
+__all__ = ["Registry", "SHIPPED_BY", "load_entry_point", "entry_point_where"]
 
 SHIPPED_BY = "memopt"  # the distribution whose entries a plug-in cannot replace
 T = TypeVar("T")
@@ -186,22 +186,8 @@ class Registry(Generic[T]):
         self._load_builtins()
         return f"{self._modules[name]}.{name}" if name in self._modules else "?"
 
-    def _where(self, ep: EntryPoint) -> str:
-        dist = f", from {ep.dist.name} {ep.dist.version}" if ep.dist is not None else ""
-        return f"entry point {ep.name} = {ep.value} in group {self.group}{dist}"
-
     def _load(self, ep: EntryPoint) -> T:
-        where = self._where(ep)
-        try:
-            obj = ep.load()
-        except PluginError as e:
-            raise PluginError(f"{self.kind} {ep.name!r} ({where}): {e}") from None
-        except SystemExit as e:  # a plug-in must not end memopt: its exit is reported as a broken plug-in
-            raise PluginError(f"{self.kind} {ep.name!r} could not be loaded ({where}): importing it called "
-                              f"sys.exit({e.code!r}); fix or uninstall the plug-in.") from None
-        except Exception as e:  # a plug-in that does not import must not break the others: one clear error
-            raise PluginError(f"{self.kind} {ep.name!r} could not be loaded ({where}): "
-                              f"{type(e).__name__}: {e}") from None
+        obj, where = load_entry_point(ep, self.kind, self.group)
         with self._lock:
             entry = self._entries.get(ep.name)
             if entry is not None:
@@ -212,6 +198,27 @@ class Registry(Generic[T]):
                 raise PluginError(f"{e} ({where})") from None
             self._loaded.add(ep.name)
             return entry
+
+
+def entry_point_where(ep: EntryPoint, group: str) -> str:
+    """Where an entry point comes from, for messages: name, value, group and distribution."""
+    dist = f", from {ep.dist.name} {ep.dist.version}" if ep.dist is not None else ""
+    return f"entry point {ep.name} = {ep.value} in group {group}{dist}"
+
+
+def load_entry_point(ep: EntryPoint, kind: str, group: str) -> tuple[object, str]:
+    """Import a plug-in's entry point: (the object, where it comes from); a plug-in that raises or calls
+    ``sys.exit`` while importing is one `PluginError` naming it, never the end of memopt."""
+    where = entry_point_where(ep, group)
+    try:
+        return ep.load(), where
+    except PluginError as e:
+        raise PluginError(f"{kind} {ep.name!r} ({where}): {e}") from None
+    except SystemExit as e:  # a plug-in must not end memopt: its exit is reported as a broken plug-in
+        raise PluginError(f"{kind} {ep.name!r} could not be loaded ({where}): importing it called "
+                          f"sys.exit({e.code!r}); fix or uninstall the plug-in.") from None
+    except Exception as e:  # a plug-in that does not import must not break the others: one clear error
+        raise PluginError(f"{kind} {ep.name!r} could not be loaded ({where}): {type(e).__name__}: {e}") from None
 
 
 @functools.cache

@@ -33,6 +33,7 @@ from typing import Any, TypeVar
 import dspy
 
 from memopt.errors import ConfigError, PluginError
+from memopt.registry import entry_point_where, load_entry_point
 from memopt.system import MemorySystem, OpSpec
 from memopt.taxonomy import STAGES
 
@@ -69,7 +70,7 @@ def memory_system(name: str) -> Callable[[S], S]:
         ep = _entry_points().get(name)
         if ep is not None and ep.value.replace(" ", "") != f"{cls.__module__}:{cls.__qualname__}":
             raise PluginError(f"memory system {name!r} is registered twice: by {_qualname(cls)} and by "
-                              f"{_where(ep)}; rename one.")
+                              f"{entry_point_where(ep, GROUP)}; rename one.")
         with _LOCK:
             existing = _REGISTERED.get(name)
             if existing is not None and _qualname(existing) != _qualname(cls):
@@ -194,23 +195,8 @@ def system_names() -> list[str]:
     return sorted(registered | set(_entry_points()) | set(_declared()[1]))
 
 
-def _where(ep: EntryPoint) -> str:
-    dist = f", from {ep.dist.name} {ep.dist.version}" if ep.dist is not None else ""
-    return f"entry point {ep.name} = {ep.value} in group {GROUP}{dist}"
-
-
 def _load(ep: EntryPoint) -> type[MemorySystem]:
-    where = _where(ep)
-    try:
-        obj = ep.load()
-    except PluginError as e:
-        raise PluginError(f"memory system {ep.name!r} ({where}): {e}") from None
-    except SystemExit as e:  # a plug-in must not end memopt: its exit is reported as a broken plug-in
-        raise PluginError(f"memory system {ep.name!r} could not be loaded ({where}): importing it called "
-                          f"sys.exit({e.code!r}); fix or uninstall the plug-in.") from None
-    except Exception as e:  # a plug-in that does not import must not break the others: one clear error
-        raise PluginError(f"memory system {ep.name!r} could not be loaded ({where}): "
-                          f"{type(e).__name__}: {e}") from None
+    obj, where = load_entry_point(ep, "memory system", GROUP)
     if not (isinstance(obj, type) and issubclass(obj, MemorySystem)):
         raise PluginError(f"memory system {ep.name!r} ({where}): {ep.value} is not a MemorySystem subclass.")
     with _LOCK:
