@@ -29,15 +29,27 @@ from typing import Generic, TypeVar
 
 from memopt.errors import ConfigError, PluginError
 
-__all__ = ["Registry", "SHIPPED_BY", "load_entry_point", "entry_point_where"]
+__all__ = ["Registry", "SHIPPED_BY", "load_entry_point", "entry_point_where", "entry_points_by_name",
+           "dist_name"]
 
 SHIPPED_BY = "memopt"  # the distribution whose entries a plug-in cannot replace
 T = TypeVar("T")
 _log = logging.getLogger(__name__)
 
 
-def _dist_name(ep: EntryPoint) -> str:
+def dist_name(ep: EntryPoint) -> str:
+    """The distribution that declares an entry point (for messages and the shipped-name rule)."""
     return ep.dist.name if ep.dist is not None else "an unknown distribution"
+
+
+def entry_points_by_name(group: str) -> dict[str, list[EntryPoint]]:
+    """The entry points of ``group`` by name, each (distribution, value) once (an install may list one twice)."""
+    by_name: dict[str, list[EntryPoint]] = {}
+    for ep in entry_points(group=group):
+        same = by_name.setdefault(ep.name, [])
+        if not any(dist_name(e) == dist_name(ep) and e.value == ep.value for e in same):
+            same.append(ep)
+    return by_name
 
 
 class Registry(Generic[T]):
@@ -94,23 +106,19 @@ class Registry(Generic[T]):
     def _declared(self) -> tuple[dict[str, EntryPoint], dict[str, list[EntryPoint]]]:
         """The entry point chosen for each name, and the refused ones of each clashing name."""
         self._load_builtins()
-        by_name: dict[str, list[EntryPoint]] = {}
-        for ep in entry_points(group=self.group):
-            same = by_name.setdefault(ep.name, [])
-            if not any(_dist_name(e) == _dist_name(ep) and e.value == ep.value for e in same):
-                same.append(ep)
+        by_name = entry_points_by_name(self.group)
         chosen: dict[str, EntryPoint] = {}
         refused: dict[str, list[EntryPoint]] = {}
         for name, eps in by_name.items():
             if name in self._shipped:
-                refused[name] = [ep for ep in eps if _dist_name(ep) != SHIPPED_BY]
+                refused[name] = [ep for ep in eps if dist_name(ep) != SHIPPED_BY]
                 if not refused[name]:
                     del refused[name]
                 continue
             if len(eps) == 1:
                 chosen[name] = eps[0]
             else:
-                refused[name] = sorted(eps, key=_dist_name)
+                refused[name] = sorted(eps, key=dist_name)
         return chosen, refused
 
     def discover(self) -> list[str]:
@@ -130,7 +138,7 @@ class Registry(Generic[T]):
         refused = self._declared[1].get(name)
         if not refused:
             return None
-        others = " and ".join(f"{_dist_name(ep)} ({ep.value})" for ep in refused)
+        others = " and ".join(f"{dist_name(ep)} ({ep.value})" for ep in refused)
         if name in self._shipped:
             return (f"{self.kind} {name!r} ships with {SHIPPED_BY}; the plug-in entry point of {others} in group "
                     f"{self.group} is refused (a plug-in cannot replace a shipped {self.kind}): register the "

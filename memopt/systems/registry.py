@@ -26,14 +26,14 @@ import functools
 import logging
 import threading
 from collections.abc import Callable
-from importlib.metadata import EntryPoint, entry_points
+from importlib.metadata import EntryPoint
 from pathlib import Path
 from typing import Any, TypeVar
 
 import dspy
 
 from memopt.errors import ConfigError, PluginError
-from memopt.registry import entry_point_where, load_entry_point
+from memopt.registry import SHIPPED_BY, dist_name, entry_point_where, entry_points_by_name, load_entry_point
 from memopt.system import MemorySystem, OpSpec
 from memopt.taxonomy import STAGES
 
@@ -41,7 +41,6 @@ __all__ = ["GROUP", "memory_system", "system_class", "make_system", "system_name
            "validate_system", "discover", "clash"]
 
 GROUP = "memopt.memory_systems"
-SHIPPED_BY = "memopt"  # the distribution whose systems a plug-in cannot replace
 S = TypeVar("S", bound=type[MemorySystem])
 
 _REGISTERED: dict[str, type[MemorySystem]] = {}
@@ -140,26 +139,18 @@ def validate_system(cls: type[MemorySystem]) -> None:
                     + f" (ops: {', '.join(sorted(seen))}; knobs: {', '.join(sorted(cls.defaults)) or 'none'}).")
 
 
-def _dist_name(ep: EntryPoint) -> str:
-    return ep.dist.name if ep.dist is not None else "an unknown distribution"
-
-
 @functools.cache
 def _declared() -> tuple[dict[str, EntryPoint], dict[str, list[EntryPoint]]]:
     """The entry point chosen for each name, and the refused ones of each clashing name (see the docstring)."""
-    by_name: dict[str, list[EntryPoint]] = {}
-    for ep in entry_points(group=GROUP):
-        same = by_name.setdefault(ep.name, [])
-        if not any(_dist_name(e) == _dist_name(ep) and e.value == ep.value for e in same):
-            same.append(ep)
+    by_name = entry_points_by_name(GROUP)
     chosen: dict[str, EntryPoint] = {}
     refused: dict[str, list[EntryPoint]] = {}
     for name, eps in by_name.items():
-        shipped = [ep for ep in eps if _dist_name(ep) == SHIPPED_BY]
+        shipped = [ep for ep in eps if dist_name(ep) == SHIPPED_BY]
         if len(eps) == 1 or shipped:
             chosen[name] = (shipped or eps)[0]
         if len(eps) > 1:
-            refused[name] = sorted((ep for ep in eps if ep is not chosen.get(name)), key=_dist_name)
+            refused[name] = sorted((ep for ep in eps if ep is not chosen.get(name)), key=dist_name)
     return chosen, refused
 
 
@@ -172,7 +163,7 @@ def clash(name: str) -> str | None:
     chosen, refused = _declared()
     if name not in refused:
         return None
-    others = " and ".join(f"{_dist_name(ep)} ({ep.value})" for ep in refused[name])
+    others = " and ".join(f"{dist_name(ep)} ({ep.value})" for ep in refused[name])
     if name in chosen:
         return (f"memory system {name!r} ships with {SHIPPED_BY}; the plug-in entry point of {others} in group "
                 f"{GROUP} is refused (a plug-in cannot replace a shipped system): register the plug-in under "
