@@ -7,7 +7,7 @@ counts the calls it has made (``calls``) and says whether its verdicts are simul
 (``simulated``), so runs can report judge cost and label simulated results.
 
 - `LexicalJudge` applies SimLM's lexical rules directly (no DSPy, no LM): it calls
-  `memopt.lm.sim.behaviour.judge_answer` / ``judge_contains`` / ``judge_locate``, the same functions
+  `memopt.judge_rules.judge_answer` / ``judge_contains`` / ``judge_locate``, the same functions
   SimLM runs as a judge LM, so the two always agree.
 - `LMJudge` asks any ``dspy.LM`` through ``dspy.Predict`` on the standard signatures
   `JudgeAnswer` / `JudgeContains` / `LocateFault`. Every value is quoted between ``<<<DATA`` and ``DATA>>>``
@@ -26,7 +26,7 @@ import threading
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from memopt.errors import LMError
-from memopt.lm.sim.behaviour import DATA_CLOSE, DATA_OPEN, judge_answer, judge_contains, judge_locate
+from memopt.judge_rules import DATA_CLOSE, DATA_OPEN, judge_answer, judge_contains, judge_locate
 from memopt.taxonomy import ERROR_TYPES
 
 if TYPE_CHECKING:

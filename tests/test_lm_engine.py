@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from memopt.errors import ConfigError
-from memopt.lm.server import SimServer
+from memopt.simlm.server import SimServer
 
 PRICED = "openai/gpt-4.1-mini"
 SMALL = "synthetic:conversations=2,sessions=2,seed=5,questions_per_conversation=4"

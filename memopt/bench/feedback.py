@@ -9,7 +9,7 @@ attribution, misleading and empty rewrite memopt's blamed ops; outcome and score
 attribution, take the LLM ops round-robin (see `memopt.optimize.reflective`).
 
 Each row: test F1 before and after (mean ± sd over seeds), the gain, the share of the catalogue
-oracle's gain (`memopt.optimize.oracle`), LM calls and seconds per run; plus the oracle row, and
+oracle's gain (`memopt.bench.oracle`), LM calls and seconds per run; plus the oracle row, and
 whether the target ordering holds (attribution > outcome > score ≈ empty > misleading, and
 attribution's gain ≥ 1.5 × outcome's).
 """
@@ -31,10 +31,10 @@ def _mean_sd(values: list[float]) -> tuple[float, float]:
 def bench_feedback(experiment: str | Path, *, budget: int, seeds: int = 3, rounds: int | None = None,
                    variants: list[str] | None = None) -> dict[str, Any]:
     """Run every feedback kind for ``seeds`` seeds; returns runs, rows, the oracle and the ordering verdicts."""
+    from memopt.bench.oracle import catalogue_oracle, share_of_gain
     from memopt.errors import ConfigError
     from memopt.experiment import load_experiment
     from memopt.feedback_kinds import kind_names
-    from memopt.optimize.oracle import catalogue_oracle, share_of_gain
     from memopt.optimize.run import run_experiment
     from memopt.tracking import NullTracker
 
@@ -68,7 +68,7 @@ def bench_feedback(experiment: str | Path, *, budget: int, seeds: int = 3, round
 
 def feedback_rows(runs: list[dict[str, Any]], oracle: dict[str, Any], names: list[str]) -> list[dict[str, Any]]:
     """One row per feedback kind (means and sds over seeds), then the oracle row."""
-    from memopt.optimize.oracle import share_of_gain
+    from memopt.bench.oracle import share_of_gain
 
     rows = []
     for name in names:

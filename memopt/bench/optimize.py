@@ -4,7 +4,7 @@ For each experiment file, each variant — ``memtrace``, ``gepa``, ``gepa_outcom
 outcome feedback: question, gold, prediction and F1, no attribution), ``score_only`` and
 ``blame_response`` (the memtrace optimizer with every failure blamed on the answer op) — runs with
 the same budget and rounds, untracked; the row reports test F1 before and after, the gain, the
-share of the catalogue oracle's gain (`memopt.optimize.oracle`), the LM calls spent, the gain per
+share of the catalogue oracle's gain (`memopt.bench.oracle`), the LM calls spent, the gain per
 1,000 LM calls, and the wall time. Each experiment also gets the oracle row (all catalogue
 directives appended to the seed prompts, no optimizer): the ceiling.
 """
@@ -30,9 +30,9 @@ VARIANTS: dict[str, dict[str, str]] = {
 def bench_optimize(experiments: list[str | Path], *, budget: int, rounds: int | None = None,
                    variants: list[str] | None = None) -> list[dict[str, Any]]:
     """One row per (experiment, variant)."""
+    from memopt.bench.oracle import catalogue_oracle, share_of_gain
     from memopt.errors import ConfigError
     from memopt.experiment import load_experiment
-    from memopt.optimize.oracle import catalogue_oracle, share_of_gain
     from memopt.optimize.run import run_experiment
     from memopt.tracking import NullTracker
 

@@ -39,8 +39,7 @@ def bench_simlm(data: str = "synthetic:conversations=4,sessions=8,seed=0", repea
     from memopt.data.source import load_data
     from memopt.evaluate import evaluate
     from memopt.lm.build import make_lm
-    from memopt.lm.sim import SimLM, operation_of
-    from memopt.lm.sim.prompt import parse_prompt
+    from memopt.simlm import SimLM, operation_of, parse_prompt
     from memopt.system import clear_ingest_cache
     from memopt.systems import make_system, system_names
 

@@ -30,7 +30,7 @@ def bench_trace_overhead(data: str = "synthetic:conversations=20,sessions=8,seed
 
     from memopt.data.source import load_data
     from memopt.evaluate import evaluate
-    from memopt.lm.sim import SimEngine
+    from memopt.simlm import SimEngine
     from memopt.system import clear_ingest_cache
     from memopt.systems import make_system
     from memopt.trace import trace

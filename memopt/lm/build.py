@@ -95,7 +95,7 @@ def make_lm(
         lm = make_local_lm(parsed.local, max_tokens=max_tokens, timeout=timeout, callbacks=callbacks, cache=cache)
         return _mark(lm, specs, parse_retries)
     if parsed.simulated:
-        from memopt.lm.sim import SimEngine
+        from memopt.simlm import SimEngine
 
         engine = SimEngine(seed=parsed.seed if parsed.seed is not None else seed)
         return _mark(dspy.LM(SIM_MODEL, engine=engine, cache=False, max_tokens=max_tokens,

@@ -129,7 +129,7 @@ def _clause(words: list[Word]) -> Clause:
     return Clause(tuple(words), " ".join(w.text for w in words), tuple(offsets))
 
 
-def _quote_mask(text: str) -> list[bool]:
+def quote_mask(text: str) -> list[bool]:
     """Which characters stand between quotes (a quote opens after a non-letter and closes before one)."""
     mask = [False] * len(text)
     i = 0
@@ -172,7 +172,7 @@ def _split_sentences(text: str) -> list[str]:
     for line in lines:
         if not line:
             continue
-        mask = _quote_mask(line)
+        mask = quote_mask(line)
         start = 0
         for m in _SENTENCE_END.finditer(line):
             if not mask[m.start()]:
@@ -183,7 +183,7 @@ def _split_sentences(text: str) -> list[str]:
 
 
 def _tokens(sentence: str) -> list[Word]:
-    mask = _quote_mask(sentence)
+    mask = quote_mask(sentence)
     low = sentence.lower().replace("’", "'")
     return [Word(m.group().replace("'", "") if m.group().endswith("n't") else m.group(), quoted=mask[m.start()])
             for m in _TOKEN.finditer(low)]

@@ -1,11 +1,11 @@
 """The concepts SimLM's directive reading looks for in an instruction, and the cues built from them.
 
 Each concept is a small lexicon of stems and phrases: a regular expression over a clause's words
-(lower case, joined by single spaces, so ``[\\w'-]+ `` is one word; see `memopt.lm.instructions`) and a
+(lower case, joined by single spaces, so ``[\\w'-]+ `` is one word; see `memopt.simlm.instructions`) and a
 description in words for the documentation. Concepts name what a sentence talks about ("a
 relative time expression", "every speaker", "a contradiction"). A `Cue` says which concepts, found
 together and in which polarity, speak for or against a directive; `sentence_stance` reads one
-sentence with a directive's cues (the catalogue: `memopt.lm.directives`).
+sentence with a directive's cues (the catalogue: `memopt.simlm.directives`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from functools import cache, lru_cache
 
-from memopt.lm.instructions import Clause, Match, Sentence
+from memopt.simlm.instructions import Clause, Match, Sentence
 
 __all__ = ["Concept", "CONCEPTS", "Cue", "sentence_stance"]
 
