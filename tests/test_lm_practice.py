@@ -49,7 +49,7 @@ class Recorder(NullTracker):
 def _optimize(experiment, cache_dir):
     from memopt.lm.cache import configure_cache
     from memopt.optimize.run import make_scorer, run_experiment
-    from memopt.system import clear_ingest_cache
+    from memopt.systems.base import clear_ingest_cache
 
     clear_ingest_cache()
     configure_cache(cache_dir)

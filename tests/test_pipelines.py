@@ -16,8 +16,8 @@ from memopt.lm.usage import UsageMeter
 from memopt.prompts import SEED_PROMPTS, load_prompts
 from memopt.run import run_pipeline
 from memopt.simlm.directives import CATALOGUE
-from memopt.system import clear_ingest_cache
 from memopt.systems import make_system, system_class
+from memopt.systems.base import clear_ingest_cache
 from tests.conftest import SHIPPED
 
 PHRASING = {d.id: d.phrasings[0] for d in CATALOGUE}

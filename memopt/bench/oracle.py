@@ -15,7 +15,7 @@ import itertools
 from typing import Any
 
 from memopt.experiment import Experiment
-from memopt.system import MemorySystem
+from memopt.systems.base import MemorySystem
 
 __all__ = ["oracle_instructions", "catalogue_oracle", "share_of_gain", "MAX_KNOB_COMBINATIONS"]
 

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from memopt.experiment import Experiment
     from memopt.optimize.reflective import RoundOutcome
     from memopt.optimize.scoring import Scorer
-    from memopt.system import MemorySystem
+    from memopt.systems.base import MemorySystem
 
 __all__ = ["Optimizer", "OptimizerEntry", "optimizer", "optimizers", "get_optimizer", "GROUP"]
 

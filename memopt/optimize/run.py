@@ -48,7 +48,7 @@ from memopt.optimize.story import (
     trials_of,
 )
 from memopt.prompts import write_prompts
-from memopt.system import MemorySystem
+from memopt.systems.base import MemorySystem
 from memopt.tracking_traces import CaseTraces
 
 __all__ = ["run_experiment", "check_experiment", "make_scorer", "splits_of", "data_fingerprint", "summary_of",

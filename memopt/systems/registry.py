@@ -34,7 +34,7 @@ import dspy
 
 from memopt.errors import ConfigError, PluginError
 from memopt.registry import SHIPPED_BY, dist_name, entry_point_where, entry_points_by_name, load_entry_point
-from memopt.system import MemorySystem, OpSpec
+from memopt.systems.base import MemorySystem, OpSpec
 from memopt.taxonomy import STAGES
 
 __all__ = ["GROUP", "memory_system", "system_class", "make_system", "system_names", "system_source",
