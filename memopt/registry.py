@@ -133,6 +133,15 @@ class Registry(Generic[T]):
                 refused[name] = sorted(eps, key=dist_name)
         return chosen, refused
 
+    def entry_point(self, name: str) -> EntryPoint | None:
+        """The installed entry point chosen for ``name`` (None when no entry point declares it, or it is refused)."""
+        return self._declared[0].get(name)
+
+    def registered(self, name: str) -> T | None:
+        """The object registered under ``name`` in this process so far (None when not yet loaded or unknown)."""
+        with self._lock:
+            return self._entries.get(name)
+
     def _shipped_by_entry_point(self) -> list[str]:
         """The names declared by entry points of memopt's own distribution, in their order."""
         return [name for name, ep in self._declared[0].items() if dist_name(ep) == SHIPPED_BY]

@@ -9,16 +9,16 @@ A memory system is a `MemorySystem` subclass registered under a name, in one of 
   systems are declared this way in memopt's ``pyproject.toml``, so they are found exactly as a
   plug-in is, and nothing in ``memopt`` imports ``pipelines``.
 
-It is one `memopt.registry.Registry` like every pluggable kind's (``systems``), with the declaration
-checks below as its adoption rule. Entry points are listed on the first lookup and loaded only when
-their system is asked for, so ``memopt --help`` stays fast and a broken plug-in (one that raises, or
-calls ``sys.exit``, while it is imported) fails with one `PluginError` naming its entry point when it
-is used, never breaking the other systems. A plug-in cannot take a shipped system's name: when another distribution declares a
-name memopt ships, memopt's own system keeps it and the plug-in's entry point is refused (one warning
-naming both distributions when the name is used; `memopt systems` lists the clash and exits 2). When
-two plug-ins declare the same name, neither is chosen: using the name is a `PluginError` naming both.
-Registration validates the declarations (`validate_system`): an unknown stage, a steering op or knob
-the system lacks, an LLM op without a signature, ... each a `PluginError` naming the system and the op.
+It is one `memopt.registry.Registry` like every pluggable kind's (``systems``), with the declaration checks
+below as its adoption rule. Entry points are listed on the first lookup and loaded only when their system is
+asked for, so ``memopt --help`` stays fast and a broken plug-in (one that raises, or calls ``sys.exit``, while
+it is imported) fails with one `PluginError` naming its entry point when it is used, never breaking the other
+systems. A plug-in cannot take a shipped system's name: when another distribution declares a name memopt
+ships, memopt's own system keeps it and the plug-in's entry point is refused (one warning naming both
+distributions when the name is used; `memopt systems` lists the clash and exits 2). When two plug-ins declare
+the same name, neither is chosen: using the name is a `PluginError` naming both. Registration validates the
+declarations (`validate_system`): an unknown stage, a steering op or knob the system lacks, an LLM op without
+a signature, ... each a `PluginError` naming the system and the op.
 """
 
 from __future__ import annotations
@@ -67,16 +67,15 @@ def memory_system(name: str) -> Callable[[S], S]:
     """Class decorator: validate a `MemorySystem` subclass and register it under ``name``."""
 
     def register(cls: S) -> S:
-        ep = systems._declared[0].get(name) if isinstance(name, str) else None
+        ep = systems.entry_point(name) if isinstance(name, str) else None
         if ep is not None and ep.value.replace(" ", "") != f"{cls.__module__}:{cls.__qualname__}":
             raise PluginError(f"memory system {name!r} is registered twice: by {_qualname(cls)} and by "
                               f"{entry_point_where(ep, GROUP)}; rename one.")
-        with systems._lock:
-            existing = systems._entries.get(name)
-            if existing is not None and existing is not cls and _qualname(existing) != _qualname(cls):
-                raise PluginError(f"memory system {name!r} is registered twice: by {_qualname(existing)} and by "
-                                  f"{_qualname(cls)}; rename one.")
-            return systems.register(name, cls, module=cls.__module__)  # type: ignore[return-value]
+        existing = systems.registered(name) if isinstance(name, str) else None
+        if existing is not None and existing is not cls and _qualname(existing) != _qualname(cls):
+            raise PluginError(f"memory system {name!r} is registered twice: by {_qualname(existing)} and by "
+                              f"{_qualname(cls)}; rename one.")
+        return systems.register(name, cls, module=cls.__module__)  # type: ignore[return-value]
 
     return register
 
