@@ -13,18 +13,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from memopt.errors import PluginError
 from memopt.registry import Registry
 
-if TYPE_CHECKING:
-    from memopt.lm.spec import LMSpec
-
 __all__ = ["LMProvider", "lm_provider", "lm_providers", "GROUP"]
 
 GROUP = "memopt.lm_providers"
-EngineFactory = Callable[["LMSpec", int], Any]
+EngineFactory = Callable[[Any, int], Any]  # (the parsed `memopt.lm.spec.LMSpec`, the run's seed) → a DSPy engine
+# (not imported here: the spec parser reads this registry, so this module imports nothing of `memopt.lm`)
 
 
 @dataclass(frozen=True)
@@ -35,7 +33,7 @@ class LMProvider:
     engine: EngineFactory
     simulated: bool = False
 
-    def __call__(self, spec: LMSpec, seed: int) -> Any:
+    def __call__(self, spec: Any, seed: int) -> Any:
         """The DSPy engine for one spec."""
         return self.engine(spec, seed)
 
