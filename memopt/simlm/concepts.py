@@ -333,20 +333,27 @@ def _required(requirement: str, context: Clause) -> bool:
     return False
 
 
+def _nearest(found: tuple[Match, ...], start: int) -> Match:
+    return min(found, key=lambda m: abs(m.start - start))
+
+
 def _evidence(cue: Cue, clause: Clause, context: Clause) -> int | None:
     """The cue's verdict on ``clause`` (requirements and second carriers read in ``context``), or None."""
     primary = [m for m in _find(clause, cue.carriers[0])
                if not m.rationale and not clause.words[m.start].quoted and (m.scope or not cue.negated_only)]
     if not primary or not all(_required(r, context) for r in cue.requires):
         return None
-    others = []
+    others: list[tuple[Match, ...]] = []
     for name in cue.carriers[1:]:
-        found = [m for m in _find(clause, name) if not m.rationale] or \
-            [m for m in _find(context, name) if not m.rationale]
+        found = tuple(m for m in _find(clause, name) if not m.rationale)
+        if not found:
+            # borrowed from another clause: what it says counts, not that clause's negation
+            found = tuple(Match(m.start, 0, m.rationale) for m in _find(context, name) if not m.rationale)
         if not found:
             return None
-        others.append(found[0].scope)
-    votes = [cue.sign * (-1) ** len({m.scope, *others} - {0}) for m in primary]
+        others.append(found)
+    votes = [cue.sign * (-1) ** len({m.scope, *(_nearest(o, m.start).scope for o in others)} - {0})
+             for m in primary]
     total = sum(votes)
     return (1 if total > 0 else -1) if total else votes[-1]
 

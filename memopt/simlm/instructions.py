@@ -72,6 +72,11 @@ _DOUBLE_NEGATIVE = frozenset({"forget", "fail", "neglect", "hesitate"})
 _COPULAS = frozenset({"is", "are", "be", "was", "were", "it's"})
 _PROHIBITED = frozenset({"forbidden", "prohibited", "disallowed", "unnecessary", "discouraged", "unacceptable",
                          "banned"})
+_DUTY = frozenset({"job", "responsibility", "task", "concern", "role", "business", "duty", "problem"})
+_OWNER = frozenset({"your", "our", "my", "the", "a", "part", "within"})
+_MODALS = frozenset({"is", "are", "was", "were", "be", "should", "must", "shall", "may", "can", "will", "ought", "gets",
+                     "get", "needs"})
+_COMPARATIVES = frozenset({"better", "preferable", "safer", "wiser", "rather"})
 _PERMITTED = frozenset({"allowed", "permitted", "needed", "necessary", "required", "acceptable", "wanted", "desired",
                         "ok", "okay", "advisable", "helpful", "useful"})
 
@@ -198,6 +203,8 @@ def _cue(words: list[Word], i: int) -> int:
     for cue in _CONTRASTS:
         if (w.text, *nxt[:len(cue) - 1]) == cue:
             return len(cue)
+    if w.text == "than" and any(x.text in _COMPARATIVES for x in words[max(0, i - 12):i]):
+        return 1
     if w.text == "over" and any(x.text.startswith(("prefer", "favo")) for x in words[max(0, i - 6):i]):
         return 1
     if w.text == "not" and nxt[:1] and nxt[0] in _ADDITIVE:
@@ -224,6 +231,9 @@ def _prohibited(words: list[Word]) -> int:
         if rest[:1] and rest[0] in _PROHIBITED or rest[:1] in (["not"], ["never"]) and rest[1:2] and \
                 rest[1] in _PERMITTED:
             return i
+        duty = [w.text for w in words[i + 1:i + 6]]
+        if duty[:1] == ["not"] and duty[1:2] and duty[1] in _OWNER and _DUTY & set(duty[2:]):
+            return i
     return -1
 
 
@@ -243,14 +253,88 @@ def _list_follows(words: list[Word], i: int, segment: int) -> bool:
     return False
 
 
-def _mark(words: list[Word]) -> list[Word]:
-    """Negation and contrast scopes, and rationale clauses."""
+def _more_than(words: list[Word]) -> list[Word]:
+    """"Never delete more than one memory", "no more than three" restrict, they do not negate: read them as "only"."""
     out = list(words)
-    scope_id, i, subordinate = 0, 0, False
+    for i in range(len(out) - 2, -1, -1):
+        if out[i].text != "more" or out[i + 1].text != "than" or out[i].quoted:
+            continue
+        for j in (i - 1, i - 2):
+            if j >= 0 and out[j].text in ("not", "never", "no") and not out[j].quoted and \
+                    all(w.text not in _STOP_PUNCT and w.text != "," for w in out[j + 1:i]):
+                out[i:i + 2] = [_with(out[i], text="only")]
+                del out[j]
+                break
+    return out
+
+
+def _aside_end(words: list[Word], i: int) -> int:
+    """Index of the ")" closing the aside that opens at ``i`` (-1 if none, or if the aside holds a negation)."""
+    for k in range(i + 1, len(words)):
+        if words[k].text == ")":
+            return k
+        if words[k].text == "(" or _cue(words, k):
+            return -1
+    return -1
+
+
+def _clause_start(words: list[Word], i: int) -> bool:
+    return i == 0 or words[i - 1].text in _CLAUSE_PUNCT or words[i - 1].text in (",", "and")
+
+
+def _predicate_follows(words: list[Word], i: int) -> bool:
+    """Whether "no" at ``i`` opens the subject of a predicate ("No detail (...) is to be dropped")."""
+    k, seen = i + 1, 0
+    while k < len(words) and seen < 10:
+        t = words[k].text
+        if t == "(" and (close := _aside_end(words, k)) > 0:
+            k = close + 1
+            continue
+        if t in _STOP_PUNCT or t == "." or t in _STOP_WORDS:
+            return False
+        if t in _MODALS:
+            return True
+        k, seen = k + 1, seen + 1
+    return False
+
+
+def _scope_end(words: list[Word], i: int, length: int, subordinate: bool) -> tuple[int, bool]:
+    """Where the scope of the cue at ``i`` ends, and whether another cue inside it stops it (a double negation)."""
+    w = words[i]
+    passive_no = w.text == "no" and length == 1 and _clause_start(words, i) and _predicate_follows(words, i)
+    short = _SHORT_SCOPE.get(w.text, len(words)) if length == 1 and not passive_no else len(words)
+    j, segment, limit = i + length, 0, i + length + short
+    while j < min(len(words), limit):
+        t = words[j]
+        if not t.quoted:
+            if t.text == "(" and (close := _aside_end(words, j)) > 0:
+                j = close + 1
+                continue
+            if t.text == "," and not _list_follows(words, j, segment):
+                break
+            if _cue(words, j):
+                return j, True
+            if t.text in _STOP_PUNCT or t.text == "." or t.text in _STOP_WORDS:
+                break
+            if subordinate and t.text in _INSTRUCTION_VERBS and j > i + length:
+                break
+        segment = 0 if t.text == "," else segment + 1
+        j += 1
+    return j, False
+
+
+def _mark(words: list[Word]) -> list[Word]:
+    """Negation and contrast scopes, and rationale clauses.
+
+    A negation inside another negation's scope cancels it ("no date is to be kept without being converted":
+    the conversion is what is asked), so its words are left unscoped.
+    """
+    out = list(words)
+    scope_id, i, subordinate, cancelled = 0, 0, False, False
     while i < len(out):
         w = out[i]
         if w.text in _CLAUSE_PUNCT or w.text == ",":
-            subordinate = False
+            subordinate = cancelled = False
             i += 1
             continue
         if not w.quoted and w.text in _SUBORDINATORS:
@@ -264,30 +348,27 @@ def _mark(words: list[Word]) -> list[Word]:
                     j += 1
             i += 1
             continue
-        scope_id += 1
-        j, segment = i + length, 0
-        limit = i + length + (_SHORT_SCOPE.get(w.text, len(out)) if length == 1 else len(out))
-        while j < min(len(out), limit):
-            t = out[j]
-            if not t.quoted:
-                if t.text == "," and not _list_follows(out, j, segment):
-                    break
-                if t.text in _STOP_PUNCT or t.text == "." or t.text in _STOP_WORDS or _cue(out, j):
-                    break
-                if subordinate and t.text in _INSTRUCTION_VERBS and j > i + length:
-                    break
-            segment = 0 if t.text == "," else segment + 1
-            out[j] = _with(out[j], scope=scope_id)
-            j += 1
-        i = j
+        end, nested = _scope_end(out, i, length, subordinate)
+        if not cancelled:
+            scope_id += 1
+            for j in range(i + length, end):
+                if out[j].text not in ("(", ")"):
+                    out[j] = _with(out[j], scope=scope_id)
+        cancelled = nested and not cancelled
+        i = end
     start = 0
-    for end in [k for k, w in enumerate(out) if w.text in _CLAUSE_PUNCT] + [len(out)]:
+    for end in [k for k, w in enumerate(out) if w.text in _CLAUSE_PUNCT and w.text not in "()"] + [len(out)]:
         subject = _prohibited(out[start:end])
         if subject > 0:
             scope_id += 1
+            negation = out[start + subject + 1].text in ("not", "never")
             for k in range(start, start + subject):
                 if not out[k].scope:
                     out[k] = _with(out[k], scope=scope_id)
+            after = start + subject + 3
+            if negation and (after >= end or out[after].text != "to"):
+                for k in range(start + subject + 2, end):
+                    out[k] = _with(out[k], scope=0)
         start = end + 1
     return out
 
@@ -297,13 +378,27 @@ def _with(w: Word, **changes: object) -> Word:
 
 
 def _clauses(words: list[Word]) -> list[list[Word]]:
+    """Clauses at clause punctuation and "but"; an aside in parentheses is its own clause, the words around it one."""
     clauses: list[list[Word]] = [[]]
-    for w in words:
-        if not w.quoted and (w.text in _CLAUSE_PUNCT or w.text == "but"):
+    outer: list[Word] | None = None
+    for k, w in enumerate(words):
+        if w.quoted:
+            clauses[-1].append(w)
+        elif w.text == "(" and outer is None and _aside_end(words, k) > 0:
+            outer = clauses[-1]
+            clauses.append([])
+        elif w.text == ")" and outer is not None:
+            clauses.append(outer)
+            outer = None
+        elif w.text in _CLAUSE_PUNCT or w.text == "but":
             clauses.append([])
         else:
             clauses[-1].append(w)
-    return [c for c in clauses if c]
+    unique: list[list[Word]] = []
+    for c in clauses:
+        if c and not any(c is u for u in unique):
+            unique.append(c)
+    return unique
 
 
 @lru_cache(maxsize=8192)
@@ -311,7 +406,7 @@ def read_sentences(text: str) -> tuple[Sentence, ...]:
     """The sentences of an instruction text, each read into clauses with quotes, scopes and rationale."""
     out = []
     for raw in _split_sentences(text):
-        words = _mark(_tokens(raw))
+        words = _mark(_more_than(_tokens(raw)))
         if not words:
             continue
         whole = _clause([w for w in words if w.text not in _CLAUSE_PUNCT])
