@@ -298,7 +298,8 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"not (?:in|supported|mentioned|covered|there)", r"(?:cannot|cant|can not|do not|does not|dont|doesnt) "
              r"(?:support|contain|mention|cover)", r"lack\w*", r"missing", r"absent", r"unsupported",
              r"no (?:evidence|support|relevant)", r"without (?:support|evidence)", r"nothing (?:in|about|supports)",
-             r"silent", r"unsure", r"not sure", r"uncertain", r"in doubt"),
+             r"silent", r"unsure", r"not sure", r"uncertain", r"in doubt",
+             rf"unless {_gap(4)}(?:support\w*|contain\w*|mention\w*|cover\w*|back\w* (?:it |them )?up|justif\w*)"),
     _concept("GUESS", "guessing: 'guess', 'speculate', 'make up', 'invent', 'fabricate', 'hallucinate'",
              r"guess\w*", r"speculat\w*", rf"mak\w* {_gap(2)}up", r"invent\w*", r"fabricat\w*", r"hallucinat\w*",
              r"confabulat\w*", r"fill\w* in the gaps"),

@@ -76,6 +76,8 @@ _DUTY = frozenset({"job", "responsibility", "task", "concern", "role", "business
 _OWNER = frozenset({"your", "our", "my", "the", "a", "part", "within"})
 _MODALS = frozenset({"is", "are", "was", "were", "be", "should", "must", "shall", "may", "can", "will", "ought", "gets",
                      "get", "needs"})
+_AUXILIARIES = frozenset({"must", "may", "should", "shall", "can", "will", "could", "would", "might"})
+_RELATIVE = frozenset({"that", "which", "who", "whose"})
 _COMPARATIVES = frozenset({"better", "preferable", "safer", "wiser", "rather"})
 _PERMITTED = frozenset({"allowed", "permitted", "needed", "necessary", "required", "acceptable", "wanted", "desired",
                         "ok", "okay", "advisable", "helpful", "useful"})
@@ -215,6 +217,8 @@ def _cue(words: list[Word], i: int) -> int:
         return 2
     if w.text == "no":
         return 0 if nxt[:1] == ["longer"] else 1
+    if w.text in ("nothing", "none") and _clause_start(words, i) and _predicate_follows(words, i):
+        return 1
     if w.text == "refrain" and nxt[:1] == ["from"]:
         return 2
     if w.text in _NEG_WORDS:
@@ -225,11 +229,17 @@ def _cue(words: list[Word], i: int) -> int:
 def _prohibited(words: list[Word]) -> int:
     """Where a clause ends its subject with "is not allowed", "are forbidden", ... (-1 if it does not)."""
     for i in range(len(words) - 1):
-        if words[i].quoted or words[i].text not in _COPULAS:
+        if words[i].quoted:
+            continue
+        if words[i].text in _AUXILIARIES and [w.text for w in words[i + 1:i + 3]] in (["not", "be"], ["never", "be"]):
+            return i
+        if words[i].text not in _COPULAS:
             continue
         rest = [w.text for w in words[i + 1:i + 3]]
         if rest[:1] and rest[0] in _PROHIBITED or rest[:1] in (["not"], ["never"]) and rest[1:2] and \
                 rest[1] in _PERMITTED:
+            return i
+        if rest[:1] in (["not"], ["never"]) and [w.text for w in words[i + 2:i + 4]] == ["to", "be"]:
             return i
         duty = [w.text for w in words[i + 1:i + 6]]
         if duty[:1] == ["not"] and duty[1:2] and duty[1] in _OWNER and _DUTY & set(duty[2:]):
@@ -253,10 +263,20 @@ def _list_follows(words: list[Word], i: int, segment: int) -> bool:
     return False
 
 
+_NOTHING_BUT = (("beyond",), ("but",), ("except",), ("other", "than"), ("more", "than"), ("apart", "from"))
+
+
 def _more_than(words: list[Word]) -> list[Word]:
-    """"Never delete more than one memory", "no more than three" restrict, they do not negate: read them as "only"."""
+    """"Never delete more than one memory", "no more than three", "delete nothing beyond the retracted memory"
+    restrict, they do not negate: read them as "only"."""
     out = list(words)
     for i in range(len(out) - 2, -1, -1):
+        if out[i].text == "nothing" and not out[i].quoted:
+            for tail in _NOTHING_BUT:
+                if tuple(w.text for w in out[i + 1:i + 1 + len(tail)]) == tail:
+                    out[i:i + 1 + len(tail)] = [_with(out[i], text="only")]
+                    break
+            continue
         if out[i].text != "more" or out[i + 1].text != "than" or out[i].quoted:
             continue
         for j in (i - 1, i - 2):
@@ -282,26 +302,28 @@ def _clause_start(words: list[Word], i: int) -> bool:
     return i == 0 or words[i - 1].text in _CLAUSE_PUNCT or words[i - 1].text in (",", "and")
 
 
-def _predicate_follows(words: list[Word], i: int) -> bool:
-    """Whether "no" at ``i`` opens the subject of a predicate ("No detail (...) is to be dropped")."""
+def _predicate_follows(words: list[Word], i: int) -> int:
+    """Where the predicate of a subject opened by "no" at ``i`` starts ("No detail (...) is to be dropped"), or 0."""
     k, seen = i + 1, 0
-    while k < len(words) and seen < 10:
+    while k < len(words) and seen < 16:
         t = words[k].text
         if t == "(" and (close := _aside_end(words, k)) > 0:
             k = close + 1
             continue
-        if t in _STOP_PUNCT or t == "." or t in _STOP_WORDS:
+        if t in _STOP_PUNCT or t == "." or t in _STOP_WORDS and t not in _RELATIVE:
             return False
         if t in _MODALS:
-            return True
-        k, seen = k + 1, seen + 1
-    return False
+            return k
+        k, seen = k + 1, seen + (t != ",")
+    return 0
 
 
 def _scope_end(words: list[Word], i: int, length: int, subordinate: bool) -> tuple[int, bool]:
     """Where the scope of the cue at ``i`` ends, and whether another cue inside it stops it (a double negation)."""
     w = words[i]
-    passive_no = w.text == "no" and length == 1 and _clause_start(words, i) and _predicate_follows(words, i)
+    predicate = _predicate_follows(words, i) if w.text in ("no", "nothing", "none") and length == 1 and \
+        _clause_start(words, i) else 0
+    passive_no = predicate > 0
     short = _SHORT_SCOPE.get(w.text, len(words)) if length == 1 and not passive_no else len(words)
     j, segment, limit = i + length, 0, i + length + short
     while j < min(len(words), limit):
@@ -310,11 +332,12 @@ def _scope_end(words: list[Word], i: int, length: int, subordinate: bool) -> tup
             if t.text == "(" and (close := _aside_end(words, j)) > 0:
                 j = close + 1
                 continue
-            if t.text == "," and not _list_follows(words, j, segment):
+            if t.text == "," and j > predicate and not _list_follows(words, j, segment):
                 break
             if _cue(words, j):
                 return j, True
-            if t.text in _STOP_PUNCT or t.text == "." or t.text in _STOP_WORDS:
+            if t.text in _STOP_PUNCT or t.text == "." or t.text in _STOP_WORDS and not (
+                    passive_no and t.text in _RELATIVE):
                 break
             if subordinate and t.text in _INSTRUCTION_VERBS and j > i + length:
                 break
@@ -362,11 +385,13 @@ def _mark(words: list[Word]) -> list[Word]:
         if subject > 0:
             scope_id += 1
             negation = out[start + subject + 1].text in ("not", "never")
+            # one negation: the subject shares the scope of the predicate it negates ("X is not to be added")
+            shared = out[start + subject + 2].scope if negation and start + subject + 2 < end else 0
             for k in range(start, start + subject):
                 if not out[k].scope:
-                    out[k] = _with(out[k], scope=scope_id)
+                    out[k] = _with(out[k], scope=shared or scope_id)
             after = start + subject + 3
-            if negation and (after >= end or out[after].text != "to"):
+            if negation and out[start + subject + 2].text not in ("to", "be") and (after >= end or out[after].text != "to"):
                 for k in range(start + subject + 2, end):
                     out[k] = _with(out[k], scope=0)
         start = end + 1
