@@ -110,7 +110,8 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"stay(?:s|ing)?", r"remain\w*", r"verbatim", r"untouched", r"unchanged"),
     # people
     _concept("ALL_PARTIES", "every speaker: 'both speakers', 'each participant'",
-             rf"(?:every|each|all|both|either|any|whichever|no)(?: of)?(?: the| these| those)?(?: two| other| different)? "
+             rf"(?:every|each|all|both|either|any|whichever|no)(?: of)?(?: the| these| those)?"
+             rf"(?: two| other| different)? "
              rf"{_PARTY}(?:'s|')?"),
     _concept("EVERYONE", "everyone: 'everyone', 'anybody', 'whoever'", r"(?:everyone|everybody|anyone|anybody|whoever)"
              r"(?! else)"),
@@ -258,7 +259,8 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"drop\w*", r"remov\w*", r"omit\w*", r"strip\w*", r"delet\w*", r"leav\w* out"),
     # answers
     _concept("COMBINE", "combining: 'combine', 'aggregate', 'merge', 'synthesise', 'integrate', 'pull together'",
-             r"combin\w*", r"(?:the )?union of", r"aggregat\w*", r"merg\w*", r"synthes[iy][sz]\w*", r"integrat\w*", r"join\w*",
+             r"combin\w*",
+             r"(?:the )?union of", r"aggregat\w*", r"merg\w*", r"synthes[iy][sz]\w*", r"integrat\w*", r"join\w*",
              r"cross-referenc\w*",
              rf"(?:pull|bring|put|piec)\w* {_gap(2)}together", r"consolidat\w*", r"pool\w*",
              rf"compos\w* {_gap(2)}(?:from|of)"),

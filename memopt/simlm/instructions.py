@@ -391,7 +391,9 @@ def _mark(words: list[Word]) -> list[Word]:
                 if not out[k].scope:
                     out[k] = _with(out[k], scope=shared or scope_id)
             after = start + subject + 3
-            if negation and out[start + subject + 2].text not in ("to", "be") and (after >= end or out[after].text != "to"):
+            infinitive = start + subject + 2 < end and out[start + subject + 2].text in ("to", "be") or \
+                after < end and out[after].text == "to"
+            if negation and not infinitive:
                 for k in range(start + subject + 2, end):
                     out[k] = _with(out[k], scope=0)
         start = end + 1
