@@ -86,6 +86,17 @@ def test_tuned_half_meets_the_targets():
     assert figures["cross"] <= 0.05, figures
 
 
+def test_heldout_half_at_the_figures_measured_once():
+    """Measured once after tuning (commit of this test): 65 of 72 recognised (90.3 %, below the 92 % target), 5 read
+    backwards (target 0), 2 of 77 false triggers (2.6 %), 1 cross trigger. Asserted at those figures, not re-tuned."""
+    figures = corpus_figures("heldout")
+    assert figures["grants"] == 72 and figures["negatives"] == 77, figures
+    assert round(figures["recognised"] * 72) >= 65, figures
+    assert figures["backwards"] <= 5, figures
+    assert round(figures["false"] * 77) <= 2, figures
+    assert round(figures["cross"] * 72) <= 1, figures
+
+
 @pytest.mark.parametrize(("sentence", "op", "stance"), [
     # passive and modal prohibitions: "No X is to be V-ed" negates the verb, across an aside in parentheses
     ("No specific detail (name, date, number or place) is to be dropped from a fact.", "extract", {"keep_details": 1}),
