@@ -89,7 +89,7 @@ def test_latency_bench_reports_anchors_and_each_engine(tmp_path):
     assert [(a["when"], a["threads"], a["requests"]) for a in threaded] == [("before", 2, 8), ("after", 2, 8)]
     assert all(a["requests"] in (5, 8) and a["cpu_ms_per_request"] > 0 for a in floor)
     assert [r["engine"] for r in rows] == ["litellm", "dspy"]
-    assert all(r["vs_anchor"] > 0 for r in rows)
+    assert all(r["vs_anchor"] > 0 and 0 < r["cpu_ms_per_call"] <= r["cpu_ms_per_request"] for r in rows)
     assert rows[0]["requests"] == rows[1]["requests"] > 0
     assert rows[0]["test_f1"] == rows[1]["test_f1"]
     for engine, row in zip(("litellm", "dspy"), rows, strict=True):

@@ -15,9 +15,10 @@ most calls in flight per role (task/judge/reflection: the concurrency is per rol
 questions run, up to twice the setting are in flight, answers and verdicts), ``ratio = wall /
 (requests × delay / concurrency)`` (1.0 would mean every slot was busy waiting on the server the whole
 time), and the CPU time this process spent per request (DSPy, LiteLLM and memopt's own work; one
-core's worth at most, under the GIL): when requests × that CPU time exceeds requests × delay /
-concurrency, the run is bound by the client's CPU, not by the LM's latency. MLflow is left out (a
-`NullTracker`): the bench measures the LM path, not the tracking store.
+core's worth at most, under the GIL; ``cpu_ms_per_call`` is the same CPU over every LM call asked,
+replies from the reply cache included, which cost CPU but no request): when requests × that CPU time
+exceeds requests × delay / concurrency, the run is bound by the client's CPU, not by the LM's latency.
+MLflow is left out (a `NullTracker`): the bench measures the LM path, not the tracking store.
 
 Anchors (`anchors`): before the runs and again after them (the load of a shared machine drifts), the
 same kind of server (no delay) answers a bare ``dspy.Predict`` (ChatAdapter: format, call, parse) of
@@ -194,6 +195,7 @@ def _run(path: Path, delay: float, concurrency: int, budget: int, rounds: int, m
             "rounds": len(summary["rounds"]),
             "test_f1": summary["final"]["test_f1"],
             "cpu_ms_per_request": round(1000 * cpu / requests, 1) if requests else None,
+            "cpu_ms_per_call": round(1000 * cpu / total["calls"], 1) if total["calls"] else None,
             "ratio": round(wall / ideal, 2) if ideal else None}
 
 
