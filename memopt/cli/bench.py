@@ -220,8 +220,7 @@ def latency(
     report = bench_latency(delay=delay, concurrency=concurrency, budget=budget, rounds=rounds, experiment=experiment,
                            repeat=repeat, model=model, engines=engine, anchor_calls=anchor_calls, profile=breakdown)
     if report["anchors"]:
-        _print(report["anchors"], "anchors: a bare dspy.Predict through memopt serve, serial (client CPU per request)",
-               None)
+        _print(report["anchors"], "anchors: a bare dspy.Predict through memopt serve (client CPU per request)", None)
     _print(report["runs"], f"{experiment.stem} through memopt serve --delay {delay} (SimLM, simulated)", None)
     for label, rows in report["breakdown"].items():
         _print(rows, f"client CPU per request by where it goes ({label}; yappi estimates)", None)
