@@ -97,13 +97,17 @@ def _score(q: Question, item: Item) -> float:
     return len(q.topic & item.stems) + 0.5 * len(_related(q.topic) & item.stems)
 
 
-def _supported(q: Question, item: Item) -> bool:
-    """Every name the question uses is in the item, and so is some other word of its topic (or a related one)."""
+def _supported(q: Question, item: Item, *, literal: bool = False) -> bool:
+    """Every name the question uses is in the item, and so is some other word of its topic (or a related one).
+
+    ``literal``: a related word does not count, only the question's own words (how an abstaining reader
+    checks support: evidence told in other words reads as unsupported).
+    """
     if any(stem(n.lower()) not in item.stems for n in q.names):
         return False
     name_stems = {stem(n.lower()) for n in q.names}
     rest = q.topic - name_stems
-    return len(q.names) >= 2 or not rest or bool((rest | _related(rest)) & item.stems)
+    return len(q.names) >= 2 or not rest or bool((rest if literal else rest | _related(rest)) & item.stems)
 
 
 _SPEAKER_PREFIX = re.compile(r"^[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2}:\s+")
@@ -251,7 +255,7 @@ def answer(question: str, context: str, active: frozenset[str]) -> str:
         reverse=True,
     )
     _, best_score, _, best = ranked[0]
-    if "abstain" in active and (best_score == 0 or not _supported(q, best)):
+    if "abstain" in active and (best_score == 0 or not _supported(q, best, literal=True)):
         return NOT_MENTIONED
     chosen = [best]
     if "combine_all" in active:
