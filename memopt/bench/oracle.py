@@ -11,8 +11,8 @@ chooses the subsets and the knobs of ``optimizer.search`` on the val split. No o
 
 The search is exhaustive within an op (every subset of its missing directives) and coordinate-wise
 across ops and the knob grid: starting from the all-on prompt with its best knobs, it tries every
-subset of one op (or every knob setting) with the rest fixed, keeps a strictly better val F1 (equal
-F1: fewer task-LM output tokens), and sweeps until a sweep changes nothing. Directives the seed
+subset of one op (or every knob setting) with the rest fixed, keeps a strictly better val F1, and
+sweeps until a sweep changes nothing (at most ``MAX_SWEEPS``). Directives the seed
 already grants stay on. Its test F1 is the *ceiling* optimizer results are reported against, and an
 optimizer's share of the ceiling's gain is ``(after − before) / (oracle − before)`` (`share_of_gain`).
 The all-on prompt is reported beside it. It means something only with SimLM as task LM: a real LM
@@ -84,29 +84,25 @@ Choice = tuple[tuple[tuple[str, tuple[str, ...]], ...], tuple[tuple[str, int], .
 
 
 class _Search:
-    """Val F1 (and task output tokens) of (subsets, knobs) choices, each evaluated once."""
+    """Val F1 of (subsets, knobs) choices, each evaluated once."""
 
     def __init__(self, seed_system: MemorySystem, scorer: Any, valset: list[Any]) -> None:
         self.seed_system, self.scorer, self.valset = seed_system, scorer, valset
-        self.scores: dict[Choice, tuple[float, int]] = {}
+        self.scores: dict[Choice, float] = {}
 
     def system(self, choice: Choice) -> MemorySystem:
         subsets, knobs = dict(choice[0]), dict(choice[1])
         system = self.seed_system.with_instructions(subset_instructions(self.seed_system, subsets))
         return system.with_knobs(**knobs) if knobs else system
 
-    def score(self, choice: Choice) -> tuple[float, int]:
+    def score(self, choice: Choice) -> float:
         if choice not in self.scores:
-            before = self.scorer.usage_by_meter()["report_task"].output_tokens
-            f1 = self.scorer.report(self.system(choice), {"val": self.valset})["val"]["f1"]
-            tokens = self.scorer.usage_by_meter()["report_task"].output_tokens - before
-            self.scores[choice] = (f1, tokens)
+            self.scores[choice] = self.scorer.report(self.system(choice), {"val": self.valset})["val"]["f1"]
         return self.scores[choice]
 
     def better(self, a: Choice, b: Choice) -> bool:
-        """Whether ``a`` beats ``b``: higher val F1, or the same F1 with fewer output tokens."""
-        (fa, ta), (fb, tb) = self.score(a), self.score(b)
-        return fa > fb + 1e-9 or (abs(fa - fb) <= 1e-9 and ta < tb)
+        """Whether ``a`` has a strictly higher val F1 than ``b``."""
+        return self.score(a) > self.score(b) + 1e-9
 
 
 def _subsets(ids: tuple[str, ...]) -> list[tuple[str, ...]]:
@@ -132,8 +128,14 @@ def _best_subset(search: _Search, missing: dict[str, tuple[str, ...]], grid: lis
     return current
 
 
-def _test(scorer: Any, system: MemorySystem, testset: list[Any]) -> dict[str, Any]:
-    return scorer.report(system, {"test": testset})["test"] if testset else {}
+def _measure(scorer: Any, system: MemorySystem, splits: dict[str, list[Any]]) -> tuple[dict[str, Any], int]:
+    """Metrics of each split, and the task LM's output tokens, ingestion included (the ingestion cache is cleared)."""
+    from memopt.system import clear_ingest_cache
+
+    clear_ingest_cache()
+    before = scorer.usage_by_meter()["report_task"].output_tokens
+    report = scorer.report(system, splits)
+    return report, scorer.usage_by_meter()["report_task"].output_tokens - before
 
 
 def catalogue_oracle(experiment: Experiment) -> dict[str, Any]:
@@ -155,17 +157,20 @@ def catalogue_oracle(experiment: Experiment) -> dict[str, Any]:
         grid = [{}]
     search = _Search(seed_system, scorer, valset)
     all_on_subsets = tuple(missing.items())
-    all_on = max(((all_on_subsets, tuple(sorted(k.items()))) for k in grid), key=lambda c: search.score(c)[0])
+    all_on = max(((all_on_subsets, tuple(sorted(k.items()))) for k in grid), key=search.score)
     best = _best_subset(search, missing, grid, all_on)
+    splits = {"val": valset, **({"test": testset} if testset else {})}
     out: dict[str, Any] = {}
     for name, choice in (("best", best), ("all_on", all_on)):
         system = search.system(choice)
-        test = _test(scorer, system, testset)
+        report, tokens = _measure(scorer, system, splits)
+        test = report.get("test", {})
         out[name] = {"instructions": system.instructions(), "knobs": {**seed_system.knobs, **dict(choice[1])},
-                     "directives": {op: list(ids) for op, ids in choice[0]}, "val_f1": search.score(choice)[0],
-                     "val_output_tokens": search.score(choice)[1], "test_f1": test.get("f1"),
-                     "test_judge": test.get("judge")}
-    seed = scorer.report(seed_system, {"val": valset, **({"test": testset} if testset else {})})
+                     "directives": {op: list(ids) for op, ids in choice[0]}, "val_f1": search.score(choice),
+                     "test_f1": test.get("f1"), "test_judge": test.get("judge"), "output_tokens": tokens}
+    seed, seed_tokens = _measure(scorer, seed_system, splits)
     return {**out["best"], "all_on": out["all_on"], "seed_val_f1": seed["val"]["f1"],
-            "seed_test_f1": seed.get("test", {}).get("f1"),
-            "choices_evaluated": len(search.scores), "report_lm_calls": scorer.usage().calls}
+            "seed_test_f1": seed.get("test", {}).get("f1"), "seed_output_tokens": seed_tokens,
+            "choices_evaluated": len(search.scores), "report_lm_calls": scorer.usage().calls,
+            "choices": [{"directives": {op: list(ids) for op, ids in subsets}, "knobs": dict(knobs), "val_f1": f1}
+                        for (subsets, knobs), f1 in search.scores.items()]}

@@ -145,7 +145,7 @@ def optimize(
     out: Path = typer.Option(None, "--out", help="Also write the rows as JSON."),
 ) -> None:
     """Test F1 before/after, share of the catalogue oracle's gain and gain per 1,000 LM calls of each optimizer at an
-    equal budget (with the oracle row: all catalogue directives, no optimizer)."""
+    equal budget (with the oracle row: the best subset of catalogue directives, no optimizer)."""
     from memopt.bench.optimize import bench_optimize
     from memopt.cli.options import parse_ids
 
@@ -203,12 +203,12 @@ def oracle(
     _check_out(out)
     result = catalogue_oracle(load_experiment(experiment))
     rows = [{"prompt": "seed", "directives added": "—", "knobs": "—", "val F1": result["seed_val_f1"],
-             "test F1": result["seed_test_f1"], "val output tokens": "—"}]
+             "test F1": result["seed_test_f1"], "task output tokens": result["seed_output_tokens"]}]
     for name, entry in (("all on", result["all_on"]), ("best subset", result)):
         added = "; ".join(f"{op}: {', '.join(ids) or 'none'}" for op, ids in entry["directives"].items())
         rows.append({"prompt": name, "directives added": added,
                      "knobs": ", ".join(f"{k} {v}" for k, v in entry["knobs"].items()), "val F1": entry["val_f1"],
-                     "test F1": entry["test_f1"], "val output tokens": entry["val_output_tokens"]})
+                     "test F1": entry["test_f1"], "task output tokens": entry["output_tokens"]})
     _print(rows, f"catalogue oracle of {result.get('experiment', experiment.stem)} (SimLM, simulated; "
                  f"{result['choices_evaluated']} choices scored on val)", None)
     if out is not None:
