@@ -35,6 +35,7 @@ from memopt.text import (
 __all__ = ["Question", "analyze", "answer", "query_terms", "is_abstention", "NOT_MENTIONED"]
 
 NOT_MENTIONED = "Not mentioned"
+COMBINE_SHARE = 0.7  # combine_all also answers from items scoring at least this share of the best item
 _QUESTION_WORDS = frozenset(
     "what when where who whom which why how does did is are was were has have do can would will could "
     "should kind type name names".split()
@@ -259,7 +260,7 @@ def answer(question: str, context: str, active: frozenset[str]) -> str:
         return NOT_MENTIONED
     chosen = [best]
     if "combine_all" in active:
-        floor = max(1.0, 0.7 * best_score)
+        floor = max(1.0, COMBINE_SHARE * best_score)
         chosen += [it for _, s, _, it in ranked[1:] if s >= floor and _supported(q, it)]
     if q.kind == "elapsed":
         counted = _elapsed(q, best, today)

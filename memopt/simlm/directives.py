@@ -150,9 +150,9 @@ CATALOGUE: tuple[Directive, ...] = (
                      "Write each fact in full, with every number it mentions."),
         examples_off=("Shorten every fact to a few words.", "Leave out the specifics.",
                       "Remember significant personal information like names and relationships."),
-        trade_off="the facts are as long as the data's sentences: on long, multi-clause sentences every fact costs "
-        "more reply tokens (and money), and a longer memory shares words with more questions, so it is retrieved "
-        "as a distractor more often; on short single-clause sentences it changes nothing",
+        trade_off="the facts are as long as the data's sentences: on long, multi-clause sentences every extraction "
+        "and update reply costs more output tokens (and money with a priced LM); on short single-clause sentences "
+        "it changes nothing",
     ),
     Directive(
         id="update_on_contradiction",
