@@ -130,7 +130,7 @@ def _best_subset(search: _Search, missing: dict[str, tuple[str, ...]], grid: lis
 
 def _measure(scorer: Any, system: MemorySystem, splits: dict[str, list[Any]]) -> tuple[dict[str, Any], int]:
     """Metrics of each split, and the task LM's output tokens, ingestion included (the ingestion cache is cleared)."""
-    from memopt.system import clear_ingest_cache
+    from memopt.systems import clear_ingest_cache
 
     clear_ingest_cache()
     before = scorer.usage_by_meter()["report_task"].output_tokens
