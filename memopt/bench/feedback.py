@@ -85,7 +85,7 @@ def feedback_rows(runs: list[dict[str, Any]], oracle: dict[str, Any], names: lis
                      "lm_calls": round(statistics.fmean(r["lm_calls"] for r in mine)),
                      "seconds": round(statistics.fmean(r["seconds"] for r in mine), 1), "runs": len(mine)})
     before = rows[0]["test_f1_before"] if rows else oracle.get("seed_test_f1")
-    rows.append({"variant": "oracle", "ops": "all directives, no optimizer", "test_f1_before": before,
+    rows.append({"variant": "oracle", "ops": "best directive subset, no optimizer", "test_f1_before": before,
                  "test_f1_after": oracle["test_f1"], "test_f1_after_sd": 0.0,
                  "gain": round(oracle["test_f1"] - before, 4) if before is not None else None, "gain_sd": 0.0,
                  "share_of_oracle_gain": 1.0, "lm_calls": 0, "seconds": oracle.get("seconds", 0.0), "runs": 1})

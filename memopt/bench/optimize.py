@@ -57,7 +57,7 @@ def bench_optimize(experiments: list[str | Path], *, budget: int, rounds: int | 
                          "gain_per_1k_calls": round(1000 * (after - before) / max(calls, 1), 4),
                          "seconds": round(time.perf_counter() - started, 1)})
         before = oracle["seed_test_f1"] if before is None else before
-        rows.append({"experiment": load_experiment(path).name, "optimizer": "oracle (all directives)",
+        rows.append({"experiment": load_experiment(path).name, "optimizer": "oracle (best subset)",
                      "test_f1_before": before, "test_f1_after": oracle["test_f1"],
                      "gain": round(oracle["test_f1"] - before, 4), "share_of_oracle_gain": 1.0, "lm_calls": 0,
                      "gain_per_1k_calls": None, "seconds": oracle_seconds})
