@@ -49,7 +49,7 @@ from memopt.optimize.story import (
 )
 from memopt.prompts import write_prompts
 from memopt.systems.base import MemorySystem
-from memopt.tracking_traces import CaseTraces
+from memopt.tracking.traces import CaseTraces
 
 __all__ = ["run_experiment", "check_experiment", "make_scorer", "splits_of", "data_fingerprint", "summary_of",
            "usage_summary", "case_traces_of", "STATE_ARTIFACT", "BUDGET_COVERS"]
