@@ -23,7 +23,7 @@ from typing import Any
 from memopt.errors import ConfigError, MemoptError, TrackingError
 from memopt.lm.redaction import redact
 from memopt.tracking.entries import KEY_LIMIT, PARAM_LIMIT, TAG_LIMIT, cut, entries, flatten, redacted_copy, scrub
-from memopt.tracking.prompts import prompt_name, register_prompts, set_prompt_aliases
+from memopt.tracking.prompts import check_prompts, prompt_name, register_prompts, set_prompt_aliases
 from memopt.tracking.store import (
     URI_ORDER,
     GuardedStore,
@@ -32,6 +32,7 @@ from memopt.tracking.store import (
     load_mlflow,
     open_run,
     resolve_tracking_uri,
+    run_info,
     shown_uri,
     store_lock,
 )
@@ -132,6 +133,17 @@ class RoundLog(_RunLog):
         """End the round's run now (the `Tracker.round` block then leaves it as it is)."""
         self._client().set_terminated(self.run_id, status)
         self.ended = True
+
+    def close(self, status: str = "FINISHED") -> None:
+        """End the round's run with ``status`` unless it ended already; ending a FAILED or KILLED round never
+        raises a store error (the error in flight is the one to report)."""
+        if self.ended:
+            return
+        if status == "FINISHED":
+            self.end(status)
+        else:
+            with suppress(TrackingError):
+                self.end(status)
 
     def _client(self) -> Any:
         return self._mlflow_client
@@ -258,24 +270,41 @@ class Tracker(_RunLog):
         for orphan in orphans:
             client.set_terminated(orphan.info.run_id, "KILLED")
 
-    @contextmanager
-    def round(self, index: int, name: str | None = None) -> Iterator[RoundLog]:
-        """A nested run ``round-<index>`` (or ``name``) for one round: FINISHED, FAILED if the body raises, KILLED
-        if it is interrupted; unless the body ended it itself (`RoundLog.end`)."""
+    def open_round(self, index: int, name: str | None = None) -> RoundLog:
+        """Start the nested run ``round-<index>`` (or ``name``) of one round; `RoundLog.close` ends it."""
         parent = self.run_id
         client = self._client()
         run = client.create_run(self._experiment_id, run_name=cut(redact(name or f"round-{index}"), KEY_LIMIT),
                                 tags={"mlflow.parentRunId": parent, "memopt.round": str(index), "memopt.kind": "round"})
-        log = RoundLog(client, run.info.run_id, index, self._lock, self._experiment_id)
+        return RoundLog(client, run.info.run_id, index, self._lock, self._experiment_id)
+
+    @contextmanager
+    def round(self, index: int, name: str | None = None) -> Iterator[RoundLog]:
+        """A nested run ``round-<index>`` (or ``name``) for one round: FINISHED, FAILED if the body raises, KILLED
+        if it is interrupted; unless the body ended it itself (`RoundLog.end`)."""
+        log = self.open_round(index, name)
         try:
             yield log
         except BaseException as e:
-            if not log.ended:
-                with suppress(TrackingError):  # the error in flight is the one to report
-                    log.end("FAILED" if isinstance(e, Exception) else "KILLED")
+            log.close("FAILED" if isinstance(e, Exception) else "KILLED")
             raise
-        if not log.ended:
-            log.end("FINISHED")
+        log.close("FINISHED")
+
+    def on_event(self, event: Any) -> None:
+        """Record one event of an optimize run (`memopt.tracking.recorder`); store failures raise `TrackingError`."""
+        _recorder(self).on_event(event)
+
+    def check_prompts(self, pipeline: str, instructions: Mapping[str, str]) -> None:
+        """Refuse a prompt MLflow cannot name or that holds a credential (`memopt.tracking.prompts`)."""
+        check_prompts(pipeline, instructions)
+
+    def run_params(self, run_id: str) -> dict[str, str]:
+        """The params of an existing run of this store (`run_info`)."""
+        return run_info(run_id, self.tracking_uri)["params"]
+
+    def read_artifact(self, run_id: str, artifact_path: str, dst: str | Path) -> Path | None:
+        """Download an artifact of an existing run of this store into ``dst``; None when it is missing."""
+        return download_artifacts(run_id, artifact_path, dst, self.tracking_uri, missing_ok=True)
 
     def download(self, artifact_path: str, dst: str | Path) -> Path:
         """Download an artifact of the parent run into ``dst`` (see `download_artifacts`)."""
@@ -328,6 +357,31 @@ class NullTracker:
     def end(self, status: str = "FINISHED") -> None:
         """Nothing."""
 
+    def open_round(self, index: int, name: str | None = None) -> NullTracker:
+        """A round that logs nothing."""
+        return self
+
+    def close(self, status: str = "FINISHED") -> None:
+        """Nothing."""
+
+    def on_event(self, event: Any) -> None:
+        """Turn the event into the calls a tracker gets (`memopt.tracking.recorder`); they record nothing here."""
+        _recorder(self).on_event(event)
+
+    def check_prompts(self, pipeline: str, instructions: Mapping[str, str]) -> None:
+        """The same check as `Tracker.check_prompts`: what is refused in MLflow is refused untracked too."""
+        check_prompts(pipeline, instructions)
+
+    def run_params(self, run_id: str) -> dict[str, str]:
+        """Nothing to resume from: always an error."""
+        self.resume(run_id)
+        return {}
+
+    def read_artifact(self, run_id: str, artifact_path: str, dst: str | Path) -> Path | None:
+        """Nothing to resume from: always an error."""
+        self.resume(run_id)
+        return None
+
     def register_prompts(self, pipeline: str, instructions: Mapping[str, str], *,
                          commit_message: str | Mapping[str, str], round_index: int) -> dict[str, int]:
         """No registry: every prompt stays at version 0."""
@@ -363,3 +417,13 @@ class NullTracker:
     def ui_hint(self) -> str:
         """Where to look: nowhere."""
         return "not tracked"
+
+
+def _recorder(tracker: Any) -> Any:
+    """The `RunRecorder` of a tracker, made on its first event (imported then: `import memopt.tracking` stays light)."""
+    recorder = tracker.__dict__.get("_recorder")
+    if recorder is None:
+        from memopt.tracking.recorder import RunRecorder
+
+        recorder = tracker.__dict__["_recorder"] = RunRecorder(tracker)
+    return recorder

@@ -170,6 +170,12 @@ class CaseTraces:
     judge: str = "sim"
     seed: int = 0
 
+    @classmethod
+    def of(cls, experiment: Any) -> CaseTraces:
+        """How an experiment's rounds log their cases (``mlflow.traces``, ``mlflow.max_traces``, its judge, seed)."""
+        return cls(experiment.mlflow.traces, experiment.mlflow.max_traces,
+                   " + ".join(spec.raw for spec in experiment.lm.judge), experiment.seed)
+
     def log(self, log: Any, outcome: Any, *, round_index: int, versions: dict[str, int]) -> RoundTraces:
         """Trace the picked cases of a round on its run; never raises (a failure is a warning and a run tag)."""
         from memopt.tracking.runs import RoundLog
