@@ -172,13 +172,13 @@ class RunObserver(Protocol):
         """Hear one event of the run."""
 
 
-@runtime_checkable
 class Tracker(RunObserver, Protocol):
     """The observer that keeps a run's record (see the module docstring): its failures stop the run.
 
     Besides the events, the loop asks it before the first LM call to check the prompts (`check_prompts`)
     and to open its store (`open`); once a run started or resumed, for the run's id (`run_id`, a
-    RuntimeError before); and on ``--resume``, for the params and artifacts of the run to continue."""
+    RuntimeError before); and on ``--resume``, for the params and artifacts of the run to continue. (Not
+    runtime-checkable: ``run_id`` raises before a run started.)"""
 
     @property
     def run_id(self) -> str:

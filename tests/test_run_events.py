@@ -22,7 +22,6 @@ from memopt.run_events import (
     RunObserver,
     RunStarted,
     RunSummarized,
-    Tracker,
 )
 from memopt.tracking import NullTracker
 from tests.conftest import ROOT
@@ -78,7 +77,7 @@ def heard():
 
 def test_an_observer_hears_the_run_in_order(heard):
     summary, events, next_rounds = heard
-    assert all(isinstance(e, RunObserver) for e in (Heard(), Broken())) and isinstance(NullTracker(), Tracker)
+    assert all(isinstance(e, RunObserver) for e in (Heard(), Broken(), NullTracker()))
     kinds = [e.kind for e in events]
     assert kinds[0] == "run_started" and kinds[-3:] == ["run_ending", "run_summarized", "run_finished"]
     rounds = [e.index for e in events if isinstance(e, RoundStarted)]
@@ -87,7 +86,7 @@ def test_an_observer_hears_the_run_in_order(heard):
         mine = [e for e in events if getattr(e, "index", None) == index or
                 getattr(getattr(e, "record", None), "round", None) == index]
         assert [e.kind for e in mine] == ["round_started", "round_scored", "round_finished", "round_ended"], index
-        assert mine[-1].status == "FINISHED"
+        assert isinstance(mine[-1], RoundEnded) and mine[-1].status == "FINISHED"
     starts = [i for i, k in enumerate(kinds) if k == "round_started"]
     assert starts == sorted(starts) and kinds.index("run_ending") > max(starts)
     first = events[0]
@@ -108,7 +107,6 @@ def test_an_observer_hears_the_run_in_order(heard):
     assert isinstance(last, RunFinished) and last.status == "FINISHED" and last.summary is summary
     with pytest.raises(dataclasses.FrozenInstanceError):
         last.status = "KILLED"  # type: ignore[misc]
-    assert all(isinstance(e, RoundEnded) for e in events if e.kind == "round_ended")
 
 
 def test_an_observer_that_raises_costs_the_run_nothing(heard, caplog):
@@ -134,8 +132,10 @@ def _imports(path: Path) -> set[str]:
 
 
 def test_the_loop_imports_nothing_from_tracking_and_tracking_not_the_loop():
-    loop = [MEMOPT / "optimize" / name for name in ("run.py", "resume.py", "story.py", "state.py", "scoring.py",
-                                                    "reflective.py", "gepa.py", "select.py", "propose.py")]
+    # the loop's modules (estimate.py composes a dry run with a NullTracker, as the CLI and the benches compose theirs)
+    names = ("run.py", "resume.py", "story.py", "state.py", "summary.py", "scoring.py", "reflective.py", "gepa.py",
+             "select.py", "propose.py")
+    loop = [MEMOPT / "optimize" / name for name in names]
     for path in loop:
         reached = {m for m in _imports(path) if m == "memopt.tracking" or m.startswith("memopt.tracking.")}
         assert not reached, f"{path.name} imports {sorted(reached)}: the loop emits events, it does not call tracking"

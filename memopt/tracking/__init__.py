@@ -3,9 +3,9 @@
 The package observes a run, it is never called by the loop: `memopt.optimize.run` emits typed events
 (`memopt.run_events`) and `Tracker` / `NullTracker` turn them into store calls (`recorder.py`).
 Modules: `store.py` (where the store is, reading runs, every call guarded), `entries.py` (values
-made safe), `runs.py` (parent and round runs), `prompts.py` (the prompt registry), `recorder.py`
-(events → runs), `artifacts.py` (what a round and a run log), `traces.py` and `spans.py` (cases as
-MLflow traces).
+made safe), `runs.py` (parent and round runs), `null.py` (a tracker that records nothing),
+`prompts.py` (the prompt registry), `recorder.py` (events → runs), `artifacts.py` (what a round and
+a run log), `traces.py` and `spans.py` (cases as MLflow traces).
 
 Contract:
 
@@ -51,8 +51,9 @@ Contract:
 - MLflow is imported inside methods only, and its INFO logs and progress bars are silenced.
 """
 
+from memopt.tracking.null import NullTracker
 from memopt.tracking.prompts import check_prompt_secret, prompt_name
-from memopt.tracking.runs import NullTracker, RoundLog, Tracker
+from memopt.tracking.runs import RoundLog, Tracker
 from memopt.tracking.store import (
     DEFAULT_TRACKING_URI,
     URI_ORDER,

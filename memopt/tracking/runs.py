@@ -5,8 +5,8 @@
 ``memopt.kind=round``, finished FINISHED, FAILED (an exception escaped) or KILLED (interrupted).
 `Tracker.describe` sets the parent run's Markdown description (``mlflow.note.content``);
 `Tracker.log_datasets` logs the data splits as MLflow dataset inputs. Every call goes through
-`memopt.tracking.store.GuardedStore`; every value through `memopt.tracking.entries`. `NullTracker`
-records nothing (benchmarks and dry runs).
+`memopt.tracking.store.GuardedStore`; every value through `memopt.tracking.entries`. A tracker hears
+the events of a run (`on_event`) through its `memopt.tracking.recorder.RunRecorder`.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any
 from memopt.errors import ConfigError, MemoptError, TrackingError
 from memopt.lm.redaction import redact
 from memopt.tracking.entries import KEY_LIMIT, PARAM_LIMIT, TAG_LIMIT, cut, entries, flatten, redacted_copy, scrub
-from memopt.tracking.prompts import check_prompts, prompt_name, register_prompts, set_prompt_aliases
+from memopt.tracking.prompts import check_prompts, register_prompts, set_prompt_aliases
 from memopt.tracking.store import (
     URI_ORDER,
     GuardedStore,
@@ -37,7 +37,7 @@ from memopt.tracking.store import (
     store_lock,
 )
 
-__all__ = ["Tracker", "NullTracker", "RoundLog", "UI_COMMAND"]
+__all__ = ["Tracker", "RoundLog", "UI_COMMAND", "recorder_of"]
 
 # `mlflow ui` (and a server with job execution) leaves a busy job runner behind after Ctrl-C; this one exits cleanly
 UI_COMMAND = "MLFLOW_SERVER_ENABLE_JOB_EXECUTION=false mlflow server"
@@ -292,7 +292,7 @@ class Tracker(_RunLog):
 
     def on_event(self, event: Any) -> None:
         """Record one event of an optimize run (`memopt.tracking.recorder`); store failures raise `TrackingError`."""
-        _recorder(self).on_event(event)
+        recorder_of(self).on_event(event)
 
     def check_prompts(self, pipeline: str, instructions: Mapping[str, str]) -> None:
         """Refuse a prompt MLflow cannot name or that holds a credential (`memopt.tracking.prompts`)."""
@@ -332,94 +332,7 @@ class Tracker(_RunLog):
         return f"{command}, then open http://127.0.0.1:5000/{page} ({where})"
 
 
-class NullTracker:
-    """A tracker that records nothing (benchmarks that compare optimizers, and dry runs)."""
-
-    run_id = "untracked"
-
-    def open(self) -> NullTracker:
-        """Nothing to open."""
-        return self
-
-    def start(self, run_name: str, params: Mapping[str, Any], tags: Mapping[str, str] | None = None) -> str:
-        """Start nothing; returns ``"untracked"``."""
-        return self.run_id
-
-    def resume(self, run_id: str) -> None:
-        """Nothing to resume from: always an error."""
-        raise ConfigError("cannot resume without an MLflow store; run with a tracking URI.")
-
-    @contextmanager
-    def round(self, index: int, name: str | None = None) -> Iterator[NullTracker]:
-        """A round that logs nothing."""
-        yield self
-
-    def end(self, status: str = "FINISHED") -> None:
-        """Nothing."""
-
-    def open_round(self, index: int, name: str | None = None) -> NullTracker:
-        """A round that logs nothing."""
-        return self
-
-    def close(self, status: str = "FINISHED") -> None:
-        """Nothing."""
-
-    def on_event(self, event: Any) -> None:
-        """Turn the event into the calls a tracker gets (`memopt.tracking.recorder`); they record nothing here."""
-        _recorder(self).on_event(event)
-
-    def check_prompts(self, pipeline: str, instructions: Mapping[str, str]) -> None:
-        """The same check as `Tracker.check_prompts`: what is refused in MLflow is refused untracked too."""
-        check_prompts(pipeline, instructions)
-
-    def run_params(self, run_id: str) -> dict[str, str]:
-        """Nothing to resume from: always an error."""
-        self.resume(run_id)
-        return {}
-
-    def read_artifact(self, run_id: str, artifact_path: str, dst: str | Path) -> Path | None:
-        """Nothing to resume from: always an error."""
-        self.resume(run_id)
-        return None
-
-    def register_prompts(self, pipeline: str, instructions: Mapping[str, str], *,
-                         commit_message: str | Mapping[str, str], round_index: int) -> dict[str, int]:
-        """No registry: every prompt stays at version 0."""
-        return {prompt_name(pipeline, op): 0 for op in instructions}
-
-    def log_metrics(self, metrics: Mapping[str, Any], step: int | None = None) -> None:
-        """Nothing."""
-
-    def log_text(self, text: str, artifact_file: str) -> None:
-        """Nothing."""
-
-    def log_dict(self, data: Any, artifact_file: str) -> None:
-        """Nothing."""
-
-    def log_artifact(self, local_path: str | Path, artifact_path: str | None = None) -> None:
-        """Nothing."""
-
-    def set_tags(self, tags: Mapping[str, Any]) -> None:
-        """Nothing."""
-
-    def describe(self, markdown: str) -> None:
-        """Nothing."""
-
-    def set_prompt_aliases(self, versions: Mapping[str, int], alias: str) -> None:
-        """Nothing."""
-
-    def log_datasets(self, name: str, splits: Mapping[str, Any]) -> None:
-        """Nothing."""
-
-    def finish(self, status: str = "FINISHED") -> None:
-        """Nothing."""
-
-    def ui_hint(self) -> str:
-        """Where to look: nowhere."""
-        return "not tracked"
-
-
-def _recorder(tracker: Any) -> Any:
+def recorder_of(tracker: Any) -> Any:
     """The `RunRecorder` of a tracker, made on its first event (imported then: `import memopt.tracking` stays light)."""
     recorder = tracker.__dict__.get("_recorder")
     if recorder is None:
