@@ -20,25 +20,27 @@ Every store failure is a `TrackingError` and is raised: the run stops as it alwa
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memopt.optimize.resume import EXPERIMENT_ARTIFACT, STATE_ARTIFACT
 from memopt.optimize.story import parent_metrics
-from memopt.run_events import (
-    RoundDropped,
-    RoundEnded,
-    RoundFinished,
-    RoundScored,
-    RoundStarted,
-    RunEnding,
-    RunEvent,
-    RunFinished,
-    RunResumed,
-    RunStarted,
-    RunSummarized,
-)
 from memopt.tracking.artifacts import log_round, log_summary, save_best, split_frames
 from memopt.tracking.traces import CaseTraces
+
+if TYPE_CHECKING:  # events are told apart by their ``kind``: memopt.run_events is not imported when recording
+    from memopt.run_events import (
+        RoundDropped,
+        RoundEnded,
+        RoundFinished,
+        RoundScored,
+        RoundStarted,
+        RunEnding,
+        RunEvent,
+        RunFinished,
+        RunResumed,
+        RunStarted,
+        RunSummarized,
+    )
 
 __all__ = ["RunRecorder"]
 

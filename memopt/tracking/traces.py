@@ -177,11 +177,10 @@ class CaseTraces:
                    " + ".join(spec.raw for spec in experiment.lm.judge), experiment.seed)
 
     def log(self, log: Any, outcome: Any, *, round_index: int, versions: dict[str, int]) -> RoundTraces:
-        """Trace the picked cases of a round on its run; never raises (a failure is a warning and a run tag)."""
-        from memopt.tracking.runs import RoundLog
-
+        """Trace the picked cases of a round on its run (a `RoundLog`; a null tracker, which has no store client,
+        gets none); never raises (a failure is a warning and a run tag)."""
         results = outcome.train.results if outcome is not None else []
-        if self.mode == "none" or not results or not isinstance(log, RoundLog):
+        if self.mode == "none" or not results or not hasattr(log, "_client"):
             return RoundTraces(mode=self.mode, evaluated=len(results))
         started = time.perf_counter()
         try:
