@@ -207,12 +207,12 @@ class BudgetConfig(_Strict):
 
 
 class MLflowConfig(_Strict):
-    """Where rounds are logged, and which evaluated cases become MLflow traces (see `memopt.tracking_traces`)."""
+    """Where rounds are logged, and which evaluated cases become MLflow traces (see `memopt.tracking.traces`)."""
 
     experiment: str = "memopt"
     tracking_uri: str | None = None
     traces: Literal["failed", "sample", "all", "none"] = "sample"
-    max_traces: int = Field(12, ge=1, le=1000)  # = memopt.tracking_traces.MAX_TRACES
+    max_traces: int = Field(12, ge=1, le=1000)  # = memopt.tracking.traces.MAX_TRACES
 
 
 class ConfirmConfig(_Strict):

@@ -243,12 +243,11 @@ def test_a_store_call_cut_short_by_a_signal_is_not_waited_for_again(monkeypatch)
 
     from memopt import interrupts
     from memopt.errors import TrackingError
-    from memopt.tracking import _mlflow
-    from memopt.tracking_store import GuardedStore
+    from memopt.tracking.store import GuardedStore, load_mlflow
 
     monkeypatch.setattr(interrupts, "_last", [])
     monkeypatch.setattr(interrupts, "_cut", [])
-    _mlflow()  # MLflow's HTTP retries bounded, as for any memopt store
+    load_mlflow()  # MLflow's HTTP retries bounded, as for any memopt store
     with socket.socket() as silent:
         silent.bind(("127.0.0.1", 0))
         silent.listen(8)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from memopt.tracking import _commit_message
+from memopt.tracking.prompts import _commit_message
 from tests.conftest import ROOT
 
 QUICKSTART = ROOT / "experiments" / "quickstart.yaml"

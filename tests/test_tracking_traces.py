@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import pytest
 
 from memopt.lm.spec import parse_lm_specs
-from memopt.tracking_traces import ATTRIBUTION, JUDGE, CaseTraces, pick_cases
+from memopt.tracking.traces import ATTRIBUTION, JUDGE, CaseTraces, pick_cases
 from tests.conftest import ROOT
 
 QUICKSTART = ROOT / "experiments" / "quickstart.yaml"
@@ -161,7 +161,7 @@ def test_show_opens_the_case_graph_of_a_trace(one_round, tmp_path):
     from memopt.cli import app
     from memopt.cli.show import show
     from memopt.errors import ConfigError
-    from memopt.tracking_traces import case_graph_of_trace
+    from memopt.tracking.traces import case_graph_of_trace
 
     cwd, uri, run, experiment, _ = one_round
     [trace, *_] = _search(uri, run_id=run.info.run_id, locations=[experiment],
@@ -221,7 +221,7 @@ def test_pick_cases_modes_caps_and_spread(small_round):
 def test_trace_settings_are_validated_and_a_case_without_graph_is_its_root_span(small_round, tmp_path):
     from memopt.errors import ConfigError
     from memopt.experiment import load_experiment
-    from memopt.trace.mlflow_spans import case_spans
+    from memopt.tracking.spans import case_spans
 
     assert load_experiment(QUICKSTART).mlflow.traces == "sample"
     with pytest.raises(ConfigError, match="mlflow.traces"):
@@ -234,7 +234,7 @@ def test_trace_settings_are_validated_and_a_case_without_graph_is_its_root_span(
 
 
 def test_case_ops_are_the_evidence_sessions_and_the_case_query(small_round):
-    from memopt.trace.mlflow_spans import case_ops
+    from memopt.tracking.spans import case_ops
 
     _, outcome = small_round
     case, attribution = next((c, a) for c, a in outcome.attributions if c.evidence_turns)

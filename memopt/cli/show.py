@@ -39,7 +39,7 @@ def show(
     highlight = options.parse_ids(path)
     source = str(graph)
     if trace_id is not None:
-        from memopt.tracking_traces import case_graph_of_trace
+        from memopt.tracking.traces import case_graph_of_trace
 
         with tempfile.TemporaryDirectory(prefix="memopt-show-") as tmp:
             found = case_graph_of_trace(trace_id, tracking_uri, tmp)

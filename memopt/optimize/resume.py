@@ -4,18 +4,22 @@
 was started with (``experiment.json``), and refuses a resume that would change what the run is: another
 pipeline, other data (the fingerprint of every split), or other round settings (``ROUND_SETTINGS``:
 optimizer, attribution method, seed), each error naming the old and the new value. The budget and the
-number of rounds may change. It only reads; `Tracker.resume` reattaches afterwards.
+number of rounds may change. It only reads, through the run's tracker (`memopt.run_events.Tracker`:
+`run_params`, `read_artifact`); the tracker reattaches afterwards.
 """
 
 from __future__ import annotations
 
 import tempfile
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memopt.errors import ConfigError, DataError
 from memopt.experiment import Experiment
 from memopt.files import read_json
 from memopt.optimize.state import OptimizeState
+
+if TYPE_CHECKING:
+    from memopt.run_events import Tracker
 
 __all__ = ["load_checkpoint", "STATE_ARTIFACT", "EXPERIMENT_ARTIFACT", "ROUND_SETTINGS"]
 
@@ -25,26 +29,21 @@ EXPERIMENT_ARTIFACT = "experiment.json"
 ROUND_SETTINGS = ("optimizer", "attribution", "seed")
 
 
-def load_checkpoint(tracker: Any, run_id: str, experiment: Experiment, data_name: str,
+def load_checkpoint(tracker: Tracker, run_id: str, experiment: Experiment, data_name: str,
                 fingerprint: str) -> OptimizeState | None:
     """The last checkpoint of the run to resume (None when its round 0 never finished), checked to fit the
     experiment: same pipeline, same data. Reads only; `Tracker.resume` reattaches afterwards."""
-    from memopt.tracking import download_artifacts, run_info
-
-    uri = getattr(tracker, "tracking_uri", None)
-    if uri is None:
-        tracker.resume(run_id)  # a tracker without a store cannot resume: it says so
-    params = run_info(run_id, uri)["params"]
+    params = tracker.run_params(run_id)  # a tracker without a store cannot resume: it says so
     state, recorded_experiment = None, None
     with tempfile.TemporaryDirectory() as tmp:
-        path = download_artifacts(run_id, STATE_ARTIFACT, tmp, uri, missing_ok=True)
+        path = tracker.read_artifact(run_id, STATE_ARTIFACT, tmp)
         if path is not None:
             raw = read_json(path, missing="the checkpoint of the run is missing.")
             try:
                 state = OptimizeState.from_dict(raw)
             except (TypeError, KeyError, AttributeError) as e:
                 raise DataError(f"--resume {run_id}: its checkpoint {STATE_ARTIFACT} is damaged ({e}).") from None
-        path = download_artifacts(run_id, EXPERIMENT_ARTIFACT, tmp, uri, missing_ok=True)
+        path = tracker.read_artifact(run_id, EXPERIMENT_ARTIFACT, tmp)
         if path is not None:
             recorded_experiment = read_json(path, missing="the experiment of the run is missing.")
     pipeline = state.pipeline if state is not None else params.get("pipeline")

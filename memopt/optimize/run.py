@@ -1,11 +1,13 @@
-"""`run_experiment`: the Python API behind `memopt optimize` — rounds, MLflow, checkpoints, resume.
+"""`run_experiment`: the Python API behind `memopt optimize` — rounds, checkpoints, resume, told as events.
 
-Round 0 scores the starting prompts (and registers them as the first prompt versions). Each later
-round runs the optimizer's step, keeps its choice only if the val F1 improves, reports val and test
-scores (F1 and judge accuracy) of the resulting system, registers the prompts that changed, logs
-metrics and artifacts (attributions, feedback, a Markdown summary with prompt diffs, graphs of a few
-failed cases) to a nested MLflow run, and checkpoints the state to the parent run. ``resume``
-continues after the last completed round of a parent run; a round killed half-way is run again.
+Round 0 scores the starting prompts. Each later round runs the optimizer's step, keeps its choice
+only if the val F1 improves, reports val and test scores (F1 and judge accuracy) of the resulting
+system and moves the state on. ``resume`` continues after the last completed round of a parent run;
+a round killed half-way is run again.
+
+The loop records nothing itself: it emits typed events (`memopt.run_events`) to the run's tracker
+(MLflow by default, `memopt.tracking`: prompt versions, metrics, artifacts, traces, the checkpoint
+of every round) and to any observers given. `OptimizeRun` holds what one run works with.
 
 Stopping: when the call budget or ``--max-cost`` is spent, the round in flight is dropped and the
 run ends FINISHED with the last completed round (``summary["stopped"]`` says why). When an
@@ -17,12 +19,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import tempfile
 import time
-from collections.abc import Callable
-from contextlib import suppress
-from dataclasses import asdict
-from pathlib import Path
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from memopt.data.model import Conversation
@@ -31,32 +31,37 @@ from memopt.data.splits import split_ids
 from memopt.errors import ConfigError, EvaluationFailed, MemoptError, TrackingError
 from memopt.experiment import Experiment
 from memopt.feedback_kinds import get_kind
-from memopt.files import safe_name
 from memopt.interrupts import deferred
 from memopt.optimize.reflective import RoundOutcome
 from memopt.optimize.registry import Optimizer
-from memopt.optimize.resume import EXPERIMENT_ARTIFACT, STATE_ARTIFACT, load_checkpoint
-from memopt.optimize.scoring import METERS, ROLE_OF, BudgetExhausted, LMSettings, Scorer
+from memopt.optimize.resume import STATE_ARTIFACT, load_checkpoint
+from memopt.optimize.scoring import BudgetExhausted, LMSettings, Scorer
 from memopt.optimize.state import OptimizeState, RoundRecord
-from memopt.optimize.story import (
-    candidates_of,
-    commit_message,
-    decision_of,
-    parent_metrics,
-    round_markdown,
-    run_description,
-    trials_of,
+from memopt.optimize.story import candidates_of, commit_message, decision_of, trials_of
+from memopt.optimize.summary import BUDGET_COVERS, summary_of, usage_summary
+from memopt.run_events import (
+    BestChanged,
+    Observers,
+    RoundDropped,
+    RoundEnded,
+    RoundFinished,
+    RoundScored,
+    RoundStarted,
+    RunEnding,
+    RunEvent,
+    RunFinished,
+    RunObserver,
+    RunResumed,
+    RunStarted,
+    RunSummarized,
+    Tracker,
+    default_tracker,
 )
-from memopt.prompts import write_prompts
 from memopt.systems.base import MemorySystem
-from memopt.tracking_traces import CaseTraces
 
-__all__ = ["run_experiment", "check_experiment", "make_scorer", "splits_of", "data_fingerprint", "summary_of",
-           "usage_summary", "case_traces_of", "STATE_ARTIFACT", "BUDGET_COVERS"]
+__all__ = ["run_experiment", "OptimizeRun", "check_experiment", "make_scorer", "splits_of", "data_fingerprint",
+           "summary_of", "usage_summary", "STATE_ARTIFACT", "BUDGET_COVERS"]
 
-
-GRAPHS_PER_ROUND = 3
-BUDGET_COVERS = "task, judge, reflection and reporting calls (cached replies included)"
 
 
 def splits_of(experiment: Experiment) -> tuple[str, list[Conversation], list[Conversation], list[Conversation]]:
@@ -111,12 +116,6 @@ def check_experiment(experiment: Experiment) -> None:
         raise ConfigError(f"optimizer.search.{empty[0]}: give at least one value to search.")
 
 
-def case_traces_of(experiment: Experiment) -> CaseTraces:
-    """How the experiment's rounds log their cases as MLflow traces (``mlflow.traces``, ``mlflow.max_traces``)."""
-    return CaseTraces(experiment.mlflow.traces, experiment.mlflow.max_traces,
-                      " + ".join(spec.raw for spec in experiment.lm.judge), experiment.seed)
-
-
 def _optimizer(experiment: Experiment, scorer: Scorer) -> Optimizer:
     from memopt.optimize.registry import get_optimizer
 
@@ -145,35 +144,6 @@ def _check_priced(experiment: Experiment) -> None:
                           "LiteLLM prices.")
 
 
-def _metrics(record: RoundRecord) -> dict[str, Any]:
-    usage = {meter: {k: u.get(k) for k in ("calls", "cached", "input_tokens", "output_tokens", "cost")}
-             for meter, u in record.usage.items()}
-    return {"train": record.train, "val": record.val, "test": record.test, "failures": record.failures_by_type,
-            "blamed": record.blamed_ops, "accepted": float(record.accepted), "lm_calls": record.lm_calls,
-            "tokens": record.tokens, "trials": record.trials, "candidates": record.candidates,
-            "trials_errored": record.trials_errored, "usage": usage}
-
-
-def _knob_notes(system: MemorySystem, blamed: dict[str, int]) -> list[str]:
-    """One line per blamed op no prompt steers: its failures go to the knob search, not to a proposer."""
-    notes = []
-    for op, n in blamed.items():
-        if op in {s.name for s in system.operations} and not system.prompt_ops(op):
-            knobs = ", ".join(system.steering_knobs(op)) or "none"
-            notes.append(f"- {op} ({n} blamed): no prompt steers it; its knobs ({knobs}) are tuned only through "
-                         "optimizer.search")
-    return notes
-
-
-def _log_graphs(log: Any, outcome: RoundOutcome) -> None:
-    from memopt.trace.render import render_html
-
-    for case, attribution in outcome.attributions[:GRAPHS_PER_ROUND]:
-        html = render_html(case.G, case=case.key, highlight=list(attribution.evidence_path),
-                           blamed=attribution.op_id, title=f"{case.case_id}: {attribution.error_type}")
-        log.log_text(html, f"graphs/{safe_name(case.case_id, '.html')}")  # distinct ids, distinct names
-
-
 def _commit_messages(record: RoundRecord, outcome: RoundOutcome | None, before_val: float | None,
                      rationale: dict[str, str] | None = None) -> dict[str, str]:
     """The commit message of each prompt the round changed (what changed, why, the val F1 it moved)."""
@@ -189,26 +159,6 @@ def _commit_messages(record: RoundRecord, outcome: RoundOutcome | None, before_v
 
     return {op: commit_message(op, why(op), record.round, before_val, record.val.get("f1"),
                                (rationale or {}).get(op, "")) for op in record.changed_ops}
-
-
-def _log_round(log: Any, system: MemorySystem, record: RoundRecord, outcome: RoundOutcome | None,
-               before: dict[str, str], traces_md: str = "") -> None:
-    messages = {op: record.commit_messages.get(op, f"round {record.round}: unchanged")
-                for op in system.instructions()} if outcome else "starting prompts (round 0)"
-    record.prompt_versions = log.register_prompts(system.name, system.instructions(), commit_message=messages,
-                                                  round_index=record.round)
-    log.log_metrics(_metrics(record), step=record.round)
-    log.log_text(round_markdown(record, before, system.instructions(), _knob_notes(system, record.blamed_ops))
-                 + traces_md, "round.md")
-    if outcome is not None:
-        if outcome.rationales or outcome.rejected:
-            log.log_text("\n".join([f"- {op}: {why}" for op, why in sorted(outcome.rationales.items())]
-                                   + [f"- rejected by the prompt check: {r}" for r in outcome.rejected]) + "\n",
-                         "changes.md")
-        lines = "".join(json.dumps(a.to_dict()) + "\n" for _, a in outcome.attributions)
-        log.log_text(lines, "attributions.jsonl")
-        log.log_text("\n\n".join(f"# {op}\n\n{fb.text()}" for op, fb in outcome.feedback.items()), "feedback.md")
-        _log_graphs(log, outcome)
 
 
 def _record(index: int, scorer: Scorer, system: MemorySystem, valset: list[Conversation],
@@ -241,62 +191,6 @@ def _record(index: int, scorer: Scorer, system: MemorySystem, valset: list[Conve
     return record
 
 
-def _save_best(tracker: Any, state: OptimizeState) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        write_prompts(state.pipeline, state.best_instructions, tmp)
-        tracker.log_artifact(str(Path(tmp) / state.pipeline), "best_prompts")
-    tracker.log_dict(state.best_knobs, "best_knobs.json")
-
-
-def usage_summary(usage: dict[str, dict[str, Any]], experiment: Experiment) -> dict[str, Any]:
-    """LM usage per meter and in total (calls asked / made / from cache, tokens, cost), for the summary."""
-    from memopt.lm.costs import cost_label, free, usage_report
-    from memopt.lm.usage import ModelUsage
-
-    specs = {m: getattr(experiment.lm, ROLE_OF[m]) for m in METERS}
-    per = {m: usage_report(ModelUsage(**usage[m]) if m in usage else ModelUsage(), specs[m]) for m in METERS}
-    total = sum((ModelUsage(**usage[m]) for m in METERS if m in usage), ModelUsage())
-    costs = [r["cost_usd"] for r in per.values()]
-    cost = None if any(c is None for c in costs) else round(sum(costs), 6)
-    everything = [s for m in METERS for s in specs[m]]
-    return {**per, "total": {**usage_report(total, everything), "cost_usd": cost,
-                             "cost": cost_label(cost, free(everything))}}
-
-
-def summary_of(state: OptimizeState, experiment: Experiment, *, stopped: str | None = None,
-               status: str = "FINISHED") -> dict[str, Any]:
-    """The ``--out summary.json`` document."""
-    base = state.baseline
-    best = next((r for r in state.records if r.round == state.best_round), base)
-    return {
-        "run_id": state.run_id, "experiment": experiment.name, "pipeline": state.pipeline, "status": status,
-        "stopped": stopped,
-        "baseline": {"val_f1": base.val.get("f1"), "test_f1": (base.test or {}).get("f1"),
-                     "val_judge": base.val.get("judge"), "test_judge": (base.test or {}).get("judge"),
-                     "errored": base.errored},
-        "final": {"round": best.round, "val_f1": best.val.get("f1"), "test_f1": (best.test or {}).get("f1"),
-                  "val_judge": best.val.get("judge"), "test_judge": (best.test or {}).get("judge")},
-        "gain": {k: None if base_v is None or best_v is None else round(best_v - base_v, 6)
-                 for k, base_v, best_v in (("val_f1", base.val.get("f1"), best.val.get("f1")),
-                                           ("test_f1", (base.test or {}).get("f1"), (best.test or {}).get("f1")),
-                                           ("val_judge", base.val.get("judge"), best.val.get("judge")),
-                                           ("test_judge", (base.test or {}).get("judge"),
-                                            (best.test or {}).get("judge")))},
-        "lm_calls": state.lm_calls, "tokens": state.tokens, "best_knobs": state.best_knobs,
-        "budget": {"max_lm_calls": experiment.budget.max_lm_calls, "max_cost_usd": experiment.budget.max_cost_usd,
-                   "covers": BUDGET_COVERS},
-        "usage": usage_summary(state.usage, experiment),
-        "rounds": [{**r.summary(), "usage": _round_usage(r, experiment)} for r in state.records[1:]],
-    }
-
-
-def _round_usage(record: RoundRecord, experiment: Experiment) -> dict[str, Any]:
-    """LM usage of the whole run up to the end of a round: calls asked / made / from cache, tokens, cost."""
-    total = usage_summary(record.usage, experiment)["total"]
-    return {k: total[k] for k in ("calls", "made", "cached", "errors", "input_tokens", "output_tokens", "cost_usd",
-                                  "cost")}
-
-
 def _params(experiment: Experiment, data_name: str, fingerprint: str,
             optimizer: Optimizer) -> dict[str, Any]:
     from memopt.lm.spec import describe_lm
@@ -326,26 +220,59 @@ def _run_name(experiment: Experiment) -> str:
             + f"-seed{experiment.seed}-{time.strftime('%Y%m%d-%H%M%S')}")
 
 
-def _split_frames(trainset: list[Conversation], valset: list[Conversation],
-                  testset: list[Conversation]) -> dict[str, Any]:
-    """One pandas DataFrame per split (a row per conversation: id, sessions, turns, questions), for MLflow."""
-    import pandas as pd
+@dataclass
+class OptimizeRun:
+    """One optimize run in progress: the experiment, its data, scorer, optimizer and seed system, who listens
+    (the tracker first), and the state of the last completed round (None before round 0 ends)."""
 
-    return {name: pd.DataFrame([{"sample_id": c.sample_id, "sessions": len(c.sessions), "turns": len(c.turns),
-                                 "questions": len(c.cases)} for c in part])
-            for name, part in (("train", trainset), ("val", valset), ("test", testset)) if part}
+    experiment: Experiment
+    scorer: Scorer
+    optimizer: Optimizer
+    seed_system: MemorySystem
+    data: str
+    trainset: list[Conversation]
+    valset: list[Conversation]
+    testset: list[Conversation]
+    listeners: Observers
+    on_round: Callable[[RoundRecord], None] | None = None
+    state: OptimizeState | None = None
+
+    @property
+    def tracker(self) -> Tracker:
+        """The observer that keeps the run's record."""
+        return self.listeners.tracker
+
+    def splits(self) -> dict[str, list[Conversation]]:
+        """The data splits by name."""
+        return {"train": self.trainset, "val": self.valset, "test": self.testset}
+
+    def emit(self, event: RunEvent) -> None:
+        """Tell the tracker, then the observers (`Observers.emit`)."""
+        self.listeners.emit(event)
+
+    @contextmanager
+    def round(self, index: int, name: str | None = None) -> Iterator[None]:
+        """`RoundStarted`, the round, then `RoundEnded` FINISHED, FAILED (an exception) or KILLED (interrupted)."""
+        self.emit(RoundStarted(index, self.experiment.rounds, name))
+        try:
+            yield
+        except BaseException as e:
+            self.emit(RoundEnded(index, "FAILED" if isinstance(e, Exception) else "KILLED"))
+            raise
+        self.emit(RoundEnded(index, "FINISHED"))
 
 
-def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker: Any = None,
-                   on_round: Callable[[RoundRecord], None] | None = None, scorer: Scorer | None = None,
-                   progress: Any = None) -> dict[str, Any]:
+def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker: Tracker | None = None,
+                   observers: Sequence[RunObserver] = (), on_round: Callable[[RoundRecord], None] | None = None,
+                   scorer: Scorer | None = None, progress: Any = None) -> dict[str, Any] | None:
     """Run (or resume) an optimization; returns the summary (see `summary_of`).
 
     Everything is checked before the first LM call (`check_experiment`, the data, the prompts, on
     resume the pipeline and the data fingerprint). Interrupted (Ctrl-C, SIGTERM) or failed, the parent
     run ends KILLED or FAILED with its last checkpoint, and ``resume`` continues from it, also when
-    round 0 never finished. ``progress`` (`memopt.progress.RoundProgress`) shows a live line within
-    each round.
+    round 0 never finished. ``tracker`` keeps the record (default: MLflow, the experiment's ``mlflow``
+    section); ``observers`` hear every event too (`memopt.run_events`). ``progress``
+    (`memopt.progress.RoundProgress`) shows a live line within each round.
     """
     from memopt.systems import make_system
 
@@ -356,46 +283,38 @@ def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker
     if progress is not None:
         scorer.progress = progress
     optimizer = _optimizer(experiment, scorer)
-    if tracker is None:
-        from memopt.tracking import Tracker
-
-        tracker = Tracker(experiment.mlflow.tracking_uri, experiment.mlflow.experiment)
+    tracker = tracker if tracker is not None else default_tracker(experiment)
     seed_system = make_system(experiment.pipeline, prompts=experiment.prompts, **experiment.knobs)
-    _check_prompts(seed_system)
+    tracker.check_prompts(seed_system.name, seed_system.instructions())
     optimizer.guard = _guard(seed_system, trainset + valset + testset)
-    state = load_checkpoint(tracker, resume, experiment, data_name, fingerprint) if resume is not None else None
-    if state is not None:
-        scorer.resume_from(state.usage, state.lm_calls, state.tokens)
+    run = OptimizeRun(experiment, scorer, optimizer, seed_system, data_name, trainset, valset, testset,
+                      Observers(tracker, observers), on_round)
+    run.state = load_checkpoint(tracker, resume, experiment, data_name, fingerprint) if resume is not None else None
+    if run.state is not None:
+        scorer.resume_from(run.state.usage, run.state.lm_calls, run.state.tokens)
     status, stopped, summary, raising = "FINISHED", None, None, True
-    if hasattr(tracker, "open"):
-        tracker.open()  # a store that cannot be used fails here, before any LM call, and never while signals wait
+    tracker.open()  # a store that cannot be used fails here, before any LM call, and never while signals wait
     try:
         with deferred():
             if resume is not None:
-                tracker.resume(resume)
+                run.emit(RunResumed(resume, experiment, data_name, run.splits()))
             else:
-                tracker.start(_run_name(experiment), _params(experiment, data_name, fingerprint, optimizer))
-                tracker.log_text(experiment.model_dump_json(indent=1), EXPERIMENT_ARTIFACT)
-                tracker.describe(f"**memopt optimize** · experiment `{experiment.name}` · pipeline "
-                                 f"`{experiment.pipeline}` · running ({experiment.rounds} rounds).")
-                tracker.log_datasets(data_name, _split_frames(trainset, valset, testset))
-        if state is None:
-            state = _baseline(tracker, seed_system, scorer, valset, testset, on_round,
-                              data=data_name, fingerprint=fingerprint, rounds=experiment.rounds)
-        traces = case_traces_of(experiment)
-        while state.next_round <= experiment.rounds:
+                run.emit(RunStarted(experiment, _run_name(experiment),
+                                    _params(experiment, data_name, fingerprint, optimizer), data_name, run.splits()))
+        if run.state is None:
+            _baseline(run, fingerprint)
+        while run.state.next_round <= experiment.rounds:
             scorer.check()
-            _round(tracker, optimizer, state, seed_system, scorer, trainset, valset, testset, on_round, traces,
-                   experiment.rounds)
+            _round(run)
         raising = False
     except BudgetExhausted as e:
-        if state is None:  # round 0 never finished: nothing to report
+        if run.state is None:  # round 0 never finished: nothing to report
             status = "FAILED"
             raise
         stopped, raising = f"budget exhausted: {e}", False
     except EvaluationFailed as e:
         status, stopped = "FAILED", str(e)
-        if state is None:
+        if run.state is None:
             raise
         raising = False
     except Exception:
@@ -407,18 +326,23 @@ def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker
     finally:
         if _attached(tracker):
             with deferred(), suppress(*((TrackingError,) if raising else ())):  # report the error in flight
-                confirm = (lambda done: _confirm(experiment, seed_system.instructions(), done.best_instructions,
-                                                 valset, testset)) if experiment.confirm else None
-                summary = _finish(tracker, state, experiment, scorer, status, stopped, confirm,
-                                  (len(trainset), len(valset), len(testset)), data_name)
+                summary = _finish(run, status, stopped)
     return summary
 
 
-def _attached(tracker: Any) -> bool:
+def _attached(tracker: Tracker) -> bool:
     try:
         return bool(tracker.run_id)
     except RuntimeError:
         return False
+
+
+def _guard(seed_system: MemorySystem, seen: list[Conversation]) -> Any:
+    """The prompt check every candidate passes: against the seed prompts and the data of every split."""
+    from memopt.prompt_check import PromptGuard, TrainingData
+
+    return PromptGuard(seed_system.name, seed_system.instructions(), TrainingData.of(seen))
+
 
 
 def _confirm(experiment: Experiment, seed: dict[str, str], best: dict[str, str], valset: list[Conversation],
@@ -435,131 +359,82 @@ def _confirm(experiment: Experiment, seed: dict[str, str], best: dict[str, str],
     return {"system": spec.system, "offline": spec.offline, "simulated": spec.offline, **figures}
 
 
-def _finish(tracker: Any, state: OptimizeState | None, experiment: Experiment, scorer: Scorer, status: str,
-            stopped: str | None, confirm: Callable[[OptimizeState], dict[str, Any]] | None = None,
-            sizes: tuple[int, int, int] = (0, 0, 0), data: str = "") -> dict[str, Any] | None:
-    """Checkpoint, best prompts, summary and final metrics of the parent run, then end it with ``status``.
+def _finish(run: OptimizeRun, status: str, stopped: str | None) -> dict[str, Any] | None:
+    """The final state (usage included), the summary (with the confirmation), then the end of the run with
+    ``status``: `RunEnding`, `RunSummarized`, `RunFinished`.
 
     What was spent, a dropped round's calls included, stays counted (and billed) after a resume.
     """
+    state, experiment, summary = run.state, run.experiment, None
     try:
         if state is None:
             return None
-        return _finish_logs(tracker, state, experiment, scorer, status, stopped, confirm, sizes, data)
+        total = run.scorer.usage()
+        state.usage = {meter: asdict(u) for meter, u in run.scorer.usage_by_meter().items()}
+        state.lm_calls, state.tokens = total.calls, total.tokens
+        run.emit(RunEnding(state))
+        summary = summary_of(state, experiment, stopped=stopped, status=status)
+        if experiment.confirm is not None and status == "FINISHED":
+            summary["confirm"] = _confirm(experiment, run.seed_system.instructions(), state.best_instructions,
+                                          run.valset, run.testset)
+        run.emit(RunSummarized(summary, state))
+        return summary
     except TrackingError:
         status = "FAILED"  # the run's end could not be logged in full: it must not read FINISHED
         raise
     finally:
-        tracker.finish(status)
+        run.emit(RunFinished(status, summary))
 
 
-def _finish_logs(tracker: Any, state: OptimizeState, experiment: Experiment, scorer: Scorer, status: str,
-                 stopped: str | None, confirm: Callable[[OptimizeState], dict[str, Any]] | None,
-                 sizes: tuple[int, int, int], data: str) -> dict[str, Any]:
-    """The parent run's final checkpoint, best prompts, summary (with the confirmation), metrics, @best aliases,
-    stop tag and description."""
-    total = scorer.usage()
-    state.usage = {meter: asdict(u) for meter, u in scorer.usage_by_meter().items()}
-    state.lm_calls, state.tokens = total.calls, total.tokens
-    tracker.log_dict(state.to_dict(), STATE_ARTIFACT)
-    _save_best(tracker, state)
-    summary = summary_of(state, experiment, stopped=stopped, status=status)
-    if confirm is not None and status == "FINISHED":
-        summary["confirm"] = confirm(state)
-        tracker.log_metrics({f"confirm.{label}.{split}_{key}": value
-                             for label in ("seed", "best") for split, m in summary["confirm"][label].items()
-                             for key, value in m.items() if key in ("f1", "judge")})
-    tracker.log_dict(summary, "summary.json")
-    tracker.log_metrics({"summary/baseline": {k: v for k, v in summary["baseline"].items() if k != "errored"},
-                         "summary/final": {k: v for k, v in summary["final"].items() if k != "round"},
-                         "summary/gain": summary["gain"], "lm_calls": state.lm_calls})
-    best = next((r for r in state.records if r.round == state.best_round), state.records[0])
-    tracker.set_prompt_aliases(best.prompt_versions, "best")
-    if stopped:
-        tracker.set_tags({"memopt.stopped": stopped})
-    tracker.describe(_description(summary, experiment, optimizer_label(experiment), sizes, data,
-                                  best.prompt_versions, {r.round: r.prompt_versions for r in state.records}))
-    return summary
-
-
-def _guard(seed_system: MemorySystem, seen: list[Conversation]) -> Any:
-    """The prompt check every candidate passes: against the seed prompts and the data of every split."""
-    from memopt.prompt_check import PromptGuard, TrainingData
-
-    return PromptGuard(seed_system.name, seed_system.instructions(), TrainingData.of(seen))
-
-
-def optimizer_label(experiment: Experiment) -> str:
-    """The optimizer in words: ``memtrace (attribution feedback)``."""
-    return f"{experiment.optimizer.name} ({experiment.optimizer.feedback_kind} feedback)"
-
-
-def _description(summary: dict[str, Any], experiment: Experiment, optimizer: str, sizes: tuple[int, int, int],
-                 data: str, prompts: dict[str, int], versions: dict[int, dict[str, int]]) -> str:
-    specs = {role: [spec.raw for spec in getattr(experiment.lm, role)] for role in ("task", "judge", "reflection")}
-    simulated = any(spec.simulated for role in specs for spec in getattr(experiment.lm, role))
-    lms = ", ".join(f"{role} {' + '.join(raw)}" for role, raw in specs.items()) + (" (simulated)" if simulated else "")
-    return run_description(summary, data=data, sizes=sizes, lms=lms, optimizer=optimizer, prompts=prompts,
-                           versions=versions)
-
-
-def _check_prompts(system: MemorySystem) -> None:
-    from memopt.tracking import check_prompt_secret, prompt_name
-
-    for op, text in system.instructions().items():
-        check_prompt_secret(prompt_name(system.name, op), text)
-
-
-def _baseline(tracker: Any, system: MemorySystem, scorer: Scorer, valset: list[Conversation],
-              testset: list[Conversation], on_round: Callable[[RoundRecord], None] | None, *, data: str,
-              fingerprint: str, rounds: int) -> OptimizeState:
+def _baseline(run: OptimizeRun, fingerprint: str) -> None:
+    """Round 0: the starting prompts scored; the first state."""
     started = time.perf_counter()
-    scorer.label = f"round 0/{rounds}"
-    with tracker.round(0, "round-0 (starting prompts)") as log:
-        record = _record(0, scorer, system, valset, testset, None, started)
-        _log_round(log, system, record, None, system.instructions())
-        tracker.log_metrics(parent_metrics(record, float(record.val["f1"])), step=0)
+    system = run.seed_system
+    run.scorer.label = f"round 0/{run.experiment.rounds}"
+    with run.round(0, "round-0 (starting prompts)"):
+        record = _record(0, run.scorer, system, run.valset, run.testset, None, started)
+        run.emit(RoundScored(record, None, system, system.instructions()))
         with deferred():  # the checkpoint and the end of the round's run go together
-            state = OptimizeState(system.name, 1, system.instructions(), dict(system.knobs), float(record.val["f1"]),
-                                  0, float(record.val["f1"]), system.instructions(), dict(system.knobs), [record],
-                                  record.lm_calls, record.tokens, tracker.run_id, data=data,
-                                  data_fingerprint=fingerprint, usage=record.usage)
-            tracker.log_dict(state.to_dict(), STATE_ARTIFACT)
-            log.end()
-    if on_round is not None:
-        on_round(record)
-    return state
+            val = float(record.val["f1"])
+            run.state = OptimizeState(system.name, 1, system.instructions(), dict(system.knobs), val, 0, val,
+                                      system.instructions(), dict(system.knobs), [record], record.lm_calls,
+                                      record.tokens, run.tracker.run_id, data=run.data, data_fingerprint=fingerprint,
+                                      usage=record.usage)
+            run.emit(RoundFinished(record, run.state))
+    run.emit(BestChanged(0, run.state.best_val, dict(run.state.best_instructions), dict(run.state.best_knobs)))
+    if run.on_round is not None:
+        run.on_round(record)
 
 
-def _round(tracker: Any, optimizer: Optimizer, state: OptimizeState,
-           seed_system: MemorySystem, scorer: Scorer, trainset: list[Conversation], valset: list[Conversation],
-           testset: list[Conversation], on_round: Callable[[RoundRecord], None] | None, traces: CaseTraces,
-           rounds: int) -> None:
+def _round(run: OptimizeRun) -> None:
     """Run one round; raises `BudgetExhausted` (the round is dropped, its run tagged ``memopt.stopped``) or
     `EvaluationFailed` (its run FAILED)."""
+    state = run.state
+    assert state is not None
     index = state.next_round
     started = time.perf_counter()
-    scorer.label = f"round {index}/{rounds}"
-    current = seed_system.with_instructions(state.instructions).with_knobs(**state.knobs)
+    run.scorer.label = f"round {index}/{run.experiment.rounds}"
+    current = run.seed_system.with_instructions(state.instructions).with_knobs(**state.knobs)
     before = current.instructions()
     exhausted: BudgetExhausted | None = None
-    with tracker.round(index) as log:
+    improved = False
+    with run.round(index):
         try:
-            outcome = optimizer.step(current, index, trainset=trainset, valset=valset, current_val=state.current_val)
+            outcome = run.optimizer.step(current, index, trainset=run.trainset, valset=run.valset,
+                                         current_val=state.current_val)
         except BudgetExhausted as e:
-            log.set_tags({"memopt.stopped": f"budget exhausted: {e}"})
+            run.emit(RoundDropped(index, f"budget exhausted: {e}"))
             exhausted = e
         else:
             instructions, knobs, current_val = state.instructions, state.knobs, state.current_val
             if outcome.accepted:
                 instructions = {**state.instructions, **outcome.choice.instructions}
                 knobs, current_val = dict(outcome.choice.knobs), outcome.choice.val_f1
-                current = seed_system.with_instructions(instructions).with_knobs(**knobs)
-            record = _record(index, scorer, current, valset, testset, outcome, started, before=before,
+                current = run.seed_system.with_instructions(instructions).with_knobs(**knobs)
+            record = _record(index, run.scorer, current, run.valset, run.testset, outcome, started, before=before,
                              before_knobs=dict(state.knobs), current_val=state.current_val,
-                             min_gain=float(getattr(optimizer, "min_gain", 0.0)))
-            traced = traces.log(log, outcome, round_index=index, versions=state.records[-1].prompt_versions)
-            _log_round(log, current, record, outcome, before, traced.markdown(getattr(tracker, "tracking_uri", "")))
+                             min_gain=float(getattr(run.optimizer, "min_gain", 0.0)))
+            run.emit(RoundScored(record, outcome, current, before, state.records[-1].prompt_versions))
             with deferred():  # the state changes, its checkpoint and the end of the round's run go together
                 state.instructions, state.knobs, state.current_val = instructions, knobs, current_val
                 state.records.append(record)
@@ -567,11 +442,12 @@ def _round(tracker: Any, optimizer: Optimizer, state: OptimizeState,
                 if outcome.accepted and state.current_val > state.best_val:
                     state.best_round, state.best_val = index, state.current_val
                     state.best_instructions, state.best_knobs = dict(state.instructions), dict(state.knobs)
+                    improved = True
                 state.next_round = index + 1
-                tracker.log_metrics(parent_metrics(record, state.best_val), step=index)
-                tracker.log_dict(state.to_dict(), STATE_ARTIFACT)
-                log.end()
+                run.emit(RoundFinished(record, state))
     if exhausted is not None:
         raise exhausted
-    if on_round is not None:
-        on_round(record)
+    if improved:
+        run.emit(BestChanged(index, state.best_val, dict(state.best_instructions), dict(state.best_knobs)))
+    if run.on_round is not None:
+        run.on_round(record)

@@ -14,10 +14,12 @@ import difflib
 from collections.abc import Mapping
 from typing import Any
 
-from memopt.tracking_traces import TRACED_NOTE
-
 __all__ = ["candidates_of", "trials_of", "decision_of", "commit_message", "round_markdown", "run_description",
            "parent_metrics", "describe_config", "TRACED_NOTE"]
+
+TRACED_NOTE = ("Traced cases (each round's Traces tab, the experiment's Quality page) are a pick of mostly *failed* "
+               "train cases, so their `traced_case.f1` / `traced_case.judge` averages are far below the run's score; "
+               "the run's scores are the `rounds/val.f1` / `rounds/test.f1` curves of the parent run.")
 
 def _diff(old: str, new: str, op: str) -> str:
     return "\n".join(difflib.unified_diff(old.splitlines(), new.splitlines(), f"{op} (current)", f"{op} (candidate)",

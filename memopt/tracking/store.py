@@ -1,4 +1,9 @@
-"""The MLflow store behind a `memopt.tracking.Tracker`: every call guarded, every failure one `TrackingError`.
+"""The MLflow store behind a `memopt.tracking.Tracker`: where it is, reading runs, every call guarded.
+
+- The tracking URI is the argument, else ``$MLFLOW_TRACKING_URI``, else ``sqlite:///mlflow.db``
+  (`resolve_tracking_uri`). Readers (`run_info`, `download_artifacts`) never create a store: a missing
+  run, or a ``sqlite:`` file that does not exist, is a `ConfigError` naming the run id and the URI.
+- A fresh ``sqlite:`` store is created under a file lock next to the database (`store_lock`).
 
 - `GuardedStore` wraps an ``MlflowClient``: a failure of any call is one `TrackingError` naming the
   store (password masked by `shown_uri`), the step (``log text``, ``create run``, ...) and the cause,
@@ -13,14 +18,23 @@
 
 from __future__ import annotations
 
+import logging
+import os
 import re
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
-from memopt.errors import MemoptError, TrackingError
+from memopt.errors import ConfigError, MemoptError, TrackingError
+from memopt.files import file_lock
 from memopt.lm.redaction import redact
 
-__all__ = ["URI_ORDER", "HTTP_DEFAULTS", "shown_uri", "sqlite_path", "store_failure", "cause", "GuardedStore"]
+__all__ = ["DEFAULT_TRACKING_URI", "URI_ORDER", "HTTP_DEFAULTS", "shown_uri", "sqlite_path", "store_failure", "cause",
+           "GuardedStore", "resolve_tracking_uri", "load_mlflow", "check_run_id", "store_lock", "run_info",
+           "download_artifacts", "open_run"]
+
+DEFAULT_TRACKING_URI = "sqlite:///mlflow.db"
+_RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 
 URI_ORDER = "--tracking-uri (the tracking_uri argument), else $MLFLOW_TRACKING_URI, else sqlite:///mlflow.db"
 _USERINFO = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^:/@\s]*):(?P<password>[^@/\s]+)@")
@@ -113,3 +127,90 @@ class GuardedStore:
                 raise error from None
 
         return call
+
+
+def resolve_tracking_uri(uri: str | None = None) -> str:
+    """The tracking URI to use: ``uri``, else ``$MLFLOW_TRACKING_URI``, else ``sqlite:///mlflow.db``."""
+    return uri or os.environ.get("MLFLOW_TRACKING_URI") or DEFAULT_TRACKING_URI
+
+
+def load_mlflow() -> Any:
+    """MLflow, imported on first use, its INFO logs and progress bars silenced and its HTTP retries bounded."""
+    import mlflow
+
+    logging.getLogger("mlflow").setLevel(logging.WARNING)
+    logging.getLogger("mlflow.store.db.utils").setLevel(logging.CRITICAL)  # logs each error it raises: raised as ours
+    os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
+    for variable, value in HTTP_DEFAULTS.items():
+        os.environ.setdefault(variable, value)
+    return mlflow
+
+
+def _missing_run(run_id: str, uri: str) -> ConfigError:
+    return ConfigError(f"MLflow run {run_id!r} not found in the tracking store {shown_uri(uri)}. The store is chosen "
+                       f"by {URI_ORDER}; pass the URI the run was logged to.")
+
+
+def check_run_id(run_id: str) -> str:
+    """``run_id`` if it has the form of an MLflow run id (letters, digits, '-', '_'); else a `ConfigError`."""
+    if not isinstance(run_id, str) or not _RUN_ID.match(run_id):
+        raise ConfigError(f"MLflow run {str(run_id)[:80]!r}: not a run id (an optimize run prints its id, 32 hex "
+                          "digits, e.g. `memopt optimize ... --resume 3f2a...`).")
+    return run_id
+
+
+def store_lock(uri: str) -> Any:
+    """A lock held while a store is created or upgraded and while prompts are registered: a file lock next to a
+    sqlite database (``mlflow.db.lock``), nothing for other stores (their server serialises writes)."""
+    db = sqlite_path(uri)
+    if db is None:
+        return nullcontext()
+    db.parent.mkdir(parents=True, exist_ok=True)
+    return file_lock(db.with_name(db.name + ".lock"))
+
+
+def open_run(run_id: str, tracking_uri: str | None) -> tuple[Any, Any, str]:
+    """A client for an existing store, the run and the URI; `ConfigError` when either is missing."""
+    check_run_id(run_id)
+    uri = resolve_tracking_uri(tracking_uri)
+    if uri.startswith("sqlite:///"):
+        db = Path(uri.removeprefix("sqlite:///").split("?", 1)[0])
+        if not db.is_file():
+            raise ConfigError(f"MLflow run {run_id!r}: no tracking store at {db.resolve()} (tracking URI {uri}). "
+                              f"The store is chosen by {URI_ORDER}; pass the URI the run was logged to.")
+    mlflow = load_mlflow()
+    try:
+        client = mlflow.MlflowClient(uri)
+        return client, client.get_run(run_id), uri
+    except mlflow.exceptions.MlflowException as e:
+        if e.error_code == "RESOURCE_DOES_NOT_EXIST":
+            raise _missing_run(run_id, uri) from None
+        raise store_failure(uri, f"reading run {run_id}", e) from None
+    except Exception as e:
+        raise store_failure(uri, f"reading run {run_id}", e) from None
+
+
+def run_info(run_id: str, tracking_uri: str | None = None) -> dict[str, Any]:
+    """Name, status, experiment, params, tags and latest metrics of an existing run."""
+    _, run, _ = open_run(run_id, tracking_uri)
+    return {"run_id": run.info.run_id, "run_name": run.info.run_name, "status": run.info.status,
+            "experiment_id": run.info.experiment_id, "params": dict(run.data.params),
+            "tags": dict(run.data.tags), "metrics": dict(run.data.metrics)}
+
+
+def download_artifacts(run_id: str, artifact_path: str, dst: str | Path, tracking_uri: str | None = None, *,
+                       missing_ok: bool = False) -> Path | None:
+    """Download an artifact file or directory of a run into ``dst``; returns its local path (None when it is
+    missing and ``missing_ok``)."""
+    client, _, uri = open_run(run_id, tracking_uri)
+    Path(dst).mkdir(parents=True, exist_ok=True)
+    from mlflow.exceptions import MlflowException
+
+    try:
+        return Path(client.download_artifacts(run_id, artifact_path, str(dst)))
+    except MlflowException as e:
+        if e.error_code != "RESOURCE_DOES_NOT_EXIST":
+            raise
+        if missing_ok:
+            return None
+        raise ConfigError(f"MLflow run {run_id} (store {shown_uri(uri)}) has no artifact {artifact_path!r}.") from None

@@ -9,7 +9,7 @@ Contract:
   ``all`` — every case, failed first; ``none`` — nothing. At most ``mlflow.max_traces`` per round
   (default `MAX_TRACES`). Rounds without a train evaluation (round 0, ``gepa``) log none; rounds
   evaluated untraced (``score_only``) log root spans only.
-- **Spans** come from memopt's evolution graph after the round (`memopt.trace.mlflow_spans`: the
+- **Spans** come from memopt's evolution graph after the round (`memopt.tracking.spans`: the
   case, the ingest ops it depends on grouped by session, its query ops; inputs, outputs, timing,
   token usage, prompt versions), never from live instrumentation, so nothing is recorded twice.
 - **Assessments**, written with the trace: ``memtrace.attribution`` (feedback; value = error type,
@@ -56,8 +56,10 @@ import networkx as nx
 
 from memopt.errors import ConfigError
 from memopt.lm.redaction import redact
+from memopt.optimize.story import TRACED_NOTE
 from memopt.trace.explain import plain_reason
-from memopt.trace.mlflow_spans import MAX_TEXT, GraphIndex, case_spans
+from memopt.tracking.spans import MAX_TEXT, GraphIndex, case_spans
+from memopt.tracking.store import shown_uri
 
 __all__ = ["TRACE_MODES", "MAX_TRACES", "ATTRIBUTION", "JUDGE", "F1", "BLAMED_OP", "ERROR_TYPE", "TRACED_NOTE",
            "CaseTraces", "RoundTraces", "pick_cases",
@@ -67,9 +69,6 @@ TRACE_MODES = ("failed", "sample", "all", "none")
 MAX_TRACES = 12  # the default of the experiment's mlflow.max_traces
 ATTRIBUTION, JUDGE, F1, EXPECTED = "memtrace.attribution", "traced_case.judge", "traced_case.f1", "expected_response"
 BLAMED_OP, ERROR_TYPE = "memtrace.blamed_op", "memtrace.error_type"
-TRACED_NOTE = ("Traced cases (each round's Traces tab, the experiment's Quality page) are a pick of mostly *failed* "
-               f"train cases, so their `{F1}` / `{JUDGE}` averages are far below the run's score; the run's scores "
-               "are the `rounds/val.f1` / `rounds/test.f1` curves of the parent run.")
 _log = logging.getLogger(__name__)
 
 
@@ -147,8 +146,6 @@ class RoundTraces:
         if not self.traces:
             why = f"tracing failed: {self.error}" if self.error else f"mlflow.traces: {self.mode}, or no traced cases"
             return f"## Traces\n\nNo traces for this round ({why}).\n"
-        from memopt.tracking import shown_uri
-
         base = shown_uri(tracking_uri).rstrip("/") if tracking_uri.startswith(("http://", "https://")) else \
             "http://127.0.0.1:5000"
         lines = ["## Traces", "",
@@ -173,12 +170,17 @@ class CaseTraces:
     judge: str = "sim"
     seed: int = 0
 
-    def log(self, log: Any, outcome: Any, *, round_index: int, versions: dict[str, int]) -> RoundTraces:
-        """Trace the picked cases of a round on its run; never raises (a failure is a warning and a run tag)."""
-        from memopt.tracking import RoundLog
+    @classmethod
+    def of(cls, experiment: Any) -> CaseTraces:
+        """How an experiment's rounds log their cases (``mlflow.traces``, ``mlflow.max_traces``, its judge, seed)."""
+        return cls(experiment.mlflow.traces, experiment.mlflow.max_traces,
+                   " + ".join(spec.raw for spec in experiment.lm.judge), experiment.seed)
 
+    def log(self, log: Any, outcome: Any, *, round_index: int, versions: dict[str, int]) -> RoundTraces:
+        """Trace the picked cases of a round on its run (a `RoundLog`; a null tracker, which has no store client,
+        gets none); never raises (a failure is a warning and a run tag)."""
         results = outcome.train.results if outcome is not None else []
-        if self.mode == "none" or not results or not isinstance(log, RoundLog):
+        if self.mode == "none" or not results or not hasattr(log, "_client"):
             return RoundTraces(mode=self.mode, evaluated=len(results))
         started = time.perf_counter()
         try:
@@ -317,13 +319,13 @@ def case_graph_of_trace(trace_id: str, tracking_uri: str | None, dst: str | Path
     """Download the graph of a case traced by `CaseTraces` (its round's artifact) into ``dst``."""
     from mlflow.exceptions import MlflowException
 
-    from memopt.tracking import URI_ORDER, _mlflow, download_artifacts, resolve_tracking_uri
+    from memopt.tracking.store import URI_ORDER, download_artifacts, load_mlflow, resolve_tracking_uri
 
     uri = resolve_tracking_uri(tracking_uri)
     if uri.startswith("sqlite:///") and not Path(uri.removeprefix("sqlite:///").split("?", 1)[0]).is_file():
         raise ConfigError(f"trace {trace_id!r}: no tracking store at {uri}. The store is chosen by {URI_ORDER}.")
     try:
-        trace = _mlflow().MlflowClient(uri).get_trace(trace_id, display=False)
+        trace = load_mlflow().MlflowClient(uri).get_trace(trace_id, display=False)
     except MlflowException as e:
         raise ConfigError(f"trace {trace_id!r} not found in the tracking store {uri} ({e.message}). The store is "
                           f"chosen by {URI_ORDER}; pass the URI the optimize run was logged to.") from None
