@@ -162,6 +162,7 @@ class OptimizerConfig(_Strict):
     trial_batch: int = Field(4, ge=1, le=64)
     search: dict[str, list[int]] = Field(default_factory=dict)
     min_gain: float = Field(0.0, ge=0.0)
+    storage: str | None = None  # Optuna storage shared with `memopt worker` processes (memopt.optimize.storage)
 
     @field_validator("feedback")
     @classmethod

@@ -18,6 +18,9 @@ def optimize(
     out: Path = typer.Option(None, "--out", "-o", help="Write the summary JSON here."),
     rounds: int = typer.Option(None, "--rounds", min=1, help="Override `rounds`."),
     tracking_uri: str = typer.Option(None, "--tracking-uri", help="Override `mlflow.tracking_uri`."),
+    storage: str = typer.Option(None, "--storage", help="Override `optimizer.storage`: an Optuna storage "
+                                "(postgresql://..., sqlite:///FILE.db, journal:FILE) where `memopt worker` processes "
+                                "score the trials."),
     data: str = typer.Option(None, "--data", help="Override `data.source` (a LoCoMo file or a synthetic spec)."),
     optimizer: str = typer.Option(None, "--optimizer", help="Override `optimizer.name`: memtrace, score_only, gepa."),
     feedback: str = typer.Option(None, "--feedback", help="Override `optimizer.feedback`: a registered feedback "
@@ -51,6 +54,7 @@ def optimize(
         check_run_id(resume)
     exp = load_experiment(experiment, {**lm_overrides(lm or []), "rounds": rounds,
                                        "mlflow.tracking_uri": tracking_uri, "data.source": data,
+                                       "optimizer.storage": storage,
                                        "optimizer.name": optimizer, "optimizer.feedback": feedback,
                                        "attribution.method": attribution,
                                        "budget.max_lm_calls": budget, "budget.max_cost_usd": max_cost,
@@ -88,7 +92,8 @@ def optimize(
         if run_id is not None:
             again = _resume_command(experiment, run_id, {"--tracking-uri": tracking_uri, "--data": data,
                                                          "--optimizer": optimizer, "--feedback": feedback,
-                                                         "--attribution": attribution, "--rounds": rounds},
+                                                         "--attribution": attribution, "--rounds": rounds,
+                                                         "--storage": storage},
                                     lm or [])
             console.print(f"MLflow run {run_id} ended KILLED at its last checkpoint; continue it with "
                           f"`{escape(again)}`", highlight=False)

@@ -47,6 +47,7 @@ from memopt.optimize.story import (
     run_description,
     trials_of,
 )
+from memopt.optimize.workers import attach_pool
 from memopt.prompts import write_prompts
 from memopt.system import MemorySystem
 from memopt.tracking_traces import CaseTraces
@@ -362,6 +363,7 @@ def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker
     if progress is not None:
         scorer.progress = progress
     optimizer = _optimizer(experiment, scorer)
+    pool = attach_pool(experiment, optimizer, fingerprint)  # hook: optimizer.storage (memopt.optimize.workers)
     if tracker is None:
         from memopt.tracking import Tracker
 
@@ -385,6 +387,8 @@ def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker
                 tracker.describe(f"**memopt optimize** · experiment `{experiment.name}` · pipeline "
                                  f"`{experiment.pipeline}` · running ({experiment.rounds} rounds).")
                 tracker.log_datasets(data_name, _split_frames(trainset, valset, testset))
+            if pool is not None:  # hook: announce the run to `memopt worker` processes
+                pool.open(tracker.run_id)
         if state is None:
             state = _baseline(tracker, seed_system, scorer, valset, testset, on_round,
                               data=data_name, fingerprint=fingerprint, rounds=experiment.rounds)
@@ -411,6 +415,9 @@ def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker
         status = "KILLED"
         raise
     finally:
+        if pool is not None:  # hook: the run's workers exit
+            with suppress(Exception):
+                pool.close()
         if _attached(tracker):
             with deferred(), suppress(*((TrackingError,) if raising else ())):  # report the error in flight
                 confirm = (lambda done: _confirm(experiment, seed_system.instructions(), done.best_instructions,
