@@ -203,6 +203,8 @@ class MLflowConfig(_Strict):
 
     experiment: str = "memopt"
     tracking_uri: str | None = None
+    # prompts register as <prompt_prefix>.<pipeline>.<op>: on a shared server, one prefix per person or stream
+    prompt_prefix: str | None = Field(None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]*$", max_length=64)
     traces: Literal["failed", "sample", "all", "none"] = "sample"
     max_traces: int = Field(12, ge=1, le=1000)  # = memopt.tracking_traces.MAX_TRACES
 

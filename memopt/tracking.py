@@ -348,6 +348,7 @@ class RoundLog(_RunLog):
         self._lock = lock
         self.experiment_id = experiment_id
         self.ended = False
+        self.prompt_prefix: str | None = None  # hook: names become <prefix>.<pipeline>.<op> (mlflow.prompt_prefix)
 
     def end(self, status: str = "FINISHED") -> None:
         """End the round's run now (the `Tracker.round` block then leaves it as it is)."""
@@ -364,7 +365,7 @@ class RoundLog(_RunLog):
         client = self._client()
         versions: dict[str, int] = {}
         for op, text in sorted(instructions.items()):
-            name = prompt_name(pipeline, op)
+            name = prompt_name(f"{self.prompt_prefix}.{pipeline}" if self.prompt_prefix else pipeline, op)
             template = text.strip()
             check_prompt_secret(name, template)
             message = _commit_message(commit_message if isinstance(commit_message, str) else
@@ -400,10 +401,12 @@ def _link_experiment(client: Any, name: str, experiment_id: str | None) -> None:
 class Tracker(_RunLog):
     """The parent run of one `optimize` experiment, and its rounds as nested runs."""
 
-    def __init__(self, tracking_uri: str | None = None, experiment: str = "memopt") -> None:
+    def __init__(self, tracking_uri: str | None = None, experiment: str = "memopt",
+                 prompt_prefix: str | None = None) -> None:
         super().__init__()
         self.tracking_uri = resolve_tracking_uri(tracking_uri)
         self.experiment = experiment
+        self.prompt_prefix = prompt_prefix  # hook: mlflow.prompt_prefix keeps a team's prompt streams apart
         self._experiment_id: str | None = None
         self._mlflow_client: Any = None
 
@@ -524,6 +527,7 @@ class Tracker(_RunLog):
         run = client.create_run(self._experiment_id, run_name=_cut(redact(name or f"round-{index}"), _KEY_LIMIT),
                                 tags={"mlflow.parentRunId": parent, "memopt.round": str(index), "memopt.kind": "round"})
         log = RoundLog(client, run.info.run_id, index, self._lock, self._experiment_id)
+        log.prompt_prefix = self.prompt_prefix  # hook: mlflow.prompt_prefix
         try:
             yield log
         except BaseException as e:

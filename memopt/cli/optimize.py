@@ -73,7 +73,7 @@ def optimize(
     scorer = make_scorer(exp)  # builds the LMs: a missing API key or an unpriced --max-cost model stops here
     if exp.budget.max_cost_usd is not None and resume is None:
         _warn_if_round_zero_exceeds(exp, console)
-    tracker = Tracker(exp.mlflow.tracking_uri, exp.mlflow.experiment)
+    tracker = Tracker(exp.mlflow.tracking_uri, exp.mlflow.experiment, prompt_prefix=exp.mlflow.prompt_prefix)
 
     done = 0
 

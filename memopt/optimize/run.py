@@ -367,7 +367,8 @@ def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker
     if tracker is None:
         from memopt.tracking import Tracker
 
-        tracker = Tracker(experiment.mlflow.tracking_uri, experiment.mlflow.experiment)
+        tracker = Tracker(experiment.mlflow.tracking_uri, experiment.mlflow.experiment,
+                          prompt_prefix=experiment.mlflow.prompt_prefix)
     seed_system = make_system(experiment.pipeline, prompts=experiment.prompts, **experiment.knobs)
     _check_prompts(seed_system)
     optimizer.guard = _guard(seed_system, trainset + valset + testset)
