@@ -30,7 +30,7 @@ pipeline: mem0
 data:
   source: "synthetic:conversations=4,sessions=3,seed=1"
   split: [0.5, 0.25, 0.25]
-lm: {{task: "{lm}", judge: "{lm}", reflection: "{lm}", concurrency: {concurrency}}}
+lm: {{task: "{lm}", judge: "{lm}", reflection: "{lm}", concurrency: {concurrency}, cache: false}}
 optimizer: {{name: memtrace, candidates: 2, ops_per_round: 1, trials: {trials}, trial_batch: {batch},
              search: {{top_k: [5, 10]}}}}
 rounds: 1

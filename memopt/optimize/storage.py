@@ -95,8 +95,9 @@ def open_storage(url: str, *, key: str = "optimizer.storage") -> Any:
                           engine_kwargs={"pool_pre_ping": True} if "postgres" in url else None)
     except Exception as e:  # noqa: BLE001 - SQLAlchemy/driver errors of every kind: one message naming the URL
         reason = " ".join(str(getattr(e, "orig", None) or e).split())[:300]
-        raise ConfigError(f"{key}: cannot use the storage {shown}: {reason}. Check that the database server is "
-                          "running and reachable, and the user, password and database name.") from None
+        hint = ("Check that the folder exists and is writable." if url.startswith("sqlite") else
+                "Check that the database server is running and reachable, and the user, password and database name.")
+        raise ConfigError(f"{key}: cannot use the storage {shown}: {reason}. {hint}") from None
 
 
 def identity_of(experiment: Any, data_fingerprint: str) -> dict[str, Any]:
