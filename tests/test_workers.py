@@ -32,12 +32,13 @@ lm: {{task: "{lm}", judge: "{lm}", reflection: "{lm}", concurrency: 8, cache: fa
 optimizer: {{name: memtrace, candidates: 2, ops_per_round: 1, trials: 6, trial_batch: 3, search: {{top_k: [5, 10]}}}}
 rounds: {rounds}
 seed: {seed}
-mlflow: {{experiment: team, traces: none}}
+mlflow: {{experiment: team, traces: none, prompt_prefix: {prefix}}}
 """
 
 
 def _experiment(path: Path, *, lm: str = "sim", rounds: int = 1, seed: int = 3) -> Path:
-    path.write_text(EXPERIMENT.format(lm=lm, rounds=rounds, seed=seed), encoding="utf-8")
+    """An experiment whose prompts register under a prefix of its own (``path``'s stem): runs on one store apart."""
+    path.write_text(EXPERIMENT.format(lm=lm, rounds=rounds, seed=seed, prefix=path.stem), encoding="utf-8")
     return path
 
 
@@ -150,7 +151,10 @@ def _finish(proc: subprocess.Popen, timeout: float = 900) -> str:
 def _choices(summary: dict) -> list:
     keep = ("round", "val_f1", "test_f1", "val_judge", "test_judge", "accepted", "prompt_versions", "blamed_ops",
             "trials", "trials_errored", "knobs")
-    return [{k: r.get(k) for k in keep} for r in summary["rounds"]]
+    rounds = [{k: r.get(k) for k in keep} for r in summary["rounds"]]
+    for r in rounds:  # <prefix>.mem0.extract -> mem0.extract: each run registers under its own prefix
+        r["prompt_versions"] = {name.split(".", 1)[1]: v for name, v in (r["prompt_versions"] or {}).items()}
+    return rounds
 
 
 def _trials(storage_url: str, run_id: str) -> list:
@@ -203,7 +207,7 @@ def _distributed(urls: dict, cwd: Path, lm: str, *, kill_one: bool) -> tuple[dic
                        for t in _trials(storage, run_id)):
                     victim = workers[0]
         assert victim is not None, "worker w1 never held a trial"
-        time.sleep(1.0)  # mid-trial: some of its calls made, some not
+        time.sleep(2.5)  # mid-trial: past its first beats (every second), before the end of the trial
         victim.send_signal(signal.SIGKILL)
         victim.wait(timeout=30)
         logs = [_finish(coordinator), _finish(workers[1])]

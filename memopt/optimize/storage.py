@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from typing import Any
 
 from memopt.errors import ConfigError
@@ -27,6 +28,7 @@ __all__ = ["open_storage", "run_study_name", "round_study_name", "identity_of", 
            "GRACE_S", "STALE_RETRIES", "PREFIX"]
 
 HEARTBEAT_S = 2  # Optuna's heartbeat interval (whole seconds) of a worker holding a trial
+SCHEMA_ATTEMPTS = 5  # tries to open a storage whose tables another process is creating at the same moment
 GRACE_S = 8  # no beat for this long: the trial's worker is taken for dead
 STALE_RETRIES = 2  # a dead worker's trial is queued again at most this many times
 PREFIX = "memopt:"
@@ -89,15 +91,22 @@ def open_storage(url: str, *, key: str = "optimizer.storage") -> Any:
             import psycopg  # noqa: F401
         except ImportError:
             raise ConfigError(f"{key}: PostgreSQL needs the psycopg driver: pip install 'memopt[team]'.") from None
-    try:
-        return RDBStorage(_driver_url(url), heartbeat_interval=HEARTBEAT_S, grace_period=GRACE_S,
-                          heartbeat_stale_trial_callback=RetryHeartbeatStaleTrialCallback(max_retry=STALE_RETRIES),
-                          engine_kwargs={"pool_pre_ping": True} if "postgres" in url else None)
-    except Exception as e:  # noqa: BLE001 - SQLAlchemy/driver errors of every kind: one message naming the URL
-        reason = " ".join(str(getattr(e, "orig", None) or e).split())[:300]
-        hint = ("Check that the folder exists and is writable." if url.startswith("sqlite") else
-                "Check that the database server is running and reachable, and the user, password and database name.")
-        raise ConfigError(f"{key}: cannot use the storage {shown}: {reason}. {hint}") from None
+    reason = ""
+    for attempt in range(SCHEMA_ATTEMPTS):
+        try:
+            return RDBStorage(_driver_url(url), heartbeat_interval=HEARTBEAT_S, grace_period=GRACE_S,
+                              heartbeat_stale_trial_callback=RetryHeartbeatStaleTrialCallback(max_retry=STALE_RETRIES),
+                              engine_kwargs={"pool_pre_ping": True} if "postgres" in url else None)
+        except Exception as e:  # noqa: BLE001 - SQLAlchemy/driver errors of every kind: one message naming the URL
+            reason = " ".join(str(getattr(e, "orig", None) or e).split())[:300]
+            # Processes that start together on an empty database race to create Optuna's tables: the losers retry.
+            if ("already exists" in reason or "duplicate key" in reason) and attempt + 1 < SCHEMA_ATTEMPTS:
+                time.sleep(0.5 * (attempt + 1))
+                continue
+            break
+    hint = ("Check that the folder exists and is writable." if url.startswith("sqlite") else
+            "Check that the database server is running and reachable, and the user, password and database name.")
+    raise ConfigError(f"{key}: cannot use the storage {shown}: {reason}. {hint}")
 
 
 def identity_of(experiment: Any, data_fingerprint: str) -> dict[str, Any]:
