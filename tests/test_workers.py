@@ -75,6 +75,19 @@ def test_unknown_run_id(tmp_path):
         find_run(storage, "team", None, wait=0)
 
 
+def test_a_worker_without_join_takes_the_newest_open_run_of_its_experiment(tmp_path):
+    from memopt.optimize.workers import TrialPool, find_run
+
+    url = f"sqlite:///{tmp_path / 'trials.db'}"
+    pools = {run: TrialPool(url, {}, name) for run, name in (("r1", "team"), ("r2", "team"), ("r3", "other"))}
+    for run, pool in pools.items():
+        pool.open(run)
+    assert find_run(pools["r1"].storage, "team", None, wait=0).study_name == "memopt:r2"
+    pools["r2"].close()  # a finished run takes no more workers
+    assert find_run(pools["r1"].storage, "team", None, wait=0).study_name == "memopt:r1"
+    assert find_run(pools["r1"].storage, "team", "r2", wait=0).study_name == "memopt:r2"  # --join names any run
+
+
 def test_worker_refuses_an_experiment_that_differs(tmp_path):
     from memopt.experiment import load_experiment
     from memopt.optimize.run import data_fingerprint, splits_of
@@ -242,7 +255,8 @@ def test_two_workers_on_postgres_give_the_single_process_result_and_count_every_
     reference = json.loads((cwd / "single.json").read_text(encoding="utf-8"))
     assert before == reference["lm_calls"]  # the single process counts what the server answered
     assert _choices(summary) == _choices(reference)
-    assert summary["final"] == reference["final"] and summary["best_round"] == reference["best_round"]
+    assert (summary["final"], summary["best_knobs"], summary["gain"]) == (reference["final"], reference["best_knobs"],
+                                                                   reference["gain"])
     workers = {t.user_attrs["memopt.worker"] for t in trials if t.state.name == "COMPLETE"}
     assert workers == {"w1", "w2"}  # the trials were split across both workers
     assert all(t.state.name == "COMPLETE" for t in trials)

@@ -201,7 +201,7 @@ def find_run(storage: Any, experiment_name: str, join: str | None, *, wait: floa
                     if s.study_name.startswith(PREFIX) and ":round" not in s.study_name
                     and s.user_attrs.get("experiment") == experiment_name and s.user_attrs.get("state") == "open"]
             if runs:
-                newest = max(runs, key=lambda s: (s.datetime_start or 0, s._study_id))
+                newest = max(runs, key=lambda s: s._study_id)  # the most recently created
                 return optuna.load_study(study_name=newest.study_name, storage=storage)
         if time.monotonic() >= deadline:
             if join is not None:
