@@ -29,7 +29,8 @@ data:
   source: "synthetic:conversations=4,sessions=3,seed=1"
   split: [0.5, 0.25, 0.25]
 lm: {{task: "{lm}", judge: "{lm}", reflection: "{lm}", concurrency: 8, cache: false}}
-optimizer: {{name: memtrace, candidates: 2, ops_per_round: 1, trials: 6, trial_batch: 3, search: {{top_k: [5, 10]}}}}
+optimizer: {{name: memtrace, candidates: 3, ops_per_round: 1, trials: 8, trial_batch: 4,
+             search: {{top_k: [5, 10, 20]}}}}
 rounds: {rounds}
 seed: {seed}
 mlflow: {{experiment: team, traces: none, prompt_prefix: {prefix}}}

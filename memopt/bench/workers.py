@@ -1,13 +1,14 @@
 """`memopt bench workers`: wall time of one optimize round with 1, 2, 3, ... `memopt worker` processes.
 
 For each worker count: start `memopt serve --delay D` (SimLM over HTTP, a process of its own), run
-`memopt optimize` on the experiment (the test suite's small one by default: one round, 6 trials in
-batches of 3) with ``--storage`` pointing at a fresh Optuna storage (SQLite on this machine by default;
-``--storage-base`` a PostgreSQL server URL to use one database per row), and N `memopt worker`
-processes, every role at ``openai/sim@URL``. Reported per row: the round's wall seconds (the round's own
-record, round 0 excluded), the share of the round's trials each worker scored, the LM calls the
-coordinator counted and the chat requests the server answered (equal: nothing lost or counted twice),
-and the ratio of the round's wall time to the 1-worker row's. MLflow is left on a throw-away SQLite file.
+`memopt optimize` on a small experiment (mem0 on 4 synthetic conversations, one round of ``--trials``
+trials in batches of ``--batch``, reply cache off) with ``--storage`` pointing at a fresh Optuna storage
+(a SQLite file per row unless ``--storage`` names one), and N `memopt worker` processes, every role at
+``openai/sim@URL``. Reported per row: the round's wall seconds (the round's own record: attribution,
+proposals, trials and report; round 0 excluded), how many of the round's trials each worker scored, the
+LM calls the coordinator counted next to the chat requests the server answered (equal: nothing lost or
+counted twice), the final val F1 (the same in every row), and the ratio of the round's wall time to the
+first row's. MLflow goes to a throw-away SQLite file.
 """
 
 from __future__ import annotations
@@ -31,8 +32,8 @@ data:
   source: "synthetic:conversations=4,sessions=3,seed=1"
   split: [0.5, 0.25, 0.25]
 lm: {{task: "{lm}", judge: "{lm}", reflection: "{lm}", concurrency: {concurrency}, cache: false}}
-optimizer: {{name: memtrace, candidates: 2, ops_per_round: 1, trials: {trials}, trial_batch: {batch},
-             search: {{top_k: [5, 10]}}}}
+optimizer: {{name: memtrace, candidates: 4, ops_per_round: 1, trials: {trials}, trial_batch: {batch},
+             search: {{top_k: [5, 10, 20]}}}}
 rounds: 1
 seed: 3
 mlflow: {{experiment: bench-workers, traces: none}}
