@@ -171,12 +171,22 @@ def _choices(summary: dict) -> list:
     return rounds
 
 
+_STORAGES: dict[str, object] = {}
+
+
+def _storage(url: str) -> object:
+    """One Optuna storage (one connection pool) per URL for the test's own looks at the trials."""
+    from memopt.optimize.storage import open_storage
+
+    if url not in _STORAGES:
+        _STORAGES[url] = open_storage(url)
+    return _STORAGES[url]
+
+
 def _trials(storage_url: str, run_id: str) -> list:
     import optuna
 
-    from memopt.optimize.storage import open_storage
-
-    storage = open_storage(storage_url)
+    storage = _storage(storage_url)
     names = [n for n in optuna.get_all_study_names(storage) if n.startswith(f"memopt:{run_id}:round")]
     return [t for n in names for t in optuna.load_study(study_name=n, storage=storage).get_trials(deepcopy=False)]
 
@@ -209,19 +219,16 @@ def _distributed(urls: dict, cwd: Path, lm: str, *, kill_one: bool) -> tuple[dic
     coordinator = _memopt("optimize", str(exp), "--tracking-uri", mlflow, "--storage", storage, "-o", str(out),
                           cwd=cwd)
     workers = [_memopt("worker", str(exp), "--storage", storage, "--name", f"w{i}", cwd=cwd) for i in (1, 2)]
-    if kill_one:
+    if kill_one:  # once w1 holds a trial and has reported some of its calls (at a beat), before it completes it
         deadline = time.monotonic() + 600
         victim = None
         while victim is None and time.monotonic() < deadline:
-            time.sleep(0.5)
-            runs = [n for n in _study_names(storage) if ":round" in n]
-            for name in runs:
-                run_id = name.split(":")[1]
+            time.sleep(0.2)
+            for name in [n for n in _study_names(storage) if ":round" in n]:
                 if any(t.state.name == "RUNNING" and t.user_attrs.get("memopt.worker") == "w1"
-                       for t in _trials(storage, run_id)):
+                       and _trial_calls([t]) > 0 for t in _trials(storage, name.split(":")[1])):
                     victim = workers[0]
-        assert victim is not None, "worker w1 never held a trial"
-        time.sleep(2.5)  # mid-trial: past its first beats (every second), before the end of the trial
+        assert victim is not None, "worker w1 never reported calls of a trial it held"
         victim.send_signal(signal.SIGKILL)
         victim.wait(timeout=30)
         logs = [_finish(coordinator), _finish(workers[1])]
@@ -234,9 +241,7 @@ def _distributed(urls: dict, cwd: Path, lm: str, *, kill_one: bool) -> tuple[dic
 def _study_names(storage_url: str) -> list[str]:
     import optuna
 
-    from memopt.optimize.storage import open_storage
-
-    return optuna.get_all_study_names(open_storage(storage_url))
+    return optuna.get_all_study_names(_storage(storage_url))
 
 
 @pytest.mark.slow

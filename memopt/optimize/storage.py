@@ -96,7 +96,7 @@ def open_storage(url: str, *, key: str = "optimizer.storage") -> Any:
         try:
             return RDBStorage(_driver_url(url), heartbeat_interval=HEARTBEAT_S, grace_period=GRACE_S,
                               heartbeat_stale_trial_callback=RetryHeartbeatStaleTrialCallback(max_retry=STALE_RETRIES),
-                              engine_kwargs={"pool_pre_ping": True} if "postgres" in url else None)
+                              engine_kwargs=_engine_kwargs(url))
         except Exception as e:  # noqa: BLE001 - SQLAlchemy/driver errors of every kind: one message naming the URL
             reason = " ".join(str(getattr(e, "orig", None) or e).split())[:300]
             # Processes that start together on an empty database race to create Optuna's tables: the losers retry.
@@ -107,6 +107,13 @@ def open_storage(url: str, *, key: str = "optimizer.storage") -> Any:
     hint = ("Check that the folder exists and is writable." if url.startswith("sqlite") else
             "Check that the database server is running and reachable, and the user, password and database name.")
     raise ConfigError(f"{key}: cannot use the storage {shown}: {reason}. {hint}")
+
+
+def _engine_kwargs(url: str) -> dict[str, Any]:
+    """PostgreSQL: test pooled connections before use; SQLite: wait up to 30 s for another process's write lock."""
+    if url.startswith("sqlite"):
+        return {"connect_args": {"timeout": 30}}
+    return {"pool_pre_ping": True}
 
 
 def identity_of(experiment: Any, data_fingerprint: str) -> dict[str, Any]:

@@ -39,6 +39,7 @@ from memopt.optimize.storage import (
 
 __all__ = ["TrialPool", "attach_pool", "run_worker", "WorkerReport", "POLL_S"]
 
+REPORT_ATTEMPTS = 5  # tries to write a trial's result while the database is busy
 POLL_S = 0.25  # how often the coordinator and idle workers look at the storage
 KEY, INSTRUCTIONS, KNOBS, USAGE, ERRORED_ATTR, ERROR, WORKER = (
     "memopt.key", "memopt.instructions", "memopt.knobs", "memopt.usage", "memopt.errored", "memopt.error",
@@ -310,7 +311,7 @@ def _score_trial(storage: Any, trial: Any, seed_system: Any, scorer: Any, valset
     if lost.is_set():
         report.lost += 1
         return
-    try:
+    def report_back() -> None:
         storage.set_trial_user_attr(tid, USAGE, spent)
         if error is not None:
             storage.set_trial_user_attr(tid, ERROR, error)
@@ -319,5 +320,15 @@ def _score_trial(storage: Any, trial: Any, seed_system: Any, scorer: Any, valset
         storage.set_trial_user_attr(tid, ERRORED_ATTR, errored)
         storage.set_trial_state_values(tid, state=TrialState.COMPLETE, values=[value])
         report.trials += 1
-    except Exception:  # noqa: BLE001 - taken back meanwhile: the coordinator counted what it saw, and retried it
-        report.lost += 1
+
+    from optuna.exceptions import UpdateFinishedTrialError
+
+    for attempt in range(REPORT_ATTEMPTS):
+        try:
+            report_back()
+            return
+        except (UpdateFinishedTrialError, KeyError):  # taken back meanwhile: the coordinator counted what it saw
+            break
+        except Exception:  # noqa: BLE001 - a busy or briefly unreachable database: try again, then give up
+            time.sleep(0.5 * (attempt + 1))
+    report.lost += 1
