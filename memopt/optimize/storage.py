@@ -64,9 +64,13 @@ def _driver_url(url: str) -> str:
     return url
 
 
-def open_storage(url: str, *, key: str = "optimizer.storage") -> Any:
-    """The Optuna storage at ``url``, connected now; one `ConfigError` naming ``key`` when it cannot be used."""
+def open_storage(url: str, *, key: str = "optimizer.storage", create: bool = True) -> Any:
+    """The Optuna storage at ``url``, connected now; one `ConfigError` naming ``key`` when it cannot be used.
+
+    ``create=False`` (a worker): a SQLite or journal file that does not exist yet is an error, not a new file.
+    """
     import warnings
+    from pathlib import Path
 
     import optuna
     from optuna.storages import JournalStorage, RDBStorage, RetryHeartbeatStaleTrialCallback
@@ -75,10 +79,17 @@ def open_storage(url: str, *, key: str = "optimizer.storage") -> Any:
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)  # heartbeat, stale trials
     shown = display_url(url)
+    path = ""  # the file of a journal or SQLite storage
     if url.startswith("journal:"):
         path = url[len("journal:"):]
         if not path:
             raise ConfigError(f"{key}: journal: needs a file path, e.g. journal:/shared/memopt-trials.log")
+    elif url.startswith("sqlite:///"):
+        path = url[len("sqlite:///"):].split("?", 1)[0]
+    if not create and path and not Path(path).exists():
+        raise ConfigError(f"{key}: no storage at {path}: start `memopt optimize EXPERIMENT --storage {url}` first "
+                          "(it creates the storage), then the workers with the same URL.")
+    if url.startswith("journal:"):
         try:
             return JournalStorage(JournalFileBackend(path))
         except OSError as e:

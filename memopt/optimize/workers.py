@@ -235,7 +235,7 @@ def run_worker(experiment: Any, url: str, *, join: str | None = None, wait: floa
     from memopt.optimize.run import data_fingerprint, make_scorer, splits_of
     from memopt.systems import make_system
 
-    storage = open_storage(url, key="--storage")
+    storage = open_storage(url, key="--storage", create=False)
     _, trainset, valset, testset = splits_of(experiment)
     mine = identity_of(experiment, data_fingerprint(trainset, valset, testset))
     run = find_run(storage, experiment.name, join, wait=wait)
