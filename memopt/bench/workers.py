@@ -52,6 +52,7 @@ def _one(workers: int, *, delay: float, concurrency: int, trials: int, batch: in
     run_dir = root / f"w{workers}"
     run_dir.mkdir()
     url = storage or f"sqlite:///{run_dir / 'trials.db'}"
+    open_storage(url)  # created before the processes start: a worker never creates a storage
     with served(delay=delay) as server:
         exp = run_dir / "experiment.yaml"
         exp.write_text(SMALL_EXPERIMENT.format(lm=f"openai/sim@{server.url}", concurrency=concurrency,
