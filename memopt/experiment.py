@@ -162,6 +162,7 @@ class OptimizerConfig(_Strict):
     trial_batch: int = Field(4, ge=1, le=64)
     search: dict[str, list[int]] = Field(default_factory=dict)
     min_gain: float = Field(0.0, ge=0.0)
+    storage: str | None = None  # Optuna storage shared with `memopt worker` processes (memopt.optimize.storage)
 
     @field_validator("feedback")
     @classmethod
@@ -211,6 +212,8 @@ class MLflowConfig(_Strict):
 
     experiment: str = "memopt"
     tracking_uri: str | None = None
+    # prompts register as <prompt_prefix>.<pipeline>.<op>: on a shared server, one prefix per person or stream
+    prompt_prefix: str | None = Field(None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]*$", max_length=64)
     traces: Literal["failed", "sample", "all", "none"] = "sample"
     max_traces: int = Field(12, ge=1, le=1000)  # = memopt.tracking.traces.MAX_TRACES
 

@@ -219,4 +219,5 @@ def default_tracker(experiment: Experiment) -> Tracker:
     tracker. The one place the loop's default store is named (the composition root), kept out of the loop."""
     from memopt.tracking import Tracker as MlflowTracker
 
-    return MlflowTracker(experiment.mlflow.tracking_uri, experiment.mlflow.experiment)
+    return MlflowTracker(experiment.mlflow.tracking_uri, experiment.mlflow.experiment,
+                         prompt_prefix=experiment.mlflow.prompt_prefix)

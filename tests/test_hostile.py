@@ -253,6 +253,14 @@ CORPUS: list[tuple[str, list[str], str]] = [
     ("attach-config-deep", ["attach", "mem0", "--config", "{b}/exp/deep.yaml", "--trace", "t"], "deep.yaml"),
     ("attach-answers-binary", ["attach", "mem0", "--config", "{b}/exp/typo.yaml", "--answers", "{b}/binary.json",
                                "--trace", "t"], "binary.json"),
+    # memopt worker
+    ("worker-missing-file", ["worker", "{b}/exp/missing.yaml", "--storage", "sqlite:///{b}/trials.db"],
+     "missing.yaml"),
+    ("worker-storage-not-a-url", ["worker", "{b}/exp/ok.yaml", "--storage", "redis://cache"], "redis://cache"),
+    ("worker-storage-unreachable", ["worker", "{b}/exp/ok.yaml", "--storage", "sqlite:///{b}/no/such/dir/t.db"],
+     "no/such/dir"),
+    ("worker-storage-missing", ["worker", "{b}/exp/ok.yaml", "--storage", "sqlite:///{b}/trials.db", "--join",
+                                "nosuchrun", "--wait", "0"], "trials.db"),
     # memopt bench
     ("bench-run-data-missing", ["bench", "run", "--data", "{b}/missing.json"], "missing.json"),
     ("bench-trace-pipeline-unknown", ["bench", "trace", "-p", "mem9", "--data", DATA], "mem9"),

@@ -45,10 +45,12 @@ def _register() -> None:
         run,
         serve,
         show,
+        worker,
     )
     from memopt.cli import systems as systems_command
 
     app.command("optimize")(optimize.optimize)
+    app.command("worker")(worker.worker)
     app.command("run")(run.run)
     app.command("attribute")(attribute.attribute)
     app.add_typer(data.app, name="data")

@@ -252,3 +252,25 @@ def latency(
         _print(rows, f"client CPU per request by where it goes ({label}; yappi estimates)", None)
     if out is not None:
         write_json(out, report)
+
+
+@app.command("workers")
+def workers(
+    workers: list[int] = typer.Option([1, 2, 3], "--workers", "-w", min=1, max=16,
+                                      help="`memopt worker` processes (repeatable: one round each)."),
+    delay: float = typer.Option(0.2, "--delay", min=0.0, help="Seconds the SimLM server waits before every answer."),
+    concurrency: int = typer.Option(4, "--concurrency", "-c", min=1, max=256, help="lm.concurrency of each process."),
+    trials: int = typer.Option(12, "--trials", min=1, help="optimizer.trials of the round."),
+    batch: int = typer.Option(6, "--batch", min=1, help="optimizer.trial_batch (configurations scored at once)."),
+    storage: str = typer.Option(None, "--storage", help="Optuna storage shared by the processes (default: a fresh "
+                                                         "SQLite file per row)."),
+    out: Path = typer.Option(None, "--out", help="Also write the rows as JSON."),
+) -> None:
+    """Wall time of one optimize round with 1, 2, 3 worker processes at a fixed LM delay, as ratios."""
+    from memopt.bench.workers import bench_workers
+
+    _check_out(out)
+    rows = bench_workers(workers=workers, delay=delay, concurrency=concurrency, trials=trials, batch=batch,
+                         storage=storage)
+    _print(rows, f"one round, {trials} trials in batches of {batch}, memopt serve --delay {delay} (SimLM, simulated)",
+           out)

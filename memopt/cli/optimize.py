@@ -18,6 +18,9 @@ def optimize(
     out: Path = typer.Option(None, "--out", "-o", help="Write the summary JSON here."),
     rounds: int = typer.Option(None, "--rounds", min=1, help="Override `rounds`."),
     tracking_uri: str = typer.Option(None, "--tracking-uri", help="Override `mlflow.tracking_uri`."),
+    storage: str = typer.Option(None, "--storage", help="Override `optimizer.storage`: an Optuna storage "
+                                "(postgresql://..., sqlite:///FILE.db, journal:FILE) where `memopt worker` processes "
+                                "score the trials."),
     data: str = typer.Option(None, "--data", help="Override `data.source` (a LoCoMo file or a synthetic spec)."),
     optimizer: str = typer.Option(None, "--optimizer", help="Override `optimizer.name`: a registered optimizer "
                                  "(`memopt plugins --kind optimizers` lists them)."),
@@ -52,6 +55,7 @@ def optimize(
         check_run_id(resume)
     exp = load_experiment(experiment, {**lm_overrides(lm or []), "rounds": rounds,
                                        "mlflow.tracking_uri": tracking_uri, "data.source": data,
+                                       "optimizer.storage": storage,
                                        "optimizer.name": optimizer, "optimizer.feedback": feedback,
                                        "attribution.method": attribution,
                                        "budget.max_lm_calls": budget, "budget.max_cost_usd": max_cost,
@@ -70,7 +74,7 @@ def optimize(
     scorer = make_scorer(exp)  # builds the LMs: a missing API key or an unpriced --max-cost model stops here
     if exp.budget.max_cost_usd is not None and resume is None:
         _warn_if_round_zero_exceeds(exp, console)
-    tracker = Tracker(exp.mlflow.tracking_uri, exp.mlflow.experiment)
+    tracker = Tracker(exp.mlflow.tracking_uri, exp.mlflow.experiment, prompt_prefix=exp.mlflow.prompt_prefix)
 
     done = 0
 
@@ -89,7 +93,8 @@ def optimize(
         if run_id is not None:
             again = _resume_command(experiment, run_id, {"--tracking-uri": tracking_uri, "--data": data,
                                                          "--optimizer": optimizer, "--feedback": feedback,
-                                                         "--attribution": attribution, "--rounds": rounds},
+                                                         "--attribution": attribution, "--rounds": rounds,
+                                                         "--storage": storage},
                                     lm or [])
             console.print(f"MLflow run {run_id} ended KILLED at its last checkpoint; continue it with "
                           f"`{escape(again)}`", highlight=False)

@@ -85,6 +85,7 @@ class ReflectiveOptimizer:
     seed: int = 0
     # the prompt check every candidate passes before it is tried (`memopt.prompt_check.PromptGuard`)
     guard: Any = None
+    trial_pool: Any = None  # hook: a `memopt.optimize.workers.TrialPool` when optimizer.storage is set
 
     def step(self, system: MemorySystem, round_index: int, *, trainset: list[Conversation],
              valset: list[Conversation], current_val: float) -> RoundOutcome:
@@ -209,9 +210,13 @@ class ReflectiveOptimizer:
         def scoring(configurations: int) -> None:  # the batch's new configurations: the phase's fixed denominator
             self.scorer.progress.phase(name, configurations * cases)
 
+        score_many = None
+        if self.trial_pool is not None:  # hook: memopt worker processes score the trials (memopt.optimize.workers)
+            score_many = self.trial_pool.scorer_for(system, round_index, self.scorer, cases)
         return select(candidates, self.search, dict(system.knobs), score, current_f1=current_val,
                       trials=self.trials, seed=self.seed + round_index, batch=self.trial_batch,
-                      workers=self.trial_batch if self.scorer.workers > 1 else 1, on_batch=batch, on_scoring=scoring)
+                      workers=self.trial_batch if self.scorer.workers > 1 else 1, on_batch=batch, on_scoring=scoring,
+                      score_many=score_many)
 
     def describe(self) -> dict[str, Any]:
         """The optimizer's configuration, for logging."""

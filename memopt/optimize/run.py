@@ -39,6 +39,7 @@ from memopt.optimize.scoring import BudgetExhausted, LMSettings, Scorer
 from memopt.optimize.state import OptimizeState, RoundRecord
 from memopt.optimize.story import candidates_of, commit_message, decision_of, trials_of
 from memopt.optimize.summary import BUDGET_COVERS, summary_of, usage_summary
+from memopt.optimize.workers import attach_pool
 from memopt.run_events import (
     BestChanged,
     Observers,
@@ -283,6 +284,7 @@ def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker
     if progress is not None:
         scorer.progress = progress
     optimizer = _optimizer(experiment, scorer)
+    pool = attach_pool(experiment, optimizer, fingerprint)  # optimizer.storage: trials for `memopt worker`s
     tracker = tracker if tracker is not None else default_tracker(experiment)
     seed_system = make_system(experiment.pipeline, prompts=experiment.prompts, **experiment.knobs)
     tracker.check_prompts(seed_system.name, seed_system.instructions())
@@ -301,6 +303,8 @@ def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker
             else:
                 run.emit(RunStarted(experiment, _run_name(experiment),
                                     _params(experiment, data_name, fingerprint, optimizer), data_name, run.splits()))
+            if pool is not None:  # announce the run to `memopt worker` processes
+                pool.open(tracker.run_id)
         if run.state is None:
             _baseline(run, fingerprint)
         while run.state.next_round <= experiment.rounds:
@@ -324,6 +328,9 @@ def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker
         status = "KILLED"
         raise
     finally:
+        if pool is not None:  # the run's workers exit
+            with suppress(Exception):
+                pool.close()
         if _attached(tracker):
             with deferred(), suppress(*((TrackingError,) if raising else ())):  # report the error in flight
                 summary = _finish(run, status, stopped)

@@ -127,6 +127,11 @@ class Scorer:
         else:
             self.before = {**{m: ModelUsage() for m in METERS}, "task": ModelUsage(calls=calls, input_tokens=tokens)}
 
+    def add_usage(self, by_meter: dict[str, ModelUsage]) -> None:
+        """Count usage spent elsewhere (by `memopt worker` processes) as this optimization's, per meter."""
+        for meter, usage in by_meter.items():
+            self.before[meter] = self.before[meter] + usage
+
     def remaining(self) -> int:
         """LM calls left in the budget."""
         return self.budget - self.usage().calls

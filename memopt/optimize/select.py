@@ -45,12 +45,15 @@ def select(candidates: dict[str, list[str]], search: dict[str, list[int]], knobs
            score: Callable[[dict[str, str], dict[str, int]], float | None], *, current_f1: float, trials: int,
            seed: int, batch: int = 1, workers: int = 1,
            on_batch: Callable[[int, int], None] | None = None,
-           on_scoring: Callable[[int], None] | None = None) -> Choice:
+           on_scoring: Callable[[int], None] | None = None,
+           score_many: Callable[[list[tuple[dict[str, str], dict[str, int]]]], list[float | None]] | None = None
+           ) -> Choice:
     """The configuration with the best val F1 among ``trials`` Optuna trials (the current one included).
 
     A batch's configurations are scored ``workers`` at a time. ``on_batch(size, first)`` is called before each
     batch (it may raise `BudgetExhausted` to stop); ``on_scoring(n)`` once its ``n`` not yet scored configurations
-    are known (memoised ones are not scored again).
+    are known (memoised ones are not scored again). ``score_many`` (hook: `memopt.optimize.workers`), when given,
+    scores a batch's new configurations instead of ``score`` (by worker processes); the choice is the same.
     """
     import optuna
 
@@ -88,7 +91,10 @@ def select(candidates: dict[str, list[str]], search: dict[str, list[int]], knobs
         todo = list({_key(*c): c for c in configs if _key(*c) not in memo}.items())
         if on_scoring is not None:
             on_scoring(len(todo))
-        scores = map_ordered(lambda item: score(*item[1]), todo, workers=workers)
+        if score_many is not None:  # hook: workers score the batch (memopt.optimize.workers)
+            scores = score_many([config for _, config in todo])
+        else:
+            scores = map_ordered(lambda item: score(*item[1]), todo, workers=workers)
         memo.update(zip((key for key, _ in todo), scores, strict=True))
         for trial, (instructions, chosen) in zip(pending, configs, strict=True):
             value = memo[_key(instructions, chosen)]

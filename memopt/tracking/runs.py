@@ -120,8 +120,9 @@ class RoundLog(_RunLog):
     """What one optimization round logs, bound to its nested run."""
 
     def __init__(self, client: Any, run_id: str, index: int, lock: Any = nullcontext,
-                 experiment_id: str | None = None) -> None:
+                 experiment_id: str | None = None, prompt_prefix: str | None = None) -> None:
         super().__init__()
+        self.prompt_prefix = prompt_prefix  # names become <prefix>.<pipeline>.<op> (mlflow.prompt_prefix)
         self._mlflow_client = client
         self._run_id = run_id
         self.index = index
@@ -152,17 +153,20 @@ class RoundLog(_RunLog):
                          commit_message: str | Mapping[str, str], round_index: int) -> dict[str, int]:
         """Register changed prompts as new versions linked to this round, aliased ``round-<i>`` (see
         `memopt.tracking.prompts.register_prompts`); name → version."""
-        return register_prompts(self._client(), self.run_id, pipeline, instructions, commit_message=commit_message,
+        stream = f"{self.prompt_prefix}.{pipeline}" if self.prompt_prefix else pipeline
+        return register_prompts(self._client(), self.run_id, stream, instructions, commit_message=commit_message,
                                 round_index=round_index, lock=self._lock, experiment_id=self.experiment_id)
 
 
 class Tracker(_RunLog):
     """The parent run of one `optimize` experiment, and its rounds as nested runs."""
 
-    def __init__(self, tracking_uri: str | None = None, experiment: str = "memopt") -> None:
+    def __init__(self, tracking_uri: str | None = None, experiment: str = "memopt",
+                 prompt_prefix: str | None = None) -> None:
         super().__init__()
         self.tracking_uri = resolve_tracking_uri(tracking_uri)
         self.experiment = experiment
+        self.prompt_prefix = prompt_prefix  # mlflow.prompt_prefix keeps a team's prompt streams apart
         self._experiment_id: str | None = None
         self._mlflow_client: Any = None
 
@@ -276,7 +280,7 @@ class Tracker(_RunLog):
         client = self._client()
         run = client.create_run(self._experiment_id, run_name=cut(redact(name or f"round-{index}"), KEY_LIMIT),
                                 tags={"mlflow.parentRunId": parent, "memopt.round": str(index), "memopt.kind": "round"})
-        return RoundLog(client, run.info.run_id, index, self._lock, self._experiment_id)
+        return RoundLog(client, run.info.run_id, index, self._lock, self._experiment_id, self.prompt_prefix)
 
     @contextmanager
     def round(self, index: int, name: str | None = None) -> Iterator[RoundLog]:

@@ -1,0 +1,147 @@
+"""Where a run's trials wait for workers: an Optuna storage shared by the coordinator and `memopt worker`.
+
+``optimizer.storage`` (``--storage``) names it: ``postgresql://...`` (driven by psycopg 3, the ``team``
+extra), ``sqlite:///file.db`` (one machine), or ``journal:PATH`` (an Optuna journal file on a shared
+disk). RDB storages get Optuna's heartbeat: a worker beats every `HEARTBEAT_S` seconds while it holds a
+trial, and a trial whose worker stopped beating for `GRACE_S` seconds is failed and queued again
+(`STALE_RETRIES` times at most; then it counts as errored). A journal file has no heartbeat: a trial
+whose worker died there stays claimed, so use an RDB storage when workers may die.
+
+Studies in the storage, one per run and one per round (names hold the MLflow parent run id):
+
+* ``memopt:<run_id>`` — the run: user attrs ``experiment`` (its name), ``identity`` (`identity_of`: what
+  a worker's experiment must match), ``state`` (``open`` / ``finished``).
+* ``memopt:<run_id>:round<N>`` — round N's work queue (see `memopt.optimize.workers`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from typing import Any
+
+from memopt.errors import ConfigError
+
+__all__ = ["open_storage", "run_study_name", "round_study_name", "identity_of", "mismatch", "display_url",
+           "HEARTBEAT_S",
+           "GRACE_S", "STALE_RETRIES", "PREFIX"]
+
+HEARTBEAT_S = 2  # Optuna's heartbeat interval (whole seconds) of a worker holding a trial
+SCHEMA_ATTEMPTS = 5  # tries to open a storage whose tables another process is creating at the same moment
+GRACE_S = 8  # no beat for this long: the trial's worker is taken for dead
+STALE_RETRIES = 2  # a dead worker's trial is queued again at most this many times
+PREFIX = "memopt:"
+
+
+def run_study_name(run_id: str) -> str:
+    """The study that announces run ``run_id`` to workers."""
+    return f"{PREFIX}{run_id}"
+
+
+def round_study_name(run_id: str, round_index: int) -> str:
+    """The study holding round ``round_index``'s trials of run ``run_id``."""
+    return f"{PREFIX}{run_id}:round{round_index}"
+
+
+def display_url(url: str) -> str:
+    """The storage URL with any password hidden (for messages and logs)."""
+    from sqlalchemy.engine import make_url
+
+    if url.startswith("journal:"):
+        return url
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:  # noqa: BLE001 - not a URL SQLAlchemy reads: shown as given, it holds no password we know of
+        return url
+
+
+def _driver_url(url: str) -> str:
+    """``postgresql://`` → ``postgresql+psycopg://`` (psycopg 3; SQLAlchemy's default driver is psycopg2)."""
+    for plain in ("postgresql://", "postgres://"):
+        if url.startswith(plain):
+            return "postgresql+psycopg://" + url[len(plain):]
+    return url
+
+
+def open_storage(url: str, *, key: str = "optimizer.storage", create: bool = True) -> Any:
+    """The Optuna storage at ``url``, connected now; one `ConfigError` naming ``key`` when it cannot be used.
+
+    ``create=False`` (a worker): a SQLite or journal file that does not exist yet is an error, not a new file.
+    """
+    import warnings
+    from pathlib import Path
+
+    import optuna
+    from optuna.storages import JournalStorage, RDBStorage, RetryHeartbeatStaleTrialCallback
+    from optuna.storages.journal import JournalFileBackend
+
+    optuna.logging.set_verbosity(optuna.logging.ERROR)
+    warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)  # heartbeat, stale trials
+    shown = display_url(url)
+    path = ""  # the file of a journal or SQLite storage
+    if url.startswith("journal:"):
+        path = url[len("journal:"):]
+        if not path:
+            raise ConfigError(f"{key}: journal: needs a file path, e.g. journal:/shared/memopt-trials.log")
+    elif url.startswith("sqlite:///"):
+        path = url[len("sqlite:///"):].split("?", 1)[0]
+    if not create and path and not Path(path).exists():
+        raise ConfigError(f"{key}: no storage at {path}: start `memopt optimize EXPERIMENT --storage {url}` first "
+                          "(it creates the storage), then the workers with the same URL.")
+    if url.startswith("journal:"):
+        try:
+            return JournalStorage(JournalFileBackend(path))
+        except OSError as e:
+            raise ConfigError(f"{key}: cannot open the journal file {path}: {e.strerror or e}.") from None
+    if not url.startswith(("postgresql://", "postgres://", "postgresql+psycopg://", "sqlite:///", "mysql")):
+        raise ConfigError(f"{key}: {shown!r} is not a storage URL; give postgresql://USER:PASSWORD@HOST:PORT/DB, "
+                          "sqlite:///FILE.db or journal:FILE.")
+    if "postgres" in url:
+        try:
+            import psycopg  # noqa: F401
+        except ImportError:
+            raise ConfigError(f"{key}: PostgreSQL needs the psycopg driver: pip install 'memopt[team]'.") from None
+    reason = ""
+    for attempt in range(SCHEMA_ATTEMPTS):
+        try:
+            return RDBStorage(_driver_url(url), heartbeat_interval=HEARTBEAT_S, grace_period=GRACE_S,
+                              heartbeat_stale_trial_callback=RetryHeartbeatStaleTrialCallback(max_retry=STALE_RETRIES),
+                              engine_kwargs=_engine_kwargs(url))
+        except Exception as e:  # noqa: BLE001 - SQLAlchemy/driver errors of every kind: one message naming the URL
+            reason = " ".join(str(getattr(e, "orig", None) or e).split())[:300]
+            # Processes that start together on an empty database race to create Optuna's tables: the losers retry.
+            if ("already exists" in reason or "duplicate key" in reason) and attempt + 1 < SCHEMA_ATTEMPTS:
+                time.sleep(0.5 * (attempt + 1))
+                continue
+            break
+    hint = ("Check that the folder exists and is writable." if url.startswith("sqlite") else
+            "Check that the database server is running and reachable, and the user, password and database name.")
+    raise ConfigError(f"{key}: cannot use the storage {shown}: {reason}. {hint}")
+
+
+def _engine_kwargs(url: str) -> dict[str, Any]:
+    """PostgreSQL: test pooled connections before use; SQLite: wait up to 30 s for another process's write lock."""
+    if url.startswith("sqlite"):
+        return {"connect_args": {"timeout": 30}}
+    return {"pool_pre_ping": True}
+
+
+def identity_of(experiment: Any, data_fingerprint: str) -> dict[str, Any]:
+    """What a worker's experiment must share with the coordinator's to score its trials the same way.
+
+    The pipeline, prompts, knobs, seed, the data (its content hash), the task model names (a worker may
+    reach them at another endpoint: the part after ``@`` is not compared) and the error limit.
+    """
+    task = sorted(spec.raw.split("@", 1)[0] for spec in experiment.lm.task)
+    fields = {"pipeline": experiment.pipeline, "prompts": experiment.prompts, "knobs": dict(experiment.knobs),
+              "seed": experiment.seed, "data": data_fingerprint, "task_lm": task,
+              "max_error_rate": experiment.max_error_rate, "parse_retries": experiment.lm.parse_retries}
+    fields["hash"] = hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:16]
+    return fields
+
+
+def mismatch(mine: dict[str, Any], theirs: dict[str, Any]) -> list[str]:
+    """The identity fields that differ, as ``key: worker X, coordinator Y``."""
+    return [f"{k}: worker {mine.get(k)!r}, coordinator {theirs.get(k)!r}" for k in sorted(set(mine) | set(theirs))
+            if k != "hash" and mine.get(k) != theirs.get(k)]

@@ -1,0 +1,88 @@
+"""A real PostgreSQL server for tests, started from a package on a loopback port and torn down after.
+
+Binaries: the ``pgserver`` wheel's bundled PostgreSQL (PyPI), else Debian's ``postgresql`` package
+(/usr/lib/postgresql/*/bin). As root (CI), the server runs as the ``postgres`` system user when it
+exists, else as ``pgserver`` (the user the pgserver wheel creates for itself). Auth is ``trust`` on
+127.0.0.1 only: a throw-away cluster in a temporary directory.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+__all__ = ["postgres_bin", "postgres_server"]
+
+
+def postgres_bin() -> Path | None:
+    """The directory holding initdb and pg_ctl (pgserver's bundled ones first), or None."""
+    try:
+        import pgserver
+
+        bundled = Path(pgserver.__file__).parent / "pginstall" / "bin"
+        if (bundled / "initdb").exists():
+            return bundled
+    except ImportError:
+        pass
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
+    return Path(found[-1]).parent if found else None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _run_as() -> list[str]:
+    if os.geteuid() != 0:
+        return []
+    for user in ("postgres", "pgserver"):
+        try:
+            pwd.getpwnam(user)
+            return ["runuser", "-u", user, "--"]
+        except KeyError:
+            continue
+    subprocess.run(["useradd", "--system", "--no-create-home", "pgserver"], check=True)
+    return ["runuser", "-u", "pgserver", "--"]
+
+
+@contextmanager
+def postgres_server(databases: tuple[str, ...] = ("memopt",)) -> Iterator[dict[str, str]]:
+    """Start a server on 127.0.0.1:<free port>; yield ``{database: postgresql://postgres@127.0.0.1:PORT/db}``."""
+    bindir = postgres_bin()
+    if bindir is None:
+        raise RuntimeError("no PostgreSQL binaries: pip install pgserver, or apt-get install postgresql")
+    root = Path(tempfile.mkdtemp(prefix="memopt-pg-"))
+    data = root / "data"
+    as_user = _run_as()
+    if as_user:
+        user = as_user[2]
+        shutil.chown(root, user)
+        os.chmod(root, 0o700)
+    port = _free_port()
+    env = {**os.environ, "LC_ALL": "C"}
+    subprocess.run([*as_user, str(bindir / "initdb"), "-A", "trust", "-U", "postgres", "-E", "UTF8", "-D", str(data)],
+                   check=True, capture_output=True, env=env)
+    options = f"-h 127.0.0.1 -p {port} -k {root} -c max_connections=200 -c fsync=off"
+    subprocess.run([*as_user, str(bindir / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(root / "log"),
+                    "-w", "-t", "60", "start"], check=True, capture_output=True, env=env)
+    try:
+        import psycopg
+
+        with psycopg.connect(f"postgresql://postgres@127.0.0.1:{port}/postgres", autocommit=True) as conn:
+            for db in databases:
+                conn.execute(f'CREATE DATABASE "{db}"')
+        yield {db: f"postgresql://postgres@127.0.0.1:{port}/{db}" for db in databases}
+    finally:
+        subprocess.run([*as_user, str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"],
+                       capture_output=True, env=env)
+        shutil.rmtree(root, ignore_errors=True)
