@@ -104,8 +104,8 @@ class PairedTest:
     p: float | None
 
     def to_dict(self, digits: int = 4) -> dict[str, Any]:
-        """JSON form, rounded."""
-        return {k: (round(v, digits) if isinstance(v, float) and math.isfinite(v) else v)
+        """JSON form, rounded (an unbounded end or an infinite t becomes None)."""
+        return {k: (round(v, digits) if math.isfinite(v) else None) if isinstance(v, float) else v
                 for k, v in asdict(self).items()}
 
 
