@@ -7,8 +7,10 @@ metrics and artifacts (attributions, feedback, a Markdown summary with prompt di
 failed cases) to a nested MLflow run, and checkpoints the state to the parent run. ``resume``
 continues after the last completed round of a parent run; a round killed half-way is run again.
 
-Stopping: when the call budget or ``--max-cost`` is spent, the round in flight is dropped and the
-run ends FINISHED with the last completed round (``summary["stopped"]`` says why). When an
+Stopping: when the call budget or ``--max-cost`` is spent, or a round would see the prompts, knobs
+and feedback of an earlier round (``optimizer.stop_on_repeat``: it would propose the same candidates
+again), the round in flight is dropped and the run ends FINISHED with the last completed round
+(``summary["stopped"]`` says why). When an
 evaluation errors beyond ``max_error_rate`` (`EvaluationFailed`), the round and the parent run end
 FAILED with the state of the last completed round checkpointed; the summary carries the message.
 """
@@ -34,7 +36,7 @@ from memopt.feedback_kinds import get_kind
 from memopt.files import safe_name
 from memopt.interrupts import deferred
 from memopt.optimize.gepa import GepaOptimizer
-from memopt.optimize.reflective import ReflectiveOptimizer, RoundOutcome
+from memopt.optimize.reflective import ReflectiveOptimizer, RoundOutcome, StateRepeated
 from memopt.optimize.resume import EXPERIMENT_ARTIFACT, STATE_ARTIFACT, load_checkpoint
 from memopt.optimize.scoring import METERS, ROLE_OF, BudgetExhausted, LMSettings, Scorer
 from memopt.optimize.state import OptimizeState, RoundRecord
@@ -126,7 +128,8 @@ def _optimizer(experiment: Experiment, scorer: Scorer) -> ReflectiveOptimizer | 
                                feedback=o.feedback_kind,
                                attribution=experiment.attribution.method, verify=experiment.attribution.verify,
                                trials=o.trials, trial_batch=o.trial_batch, search=dict(o.search), min_gain=o.min_gain,
-                               seed=experiment.seed)
+                               seed=experiment.seed, sample=experiment.attribution.sample,
+                               replay=experiment.attribution.replay, stop_on_repeat=o.stop_on_repeat)
 
 
 def make_scorer(experiment: Experiment) -> Scorer:
@@ -157,7 +160,7 @@ def _metrics(record: RoundRecord) -> dict[str, Any]:
     return {"train": record.train, "val": record.val, "test": record.test, "failures": record.failures_by_type,
             "blamed": record.blamed_ops, "accepted": float(record.accepted), "lm_calls": record.lm_calls,
             "tokens": record.tokens, "trials": record.trials, "candidates": record.candidates,
-            "trials_errored": record.trials_errored, "usage": usage}
+            "trials_errored": record.trials_errored, "usage": usage, "attribution": record.attribution}
 
 
 def _knob_notes(system: MemorySystem, blamed: dict[str, int]) -> list[str]:
@@ -235,7 +238,8 @@ def _record(index: int, scorer: Scorer, system: MemorySystem, valset: list[Conve
         lm_calls=usage.calls, tokens=usage.tokens, seconds=time.perf_counter() - started,
         usage={meter: asdict(u) for meter, u in scorer.usage_by_meter().items()},
         trials_errored=outcome.choice.errored_trials if outcome else 0,
-        attribution_errors=outcome.attribution_errors if outcome else 0, knobs=dict(system.knobs))
+        attribution_errors=outcome.attribution_errors if outcome else 0, knobs=dict(system.knobs),
+        attribution=dict(outcome.attribution) if outcome else {})
     if outcome is not None:
         tried = outcome.choice.tried
         record.trials_log = trials_of(tried)
@@ -399,6 +403,8 @@ def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker
             status = "FAILED"
             raise
         stopped, raising = f"budget exhausted: {e}", False
+    except StateRepeated as e:  # the round in flight is dropped, as when the budget runs out
+        stopped, raising = f"state repeated: {e}", False
     except EvaluationFailed as e:
         status, stopped = "FAILED", str(e)
         if state is None:
@@ -541,19 +547,20 @@ def _round(tracker: Any, optimizer: ReflectiveOptimizer | GepaOptimizer, state: 
            seed_system: MemorySystem, scorer: Scorer, trainset: list[Conversation], valset: list[Conversation],
            testset: list[Conversation], on_round: Callable[[RoundRecord], None] | None, traces: CaseTraces,
            rounds: int) -> None:
-    """Run one round; raises `BudgetExhausted` (the round is dropped, its run tagged ``memopt.stopped``) or
-    `EvaluationFailed` (its run FAILED)."""
+    """Run one round; raises `BudgetExhausted` or `StateRepeated` (the round is dropped, its run tagged
+    ``memopt.stopped``) or `EvaluationFailed` (its run FAILED)."""
     index = state.next_round
     started = time.perf_counter()
     scorer.label = f"round {index}/{rounds}"
     current = seed_system.with_instructions(state.instructions).with_knobs(**state.knobs)
     before = current.instructions()
-    exhausted: BudgetExhausted | None = None
+    exhausted: BudgetExhausted | StateRepeated | None = None
     with tracker.round(index) as log:
         try:
             outcome = optimizer.step(current, index, trainset=trainset, valset=valset, current_val=state.current_val)
-        except BudgetExhausted as e:
-            log.set_tags({"memopt.stopped": f"budget exhausted: {e}"})
+        except (BudgetExhausted, StateRepeated) as e:
+            why = "budget exhausted" if isinstance(e, BudgetExhausted) else "state repeated"
+            log.set_tags({"memopt.stopped": f"{why}: {e}"})
             exhausted = e
         else:
             instructions, knobs, current_val = state.instructions, state.knobs, state.current_val
