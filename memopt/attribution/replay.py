@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import weakref
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -32,12 +31,11 @@ import networkx as nx
 from memopt.attribution.case import FailedCase
 from memopt.attribution.types import Attribution
 
-__all__ = ["case_fingerprint", "stratified_sample", "AttributionCache", "NEW"]
+__all__ = ["case_fingerprint", "fingerprints", "stratified_sample", "AttributionCache", "NEW"]
 
 NEW = "new"
 _OP_FIELDS = ("operation", "prompt_version", "inputs", "output", "start", "end", "error", "overridden", "searched")
 _VAR_FIELDS = ("kind", "value", "created", "derived_from", "action", "deleted", "sources", "session_date")
-_DIGESTS: weakref.WeakKeyDictionary[nx.DiGraph, dict[str, str]] = weakref.WeakKeyDictionary()  # node → digest
 
 
 def _digest(payload: Any) -> str:
@@ -46,16 +44,12 @@ def _digest(payload: Any) -> str:
 
 
 def _node_digests(G: nx.DiGraph) -> dict[str, str]:
-    """Each node's digest: what it did or held, and what it read and wrote (computed once per graph)."""
-    held = _DIGESTS.get(G)
-    if held is not None:
-        return held
+    """Each node's digest: what it did or held, and what it read and wrote."""
     out = {}
     for node, d in G.nodes(data=True):
         keys = _OP_FIELDS if d.get("type") == "op" else _VAR_FIELDS
         out[node] = _digest([node, d.get("type"), {k: d.get(k) for k in keys}, sorted(G.predecessors(node)),
                              sorted(G.successors(node))])
-    _DIGESTS[G] = out
     return out
 
 
@@ -70,11 +64,24 @@ def _belongs_to(node: str, keys: set[str]) -> str | None:
     return last if last in keys else None
 
 
-def case_fingerprint(case: FailedCase, *, method: str = "", verify: bool = False) -> str:
-    """A digest of everything an attribution of ``case`` can read: equal digests mean byte-identical cases."""
+def fingerprints(cases: Sequence[FailedCase], *, method: str = "", verify: bool = False) -> dict[str, str]:
+    """`case_fingerprint` of each case (by case id), each graph's nodes digested once."""
+    digests: dict[int, dict[str, str]] = {}
+    out = {}
+    for case in cases:
+        if id(case.G) not in digests:
+            digests[id(case.G)] = _node_digests(case.G)
+        out[case.case_id] = case_fingerprint(case, method=method, verify=verify, digests=digests[id(case.G)])
+    return out
+
+
+def case_fingerprint(case: FailedCase, *, method: str = "", verify: bool = False,
+                     digests: dict[str, str] | None = None) -> str:
+    """A digest of everything an attribution of ``case`` can read: equal digests mean byte-identical cases
+    (``digests``: its graph's node digests, when already computed)."""
     G = case.G
     keys = _query_keys(G)
-    digests = _node_digests(G)
+    digests = digests if digests is not None else _node_digests(G)
     mine = [digests[n] for n in sorted(G.nodes) if _belongs_to(n, keys) in (None, case.key)]
     head = [method, verify, case.case_id, case.question, case.gold, case.prediction, list(case.evidence),
             case.category, case.pseudo_evidence, G.graph.get("pipeline"), G.graph.get("knobs"),

@@ -33,7 +33,7 @@ from typing import Any
 
 from memopt.attribution.case import FailedCase, failed_cases
 from memopt.attribution.methods import attribute
-from memopt.attribution.replay import AttributionCache, case_fingerprint, stratified_sample
+from memopt.attribution.replay import AttributionCache, fingerprints, stratified_sample
 from memopt.attribution.types import Attribution
 from memopt.data.model import Conversation
 from memopt.errors import one_line
@@ -149,8 +149,7 @@ class ReflectiveOptimizer:
         rank = {case_id: i for i, case_id in enumerate(by_id)}
         cases = sorted((case for G in train.graphs.values() for case in failed_cases(G, by_id)),
                        key=lambda case: (rank.get(case.case_id, len(rank)), case.case_id))
-        prints = {c.case_id: case_fingerprint(c, method=self.attribution, verify=self.verify) for c in cases} \
-            if self.replay else {}
+        prints = fingerprints(cases, method=self.attribution, verify=self.verify) if self.replay else {}
         replayed = {c.case_id: found for c in cases if (found := self.cache.get(prints.get(c.case_id, ""))) is not None}
         fresh = stratified_sample([c for c in cases if c.case_id not in replayed], self.sample, self.cache.candidate)
         todo = {c.case_id for c in fresh}
