@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from memopt.bench.optimize import CLAIMS, markdown_table, optimize_rows
 from memopt.bench.seeds import compare, interval
 
@@ -40,3 +42,28 @@ def test_equivalence_needs_the_interval_inside_the_margin():
     same = Claim("a", "b", equivalent=True)
     assert compare(close, [same], variant_key="optimizer")["a ≈ b"]["verdict"] == "holds"
     assert compare(wide, [same], variant_key="optimizer")["a ≈ b"]["verdict"] == "not significant"
+
+
+@pytest.mark.slow  # four optimizations (CI runs it with -m slow)
+def test_bench_optimize_runs_seeds_and_prints_intervals_and_verdicts(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    tiny = tmp_path / "tiny.yaml"
+    text = (ROOT / "experiments" / "quickstart.yaml").read_text()
+    tiny.write_text(text.replace("conversations=12,sessions=8", "conversations=4,sessions=3"))
+    done = subprocess.run([sys.executable, "-m", "memopt", "bench", "optimize", str(tiny), "--budget", "300",
+                           "--rounds", "1", "--seeds", "2", "--optimizers", "memtrace,score_only", "--markdown",
+                           "--out", "bench.json"], capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads((tmp_path / "bench.json").read_text())
+    assert [(r["optimizer"], r["seed"]) for r in report["runs"]] == [("memtrace", 0), ("score_only", 0),
+                                                                     ("memtrace", 1), ("score_only", 1)]
+    rows = {r["optimizer"]: r for r in report["rows"]}
+    assert rows["memtrace"]["seeds"] == 2 and rows["memtrace"]["gain_low"] is not None
+    claim = report["comparisons"]["quickstart"]["memtrace > score_only"]
+    assert claim["n"] == 2 and claim["seeds"] == [0, 1] and claim["verdict"] in ("holds", "reversed", "not significant")
+    assert "| quickstart | memtrace | 2 |" in done.stdout and "quickstart: memtrace > score_only:" in done.stdout
