@@ -65,6 +65,9 @@ def bench_feedback(experiment: str | Path, *, budget: int, seeds: int = DEFAULT_
             runs.append({"variant": name, "seed": exp.seed, "test_f1_before": before, "test_f1_after": after,
                          "gain": round(after - before, 4), "share": share_of_gain(before, after, oracle["test_f1"]),
                          "lm_calls": summary["lm_calls"], "rounds": len(summary["rounds"]),
+                         "attribution_judge_calls": sum(r.get("attribution", {}).get("judge_calls", 0)
+                                                        for r in summary["rounds"]),
+                         "stopped": summary.get("stopped"),
                          "seconds": round(time.perf_counter() - started, 1)})
     rows = feedback_rows(runs, oracle, names)
     return {"experiment": base.name, "budget": budget, "rounds": base.rounds, "seeds": [base.seed + i for i in
