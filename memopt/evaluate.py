@@ -30,7 +30,7 @@ from memopt.files import read_json, write_json
 from memopt.judge import Judge
 from memopt.metrics import CaseScore, exact_match, locomo_f1, summarize
 from memopt.parallel import submit_in_context
-from memopt.system import MemorySystem
+from memopt.systems.base import MemorySystem
 
 __all__ = ["CaseResult", "RunResult", "evaluate", "case_metrics", "select_cases", "SCHEMA_VERSION", "ERROR_LIMIT",
            "MALFORMED"]

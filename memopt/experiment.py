@@ -158,10 +158,10 @@ class OptimizerConfig(_Strict):
 
     ``feedback`` is what the reflection LM reads, a registered feedback kind (`memopt.feedback_kinds`): memtrace
     takes every kind, gepa those declared ``gepa=True`` (``attribution``, ``outcome``). ``score_only`` is a name
-    for memtrace with ``feedback: score``.
+    for memtrace with ``feedback: score``. ``name`` is a registered optimizer (`memopt.optimize.registry`).
     """
 
-    name: Literal["memtrace", "score_only", "gepa"] = "memtrace"
+    name: str = "memtrace"  # a registered optimizer (`memopt.optimize.registry`)
     feedback: str | None = None
     candidates: int = Field(4, ge=1, le=12)
     ops_per_round: int = Field(2, ge=1, le=8)
@@ -180,21 +180,30 @@ class OptimizerConfig(_Strict):
             raise ValueError(feedback_kinds.unknown(feedback))
         return feedback
 
+    @field_validator("name")
+    @classmethod
+    def _registered_optimizer(cls, name: str) -> str:
+        from memopt.optimize.registry import optimizers
+
+        if name not in optimizers:
+            raise ValueError(optimizers.unknown(name))
+        return name
+
     @model_validator(mode="after")
     def _feedback_fits(self) -> OptimizerConfig:
-        from memopt.feedback_kinds import feedback_kinds, get_kind
+        from memopt.optimize.registry import get_optimizer
 
-        if self.name == "score_only" and self.feedback not in (None, "score"):
-            raise ValueError(f"score_only reads the score only; feedback {self.feedback!r} needs name: memtrace")
-        if self.name == "gepa" and self.feedback is not None and not get_kind(self.feedback).gepa:
-            takes = " or ".join(n for n in feedback_kinds.shipped() if get_kind(n).gepa)
-            raise ValueError(f"gepa takes feedback {takes}, not {self.feedback!r}")
+        if problem := get_optimizer(self.name).feedback_problem(self.feedback):
+            raise ValueError(problem)
         return self
 
     @property
     def feedback_kind(self) -> str:
-        """The feedback kind in effect (``score`` for ``score_only``, else ``attribution`` unless set)."""
-        return self.feedback or ("score" if self.name == "score_only" else "attribution")
+        """The feedback kind in effect: the one the optimizer reads (``score`` for ``score_only``), else ``attribution``
+        unless set."""
+        from memopt.optimize.registry import get_optimizer
+
+        return self.feedback or get_optimizer(self.name).feedback or "attribution"
 
 
 class BudgetConfig(_Strict):

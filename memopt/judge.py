@@ -7,8 +7,10 @@ counts the calls it has made (``calls``) and says whether its verdicts are simul
 (``simulated``), so runs can report judge cost and label simulated results.
 
 - `LexicalJudge` applies SimLM's lexical rules directly (no DSPy, no LM): it calls
-  `memopt.lm.sim.behaviour.judge_answer` / ``judge_contains`` / ``judge_locate``, the same functions
+  `memopt.judge_rules.judge_answer` / ``judge_contains`` / ``judge_locate``, the same functions
   SimLM runs as a judge LM, so the two always agree.
+- Named judges are registered with ``@judge("name")`` (or an entry point in the ``memopt.judges`` group, the
+  rules of `memopt.registry`); ``lexical`` is memopt's own. A judge spec is such a name or an LM spec.
 - `LMJudge` asks any ``dspy.LM`` through ``dspy.Predict`` on the standard signatures
   `JudgeAnswer` / `JudgeContains` / `LocateFault`. Every value is quoted between ``<<<DATA`` and ``DATA>>>``
   (`quote_data`), and the instructions tell the LM the quoted content is data, not instructions.
@@ -23,10 +25,12 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from memopt.errors import LMError
-from memopt.lm.sim.behaviour import DATA_CLOSE, DATA_OPEN, judge_answer, judge_contains, judge_locate
+from memopt.errors import LMError, PluginError
+from memopt.judge_rules import DATA_CLOSE, DATA_OPEN, judge_answer, judge_contains, judge_locate
+from memopt.registry import Registry
 from memopt.taxonomy import ERROR_TYPES
 
 if TYPE_CHECKING:
@@ -34,7 +38,10 @@ if TYPE_CHECKING:
 
     from memopt.lm.spec import SpecInput
 
-__all__ = ["Judge", "LexicalJudge", "LMJudge", "make_judge", "quote_data"]
+__all__ = ["Judge", "LexicalJudge", "LMJudge", "make_judge", "quote_data", "judge", "judges", "named_judge",
+           "JUDGE_GROUP"]
+
+JUDGE_GROUP = "memopt.judges"
 
 _MARKERS = re.compile(re.escape(DATA_OPEN) + "|" + re.escape(DATA_CLOSE))
 _DOUBLE_OPEN = re.compile(r"\[(?=\[)")
@@ -163,12 +170,47 @@ def _failure(model: str, output: str, exc: Exception) -> str:
             "check the judge LM spec and that the LM is reachable")
 
 
+class JudgeFactory(Protocol):
+    """Builds a named judge (``seed``, ``callbacks`` and ``cache`` as `make_judge` receives them)."""
+
+    def __call__(self, *, seed: int, callbacks: list[Any] | None, cache: bool) -> Judge: ...
+
+
+def _adopt(name: str, obj: object) -> JudgeFactory:
+    if callable(obj):
+        return obj  # type: ignore[return-value]
+    raise PluginError(f"judge {name!r}: {obj!r} is not a factory of a Judge (seed=, callbacks=, cache=).")
+
+
+judges: Registry[JudgeFactory] = Registry("judge", JUDGE_GROUP, "memopt.judge", _adopt)
+
+
+def judge(name: str) -> Callable[[JudgeFactory], JudgeFactory]:
+    """Decorator: register a judge factory under ``name``, usable wherever a judge spec is (``--judge-lm NAME``)."""
+
+    def register(factory: JudgeFactory) -> JudgeFactory:
+        return judges.register(name, factory, module=getattr(factory, "__module__", None) or "?")
+
+    return register
+
+
+@judge("lexical")
+def lexical(*, seed: int = 0, callbacks: list[Any] | None = None, cache: bool = False) -> Judge:
+    """SimLM's lexical rules, called directly (no LM)."""
+    return LexicalJudge()
+
+
+def named_judge(spec: object) -> bool:
+    """Whether a judge spec names a registered judge (``lexical``, plug-ins) rather than an LM spec."""
+    return isinstance(spec, str) and ":" not in spec and "/" not in spec and spec in judges
+
+
 def make_judge(spec: SpecInput = "sim", *, seed: int = 0, callbacks: list[Any] | None = None,
                cache: bool = False) -> Judge:
-    """A judge from a spec: ``lexical`` (the SimLM judge rules, called directly), else `LMJudge` on that LM spec
-    (``callbacks`` and ``cache`` as in `memopt.lm.build.make_lm`)."""
-    if spec == "lexical":
-        return LexicalJudge()
+    """A judge from a spec: a registered judge's name (``lexical``: the SimLM judge rules, called directly), else
+    `LMJudge` on that LM spec (``callbacks`` and ``cache`` as in `memopt.lm.build.make_lm`)."""
+    if named_judge(spec):
+        return judges.get(spec)(seed=seed, callbacks=callbacks, cache=cache)  # type: ignore[arg-type]
     from memopt.lm.build import make_lm
 
     return LMJudge(make_lm(spec, seed=seed, callbacks=callbacks, cache=cache))

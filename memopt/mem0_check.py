@@ -168,7 +168,7 @@ def _check_keys(fragment: dict[str, Any], known: set[str]) -> None:
 
 
 def _probe(url: str) -> None:
-    from memopt.lm.server import check_loopback
+    from memopt.simlm import check_loopback
 
     try:
         check_loopback(urllib.parse.urlsplit(url).hostname or "")
@@ -274,8 +274,8 @@ def check_mem0(config_fragment: dict[str, Any], conversations: list[Conversation
                top_k: int = 10, answer_prompt: str | None = None, server_url: str | None = None,
                on_progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Run real Mem0 with the fragment's prompts over the conversations and score it (see the module doc)."""
-    from memopt.lm.server import SimServer
     from memopt.metrics import CaseScore, summarize
+    from memopt.simlm import SimServer
 
     plan = plan_cases(conversations, limit, top_k)
     say = on_progress or (lambda _: None)

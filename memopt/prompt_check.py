@@ -99,7 +99,7 @@ class TrainingData:
 
 
 def _kind(pipeline: str, op: str) -> str:
-    from memopt.lm.sim.reflect import operation_kind
+    from memopt.simlm import operation_kind
     from memopt.systems import system_class
 
     try:

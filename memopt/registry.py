@@ -14,7 +14,8 @@ entry points are listed on the first lookup and loaded only when their name is a
 ``memopt --help`` stays fast and a broken plug-in fails with one `PluginError` naming its entry point
 when it is used, never breaking the others. A plug-in cannot take a shipped name (its entry point is
 refused, and using the name warns once); two plug-ins declaring one name are a `PluginError` naming both.
-Memory systems follow the same rules in `memopt.systems.registry` (with their own declaration checks).
+Memory systems use it too (`memopt.systems.registry`, adding their declaration checks); memopt ships them as entry
+points of its own distribution, so a name declared by an entry point of memopt is shipped as well.
 """
 
 from __future__ import annotations
@@ -55,10 +56,12 @@ def entry_points_by_name(group: str) -> dict[str, list[EntryPoint]]:
 class Registry(Generic[T]):
     """Names → registered objects of one kind (see the module docstring)."""
 
-    def __init__(self, kind: str, group: str, builtins: str, adopt: Callable[[str, object], T]) -> None:
+    def __init__(self, kind: str, group: str, builtins: str | None, adopt: Callable[[str, object], T], *,
+                 unknown_hint: str = "") -> None:
         """``kind``: words for errors ("attribution method"); ``group``: the entry-point group; ``builtins``: the
-        module registering memopt's own entries; ``adopt``: turns a loaded object into a registered one (or raises
-        `PluginError` saying what it should be)."""
+        module registering memopt's own entries (None when memopt ships them as entry points of its own
+        distribution, as it does its memory systems); ``adopt``: turns a loaded object into a registered one (or
+        raises `PluginError` saying what it should be); ``unknown_hint``: how an unknown name is usually given."""
         self.kind, self.group, self.builtins, self._adopt = kind, group, builtins, adopt
         self._entries: dict[str, T] = {}
         self._modules: dict[str, str] = {}
@@ -66,7 +69,8 @@ class Registry(Generic[T]):
         self._shipped: list[str] = []
         self._lock = threading.RLock()
         self._loading_builtins = False
-        self._builtins_loaded = False
+        self._builtins_loaded = builtins is None
+        self._unknown_hint = unknown_hint
 
     # registration
     def register(self, name: str, obj: object, *, module: str) -> T:
@@ -104,22 +108,43 @@ class Registry(Generic[T]):
     # entry points
     @functools.cached_property
     def _declared(self) -> tuple[dict[str, EntryPoint], dict[str, list[EntryPoint]]]:
-        """The entry point chosen for each name, and the refused ones of each clashing name."""
+        """The entry point chosen for each name, and the refused ones of each clashing name.
+
+        A name memopt ships (registered by its own code, or declared by an entry point of memopt's own
+        distribution) keeps memopt's entry; other distributions' entry points for it are refused. A name two
+        plug-ins declare is refused for both.
+        """
         self._load_builtins()
         by_name = entry_points_by_name(self.group)
         chosen: dict[str, EntryPoint] = {}
         refused: dict[str, list[EntryPoint]] = {}
         for name, eps in by_name.items():
-            if name in self._shipped:
-                refused[name] = [ep for ep in eps if dist_name(ep) != SHIPPED_BY]
-                if not refused[name]:
-                    del refused[name]
+            ours = [ep for ep in eps if dist_name(ep) == SHIPPED_BY]
+            if name in self._shipped or ours:
+                if ours and name not in self._shipped:
+                    chosen[name] = ours[0]
+                others = sorted((ep for ep in eps if dist_name(ep) != SHIPPED_BY), key=dist_name)
+                if others:
+                    refused[name] = others
                 continue
             if len(eps) == 1:
                 chosen[name] = eps[0]
             else:
                 refused[name] = sorted(eps, key=dist_name)
         return chosen, refused
+
+    def entry_point(self, name: str) -> EntryPoint | None:
+        """The installed entry point chosen for ``name`` (None when no entry point declares it, or it is refused)."""
+        return self._declared[0].get(name)
+
+    def registered(self, name: str) -> T | None:
+        """The object registered under ``name`` in this process so far (None when not yet loaded or unknown)."""
+        with self._lock:
+            return self._entries.get(name)
+
+    def _shipped_by_entry_point(self) -> list[str]:
+        """The names declared by entry points of memopt's own distribution, in their order."""
+        return [name for name, ep in self._declared[0].items() if dist_name(ep) == SHIPPED_BY]
 
     def discover(self) -> list[str]:
         """Read the installed entry points again (after installing or removing a plug-in in a running process): a
@@ -139,25 +164,29 @@ class Registry(Generic[T]):
         if not refused:
             return None
         others = " and ".join(f"{dist_name(ep)} ({ep.value})" for ep in refused)
-        if name in self._shipped:
+        if name in self.shipped():
             return (f"{self.kind} {name!r} ships with {SHIPPED_BY}; the plug-in entry point of {others} in group "
                     f"{self.group} is refused (a plug-in cannot replace a shipped {self.kind}): register the "
                     "plug-in under another name.")
-        return (f"{self.kind} {name!r} is declared by {len(refused)} plug-ins, {others}; memopt will not choose "
+        count = {2: "two", 3: "three"}.get(len(refused), str(len(refused)))
+        return (f"{self.kind} {name!r} is declared by {count} plug-ins, {others}; memopt will not choose "
                 "one: uninstall one, or register them under different names.")
 
     # lookup
     def names(self) -> list[str]:
         """memopt's own names in their order, then every plug-in name (registered or installed), sorted."""
         chosen, refused = self._declared
+        shipped = self.shipped()
         with self._lock:
-            others = (set(self._entries) | set(chosen) | set(refused)) - set(self._shipped)
-            return [*self._shipped, *sorted(others)]
+            others = (set(self._entries) | set(chosen) | set(refused)) - set(shipped)
+            return [*shipped, *sorted(others)]
 
     def shipped(self) -> list[str]:
-        """memopt's own names, in their order."""
+        """memopt's own names, in their order (registered by its code, then declared by its entry points)."""
         self._load_builtins()
-        return list(self._shipped)
+        with self._lock:
+            own = list(self._shipped)
+        return [*own, *(n for n in self._shipped_by_entry_point() if n not in own)]
 
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and name in self.names()
@@ -168,7 +197,7 @@ class Registry(Generic[T]):
         problem = self.clash(name)
         with self._lock:
             entry = self._entries.get(name)
-        if problem is not None and entry is None:
+        if problem is not None and entry is None and name not in self._declared[0]:
             raise PluginError(problem)
         if problem is not None:
             _warn_once(problem)
@@ -181,7 +210,8 @@ class Registry(Generic[T]):
 
     def unknown(self, name: object) -> str:
         """The message for a name nothing registered: the known names, and how to register one."""
-        return (f"unknown {self.kind} {name!r}; choose one of {', '.join(self.names()) or 'none'} "
+        known = ", ".join(self.names()) or "none"
+        return (f"unknown {self._unknown_hint or self.kind} {name!r}; choose one of {known} "
                 f"({self.kind}s are registered in code or installed through the {self.group!r} entry-point group; "
                 "`memopt plugins` lists them).")
 
@@ -192,7 +222,11 @@ class Registry(Generic[T]):
             dist = f"{ep.dist.name} {ep.dist.version}: " if ep.dist is not None else ""
             return f"{dist}{ep.value}"
         self._load_builtins()
-        return f"{self._modules[name]}.{name}" if name in self._modules else "?"
+        with self._lock:
+            entry, module = self._entries.get(name), self._modules.get(name)
+        if isinstance(entry, type):
+            return f"{entry.__module__}.{entry.__qualname__}"
+        return f"{module}.{name}" if module is not None else "?"
 
     def _load(self, ep: EntryPoint) -> T:
         obj, where = load_entry_point(ep, self.kind, self.group)

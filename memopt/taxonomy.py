@@ -6,7 +6,7 @@
 - ``RetrievalError``: the store held it at question time but the retrieved context did not.
 - ``ResponseError``: the context held everything and the answer was still wrong.
 
-Each operation of a memory system declares its stage(s) in its `memopt.system.OpSpec` (an op may
+Each operation of a memory system declares its stage(s) in its `memopt.systems.base.OpSpec` (an op may
 belong to more than one: Mem0's update decision both updates and deletes); the tracer records the
 declarations in the graph (`memopt.trace.graph.op_stages`). Shared by tracing (MemTrace JSON),
 attribution and feedback, so no stage imports a later one for it.

@@ -60,7 +60,7 @@ def sim_lm():
     """A DSPy LM backed by SimLM (seed 0)."""
     import dspy
 
-    from memopt.lm.sim import SimEngine
+    from memopt.simlm import SimEngine
 
     return dspy.LM("sim/memopt", engine=SimEngine(seed=0), cache=False)
 

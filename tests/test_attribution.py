@@ -9,10 +9,10 @@ import sys
 import pytest
 
 from memopt.attribution import Attribution, failed_cases, load_attributions, save_attributions
-from memopt.attribution.bench import build_bench, case_view, load_bench, score_bench
 from memopt.attribution.case import Probe
 from memopt.attribution.counterfactual import counterfactual, verify
 from memopt.attribution.evidence import pseudo_evidence
+from memopt.attribution.fault_bench import build_bench, case_view, load_bench, score_bench
 from memopt.attribution.inject import effective, injections
 from memopt.attribution.memtrace import memtrace
 from memopt.judge import LexicalJudge

@@ -33,8 +33,8 @@ from memopt.attribution.memtrace import memtrace
 from memopt.data.synth import SynthSpec
 from memopt.errors import ConfigError
 from memopt.judge import LexicalJudge, LMJudge
+from memopt.judge_rules import DATA_CLOSE, DATA_OPEN, LOCATE_WINDOW, judge_locate
 from memopt.lm.signatures import STANDARD_SIGNATURES, LocateFault
-from memopt.lm.sim.behaviour import DATA_CLOSE, DATA_OPEN, LOCATE_WINDOW, judge_locate
 from memopt.run import run_pipeline
 from memopt.trace import load_graph, replay
 

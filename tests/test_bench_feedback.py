@@ -9,9 +9,9 @@ import sys
 import pytest
 
 from memopt.bench.feedback import feedback_rows, markdown_table, ordering
+from memopt.bench.oracle import oracle_instructions, share_of_gain
 from memopt.experiment import load_experiment
-from memopt.lm.directives import active_directives, directives_for
-from memopt.optimize.oracle import oracle_instructions, share_of_gain
+from memopt.simlm.directives import active_directives, directives_for
 from tests.conftest import ROOT
 
 QUICKSTART = ROOT / "experiments" / "quickstart.yaml"

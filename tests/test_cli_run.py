@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from memopt.lm.server import SimServer
+from memopt.simlm.server import SimServer
 
 SMALL = "synthetic:conversations=2,sessions=3,seed=5"
 

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from memopt.lm.directives import (
+from memopt.prompts import load_prompts
+from memopt.simlm.directives import (
     CATALOGUE,
     IRRELEVANT,
     active_directives,
@@ -25,7 +26,6 @@ from memopt.lm.directives import (
     directive_stances,
     directives_for,
 )
-from memopt.prompts import load_prompts
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 CORPUS = yaml.safe_load((FIXTURES / "directive_corpus.yaml").read_text())

@@ -8,7 +8,7 @@ import sys
 
 import yaml
 
-from memopt.lm.directives import catalogue_table
+from memopt.simlm.directives import catalogue_table
 from tests.conftest import ROOT
 
 README = (ROOT / "README.md").read_text()

@@ -10,7 +10,7 @@ import pytest
 
 from memopt.bench.latency import served
 from memopt.errors import EvaluationFailed, LMError
-from memopt.lm.server import SimServer
+from memopt.simlm.server import SimServer
 from tests.test_lm_practice import TINY, _experiment
 
 

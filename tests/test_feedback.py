@@ -8,8 +8,8 @@ import re
 import pytest
 
 from memopt.feedback import MISLEADING_ADVICE
-from memopt.lm.sim.reflect import operation_kind, read_evidence
 from memopt.lm.spec import parse_lm_specs
+from memopt.simlm.reflect import operation_kind, read_evidence
 from memopt.taxonomy import ERROR_TYPES
 
 

@@ -20,7 +20,7 @@ import pytest
 
 from memopt.cli import main
 from memopt.lm import cache
-from memopt.lm.server import SimServer
+from memopt.simlm.server import SimServer
 
 DATA = "synthetic:conversations=1,sessions=2,seed=3,questions_per_conversation=4"
 

@@ -213,7 +213,7 @@ def test_bad_lm_setups_exit_2_with_one_line_before_any_work(argv, names, base, m
 @pytest.mark.slow
 def test_a_max_cost_below_round_zero_warns_before_spending(tmp_path, monkeypatch, capsys):
     """Against SimLM's server under a priced model name: the warning comes before the first request."""
-    from memopt.lm.server import SimServer
+    from memopt.simlm.server import SimServer
 
     with SimServer() as server:
         spec = f"openai/gpt-4.1-mini@{server.url}"

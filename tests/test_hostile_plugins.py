@@ -26,7 +26,7 @@ from memopt_pipelines_rag import Impostor  # never reached: memopt ships no such
 EXITING = "import sys\nsys.exit(0)\n"
 RAISING = "raise RuntimeError('this plug-in is broken on purpose')\n"
 TWIN = '''
-from memopt.system import MemorySystem
+from memopt.systems.base import MemorySystem
 class Twin(MemorySystem):
     pass
 '''

@@ -9,8 +9,7 @@ import pytest
 
 from memopt.errors import LMError
 from memopt.judge import Judge, LexicalJudge, LMJudge, quote_data
-from memopt.lm.sim import SimEngine
-from memopt.lm.sim.behaviour import (
+from memopt.judge_rules import (
     CONTAINS_RECALL_THRESHOLD,
     DATA_CLOSE,
     DATA_OPEN,
@@ -18,6 +17,7 @@ from memopt.lm.sim.behaviour import (
     judge_contains,
     unquote_data,
 )
+from memopt.simlm import SimEngine
 from memopt.text import overlap
 
 ADOPT = "When did Caroline adopt Max?"

@@ -212,9 +212,9 @@ def test_attach_cli_errors_exit_2_with_one_message(tmp_path):
 def _offline_memory(tmp_path: Path):
     """A real mem0ai Memory on a SimLM server (seed prompts), everything under ``tmp_path``."""
     from memopt.export import mem0_fragment
-    from memopt.lm.server import SimServer
     from memopt.mem0_check import mem0_config
     from memopt.prompts import load_prompts
+    from memopt.simlm.server import SimServer
 
     os.environ.update({"MEM0_DIR": str(tmp_path / "mem0"), "MEM0_TELEMETRY": "False"})
     from mem0 import Memory

@@ -32,8 +32,8 @@ def _ask(lm: dspy.LM, adapter: dspy.Adapter | None = None) -> str:
 
 
 @pytest.mark.parametrize(("spec", "expected"), [
-    ("sim", LMSpec("sim", "sim/memopt", None, True, None)),
-    ("sim:7", LMSpec("sim:7", "sim/memopt", None, True, 7)),
+    ("sim", LMSpec("sim", "sim/memopt", None, True, None, provider="sim")),
+    ("sim:7", LMSpec("sim:7", "sim/memopt", None, True, 7, provider="sim")),
     ("  openai/gpt-4.1-mini ", LMSpec("openai/gpt-4.1-mini", "openai/gpt-4.1-mini")),
     ("ollama_chat/qwen2.5:7b", LMSpec("ollama_chat/qwen2.5:7b", "ollama_chat/qwen2.5:7b")),
     ("qwen2.5@http://127.0.0.1:8008/v1",
@@ -250,7 +250,7 @@ def test_an_experiment_holds_parsed_specs_and_writes_them_back_as_given(tmp_path
     path.write_text("pipeline: rag\nlm: {task: 'sim:4', judge: [openai/a@http://127.0.0.1:1/v1, "
                     "openai/a@http://127.0.0.1:2/v1]}\n")
     experiment = load_experiment(path)
-    assert experiment.lm.task == [LMSpec("sim:4", "sim/memopt", simulated=True, seed=4)]
+    assert experiment.lm.task == [LMSpec("sim:4", "sim/memopt", simulated=True, seed=4, provider="sim")]
     assert [s.api_base for s in experiment.lm.judge] == ["http://127.0.0.1:1/v1", "http://127.0.0.1:2/v1"]
     assert experiment.lm.reflection == [parse_lm_spec("sim")]
     dumped = experiment.model_dump(mode="json")["lm"]

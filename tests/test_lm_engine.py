@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from memopt.errors import ConfigError
-from memopt.lm.server import SimServer
+from memopt.simlm.server import SimServer
 
 PRICED = "openai/gpt-4.1-mini"
 SMALL = "synthetic:conversations=2,sessions=2,seed=5,questions_per_conversation=4"
@@ -14,7 +14,7 @@ SMALL = "synthetic:conversations=2,sessions=2,seed=5,questions_per_conversation=
 
 def test_dspy_engine_gives_the_litellm_engines_answers_counts_and_costs():
     from memopt.run import run_pipeline
-    from memopt.system import clear_ingest_cache
+    from memopt.systems.base import clear_ingest_cache
 
     def run(engine: str):
         clear_ingest_cache()  # the same model's ingestion would be reused otherwise
@@ -36,7 +36,7 @@ def test_dspy_engine_gives_the_litellm_engines_answers_counts_and_costs():
 def test_dspy_engine_replies_from_the_cache_are_counted_and_not_billed(tmp_path):
     from memopt.lm.cache import configure_cache
     from memopt.run import run_pipeline
-    from memopt.system import clear_ingest_cache
+    from memopt.systems.base import clear_ingest_cache
 
     configure_cache(tmp_path / "cache")
     with SimServer() as server:

@@ -20,12 +20,23 @@ def _modules() -> dict[str, Path]:
     return {_name(p): p for p in sorted(LM.rglob("*.py"))}
 
 
-def _imported(path: Path, module: str, known: set[str]) -> set[str]:
+def _type_only(tree: ast.AST) -> set[int]:
+    """The ids of the import nodes under ``if TYPE_CHECKING:`` (never run)."""
+    blocks = [b for b in ast.walk(tree) if isinstance(b, ast.If) and "TYPE_CHECKING" in ast.unparse(b.test)]
+    return {id(n) for block in blocks for stmt in block.body for n in ast.walk(stmt)}
+
+
+def _imported(path: Path, module: str, known: set[str], *, type_checking: bool = True) -> set[str]:
     """The `memopt.lm` modules one file imports anywhere in it: ``from P import m`` counts ``P.m`` when it is a
-    module (``P`` is then only its parent package, already loading), else ``P``."""
+    module (``P`` is then only its parent package, already loading), else ``P``. ``type_checking``: count the
+    imports under ``if TYPE_CHECKING:`` too."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skip = set() if type_checking else _type_only(tree)
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -74,6 +85,14 @@ def test_the_cycle_finder_finds_a_circle_and_passes_a_tree():
     assert find_cycle({"a": {"b", "c"}, "b": {"c"}, "c": set()}) is None
 
 
+def test_imports_for_type_checking_only_can_be_left_out(tmp_path):
+    path = tmp_path / "x.py"
+    path.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from memopt.lm import usage\n")
+    known = {"memopt.lm", "memopt.lm.usage", "memopt.lm.x"}
+    assert _imported(path, "memopt.lm.x", known) == {"memopt.lm.usage"}
+    assert _imported(path, "memopt.lm.x", known, type_checking=False) == set()
+
+
 def test_the_graph_sees_function_level_and_relative_imports(tmp_path):
     code = "def f():\n    from memopt.lm.build import make_lm\n    from . import usage\n"
     path = tmp_path / "x.py"
@@ -93,8 +112,20 @@ def test_memopt_lm_has_no_import_circle():
 
 
 def test_spec_parsing_imports_no_other_lm_module():
-    """The boundary (experiment loading, CLI options) parses specs without building or calling an LM."""
-    assert import_graph()["memopt.lm.spec"] == set()
+    """The boundary (experiment loading, CLI options) parses specs without building or calling an LM: it reads
+    only the registry of in-process providers' names, which imports nothing of `memopt.lm`."""
+    graph = import_graph()
+    assert graph["memopt.lm.spec"] == {"memopt.lm.providers"} and graph["memopt.lm.providers"] == set()
+
+
+def test_memopt_has_no_import_circle_anywhere():
+    """The whole package, function-level imports included, is acyclic: no module imports, at any point of a run,
+    one that imports it back (imports for type checking only are not run and not counted here)."""
+    root = LM.parent
+    modules = {_name(p): p for p in sorted(root.rglob("*.py"))}
+    graph = {name: _imported(path, name, set(modules), type_checking=False) for name, path in modules.items()}
+    assert len(graph) > 100 and graph["memopt.lm.provider_builtins"] >= {"memopt.simlm", "memopt.lm.providers"}
+    assert find_cycle(graph) is None, " → ".join(find_cycle(graph) or [])
 
 
 def test_every_lm_module_imports_in_a_fresh_interpreter():

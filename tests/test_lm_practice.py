@@ -13,8 +13,8 @@ import pytest
 from memopt.errors import ConfigError
 from memopt.evaluate import CaseResult, case_metrics
 from memopt.experiment import load_experiment
-from memopt.lm.server import SimServer
 from memopt.lm.spec import parse_lm_spec, parse_lm_specs
+from memopt.simlm.server import SimServer
 from memopt.tracking import NullTracker
 from tests.conftest import ROOT
 
@@ -49,7 +49,7 @@ class Recorder(NullTracker):
 def _optimize(experiment, cache_dir):
     from memopt.lm.cache import configure_cache
     from memopt.optimize.run import make_scorer, run_experiment
-    from memopt.system import clear_ingest_cache
+    from memopt.systems.base import clear_ingest_cache
 
     clear_ingest_cache()
     configure_cache(cache_dir)
@@ -166,8 +166,8 @@ def test_lm_slots_bound_the_calls_in_flight_per_role():
     import dspy
 
     from memopt.lm.pool import LMSlots, default_concurrency, role_concurrency
-    from memopt.lm.sim import SimEngine
     from memopt.parallel import map_ordered
+    from memopt.simlm import SimEngine
 
     slots = LMSlots(3)
     lm = dspy.LM("sim/memopt", engine=SimEngine(latency=0.05), cache=False, callbacks=[slots])

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from memopt.export import mem0_fragment
-from memopt.lm.directives import active_directives
-from memopt.lm.sim import SimLM
-from memopt.lm.sim.mem0_formats import FACTS_MARKER, read_request
 from memopt.prompts import load_prompts
+from memopt.simlm import SimLM
+from memopt.simlm.directives import active_directives
+from memopt.simlm.mem0_formats import FACTS_MARKER, read_request
 from memopt.text import find_relative_dates, parse_session_date
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

@@ -16,7 +16,7 @@ pytest.importorskip("smartcomment")
 
 from memopt.bench.attribution import score_memtracebench  # noqa: E402
 from memopt.trace.io import graph_from_json, graph_to_json  # noqa: E402
-from memopt.trace.memtrace import from_memtrace  # noqa: E402
+from memopt.trace.memtracebench import from_memtrace  # noqa: E402
 from memopt.trace.smartcomment import to_memtrace, validate_document  # noqa: E402
 from tests.membase_shaped import HELD_OUT, SPLITS, TUNED, graph, write  # noqa: E402
 

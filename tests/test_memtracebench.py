@@ -32,7 +32,7 @@ from memopt.lm.build import make_lm
 from memopt.systems import make_system
 from memopt.taxonomy import ERROR_TYPES
 from memopt.trace import save_graph, trace, validate
-from memopt.trace.memtrace import from_memtrace, load_memtrace
+from memopt.trace.memtracebench import from_memtrace, load_memtrace
 from memopt.trace.smartcomment import INSTALL, to_memtrace
 from tests.conftest import SHIPPED
 
@@ -321,7 +321,7 @@ def test_attribute_writes_annotated_smartcomment_graphs(tmp_path: Path) -> None:
 
 
 def test_show_opens_both_formats(bench_dir: Path, tmp_path: Path) -> None:
-    from memopt.trace.memtrace import open_graph
+    from memopt.trace.memtracebench import open_graph
 
     G, _ = load_memtrace(bench_dir / "rag" / "rag-a.json")
     ours = save_graph(G, tmp_path / "ours.json")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from memopt.lm.sim import answering
 from memopt.metrics import (
     CaseScore,
     exact_match,
@@ -14,6 +13,7 @@ from memopt.metrics import (
     summarize,
     token_f1,
 )
+from memopt.simlm import answering
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,7 @@ import yaml
 from memopt.errors import ConfigError
 from memopt.experiment import load_experiment
 from memopt.feedback import score_feedback
-from memopt.lm.sim.reflect import read_evidence
+from memopt.simlm.reflect import read_evidence
 from tests.conftest import ROOT
 
 QUICKSTART = ROOT / "experiments" / "quickstart.yaml"

@@ -12,12 +12,12 @@ from memopt.data.synth import SynthSpec, synthetic_conversations
 from memopt.errors import ConfigError, PromptError
 from memopt.evaluate import evaluate
 from memopt.lm.build import make_lm
-from memopt.lm.directives import CATALOGUE
 from memopt.lm.usage import UsageMeter
 from memopt.prompts import SEED_PROMPTS, load_prompts
 from memopt.run import run_pipeline
-from memopt.system import clear_ingest_cache
+from memopt.simlm.directives import CATALOGUE
 from memopt.systems import make_system, system_class
+from memopt.systems.base import clear_ingest_cache
 from tests.conftest import SHIPPED
 
 PHRASING = {d.id: d.phrasings[0] for d in CATALOGUE}
@@ -75,8 +75,8 @@ def test_the_matching_directive_in_that_ops_prompt_raises_f1(conversations, pipe
 def test_hard_questions_stay_failed_with_every_directive_on(conversations, name):
     """The catalogue oracle (every phrasing of each directive in each LLM op) fixes regular questions, not hard ones."""
     from memopt.data.synth import generate_with_kinds
-    from memopt.lm.directives import directives_for
-    from memopt.lm.sim import OPERATIONS
+    from memopt.simlm import OPERATIONS
+    from memopt.simlm.directives import directives_for
 
     kinds = generate_with_kinds(SynthSpec(conversations=3, sessions=6, seed=11))[1]
     base = make_system(name)

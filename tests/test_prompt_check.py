@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from memopt.data.model import Case, Conversation, Session, Turn
-from memopt.lm.directives import CATALOGUE
 from memopt.lm.edits import conflicts, edit, sentence_spans
-from memopt.lm.sim.reflect import propose
 from memopt.prompt_check import PromptGuard, TrainingData, check_prompts
 from memopt.prompts import SEED_PROMPTS
+from memopt.simlm.directives import CATALOGUE
+from memopt.simlm.reflect import propose
 
 SEED = {op: (SEED_PROMPTS / "mem0" / f"{op}.md").read_text(encoding="utf-8") for op in ("extract", "update", "answer")}
 OPERATION = {"extract": "mem0.extract: extracts the facts worth remembering from one session's turns",

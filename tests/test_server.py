@@ -19,9 +19,9 @@ from dspy.utils.exceptions import AdapterParseError, LMServerError
 
 from memopt.errors import ConfigError
 from memopt.lm.build import make_lm
-from memopt.lm.server import ServerStats, SimServer
 from memopt.lm.signatures import ExtractFacts
-from memopt.lm.sim import SimLM
+from memopt.simlm import SimLM
+from memopt.simlm.server import ServerStats, SimServer
 
 MEMOPT = str(Path(sys.executable).with_name("memopt"))
 CONVERSATION = "Alice: I moved to Paris last week.\nBob: Nice! I just started learning the guitar."
@@ -255,7 +255,7 @@ def _raw_post(url: str, head: str, body: bytes = b"") -> tuple[int, dict[str, An
 
 
 def test_hostile_bodies_get_400_or_413_with_a_reason() -> None:
-    from memopt.lm.server import MAX_BODY, MAX_EMBEDDING_INPUTS
+    from memopt.simlm.server import MAX_BODY, MAX_EMBEDDING_INPUTS
 
     with SimServer() as server:
         deep = b'{"messages": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"

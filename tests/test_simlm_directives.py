@@ -13,7 +13,7 @@ import dspy
 import pytest
 
 from memopt.lm import signatures as S
-from memopt.lm.directives import CATALOGUE, IRRELEVANT, active_directives, directives_for
+from memopt.simlm.directives import CATALOGUE, IRRELEVANT, active_directives, directives_for
 
 SESSION = "1:56 pm on 8 May, 2023"
 CONVERSATION = "\n".join([

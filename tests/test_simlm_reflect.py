@@ -11,9 +11,9 @@ import dspy
 import pytest
 
 from memopt.lm import signatures as S
-from memopt.lm.directives import active_directives
-from memopt.lm.sim.examples import read_feedback
-from memopt.lm.sim.reflect import ADVICE_FOLLOW_RATE, operation_kind, propose, read_evidence
+from memopt.simlm.directives import active_directives
+from memopt.simlm.examples import read_feedback
+from memopt.simlm.reflect import ADVICE_FOLLOW_RATE, operation_kind, propose, read_evidence
 
 SEED = {"extract": "Extract the facts worth remembering about the user.",
         "update": "Decide ADD, UPDATE, DELETE or NONE for each new fact.",
@@ -227,12 +227,16 @@ def test_reflection_through_dspy(sim_lm):
 
 def test_simlm_imports_nothing_but_text_helpers_and_its_catalogue():
     """SimLM may read only the prompt: it must not import data, generator, store or pipelines."""
-    allowed = ("memopt.text", "memopt.metrics", "memopt.lm.directives", "memopt.lm.edits", "memopt.lm.sim")
-    for path in (Path(__file__).resolve().parent.parent / "memopt" / "lm" / "sim").glob("*.py"):
+    allowed = ("memopt.text", "memopt.metrics", "memopt.judge_rules", "memopt.errors", "memopt.lm.edits",
+               "memopt.simlm")
+    paths = sorted((Path(__file__).resolve().parent.parent / "memopt" / "simlm").glob("*.py"))
+    assert len(paths) > 10, "the SimLM wing moved: point this test at it"
+    for path in paths:
         tree = ast.parse(path.read_text())
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("memopt"):
-                assert node.module.startswith(allowed), f"{path.name} imports {node.module}"
+                neutral = node.module == "memopt" and {a.name for a in node.names} <= {"judge_rules", "text", "metrics"}
+                assert node.module.startswith(allowed) or neutral, f"{path.name} imports {node.module}"
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     assert not alias.name.startswith("memopt") or alias.name.startswith(allowed), path.name

@@ -229,7 +229,7 @@ def serialize_trace(case: FailedCase) -> str:
 
     Each block: ``[op_id] operation (stage)`` (its first declared stage), ``reads: …``, ``writes: …`` and,
     when the op deleted units, ``deletes: …``; items are separated by `` | `` (the format
-    `memopt.lm.sim.behaviour.judge_locate` reads).
+    `memopt.judge_rules.judge_locate` reads).
     """
     blocks = []
     for op in case_ops(case):

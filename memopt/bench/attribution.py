@@ -1,6 +1,6 @@
 """`memopt bench attribution`: accuracy, judge calls and speed of every attribution method.
 
-Builds (or reloads with ``cases``) the fault-injection bench of `memopt.attribution.bench`, scores
+Builds (or reloads with ``cases``) the fault-injection bench of `memopt.attribution.fault_bench`, scores
 every method on it, optionally measures seconds per case on the graph of one very long synthetic
 conversation; `score_memtracebench` scores methods on MemTraceBench files (smartcomment graphs, one
 directory per split), with the benchmark's own metrics.
@@ -37,7 +37,7 @@ def _counts(cases: list[Any]) -> dict[str, dict[str, int]]:
 def bench_attribution(*, pipelines: list[str], data: str, cases_dir: str | Path, methods: list[str] | None = None,
                       cases_file: str | Path | None = None) -> dict[str, Any]:
     """Build or load the bench and score methods: ``{"results": [...], "cases": path, "counts": {...}}``."""
-    from memopt.attribution.bench import build_bench, load_bench, score_bench
+    from memopt.attribution.fault_bench import build_bench, load_bench, score_bench
     from memopt.judge import LexicalJudge
 
     if cases_file is None:
@@ -55,8 +55,8 @@ def bench_long_graph(sessions: int = 1000, questions: int = 6, methods: tuple[st
     (default: every registered method that needs no replay)."""
     import dspy
 
-    from memopt.attribution.bench import case_view, grounded
     from memopt.attribution.case import Probe
+    from memopt.attribution.fault_bench import case_view, grounded
     from memopt.attribution.inject import effective, injections
     from memopt.attribution.registry import get_method
     from memopt.data.synth import SynthSpec, synthetic_conversations
@@ -134,7 +134,7 @@ def score_memtracebench(directory: str | Path, methods: list[str] | None = None)
     from memopt.attribution.registry import get_method
     from memopt.judge import LexicalJudge
     from memopt.trace.graph import answer_of
-    from memopt.trace.memtrace import load_memtrace
+    from memopt.trace.memtracebench import load_memtrace
 
     chosen = scored_methods(methods, replay=False)
     rows, skipped, labels, files = [], {}, {}, {}

@@ -9,7 +9,7 @@ attribution, misleading and empty rewrite memopt's blamed ops; outcome and score
 attribution, take the LLM ops round-robin (see `memopt.optimize.reflective`).
 
 Each row: test F1 before and after (mean ± sd over seeds), the gain (mean ± sd and its 95 % t
-interval), the share of the catalogue oracle's gain (`memopt.optimize.oracle`), LM calls and seconds
+interval), the share of the catalogue oracle's gain (`memopt.bench.oracle`), LM calls and seconds
 per run; plus the oracle row. Each claim of the target ordering (attribution > outcome > score ≈ empty
 > misleading, and attribution's gain ≥ 1.5 × outcome's) is a paired t-test on the gains, paired by
 seed (`memopt.bench.seeds`): it "holds" only where the difference is significant (p < 0.05),
@@ -37,10 +37,10 @@ DEFAULT_SEEDS = 5
 def bench_feedback(experiment: str | Path, *, budget: int, seeds: int = DEFAULT_SEEDS, rounds: int | None = None,
                    variants: list[str] | None = None) -> dict[str, Any]:
     """Run every feedback kind for ``seeds`` seeds; returns runs, rows, the oracle and the ordering verdicts."""
+    from memopt.bench.oracle import catalogue_oracle, share_of_gain
     from memopt.errors import ConfigError
     from memopt.experiment import load_experiment
     from memopt.feedback_kinds import kind_names
-    from memopt.optimize.oracle import catalogue_oracle, share_of_gain
     from memopt.optimize.run import run_experiment
     from memopt.tracking import NullTracker
 
@@ -77,7 +77,7 @@ def bench_feedback(experiment: str | Path, *, budget: int, seeds: int = DEFAULT_
 
 def feedback_rows(runs: list[dict[str, Any]], oracle: dict[str, Any], names: list[str]) -> list[dict[str, Any]]:
     """One row per feedback kind (mean, sd and 95 % interval over seeds), then the oracle row."""
-    from memopt.optimize.oracle import share_of_gain
+    from memopt.bench.oracle import share_of_gain
 
     rows = []
     for name in names:

@@ -128,7 +128,7 @@ def anchors(*, model: str = "gpt-4.1-mini", calls: int = 200) -> list[dict[str, 
 def _run(path: Path, delay: float, concurrency: int, budget: int, rounds: int, model: str,
          label: str, engine: str) -> dict[str, Any]:
     from memopt.optimize.run import make_scorer, run_experiment
-    from memopt.system import clear_ingest_cache
+    from memopt.systems.base import clear_ingest_cache
     from memopt.tracking import NullTracker
 
     clear_ingest_cache()

@@ -6,7 +6,7 @@ outcome feedback: question, gold, prediction and F1, no attribution), ``score_on
 the same budget and rounds, untracked, for ``seeds`` seeds (the experiment's seed, +1, ...; the seed
 drives the reflection, the samplers and so the proposals and the selection). The row of a variant
 reports test F1 before and after (mean ± sd), the gain (mean ± sd and its 95 % interval), the share
-of the catalogue oracle's gain (`memopt.optimize.oracle`), the LM calls spent, the gain per 1,000 LM
+of the catalogue oracle's gain (`memopt.bench.oracle`), the LM calls spent, the gain per 1,000 LM
 calls, and the wall time. Each experiment also gets the oracle row (all catalogue directives appended
 to the seed prompts, no optimizer): the ceiling. The target ordering (`CLAIMS`: attribution ahead of
 outcome feedback, outcome ahead of the controls) is tested per experiment on the gains, paired by seed
@@ -40,9 +40,9 @@ CLAIMS = (Claim("memtrace", "gepa_outcome"), Claim("gepa", "gepa_outcome"), Clai
 def bench_optimize(experiments: list[str | Path], *, budget: int, rounds: int | None = None,
                    variants: list[str] | None = None, seeds: int = DEFAULT_SEEDS) -> dict[str, Any]:
     """Every variant on every experiment for ``seeds`` seeds: {budget, seeds, runs, rows, comparisons}."""
+    from memopt.bench.oracle import catalogue_oracle, share_of_gain
     from memopt.errors import ConfigError
     from memopt.experiment import load_experiment
-    from memopt.optimize.oracle import catalogue_oracle, share_of_gain
     from memopt.optimize.run import run_experiment
     from memopt.tracking import NullTracker
 
@@ -78,7 +78,7 @@ def bench_optimize(experiments: list[str | Path], *, budget: int, rounds: int | 
 def optimize_rows(runs: list[dict[str, Any]], oracle: dict[str, Any], names: list[str],
                   experiment: str) -> list[dict[str, Any]]:
     """One row per variant of one experiment (mean, sd and 95 % interval over seeds), then the oracle row."""
-    from memopt.optimize.oracle import share_of_gain
+    from memopt.bench.oracle import share_of_gain
 
     rows = []
     for name in names:

@@ -18,8 +18,8 @@ def bench_pipelines(data: str = "synthetic:conversations=20,sessions=8,seed=0", 
                     pipelines: list[str] | None = None) -> list[dict[str, Any]]:
     """One row per pipeline: cases, seconds, cases/s, task LM calls per case, F1."""
     from memopt.run import run_pipeline
-    from memopt.system import clear_ingest_cache
     from memopt.systems import system_names
+    from memopt.systems.base import clear_ingest_cache
 
     rows = []
     for name in pipelines or system_names():
@@ -39,10 +39,9 @@ def bench_simlm(data: str = "synthetic:conversations=4,sessions=8,seed=0", repea
     from memopt.data.source import load_data
     from memopt.evaluate import evaluate
     from memopt.lm.build import make_lm
-    from memopt.lm.sim import SimLM, operation_of
-    from memopt.lm.sim.prompt import parse_prompt
-    from memopt.system import clear_ingest_cache
+    from memopt.simlm import SimLM, operation_of, parse_prompt
     from memopt.systems import make_system, system_names
+    from memopt.systems.base import clear_ingest_cache
 
     _, conversations = load_data(data)
     lm = make_lm("sim")

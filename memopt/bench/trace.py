@@ -30,9 +30,9 @@ def bench_trace_overhead(data: str = "synthetic:conversations=20,sessions=8,seed
 
     from memopt.data.source import load_data
     from memopt.evaluate import evaluate
-    from memopt.lm.sim import SimEngine
-    from memopt.system import clear_ingest_cache
+    from memopt.simlm import SimEngine
     from memopt.systems import make_system
+    from memopt.systems.base import clear_ingest_cache
     from memopt.trace import trace
 
     _, conversations = load_data(data)
@@ -105,7 +105,7 @@ def _round_one(experiment: str | Path, mode: str) -> tuple[float, dict[str, floa
 
     from memopt.experiment import load_experiment
     from memopt.optimize.run import run_experiment
-    from memopt.system import clear_ingest_cache
+    from memopt.systems.base import clear_ingest_cache
     from memopt.tracking import Tracker
 
     with tempfile.TemporaryDirectory(prefix="memopt-bench-") as tmp:

@@ -19,7 +19,8 @@ def attribute(
                                     "plug-ins included)."),
     verify: bool = typer.Option(False, "--verify", help="Confirm each blamed op by replay with an oracle correction."),
     judge_lm: str = typer.Option("sim", "--judge-lm", envvar="MEMOPT_JUDGE_LM",
-                                 help="Judge: an LM spec ('sim', 'openai/...'), or 'lexical' (SimLM's rules, direct)."),
+                                 help="Judge: an LM spec ('sim', 'openai/...'), or a registered judge: 'lexical' "
+                                      "(SimLM's rules, direct), plug-ins (`memopt plugins --kind judges`)."),
     out: Path = typer.Option(Path("attributions.jsonl"), "--out", "-o", help="Where to write the attributions."),
     memtracebench_out: Path = typer.Option(None, "--memtracebench-out", file_okay=False,
                                            help="Also write each graph as a smartcomment (MemTraceBench-format) file "
@@ -50,7 +51,7 @@ def attribute(
     summary = summarize_attributions(found)
     console = Console(soft_wrap=True)
     table = Table(title=f"{summary['n']} failed cases of {run.pipeline} · {method}"
-                  + (" · simulated judge" if judge_lm in ("sim", "lexical") or judge_lm.startswith("sim:") else ""))
+                  + (" · simulated judge" if judge.simulated else ""))
     table.add_column("error type")
     table.add_column("n", justify="right")
     table.add_column("operation")
@@ -85,10 +86,10 @@ def _write_memtracebench(trace: Path, found: list, out: Path) -> int:
 
 def _judge(spec: str, concurrency: int | None, *, cache: bool) -> tuple:
     """The judge for a spec, and how many cases to attribute at once (the judge LM's concurrency)."""
-    from memopt.judge import make_judge
+    from memopt.judge import make_judge, named_judge
     from memopt.lm.pool import LMSlots, role_concurrency
 
-    if spec == "lexical":
+    if named_judge(spec):
         return make_judge(spec), concurrency or 1
     specs = options.lm_list([spec], option="--judge-lm")
     limit = role_concurrency(concurrency, {"judge": specs})["judge"]

@@ -12,7 +12,7 @@ def directives(
 ) -> None:
     """Print SimLM's directive catalogue: the concepts each directive reads, sentences that do and do not turn it
     on, the failure without it and the behaviour with it, then the concept lexicon."""
-    from memopt.lm.directives import catalogue_table
+    from memopt.simlm import catalogue_table
 
     text = catalogue_table()
     if markdown:

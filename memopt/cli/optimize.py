@@ -19,7 +19,8 @@ def optimize(
     rounds: int = typer.Option(None, "--rounds", min=1, help="Override `rounds`."),
     tracking_uri: str = typer.Option(None, "--tracking-uri", help="Override `mlflow.tracking_uri`."),
     data: str = typer.Option(None, "--data", help="Override `data.source` (a LoCoMo file or a synthetic spec)."),
-    optimizer: str = typer.Option(None, "--optimizer", help="Override `optimizer.name`: memtrace, score_only, gepa."),
+    optimizer: str = typer.Option(None, "--optimizer", help="Override `optimizer.name`: a registered optimizer "
+                                 "(`memopt plugins --kind optimizers` lists them)."),
     feedback: str = typer.Option(None, "--feedback", help="Override `optimizer.feedback`: a registered feedback "
                                                           "kind (`memopt plugins`; see docs/optimize.md)."),
     attribution: str = typer.Option(None, "--attribution", help="Override `attribution.method`."),

@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING, Any
 
 import typer
 
+if TYPE_CHECKING:
+    from memopt.registry import Registry
+
 __all__ = ["plugins"]
 
-KINDS = ("systems", "attribution", "feedback")
+KINDS = ("systems", "attribution", "feedback", "optimizers", "judges", "lm")
 
 
 def plugins(
-    kind: str = typer.Option(None, "--kind", "-k", help="Only this kind: systems, attribution or feedback."),
+    kind: str = typer.Option(None, "--kind", "-k", help="Only this kind: " + ", ".join(KINDS) + "."),
 ) -> None:
-    """List memory systems, attribution methods and feedback kinds (shipped and plug-ins); exit 2 if one is broken."""
+    """List memory systems, attribution methods, feedback kinds, optimizers, judges and in-process LM providers
+    (shipped and plug-ins); exit 2 if one is broken."""
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
@@ -38,11 +43,21 @@ def plugins(
         sys.exit(2)
 
 
+def _registry(kind: str) -> Registry:
+    """The registry of one pluggable kind (memory systems have their own, `memopt.systems`)."""
+    from memopt.attribution.registry import attribution_methods
+    from memopt.feedback_kinds import feedback_kinds
+    from memopt.judge import judges
+    from memopt.lm.providers import lm_providers
+    from memopt.optimize.registry import optimizers
+
+    return {"attribution": attribution_methods, "feedback": feedback_kinds, "optimizers": optimizers,
+            "judges": judges, "lm": lm_providers}[kind]
+
+
 def _rows(kind: str) -> list[tuple[str, str, str, str]]:
     """(kind, name, what it declares, where it comes from) for every name of one kind."""
-    from memopt.attribution.registry import attribution_methods
     from memopt.errors import MemoptError
-    from memopt.feedback_kinds import feedback_kinds
 
     if kind == "systems":
         from memopt.systems import clash, system_class, system_names, system_source
@@ -50,7 +65,7 @@ def _rows(kind: str) -> list[tuple[str, str, str, str]]:
         names, get, source, refused = system_names(), system_class, system_source, clash
         label = "memory system"
     else:
-        registry = attribution_methods if kind == "attribution" else feedback_kinds
+        registry = _registry(kind)
         names, get, source, refused = registry.names(), registry.get, registry.source, registry.clash
         label = registry.kind
     rows = []
@@ -67,11 +82,18 @@ def _rows(kind: str) -> list[tuple[str, str, str, str]]:
     return rows
 
 
-def _declares(kind: str, obj: object) -> str:
+def _declares(kind: str, obj: Any) -> str:
     if kind == "systems":
-        return "ops: " + ", ".join(spec.name for spec in obj.operations)  # type: ignore[attr-defined]
+        return "ops: " + ", ".join(spec.name for spec in obj.operations)
     if kind == "attribution":
-        return "needs replay" if obj.needs_replay else "–"  # type: ignore[attr-defined]
-    flags = [("uses attribution" if obj.uses_attribution else "round-robin ops"),  # type: ignore[attr-defined]
-             *(["gepa"] if obj.gepa else []), *(["control"] if obj.control else [])]  # type: ignore[attr-defined]
+        return "needs replay" if obj.needs_replay else "–"
+    if kind == "optimizers":
+        reads = f"feedback {obj.feedback} only" if obj.feedback else "any feedback kind"
+        return "gepa feedback kinds" if obj.gepa_feedback else reads
+    if kind == "lm":
+        return "simulated" if obj.simulated else "–"
+    if kind == "judges":
+        return "–"
+    flags = [("uses attribution" if obj.uses_attribution else "round-robin ops"),
+             *(["gepa"] if obj.gepa else []), *(["control"] if obj.control else [])]
     return ", ".join(flags)

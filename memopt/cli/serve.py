@@ -28,7 +28,7 @@ def serve(
                                          help="Probability that a reply is garbled (no parsable output fields)."),
 ) -> None:
     """Serve SimLM at an OpenAI-compatible endpoint (http://127.0.0.1:PORT/v1) until Ctrl-C."""
-    from memopt.lm.server import SimServer, example_lm_line
+    from memopt.simlm import SimServer, example_lm_line
 
     server = SimServer(host=host, port=port, seed=seed, fail_rate=fail_rate, status=status, delay=delay,
                        malformed_rate=malformed_rate)

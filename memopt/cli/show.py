@@ -28,7 +28,7 @@ def show(
     """Write an evolution graph as one self-contained HTML page (pan, zoom, click a node for its details)."""
     from memopt.errors import ConfigError
     from memopt.files import check_writable, write_atomic
-    from memopt.trace.memtrace import open_graph
+    from memopt.trace.memtracebench import open_graph
     from memopt.trace.render import graph_view, render_png, view_html
 
     if (graph is None) == (trace_id is None):

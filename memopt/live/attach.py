@@ -112,7 +112,7 @@ def _mem0(config: dict[str, Any], offline: bool) -> Iterator[tuple[Any, str, Any
     with contextlib.ExitStack() as stack:
         server = None
         if offline:
-            from memopt.lm.server import SimServer
+            from memopt.simlm import SimServer
 
             tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="memopt-attach-")))
             stack.enter_context(_offline_env(tmp))

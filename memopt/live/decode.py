@@ -31,6 +31,16 @@ _FENCE = re.compile(r"^\s*```(?:json)?\s*|\s*```\s*$")
 _FIXED_PART = ("Below is the current content of my memory", "Current memory is empty.")
 
 
+def hits_of(found: Any) -> list[dict[str, Any]]:
+    """Vector-store search results as ``[{id, text, score}]``."""
+    out = []
+    for hit in found or []:
+        payload = getattr(hit, "payload", None) or {}
+        out.append({"id": str(getattr(hit, "id", "")), "text": payload.get("data", ""),
+                    "score": getattr(hit, "score", None)})
+    return out
+
+
 def parse_reply(text: str | None) -> dict[str, Any]:
     """A JSON object reply as Mem0 reads it (code fences stripped, else the outermost ``{...}``); {} if none."""
     if not text or not text.strip():
@@ -94,12 +104,10 @@ class Decoder:
 
     def vector_fields(self, name: str, args: tuple, kwargs: dict[str, Any], result: Any) -> dict[str, Any]:
         """The fields recorded for one vector-store call (its result included)."""
-        from memopt.live.tap import _hits
-
         if name in ("search", "keyword_search"):
             return {"query": kwargs.get("query", args[0] if args else None),
                     "limit": kwargs.get("limit", kwargs.get("top_k")),
-                    "filters": kwargs.get("filters"), "hits": _hits(result)}
+                    "filters": kwargs.get("filters"), "hits": hits_of(result)}
         if name == "insert":
             payloads = kwargs.get("payloads") or (args[2] if len(args) > 2 else None) or []
             return {"ids": [str(i) for i in kwargs.get("ids") or (args[1] if len(args) > 1 else [])],

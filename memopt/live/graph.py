@@ -31,7 +31,7 @@ from memopt.events import OpEvent, StoreEvent, VarEvent, conversation_scope
 from memopt.live.decode import AddStep, Decoder, decoder_for
 from memopt.ops import OpCall
 from memopt.prompts import prompt_hash
-from memopt.system import OpSpec
+from memopt.systems.base import OpSpec
 
 __all__ = ["build_graphs", "LIVE_OPERATIONS", "PIPELINE"]
 

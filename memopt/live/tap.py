@@ -35,16 +35,6 @@ _VECTOR_METHODS = ("search", "keyword_search", "insert", "update", "delete", "ge
 _HISTORY_COLUMNS = ("memory_id", "old_memory", "new_memory", "event", "created_at")
 
 
-def _hits(found: Any) -> list[dict[str, Any]]:
-    """Vector-store search results as ``[{id, text, score}]``."""
-    out = []
-    for hit in found or []:
-        payload = getattr(hit, "payload", None) or {}
-        out.append({"id": str(getattr(hit, "id", "")), "text": payload.get("data", ""),
-                    "score": getattr(hit, "score", None)})
-    return out
-
-
 class Mem0Tap:
     """A recording tap on one ``mem0.Memory`` instance (use `trace_mem0`)."""
 

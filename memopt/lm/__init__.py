@@ -32,8 +32,8 @@ _HOME = {
     **dict.fromkeys(["ModelUsage", "UsageMeter"], "memopt.lm.usage"),
     "make_lm": "memopt.lm.build",
     "explain_lm_error": "memopt.lm.explain",
-    **dict.fromkeys(["SimServer", "ServerStats"], "memopt.lm.server"),
-    **dict.fromkeys(["SimLM", "SimEngine"], "memopt.lm.sim"),
+    **dict.fromkeys(["SimServer", "ServerStats"], "memopt.simlm"),
+    **dict.fromkeys(["SimLM", "SimEngine"], "memopt.simlm"),
 }
 
 

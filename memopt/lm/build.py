@@ -19,7 +19,7 @@ import io
 from typing import TYPE_CHECKING, Any
 
 from memopt.errors import ConfigError
-from memopt.lm.spec import SIM_MODEL, SPEC_FORMS, LMSpec, client_params, missing_api_key, parse_lm_specs
+from memopt.lm.spec import SPEC_FORMS, LMSpec, client_params, missing_api_key, parse_lm_specs
 from memopt.lm.usage import PRICES_ATTRIBUTE
 
 if TYPE_CHECKING:
@@ -75,7 +75,7 @@ def make_lm(
         raise ConfigError(f"LM engine {engine!r} (--engine / lm.engine): choose one of {', '.join(ENGINES)}.")
     specs = parse_lm_specs(spec)
     parsed = specs[0]
-    if cache and not parsed.simulated:
+    if cache and not parsed.provider:
         from memopt.lm.cache import configure_cache
 
         configure_cache()
@@ -94,11 +94,11 @@ def make_lm(
 
         lm = make_local_lm(parsed.local, max_tokens=max_tokens, timeout=timeout, callbacks=callbacks, cache=cache)
         return _mark(lm, specs, parse_retries)
-    if parsed.simulated:
-        from memopt.lm.sim import SimEngine
+    if parsed.provider:
+        from memopt.lm.providers import lm_providers
 
-        engine = SimEngine(seed=parsed.seed if parsed.seed is not None else seed)
-        return _mark(dspy.LM(SIM_MODEL, engine=engine, cache=False, max_tokens=max_tokens,
+        engine = lm_providers.get(parsed.provider)(parsed, seed)
+        return _mark(dspy.LM(parsed.model, engine=engine, cache=False, max_tokens=max_tokens,
                              num_retries=num_retries, callbacks=callbacks), specs, parse_retries)
     _check_provider(parsed)
     _check_key(parsed)

@@ -2,7 +2,7 @@
 
 `sentence_spans(text)` finds the sentences of a prompt with their character spans (a list marker,
 "1." or "-", and a short label such as "Delete:" or "[IMPORTANT]:" stay outside the span). Two
-sentences *conflict* (`conflicts`) on a directive of the catalogue (`memopt.lm.directives`) when
+sentences *conflict* (`conflicts`) on a directive of the catalogue (`memopt.simlm.directives`) when
 
 - they state it with opposite stances ("Create the facts based on the user messages only" against
   "Extract facts about every participant, not only the user"), or
@@ -25,8 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from memopt.lm.directives import directive_stances
-from memopt.lm.instructions import _quote_mask
+from memopt.simlm import directive_stances, quote_mask
 
 __all__ = ["Span", "Edit", "sentence_spans", "stances", "conflicts", "edit", "is_fragment"]
 
@@ -90,7 +89,7 @@ def sentence_spans(text: str) -> list[Span]:
         if (m := _LABEL.match(body[start:])) and len(body) - start - len(m.group(1)) > 20:
             start += len(m.group(1))
         masked = _ABBREV.sub(lambda a: "x" * len(a.group()), body)
-        quoted = _quote_mask(body)
+        quoted = quote_mask(body)
         for m in _END.finditer(masked):
             if m.start() >= start and not quoted[m.start()]:
                 _add(spans, body, pos, start, m.end())

@@ -32,7 +32,7 @@ _ROLES = ("task", "judge", "reflection")
 def default_concurrency(spec: LMSpec | Sequence[LMSpec]) -> int:
     """The default concurrency of a parsed LM spec (or list of them): 1 for ``sim`` and ``local``, else 8."""
     specs = spec_list(spec)
-    if any(s.simulated or s.local for s in specs):
+    if any(s.provider or s.local for s in specs):
         return 1
     return DEFAULT_CONCURRENCY
 

@@ -2,7 +2,7 @@
 
 Pipelines use these (with instructions loaded from ``prompts/``), so every LM, real or simulated,
 sees the same typed fields. SimLM recognises an operation by the output field names a signature
-declares (`memopt.lm.sim.OPERATIONS`); a real LM just reads the prompt.
+declares (`memopt.simlm.OPERATIONS`); a real LM just reads the prompt.
 """
 
 from __future__ import annotations

@@ -72,6 +72,8 @@ class LMSpec:
     simulated: bool = False
     seed: int | None = None
     local: str | None = None
+    provider: str | None = None  # an in-process LM provider (`memopt.lm.providers`): ``sim`` or a plug-in's name
+    arg: str | None = None  # what follows ``NAME:`` in a plug-in provider's spec
 
 
 SpecInput = str | LMSpec | Sequence[str | LMSpec]  # what a public entry (make_lm, run_pipeline) parses once
@@ -114,13 +116,29 @@ def _split_api_base(spec: str) -> tuple[str, str | None]:
     return spec, None  # a version tag that belongs to the model name, as in Vertex AI's 'claude-...@20250514'
 
 
+def _plugin_provider(text: str) -> LMSpec | None:
+    """A spec naming a plug-in's in-process LM provider (``NAME`` or ``NAME:ARG``), else None."""
+    name, _, arg = text.partition(":")
+    if "/" in text or "@" in text or not name.isidentifier() or name in ("sim", "local"):
+        return None
+    from memopt.lm.providers import lm_providers
+
+    if name not in lm_providers:
+        return None
+    provider = lm_providers.get(name)
+    return LMSpec(raw=text, model=f"{name}/memopt", simulated=provider.simulated, provider=name, arg=arg or None)
+
+
 def parse_lm_spec(spec: str) -> LMSpec:
     """Parse an LM spec string (see ``SPEC_FORMS``); raises `ConfigError` naming the spec if malformed."""
     if not isinstance(spec, str) or not spec.strip():
         raise _bad(str(spec) if isinstance(spec, str) else repr(spec), "the spec is empty")
     text = spec.strip()
     if sim := _SIM.match(text):
-        return LMSpec(raw=text, model=SIM_MODEL, simulated=True, seed=_sim_seed(text, sim.group("seed")))
+        return LMSpec(raw=text, model=SIM_MODEL, simulated=True, seed=_sim_seed(text, sim.group("seed")),
+                      provider="sim")
+    if plugged := _plugin_provider(text):
+        return plugged
     if local := _LOCAL.match(text):
         name = local.group("name") if local.group("name") is not None else _LOCAL_DEFAULT
         if name != _LOCAL_DEFAULT:
@@ -149,16 +167,17 @@ def parse_lm_specs(value: str | LMSpec | list[str | LMSpec] | tuple[str | LMSpec
         if not value:
             raise ConfigError(f"an empty list of LM specs; {SPEC_FORMS}.")
         specs = [as_spec(v) for v in value]
-        if len(specs) > 1 and any(s.simulated or s.local for s in specs):
+        if len(specs) > 1 and any(s.provider or s.local for s in specs):
             raise ConfigError(f"LM specs {', '.join(s.raw for s in specs)}: a list of endpoints may hold only "
-                              "LiteLLM or '@URL' specs ('sim' and 'local' run alone).")
+                              "LiteLLM or '@URL' specs ('sim', 'local' and in-process providers run alone).")
         return specs
     return [as_spec(value)]
 
 
 def sim_spec(seed: int | None = None) -> LMSpec:
     """The spec of SimLM (``sim``, or ``sim:SEED`` with a seed), built without parsing."""
-    return LMSpec(raw="sim" if seed is None else f"sim:{seed}", model=SIM_MODEL, simulated=True, seed=seed)
+    return LMSpec(raw="sim" if seed is None else f"sim:{seed}", model=SIM_MODEL, simulated=True, seed=seed,
+                  provider="sim")
 
 
 def spec_list(value: LMSpec | Sequence[LMSpec]) -> list[LMSpec]:

@@ -47,7 +47,7 @@ def round_zero_cost(experiment: Experiment) -> float | None:
     from memopt.lm.costs import price
     from memopt.optimize.run import run_experiment
     from memopt.optimize.scoring import ROLE_OF
-    from memopt.system import clear_ingest_cache
+    from memopt.systems.base import clear_ingest_cache
     from memopt.tracking import NullTracker
 
     usage: dict[str, dict[str, Any]] = {}
@@ -71,7 +71,7 @@ def estimate_experiment(experiment: Experiment) -> dict[str, Any]:
     from memopt.lm.costs import cost_label, free, price
     from memopt.optimize.run import run_experiment
     from memopt.optimize.scoring import METERS, ROLE_OF
-    from memopt.system import clear_ingest_cache
+    from memopt.systems.base import clear_ingest_cache
     from memopt.tracking import NullTracker
 
     clear_ingest_cache()

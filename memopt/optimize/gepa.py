@@ -30,7 +30,7 @@ from memopt.optimize.reflective import RoundOutcome
 from memopt.optimize.scoring import Scored, Scorer
 from memopt.optimize.select import Choice
 from memopt.prompts import prompt_hash
-from memopt.system import MemorySystem
+from memopt.systems.base import MemorySystem
 
 __all__ = ["AttributionFeedbackMetric", "FeedbackProposer", "GepaOptimizer", "examples_of", "run_gepa"]
 

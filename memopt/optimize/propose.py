@@ -31,7 +31,7 @@ def as_edit(current: str, text: str, operation: str) -> tuple[str, list[str]]:
     """A proposal that only appended sentences to ``current``, turned into edits (`memopt.lm.edits.edit`): each
     appended sentence replaces the sentences it contradicts; any other proposal is returned as it is."""
     from memopt.lm.edits import edit, sentence_spans
-    from memopt.lm.sim.reflect import operation_kind
+    from memopt.simlm import operation_kind
 
     base = current.strip()
     if not text.startswith(base) or text == base:

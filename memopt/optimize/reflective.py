@@ -43,7 +43,7 @@ from memopt.optimize.propose import Proposal, propose_instructions
 from memopt.optimize.scoring import Scored, Scorer
 from memopt.optimize.select import Choice, select
 from memopt.parallel import map_ordered
-from memopt.system import MemorySystem
+from memopt.systems.base import MemorySystem
 
 __all__ = ["ReflectiveOptimizer", "RoundOutcome", "StateRepeated"]
 

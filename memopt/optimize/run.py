@@ -35,8 +35,8 @@ from memopt.experiment import Experiment
 from memopt.feedback_kinds import get_kind
 from memopt.files import safe_name
 from memopt.interrupts import deferred
-from memopt.optimize.gepa import GepaOptimizer
-from memopt.optimize.reflective import ReflectiveOptimizer, RoundOutcome, StateRepeated
+from memopt.optimize.reflective import RoundOutcome, StateRepeated
+from memopt.optimize.registry import Optimizer
 from memopt.optimize.resume import EXPERIMENT_ARTIFACT, STATE_ARTIFACT, load_checkpoint
 from memopt.optimize.scoring import METERS, ROLE_OF, BudgetExhausted, LMSettings, Scorer
 from memopt.optimize.state import OptimizeState, RoundRecord
@@ -50,7 +50,7 @@ from memopt.optimize.story import (
     trials_of,
 )
 from memopt.prompts import write_prompts
-from memopt.system import MemorySystem
+from memopt.systems.base import MemorySystem
 from memopt.tracking_traces import CaseTraces
 
 __all__ = ["run_experiment", "check_experiment", "make_scorer", "splits_of", "data_fingerprint", "summary_of",
@@ -119,17 +119,10 @@ def case_traces_of(experiment: Experiment) -> CaseTraces:
                       " + ".join(spec.raw for spec in experiment.lm.judge), experiment.seed)
 
 
-def _optimizer(experiment: Experiment, scorer: Scorer) -> ReflectiveOptimizer | GepaOptimizer:
-    o = experiment.optimizer
-    if o.name == "gepa":
-        return GepaOptimizer(scorer, method=experiment.attribution.method, seed=experiment.seed,
-                             feedback=o.feedback_kind)
-    return ReflectiveOptimizer(scorer, candidates=o.candidates, ops_per_round=o.ops_per_round,
-                               feedback=o.feedback_kind,
-                               attribution=experiment.attribution.method, verify=experiment.attribution.verify,
-                               trials=o.trials, trial_batch=o.trial_batch, search=dict(o.search), min_gain=o.min_gain,
-                               seed=experiment.seed, sample=experiment.attribution.sample,
-                               replay=experiment.attribution.replay, stop_on_repeat=o.stop_on_repeat)
+def _optimizer(experiment: Experiment, scorer: Scorer) -> Optimizer:
+    from memopt.optimize.registry import get_optimizer
+
+    return get_optimizer(experiment.optimizer.name)(experiment, scorer)
 
 
 def make_scorer(experiment: Experiment) -> Scorer:
@@ -308,7 +301,7 @@ def _round_usage(record: RoundRecord, experiment: Experiment) -> dict[str, Any]:
 
 
 def _params(experiment: Experiment, data_name: str, fingerprint: str,
-            optimizer: ReflectiveOptimizer | GepaOptimizer) -> dict[str, Any]:
+            optimizer: Optimizer) -> dict[str, Any]:
     from memopt.lm.spec import describe_lm
 
     params: dict[str, Any] = {"pipeline": experiment.pipeline, "data": data_name, "data.fingerprint": fingerprint,
@@ -543,7 +536,7 @@ def _baseline(tracker: Any, system: MemorySystem, scorer: Scorer, valset: list[C
     return state
 
 
-def _round(tracker: Any, optimizer: ReflectiveOptimizer | GepaOptimizer, state: OptimizeState,
+def _round(tracker: Any, optimizer: Optimizer, state: OptimizeState,
            seed_system: MemorySystem, scorer: Scorer, trainset: list[Conversation], valset: list[Conversation],
            testset: list[Conversation], on_round: Callable[[RoundRecord], None] | None, traces: CaseTraces,
            rounds: int) -> None:

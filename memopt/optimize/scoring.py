@@ -29,7 +29,7 @@ from memopt.judge import LMJudge
 from memopt.lm.build import make_lm
 from memopt.lm.pool import LMSlots, role_concurrency, threads_for
 from memopt.lm.usage import ModelUsage, UsageMeter
-from memopt.system import MemorySystem
+from memopt.systems.base import MemorySystem
 
 __all__ = ["Scorer", "Scored", "LMSettings", "BudgetExhausted", "NullProgress", "METERS", "ROLE_OF"]
 

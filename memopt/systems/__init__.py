@@ -3,10 +3,10 @@
 Write a system as a `MemorySystem` subclass that declares its operations, register it with
 ``@memory_system("name")`` (and, from an installed package, an entry point in the
 ``memopt.memory_systems`` group), and build it by name with `make_system`. See docs/systems.md
-("Bring your own memory system") and `memopt.system` for the contract.
+("Bring your own memory system") and `memopt.systems.base` for the contract.
 """
 
-from memopt.system import MemorySystem, OpSpec, clear_ingest_cache
+from memopt.systems.base import MemorySystem, OpSpec, clear_ingest_cache
 from memopt.systems.registry import (
     GROUP,
     clash,

@@ -9,74 +9,73 @@ A memory system is a `MemorySystem` subclass registered under a name, in one of 
   systems are declared this way in memopt's ``pyproject.toml``, so they are found exactly as a
   plug-in is, and nothing in ``memopt`` imports ``pipelines``.
 
-Entry points are listed on the first lookup and loaded only when their system is asked for, so
-``memopt --help`` stays fast and a broken plug-in (one that raises, or calls ``sys.exit``, while it is
-imported) fails with one `PluginError` naming its entry point when it is used, never breaking the
-other systems. A plug-in cannot take a shipped system's name: when another distribution declares a
-name memopt ships, memopt's own system keeps it and the plug-in's entry point is refused (one warning
-naming both distributions when the name is used; `memopt systems` lists the clash and exits 2). When
-two plug-ins declare the same name, neither is chosen: using the name is a `PluginError` naming both.
-Registration validates the declarations (`validate_system`): an unknown stage, a steering op or knob
-the system lacks, an LLM op without a signature, ... each a `PluginError` naming the system and the op.
+It is one `memopt.registry.Registry` like every pluggable kind's (``systems``), with the declaration checks
+below as its adoption rule. Entry points are listed on the first lookup and loaded only when their system is
+asked for, so ``memopt --help`` stays fast and a broken plug-in (one that raises, or calls ``sys.exit``, while
+it is imported) fails with one `PluginError` naming its entry point when it is used, never breaking the other
+systems. A plug-in cannot take a shipped system's name: when another distribution declares a name memopt
+ships, memopt's own system keeps it and the plug-in's entry point is refused (one warning naming both
+distributions when the name is used; `memopt systems` lists the clash and exits 2). When two plug-ins declare
+the same name, neither is chosen: using the name is a `PluginError` naming both. Registration validates the
+declarations (`validate_system`): an unknown stage, a steering op or knob the system lacks, an LLM op without
+a signature, ... each a `PluginError` naming the system and the op.
 """
 
 from __future__ import annotations
 
-import functools
-import logging
-import threading
 from collections.abc import Callable
-from importlib.metadata import EntryPoint
 from pathlib import Path
 from typing import Any, TypeVar
 
 import dspy
 
-from memopt.errors import ConfigError, PluginError
-from memopt.registry import SHIPPED_BY, dist_name, entry_point_where, entry_points_by_name, load_entry_point
-from memopt.system import MemorySystem, OpSpec
+from memopt.errors import PluginError
+from memopt.registry import Registry, entry_point_where
+from memopt.systems.base import MemorySystem, OpSpec
 from memopt.taxonomy import STAGES
 
 __all__ = ["GROUP", "memory_system", "system_class", "make_system", "system_names", "system_source",
-           "validate_system", "discover", "clash"]
+           "validate_system", "discover", "clash", "systems"]
 
 GROUP = "memopt.memory_systems"
 S = TypeVar("S", bound=type[MemorySystem])
 
-_REGISTERED: dict[str, type[MemorySystem]] = {}
-_LOCK = threading.RLock()
 _INSTANCE_ATTRS = frozenset({"knobs", "prompts_dir", "callbacks", "history"})
-_log = logging.getLogger(__name__)
 
 
 def _qualname(cls: type) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
+def _adopt(name: str, obj: object) -> type[MemorySystem]:
+    """A class registered as ``name``: a `MemorySystem` subclass whose declarations pass `validate_system`."""
+    if not (isinstance(obj, type) and issubclass(obj, MemorySystem)):
+        raise PluginError(f"memory system {name!r}: {obj!r} is not a MemorySystem subclass.")
+    declared = obj.__dict__.get("name")
+    if declared not in (None, "", name):
+        raise PluginError(f"memory system {_qualname(obj)} sets name = {declared!r} but is registered as "
+                          f"{name!r}; drop the name attribute (the registration sets it).")
+    obj.name = name
+    validate_system(obj)
+    return obj
+
+
+systems: Registry[type[MemorySystem]] = Registry("memory system", GROUP, None, _adopt, unknown_hint="pipeline")
+
+
 def memory_system(name: str) -> Callable[[S], S]:
     """Class decorator: validate a `MemorySystem` subclass and register it under ``name``."""
 
     def register(cls: S) -> S:
-        if not (isinstance(name, str) and name.isidentifier()):
-            raise PluginError(f"memory system name {name!r} ({_qualname(cls)}): use a Python identifier "
-                              "(letters, digits, underscores), e.g. 'my_memory'.")
-        declared = cls.__dict__.get("name")
-        if declared not in (None, "", name):
-            raise PluginError(f"memory system {_qualname(cls)} sets name = {declared!r} but is registered as "
-                              f"{name!r}; drop the name attribute (the registration sets it).")
-        cls.name = name
-        validate_system(cls)
-        ep = _entry_points().get(name)
+        ep = systems.entry_point(name) if isinstance(name, str) else None
         if ep is not None and ep.value.replace(" ", "") != f"{cls.__module__}:{cls.__qualname__}":
             raise PluginError(f"memory system {name!r} is registered twice: by {_qualname(cls)} and by "
                               f"{entry_point_where(ep, GROUP)}; rename one.")
-        with _LOCK:
-            existing = _REGISTERED.get(name)
-            if existing is not None and _qualname(existing) != _qualname(cls):
-                raise PluginError(f"memory system {name!r} is registered twice: by {_qualname(existing)} and by "
-                                  f"{_qualname(cls)}; rename one.")
-            _REGISTERED[name] = cls
-        return cls
+        existing = systems.registered(name) if isinstance(name, str) else None
+        if existing is not None and existing is not cls and _qualname(existing) != _qualname(cls):
+            raise PluginError(f"memory system {name!r} is registered twice: by {_qualname(existing)} and by "
+                              f"{_qualname(cls)}; rename one.")
+        return systems.register(name, cls, module=cls.__module__)  # type: ignore[return-value]
 
     return register
 
@@ -139,104 +138,30 @@ def validate_system(cls: type[MemorySystem]) -> None:
                     + f" (ops: {', '.join(sorted(seen))}; knobs: {', '.join(sorted(cls.defaults)) or 'none'}).")
 
 
-@functools.cache
-def _declared() -> tuple[dict[str, EntryPoint], dict[str, list[EntryPoint]]]:
-    """The entry point chosen for each name, and the refused ones of each clashing name (see the docstring)."""
-    by_name = entry_points_by_name(GROUP)
-    chosen: dict[str, EntryPoint] = {}
-    refused: dict[str, list[EntryPoint]] = {}
-    for name, eps in by_name.items():
-        shipped = [ep for ep in eps if dist_name(ep) == SHIPPED_BY]
-        if len(eps) == 1 or shipped:
-            chosen[name] = (shipped or eps)[0]
-        if len(eps) > 1:
-            refused[name] = sorted((ep for ep in eps if ep is not chosen.get(name)), key=dist_name)
-    return chosen, refused
-
-
-def _entry_points() -> dict[str, EntryPoint]:
-    return _declared()[0]
-
-
 def clash(name: str) -> str | None:
     """Why other distributions' entry points for ``name`` are refused (None when no two declare it)."""
-    chosen, refused = _declared()
-    if name not in refused:
-        return None
-    others = " and ".join(f"{dist_name(ep)} ({ep.value})" for ep in refused[name])
-    if name in chosen:
-        return (f"memory system {name!r} ships with {SHIPPED_BY}; the plug-in entry point of {others} in group "
-                f"{GROUP} is refused (a plug-in cannot replace a shipped system): register the plug-in under "
-                "another name.")
-    count = {2: "two", 3: "three"}.get(len(refused[name]), str(len(refused[name])))
-    return (f"memory system {name!r} is declared by {count} plug-ins, {others}; memopt will not choose one: "
-            "uninstall one, or register them under different names.")
+    return systems.clash(name)
 
 
 def discover() -> list[str]:
     """Read the installed entry points again (after installing a plug-in into a running process); the names."""
-    _declared.cache_clear()
+    systems.discover()
     return system_names()
 
 
 def system_names() -> list[str]:
     """Every known memory system (registered in this process or installed by entry point), sorted."""
-    with _LOCK:
-        registered = set(_REGISTERED)
-    return sorted(registered | set(_entry_points()) | set(_declared()[1]))
-
-
-def _load(ep: EntryPoint) -> type[MemorySystem]:
-    obj, where = load_entry_point(ep, "memory system", GROUP)
-    if not (isinstance(obj, type) and issubclass(obj, MemorySystem)):
-        raise PluginError(f"memory system {ep.name!r} ({where}): {ep.value} is not a MemorySystem subclass.")
-    with _LOCK:
-        registered = _REGISTERED.get(ep.name)
-        if registered is None:
-            if obj.__dict__.get("name") not in (None, "", ep.name):
-                raise PluginError(f"memory system {ep.name!r} ({where}): the class is registered as "
-                                  f"{obj.__dict__['name']!r}; name the entry point {obj.__dict__['name']} too.")
-            try:
-                memory_system(ep.name)(obj)
-            except PluginError as e:
-                raise PluginError(f"{e} ({where})") from None
-        elif registered is not obj:
-            raise PluginError(f"memory system {ep.name!r} ({where}) names {_qualname(obj)}, but {ep.name!r} is "
-                              f"already registered by {_qualname(registered)}.")
-    return obj
+    return sorted(systems.names())
 
 
 def system_class(name: str) -> type[MemorySystem]:
     """The `MemorySystem` class registered under ``name`` (loading its plug-in on first use)."""
-    problem = clash(name)
-    with _LOCK:
-        cls = _REGISTERED.get(name)
-    ep = _entry_points().get(name)
-    if problem is not None and ep is None:
-        raise PluginError(problem)
-    if problem is not None:
-        _warn_once(problem)
-    if cls is not None:
-        return cls
-    if ep is None:
-        raise ConfigError(f"unknown pipeline {name!r}; choose one of {', '.join(system_names()) or 'none'} "
-                          f"(memory systems are registered with @memory_system or installed through the "
-                          f"{GROUP!r} entry-point group).")
-    return _load(ep)
-
-
-@functools.cache
-def _warn_once(message: str) -> None:
-    _log.warning("warning: %s", message)
+    return systems.get(name)
 
 
 def system_source(name: str) -> str:
-    """Where a system comes from: its entry point's distribution and value, or the module that registered it."""
-    ep = _entry_points().get(name)
-    if ep is not None:
-        dist = f"{ep.dist.name} {ep.dist.version}: " if ep.dist is not None else ""
-        return f"{dist}{ep.value}"
-    return _qualname(system_class(name))
+    """Where a system comes from: its entry point's distribution and value, or the class that registered it."""
+    return systems.source(name)
 
 
 def make_system(name: str, *, prompts: str | Path | None = None, instructions: dict[str, str] | None = None,

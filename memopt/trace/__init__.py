@@ -15,7 +15,7 @@ from memopt.trace.graph import (
     variables,
 )
 from memopt.trace.io import export_graphml, graph_from_json, graph_to_json, load_graph, save_graph
-from memopt.trace.memtrace import from_memtrace, load_memtrace
+from memopt.trace.memtracebench import from_memtrace, load_memtrace
 from memopt.trace.replay import ReplayResult, conversation_of, downstream_ops, questions_of, replay
 from memopt.trace.smartcomment import save_memtrace, to_memtrace
 from memopt.trace.tracer import Tracer, trace

@@ -4,7 +4,7 @@ One graph per conversation: a `networkx.DiGraph`, bipartite, directed, time-orde
 
 **Graph attributes** (``G.graph``): ``schema_version``; ``pipeline``; ``operations`` (op name →
 its system's declaration: ``kind``, ``phase``, ``stages``, ``steered_by``, ``description``, see
-`memopt.system.OpSpec`); ``conversation`` (sample id),
+`memopt.systems.base.OpSpec`); ``conversation`` (sample id),
 ``speakers`` and ``sessions`` (``[{index, date_time}]``), so the conversation can be rebuilt from
 the graph; ``knobs``; ``instructions`` (op → instruction text) and ``prompt_versions`` (op →
 hash); ``lm`` (task LM spec) and ``simulated``; ``cases`` (``[{case_id, key, question, gold,

@@ -22,7 +22,7 @@ their metadata), store units ``memory_entry``, contexts ``memory_context``, answ
 version becomes, as MemBase writes it, an edge from the previous version to a ``DELETED`` marker node.
 ``created_at`` carries memopt's logical clock (milliseconds after the epoch), since smartcomment demands
 a timestamp; values that are not strings are JSON. Each item's ``metadata["memopt"]`` keeps the memopt
-attributes (and the deleted version a marker stands for), so `memopt.trace.memtrace.from_memtrace`
+attributes (and the deleted version a marker stands for), so `memopt.trace.memtracebench.from_memtrace`
 gives the graph back; the graph's cases become annotations (error type and op from ``attributions``).
 """
 

@@ -1,6 +1,6 @@
 """The conversion of a validated smartcomment graph into a memopt evolution graph (`convert`).
 
-`memopt.trace.memtrace` documents the mapping (kinds, operations, multi-hop ops, reads and deletes);
+`memopt.trace.memtracebench` documents the mapping (kinds, operations, multi-hop ops, reads and deletes);
 this module implements it. Helpers are private; `convert` is the one entry point.
 """
 

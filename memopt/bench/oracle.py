@@ -1,6 +1,6 @@
 """The catalogue oracle: the seed prompts with every catalogue directive of each LLM op appended.
 
-SimLM's directive catalogue is public (`memopt.lm.directives`), so what adding directive sentences
+SimLM's directive catalogue is public (`memopt.simlm.directives`), so what adding directive sentences
 can reach is known without optimizing: append one phrasing of every directive each LLM operation
 responds to (its SimLM kind is read off its signature's output fields, as SimLM does). No
 optimizer runs; the knobs of ``optimizer.search`` are chosen on the val split, as optimizers may do.
@@ -15,7 +15,7 @@ import itertools
 from typing import Any
 
 from memopt.experiment import Experiment
-from memopt.system import MemorySystem
+from memopt.systems.base import MemorySystem
 
 __all__ = ["oracle_instructions", "catalogue_oracle", "share_of_gain", "MAX_KNOB_COMBINATIONS"]
 
@@ -23,7 +23,7 @@ MAX_KNOB_COMBINATIONS = 12
 
 
 def _kind(system: MemorySystem, op: str) -> str | None:
-    from memopt.lm.sim.engine import OPERATIONS
+    from memopt.simlm import OPERATIONS
 
     signature = system.op_spec(op).signature
     outputs = frozenset(name for name in (signature.output_fields if signature else {}) if name != "reasoning")
@@ -33,7 +33,7 @@ def _kind(system: MemorySystem, op: str) -> str | None:
 
 def oracle_instructions(system: MemorySystem) -> dict[str, str]:
     """Every LLM op's instruction with one phrasing of each catalogue directive it lacks appended."""
-    from memopt.lm.directives import active_directives, directives_for
+    from memopt.simlm import active_directives, directives_for
 
     out = {}
     for op, text in system.instructions().items():

@@ -1,6 +1,6 @@
 """What an example shows was lost, and whether the operation being rewritten could have lost it.
 
-`diagnose` compares the parts of one example (`memopt.lm.sim.examples`): what the source turn
+`diagnose` compares the parts of one example (`memopt.simlm.examples`): what the source turn
 said (its speaker, its relative-date words, its names and numbers), what the memory held (what an
 operation produced or stored, what replaced it, what was removed), what was read at question time,
 what the question and the gold answer needed, and what the system answered. It returns the
@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import re
 
-from memopt.lm.sim.answering import analyze, is_abstention
-from memopt.lm.sim.example_parts import Example, holds
+from memopt.simlm.answering import analyze, is_abstention
+from memopt.simlm.example_parts import Example, holds
 from memopt.text import find_relative_dates, has_absolute_date, overlap, stems, words
 
 __all__ = ["LOSSES", "diagnose", "fixable"]

@@ -32,7 +32,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from memopt.lm.sim.example_parts import (
+from memopt.simlm.example_parts import (
     FIRST_PERSON,
     META,
     NOT_NAMES,

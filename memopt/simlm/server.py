@@ -15,7 +15,7 @@ Contract:
 - ``POST /v1/embeddings`` takes the OpenAI embeddings schema (``input``: a string or a list of strings;
   ``dimensions``: 1–8192, default 1536; ``encoding_format``: ``float`` or ``base64``) and returns
   `SimLM.embed`'s *lexical* embeddings: hashed Porter-stem features, unit length, deterministic
-  (`memopt.lm.sim.embedding`). Texts are close when they share words, not when they mean the same.
+  (`memopt.simlm.embedding`). Texts are close when they share words, not when they mean the same.
   At most `MAX_EMBEDDING_INPUTS` (256) texts and `MAX_EMBEDDING_VALUES` (2^20) inputs × dimensions
   per request (413 beyond), so one request cannot take the server's memory.
 - Faults apply to chat completions only (never to embeddings) and are deterministic for a seed:
@@ -43,8 +43,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from memopt.errors import ConfigError
-from memopt.lm.sim import SimLM
-from memopt.lm.sim.embedding import DEFAULT_DIMENSIONS, MAX_DIMENSIONS
+from memopt.simlm import SimLM
+from memopt.simlm.embedding import DEFAULT_DIMENSIONS, MAX_DIMENSIONS
 
 __all__ = ["SimServer", "ServerStats", "FAULT_STATUSES", "MODEL_ID", "MAX_BODY", "MAX_EMBEDDING_INPUTS",
            "MAX_EMBEDDING_VALUES", "check_loopback", "example_lm_line"]

@@ -72,6 +72,13 @@ _DOUBLE_NEGATIVE = frozenset({"forget", "fail", "neglect", "hesitate"})
 _COPULAS = frozenset({"is", "are", "be", "was", "were", "it's"})
 _PROHIBITED = frozenset({"forbidden", "prohibited", "disallowed", "unnecessary", "discouraged", "unacceptable",
                          "banned"})
+_DUTY = frozenset({"job", "responsibility", "task", "concern", "role", "business", "duty", "problem"})
+_OWNER = frozenset({"your", "our", "my", "the", "a", "part", "within"})
+_MODALS = frozenset({"is", "are", "was", "were", "be", "should", "must", "shall", "may", "can", "will", "ought", "gets",
+                     "get", "needs"})
+_AUXILIARIES = frozenset({"must", "may", "should", "shall", "can", "will", "could", "would", "might"})
+_RELATIVE = frozenset({"that", "which", "who", "whose"})
+_COMPARATIVES = frozenset({"better", "preferable", "safer", "wiser", "rather"})
 _PERMITTED = frozenset({"allowed", "permitted", "needed", "necessary", "required", "acceptable", "wanted", "desired",
                         "ok", "okay", "advisable", "helpful", "useful"})
 
@@ -129,7 +136,7 @@ def _clause(words: list[Word]) -> Clause:
     return Clause(tuple(words), " ".join(w.text for w in words), tuple(offsets))
 
 
-def _quote_mask(text: str) -> list[bool]:
+def quote_mask(text: str) -> list[bool]:
     """Which characters stand between quotes (a quote opens after a non-letter and closes before one)."""
     mask = [False] * len(text)
     i = 0
@@ -172,7 +179,7 @@ def _split_sentences(text: str) -> list[str]:
     for line in lines:
         if not line:
             continue
-        mask = _quote_mask(line)
+        mask = quote_mask(line)
         start = 0
         for m in _SENTENCE_END.finditer(line):
             if not mask[m.start()]:
@@ -183,7 +190,7 @@ def _split_sentences(text: str) -> list[str]:
 
 
 def _tokens(sentence: str) -> list[Word]:
-    mask = _quote_mask(sentence)
+    mask = quote_mask(sentence)
     low = sentence.lower().replace("’", "'")
     return [Word(m.group().replace("'", "") if m.group().endswith("n't") else m.group(), quoted=mask[m.start()])
             for m in _TOKEN.finditer(low)]
@@ -198,6 +205,8 @@ def _cue(words: list[Word], i: int) -> int:
     for cue in _CONTRASTS:
         if (w.text, *nxt[:len(cue) - 1]) == cue:
             return len(cue)
+    if w.text == "than" and any(x.text in _COMPARATIVES for x in words[max(0, i - 12):i]):
+        return 1
     if w.text == "over" and any(x.text.startswith(("prefer", "favo")) for x in words[max(0, i - 6):i]):
         return 1
     if w.text == "not" and nxt[:1] and nxt[0] in _ADDITIVE:
@@ -208,6 +217,8 @@ def _cue(words: list[Word], i: int) -> int:
         return 2
     if w.text == "no":
         return 0 if nxt[:1] == ["longer"] else 1
+    if w.text in ("nothing", "none") and _clause_start(words, i) and _predicate_follows(words, i):
+        return 1
     if w.text == "refrain" and nxt[:1] == ["from"]:
         return 2
     if w.text in _NEG_WORDS:
@@ -218,11 +229,20 @@ def _cue(words: list[Word], i: int) -> int:
 def _prohibited(words: list[Word]) -> int:
     """Where a clause ends its subject with "is not allowed", "are forbidden", ... (-1 if it does not)."""
     for i in range(len(words) - 1):
-        if words[i].quoted or words[i].text not in _COPULAS:
+        if words[i].quoted:
+            continue
+        if words[i].text in _AUXILIARIES and [w.text for w in words[i + 1:i + 3]] in (["not", "be"], ["never", "be"]):
+            return i
+        if words[i].text not in _COPULAS:
             continue
         rest = [w.text for w in words[i + 1:i + 3]]
         if rest[:1] and rest[0] in _PROHIBITED or rest[:1] in (["not"], ["never"]) and rest[1:2] and \
                 rest[1] in _PERMITTED:
+            return i
+        if rest[:1] in (["not"], ["never"]) and [w.text for w in words[i + 2:i + 4]] == ["to", "be"]:
+            return i
+        duty = [w.text for w in words[i + 1:i + 6]]
+        if duty[:1] == ["not"] and duty[1:2] and duty[1] in _OWNER and _DUTY & set(duty[2:]):
             return i
     return -1
 
@@ -243,14 +263,101 @@ def _list_follows(words: list[Word], i: int, segment: int) -> bool:
     return False
 
 
-def _mark(words: list[Word]) -> list[Word]:
-    """Negation and contrast scopes, and rationale clauses."""
+_NOTHING_BUT = (("beyond",), ("but",), ("except",), ("other", "than"), ("more", "than"), ("apart", "from"))
+
+
+def _more_than(words: list[Word]) -> list[Word]:
+    """"Never delete more than one memory", "no more than three", "delete nothing beyond the retracted memory"
+    restrict, they do not negate: read them as "only"."""
     out = list(words)
-    scope_id, i, subordinate = 0, 0, False
+    for i in range(len(out) - 2, -1, -1):
+        if out[i].text == "nothing" and not out[i].quoted:
+            for tail in _NOTHING_BUT:
+                if tuple(w.text for w in out[i + 1:i + 1 + len(tail)]) == tail:
+                    out[i:i + 1 + len(tail)] = [_with(out[i], text="only")]
+                    break
+            continue
+        if out[i].text != "more" or out[i + 1].text != "than" or out[i].quoted:
+            continue
+        for j in (i - 1, i - 2):
+            if j >= 0 and out[j].text in ("not", "never", "no") and not out[j].quoted and \
+                    all(w.text not in _STOP_PUNCT and w.text != "," for w in out[j + 1:i]):
+                out[i:i + 2] = [_with(out[i], text="only")]
+                del out[j]
+                break
+    return out
+
+
+def _aside_end(words: list[Word], i: int) -> int:
+    """Index of the ")" closing the aside that opens at ``i`` (-1 if none, or if the aside holds a negation)."""
+    for k in range(i + 1, len(words)):
+        if words[k].text == ")":
+            return k
+        if words[k].text == "(" or _cue(words, k):
+            return -1
+    return -1
+
+
+def _clause_start(words: list[Word], i: int) -> bool:
+    return i == 0 or words[i - 1].text in _CLAUSE_PUNCT or words[i - 1].text in (",", "and")
+
+
+def _predicate_follows(words: list[Word], i: int) -> int:
+    """Where the predicate of a subject opened by "no" at ``i`` starts ("No detail (...) is to be dropped"), or 0."""
+    k, seen = i + 1, 0
+    while k < len(words) and seen < 16:
+        t = words[k].text
+        if t == "(" and (close := _aside_end(words, k)) > 0:
+            k = close + 1
+            continue
+        if t in _STOP_PUNCT or t == "." or t in _STOP_WORDS and t not in _RELATIVE:
+            return False
+        if t in _MODALS:
+            return k
+        k, seen = k + 1, seen + (t != ",")
+    return 0
+
+
+def _scope_end(words: list[Word], i: int, length: int, subordinate: bool) -> tuple[int, bool]:
+    """Where the scope of the cue at ``i`` ends, and whether another cue inside it stops it (a double negation)."""
+    w = words[i]
+    predicate = _predicate_follows(words, i) if w.text in ("no", "nothing", "none") and length == 1 and \
+        _clause_start(words, i) else 0
+    passive_no = predicate > 0
+    short = _SHORT_SCOPE.get(w.text, len(words)) if length == 1 and not passive_no else len(words)
+    j, segment, limit = i + length, 0, i + length + short
+    while j < min(len(words), limit):
+        t = words[j]
+        if not t.quoted:
+            if t.text == "(" and (close := _aside_end(words, j)) > 0:
+                j = close + 1
+                continue
+            if t.text == "," and j > predicate and not _list_follows(words, j, segment):
+                break
+            if _cue(words, j):
+                return j, True
+            if t.text in _STOP_PUNCT or t.text == "." or t.text in _STOP_WORDS and not (
+                    passive_no and t.text in _RELATIVE):
+                break
+            if subordinate and t.text in _INSTRUCTION_VERBS and j > i + length:
+                break
+        segment = 0 if t.text == "," else segment + 1
+        j += 1
+    return j, False
+
+
+def _mark(words: list[Word]) -> list[Word]:
+    """Negation and contrast scopes, and rationale clauses.
+
+    A negation inside another negation's scope cancels it ("no date is to be kept without being converted":
+    the conversion is what is asked), so its words are left unscoped.
+    """
+    out = list(words)
+    scope_id, i, subordinate, cancelled = 0, 0, False, False
     while i < len(out):
         w = out[i]
         if w.text in _CLAUSE_PUNCT or w.text == ",":
-            subordinate = False
+            subordinate = cancelled = False
             i += 1
             continue
         if not w.quoted and w.text in _SUBORDINATORS:
@@ -264,30 +371,31 @@ def _mark(words: list[Word]) -> list[Word]:
                     j += 1
             i += 1
             continue
-        scope_id += 1
-        j, segment = i + length, 0
-        limit = i + length + (_SHORT_SCOPE.get(w.text, len(out)) if length == 1 else len(out))
-        while j < min(len(out), limit):
-            t = out[j]
-            if not t.quoted:
-                if t.text == "," and not _list_follows(out, j, segment):
-                    break
-                if t.text in _STOP_PUNCT or t.text == "." or t.text in _STOP_WORDS or _cue(out, j):
-                    break
-                if subordinate and t.text in _INSTRUCTION_VERBS and j > i + length:
-                    break
-            segment = 0 if t.text == "," else segment + 1
-            out[j] = _with(out[j], scope=scope_id)
-            j += 1
-        i = j
+        end, nested = _scope_end(out, i, length, subordinate)
+        if not cancelled:
+            scope_id += 1
+            for j in range(i + length, end):
+                if out[j].text not in ("(", ")"):
+                    out[j] = _with(out[j], scope=scope_id)
+        cancelled = nested and not cancelled
+        i = end
     start = 0
-    for end in [k for k, w in enumerate(out) if w.text in _CLAUSE_PUNCT] + [len(out)]:
+    for end in [k for k, w in enumerate(out) if w.text in _CLAUSE_PUNCT and w.text not in "()"] + [len(out)]:
         subject = _prohibited(out[start:end])
         if subject > 0:
             scope_id += 1
+            negation = out[start + subject + 1].text in ("not", "never")
+            # one negation: the subject shares the scope of the predicate it negates ("X is not to be added")
+            shared = out[start + subject + 2].scope if negation and start + subject + 2 < end else 0
             for k in range(start, start + subject):
                 if not out[k].scope:
-                    out[k] = _with(out[k], scope=scope_id)
+                    out[k] = _with(out[k], scope=shared or scope_id)
+            after = start + subject + 3
+            infinitive = start + subject + 2 < end and out[start + subject + 2].text in ("to", "be") or \
+                after < end and out[after].text == "to"
+            if negation and not infinitive:
+                for k in range(start + subject + 2, end):
+                    out[k] = _with(out[k], scope=0)
         start = end + 1
     return out
 
@@ -297,13 +405,27 @@ def _with(w: Word, **changes: object) -> Word:
 
 
 def _clauses(words: list[Word]) -> list[list[Word]]:
+    """Clauses at clause punctuation and "but"; an aside in parentheses is its own clause, the words around it one."""
     clauses: list[list[Word]] = [[]]
-    for w in words:
-        if not w.quoted and (w.text in _CLAUSE_PUNCT or w.text == "but"):
+    outer: list[Word] | None = None
+    for k, w in enumerate(words):
+        if w.quoted:
+            clauses[-1].append(w)
+        elif w.text == "(" and outer is None and _aside_end(words, k) > 0:
+            outer = clauses[-1]
+            clauses.append([])
+        elif w.text == ")" and outer is not None:
+            clauses.append(outer)
+            outer = None
+        elif w.text in _CLAUSE_PUNCT or w.text == "but":
             clauses.append([])
         else:
             clauses[-1].append(w)
-    return [c for c in clauses if c]
+    unique: list[list[Word]] = []
+    for c in clauses:
+        if c and not any(c is u for u in unique):
+            unique.append(c)
+    return unique
 
 
 @lru_cache(maxsize=8192)
@@ -311,7 +433,7 @@ def read_sentences(text: str) -> tuple[Sentence, ...]:
     """The sentences of an instruction text, each read into clauses with quotes, scopes and rationale."""
     out = []
     for raw in _split_sentences(text):
-        words = _mark(_tokens(raw))
+        words = _mark(_more_than(_tokens(raw)))
         if not words:
             continue
         whole = _clause([w for w in words if w.text not in _CLAUSE_PUNCT])

@@ -2,8 +2,8 @@
 
 It reads only the `ProposeInstructions` inputs: ``operation`` (which operation the instruction
 drives), ``current_instruction``, ``feedback`` and ``n_candidates``. Like a person, it looks for the
-examples in the feedback, whatever their format (`memopt.lm.sim.examples`), compares their parts to
-infer what was lost in each (`memopt.lm.sim.diagnosis`), and keeps only the losses the operation
+examples in the feedback, whatever their format (`memopt.simlm.examples`), compares their parts to
+infer what was lost in each (`memopt.simlm.diagnosis`), and keeps only the losses the operation
 being rewritten could have caused (its kind, read from the operation's description by
 `operation_kind`). Each candidate is the current instruction *edited* with a few rules
 (`memopt.lm.edits.edit`): a rule replaces the sentences it contradicts in place (or widens them), else
@@ -39,10 +39,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from memopt.lm.directives import IRRELEVANT, Directive, active_directives, directives_for
 from memopt.lm.edits import edit, is_fragment
-from memopt.lm.sim.diagnosis import LOSSES, diagnose, fixable
-from memopt.lm.sim.examples import read_feedback
+from memopt.simlm.diagnosis import LOSSES, diagnose, fixable
+from memopt.simlm.directives import IRRELEVANT, Directive, active_directives, directives_for
+from memopt.simlm.examples import read_feedback
 
 __all__ = ["propose", "operation_kind", "read_evidence", "generic", "Evidence", "ADVICE_FOLLOW_RATE",
            "UNGROUNDED_RATE", "DIRECTIVE_BASE_RATE"]

@@ -14,8 +14,8 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 
-from memopt.lm.sim.reading import Item, context_items
 from memopt.metrics import is_abstention
+from memopt.simlm.reading import Item, context_items
 from memopt.text import (
     DATE_PATTERN,
     MONTHS,

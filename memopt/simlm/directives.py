@@ -2,8 +2,8 @@
 
 SimLM is a simulator. For each operation it performs plain-NLP behaviour, and each *directive* is
 one capability an instruction can grant. SimLM reads every sentence of the instructions by the
-*concepts* it talks about (`memopt.lm.concepts`: a relative time expression, every speaker, a
-contradiction, ...) and the polarity they stand in (`memopt.lm.instructions`: negation, contrast,
+*concepts* it talks about (`memopt.simlm.concepts`: a relative time expression, every speaker, a
+contradiction, ...) and the polarity they stand in (`memopt.simlm.instructions`: negation, contrast,
 quotes). Each directive's ``cues`` say which concepts, in which polarity, speak for it (+1) or
 against it (-1): "Convert relative dates to calendar dates" speaks for ``resolve_dates``, "Do not
 convert relative dates" and "Keep relative dates as they are" against it. When several sentences
@@ -22,8 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from memopt.lm.concepts import CONCEPTS, Cue, sentence_stance
-from memopt.lm.instructions import read_sentences
+from memopt.simlm.concepts import CONCEPTS, Cue, sentence_stance
+from memopt.simlm.instructions import read_sentences
 
 __all__ = ["Cue", "Directive", "CATALOGUE", "IRRELEVANT", "active_directives", "directive_stances",
            "directives_for", "catalogue_table"]
@@ -161,7 +161,7 @@ CATALOGUE: tuple[Directive, ...] = (
             Cue(-1, ("OVERWRITE",), ("UNLESS", "CONFLICT")),
             Cue(+1, ("KEEP_OLD",), ("UNLESS", "CONFLICT")),
             Cue(+1, ("ONLY_IF",), ("OVERWRITE", "CONFLICT")),
-            Cue(+1, ("OVERWRITE",), ("CONFLICT",)),
+            Cue(+1, ("OVERWRITE", "CONFLICT")),
             Cue(+1, ("ADD",), ("COMPATIBLE|CONFLICT-|OTHERWISE",)),
             Cue(-1, ("OVERWRITE",), ("COMPATIBLE",)),
             Cue(+1, ("KEEP_BOTH",)),
@@ -251,6 +251,7 @@ CATALOGUE: tuple[Directive, ...] = (
             Cue(-1, ("STOP_AT",), ("ONE_ITEM",)),
             Cue(+1, ("BEYOND",), ("ONE_ITEM",)),
             Cue(-1, ("USE", "ONE_ITEM")),
+            Cue(-1, ("IGNORE",), ("RELEVANT_ITEMS",)),
             Cue(-1, ("ONE_ITEM",), ("ONLY",)),
         ),
         failure="the answer is taken from the single best-overlapping context item",

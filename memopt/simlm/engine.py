@@ -2,12 +2,12 @@
 
 `SimLM.respond(system, user)` reads a DSPy-formatted prompt (ChatAdapter or JSONAdapter), finds
 the operation from the output fields the signature declares, reads the directives its
-instructions grant (`memopt.lm.directives`), performs the operation with plain NLP on the inputs,
+instructions grant (`memopt.simlm.directives`), performs the operation with plain NLP on the inputs,
 and writes the outputs in the format the prompt asked for. A prompt that is not a DSPy prompt may be
-one of the real Mem0's two calls (fact extraction, update decision; `memopt.lm.sim.mem0_formats`):
+one of the real Mem0's two calls (fact extraction, update decision; `memopt.simlm.mem0_formats`):
 SimLM performs the same ``extract`` / ``update`` behaviour, with the directives of Mem0's prompt, and
 answers with the bare JSON object Mem0 parses. `SimLM.embed` is its lexical embedding model
-(`memopt.lm.sim.embedding`). It reads nothing but the prompt.
+(`memopt.simlm.embedding`). It reads nothing but the prompt.
 
 `SimEngine` plugs it into DSPy 3.4's engine interface::
 
@@ -24,10 +24,11 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from memopt.lm.directives import active_directives
-from memopt.lm.sim import behaviour, mem0_formats, reflect
-from memopt.lm.sim.embedding import DEFAULT_DIMENSIONS, embed
-from memopt.lm.sim.prompt import Prompt, parse_prompt, render_outputs
+from memopt import judge_rules
+from memopt.simlm import behaviour, mem0_formats, reflect
+from memopt.simlm.directives import active_directives
+from memopt.simlm.embedding import DEFAULT_DIMENSIONS, embed
+from memopt.simlm.prompt import Prompt, parse_prompt, render_outputs
 
 __all__ = ["SimLM", "SimEngine", "OPERATIONS", "operation_of"]
 
@@ -43,9 +44,9 @@ OPERATIONS: dict[frozenset[str], tuple[str, Behaviour]] = {
     frozenset({"summary"}): ("summarize", behaviour.summarize),
     frozenset({"boundaries"}): ("segment", behaviour.segment),
     frozenset({"updated_profile"}): ("profile", behaviour.update_profile),
-    frozenset({"correct"}): ("judge_answer", behaviour.judge_answer),
-    frozenset({"contains"}): ("judge_contains", behaviour.judge_contains),
-    frozenset({"error_type", "op_id"}): ("judge_locate", behaviour.judge_locate),
+    frozenset({"correct"}): ("judge_answer", judge_rules.judge_answer),
+    frozenset({"contains"}): ("judge_contains", judge_rules.judge_contains),
+    frozenset({"error_type", "op_id"}): ("judge_locate", judge_rules.judge_locate),
 }
 
 
@@ -92,7 +93,7 @@ class SimLM:
         return fn(request.inputs, active_directives(request.operation, request.instructions))
 
     def embed(self, texts: list[str], dimensions: int = DEFAULT_DIMENSIONS) -> list[list[float]]:
-        """Lexical embeddings of ``texts`` (see `memopt.lm.sim.embedding`)."""
+        """Lexical embeddings of ``texts`` (see `memopt.simlm.embedding`)."""
         return [embed(text, dimensions) for text in texts]
 
     def outputs(self, prompt: Prompt) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""The parts of a feedback example and how SimLM tells them apart (used by `memopt.lm.sim.examples`).
+"""The parts of a feedback example and how SimLM tells them apart (used by `memopt.simlm.examples`).
 
 `Example` is what one example shows. The rest reads single pieces of text: whether a phrase holds
 another (`holds`), which generic role words lead a piece (`lead_words`, `role_of`: "expected" /
@@ -14,8 +14,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from memopt.lm.sim.answering import analyze, is_abstention
-from memopt.lm.sim.behaviour import _has_dates_of, _recall
+from memopt.judge_rules import has_dates_of, recall
+from memopt.simlm.answering import analyze, is_abstention
 from memopt.text import MONTHS, STOPWORDS, WEEKDAYS, has_absolute_date, words
 
 __all__ = ["Example", "holds", "lead_words", "role_of", "is_statement", "is_advice", "assign_answers",
@@ -74,7 +74,7 @@ class Example:
 def holds(text: str, phrase: str) -> bool:
     """Whether ``text`` states ``phrase`` (most of its content words, and its dates whole)."""
     parts = [phrase] if has_absolute_date(phrase) or "," not in phrase else [p for p in phrase.split(",") if p.strip()]
-    return all(_recall(p, text) >= 0.6 and _has_dates_of(p, text) for p in parts)
+    return all(recall(p, text) >= 0.6 and has_dates_of(p, text) for p in parts)
 
 
 def lead_words(text: str) -> tuple[str, str]:

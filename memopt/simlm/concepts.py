@@ -1,11 +1,11 @@
 """The concepts SimLM's directive reading looks for in an instruction, and the cues built from them.
 
 Each concept is a small lexicon of stems and phrases: a regular expression over a clause's words
-(lower case, joined by single spaces, so ``[\\w'-]+ `` is one word; see `memopt.lm.instructions`) and a
+(lower case, joined by single spaces, so ``[\\w'-]+ `` is one word; see `memopt.simlm.instructions`) and a
 description in words for the documentation. Concepts name what a sentence talks about ("a
 relative time expression", "every speaker", "a contradiction"). A `Cue` says which concepts, found
 together and in which polarity, speak for or against a directive; `sentence_stance` reads one
-sentence with a directive's cues (the catalogue: `memopt.lm.directives`).
+sentence with a directive's cues (the catalogue: `memopt.simlm.directives`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from functools import cache, lru_cache
 
-from memopt.lm.instructions import Clause, Match, Sentence
+from memopt.simlm.instructions import Clause, Match, Sentence
 
 __all__ = ["Concept", "CONCEPTS", "Cue", "sentence_stance"]
 
@@ -110,14 +110,16 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"stay(?:s|ing)?", r"remain\w*", r"verbatim", r"untouched", r"unchanged"),
     # people
     _concept("ALL_PARTIES", "every speaker: 'both speakers', 'each participant'",
-             rf"(?:every|each|all|both|either|any|whichever)(?: of)?(?: the| these| those)?(?: two| other| different)? "
+             rf"(?:every|each|all|both|either|any|whichever|no)(?: of)?(?: the| these| those)?"
+             rf"(?: two| other| different)? "
              rf"{_PARTY}(?:'s|')?"),
     _concept("EVERYONE", "everyone: 'everyone', 'anybody', 'whoever'", r"(?:everyone|everybody|anyone|anybody|whoever)"
              r"(?! else)"),
     _concept("OTHER_PARTY", "the other speaker: 'the second speaker', 'the other person', 'the assistant'",
              r"(?:the |a |their )?(?:other|second|another|2nd) (?:speaker|person|participant|party|user|side|"
              r"interlocutor|human)s?(?:'s)?",
-             r"the assistant(?:'s)?(?! messages?)(?! turns?)(?! input)(?! responses?)(?! or system)",
+             r"(?:(?<!^)the assistant|^the assistant(?! (?:should|must|shall|will|may|can|cannot|needs?|is to|has to|"
+             r"ought|always|never|does|do)\b))(?:'s)?(?! messages?)(?! turns?)(?! input)(?! responses?)(?! or system)",
              r"(?:the |their |a )?(?:conversation |chat )?partner(?:'s)?", r"speaker (?:b|2|two)",
              r"(?:person|people|one) (?:they|the user|you|he|she) (?:is |are )?(?:talking|speaking|chatting) "
              r"(?:to|with)"),
@@ -140,7 +142,7 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
     _concept("DETAILS", "details: 'details', 'specifics', 'particulars'", _DETAILS),
     _concept("EXACT_DETAIL", "every / exact / concrete details, or details kept 'exactly as said', 'verbatim', "
              "'in full'",
-             rf"{_FIDELITY} {_gap(2)}(?:{_DETAIL}|{_DETAILS}|name)",
+             rf"{_FIDELITY} {_gap(2)}(?:{_DETAIL}|{_DETAILS}|(?<!by )name)",
              rf"as many {_gap(2)}(?:{_DETAIL}|{_DETAILS}) as possible",
              rf"(?:{_DETAIL}|{_DETAILS}) {_gap(6)}(?:exactly|verbatim|precisely|word for word|in full|intact)",
              r"(?:them|it) all", r"all of them"),
@@ -186,7 +188,8 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
     _concept("CONFLICT", "a contradiction: 'contradict', 'conflict', 'inconsistent', 'clash', 'makes it false'",
              r"contradict\w*", r"contradiction\w*", r"conflict\w*", r"inconsisten\w*", r"incompatib\w*", r"clash\w*",
              r"disagree\w*", rf"mak\w* {_gap(3)}(?:false|wrong|untrue|obsolete|invalid)", r"correct(?:s|ions?)",
-             r"(?:cannot|cant) both (?:be true|hold)", r"mutually exclusive"),
+             r"(?:cannot|cant) both (?:be true|hold)", r"mutually exclusive",
+             r"no longer (?:true|valid|accurate|correct|the case|holds?)"),
     _concept("COMPATIBLE", "compatibility: 'compatible', 'can both be true', 'coexist', 'complements', 'still true'",
              r"(?<![\w-])compatib\w*", r"(?<!in)consistent", r"coexist\w*", rf"both {_gap(2)}(?:true|valid|hold)",
              r"(?:still|also) (?:true|valid|holds?)", r"complement\w*", r"merely adds?",
@@ -223,6 +226,7 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"remaining", rf"(?:every|all|any) {_gap(2)}memor(?:y|ies)", r"all (?:their|its|his|her)"),
     _concept("SPARE", "leaving memories alone: 'keep', 'leave', 'untouched', 'in place'",
              r"keep\w*", r"kept", r"leav\w*", r"spar\w*", r"retain\w*", r"preserv\w*", r"untouched", r"in place",
+             r"surviv\w*",
              r"intact"),
     _concept("LIMIT", "limiting: 'restrict', 'limit', 'confine'", r"restrict\w*", r"limit\w*", r"confin\w*"),
     _concept("ONLY_THAT", "a restriction: 'only', 'solely', 'alone', 'nothing but', 'except', 'reserved for'",
@@ -255,7 +259,8 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"drop\w*", r"remov\w*", r"omit\w*", r"strip\w*", r"delet\w*", r"leav\w* out"),
     # answers
     _concept("COMBINE", "combining: 'combine', 'aggregate', 'merge', 'synthesise', 'integrate', 'pull together'",
-             r"combin\w*", r"aggregat\w*", r"merg\w*", r"synthes[iy][sz]\w*", r"integrat\w*", r"join\w*",
+             r"combin\w*",
+             r"(?:the )?union of", r"aggregat\w*", r"merg\w*", r"synthes[iy][sz]\w*", r"integrat\w*", r"join\w*",
              r"cross-referenc\w*",
              rf"(?:pull|bring|put|piec)\w* {_gap(2)}together", r"consolidat\w*", r"pool\w*",
              rf"compos\w* {_gap(2)}(?:from|of)"),
@@ -272,6 +277,8 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"(?:all|each|every one) of them", r"them all", rf"the others? {_gap(3)}relevant",
              r"everything (?:relevant|that matches|that is relevant)",
              r"others (?:that are |which are )?relevant"),
+    _concept("RELEVANT_ITEMS", "relevant items: 'relevant memories', 'the other relevant ones'",
+             rf"(?:other |all |every |any )?relevant (?:{_W} )?{_ITEM}", r"(?:other|more) relevant ones"),
     _concept("ITEM", "context items: 'memories', 'items', 'entries', 'excerpts', 'facts', 'them'", _ITEM, r"them"),
     _concept("ONE_ITEM", "one item: 'the single best match', 'the top memory', 'the memory that best matches'",
              rf"(?:single|one|first|top|best|closest|most relevant|most similar|top-ranked) {_gap(2)}(?:memory|"
@@ -293,7 +300,8 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"not (?:in|supported|mentioned|covered|there)", r"(?:cannot|cant|can not|do not|does not|dont|doesnt) "
              r"(?:support|contain|mention|cover)", r"lack\w*", r"missing", r"absent", r"unsupported",
              r"no (?:evidence|support|relevant)", r"without (?:support|evidence)", r"nothing (?:in|about|supports)",
-             r"silent", r"unsure", r"not sure", r"uncertain", r"in doubt"),
+             r"silent", r"unsure", r"not sure", r"uncertain", r"in doubt",
+             rf"unless {_gap(4)}(?:support\w*|contain\w*|mention\w*|cover\w*|back\w* (?:it |them )?up|justif\w*)"),
     _concept("GUESS", "guessing: 'guess', 'speculate', 'make up', 'invent', 'fabricate', 'hallucinate'",
              r"guess\w*", r"speculat\w*", rf"mak\w* {_gap(2)}up", r"invent\w*", r"fabricat\w*", r"hallucinat\w*",
              r"confabulat\w*", r"fill\w* in the gaps"),
@@ -333,20 +341,29 @@ def _required(requirement: str, context: Clause) -> bool:
     return False
 
 
+def _nearest(found: tuple[Match, ...], start: int) -> Match:
+    return min(found, key=lambda m: abs(m.start - start))
+
+
 def _evidence(cue: Cue, clause: Clause, context: Clause) -> int | None:
     """The cue's verdict on ``clause`` (requirements and second carriers read in ``context``), or None."""
     primary = [m for m in _find(clause, cue.carriers[0])
                if not m.rationale and not clause.words[m.start].quoted and (m.scope or not cue.negated_only)]
     if not primary or not all(_required(r, context) for r in cue.requires):
         return None
-    others = []
+    others: list[tuple[Match, ...]] = []
     for name in cue.carriers[1:]:
-        found = [m for m in _find(clause, name) if not m.rationale] or \
-            [m for m in _find(context, name) if not m.rationale]
+        found = tuple(m for m in _find(clause, name) if not m.rationale)
+        if not found:
+            # borrowed from another clause: what it says counts, not that clause's negation
+            found = tuple(Match(m.start, 0, m.rationale) for m in _find(context, name) if not m.rationale)
         if not found:
             return None
-        others.append(found[0].scope)
-    votes = [cue.sign * (-1) ** len({m.scope, *others} - {0}) for m in primary]
+        others.append(found)
+    # each second carrier speaks with the primary match nearest to it ("draw on several memories than rely on one")
+    paired = [m for m in primary if all(_nearest(tuple(primary), _nearest(o, m.start).start) is m for o in others)]
+    votes = [cue.sign * (-1) ** len({m.scope, *(_nearest(o, m.start).scope for o in others)} - {0})
+             for m in paired or primary]
     total = sum(votes)
     return (1 if total > 0 else -1) if total else votes[-1]
 

@@ -1,0 +1,44 @@
+"""SimLM, the embedded simulated LM, as one wing with one door: import from ``memopt.simlm`` only.
+
+The wing holds the engine (`SimLM`, `SimEngine`: reads a DSPy prompt, performs the operation with plain
+NLP), the reader of instructions and the public directive catalogue (`CATALOGUE`, `directives_for`,
+`active_directives`, `directive_stances`), reflection (`propose`, `read_evidence`, `operation_kind`) and the
+OpenAI-compatible server (`SimServer`, `memopt serve`). Code outside the wing uses the names below;
+``tests/test_simlm_wing.py`` checks that nothing outside imports its modules. The names load on first
+use, so importing the door costs nothing until SimLM is used.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__all__ = [
+    "OPERATIONS", "SimEngine", "SimLM", "operation_of", "parse_prompt",
+    "CATALOGUE", "IRRELEVANT", "active_directives", "directives_for", "directive_stances", "catalogue_table",
+    "quote_mask", "operation_kind", "read_evidence", "propose",
+    "SimServer", "ServerStats", "check_loopback", "example_lm_line",
+]
+
+_HOME = {
+    **dict.fromkeys(["OPERATIONS", "SimEngine", "SimLM", "operation_of"], "memopt.simlm.engine"),
+    "parse_prompt": "memopt.simlm.prompt",
+    **dict.fromkeys(["CATALOGUE", "IRRELEVANT", "active_directives", "directives_for", "directive_stances",
+                     "catalogue_table"], "memopt.simlm.directives"),
+    "quote_mask": "memopt.simlm.instructions",
+    **dict.fromkeys(["operation_kind", "read_evidence", "propose"], "memopt.simlm.reflect"),
+    **dict.fromkeys(["SimServer", "ServerStats", "check_loopback", "example_lm_line"], "memopt.simlm.server"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Load a name of the door from its module on first use."""
+    if name not in _HOME:
+        raise AttributeError(f"module 'memopt.simlm' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_HOME[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
