@@ -17,7 +17,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from concurrent.futures import Future, as_completed
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,7 +29,7 @@ from memopt.errors import DataError
 from memopt.files import read_json, write_json
 from memopt.judge import Judge
 from memopt.metrics import CaseScore, exact_match, locomo_f1, summarize
-from memopt.parallel import submit_in_context
+from memopt.parallel import submit_in_context, worker_pool
 from memopt.systems.base import MemorySystem
 
 __all__ = ["CaseResult", "RunResult", "evaluate", "case_metrics", "select_cases", "SCHEMA_VERSION", "ERROR_LIMIT",
@@ -195,7 +195,7 @@ def _run_concurrently(system: MemorySystem, plan: list[tuple[Conversation, list[
     """Ingest conversations in parallel; submit a conversation's questions as soon as it is ingested."""
     done: dict[str, CaseResult] = {}
     answers: dict[str, Future[CaseResult]] = {}
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="memopt-eval") as pool:
+    with worker_pool(workers, "memopt-eval") as pool:
         ingests = {submit_in_context(pool, _ingest_error, system, conv, lm): cases for conv, cases in plan}
         for finished in as_completed(ingests):
             error = finished.result()

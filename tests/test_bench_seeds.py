@@ -22,7 +22,7 @@ def test_optimize_rows_comparisons_and_markdown():
     by = {r["optimizer"]: r for r in rows}
     assert by["memtrace"]["gain"] == 0.4 and by["memtrace"]["seeds"] == 5
     assert by["memtrace"]["gain_low"] < 0.4 < by["memtrace"]["gain_high"]
-    assert by["oracle (all directives)"]["gain"] == 0.44
+    assert by["oracle (best subset)"]["gain"] == 0.44
     comparisons = compare(runs, CLAIMS, variant_key="optimizer")
     assert comparisons["memtrace > gepa_outcome"]["verdict"] == "holds"
     assert comparisons["gepa_outcome > score_only"]["verdict"] == "holds"

@@ -242,7 +242,7 @@ CORPUS: list[tuple[str, list[str], str]] = [
     ("serve-port-in-use", ["serve", "--port", "{port}"], "{port}"),
     ("systems-unknown", ["systems", "nosuch"], "nosuch"),
     ("systems-path-as-name", ["systems", "../../x"], "../../x"),
-    ("plugins-unknown-kind", ["plugins", "--kind", "optimizers"], "optimizers"),
+    ("plugins-unknown-kind", ["plugins", "--kind", "rerankers"], "rerankers"),
     ("lm-check-bad-spec", ["lm-check", "--lm", "gpt 4"], "gpt 4"),
     ("lm-check-unknown-local-model", ["lm-check", "--lm", "local:gpt2"], "gpt2"),
     ("mem0-config-missing", ["mem0", "check", "--config", "{b}/missing.json"], "missing.json"),

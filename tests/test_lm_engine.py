@@ -82,9 +82,14 @@ def test_latency_bench_reports_anchors_and_each_engine(tmp_path):
     report = bench_latency(delay=0.0, concurrency=[2], budget=150, rounds=1, repeat=False, experiment=tiny,
                            engines=["litellm", "dspy"], anchor_calls=5, profile=True)
     floor, rows = report["anchors"], report["runs"]
-    assert [a["engine"] for a in floor] == ["litellm", "auto"]
-    assert all(a["requests"] == 5 and a["cpu_ms_per_request"] > 0 for a in floor)
+    serial = [(a["when"], a["engine"], a["cache"]) for a in floor if a["threads"] == 1]
+    assert serial == [(when, engine, cache) for when in ("before", "after") for engine in ("litellm", "auto")
+                      for cache in (False, True)]
+    threaded = [a for a in floor if a["threads"] > 1]
+    assert [(a["when"], a["threads"], a["requests"]) for a in threaded] == [("before", 2, 8), ("after", 2, 8)]
+    assert all(a["requests"] in (5, 8) and a["cpu_ms_per_request"] > 0 for a in floor)
     assert [r["engine"] for r in rows] == ["litellm", "dspy"]
+    assert all(r["vs_anchor"] > 0 and 0 < r["cpu_ms_per_call"] <= r["cpu_ms_per_request"] for r in rows)
     assert rows[0]["requests"] == rows[1]["requests"] > 0
     assert rows[0]["test_f1"] == rows[1]["test_f1"]
     for engine, row in zip(("litellm", "dspy"), rows, strict=True):
@@ -95,6 +100,23 @@ def test_latency_bench_reports_anchors_and_each_engine(tmp_path):
     dspy_share = {r["where"]: r["share"] for r in report["breakdown"]["dspy, concurrency 2"]}
     litellm_own = sum(v for k, v in litellm_share.items() if k.startswith("LiteLLM"))
     assert litellm_own > sum(v for k, v in dspy_share.items() if k.startswith("LiteLLM"))
+
+
+def test_a_run_is_compared_with_the_mean_of_its_engines_cached_serial_anchor():
+    from memopt.bench.latency import versus_anchor
+
+    def anchor(run: str, cpu: float, threads: int = 1) -> dict:
+        return {"run": run, "cpu_ms_per_request": cpu, "threads": threads}
+
+    floor = [anchor("dspy.Predict, LiteLLM engine", 3.0), anchor("dspy.Predict, LiteLLM engine, cache", 4.0),
+             anchor("dspy.Predict, DSPy default, cache", 1.0), anchor("dspy.Predict, LiteLLM engine, cache", 6.0),
+             anchor("dspy.Predict, LiteLLM engine, cache, 16 threads", 50.0, 16)]
+    runs = [{"engine": "litellm", "cpu_ms_per_request": 7.5}, {"engine": "dspy", "cpu_ms_per_request": 2.5},
+            {"engine": "litellm", "cpu_ms_per_request": None}]
+    versus_anchor(runs, floor)
+    assert [r["vs_anchor"] for r in runs] == [1.5, 2.5, None]
+    versus_anchor(runs, [])
+    assert [r["vs_anchor"] for r in runs] == [None, None, None]
 
 
 def test_breakdown_buckets_by_where_the_code_lives():

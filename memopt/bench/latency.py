@@ -15,16 +15,23 @@ most calls in flight per role (task/judge/reflection: the concurrency is per rol
 questions run, up to twice the setting are in flight, answers and verdicts), ``ratio = wall /
 (requests × delay / concurrency)`` (1.0 would mean every slot was busy waiting on the server the whole
 time), and the CPU time this process spent per request (DSPy, LiteLLM and memopt's own work; one
-core's worth at most, under the GIL): when requests × that CPU time exceeds requests × delay /
-concurrency, the run is bound by the client's CPU, not by the LM's latency. MLflow is left out (a
-`NullTracker`): the bench measures the LM path, not the tracking store.
+core's worth at most, under the GIL; ``cpu_ms_per_call`` is the same CPU over every LM call asked,
+replies from the reply cache included, which cost CPU but no request): when requests × that CPU time
+exceeds requests × delay / concurrency, the run is bound by the client's CPU, not by the LM's latency.
+MLflow is left out (a `NullTracker`): the bench measures the LM path, not the tracking store.
 
-Anchors (`anchors`): before the runs, the same kind of server (no delay) answers a bare
-``dspy.Predict`` (ChatAdapter: format, call, parse) of the quickstart's answer operation, serially,
-once through DSPy's LiteLLM engine (the path memopt uses by default) and once through DSPy's own
-default engine; their CPU per request is the floor a DSPy program pays on that path. They also
-warm the imports (LiteLLM loads most of itself on its first call), so no row's CPU includes import
-time. ``engines`` runs the experiment once per `memopt.lm.build.ENGINES` value (``lm.engine``).
+Anchors (`anchors`): before the runs and again after them (the load of a shared machine drifts), the
+same kind of server (no delay) answers a bare ``dspy.Predict`` (ChatAdapter: format, call, parse) of
+the quickstart's answer operation, serially, through DSPy's LiteLLM engine (the path memopt uses by
+default) and through DSPy's own default engine, each without and with DSPy's reply cache (a fresh
+one: every call a miss and a store, as in a first run); their CPU per request is the floor a DSPy
+program pays on that path. Then the LiteLLM engine with the cache from as many threads as the first
+concurrency, against a server with the runs' delay: its wall / ideal is the ratio a bare DSPy
+program reaches there. A run's ``vs_anchor`` is its CPU per request over the mean of its engine's
+serial cached anchor (the runs use the cache too). The anchors warm DSPy's and LiteLLM's imports
+and an unreported small run (``warm``) the experiment's own (bm25s, networkx ...), so no row's CPU
+includes import time. ``engines`` runs the experiment once per `memopt.lm.build.ENGINES` value
+(``lm.engine``).
 """
 
 from __future__ import annotations
@@ -39,7 +46,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["bench_latency", "anchors", "served"]
+__all__ = ["bench_latency", "anchors", "served", "versus_anchor"]
 
 _URL = re.compile(r"serving at (http://\S+/v1)")
 _STOPPED = re.compile(r"stopped: (\d+) requests, (\d+) injected failures, (\d+) malformed replies")
@@ -95,9 +102,15 @@ _MEMORIES = "\n".join(f"- [{day} May 2023] Caroline said she {thing}." for day, 
      "read 'Becoming Nicole'", "signed up for a counselling course", "camped at the lake with friends"], start=1))
 
 
-def anchors(*, model: str = "gpt-4.1-mini", calls: int = 200) -> list[dict[str, Any]]:
-    """CPU per request of a bare ``dspy.Predict`` (ChatAdapter) over `memopt serve`, per DSPy engine."""
+def anchors(*, model: str = "gpt-4.1-mini", calls: int = 200, concurrency: int = 0, delay: float = 0.0,
+            when: str = "") -> list[dict[str, Any]]:
+    """CPU per request of a bare ``dspy.Predict`` (ChatAdapter) over `memopt serve`: serially, per DSPy engine,
+    without and with DSPy's reply cache (a fresh one, as the runs use); with ``concurrency``, also through the
+    LiteLLM engine and the cache from that many threads against a server waiting ``delay`` s, with its wall / ideal."""
     import dspy
+
+    from memopt.lm.cache import configure_cache
+    from memopt.parallel import worker_pool
 
     class Answer(dspy.Signature):
         memories: str = dspy.InputField()
@@ -108,21 +121,54 @@ def anchors(*, model: str = "gpt-4.1-mini", calls: int = 200) -> list[dict[str, 
     predict = dspy.Predict(Answer.with_instructions(instructions.read_text() if instructions.is_file() else
                                                     "Answer the question from the memories."))
     rows = []
-    with served(delay=0.0) as server:
-        for label, engine in (("dspy.Predict, LiteLLM engine", "litellm"), ("dspy.Predict, DSPy default", "auto")):
-            lm = dspy.LM(f"openai/{model}", engine=engine, api_base=server.url, api_key="x", cache=False)
 
-            def ask(n: int, lm: Any = lm) -> None:
-                with dspy.context(lm=lm, adapter=dspy.ChatAdapter()):
-                    for i in range(n):
-                        predict(memories=_MEMORIES, question=f"When did Caroline start the pottery class? ({i})")
+    def ask(lm: Any, i: int, tag: str = "") -> None:
+        with dspy.context(lm=lm, adapter=dspy.ChatAdapter()):
+            predict(memories=_MEMORIES, question=f"When did Caroline start the pottery class? ({when}{tag}{i})")
 
-            ask(10)  # imports and connection set-up stay out of the measure
-            cpu = time.process_time()
-            ask(calls)
-            rows.append({"run": label, "engine": engine, "requests": calls,
-                         "cpu_ms_per_request": round(1000 * (time.process_time() - cpu) / calls, 2)})
+    with tempfile.TemporaryDirectory(prefix="memopt-bench-cache-") as cache:
+        configure_cache(cache)
+        with served(delay=0.0) as server:
+            for label, engine, cached in _ANCHORS:
+                lm = dspy.LM(f"openai/{model}", engine=engine, api_base=server.url, api_key="x", cache=cached)
+                for i in range(10):  # imports and connection set-up stay out of the measure
+                    ask(lm, -i - 1, label)
+                cpu = time.process_time()
+                for i in range(calls):
+                    ask(lm, i, label)
+                rows.append({"run": label, "engine": engine, "cache": cached, "when": when, "threads": 1,
+                             "delay_s": 0.0, "requests": calls,
+                             "cpu_ms_per_request": round(1000 * (time.process_time() - cpu) / calls, 2), "ratio": None})
+        if concurrency:
+            with served(delay=delay) as server, worker_pool(concurrency) as pool:
+                lm = dspy.LM(f"openai/{model}", engine="litellm", api_base=server.url, api_key="x", cache=True)
+                n = max(calls, 4 * concurrency)
+                list(pool.map(lambda i: ask(lm, -i - 1, "threads"), range(concurrency)))
+                started, cpu = time.perf_counter(), time.process_time()
+                list(pool.map(lambda i: ask(lm, i, "threads"), range(n)))
+                wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+            ideal = n * delay / concurrency
+            rows.append({"run": f"{_ANCHORS[1][0]}, {concurrency} threads", "engine": "litellm", "cache": True,
+                         "when": when, "threads": concurrency, "delay_s": delay, "requests": n,
+                         "cpu_ms_per_request": round(1000 * cpu / n, 2),
+                         "ratio": round(wall / ideal, 2) if ideal else None})
     return rows
+
+
+_ANCHORS = (("dspy.Predict, LiteLLM engine", "litellm", False),
+            ("dspy.Predict, LiteLLM engine, cache", "litellm", True),
+            ("dspy.Predict, DSPy default", "auto", False),
+            ("dspy.Predict, DSPy default, cache", "auto", True))
+_ANCHOR_OF = {"litellm": "dspy.Predict, LiteLLM engine, cache", "dspy": "dspy.Predict, DSPy default, cache"}
+
+
+def versus_anchor(runs: list[dict[str, Any]], floor: list[dict[str, Any]]) -> None:
+    """Set each run's ``vs_anchor``: its CPU per request over the mean of its engine's serial cached anchor rows
+    (measured before and after the runs: the load of a shared machine drifts)."""
+    for run in runs:
+        same = [a["cpu_ms_per_request"] for a in floor if a["run"] == _ANCHOR_OF.get(run["engine"])]
+        mean = sum(same) / len(same) if same else 0
+        run["vs_anchor"] = round(run["cpu_ms_per_request"] / mean, 2) if mean and run["cpu_ms_per_request"] else None
 
 
 def _run(path: Path, delay: float, concurrency: int, budget: int, rounds: int, model: str,
@@ -149,22 +195,31 @@ def _run(path: Path, delay: float, concurrency: int, budget: int, rounds: int, m
             "rounds": len(summary["rounds"]),
             "test_f1": summary["final"]["test_f1"],
             "cpu_ms_per_request": round(1000 * cpu / requests, 1) if requests else None,
+            "cpu_ms_per_call": round(1000 * cpu / total["calls"], 1) if total["calls"] else None,
             "ratio": round(wall / ideal, 2) if ideal else None}
 
 
 def bench_latency(*, delay: float = 0.2, concurrency: list[int] | None = None, budget: int = 2500, rounds: int = 1,
                   experiment: Path = Path("experiments/quickstart.yaml"), repeat: bool = True,
                   model: str = "gpt-4.1-mini", engines: list[str] | None = None, anchor_calls: int = 200,
-                  profile: bool = False) -> dict[str, Any]:
-    """``anchors``; ``runs`` per engine and concurrency (a first run on a fresh cache, then again on it when
-    ``repeat``); with ``profile``, ``breakdown`` per engine of the first run's CPU (`memopt.bench.breakdown`)."""
+                  profile: bool = False, warm: bool = True) -> dict[str, Any]:
+    """``anchors`` before and after the runs; ``runs`` per engine and concurrency (a first run on a fresh cache, then
+    again on it when ``repeat``), each with ``vs_anchor`` (`versus_anchor`); with ``warm``, an unreported small run
+    first, so no row's CPU includes the experiment's first imports; with ``profile``, ``breakdown`` per engine of the
+    first run's CPU (`memopt.bench.breakdown`)."""
     from memopt.bench.breakdown import breakdown
     from memopt.lm.cache import configure_cache
 
-    report: dict[str, Any] = {"anchors": anchors(model=model, calls=anchor_calls) if anchor_calls else [],
-                              "runs": [], "breakdown": {}}
+    levels = concurrency or [16]
+    floor = anchors(model=model, calls=anchor_calls, concurrency=levels[0], delay=delay, when="before") \
+        if anchor_calls else []
+    report: dict[str, Any] = {"anchors": floor, "runs": [], "breakdown": {}}
+    if warm:
+        with tempfile.TemporaryDirectory(prefix="memopt-bench-cache-") as cache:
+            configure_cache(cache)
+            _run(experiment, 0.0, levels[0], min(budget, 150), 1, model, "warm-up", (engines or ["litellm"])[0])
     for engine in engines or ["litellm"]:
-        for n in concurrency or [16]:
+        for n in levels:
             with tempfile.TemporaryDirectory(prefix="memopt-bench-cache-") as cache:
                 configure_cache(cache)
                 first = _run(experiment, delay, n, budget, rounds, model, "first", engine)
@@ -179,4 +234,7 @@ def bench_latency(*, delay: float = 0.2, concurrency: list[int] | None = None, b
                     return first["requests"], first["cpu_ms_per_request"]
 
                 report["breakdown"][f"{engine}, concurrency {n}"] = breakdown(profiled)
+    if anchor_calls:
+        floor += anchors(model=model, calls=anchor_calls, concurrency=levels[0], delay=delay, when="after")
+    versus_anchor(report["runs"], floor)
     return report

@@ -35,6 +35,7 @@ from memopt.text import (
 __all__ = ["Question", "analyze", "answer", "query_terms", "is_abstention", "NOT_MENTIONED"]
 
 NOT_MENTIONED = "Not mentioned"
+COMBINE_SHARE = 0.7  # combine_all also answers from items scoring at least this share of the best item
 _QUESTION_WORDS = frozenset(
     "what when where who whom which why how does did is are was were has have do can would will could "
     "should kind type name names".split()
@@ -97,13 +98,17 @@ def _score(q: Question, item: Item) -> float:
     return len(q.topic & item.stems) + 0.5 * len(_related(q.topic) & item.stems)
 
 
-def _supported(q: Question, item: Item) -> bool:
-    """Every name the question uses is in the item, and so is some other word of its topic (or a related one)."""
+def _supported(q: Question, item: Item, *, literal: bool = False) -> bool:
+    """Every name the question uses is in the item, and so is some other word of its topic (or a related one).
+
+    ``literal``: a related word does not count, only the question's own words (how an abstaining reader
+    checks support: evidence told in other words reads as unsupported).
+    """
     if any(stem(n.lower()) not in item.stems for n in q.names):
         return False
     name_stems = {stem(n.lower()) for n in q.names}
     rest = q.topic - name_stems
-    return len(q.names) >= 2 or not rest or bool((rest | _related(rest)) & item.stems)
+    return len(q.names) >= 2 or not rest or bool((rest if literal else rest | _related(rest)) & item.stems)
 
 
 _SPEAKER_PREFIX = re.compile(r"^[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2}:\s+")
@@ -251,11 +256,11 @@ def answer(question: str, context: str, active: frozenset[str]) -> str:
         reverse=True,
     )
     _, best_score, _, best = ranked[0]
-    if "abstain" in active and (best_score == 0 or not _supported(q, best)):
+    if "abstain" in active and (best_score == 0 or not _supported(q, best, literal=True)):
         return NOT_MENTIONED
     chosen = [best]
     if "combine_all" in active:
-        floor = max(1.0, 0.7 * best_score)
+        floor = max(1.0, COMBINE_SHARE * best_score)
         chosen += [it for _, s, _, it in ranked[1:] if s >= floor and _supported(q, it)]
     if q.kind == "elapsed":
         counted = _elapsed(q, best, today)

@@ -42,6 +42,7 @@ class Directive:
     phrasings: tuple[str, ...]
     examples_on: tuple[str, ...]
     examples_off: tuple[str, ...]
+    trade_off: str = ""
 
     def stance(self, instructions: str) -> int:
         """+1 if the instructions grant this directive, -1 if they forbid it, 0 if they do not say."""
@@ -149,6 +150,9 @@ CATALOGUE: tuple[Directive, ...] = (
                      "Write each fact in full, with every number it mentions."),
         examples_off=("Shorten every fact to a few words.", "Leave out the specifics.",
                       "Remember significant personal information like names and relationships."),
+        trade_off="the facts are as long as the data's sentences: on long, multi-clause sentences every extraction "
+        "and update reply costs more output tokens (and money with a priced LM); on short single-clause sentences "
+        "it changes nothing",
     ),
     Directive(
         id="update_on_contradiction",
@@ -238,6 +242,9 @@ CATALOGUE: tuple[Directive, ...] = (
                      "Don't just repeat the question: add related terms."),
         examples_off=("Keep it close to the original wording.", "Do not add synonyms to the query.",
                       "Write the query in lower case."),
+        trade_off="the related terms match other people's facts on the same topic: where the evidence is told in "
+        "the question's own words, they rank distractors above it at a small `top_k`; where it is paraphrased "
+        "('puppy' for 'pet'), they find it",
     ),
     Directive(
         id="combine_all",
@@ -265,6 +272,9 @@ CATALOGUE: tuple[Directive, ...] = (
                      "Don't stop at the best-matching memory; include the other relevant ones too."),
         examples_off=("Answer from the single best-matching memory.", "Do not merge memories.",
                       "Look for direct evidence in the memories."),
+        trade_off="items that overlap the question almost as well as the best are answered too: a multi-hop or "
+        "list question gains the items it needs, a single-hop question whose context holds a near match (another "
+        "pet, an earlier job) gets an extra, wrong span",
     ),
     Directive(
         id="abstain",
@@ -292,6 +302,9 @@ CATALOGUE: tuple[Directive, ...] = (
                      "When nothing in the memories is about the question, answer 'Not mentioned'."),
         examples_off=("Always give an answer, never say it is not mentioned.", "Make your best guess when unsure.",
                       "Answer briefly, in a few words."),
+        trade_off="an abstaining reader accepts as support only an item with the question's own words (its "
+        "names and another word of its topic; a related word does not count): it gains where questions presume "
+        "what was never said, and loses the answers whose evidence is paraphrased ('puppy' for 'pet')",
     ),
 )
 
@@ -342,11 +355,11 @@ def _rule(cue: Cue) -> str:
 
 def catalogue_table() -> str:
     """The catalogue as Markdown (for docs/simlm.md and `memopt directives`): directives, their cues, concepts."""
-    rows = ["| id | operations | reads | turns it on | does not turn it on | without it | with it |",
-            "|---|---|---|---|---|---|---|"]
+    rows = ["| id | operations | reads | turns it on | does not turn it on | without it | with it | trade-off |",
+            "|---|---|---|---|---|---|---|---|"]
     for d in CATALOGUE:
         rows.append(f"| `{d.id}` | {', '.join(d.operations)} | {d.reads} | {_cell(d.examples_on)} | "
-                    f"{_cell(d.examples_off)} | {d.failure} | {d.behaviour} |")
+                    f"{_cell(d.examples_off)} | {d.failure} | {d.behaviour} | {d.trade_off or '—'} |")
     rows += ["", "| id | speaks for it (negated: against it) | speaks against it (negated: for it) |",
              "|---|---|---|"]
     for d in CATALOGUE:
