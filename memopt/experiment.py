@@ -131,10 +131,17 @@ class LMConfig(_Strict):
 
 
 class AttributionConfig(_Strict):
-    """How failures are attributed: ``method`` is a registered attribution method (`memopt.attribution.registry`)."""
+    """How failures are attributed: ``method`` is a registered attribution method (`memopt.attribution.registry`).
+
+    In an optimizer round, ``sample`` caps the new attributions of the round: a stratified sample over question
+    category × the op a case was last blamed on (null: attribute every failure); ``replay`` reuses the attribution
+    of a case whose ops are byte-identical to when it was attributed (`memopt.attribution.replay`).
+    """
 
     method: str = "memtrace"
     verify: bool = False
+    sample: int | None = Field(60, ge=1)
+    replay: bool = True
 
     @field_validator("method")
     @classmethod
@@ -163,6 +170,7 @@ class OptimizerConfig(_Strict):
     search: dict[str, list[int]] = Field(default_factory=dict)
     min_gain: float = Field(0.0, ge=0.0)
     storage: str | None = None  # Optuna storage shared with `memopt worker` processes (memopt.optimize.storage)
+    stop_on_repeat: bool = True  # end the run when a round would see the prompts, knobs and feedback of an earlier one
 
     @field_validator("feedback")
     @classmethod

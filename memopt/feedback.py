@@ -3,11 +3,12 @@
 
 - ``attribution`` (memopt's, `build_feedback`): attributions grouped by operation. For each blamed
   operation: how many failures of each error type, the prompt version they came from, and 2–5
-  concrete examples — the question, the gold answer, what the system answered, the evidence
-  excerpt, what the operation produced (or, for the answer op, the context items it read; for a
-  retrieval miss, the unit the store held and what was retrieved), and an observation of what was
-  lost or wrong (derived from the graph: a relative date left unresolved, a speaker no output
-  mentions, a detail missing, a memory overwritten or deleted, a unit the context missed).
+  concrete examples chosen to cover its error types and question categories — the question, the
+  gold answer, what the system answered, the evidence excerpt, what the operation produced (or, for
+  the answer op, the context items it read; for a retrieval miss, the unit the store held and what
+  was retrieved), and an observation of what was lost or wrong (derived from the graph: a relative
+  date left unresolved, a speaker no output mentions, a detail missing, a memory overwritten or
+  deleted, a unit the context missed).
 - ``outcome`` (`outcome_feedback`): per failed training case, the question, gold answer,
   prediction and F1 / judge verdict, with no attribution: what a GEPA user writes.
 - ``score`` (`score_feedback`): the training score only.
@@ -174,8 +175,9 @@ def _grouped(blamed: list[tuple[FailedCase, Attribution]], prompt_ops: Mapping[s
 
 
 def _pick(items: list[tuple[FailedCase, Attribution]]) -> list[tuple[FailedCase, Attribution]]:
-    """Up to `MAX_EXAMPLES` examples, every error type shown, distinct failures (another question and another
-    evidence turn) first."""
+    """Up to `MAX_EXAMPLES` examples that cover the failure categories: first, greedily, examples that add an error
+    type or a question category not shown yet; then round-robin over error types. Distinct failures (another
+    question and another evidence turn) come first."""
     picked, repeats, seen = [], [], set()
     for case, attribution in sorted(items, key=lambda ca: (ca[1].error_type, ca[0].case_id)):
         if (attribution.error_type, case.question) in seen:
@@ -184,7 +186,20 @@ def _pick(items: list[tuple[FailedCase, Attribution]]) -> list[tuple[FailedCase,
         shown = (attribution.error_type, tuple(case.evidence_texts))
         (repeats if shown in seen else picked).append((case, attribution))
         seen.add(shown)
-    return _spread(picked + repeats, MAX_EXAMPLES)
+    pool, out, covered = picked + repeats, [], set()
+    while pool and len(out) < MAX_EXAMPLES:
+        gains = [len(_labels(item) - covered) for item in pool]
+        if max(gains) == 0:
+            break
+        best = pool.pop(gains.index(max(gains)))
+        out.append(best)
+        covered |= _labels(best)
+    return out + _spread(pool, MAX_EXAMPLES - len(out))
+
+
+def _labels(item: tuple[FailedCase, Attribution]) -> set[tuple[str, Any]]:
+    """The failure categories one example shows: its error type and its question category."""
+    return {("error", item[1].error_type), ("category", item[0].category)}
 
 
 def _version(items: list[tuple[FailedCase, Attribution]]) -> str | None:

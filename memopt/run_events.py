@@ -8,8 +8,8 @@ emits them:
 - per round (round 0 scores the starting prompts, the baseline): `RoundStarted`; then `RoundScored`
   (the round's `RoundRecord`, its `RoundOutcome`, None for round 0; the system it ended with) and,
   once the state has moved on and may be checkpointed, `RoundFinished`; `BestChanged` when the round
-  beat the best val F1; or `RoundDropped` when the budget ran out inside it; always `RoundEnded`
-  with the round's status (FINISHED, FAILED, KILLED);
+  beat the best val F1; or `RoundDropped` when the budget ran out inside it (or it would repeat an
+  earlier round); always `RoundEnded` with the round's status (FINISHED, FAILED, KILLED);
 - at the end: `RunEnding` (the final state, usage included), `RunSummarized` (the summary),
   `RunFinished` (the run's status; also when the run failed before its first round ended).
 

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from memopt.bench.feedback import ordering
+from memopt.bench.feedback import feedback_rows, markdown_table, ordering
 from memopt.bench.oracle import oracle_instructions, share_of_gain
 from memopt.experiment import load_experiment
 from memopt.simlm.directives import active_directives, directives_for
@@ -38,7 +38,8 @@ def test_bench_feedback_runs_every_kind_and_writes_the_oracle_row(tmp_path):
         assert row["share_of_oracle_gain"] == share_of_gain(row["test_f1_before"], row["test_f1_after"],
                                                              oracle["test_f1_after"])
         assert 0 < row["lm_calls"] <= 300 * 1.5
-    assert set(report["ordering"]) == set(ordering(report["rows"]))
+    assert report["ordering"] == json.loads(json.dumps(ordering(report["runs"])))
+    assert {c["verdict"] for c in report["ordering"].values()} == {"not significant"}  # one seed: no claim stated
     assert "| quickstart | 300 | 1 | oracle |" in done.stdout and "attribution > outcome:" in done.stdout
 
 
@@ -56,13 +57,48 @@ def test_oracle_appends_every_catalogue_directive_of_each_llm_op():
         assert all(oracle[op] == seed[op] for op in untouched)
 
 
-def test_share_of_gain_and_ordering_verdicts():
+def _runs(gains: dict[str, list[float]]) -> list[dict]:
+    return [{"variant": v, "seed": seed, "gain": g, "test_f1_before": 0.2, "test_f1_after": 0.2 + g, "lm_calls": 100,
+             "seconds": 1.0} for v, values in gains.items() for seed, g in enumerate(values)]
+
+
+def test_share_of_gain_and_ordering_verdicts_paired_by_seed():
     assert share_of_gain(0.2, 0.5, 0.8) == 0.5 and share_of_gain(0.2, 0.5, 0.2) is None
-    rows = [{"variant": v, "gain": g, "gain_sd": 0.01} for v, g in
-            (("attribution", 0.5), ("outcome", 0.3), ("score", 0.1), ("empty", 0.105), ("misleading", 0.05))]
-    verdicts = ordering(rows)
-    assert all(verdicts[k] for k in verdicts if k != "attribution ≥ 1.5 × outcome")
-    assert verdicts["attribution ≥ 1.5 × outcome"] is True
-    rows[0]["gain"] = 0.4
-    assert ordering(rows)["attribution ≥ 1.5 × outcome"] is False
+    gains = {"attribution": [0.50, 0.52, 0.48, 0.51, 0.49], "outcome": [0.30, 0.31, 0.28, 0.32, 0.29],
+             "score": [0.10, 0.12, 0.11, 0.10, 0.11], "empty": [0.11, 0.11, 0.10, 0.12, 0.10],
+             "misleading": [0.02, 0.03, 0.01, 0.02, 0.03]}
+    verdicts = ordering(_runs(gains))
+    assert {claim: v["verdict"] for claim, v in verdicts.items()} == {
+        "attribution > outcome": "holds", "outcome > score": "holds", "outcome > empty": "holds",
+        "score ≈ empty": "holds", "score > misleading": "holds", "empty > misleading": "holds",
+        "attribution ≥ 1.5 × outcome": "holds"}
+    assert verdicts["attribution > outcome"]["n"] == 5 and verdicts["attribution > outcome"]["p"] < 0.001
+    # attribution's mean gain is still ahead, but inside the seeds' noise: the ordering is not stated
+    gains["attribution"] = [0.45, 0.20, 0.40, 0.25, 0.38]
+    noisy = ordering(_runs(gains))
+    assert noisy["attribution > outcome"]["verdict"] == "not significant"
+    assert noisy["attribution > outcome"]["low"] < 0 < noisy["attribution > outcome"]["high"]
+    assert noisy["attribution ≥ 1.5 × outcome"]["verdict"] == "not significant"  # 0.336 vs 1.5 × 0.30: p 0.11
+    # pairing by seed: the same gains in another seed order are another comparison
+    gains["attribution"] = [0.31, 0.32, 0.29, 0.33, 0.30]  # outcome + 0.01 at every seed
+    assert ordering(_runs(gains))["attribution > outcome"]["verdict"] == "holds"
+    gains["attribution"] = [0.33, 0.30, 0.32, 0.29, 0.31]  # the same values, not paired with outcome's
+    assert ordering(_runs(gains))["attribution > outcome"]["verdict"] == "not significant"
+    # one seed: nothing is significant, and the table says so
+    one = {v: g[:1] for v, g in gains.items()}
+    assert {v["verdict"] for v in ordering(_runs(one)).values()} == {"not significant"}
     assert load_experiment(QUICKSTART).optimizer.search  # the oracle chooses among these knob values on val
+
+
+def test_markdown_table_shows_mean_sd_interval_and_verdicts():
+    gains = {"attribution": [0.35, 0.30, 0.40], "outcome": [0.25, 0.34, 0.20]}
+    runs = _runs(gains)
+    rows = feedback_rows(runs, {"test_f1": 0.7, "seconds": 1.0}, ["attribution", "outcome"])
+    report = {"experiment": "quickstart", "budget": 6000, "seeds": [0, 1, 2], "rows": rows, "ordering": ordering(runs)}
+    table = markdown_table(report)
+    # attribution: mean 0.35, sd 0.05, 95 % interval 0.35 ± t(0.975, 2) × 0.05 / √3 = 0.35 ± 0.124
+    assert "| quickstart | 6,000 | 3 | attribution | blamed | 0.200 | 0.550 ± 0.050 | +0.350 ± 0.050 " \
+           "| [+0.226, +0.474] |" in table
+    # differences 0.10, −0.04, 0.20: mean 0.087, sd 0.121, 0.087 ± 4.303 × 0.121 / √3; t 1.24, p 0.34
+    assert "| attribution > outcome | 3 | +0.087 ± 0.121 | [-0.213, +0.386] | 0.339 | not significant |" in table
+    assert "| not significant |" in table and "| score ≈ empty | 0 | — | — | — | n/a |" in table

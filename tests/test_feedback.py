@@ -26,7 +26,7 @@ def round_one():
     system = make_system("mem0")
     optimizer = ReflectiveOptimizer(scorer)
     train = optimizer._evaluate(system, conversations)
-    blamed, _ = optimizer._attribute(train)
+    blamed, _, _ = optimizer._attribute(train)
     return system, scorer, train, blamed
 
 

@@ -252,12 +252,12 @@ def test_attributions_come_in_case_order_whatever_order_the_graphs_were_traced_i
     experiment = Experiment(pipeline="mem0", data={"source": OPT_DATA}, rounds=1)
     _, trainset, _, _ = splits_of(experiment)
     scorer = make_scorer(experiment)
-    optimizer = ReflectiveOptimizer(scorer, attribution="memtrace")
+    optimizer = ReflectiveOptimizer(scorer, attribution="memtrace", replay=False)  # attribute twice, not replay
     train = scorer.score(make_system("mem0"), trainset, judged=True, traced=True)
     assert len(train.graphs) >= 2
     shuffled = Scored(train.results, train.metrics, dict(reversed(list(train.graphs.items()))))
-    found, _ = optimizer._attribute(train)
-    found_shuffled, _ = optimizer._attribute(shuffled)
+    found, _, _ = optimizer._attribute(train)
+    found_shuffled, _, _ = optimizer._attribute(shuffled)
     order = [r.case_id for r in train.results]
     ids = [case.case_id for case, _ in found]
     assert len({i.split(":")[0] for i in ids}) >= 2, ids  # failures of more than one conversation
@@ -286,7 +286,7 @@ def test_a_failed_attribution_logs_one_line_without_a_traceback(caplog):
     with _closed_port() as port:
         scorer.judge = LMJudge(make_lm(f"openai/judge@http://127.0.0.1:{port}/v1", num_retries=0, timeout=10))
         with caplog.at_level("WARNING", logger="memopt.optimize.reflective"):
-            found, failed = ReflectiveOptimizer(scorer, attribution="memtrace")._attribute(train)
+            found, failed, _ = ReflectiveOptimizer(scorer, attribution="memtrace")._attribute(train)
     records = [r for r in caplog.records if r.name == "memopt.optimize.reflective"]
     assert failed > 0 and len(records) == failed  # attributions needing no judge call still succeed
     for record in records:

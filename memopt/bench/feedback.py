@@ -8,10 +8,12 @@ selection; the data, its split and what the task and judge LMs do are the same f
 attribution, misleading and empty rewrite memopt's blamed ops; outcome and score, having no
 attribution, take the LLM ops round-robin (see `memopt.optimize.reflective`).
 
-Each row: test F1 before and after (mean ± sd over seeds), the gain, the share of the catalogue
-oracle's gain (`memopt.bench.oracle`), LM calls and seconds per run; plus the oracle row, and
-whether the target ordering holds (attribution > outcome > score ≈ empty > misleading, and
-attribution's gain ≥ 1.5 × outcome's).
+Each row: test F1 before and after (mean ± sd over seeds), the gain (mean ± sd and its 95 % t
+interval), the share of the catalogue oracle's gain (`memopt.bench.oracle`), LM calls and seconds
+per run; plus the oracle row. Each claim of the target ordering (attribution > outcome > score ≈ empty
+> misleading, and attribution's gain ≥ 1.5 × outcome's) is a paired t-test on the gains, paired by
+seed (`memopt.bench.seeds`): it "holds" only where the difference is significant (p < 0.05),
+otherwise the table and the JSON say "not significant".
 """
 
 from __future__ import annotations
@@ -21,14 +23,18 @@ import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["bench_feedback", "feedback_rows", "ordering", "markdown_table"]
+from memopt.bench.seeds import Claim, compare, comparison_table, fmt_interval, interval
+
+__all__ = ["bench_feedback", "feedback_rows", "ordering", "markdown_table", "CLAIMS", "DEFAULT_SEEDS"]
 
 
-def _mean_sd(values: list[float]) -> tuple[float, float]:
-    return round(statistics.fmean(values), 4), round(statistics.stdev(values), 4) if len(values) > 1 else 0.0
+CLAIMS = (Claim("attribution", "outcome"), Claim("outcome", "score"), Claim("outcome", "empty"),
+          Claim("score", "empty", equivalent=True), Claim("score", "misleading"), Claim("empty", "misleading"),
+          Claim("attribution", "outcome", scale=1.5))
+DEFAULT_SEEDS = 5
 
 
-def bench_feedback(experiment: str | Path, *, budget: int, seeds: int = 3, rounds: int | None = None,
+def bench_feedback(experiment: str | Path, *, budget: int, seeds: int = DEFAULT_SEEDS, rounds: int | None = None,
                    variants: list[str] | None = None) -> dict[str, Any]:
     """Run every feedback kind for ``seeds`` seeds; returns runs, rows, the oracle and the ordering verdicts."""
     from memopt.bench.oracle import catalogue_oracle, share_of_gain
@@ -59,15 +65,18 @@ def bench_feedback(experiment: str | Path, *, budget: int, seeds: int = 3, round
             runs.append({"variant": name, "seed": exp.seed, "test_f1_before": before, "test_f1_after": after,
                          "gain": round(after - before, 4), "share": share_of_gain(before, after, oracle["test_f1"]),
                          "lm_calls": summary["lm_calls"], "rounds": len(summary["rounds"]),
+                         "attribution_judge_calls": sum(r.get("attribution", {}).get("judge_calls", 0)
+                                                        for r in summary["rounds"]),
+                         "stopped": summary.get("stopped"),
                          "seconds": round(time.perf_counter() - started, 1)})
     rows = feedback_rows(runs, oracle, names)
     return {"experiment": base.name, "budget": budget, "rounds": base.rounds, "seeds": [base.seed + i for i in
                                                                                          range(seeds)],
-            "oracle": oracle, "rows": rows, "ordering": ordering(rows), "runs": runs}
+            "oracle": oracle, "rows": rows, "ordering": ordering(runs), "runs": runs}
 
 
 def feedback_rows(runs: list[dict[str, Any]], oracle: dict[str, Any], names: list[str]) -> list[dict[str, Any]]:
-    """One row per feedback kind (means and sds over seeds), then the oracle row."""
+    """One row per feedback kind (mean, sd and 95 % interval over seeds), then the oracle row."""
     from memopt.bench.oracle import share_of_gain
 
     rows = []
@@ -75,54 +84,42 @@ def feedback_rows(runs: list[dict[str, Any]], oracle: dict[str, Any], names: lis
         mine = [r for r in runs if r["variant"] == name]
         if not mine:
             continue
-        before, _ = _mean_sd([r["test_f1_before"] for r in mine])
-        after, after_sd = _mean_sd([r["test_f1_after"] for r in mine])
-        gain, gain_sd = _mean_sd([r["gain"] for r in mine])
+        before = interval([r["test_f1_before"] for r in mine])["mean"]
+        after, gain = interval([r["test_f1_after"] for r in mine]), interval([r["gain"] for r in mine])
         rows.append({"variant": name, "ops": "blamed" if name in ("attribution", "misleading", "empty") else
-                     "round-robin", "test_f1_before": before, "test_f1_after": after, "test_f1_after_sd": after_sd,
-                     "gain": gain, "gain_sd": gain_sd, "share_of_oracle_gain": share_of_gain(before, after,
-                                                                                             oracle["test_f1"]),
+                     "round-robin", "test_f1_before": before, "test_f1_after": after["mean"],
+                     "test_f1_after_sd": after["sd"], "gain": gain["mean"], "gain_sd": gain["sd"],
+                     "gain_low": gain["low"], "gain_high": gain["high"],
+                     "share_of_oracle_gain": share_of_gain(before, after["mean"], oracle["test_f1"]),
                      "lm_calls": round(statistics.fmean(r["lm_calls"] for r in mine)),
                      "seconds": round(statistics.fmean(r["seconds"] for r in mine), 1), "runs": len(mine)})
     before = rows[0]["test_f1_before"] if rows else oracle.get("seed_test_f1")
+    gain = round(oracle["test_f1"] - before, 4) if before is not None else None
     rows.append({"variant": "oracle", "ops": "best directive subset, no optimizer", "test_f1_before": before,
-                 "test_f1_after": oracle["test_f1"], "test_f1_after_sd": 0.0,
-                 "gain": round(oracle["test_f1"] - before, 4) if before is not None else None, "gain_sd": 0.0,
-                 "share_of_oracle_gain": 1.0, "lm_calls": 0, "seconds": oracle.get("seconds", 0.0), "runs": 1})
+                 "test_f1_after": oracle["test_f1"], "test_f1_after_sd": 0.0, "gain": gain, "gain_sd": 0.0,
+                 "gain_low": gain, "gain_high": gain, "share_of_oracle_gain": 1.0, "lm_calls": 0,
+                 "seconds": oracle.get("seconds", 0.0), "runs": 1})
     return rows
 
 
-def ordering(rows: list[dict[str, Any]]) -> dict[str, bool | None]:
-    """Whether the target ordering holds: attribution > outcome > score ≈ empty > misleading, attribution ≥ 1.5 ×
-    outcome. "≈" means the two means differ by at most the larger of their sds (and of 0.01)."""
-    by = {r["variant"]: r for r in rows}
-
-    def gain(name: str) -> float | None:
-        return by[name]["gain"] if name in by else None
-
-    def compare(a: str, b: str, test: Any) -> bool | None:
-        return None if gain(a) is None or gain(b) is None else bool(test(gain(a), gain(b)))
-
-    near = max(0.01, *(by[n]["gain_sd"] for n in ("score", "empty") if n in by))
-    return {
-        "attribution > outcome": compare("attribution", "outcome", lambda a, b: a > b),
-        "outcome > score": compare("outcome", "score", lambda a, b: a > b),
-        "outcome > empty": compare("outcome", "empty", lambda a, b: a > b),
-        "score ≈ empty": compare("score", "empty", lambda a, b: abs(a - b) <= near),
-        "score > misleading": compare("score", "misleading", lambda a, b: a > b),
-        "empty > misleading": compare("empty", "misleading", lambda a, b: a > b),
-        "attribution ≥ 1.5 × outcome": compare("attribution", "outcome", lambda a, b: a >= 1.5 * b),
-    }
+def ordering(runs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Each claim of the target ordering (`CLAIMS`: attribution > outcome > score ≈ empty > misleading, attribution
+    ≥ 1.5 × outcome) tested on the gains, paired by seed (`memopt.bench.seeds.compare`): a verdict, "holds" only
+    where it is significant."""
+    return compare(runs, CLAIMS)
 
 
 def markdown_table(report: dict[str, Any]) -> str:
-    """The rows as the Markdown table of docs/optimize.md."""
-    lines = ["| experiment | budget | seeds | feedback | ops rewritten | test F1 before | after (mean ± sd) | gain "
-             "| share of oracle gain | LM calls | s / run |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    """The rows as the Markdown table of docs/optimize.md, then the comparisons (difference, interval, p, verdict)."""
+    lines = ["| experiment | budget | seeds | feedback | ops rewritten | test F1 before | after (mean ± sd) "
+             "| gain (mean ± sd) | 95 % interval of gain | share of oracle gain | LM calls | s / run |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for row in report["rows"]:
         share = row["share_of_oracle_gain"]
         lines.append(f"| {report['experiment']} | {report['budget']:,} | {len(report['seeds'])} | {row['variant']} | "
                      f"{row['ops']} | {row['test_f1_before']:.3f} | "
-                     f"{row['test_f1_after']:.3f} ± {row['test_f1_after_sd']:.3f} | {row['gain']:+.3f} | "
+                     f"{row['test_f1_after']:.3f} ± {row['test_f1_after_sd']:.3f} | "
+                     f"{row['gain']:+.3f} ± {row['gain_sd']:.3f} | "
+                     f"{fmt_interval(row.get('gain_low'), row.get('gain_high'))} | "
                      f"{'—' if share is None else f'{share:.2f}'} | {row['lm_calls']:,} | {row['seconds']} |")
-    return "\n".join(lines)
+    return "\n".join(lines) + "\n\n" + comparison_table(report["ordering"])

@@ -1,22 +1,30 @@
-"""`memopt bench optimize`: the optimizers side by side at an equal LM-call budget.
+"""`memopt bench optimize`: the optimizers side by side at an equal LM-call budget, over seeds.
 
 For each experiment file, each variant — ``memtrace``, ``gepa``, ``gepa_outcome`` (dspy.GEPA with
 outcome feedback: question, gold, prediction and F1, no attribution), ``score_only`` and
 ``blame_response`` (the memtrace optimizer with every failure blamed on the answer op) — runs with
-the same budget and rounds, untracked; the row reports test F1 before and after, the gain, the
-share of the catalogue oracle's gain (`memopt.bench.oracle`), the LM calls spent, the gain per
-1,000 LM calls, and the wall time. Each experiment also gets the oracle row (all catalogue
-directives appended to the seed prompts, no optimizer): the ceiling.
+the same budget and rounds, untracked, for ``seeds`` seeds (the experiment's seed, +1, ...; the seed
+drives the reflection, the samplers and so the proposals and the selection). The row of a variant
+reports test F1 before and after (mean ± sd), the gain (mean ± sd and its 95 % interval), the share
+of the catalogue oracle's gain (`memopt.bench.oracle`), the LM calls spent, the gain per 1,000 LM
+calls, and the wall time. Each experiment also gets the oracle row (all catalogue directives appended
+to the seed prompts, no optimizer): the ceiling. The target ordering (`CLAIMS`: attribution ahead of
+outcome feedback, outcome ahead of the controls) is tested per experiment on the gains, paired by seed
+(`memopt.bench.seeds`): a claim "holds" only where it is significant.
 """
 
 from __future__ import annotations
 
+import statistics
 import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["bench_optimize", "VARIANTS"]
+from memopt.bench.seeds import Claim, compare, comparison_table, fmt_interval, interval
 
+__all__ = ["bench_optimize", "optimize_rows", "markdown_table", "VARIANTS", "CLAIMS", "DEFAULT_SEEDS"]
+
+DEFAULT_SEEDS = 5
 VARIANTS: dict[str, dict[str, str]] = {
     "memtrace": {"optimizer.name": "memtrace", "optimizer.feedback": "attribution", "attribution.method": "memtrace"},
     "gepa": {"optimizer.name": "gepa", "optimizer.feedback": "attribution", "attribution.method": "memtrace"},
@@ -25,11 +33,13 @@ VARIANTS: dict[str, dict[str, str]] = {
     "blame_response": {"optimizer.name": "memtrace", "optimizer.feedback": "attribution",
                        "attribution.method": "blame_response"},
 }
+CLAIMS = (Claim("memtrace", "gepa_outcome"), Claim("gepa", "gepa_outcome"), Claim("memtrace", "score_only"),
+          Claim("gepa_outcome", "score_only"), Claim("memtrace", "blame_response"))
 
 
 def bench_optimize(experiments: list[str | Path], *, budget: int, rounds: int | None = None,
-                   variants: list[str] | None = None) -> list[dict[str, Any]]:
-    """One row per (experiment, variant)."""
+                   variants: list[str] | None = None, seeds: int = DEFAULT_SEEDS) -> dict[str, Any]:
+    """Every variant on every experiment for ``seeds`` seeds: {budget, seeds, runs, rows, comparisons}."""
     from memopt.bench.oracle import catalogue_oracle, share_of_gain
     from memopt.errors import ConfigError
     from memopt.experiment import load_experiment
@@ -39,26 +49,72 @@ def bench_optimize(experiments: list[str | Path], *, budget: int, rounds: int | 
     unknown = sorted(set(variants or []) - set(VARIANTS))
     if unknown:
         raise ConfigError(f"--optimizers: unknown {', '.join(unknown)} (known: {', '.join(VARIANTS)}).")
-    rows = []
+    names = variants or list(VARIANTS)
+    runs, rows, comparisons = [], [], {}
     for path in experiments:
+        base = load_experiment(path, {"budget.max_lm_calls": budget, "rounds": rounds})
         started = time.perf_counter()
-        oracle = catalogue_oracle(load_experiment(path, {"budget.max_lm_calls": budget, "rounds": rounds}))
-        oracle_seconds = round(time.perf_counter() - started, 1)
-        before = None
-        for name in variants or list(VARIANTS):
-            experiment = load_experiment(path, {**VARIANTS[name], "budget.max_lm_calls": budget, "rounds": rounds})
-            started = time.perf_counter()
-            summary = run_experiment(experiment, tracker=NullTracker())
-            before, after = summary["baseline"]["test_f1"], summary["final"]["test_f1"]
-            calls = summary["lm_calls"]
-            rows.append({"experiment": experiment.name, "optimizer": name, "test_f1_before": before,
-                         "test_f1_after": after, "gain": round(after - before, 4),
-                         "share_of_oracle_gain": share_of_gain(before, after, oracle["test_f1"]), "lm_calls": calls,
-                         "gain_per_1k_calls": round(1000 * (after - before) / max(calls, 1), 4),
-                         "seconds": round(time.perf_counter() - started, 1)})
-        before = oracle["seed_test_f1"] if before is None else before
-        rows.append({"experiment": load_experiment(path).name, "optimizer": "oracle (best subset)",
-                     "test_f1_before": before, "test_f1_after": oracle["test_f1"],
-                     "gain": round(oracle["test_f1"] - before, 4), "share_of_oracle_gain": 1.0, "lm_calls": 0,
-                     "gain_per_1k_calls": None, "seconds": oracle_seconds})
+        oracle = catalogue_oracle(base)
+        oracle["seconds"] = round(time.perf_counter() - started, 1)
+        mine = []
+        for offset in range(seeds):
+            for name in names:
+                experiment = load_experiment(path, {**VARIANTS[name], "budget.max_lm_calls": budget,
+                                                    "rounds": rounds, "seed": base.seed + offset})
+                started = time.perf_counter()
+                summary = run_experiment(experiment, tracker=NullTracker())
+                before, after = summary["baseline"]["test_f1"], summary["final"]["test_f1"]
+                mine.append({"experiment": base.name, "optimizer": name, "seed": experiment.seed,
+                             "test_f1_before": before, "test_f1_after": after, "gain": round(after - before, 4),
+                             "share_of_oracle_gain": share_of_gain(before, after, oracle["test_f1"]),
+                             "lm_calls": summary["lm_calls"], "rounds": len(summary["rounds"]),
+                             "seconds": round(time.perf_counter() - started, 1)})
+        runs += mine
+        rows += optimize_rows(mine, oracle, names, base.name)
+        comparisons[base.name] = compare(mine, CLAIMS, variant_key="optimizer")
+    return {"budget": budget, "seeds": seeds, "rows": rows, "comparisons": comparisons, "runs": runs}
+
+
+def optimize_rows(runs: list[dict[str, Any]], oracle: dict[str, Any], names: list[str],
+                  experiment: str) -> list[dict[str, Any]]:
+    """One row per variant of one experiment (mean, sd and 95 % interval over seeds), then the oracle row."""
+    from memopt.bench.oracle import share_of_gain
+
+    rows = []
+    for name in names:
+        mine = [r for r in runs if r["optimizer"] == name]
+        if not mine:
+            continue
+        before = interval([r["test_f1_before"] for r in mine])["mean"]
+        after, gain = interval([r["test_f1_after"] for r in mine]), interval([r["gain"] for r in mine])
+        calls = round(statistics.fmean(r["lm_calls"] for r in mine))
+        rows.append({"experiment": experiment, "optimizer": name, "seeds": len(mine), "test_f1_before": before,
+                     "test_f1_after": after["mean"], "test_f1_after_sd": after["sd"], "gain": gain["mean"],
+                     "gain_sd": gain["sd"], "gain_low": gain["low"], "gain_high": gain["high"],
+                     "share_of_oracle_gain": share_of_gain(before, after["mean"], oracle["test_f1"]),
+                     "lm_calls": calls, "gain_per_1k_calls": round(1000 * gain["mean"] / max(calls, 1), 4),
+                     "seconds": round(statistics.fmean(r["seconds"] for r in mine), 1)})
+    before = rows[0]["test_f1_before"] if rows else oracle["seed_test_f1"]
+    gain = round(oracle["test_f1"] - before, 4)
+    rows.append({"experiment": experiment, "optimizer": "oracle (best subset)", "seeds": 1,
+                 "test_f1_before": before, "test_f1_after": oracle["test_f1"], "test_f1_after_sd": 0.0, "gain": gain,
+                 "gain_sd": 0.0, "gain_low": gain, "gain_high": gain, "share_of_oracle_gain": 1.0, "lm_calls": 0,
+                 "gain_per_1k_calls": None, "seconds": oracle["seconds"]})
     return rows
+
+
+def markdown_table(report: dict[str, Any]) -> str:
+    """The rows as the Markdown table of docs/optimize.md, then each experiment's comparisons."""
+    lines = ["| experiment | optimizer | seeds | test F1 before | after (mean ± sd) | gain (mean ± sd) "
+             "| 95 % interval of gain | share of oracle gain | LM calls | gain per 1k calls |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in report["rows"]:
+        share, per_1k = r["share_of_oracle_gain"], r["gain_per_1k_calls"]
+        lines.append(f"| {r['experiment']} | {r['optimizer']} | {r['seeds']} | {r['test_f1_before']:.3f} | "
+                     f"{r['test_f1_after']:.3f} ± {r['test_f1_after_sd']:.3f} | {r['gain']:+.3f} ± {r['gain_sd']:.3f} "
+                     f"| {fmt_interval(r['gain_low'], r['gain_high'])} | {'—' if share is None else f'{share:.2f}'} "
+                     f"| {r['lm_calls']:,} | {'—' if per_1k is None else f'{per_1k:.3f}'} |")
+    parts = ["\n".join(lines)]
+    for experiment, comparisons in report["comparisons"].items():
+        parts.append(f"{experiment}:\n\n{comparison_table(comparisons)}")
+    return "\n\n".join(parts)

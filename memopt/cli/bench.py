@@ -7,6 +7,7 @@ from typing import Any
 
 import typer
 
+from memopt.bench.seeds import fmt_interval
 from memopt.cli import options
 from memopt.files import check_writable, write_json
 
@@ -140,19 +141,48 @@ def optimize(
     experiments: list[Path] = typer.Argument(None, help="Experiment files (default: quickstart and the LoCoMo one)."),
     budget: int = typer.Option(6000, "--budget", min=1, help="LM-call budget of every optimizer."),
     rounds: int = typer.Option(8, "--rounds", min=1, help="Rounds (an optimizer stops earlier when out of budget)."),
+    seeds: int = typer.Option(5, "--seeds", min=1, help="Runs per optimizer (seeds: the experiment's, +1, ...); "
+                                                         "comparisons are paired by seed."),
     variants: str = typer.Option(None, "--optimizers", help="Comma-separated: memtrace, gepa, gepa_outcome, "
                                                              "score_only, blame_response (default: all)."),
-    out: Path = typer.Option(None, "--out", help="Also write the rows as JSON."),
+    markdown: bool = typer.Option(False, "--markdown", help="Also print the tables as Markdown (as in docs/)."),
+    out: Path = typer.Option(None, "--out", help="Write {rows, comparisons, runs} as JSON."),
 ) -> None:
-    """Test F1 before/after, share of the catalogue oracle's gain and gain per 1,000 LM calls of each optimizer at an
-    equal budget (with the oracle row: the best subset of catalogue directives, no optimizer)."""
-    from memopt.bench.optimize import bench_optimize
+    """Test F1 before/after (mean ± sd, 95 % interval of the gain over seeds), share of the oracle's gain and gain
+    per 1,000 LM calls of each optimizer at an equal budget, next to the oracle row (the best subset of catalogue
+    directives, no optimizer); each claim of the target ordering with its p-value (stated only where
+    significant)."""
+    from memopt.bench.optimize import bench_optimize, markdown_table
     from memopt.cli.options import parse_ids
 
     _check_out(out)
     files = experiments or [Path("experiments/quickstart.yaml"), Path("experiments/locomo_mem0.yaml")]
-    rows = bench_optimize(files, budget=budget, rounds=rounds, variants=parse_ids(variants))
-    _print(rows, f"optimizers at {budget} LM calls (SimLM, simulated)", out)
+    report = bench_optimize(files, budget=budget, rounds=rounds, variants=parse_ids(variants), seeds=seeds)
+    shown = [{"experiment": r["experiment"], "optimizer": r["optimizer"], "seeds": str(r["seeds"]),
+              "F1 before": f"{r['test_f1_before']:.3f}",
+              "after ± sd": f"{r['test_f1_after']:.3f} ± {r['test_f1_after_sd']:.3f}",
+              "gain ± sd": f"{r['gain']:+.3f} ± {r['gain_sd']:.3f}",
+              "95 % interval": fmt_interval(r["gain_low"], r["gain_high"]),
+              "share of oracle gain": "—" if r["share_of_oracle_gain"] is None else f"{r['share_of_oracle_gain']:.2f}",
+              "LM calls": f"{r['lm_calls']:,}", "s / run": str(r["seconds"])} for r in report["rows"]]
+    _print(shown, f"optimizers at {budget} LM calls, {seeds} seed(s) (SimLM, simulated)", None)
+    for experiment, comparisons in report["comparisons"].items():
+        _print_claims(comparisons, experiment)
+    if markdown:
+        print(markdown_table(report))
+    if out is not None:
+        write_json(out, report)
+
+
+def _print_claims(comparisons: dict[str, dict[str, Any]], title: str) -> None:
+    """One line per claim: its verdict, the paired mean difference, its 95 % interval and p."""
+    for claim, c in comparisons.items():
+        if c["n"] == 0:
+            print(f"{title}: {claim}: n/a")
+            continue
+        p = "—" if c["p"] is None else f"{c['p']:.3f}"
+        print(f"{title}: {claim}: {c['verdict']} (difference {c['mean']:+.3f}, 95 % interval "
+              f"{fmt_interval(c['low'], c['high'])}, p {p}, {c['n']} seed(s))")
 
 
 @app.command("feedback")
@@ -160,7 +190,8 @@ def feedback(
     experiment: Path = typer.Option(Path("experiments/quickstart.yaml"), "--experiment", "-e",
                                     help="Experiment file (default: the quickstart)."),
     budget: int = typer.Option(6000, "--budget", min=1, help="LM-call budget of every run."),
-    seeds: int = typer.Option(3, "--seeds", min=1, help="Runs per feedback kind (seeds: the experiment's, +1, ...)."),
+    seeds: int = typer.Option(5, "--seeds", min=1, help="Runs per feedback kind (seeds: the experiment's, +1, ...); "
+                                                         "comparisons are paired by seed."),
     rounds: int = typer.Option(8, "--rounds", min=1, help="Rounds (a run stops earlier when out of budget)."),
     variants: str = typer.Option(None, "--variants", help="Comma-separated feedback kinds (default: every "
                                                           "registered one; `memopt plugins` lists them)."),
@@ -177,12 +208,12 @@ def feedback(
     shown = [{"feedback": r["variant"], "ops": r["ops"], "F1 before": f"{r['test_f1_before']:.3f}",
               "after ± sd": f"{r['test_f1_after']:.3f} ± {r['test_f1_after_sd']:.3f}",
               "gain ± sd": f"{r['gain']:+.3f} ± {r['gain_sd']:.3f}",
+              "95 % interval": fmt_interval(r["gain_low"], r["gain_high"]),
               "share of oracle gain": "—" if r["share_of_oracle_gain"] is None else f"{r['share_of_oracle_gain']:.2f}",
               "LM calls": f"{r['lm_calls']:,}", "s / run": str(r["seconds"])} for r in report["rows"]]
     _print(shown, f"{report['experiment']}: feedback kinds at {budget} LM calls, {seeds} seed(s) "
                   "(memtrace optimizer; SimLM, simulated)", None)
-    for claim, holds in report["ordering"].items():
-        print(f"{claim}: {'n/a' if holds is None else 'holds' if holds else 'does NOT hold'}")
+    _print_claims(report["ordering"], report["experiment"])
     if markdown:
         print(markdown_table(report))
     if out is not None:

@@ -25,12 +25,15 @@ knob search (``search``).
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 from dataclasses import dataclass, field
 from typing import Any
 
 from memopt.attribution.case import FailedCase, failed_cases
 from memopt.attribution.methods import attribute
+from memopt.attribution.replay import AttributionCache, fingerprints, stratified_sample
 from memopt.attribution.types import Attribution
 from memopt.data.model import Conversation
 from memopt.errors import one_line
@@ -42,9 +45,14 @@ from memopt.optimize.select import Choice, select
 from memopt.parallel import map_ordered
 from memopt.systems.base import MemorySystem
 
-__all__ = ["ReflectiveOptimizer", "RoundOutcome"]
+__all__ = ["ReflectiveOptimizer", "RoundOutcome", "StateRepeated"]
 
 logger = logging.getLogger(__name__)
+
+
+class StateRepeated(Exception):
+    """A round would see the prompts, knobs and feedback an earlier round saw: it would propose the same
+    candidates again, so the run stops (``optimizer.stop_on_repeat``)."""
 
 
 @dataclass
@@ -62,6 +70,7 @@ class RoundOutcome:
     attribution_errors: int = 0
     rationales: dict[str, str] = field(default_factory=dict)
     rejected: list[str] = field(default_factory=list)
+    attribution: dict[str, int] = field(default_factory=dict)  # failed, sampled, replayed, attributed, judge_calls
 
 
 @dataclass
@@ -76,6 +85,10 @@ class ReflectiveOptimizer:
     # attribution
     attribution: str = "memtrace"
     verify: bool = False
+    sample: int | None = None  # new attributions per round, stratified (category × blamed-op candidate); None: all
+    replay: bool = True  # reuse attributions of byte-identical cases (`memopt.attribution.replay`)
+    # stopping
+    stop_on_repeat: bool = False
     # selection
     trials: int = 8
     trial_batch: int = 4
@@ -86,13 +99,16 @@ class ReflectiveOptimizer:
     # the prompt check every candidate passes before it is tried (`memopt.prompt_check.PromptGuard`)
     guard: Any = None
     trial_pool: Any = None  # hook: a `memopt.optimize.workers.TrialPool` when optimizer.storage is set
+    cache: AttributionCache = field(default_factory=AttributionCache)
+    seen: dict[str, int] = field(default_factory=dict)  # digest of a round's inputs → the round that saw them
 
     def step(self, system: MemorySystem, round_index: int, *, trainset: list[Conversation],
              valset: list[Conversation], current_val: float) -> RoundOutcome:
         """One round: evaluate → attribute → feedback → propose → select (the caller logs and checkpoints)."""
         train = self._evaluate(system, trainset)
-        blamed, unattributed = self._attribute(train) if self.attributes else ([], 0)
+        blamed, unattributed, spent = self._attribute(train) if self.attributes else ([], 0, {})
         feedback = self._feedback(system, train, blamed, round_index)
+        self._check_repeat(system, feedback, round_index)
         proposals = self._propose(system, feedback)
         candidates, rationales, rejected = self._check(proposals, feedback)
         choice = self._select(system, candidates, valset, current_val, round_index)
@@ -105,7 +121,19 @@ class ReflectiveOptimizer:
             types[a.error_type] = types.get(a.error_type, 0) + 1
         chosen = {op: rationales[(op, text)] for op, text in choice.instructions.items()}
         return RoundOutcome(train, blamed, feedback, candidates, choice, accepted, counts, types, unattributed,
-                            chosen, rejected)
+                            chosen, rejected, spent)
+
+    def _check_repeat(self, system: MemorySystem, feedback: dict[str, Feedback], round_index: int) -> None:
+        """Raise `StateRepeated` when an earlier round saw these prompts, knobs and feedback (``stop_on_repeat``)."""
+        if not self.stop_on_repeat:
+            return
+        inputs = json.dumps([system.instructions(), dict(system.knobs), {op: fb.text() for op, fb in feedback.items()}],
+                            sort_keys=True, default=str)
+        key = hashlib.sha256(inputs.encode("utf-8")).hexdigest()
+        if key in self.seen:
+            raise StateRepeated(f"round {round_index} would see the prompts, knobs and feedback of round "
+                                f"{self.seen[key]} (and propose the same candidates)")
+        self.seen[key] = round_index
 
     # 1. evaluate
     def _evaluate(self, system: MemorySystem, trainset: list[Conversation]) -> Scored:
@@ -114,14 +142,19 @@ class ReflectiveOptimizer:
                                  check_errors=True)
 
     # 2. attribute
-    def _attribute(self, train: Scored) -> tuple[list[tuple[FailedCase, Attribution]], int]:
-        """The attributed failures, and how many failures could not be attributed (a judge call failed)."""
+    def _attribute(self, train: Scored) -> tuple[list[tuple[FailedCase, Attribution]], int, dict[str, int]]:
+        """The attributed failures (replayed or new, a stratified sample of them), how many could not be attributed
+        (a judge call failed), and what it took: failed, sampled, replayed, attributed, judge_calls."""
         by_id = {r.case_id: r.to_dict() for r in train.results}
         # Sorted by case key (the order of the results), so concurrency never reorders attributions or feedback.
         rank = {case_id: i for i, case_id in enumerate(by_id)}
         cases = sorted((case for G in train.graphs.values() for case in failed_cases(G, by_id)),
                        key=lambda case: (rank.get(case.case_id, len(rank)), case.case_id))
-        self.scorer.progress.phase(f"{self.scorer.label} · attribute", len(cases))
+        prints = fingerprints(cases, method=self.attribution, verify=self.verify) if self.replay else {}
+        replayed = {c.case_id: found for c in cases if (found := self.cache.get(prints.get(c.case_id, ""))) is not None}
+        fresh = stratified_sample([c for c in cases if c.case_id not in replayed], self.sample, self.cache.candidate)
+        todo = {c.case_id for c in fresh}
+        self.scorer.progress.phase(f"{self.scorer.label} · attribute", len(fresh))
 
         def blame(case: FailedCase) -> tuple[FailedCase, Attribution] | None:
             try:
@@ -134,8 +167,15 @@ class ReflectiveOptimizer:
                 self.scorer.progress.advance()
             return case, found
 
-        found = map_ordered(blame, cases, workers=self.scorer.workers)
-        return [f for f in found if f is not None], sum(f is None for f in found)
+        found = map_ordered(blame, fresh, workers=self.scorer.workers)
+        new = {pair[0].case_id: pair[1] for pair in found if pair is not None}
+        for case_id, attribution in new.items():
+            self.cache.put(prints.get(case_id), attribution)
+        kept = [(c, replayed.get(c.case_id) or new[c.case_id]) for c in cases
+                if c.case_id in replayed or c.case_id in new]
+        spent = {"failed": len(cases), "sampled": len(todo), "replayed": len(replayed), "attributed": len(new),
+                 "judge_calls": sum(a.judge_calls for a in new.values())}
+        return kept, sum(f is None for f in found), spent
 
     # 3. feedback
     @property
@@ -224,4 +264,5 @@ class ReflectiveOptimizer:
                 "ops_chosen_by": "attribution" if self.attributes else "round-robin",
                 "attribution": self.attribution, "candidates": self.candidates, "ops_per_round": self.ops_per_round,
                 "trials": self.trials, "trial_batch": self.trial_batch, "search": self.search,
-                "min_gain": self.min_gain, "verify": self.verify}
+                "min_gain": self.min_gain, "verify": self.verify, "sample": self.sample, "replay": self.replay,
+                "stop_on_repeat": self.stop_on_repeat}

@@ -9,8 +9,10 @@ The loop records nothing itself: it emits typed events (`memopt.run_events`) to 
 (MLflow by default, `memopt.tracking`: prompt versions, metrics, artifacts, traces, the checkpoint
 of every round) and to any observers given. `OptimizeRun` holds what one run works with.
 
-Stopping: when the call budget or ``--max-cost`` is spent, the round in flight is dropped and the
-run ends FINISHED with the last completed round (``summary["stopped"]`` says why). When an
+Stopping: when the call budget or ``--max-cost`` is spent, or a round would see the prompts, knobs
+and feedback of an earlier round (``optimizer.stop_on_repeat``: it would propose the same candidates
+again), the round in flight is dropped and the run ends FINISHED with the last completed round
+(``summary["stopped"]`` says why). When an
 evaluation errors beyond ``max_error_rate`` (`EvaluationFailed`), the round and the parent run end
 FAILED with the state of the last completed round checkpointed; the summary carries the message.
 """
@@ -32,7 +34,7 @@ from memopt.errors import ConfigError, EvaluationFailed, MemoptError, TrackingEr
 from memopt.experiment import Experiment
 from memopt.feedback_kinds import get_kind
 from memopt.interrupts import deferred
-from memopt.optimize.reflective import RoundOutcome
+from memopt.optimize.reflective import RoundOutcome, StateRepeated
 from memopt.optimize.registry import Optimizer
 from memopt.optimize.resume import STATE_ARTIFACT, load_checkpoint
 from memopt.optimize.scoring import BudgetExhausted, LMSettings, Scorer
@@ -180,7 +182,8 @@ def _record(index: int, scorer: Scorer, system: MemorySystem, valset: list[Conve
         lm_calls=usage.calls, tokens=usage.tokens, seconds=time.perf_counter() - started,
         usage={meter: asdict(u) for meter, u in scorer.usage_by_meter().items()},
         trials_errored=outcome.choice.errored_trials if outcome else 0,
-        attribution_errors=outcome.attribution_errors if outcome else 0, knobs=dict(system.knobs))
+        attribution_errors=outcome.attribution_errors if outcome else 0, knobs=dict(system.knobs),
+        attribution=dict(outcome.attribution) if outcome else {})
     if outcome is not None:
         tried = outcome.choice.tried
         record.trials_log = trials_of(tried)
@@ -316,6 +319,8 @@ def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker
             status = "FAILED"
             raise
         stopped, raising = f"budget exhausted: {e}", False
+    except StateRepeated as e:  # the round in flight is dropped, as when the budget runs out
+        stopped, raising = f"state repeated: {e}", False
     except EvaluationFailed as e:
         status, stopped = "FAILED", str(e)
         if run.state is None:
@@ -414,8 +419,8 @@ def _baseline(run: OptimizeRun, fingerprint: str) -> None:
 
 
 def _round(run: OptimizeRun) -> None:
-    """Run one round; raises `BudgetExhausted` (the round is dropped, its run tagged ``memopt.stopped``) or
-    `EvaluationFailed` (its run FAILED)."""
+    """Run one round; raises `BudgetExhausted` or `StateRepeated` (the round is dropped, its run tagged
+    ``memopt.stopped``) or `EvaluationFailed` (its run FAILED)."""
     state = run.state
     assert state is not None
     index = state.next_round
@@ -423,14 +428,15 @@ def _round(run: OptimizeRun) -> None:
     run.scorer.label = f"round {index}/{run.experiment.rounds}"
     current = run.seed_system.with_instructions(state.instructions).with_knobs(**state.knobs)
     before = current.instructions()
-    exhausted: BudgetExhausted | None = None
+    exhausted: BudgetExhausted | StateRepeated | None = None
     improved = False
     with run.round(index):
         try:
             outcome = run.optimizer.step(current, index, trainset=run.trainset, valset=run.valset,
                                          current_val=state.current_val)
-        except BudgetExhausted as e:
-            run.emit(RoundDropped(index, f"budget exhausted: {e}"))
+        except (BudgetExhausted, StateRepeated) as e:
+            why = "budget exhausted" if isinstance(e, BudgetExhausted) else "state repeated"
+            run.emit(RoundDropped(index, f"{why}: {e}"))
             exhausted = e
         else:
             instructions, knobs, current_val = state.instructions, state.knobs, state.current_val

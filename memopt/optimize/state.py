@@ -45,6 +45,7 @@ class RoundRecord:
     proposals: list[dict[str, Any]] = field(default_factory=list)
     trials_log: list[dict[str, Any]] = field(default_factory=list)
     commit_messages: dict[str, str] = field(default_factory=dict)
+    attribution: dict[str, int] = field(default_factory=dict)  # failed, sampled, replayed, attributed, judge_calls
 
     @property
     def errored(self) -> dict[str, int]:
@@ -58,7 +59,8 @@ class RoundRecord:
                 "val_judge": self.val.get("judge"), "test_judge": (self.test or {}).get("judge"),
                 "blamed_ops": self.blamed_ops, "accepted": self.accepted, "prompt_versions": self.prompt_versions,
                 "errored": self.errored, "trials_errored": self.trials_errored,
-                "attribution_errors": self.attribution_errors, "lm_calls": self.lm_calls,
+                "attribution_errors": self.attribution_errors, "attribution": self.attribution,
+                "lm_calls": self.lm_calls,
                 "tokens": self.tokens, "seconds": round(self.seconds, 2), "knobs": self.knobs,
                 "decision": self.decision, "commit_messages": self.commit_messages, "candidates": self.proposals,
                 "trials": self.trials_log}

@@ -41,7 +41,7 @@ def round_metrics(record: RoundRecord) -> dict[str, Any]:
     return {"train": record.train, "val": record.val, "test": record.test, "failures": record.failures_by_type,
             "blamed": record.blamed_ops, "accepted": float(record.accepted), "lm_calls": record.lm_calls,
             "tokens": record.tokens, "trials": record.trials, "candidates": record.candidates,
-            "trials_errored": record.trials_errored, "usage": usage}
+            "trials_errored": record.trials_errored, "usage": usage, "attribution": record.attribution}
 
 
 def knob_notes(system: MemorySystem, blamed: Mapping[str, int]) -> list[str]:

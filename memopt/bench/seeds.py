@@ -1,0 +1,96 @@
+"""Runs over seeds, compared the way a sceptic would: mean ± sd, 95 % intervals, paired tests, verdicts.
+
+The benches that run variants over several seeds (`memopt bench feedback`, `memopt bench optimize`) pair
+runs by seed and test each claim of their target ordering with `memopt.stats.paired_test`. A claim is
+one of:
+
+- ``a > b`` (or ``a ≥ 1.5 × b``: ``scale`` 1.5): "holds" when the paired difference ``a − scale × b`` is
+  significantly positive (two-sided p < 0.05), "reversed" when significantly negative, else
+  "not significant";
+- ``a ≈ b``: "holds" when the whole 95 % interval of ``a − b`` lies within ± `EQUIVALENT_WITHIN`
+  F1 (an equivalence shown, not merely a difference not found), "differs" when the difference is
+  significant, else "not significant".
+
+With one seed nothing is significant. Every verdict carries its n, mean difference, sd, interval and p.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from memopt.stats import paired_test, verdict
+
+__all__ = ["Claim", "EQUIVALENT_WITHIN", "interval", "compare", "comparison_table", "fmt_interval"]
+
+EQUIVALENT_WITHIN = 0.05
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One comparison of a target ordering: ``a > b``, ``a ≥ scale × b`` or ``a ≈ b`` (``equivalent``)."""
+
+    a: str
+    b: str
+    scale: float = 1.0
+    equivalent: bool = False
+
+    @property
+    def label(self) -> str:
+        """The claim as it is printed (``attribution > outcome``)."""
+        if self.equivalent:
+            return f"{self.a} ≈ {self.b}"
+        return f"{self.a} > {self.b}" if self.scale == 1.0 else f"{self.a} ≥ {self.scale:g} × {self.b}"
+
+
+def interval(values: Sequence[float]) -> dict[str, Any]:
+    """Mean, sd and the 95 % t interval of the mean of ``values`` (over seeds), rounded; n."""
+    test = paired_test(list(values), [0.0] * len(values))
+    out = test.to_dict()
+    return {"n": out["n"], "mean": out["mean"], "sd": out["sd"], "low": out["low"], "high": out["high"]}
+
+
+def _by_seed(runs: list[dict[str, Any]], key: str, variant_key: str, name: str) -> dict[int, float]:
+    return {r["seed"]: float(r[key]) for r in runs if r[variant_key] == name}
+
+
+def compare(runs: list[dict[str, Any]], claims: Sequence[Claim], *, key: str = "gain",
+            variant_key: str = "variant") -> dict[str, dict[str, Any]]:
+    """Each claim tested on ``key`` of the runs, paired by seed: {label: {verdict, n, mean, sd, low, high, t, p}};
+    verdict "n/a" when either side has no run."""
+    out: dict[str, dict[str, Any]] = {}
+    for claim in claims:
+        a, b = _by_seed(runs, key, variant_key, claim.a), _by_seed(runs, key, variant_key, claim.b)
+        seeds = sorted(set(a) & set(b))
+        if not seeds:
+            out[claim.label] = {"verdict": "n/a", "n": 0}
+            continue
+        test = paired_test([a[s] for s in seeds], [b[s] for s in seeds], scale=claim.scale)
+        if claim.equivalent:
+            shown = test.n > 1 and -EQUIVALENT_WITHIN <= test.low <= test.high <= EQUIVALENT_WITHIN
+            said = "holds" if shown else "differs" if verdict(test) != "not significant" else "not significant"
+        else:
+            said = verdict(test)
+        out[claim.label] = {"verdict": said, **test.to_dict(), "seeds": seeds}
+    return out
+
+
+def fmt_interval(low: float | None, high: float | None) -> str:
+    """``[low, high]`` with signs, or ``—`` for an unbounded interval (one seed)."""
+    if low is None or high is None:
+        return "—"
+    return f"[{low:+.3f}, {high:+.3f}]"
+
+
+def comparison_table(comparisons: dict[str, dict[str, Any]]) -> str:
+    """The comparisons as a Markdown table: claim, mean difference ± sd, 95 % interval, p, verdict."""
+    lines = ["| claim | seeds | difference (mean ± sd) | 95 % interval | p | verdict |", "|---|---|---|---|---|---|"]
+    for label, c in comparisons.items():
+        if c["n"] == 0:
+            lines.append(f"| {label} | 0 | — | — | — | n/a |")
+            continue
+        p = "—" if c["p"] is None else f"{c['p']:.3f}"
+        lines.append(f"| {label} | {c['n']} | {c['mean']:+.3f} ± {c['sd']:.3f} | {fmt_interval(c['low'], c['high'])}"
+                     f" | {p} | {c['verdict']} |")
+    return "\n".join(lines)

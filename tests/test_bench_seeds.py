@@ -1,0 +1,69 @@
+"""`memopt bench optimize` over seeds: rows with mean ± sd and intervals, claims paired by seed, the Markdown."""
+
+from __future__ import annotations
+
+import pytest
+
+from memopt.bench.optimize import CLAIMS, markdown_table, optimize_rows
+from memopt.bench.seeds import compare, interval
+
+
+def _runs(gains: dict[str, list[float]]) -> list[dict]:
+    return [{"experiment": "quickstart", "optimizer": o, "seed": seed, "test_f1_before": 0.25,
+             "test_f1_after": 0.25 + g, "gain": g, "lm_calls": 6000, "seconds": 2.0}
+            for o, values in gains.items() for seed, g in enumerate(values)]
+
+
+def test_optimize_rows_comparisons_and_markdown():
+    gains = {"memtrace": [0.40, 0.38, 0.42, 0.39, 0.41], "gepa_outcome": [0.25, 0.36, 0.20, 0.30, 0.28],
+             "score_only": [0.20, 0.22, 0.18, 0.21, 0.19]}
+    runs = _runs(gains)
+    rows = optimize_rows(runs, {"test_f1": 0.69, "seed_test_f1": 0.25, "seconds": 3.0}, list(gains), "quickstart")
+    by = {r["optimizer"]: r for r in rows}
+    assert by["memtrace"]["gain"] == 0.4 and by["memtrace"]["seeds"] == 5
+    assert by["memtrace"]["gain_low"] < 0.4 < by["memtrace"]["gain_high"]
+    assert by["oracle (best subset)"]["gain"] == 0.44
+    comparisons = compare(runs, CLAIMS, variant_key="optimizer")
+    assert comparisons["memtrace > gepa_outcome"]["verdict"] == "holds"
+    assert comparisons["gepa_outcome > score_only"]["verdict"] == "holds"
+    assert comparisons["gepa > gepa_outcome"]["verdict"] == "n/a"  # gepa not run
+    text = markdown_table({"rows": rows, "comparisons": {"quickstart": comparisons}})
+    gain = interval(gains["memtrace"])
+    assert (f"| quickstart | memtrace | 5 | 0.250 | 0.650 ± 0.016 | +0.400 ± 0.016 | "
+            f"[{gain['low']:+.3f}, {gain['high']:+.3f}] | 0.91 | 6,000 | 0.067 |") in text
+    assert "| memtrace > gepa_outcome | 5 |" in text and "| gepa > gepa_outcome | 0 | — | — | — | n/a |" in text
+
+
+def test_equivalence_needs_the_interval_inside_the_margin():
+    close = _runs({"a": [0.20, 0.21, 0.19, 0.20, 0.20], "b": [0.20, 0.20, 0.20, 0.21, 0.19]})
+    wide = _runs({"a": [0.10, 0.30, 0.15, 0.35, 0.20], "b": [0.20, 0.20, 0.20, 0.21, 0.19]})
+    from memopt.bench.seeds import Claim
+
+    same = Claim("a", "b", equivalent=True)
+    assert compare(close, [same], variant_key="optimizer")["a ≈ b"]["verdict"] == "holds"
+    assert compare(wide, [same], variant_key="optimizer")["a ≈ b"]["verdict"] == "not significant"
+
+
+@pytest.mark.slow  # four optimizations (CI runs it with -m slow)
+def test_bench_optimize_runs_seeds_and_prints_intervals_and_verdicts(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    tiny = tmp_path / "tiny.yaml"
+    text = (ROOT / "experiments" / "quickstart.yaml").read_text()
+    tiny.write_text(text.replace("conversations=12,sessions=8", "conversations=4,sessions=3"))
+    done = subprocess.run([sys.executable, "-m", "memopt", "bench", "optimize", str(tiny), "--budget", "300",
+                           "--rounds", "1", "--seeds", "2", "--optimizers", "memtrace,score_only", "--markdown",
+                           "--out", "bench.json"], capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads((tmp_path / "bench.json").read_text())
+    assert [(r["optimizer"], r["seed"]) for r in report["runs"]] == [("memtrace", 0), ("score_only", 0),
+                                                                     ("memtrace", 1), ("score_only", 1)]
+    rows = {r["optimizer"]: r for r in report["rows"]}
+    assert rows["memtrace"]["seeds"] == 2 and rows["memtrace"]["gain_low"] is not None
+    claim = report["comparisons"]["quickstart"]["memtrace > score_only"]
+    assert claim["n"] == 2 and claim["seeds"] == [0, 1] and claim["verdict"] in ("holds", "reversed", "not significant")
+    assert "| quickstart | memtrace | 2 |" in done.stdout and "quickstart: memtrace > score_only:" in done.stdout
