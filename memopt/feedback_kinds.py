@@ -12,7 +12,9 @@ and the optimizers and benches read those declarations instead of keeping their 
   taken round-robin (``ops_per_round`` per round) and the train split is evaluated untraced;
 - ``gepa``: the ``gepa`` optimizer takes it (per case: with attribution, the blamed predictor's
   feedback; without, the question, gold answer, prediction and F1);
-- ``control``: a control of the feedback bench (its name shows in run names), not memopt's method.
+- ``control``: a control of the feedback bench (its name shows in run names), not memopt's method;
+- ``rendering_of``: the kind whose feedback it re-writes in another format (`memopt.feedback_formats`:
+  ``attribution_prose``, ``attribution_json``, ...); the feedback bench runs these only when asked.
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ class FeedbackKind:
     uses_attribution: bool = True
     gepa: bool = False
     control: bool = False
+    rendering_of: str | None = None
 
     def __call__(self, request: FeedbackRequest) -> dict[str, Any]:
         """The feedback per operation for one round."""
@@ -73,12 +76,12 @@ def _adopt(name: str, obj: object) -> FeedbackKind:
 feedback_kinds: Registry[FeedbackKind] = Registry("feedback kind", GROUP, "memopt.feedback_kinds", _adopt)
 
 
-def feedback_kind(name: str, *, uses_attribution: bool = True, gepa: bool = False,
-                  control: bool = False) -> Callable[[Build], FeedbackKind]:
+def feedback_kind(name: str, *, uses_attribution: bool = True, gepa: bool = False, control: bool = False,
+                  rendering_of: str | None = None) -> Callable[[Build], FeedbackKind]:
     """Decorator: register a function of (FeedbackRequest) → {op: Feedback} as the feedback kind ``name``."""
 
     def register(fn: Build) -> FeedbackKind:
-        kind = FeedbackKind(name, fn, uses_attribution, gepa, control)
+        kind = FeedbackKind(name, fn, uses_attribution, gepa, control, rendering_of)
         return feedback_kinds.register(name, kind, module=getattr(fn, "__module__", None) or "?")
 
     return register
@@ -136,3 +139,6 @@ def misleading(request: FeedbackRequest) -> dict[str, Any]:
     from memopt.feedback import misleading_feedback
 
     return misleading_feedback(request.blamed, request.prompt_ops)
+
+
+from memopt import feedback_formats as _formats  # noqa: E402,F401  (registers the format controls, attribution_*)

@@ -34,12 +34,12 @@ def bench_feedback(experiment: str | Path, *, budget: int, seeds: int = 3, round
     from memopt.bench.oracle import catalogue_oracle, share_of_gain
     from memopt.errors import ConfigError
     from memopt.experiment import load_experiment
-    from memopt.feedback_kinds import kind_names
+    from memopt.feedback_kinds import get_kind, kind_names
     from memopt.optimize.run import run_experiment
     from memopt.tracking import NullTracker
 
     known = kind_names()
-    names = list(variants or known)
+    names = list(variants or [n for n in known if get_kind(n).rendering_of is None])  # formats: when asked
     unknown = sorted(set(names) - set(known))
     if unknown:
         raise ConfigError(f"--variants: unknown feedback {', '.join(unknown)} (known: {', '.join(known)}).")
@@ -78,8 +78,8 @@ def feedback_rows(runs: list[dict[str, Any]], oracle: dict[str, Any], names: lis
         before, _ = _mean_sd([r["test_f1_before"] for r in mine])
         after, after_sd = _mean_sd([r["test_f1_after"] for r in mine])
         gain, gain_sd = _mean_sd([r["gain"] for r in mine])
-        rows.append({"variant": name, "ops": "blamed" if name in ("attribution", "misleading", "empty") else
-                     "round-robin", "test_f1_before": before, "test_f1_after": after, "test_f1_after_sd": after_sd,
+        rows.append({"variant": name, "ops": "blamed" if _uses_attribution(name) else "round-robin",
+                     "test_f1_before": before, "test_f1_after": after, "test_f1_after_sd": after_sd,
                      "gain": gain, "gain_sd": gain_sd, "share_of_oracle_gain": share_of_gain(before, after,
                                                                                              oracle["test_f1"]),
                      "lm_calls": round(statistics.fmean(r["lm_calls"] for r in mine)),
@@ -90,6 +90,12 @@ def feedback_rows(runs: list[dict[str, Any]], oracle: dict[str, Any], names: lis
                  "gain": round(oracle["test_f1"] - before, 4) if before is not None else None, "gain_sd": 0.0,
                  "share_of_oracle_gain": 1.0, "lm_calls": 0, "seconds": oracle.get("seconds", 0.0), "runs": 1})
     return rows
+
+
+def _uses_attribution(name: str) -> bool:
+    from memopt.feedback_kinds import get_kind
+
+    return get_kind(name).uses_attribution
 
 
 def ordering(rows: list[dict[str, Any]]) -> dict[str, bool | None]:
