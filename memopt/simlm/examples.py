@@ -32,6 +32,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from memopt.simlm.example_layouts import LABEL_WORDS, TURN_CONTEXT, error_or_op, normalize, structured_blocks
 from memopt.simlm.example_parts import (
     FIRST_PERSON,
     META,
@@ -50,7 +51,7 @@ from memopt.text import find_relative_dates, words
 __all__ = ["Reading", "read_feedback"]
 
 _BULLET = re.compile(r"^\s*(?:[-*•+>]+|\d+[.)]|\(\w\))\s+")
-_LABEL = re.compile(r"^(?P<label>[A-Za-z][\w '/()#.-]{0,40}?)\s*[:=]\s*(?P<rest>.*)$")
+_LABEL = re.compile(r"^(?P<label>[A-Za-z][\w '/()#.-]{0,40}?)\s*(?:[:=]|\s[-–—]+>?(?=\s)|=>)\s*(?P<rest>.*)$")
 _TURN = re.compile(r"^(?P<who>[A-Z][\w'-]*(?: [A-Z][\w'-]*)?)\s*(?:\([^)]{0,30}\))?:\s+(?P<text>\S.*)$")
 _SAID = re.compile(r"^(?P<who>[A-Z][\w'-]*)\s+(?:said|says|told \w+|wrote|mentioned|explained)\s*[:,]?\s+(?P<text>.+)$")
 _SAID_BEFORE = re.compile(r"\b([A-Z][\w'-]*)\s*(?:\([^)]{0,30}\))?\s*(?:(?:said|says|wrote|writes|asked|mentioned|"
@@ -91,6 +92,20 @@ class _Reader:
         token = token.removesuffix("'s")
         return bool(token[:1].isupper()) and token.lower() not in NOT_NAMES and token.lower() not in self.lower
 
+    def is_label(self, label: str, rest: str, hint: str) -> bool:
+        """Whether 'label: rest' is a labelled field (not a turn of someone named like the label)."""
+        first = label.split()[0]
+        return not self.is_name(first) or (len(label.split()) == 1 and not self.speaker(first, rest, hint))
+
+    def speaker(self, who: str, text: str, hint: str = "") -> bool:
+        """Whether 'who: text' is a turn of the conversation: a name, and for a word that labels questions or
+        answers ('Q', 'A', 'Asked'), only when the words around say it is a turn or the text is someone's words."""
+        if not self.is_name(who):
+            return False
+        if who.lower() not in LABEL_WORDS:
+            return True
+        return bool(TURN_CONTEXT.search(hint)) or (bool(FIRST_PERSON.search(text)) and not QUESTION.search(text))
+
     # --- blocks ---------------------------------------------------------------------------------
 
     def read(self, text: str) -> Reading:
@@ -98,7 +113,7 @@ class _Reader:
         examples: list[Example] = []
         prose = []
         at = 0
-        for start, end, value in _json_values(text):
+        for start, end, value in _blocks(text):
             prose.append(text[at:start])
             at = end
             examples += [self.example(fields) for fields in _json_examples(value, self)]
@@ -119,7 +134,7 @@ class _Reader:
         body = _BULLET.sub("", line).strip()
         for _ in range(2):
             turn = _TURN.match(body)
-            if turn and self.is_name(turn.group("who")):
+            if turn and self.speaker(turn.group("who"), turn.group("text")):
                 return False
             label = _LABEL.match(body)
             body = label.group("rest").strip() if label else body
@@ -143,19 +158,23 @@ class _Reader:
             return
         label = _LABEL.match(text)
         if label and '"' not in label.group("label") and len(label.group("label").split()) <= 5 and \
-                not self.is_name(label.group("label").split()[0]):
+                self.is_label(label.group("label"), label.group("rest"), hint):
             if not label.group("rest").strip():
                 return
             hint, text = f"{hint} {label.group('label')}", label.group("rest").strip()
             if _HELD.search(hint) and not _READ.search(hint):
                 ex.shows_output = True
+        error, operation = error_or_op(hint, text) if hint.strip() else (None, None)
+        if error or operation:
+            ex.error, ex.operation = ex.error or error, ex.operation or operation
+            return
         parts = [p for p in _SEPARATORS.split(text) if p.strip()]
         if len(parts) > 1:
             for part in parts:
                 self.field(ex, phrases, hint, part)
             return
         turn = _TURN.match(text)
-        if turn and self.is_name(turn.group("who")):
+        if turn and self.speaker(turn.group("who"), turn.group("text"), hint):
             self.turn(ex, hint, turn.group("who"), turn.group("text").strip())
             return
         quotes = list(QUOTE.finditer(text))
@@ -167,6 +186,8 @@ class _Reader:
 
     def turn(self, ex: Example, hint: str, speaker: str, text: str) -> None:
         """A line of dialogue: a source turn, or, under words of reading or storing, an item read or held."""
+        if len(text) > 1 and text[0] + text[-1] in ('""', "“”"):
+            text = text[1:-1].strip()
         if _READ.search(hint):
             ex.context.append(f"{speaker}: {text}")
         elif _HELD.search(hint):
@@ -266,6 +287,15 @@ def _json_values(text: str) -> list[tuple[int, int, Any]]:
     return out
 
 
+def _blocks(text: str) -> list[tuple[int, int, Any]]:
+    """JSON values, Markdown tables and YAML-ish blocks of the text, in order and not overlapping."""
+    out: list[tuple[int, int, Any]] = []
+    for start, end, value in sorted(_json_values(text) + structured_blocks(text), key=lambda b: b[0]):
+        if not out or start >= out[-1][1]:
+            out.append((start, end, value))
+    return out
+
+
 def _strings(value: Any) -> list[str]:
     if isinstance(value, str):
         return [value]
@@ -287,12 +317,17 @@ def _json_examples(value: Any, reader: _Reader) -> list[list[tuple[str, str]]]:
     if not isinstance(value, dict):
         return []
     fields = _json_fields(value, "", reader)
-    nested = [f for v in value.values() if isinstance(v, list) and any(isinstance(x, dict) for x in v)
-              for f in _json_examples(v, reader)]
+    nested = [f for v in value.values() if _holds_examples(v) for f in _json_examples(v, reader)]
     if any(QUESTION.search(text) or _asks_without_mark(text) for _, text in fields):
         return [fields, *nested]
     reader.advice += [s for _, text in fields for s in _sentences(text) if is_advice(s, reader.is_name)]
     return nested
+
+
+def _holds_examples(value: Any) -> bool:
+    """Whether a JSON list holds examples (objects, one of them asking a question), not parts of one."""
+    return isinstance(value, list) and any(isinstance(x, dict) and any(QUESTION.search(t) or _asks_without_mark(t)
+                                                                       for t in _strings(x)) for x in value)
 
 
 def _asks_without_mark(text: str) -> bool:
@@ -303,8 +338,11 @@ def _json_fields(obj: dict, prefix: str, reader: _Reader) -> list[tuple[str, str
     """(hint, text) leaves of one example object; a name next to a first-person text becomes 'Name: text'."""
     direct = {k: v for k, v in obj.items() if isinstance(v, (str, int, float)) and not isinstance(v, bool)}
     texts = {k: str(v) for k, v in direct.items()}
-    names = [k for k, v in texts.items() if len(v.split()) <= 2 and all(reader.is_name(t) for t in v.split())]
-    spoken = [k for k, v in texts.items() if FIRST_PERSON.search(v) and k not in names]
+    names = [k for k, v in texts.items() if len(v.split()) <= 2 and all(reader.is_name(t) for t in v.split())
+             and role_of(_key_words(k)) is None and _key_words(k).lower() not in LABEL_WORDS]
+    said = TURN_CONTEXT.search(prefix)  # under 'evidence' / 'turns': every text next to a name is its words
+    spoken = [k for k, v in texts.items() if k not in names and not _TURN.match(v) and
+              (FIRST_PERSON.search(v) or (said and len(words(v)) >= 3))]
     out: list[tuple[str, str]] = []
     order = list(texts)
     used = set()
@@ -324,6 +362,8 @@ def _json_fields(obj: dict, prefix: str, reader: _Reader) -> list[tuple[str, str
         elif isinstance(v, list) and not any(isinstance(x, dict) for x in v):
             out += [(f"{prefix} {_key_words(k)}", str(x)) for x in v if str(x).strip()] or \
                 [(f"{prefix} {_key_words(k)}", "")]
+        elif isinstance(v, list) and not _holds_examples(v):  # parts of this example, e.g. its turns
+            out += [f for x in v if isinstance(x, dict) for f in _json_fields(x, f"{prefix} {_key_words(k)}", reader)]
     if pairs:
         old, new = pairs
         out = [f for f in out if f[1] not in (old, new)] + [("", f'"{old}" was replaced by "{new}"')]
@@ -346,4 +386,5 @@ def _tail_words(text: str, n: int) -> str:
 
 def read_feedback(text: str) -> Reading:
     """The examples (one per question) and the general advice of a feedback text, in any format."""
+    text = normalize(text)
     return _Reader(text).read(text)
