@@ -18,7 +18,9 @@ from typing import Any
 __all__ = ["normalize", "structured_blocks", "label_of", "LABEL_WORDS", "TURN_CONTEXT", "error_or_op"]
 
 LABEL_WORDS = frozenset("q a asked ask query question questions prompt input answer ans got expected gold reference "
-                        "target output prediction predicted response reply system model".split())
+                        "target output prediction predicted response reply system model op operation blamed stage "
+                        "component module step error failure cause category type fault diagnosis note why comment "
+                        "observation remark reason read kept held saved shown found written".split())
 TURN_CONTEXT = re.compile(r"\b(evidence|turns?|said|says|source|conversation|dialogu?e|chat|quote|transcript|"
                           r"utterance|spoke|speaker|wrote)\b", re.I)
 _ERROR_LABEL = re.compile(r"^(?:error|error type|type|failure|failure type|cause|category|fault|diagnosis)$", re.I)
@@ -47,8 +49,9 @@ def label_of(line: str) -> tuple[str, str] | None:
     return (m.group("label").strip(), m.group("rest").strip()) if m else None
 
 
-def error_or_op(label: str, text: str) -> tuple[str | None, str | None]:
-    """The error type or the blamed operation a labelled field (or a sentence) names, if any."""
+def error_or_op(label: str, text: str, *, labelled: bool = False) -> tuple[str | None, str | None]:
+    """The error type or the blamed operation a field labelled so names (``labelled``: only by its label), or else
+    that a sentence names ('ExtractionError', 'blamed on mem0.extract')."""
     label = " ".join(label.lower().split()[-3:])
     tail = label.split()[-2:] if label else []
     if label and (_ERROR_LABEL.match(label) or _ERROR_LABEL.match(" ".join(tail)) or
@@ -56,6 +59,8 @@ def error_or_op(label: str, text: str) -> tuple[str | None, str | None]:
         return text.strip(), None
     if label and (_OP_LABEL.match(label) or (tail and _OP_LABEL.match(" ".join(tail)))):
         return None, text.strip()
+    if labelled:
+        return None, None
     error, op = _ERROR_NAME.search(text), _OP_NAME.search(text)
     return (error.group(0) if error else None), (op.group(1) if op else None)
 

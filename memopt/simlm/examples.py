@@ -54,9 +54,15 @@ _BULLET = re.compile(r"^\s*(?:[-*•+>]+|\d+[.)]|\(\w\))\s+")
 _LABEL = re.compile(r"^(?P<label>[A-Za-z][\w '/()#.-]{0,40}?)\s*(?:[:=]|\s[-–—]+>?(?=\s)|=>)\s*(?P<rest>.*)$")
 _TURN = re.compile(r"^(?P<who>[A-Z][\w'-]*(?: [A-Z][\w'-]*)?)\s*(?:\([^)]{0,30}\))?:\s+(?P<text>\S.*)$")
 _SAID = re.compile(r"^(?P<who>[A-Z][\w'-]*)\s+(?:said|says|told \w+|wrote|mentioned|explained)\s*[:,]?\s+(?P<text>.+)$")
-_SAID_BEFORE = re.compile(r"\b([A-Z][\w'-]*)\s*(?:\([^)]{0,30}\))?\s*(?:(?:said|says|wrote|writes|asked|mentioned|"
-                          r"explained|replied|told \w+)\b[^\"“]{0,15}|:\s*)$")
-_SAID_AFTER = re.compile(r"^\W{0,3}\s*(?:(?:said|says|wrote|asked|replied)\s+|[—-]\s*|\()([A-Z][\w'-]*)")
+_SAID_BEFORE = re.compile(r"\b([A-Z][\w'-]*)\s*(?:\([^)]{0,30}\))?\s*(?:(?:had|has|have|once|then|also|earlier)\s+)?"
+                          r"(?:(?:said|says|wrote|writes|asked|mentioned|explained|replied|told \w+)\b[^\"“]{0,15}|"
+                          r":\s*)$")
+_SAID_AFTER = re.compile(r"^\W{0,3}\s*(?:(?:said|says|wrote|asked|replied)\s+|[—-]\s*|\()([A-Z][\w'-]*)|"
+                         r"^\W{0,3}\s*([A-Z][\w'-]*)\s+(?:had\s+)?(?:said|says|wrote|writes|replied|added|told)\b")
+_ROLE_NOUNS = frozenset("answer answers gold response reply system model output prediction truth reference "
+                         "target".split())
+_INNER_QUESTION = re.compile(r"(?<=\s)(?:When|What|Where|Who|Whom|Whose|Which|Why|How|Did|Does|Do|Is|Are|Was|"
+                             r"Were|Has|Have|Had|Can|Could|Will|Would)\b")
 _SEPARATORS = re.compile(r"\s+\|\s+|\s+/\s+|\s*\n\s*")
 _CLAUSES = re.compile(r";\s+|(?<=[.!])\s+(?=[A-Z\"“'])|,\s+(?=(?:but\s+|and\s+)?(?:got|answered|expected|gold|"
                       r"the system|the model|it said|it answered|should|instead|predicted|correct)\b)", re.I)
@@ -164,10 +170,12 @@ class _Reader:
             hint, text = f"{hint} {label.group('label')}", label.group("rest").strip()
             if _HELD.search(hint) and not _READ.search(hint):
                 ex.shows_output = True
-        error, operation = error_or_op(hint, text) if hint.strip() else (None, None)
+        error, operation = error_or_op(hint, text, labelled=True) if hint.strip() else (None, None)
         if error or operation:
             ex.error, ex.operation = ex.error or error, ex.operation or operation
             return
+        error, operation = error_or_op("", text)  # named in a sentence: 'blamed on mem0.extract (ExtractionError)'
+        ex.error, ex.operation = ex.error or error, ex.operation or operation
         parts = [p for p in _SEPARATORS.split(text) if p.strip()]
         if len(parts) > 1:
             for part in parts:
@@ -226,7 +234,9 @@ class _Reader:
             return
         asked = QUESTION.search(text)
         if asked and (quoted or not FIRST_PERSON.search(text[:asked.start()])):
-            ex.question = ex.question or asked.group(1).strip()
+            question = asked.group(1).strip()
+            inner = _INNER_QUESTION.search(question, 1)  # 'When asked Who wrote ...?' → 'Who wrote ...?'
+            ex.question = ex.question or (question[inner.start():] if inner else question)
             return
         lead, body = lead_words(text)
         role = role_of(f"{hint} {lead}") if not quoted else role_of(_tail_words(hint, 5))
@@ -255,12 +265,16 @@ class _Reader:
             return
         n, meta = len(words(body)), bool(set(words(body)) & META)
         labelled = not quoted and role_of(hint) is not None  # 'Gold answer: ...', {"expected": ...}
+        subject = bool(lead) and lead.split()[-1].lower() in _ROLE_NOUNS and body[:1].islower()
+        if subject and not labelled:  # 'The gold answer lists several items': a sentence about it, not an answer
+            return
         if 0 < n <= (16 if labelled or quoted else 8) and (labelled or not meta):
             phrases.append((body.rstrip("."), role))
 
     def speaker_near(self, before: str, after: str) -> str | None:
         """The name a quoted utterance is attributed to ('Zane said "..."', 'Zane: "..."', '"...", said Zane')."""
-        found = [m.group(1) for m in (_SAID_BEFORE.search(before[-60:]), _SAID_AFTER.match(after)) if m]
+        found = [m.group(1) or m.group(m.lastindex or 1) for m in (_SAID_BEFORE.search(before[-60:]),
+                                                                    _SAID_AFTER.match(after)) if m]
         names = [n for n in found if self.is_name(n)]
         return names[0] if names else None
 
