@@ -126,21 +126,22 @@ class _Reader:
         prose.append(text[at:])
         for paragraph in re.split(r"\n\s*\n", "\n".join(prose)):
             lines = [line for line in paragraph.splitlines() if line.strip()]
-            starts = [i for i, line in enumerate(lines) if self.asks(line)]
+            hints = _section_hints(lines)
+            starts = [i for i, line in enumerate(lines) if self.asks(line, hints[i])]
             if not starts:
                 self.advice += [s for s in _sentences(paragraph) if is_advice(s, self.is_name)]
                 continue
             cuts = [0, *starts[1:], len(lines)]
             for a, b in zip(cuts, cuts[1:], strict=False):
-                examples.append(self.example([("", line) for line in lines[a:b]]))
+                examples.append(self.example(list(zip(hints[a:b], lines[a:b], strict=True))))
         return Reading([e for e in examples if e.question], list(dict.fromkeys(self.advice)))
 
-    def asks(self, line: str) -> bool:
+    def asks(self, line: str, hint: str = "") -> bool:
         """Whether a line asks a question (and is not a line of dialogue)."""
         body = _BULLET.sub("", line).strip()
         for _ in range(2):
             turn = _TURN.match(body)
-            if turn and self.speaker(turn.group("who"), turn.group("text")):
+            if turn and self.speaker(turn.group("who"), turn.group("text"), hint):
                 return False
             label = _LABEL.match(body)
             body = label.group("rest").strip() if label else body
@@ -249,6 +250,10 @@ class _Reader:
         if FIRST_PERSON.search(body) and len(words(body)) >= 3:
             ex.turns.append((self.speaker_near(hint, after), body))
             return
+        who = self.speaker_near(hint, after) if quoted and len(words(body)) >= 3 else None
+        if who:  # 'Kira said "She's a dentist ..."': someone's words, first person or not
+            ex.turns.append((who, body))
+            return
         if is_statement(body, self.is_name):
             around = f"{_tail_words(hint, 6)} {after}"
             if _REMOVED.search(after) or (_REMOVED.search(_tail_words(hint, 3)) and not _HELD.search(after)):
@@ -299,6 +304,25 @@ def _json_values(text: str) -> list[tuple[int, int, Any]]:
                 continue
         i += 1
     return out
+
+
+def _section_hints(lines: list[str]) -> list[str]:
+    """Each line's section: the label of a header line ('Conversation:') over the lines below it that are indented
+    deeper (or bulleted under an unbulleted header); a Markdown quote ('> Q: ...') is a quoted conversation."""
+    hints, section, depth, bulleted = [], "", 0, False
+    for line in lines:
+        indent = len(line) - len(line.lstrip())
+        label = _LABEL.match(_BULLET.sub("", line).strip())
+        inside = section and (indent > depth or (indent == depth and not bulleted and bool(_BULLET.match(line))))
+        hint = section if inside else ""
+        if line.lstrip().startswith(">"):
+            hint = f"{hint} quoted conversation".strip()
+        hints.append(hint)
+        if label and not label.group("rest").strip():
+            section, depth, bulleted = label.group("label"), indent, bool(_BULLET.match(line))
+        elif not inside:
+            section = ""
+    return hints
 
 
 def _blocks(text: str) -> list[tuple[int, int, Any]]:
