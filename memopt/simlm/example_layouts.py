@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["normalize", "structured_blocks", "label_of", "LABEL_WORDS", "TURN_CONTEXT", "error_or_op"]
+__all__ = ["normalize", "structured_blocks", "label_of", "LABEL_WORDS", "TURN_CONTEXT", "TURN", "error_or_op"]
 
 LABEL_WORDS = frozenset("q a asked ask query question questions prompt input answer ans got expected gold reference "
                         "target output prediction predicted response reply system model op operation blamed stage "
@@ -23,6 +23,7 @@ LABEL_WORDS = frozenset("q a asked ask query question questions prompt input ans
                         "observation remark reason read kept held saved shown found written".split())
 TURN_CONTEXT = re.compile(r"\b(evidence|turns?|said|says|source|conversation|dialogu?e|chat|quote|transcript|"
                           r"utterance|spoke|speaker|wrote)\b", re.I)
+TURN = re.compile(r"^(?P<who>[A-Z][\w'-]*(?: [A-Z][\w'-]*)?)\s*(?:\([^)]{0,30}\))?:\s+(?P<text>\S.*)$")  # 'Name: text'
 _ERROR_LABEL = re.compile(r"^(?:error|error type|type|failure|failure type|cause|category|fault|diagnosis)$", re.I)
 _OP_LABEL = re.compile(r"^(?:op|operation|blamed|blamed op|blamed operation|stage|component|module|step)$", re.I)
 _ERROR_NAME = re.compile(r"\b[A-Z][a-z]+(?:[A-Z][a-z]+)*(?:Error|Failure|Fault)\b")

@@ -1,13 +1,19 @@
 """Read the examples in reflection feedback the way a person would, whatever their format.
 
-Feedback is free text: labelled lines, JSON with any key names, a bulleted list, or plain prose.
-`read_feedback` finds the examples in it (one per question asked) and sorts the pieces of each by
-what they *are*, not by the labels around them:
+Feedback is free text: labelled lines ('Question:', 'Q:', 'Asked:', 'Correct answer =>', 'Question -'),
+JSON objects and lists with any key names, Markdown tables, YAML-ish ``key: value`` blocks, bulleted lists,
+plain prose, and other languages' punctuation (full-width colons, « », „ “, 「 」: `memopt.simlm.example_layouts`
+brings these to plain text; `memopt.simlm.example_json` reads the structured blocks). `read_feedback` finds the
+examples in it (one per question asked) and sorts the pieces of each by what they *are*, not by the labels
+around them:
 
 - the question: a sentence ending with '?' (or a JSON value starting with a question word) that is
   not a line of dialogue;
-- source turns: 'Name: text', a sentence in the first person in quotes attributed to someone
-  ('Zane said "I went there yesterday"'), or a JSON object holding a name and a first-person text;
+- source turns: 'Name: text', a sentence in quotes attributed to someone ('Zane said "I went there
+  yesterday"', '"...", Zane wrote', 'Zane had told them: "..."'), a first-person sentence in quotes, or a
+  JSON object holding a name and a text. A word that labels questions or answers ('Q', 'A', 'Asked') is
+  a speaker only where the context says so: under an 'Evidence:' / 'Conversation:' header, in a '> '
+  quote, or when its text is someone's first-person words;
 - statements: third-person sentences about a named person (what an operation produced, stored or
   read). Next to a word of replacing ("replaced", "overwritten", "became", "→") two statements
   make an old/new pair; next to a word of removal ("deleted", "removed") a statement was removed;
@@ -18,21 +24,23 @@ what they *are*, not by the labels around them:
   such words, the one that answers the question (an absolute date for a "when" question, the one
   the source turns support, a real answer when the question's person said it) is the gold, else
   the first;
+- the error type and the blamed operation: a field labelled 'error' / 'type' / 'cause' or 'op' / 'stage' /
+  'blamed', or, in a sentence, a CamelCase word ending in 'Error' and a dotted id after 'blamed on' (kept on
+  the example as written; diagnosis does not use them);
 - advice: general instruction sentences that are not about one example ("Facts should be short.").
 
-Only generic English role words are read (a person's "expected", "said", "stored"), never a
-particular tool's section labels, error-type names or operation ids; a name is a capitalised word
-that the feedback never writes in lower case.
+Only generic English role words and shapes are read (a person's "expected", "said", "stored"), never a
+particular tool's section labels or a list of error-type names or operation ids; a name is a capitalised
+word that the feedback never writes in lower case.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
-from typing import Any
 
-from memopt.simlm.example_layouts import LABEL_WORDS, TURN_CONTEXT, error_or_op, normalize, structured_blocks
+from memopt.simlm.example_json import blocks, json_examples, sentences
+from memopt.simlm.example_layouts import LABEL_WORDS, TURN, TURN_CONTEXT, error_or_op, normalize
 from memopt.simlm.example_parts import (
     FIRST_PERSON,
     META,
@@ -52,7 +60,6 @@ __all__ = ["Reading", "read_feedback"]
 
 _BULLET = re.compile(r"^\s*(?:[-*•+>]+|\d+[.)]|\(\w\))\s+")
 _LABEL = re.compile(r"^(?P<label>[A-Za-z][\w '/()#.-]{0,40}?)\s*(?:[:=]|\s[-–—]+>?(?=\s)|=>)\s*(?P<rest>.*)$")
-_TURN = re.compile(r"^(?P<who>[A-Z][\w'-]*(?: [A-Z][\w'-]*)?)\s*(?:\([^)]{0,30}\))?:\s+(?P<text>\S.*)$")
 _SAID = re.compile(r"^(?P<who>[A-Z][\w'-]*)\s+(?:said|says|told \w+|wrote|mentioned|explained)\s*[:,]?\s+(?P<text>.+)$")
 _SAID_BEFORE = re.compile(r"\b([A-Z][\w'-]*)\s*(?:\([^)]{0,30}\))?\s*(?:(?:had|has|have|once|then|also|earlier)\s+)?"
                           r"(?:(?:said|says|wrote|writes|asked|mentioned|explained|replied|told \w+)\b[^\"“]{0,15}|"
@@ -119,17 +126,17 @@ class _Reader:
         examples: list[Example] = []
         prose = []
         at = 0
-        for start, end, value in _blocks(text):
+        for start, end, value in blocks(text):
             prose.append(text[at:start])
             at = end
-            examples += [self.example(fields) for fields in _json_examples(value, self)]
+            examples += [self.example(fields) for fields in json_examples(value, self)]
         prose.append(text[at:])
         for paragraph in re.split(r"\n\s*\n", "\n".join(prose)):
             lines = [line for line in paragraph.splitlines() if line.strip()]
             hints = _section_hints(lines)
             starts = [i for i, line in enumerate(lines) if self.asks(line, hints[i])]
             if not starts:
-                self.advice += [s for s in _sentences(paragraph) if is_advice(s, self.is_name)]
+                self.advice += [s for s in sentences(paragraph) if is_advice(s, self.is_name)]
                 continue
             cuts = [0, *starts[1:], len(lines)]
             for a, b in zip(cuts, cuts[1:], strict=False):
@@ -140,7 +147,7 @@ class _Reader:
         """Whether a line asks a question (and is not a line of dialogue)."""
         body = _BULLET.sub("", line).strip()
         for _ in range(2):
-            turn = _TURN.match(body)
+            turn = TURN.match(body)
             if turn and self.speaker(turn.group("who"), turn.group("text"), hint):
                 return False
             label = _LABEL.match(body)
@@ -182,7 +189,7 @@ class _Reader:
             for part in parts:
                 self.field(ex, phrases, hint, part)
             return
-        turn = _TURN.match(text)
+        turn = TURN.match(text)
         if turn and self.speaker(turn.group("who"), turn.group("text"), hint):
             self.turn(ex, hint, turn.group("who"), turn.group("text").strip())
             return
@@ -287,23 +294,6 @@ class _Reader:
 # --- helpers ------------------------------------------------------------------------------------
 
 
-def _json_values(text: str) -> list[tuple[int, int, Any]]:
-    """JSON objects and arrays embedded in the text, as (start, end, value)."""
-    decoder = json.JSONDecoder()
-    out, i = [], 0
-    while i < len(text):
-        if text[i] in "{[":
-            try:
-                value, end = decoder.raw_decode(text, i)
-            except ValueError:
-                i += 1
-                continue
-            if isinstance(value, (dict, list)) and _strings(value):
-                out.append((i, end, value))
-                i = end
-                continue
-        i += 1
-    return out
 
 
 def _section_hints(lines: list[str]) -> list[str]:
@@ -325,97 +315,20 @@ def _section_hints(lines: list[str]) -> list[str]:
     return hints
 
 
-def _blocks(text: str) -> list[tuple[int, int, Any]]:
-    """JSON values, Markdown tables and YAML-ish blocks of the text, in order and not overlapping."""
-    out: list[tuple[int, int, Any]] = []
-    for start, end, value in sorted(_json_values(text) + structured_blocks(text), key=lambda b: b[0]):
-        if not out or start >= out[-1][1]:
-            out.append((start, end, value))
-    return out
 
 
-def _strings(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [s for v in value.values() for s in _strings(v)]
-    if isinstance(value, list):
-        return [s for v in value for s in _strings(v)]
-    return []
 
 
-def _key_words(key: str) -> str:
-    return " ".join(re.sub(r"([a-z])([A-Z])", r"\1 \2", key).replace("_", " ").replace("-", " ").split())
 
 
-def _json_examples(value: Any, reader: _Reader) -> list[list[tuple[str, str]]]:
-    """The examples in a JSON value: objects holding a question, as (hint, text) fields."""
-    if isinstance(value, list):
-        return [fields for v in value for fields in _json_examples(v, reader)]
-    if not isinstance(value, dict):
-        return []
-    fields = _json_fields(value, "", reader)
-    nested = [f for v in value.values() if _holds_examples(v) for f in _json_examples(v, reader)]
-    if any(QUESTION.search(text) or _asks_without_mark(text) for _, text in fields):
-        return [fields, *nested]
-    reader.advice += [s for _, text in fields for s in _sentences(text) if is_advice(s, reader.is_name)]
-    return nested
 
 
-def _holds_examples(value: Any) -> bool:
-    """Whether a JSON list holds examples (objects, one of them asking a question), not parts of one."""
-    return isinstance(value, list) and any(isinstance(x, dict) and any(QUESTION.search(t) or _asks_without_mark(t)
-                                                                       for t in _strings(x)) for x in value)
 
 
-def _asks_without_mark(text: str) -> bool:
-    return bool(re.match(r"^(when|what|where|who|which|how)\b", text.strip(), re.I)) and len(words(text)) >= 3
 
 
-def _json_fields(obj: dict, prefix: str, reader: _Reader) -> list[tuple[str, str]]:
-    """(hint, text) leaves of one example object; a name next to a first-person text becomes 'Name: text'."""
-    direct = {k: v for k, v in obj.items() if isinstance(v, (str, int, float)) and not isinstance(v, bool)}
-    texts = {k: str(v) for k, v in direct.items()}
-    names = [k for k, v in texts.items() if len(v.split()) <= 2 and all(reader.is_name(t) for t in v.split())
-             and role_of(_key_words(k)) is None and _key_words(k).lower() not in LABEL_WORDS]
-    said = TURN_CONTEXT.search(prefix)  # under 'evidence' / 'turns': every text next to a name is its words
-    spoken = [k for k, v in texts.items() if k not in names and not _TURN.match(v) and
-              (FIRST_PERSON.search(v) or (said and len(words(v)) >= 3))]
-    out: list[tuple[str, str]] = []
-    order = list(texts)
-    used = set()
-    for k in spoken if names else []:  # the name next to the utterance is its speaker
-        who = min(names, key=lambda n: (abs(order.index(n) - order.index(k)), order.index(n) > order.index(k)))
-        out.append((f"{prefix} {_key_words(k)}", f"{texts[who]}: {texts.pop(k)}"))
-        used.add(who)
-    for who in used:
-        texts.pop(who)
-    for k, v in texts.items():
-        text = f"{v.rstrip('?')}?" if _asks_without_mark(v) and "?" not in v else v
-        out.append((f"{prefix} {_key_words(k)}", text))
-    pairs = _old_new(obj)
-    for k, v in obj.items():
-        if isinstance(v, dict):
-            out += _json_fields(v, f"{prefix} {_key_words(k)}", reader)
-        elif isinstance(v, list) and not any(isinstance(x, dict) for x in v):
-            out += [(f"{prefix} {_key_words(k)}", str(x)) for x in v if str(x).strip()] or \
-                [(f"{prefix} {_key_words(k)}", "")]
-        elif isinstance(v, list) and not _holds_examples(v):  # parts of this example, e.g. its turns
-            out += [f for x in v if isinstance(x, dict) for f in _json_fields(x, f"{prefix} {_key_words(k)}", reader)]
-    if pairs:
-        old, new = pairs
-        out = [f for f in out if f[1] not in (old, new)] + [("", f'"{old}" was replaced by "{new}"')]
-    return out
 
 
-def _old_new(obj: dict) -> tuple[str, str] | None:
-    old = [v for k, v in obj.items() if isinstance(v, str) and re.search(r"before|old|previous|had|was", k, re.I)]
-    new = [v for k, v in obj.items() if isinstance(v, str) and re.search(r"after|new|now|became|replac", k, re.I)]
-    return (old[0], new[0]) if len(old) == 1 and len(new) == 1 else None
-
-
-def _sentences(text: str) -> list[str]:
-    return [s.strip() for s in re.split(r"(?<=[.!])\s+|\n+", text) if s.strip()]
 
 
 def _tail_words(text: str, n: int) -> str:
