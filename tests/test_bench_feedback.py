@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from memopt.bench.feedback import ordering
+from memopt.bench.feedback import default_variants, ordering
 from memopt.bench.oracle import oracle_instructions, share_of_gain
 from memopt.experiment import load_experiment
 from memopt.simlm.directives import active_directives, directives_for
@@ -66,3 +66,11 @@ def test_share_of_gain_and_ordering_verdicts():
     rows[0]["gain"] = 0.4
     assert ordering(rows)["attribution ≥ 1.5 × outcome"] is False
     assert load_experiment(QUICKSTART).optimizer.search  # the oracle chooses among these knob values on val
+
+
+def test_the_format_controls_run_only_when_asked():
+    from memopt.feedback_kinds import kind_names
+
+    assert default_variants() == list(VARIANTS)
+    formats = {f"attribution_{f}" for f in ("prose", "qa", "json", "table", "bullets", "yaml", "intl")}
+    assert formats <= set(kind_names()) and not formats & set(default_variants())

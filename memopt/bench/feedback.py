@@ -6,7 +6,9 @@ untracked, for ``seeds`` seeds (the experiment's seed, +1, +2, ...). The seed dr
 reflection (which candidates it writes), Optuna's sampler and therefore the proposals and the
 selection; the data, its split and what the task and judge LMs do are the same for every seed.
 attribution, misleading and empty rewrite memopt's blamed ops; outcome and score, having no
-attribution, take the LLM ops round-robin (see `memopt.optimize.reflective`).
+attribution, take the LLM ops round-robin (see `memopt.optimize.reflective`). The format controls
+(``attribution_prose``, ``attribution_json``, ...: memopt's attribution examples written in another format,
+`memopt.feedback_formats`) run only when named in ``variants``.
 
 Each row: test F1 before and after (mean ± sd over seeds), the gain, the share of the catalogue
 oracle's gain (`memopt.bench.oracle`), LM calls and seconds per run; plus the oracle row, and
@@ -21,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["bench_feedback", "feedback_rows", "ordering", "markdown_table"]
+__all__ = ["bench_feedback", "default_variants", "feedback_rows", "ordering", "markdown_table"]
 
 
 def _mean_sd(values: list[float]) -> tuple[float, float]:
@@ -34,12 +36,12 @@ def bench_feedback(experiment: str | Path, *, budget: int, seeds: int = 3, round
     from memopt.bench.oracle import catalogue_oracle, share_of_gain
     from memopt.errors import ConfigError
     from memopt.experiment import load_experiment
-    from memopt.feedback_kinds import get_kind, kind_names
+    from memopt.feedback_kinds import kind_names
     from memopt.optimize.run import run_experiment
     from memopt.tracking import NullTracker
 
     known = kind_names()
-    names = list(variants or [n for n in known if get_kind(n).rendering_of is None])  # formats: when asked
+    names = list(variants or default_variants())
     unknown = sorted(set(names) - set(known))
     if unknown:
         raise ConfigError(f"--variants: unknown feedback {', '.join(unknown)} (known: {', '.join(known)}).")
@@ -64,6 +66,13 @@ def bench_feedback(experiment: str | Path, *, budget: int, seeds: int = 3, round
     return {"experiment": base.name, "budget": budget, "rounds": base.rounds, "seeds": [base.seed + i for i in
                                                                                          range(seeds)],
             "oracle": oracle, "rows": rows, "ordering": ordering(rows), "runs": runs}
+
+
+def default_variants() -> list[str]:
+    """Every registered feedback kind but the format controls (``attribution_prose``, ...: run when asked)."""
+    from memopt.feedback_kinds import get_kind, kind_names
+
+    return [name for name in kind_names() if get_kind(name).rendering_of is None]
 
 
 def feedback_rows(runs: list[dict[str, Any]], oracle: dict[str, Any], names: list[str]) -> list[dict[str, Any]]:
