@@ -10,7 +10,7 @@ from memopt.feedback_formats import FORMATS, parts_of, render, restyle
 from memopt.feedback_kinds import get_kind, kind_names
 from memopt.simlm.examples import read_feedback
 from memopt.simlm.reflect import read_evidence
-from tests.feedback_formats import CASES, KIND, fields_recovered, native, renderings, strength
+from tests.feedback_formats import CASES, HELD_OUT, KIND, fields_recovered, native, renderings, strength
 
 
 def test_native_rendering_is_read_whole():
@@ -91,3 +91,17 @@ def test_restyle_keeps_the_head_and_every_part_of_memopts_examples():
         assert head == fb.text().split("\n\n")[0] and "ExtractionError × 3" in head
         assert "Example 1:" not in styled.text() and styled.kind == f"attribution_{fmt}"
         assert len(read_feedback(styled.text()).examples) == 3
+
+
+def test_held_out_wordings_are_read_as_measured_once():
+    """The held-out half (tests/feedback_formats.HELD_OUT: wordings the reader was not tuned on) was measured once
+    after tuning (docs/simlm.md, Reading feedback in other formats); this keeps the reader from falling below what
+    was measured then: every example found, the evidence at least 0.6 of the native format's in each, 0.85 on
+    average (measured: 0.67–1.00, mean 0.92). The reader was not changed after that measurement."""
+    base = strength(CASES, native)
+    values = []
+    for name, text in renderings(CASES, "held_out").items():
+        assert len(read_feedback(text).examples) == len(CASES), name
+        values.append(strength(CASES, HELD_OUT[name]) / base)
+        assert values[-1] >= 0.6, (name, values[-1])
+    assert sum(values) / len(values) >= 0.85, values
