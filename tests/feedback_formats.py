@@ -10,7 +10,9 @@ source turns, what the op produced or read, observation), one per kind of loss, 
   was changed and measured once at the end (`measure`); nothing in the reader was tuned on them.
 
 `native(cases)` writes memopt's own attribution format (the reference). `measure(...)` reads a rendering with
-SimLM's reader and returns examples found, fields recovered and evidence strength.
+SimLM's reader and returns examples found, fields recovered and evidence strength. ``python -m
+tests.feedback_formats [--held-out]`` prints the figures of one half on these cases (`fixture_table`) and on
+memopt's real attribution feedback re-rendered (`real_table`), as in docs/simlm.md.
 """
 
 from __future__ import annotations
@@ -220,3 +222,72 @@ def strength(cases: list[ExampleParts], write: Callable[[list[ExampleParts]], st
     kinds = sorted({KIND[p.operation] for p in cases})
     values = [read_evidence(k, write([p for p in cases if KIND[p.operation] == k])).strength for k in kinds]
     return sum(values) / len(values)
+
+
+# --- the measurement (python -m tests.feedback_formats [--held-out]) ------------------------------------------
+
+
+def _writers(half: str) -> dict[str, Callable[[list[ExampleParts]], str]]:
+    if half == "tuned":
+        return {fmt: (lambda f: lambda ps: render(ps, f))(fmt) for fmt in FORMATS}
+    return dict(HELD_OUT)
+
+
+def fixture_table(half: str) -> list[str]:
+    """Examples found, fields recovered and evidence strength on `CASES`, per rendering of one half."""
+    keys = ["question", "gold", "answer", "turns", "memory", "error", "operation"]
+    lines = [f"| rendering | found | {' | '.join(keys)} | strength |", "|---" * (len(keys) + 3) + "|"]
+    for name, write in {"native": native, **_writers(half)}.items():
+        m = measure(CASES, write(CASES))
+        lines.append(f"| {name} | {m['found']}/{m['expected']} | " + " | ".join(f"{m.get(k, 0):.2f}" for k in keys)
+                     + f" | {strength(CASES, write):.2f} |")
+    return lines
+
+
+def real_table(half: str) -> list[str]:
+    """Evidence strength of memopt's real attribution feedback (round 1 of mem0 and evermemos with SimLM on three
+    synthetic datasets), written natively and re-rendered per rendering of one half."""
+    import statistics
+
+    from memopt.data.source import load_data
+    from memopt.feedback_formats import parts_of
+    from memopt.lm.spec import parse_lm_specs
+    from memopt.optimize.reflective import ReflectiveOptimizer
+    from memopt.optimize.scoring import Scorer
+    from memopt.simlm.reflect import operation_kind, read_evidence
+    from memopt.systems import make_system
+
+    writers = _writers(half)
+    found: dict[str, list[float]] = {n: [] for n in ["native", *writers]}
+    power: dict[str, list[float]] = {n: [] for n in ["native", *writers]}
+    for pipeline in ("mem0", "evermemos"):
+        for seed in (3, 5, 7):
+            _, conversations = load_data(f"synthetic:conversations=2,sessions=6,seed={seed}")
+            scorer = Scorer(*[parse_lm_specs("sim")] * 3, budget=100_000)
+            system = make_system(pipeline)
+            optimizer = ReflectiveOptimizer(scorer)
+            train = optimizer._evaluate(system, conversations)
+            blamed, _ = optimizer._attribute(train)
+            for op, fb in optimizer._feedback(system, train, blamed, 1).items():
+                kind = operation_kind(f"{system.name}.{op}: {system.op_spec(op).description}")
+                head = fb.text().split("\n\nExample 1:")[0]
+                parts = [parts_of(e, f"{system.name}.{op}") for e in fb.examples]
+                texts = {"native": fb.text(), **{n: f"{head}\n\n{w(parts)}" for n, w in writers.items()}}
+                for name, text in texts.items():
+                    ev = read_evidence(kind, text)
+                    found[name].append(ev.examples / len(fb.examples))
+                    power[name].append(ev.strength)
+    base = statistics.fmean(power["native"])
+    lines = [f"{len(power['native'])} op feedbacks", "| rendering | examples found / shown | evidence strength | "
+             "vs native |", "|---|---|---|---|"]
+    for name in power:
+        mean = statistics.fmean(power[name])
+        lines.append(f"| {name} | {statistics.fmean(found[name]):.2f} | {mean:.2f} | {mean / base:.2f} |")
+    return lines
+
+
+if __name__ == "__main__":
+    import sys
+
+    chosen = "held_out" if "--held-out" in sys.argv else "tuned"
+    print("\n".join(fixture_table(chosen) + [""] + real_table(chosen)))
