@@ -74,3 +74,10 @@ def test_the_format_controls_run_only_when_asked():
     assert default_variants() == list(VARIANTS)
     formats = {f"attribution_{f}" for f in ("prose", "qa", "json", "table", "bullets", "yaml", "intl")}
     assert formats <= set(kind_names()) and not formats & set(default_variants())
+
+
+def test_ordering_without_score_or_empty_rows_gives_no_verdict_on_them():
+    """A bench of attribution and a format control only (no score, no empty row) still reports its ordering."""
+    verdicts = ordering([{"variant": "attribution", "gain": 0.3, "gain_sd": 0.0},
+                         {"variant": "attribution_prose", "gain": 0.3, "gain_sd": 0.0}])
+    assert verdicts["score ≈ empty"] is None and verdicts["attribution > outcome"] is None

@@ -118,7 +118,7 @@ def ordering(rows: list[dict[str, Any]]) -> dict[str, bool | None]:
     def compare(a: str, b: str, test: Any) -> bool | None:
         return None if gain(a) is None or gain(b) is None else bool(test(gain(a), gain(b)))
 
-    near = max(0.01, *(by[n]["gain_sd"] for n in ("score", "empty") if n in by))
+    near = max([0.01, *(by[n]["gain_sd"] for n in ("score", "empty") if n in by)])
     return {
         "attribution > outcome": compare("attribution", "outcome", lambda a, b: a > b),
         "outcome > score": compare("outcome", "score", lambda a, b: a > b),
