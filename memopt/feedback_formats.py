@@ -4,8 +4,8 @@ The reflection LM should read the same evidence whatever its format. These contr
 memopt's attribution feedback (`memopt.feedback.build_feedback`) in another format and wording, with the same
 content: the question, the gold answer, the system's answer, the error type and its reason, the blamed
 operation, the source turns, what the operation produced or read, and the observation. Each format is a
-registered feedback kind ``attribution_<format>`` (a control: `FeedbackKind.rendering_of` = ``"attribution"``,
-so the bench runs it only when asked with ``--variants``):
+registered feedback kind ``attribution_<format>`` (registered in `memopt.feedback_kinds`; a control:
+`FeedbackKind.rendering_of` = ``"attribution"``, so the bench runs it only when asked with ``--variants``):
 
 - ``prose``: one paragraph per example, no labels;
 - ``qa``: short labels (``Q:``, ``Asked:``, ``Expected:``, ``Got:``);
@@ -25,8 +25,6 @@ import functools
 import json
 from dataclasses import dataclass, field, replace
 from typing import Any
-
-from memopt.feedback_kinds import FeedbackRequest, feedback_kind
 
 __all__ = ["FORMATS", "ExampleParts", "parts_of", "render", "restyle"]
 
@@ -233,18 +231,3 @@ def restyle(feedback: Any, fmt: str) -> Any:
     return _rendered_feedback()(feedback.operation, feedback.prompt_version, feedback.counts, feedback.examples,
                                 kind=f"attribution_{fmt}", advice=feedback.advice, failed=feedback.failed,
                                 body=render(parts, fmt))
-
-
-def _register(fmt: str) -> None:
-    def build(request: FeedbackRequest) -> dict[str, Any]:
-        from memopt.feedback import build_feedback
-
-        return {op: restyle(fb, fmt) for op, fb in build_feedback(request.blamed, request.prompt_ops).items()}
-
-    build.__doc__ = f"memopt's attribution feedback with its examples written as {fmt} (a format control)."
-    build.__module__ = __name__
-    feedback_kind(f"attribution_{fmt}", control=True, rendering_of="attribution")(build)
-
-
-for _fmt in FORMATS:
-    _register(_fmt)

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memopt.errors import PluginError
+from memopt.feedback_formats import FORMATS
 from memopt.registry import Registry
 
 __all__ = ["FeedbackKind", "FeedbackRequest", "feedback_kind", "feedback_kinds", "kind_names", "get_kind", "GROUP"]
@@ -141,4 +142,19 @@ def misleading(request: FeedbackRequest) -> dict[str, Any]:
     return misleading_feedback(request.blamed, request.prompt_ops)
 
 
-from memopt import feedback_formats as _formats  # noqa: E402,F401  (registers the format controls, attribution_*)
+
+def _format_control(fmt: str) -> FeedbackKind:
+    """The control ``attribution_<fmt>``: memopt's attribution feedback with its examples written as ``fmt``."""
+
+    def build(request: FeedbackRequest) -> dict[str, Any]:
+        from memopt.feedback import build_feedback
+        from memopt.feedback_formats import restyle
+
+        return {op: restyle(fb, fmt) for op, fb in build_feedback(request.blamed, request.prompt_ops).items()}
+
+    build.__doc__ = f"memopt's attribution feedback with its examples written as {fmt} (a format control)."
+    return feedback_kind(f"attribution_{fmt}", control=True, rendering_of="attribution")(build)
+
+
+for _fmt in FORMATS:  # the format controls (`memopt.feedback_formats`), after memopt's own five
+    _format_control(_fmt)
