@@ -12,7 +12,9 @@ and the optimizers and benches read those declarations instead of keeping their 
   taken round-robin (``ops_per_round`` per round) and the train split is evaluated untraced;
 - ``gepa``: the ``gepa`` optimizer takes it (per case: with attribution, the blamed predictor's
   feedback; without, the question, gold answer, prediction and F1);
-- ``control``: a control of the feedback bench (its name shows in run names), not memopt's method.
+- ``control``: a control of the feedback bench (its name shows in run names), not memopt's method;
+- ``rendering_of``: the kind whose feedback it re-writes in another format (`memopt.feedback_formats`:
+  ``attribution_prose``, ``attribution_json``, ...); the feedback bench runs these only when asked.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memopt.errors import PluginError
+from memopt.feedback_formats import FORMATS
 from memopt.registry import Registry
 
 __all__ = ["FeedbackKind", "FeedbackRequest", "feedback_kind", "feedback_kinds", "kind_names", "get_kind", "GROUP"]
@@ -54,6 +57,7 @@ class FeedbackKind:
     uses_attribution: bool = True
     gepa: bool = False
     control: bool = False
+    rendering_of: str | None = None
 
     def __call__(self, request: FeedbackRequest) -> dict[str, Any]:
         """The feedback per operation for one round."""
@@ -73,12 +77,12 @@ def _adopt(name: str, obj: object) -> FeedbackKind:
 feedback_kinds: Registry[FeedbackKind] = Registry("feedback kind", GROUP, "memopt.feedback_kinds", _adopt)
 
 
-def feedback_kind(name: str, *, uses_attribution: bool = True, gepa: bool = False,
-                  control: bool = False) -> Callable[[Build], FeedbackKind]:
+def feedback_kind(name: str, *, uses_attribution: bool = True, gepa: bool = False, control: bool = False,
+                  rendering_of: str | None = None) -> Callable[[Build], FeedbackKind]:
     """Decorator: register a function of (FeedbackRequest) → {op: Feedback} as the feedback kind ``name``."""
 
     def register(fn: Build) -> FeedbackKind:
-        kind = FeedbackKind(name, fn, uses_attribution, gepa, control)
+        kind = FeedbackKind(name, fn, uses_attribution, gepa, control, rendering_of)
         return feedback_kinds.register(name, kind, module=getattr(fn, "__module__", None) or "?")
 
     return register
@@ -136,3 +140,21 @@ def misleading(request: FeedbackRequest) -> dict[str, Any]:
     from memopt.feedback import misleading_feedback
 
     return misleading_feedback(request.blamed, request.prompt_ops)
+
+
+
+def _format_control(fmt: str) -> FeedbackKind:
+    """The control ``attribution_<fmt>``: memopt's attribution feedback with its examples written as ``fmt``."""
+
+    def build(request: FeedbackRequest) -> dict[str, Any]:
+        from memopt.feedback import build_feedback
+        from memopt.feedback_formats import restyle
+
+        return {op: restyle(fb, fmt) for op, fb in build_feedback(request.blamed, request.prompt_ops).items()}
+
+    build.__doc__ = f"memopt's attribution feedback with its examples written as {fmt} (a format control)."
+    return feedback_kind(f"attribution_{fmt}", control=True, rendering_of="attribution")(build)
+
+
+for _fmt in FORMATS:  # the format controls (`memopt.feedback_formats`), after memopt's own five
+    _format_control(_fmt)

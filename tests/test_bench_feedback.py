@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from memopt.bench.feedback import feedback_rows, markdown_table, ordering
+from memopt.bench.feedback import default_variants, feedback_rows, markdown_table, ordering
 from memopt.bench.oracle import oracle_instructions, share_of_gain
 from memopt.experiment import load_experiment
 from memopt.simlm.directives import active_directives, directives_for
@@ -102,3 +102,11 @@ def test_markdown_table_shows_mean_sd_interval_and_verdicts():
     # differences 0.10, −0.04, 0.20: mean 0.087, sd 0.121, 0.087 ± 4.303 × 0.121 / √3; t 1.24, p 0.34
     assert "| attribution > outcome | 3 | +0.087 ± 0.121 | [-0.213, +0.386] | 0.339 | not significant |" in table
     assert "| not significant |" in table and "| score ≈ empty | 0 | — | — | — | n/a |" in table
+
+
+def test_the_format_controls_run_only_when_asked():
+    from memopt.feedback_kinds import kind_names
+
+    assert default_variants() == list(VARIANTS)
+    formats = {f"attribution_{f}" for f in ("prose", "qa", "json", "table", "bullets", "yaml", "intl")}
+    assert formats <= set(kind_names()) and not formats & set(default_variants())

@@ -102,3 +102,16 @@ def test_gepa_outcome_metric_gives_every_predictor_the_outcome_without_running_t
     assert len({o.feedback for o in out}) == 1
     assert out[0].feedback == (f"Question: {case.question}\nGold answer: {case.gold}\nPrediction: Not mentioned\n"
                                f"Score: F1 {out[0].score:.2f}")
+
+
+def test_simlm_reads_memopts_attribution_feedback_in_every_format(round_one):
+    """The format controls (`memopt.feedback_formats`) carry the same evidence as memopt's own format."""
+    from memopt.feedback_formats import FORMATS, restyle
+
+    system = round_one[0]
+    for op, fb in _feedback(round_one, "attribution").items():
+        native = read_evidence(_kind(system, op), fb.text())
+        for fmt in FORMATS:
+            ev = read_evidence(_kind(system, op), restyle(fb, fmt).text())
+            assert (ev.examples, ev.strength, set(ev.weights)) == (native.examples, native.strength,
+                                                                    set(native.weights)), (op, fmt)

@@ -51,10 +51,12 @@ def test_memopts_own_names_in_order_and_what_they_declare():
     assert list(METHODS) == attribution_methods.shipped() == ["memtrace", "counterfactual", "all_at_once",
                                                               "step_by_step", "binary_search", "blame_response"]
     assert [m for m in METHODS if get_method(m).needs_replay] == ["counterfactual"]
-    assert feedback_kinds.shipped() == ["attribution", "outcome", "score", "empty", "misleading"]
+    formats = [f"attribution_{f}" for f in ("prose", "qa", "json", "table", "bullets", "yaml", "intl")]
+    assert feedback_kinds.shipped() == ["attribution", "outcome", "score", "empty", "misleading", *formats]
+    assert [k for k in feedback_kinds.shipped() if get_kind(k).rendering_of] == formats  # the format controls
     assert [k for k in feedback_kinds.shipped() if not get_kind(k).uses_attribution] == ["outcome", "score"]
     assert [k for k in feedback_kinds.shipped() if get_kind(k).gepa] == ["attribution", "outcome"]
-    assert [k for k in feedback_kinds.shipped() if get_kind(k).control] == ["outcome", "empty", "misleading"]
+    assert [k for k in feedback_kinds.shipped() if get_kind(k).control] == ["outcome", "empty", "misleading", *formats]
 
 
 def test_unknown_names_are_one_error_naming_the_key_and_the_known_names(tmp_path):

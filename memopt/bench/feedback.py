@@ -6,7 +6,9 @@ untracked, for ``seeds`` seeds (the experiment's seed, +1, +2, ...). The seed dr
 reflection (which candidates it writes), Optuna's sampler and therefore the proposals and the
 selection; the data, its split and what the task and judge LMs do are the same for every seed.
 attribution, misleading and empty rewrite memopt's blamed ops; outcome and score, having no
-attribution, take the LLM ops round-robin (see `memopt.optimize.reflective`).
+attribution, take the LLM ops round-robin (see `memopt.optimize.reflective`). The format controls
+(``attribution_prose``, ``attribution_json``, ...: memopt's attribution examples written in another format,
+`memopt.feedback_formats`) run only when named in ``variants``.
 
 Each row: test F1 before and after (mean ± sd over seeds), the gain (mean ± sd and its 95 % t
 interval), the share of the catalogue oracle's gain (`memopt.bench.oracle`), LM calls and seconds
@@ -25,7 +27,8 @@ from typing import Any
 
 from memopt.bench.seeds import Claim, compare, comparison_table, fmt_interval, interval
 
-__all__ = ["bench_feedback", "feedback_rows", "ordering", "markdown_table", "CLAIMS", "DEFAULT_SEEDS"]
+__all__ = ["bench_feedback", "default_variants", "feedback_rows", "ordering", "markdown_table", "CLAIMS",
+           "DEFAULT_SEEDS"]
 
 
 CLAIMS = (Claim("attribution", "outcome"), Claim("outcome", "score"), Claim("outcome", "empty"),
@@ -45,7 +48,7 @@ def bench_feedback(experiment: str | Path, *, budget: int, seeds: int = DEFAULT_
     from memopt.tracking import NullTracker
 
     known = kind_names()
-    names = list(variants or known)
+    names = list(variants or default_variants())
     unknown = sorted(set(names) - set(known))
     if unknown:
         raise ConfigError(f"--variants: unknown feedback {', '.join(unknown)} (known: {', '.join(known)}).")
@@ -75,6 +78,13 @@ def bench_feedback(experiment: str | Path, *, budget: int, seeds: int = DEFAULT_
             "oracle": oracle, "rows": rows, "ordering": ordering(runs), "runs": runs}
 
 
+def default_variants() -> list[str]:
+    """Every registered feedback kind but the format controls (``attribution_prose``, ...: run when asked)."""
+    from memopt.feedback_kinds import get_kind, kind_names
+
+    return [name for name in kind_names() if get_kind(name).rendering_of is None]
+
+
 def feedback_rows(runs: list[dict[str, Any]], oracle: dict[str, Any], names: list[str]) -> list[dict[str, Any]]:
     """One row per feedback kind (mean, sd and 95 % interval over seeds), then the oracle row."""
     from memopt.bench.oracle import share_of_gain
@@ -86,8 +96,8 @@ def feedback_rows(runs: list[dict[str, Any]], oracle: dict[str, Any], names: lis
             continue
         before = interval([r["test_f1_before"] for r in mine])["mean"]
         after, gain = interval([r["test_f1_after"] for r in mine]), interval([r["gain"] for r in mine])
-        rows.append({"variant": name, "ops": "blamed" if name in ("attribution", "misleading", "empty") else
-                     "round-robin", "test_f1_before": before, "test_f1_after": after["mean"],
+        rows.append({"variant": name, "ops": "blamed" if _uses_attribution(name) else "round-robin",
+                     "test_f1_before": before, "test_f1_after": after["mean"],
                      "test_f1_after_sd": after["sd"], "gain": gain["mean"], "gain_sd": gain["sd"],
                      "gain_low": gain["low"], "gain_high": gain["high"],
                      "share_of_oracle_gain": share_of_gain(before, after["mean"], oracle["test_f1"]),
@@ -100,6 +110,12 @@ def feedback_rows(runs: list[dict[str, Any]], oracle: dict[str, Any], names: lis
                  "gain_low": gain, "gain_high": gain, "share_of_oracle_gain": 1.0, "lm_calls": 0,
                  "seconds": oracle.get("seconds", 0.0), "runs": 1})
     return rows
+
+
+def _uses_attribution(name: str) -> bool:
+    from memopt.feedback_kinds import get_kind
+
+    return get_kind(name).uses_attribution
 
 
 def ordering(runs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:

@@ -194,7 +194,8 @@ def feedback(
                                                          "comparisons are paired by seed."),
     rounds: int = typer.Option(8, "--rounds", min=1, help="Rounds (a run stops earlier when out of budget)."),
     variants: str = typer.Option(None, "--variants", help="Comma-separated feedback kinds (default: every "
-                                                          "registered one; `memopt plugins` lists them)."),
+                                                          "registered one but the format controls attribution_prose, "
+                                                          "..._intl; `memopt plugins` lists them)."),
     markdown: bool = typer.Option(False, "--markdown", help="Also print the table as Markdown (as in docs/)."),
     out: Path = typer.Option(None, "--out", help="Write {rows, oracle, ordering, runs} as JSON."),
 ) -> None:

@@ -64,6 +64,8 @@ class Example:
     gold: str | None = None
     answer: str | None = None
     shows_output: bool = False
+    error: str | None = None  # the kind of failure, as the feedback words it ('ExtractionError', 'a date left ...')
+    operation: str | None = None  # the operation the feedback blames, as written ('mem0.extract')
 
     @property
     def held(self) -> list[str]:

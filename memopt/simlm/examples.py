@@ -1,13 +1,19 @@
 """Read the examples in reflection feedback the way a person would, whatever their format.
 
-Feedback is free text: labelled lines, JSON with any key names, a bulleted list, or plain prose.
-`read_feedback` finds the examples in it (one per question asked) and sorts the pieces of each by
-what they *are*, not by the labels around them:
+Feedback is free text: labelled lines ('Question:', 'Q:', 'Asked:', 'Correct answer =>', 'Question -'),
+JSON objects and lists with any key names, Markdown tables, YAML-ish ``key: value`` blocks, bulleted lists,
+plain prose, and other languages' punctuation (full-width colons, « », „ “, 「 」: `memopt.simlm.example_layouts`
+brings these to plain text; `memopt.simlm.example_json` reads the structured blocks). `read_feedback` finds the
+examples in it (one per question asked) and sorts the pieces of each by what they *are*, not by the labels
+around them:
 
 - the question: a sentence ending with '?' (or a JSON value starting with a question word) that is
   not a line of dialogue;
-- source turns: 'Name: text', a sentence in the first person in quotes attributed to someone
-  ('Zane said "I went there yesterday"'), or a JSON object holding a name and a first-person text;
+- source turns: 'Name: text', a sentence in quotes attributed to someone ('Zane said "I went there
+  yesterday"', '"...", Zane wrote', 'Zane had told them: "..."'), a first-person sentence in quotes, or a
+  JSON object holding a name and a text. A word that labels questions or answers ('Q', 'A', 'Asked') is
+  a speaker only where the context says so: under an 'Evidence:' / 'Conversation:' header, in a '> '
+  quote, or when its text is someone's first-person words;
 - statements: third-person sentences about a named person (what an operation produced, stored or
   read). Next to a word of replacing ("replaced", "overwritten", "became", "→") two statements
   make an old/new pair; next to a word of removal ("deleted", "removed") a statement was removed;
@@ -18,20 +24,23 @@ what they *are*, not by the labels around them:
   such words, the one that answers the question (an absolute date for a "when" question, the one
   the source turns support, a real answer when the question's person said it) is the gold, else
   the first;
+- the error type and the blamed operation: a field labelled 'error' / 'type' / 'cause' or 'op' / 'stage' /
+  'blamed', or, in a sentence, a CamelCase word ending in 'Error' and a dotted id after 'blamed on' (kept on
+  the example as written; diagnosis does not use them);
 - advice: general instruction sentences that are not about one example ("Facts should be short.").
 
-Only generic English role words are read (a person's "expected", "said", "stored"), never a
-particular tool's section labels, error-type names or operation ids; a name is a capitalised word
-that the feedback never writes in lower case.
+Only generic English role words and shapes are read (a person's "expected", "said", "stored"), never a
+particular tool's section labels or a list of error-type names or operation ids; a name is a capitalised
+word that the feedback never writes in lower case.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
-from typing import Any
 
+from memopt.simlm.example_json import blocks, json_examples, sentences
+from memopt.simlm.example_layouts import LABEL_WORDS, TURN, TURN_CONTEXT, error_or_op, normalize
 from memopt.simlm.example_parts import (
     FIRST_PERSON,
     META,
@@ -50,12 +59,17 @@ from memopt.text import find_relative_dates, words
 __all__ = ["Reading", "read_feedback"]
 
 _BULLET = re.compile(r"^\s*(?:[-*•+>]+|\d+[.)]|\(\w\))\s+")
-_LABEL = re.compile(r"^(?P<label>[A-Za-z][\w '/()#.-]{0,40}?)\s*[:=]\s*(?P<rest>.*)$")
-_TURN = re.compile(r"^(?P<who>[A-Z][\w'-]*(?: [A-Z][\w'-]*)?)\s*(?:\([^)]{0,30}\))?:\s+(?P<text>\S.*)$")
+_LABEL = re.compile(r"^(?P<label>[A-Za-z][\w '/()#.-]{0,40}?)\s*(?:[:=]|\s[-–—]+>?(?=\s)|=>)\s*(?P<rest>.*)$")
 _SAID = re.compile(r"^(?P<who>[A-Z][\w'-]*)\s+(?:said|says|told \w+|wrote|mentioned|explained)\s*[:,]?\s+(?P<text>.+)$")
-_SAID_BEFORE = re.compile(r"\b([A-Z][\w'-]*)\s*(?:\([^)]{0,30}\))?\s*(?:(?:said|says|wrote|writes|asked|mentioned|"
-                          r"explained|replied|told \w+)\b[^\"“]{0,15}|:\s*)$")
-_SAID_AFTER = re.compile(r"^\W{0,3}\s*(?:(?:said|says|wrote|asked|replied)\s+|[—-]\s*|\()([A-Z][\w'-]*)")
+_SAID_BEFORE = re.compile(r"\b([A-Z][\w'-]*)\s*(?:\([^)]{0,30}\))?\s*(?:(?:had|has|have|once|then|also|earlier)\s+)?"
+                          r"(?:(?:said|says|wrote|writes|asked|mentioned|explained|replied|told \w+)\b[^\"“]{0,15}|"
+                          r":\s*)$")
+_SAID_AFTER = re.compile(r"^\W{0,3}\s*(?:(?:said|says|wrote|asked|replied)\s+|[—-]\s*|\()([A-Z][\w'-]*)|"
+                         r"^\W{0,3}\s*([A-Z][\w'-]*)\s+(?:had\s+)?(?:said|says|wrote|writes|replied|added|told)\b")
+_ROLE_NOUNS = frozenset("answer answers gold response reply system model output prediction truth reference "
+                         "target".split())
+_INNER_QUESTION = re.compile(r"(?<=\s)(?:When|What|Where|Who|Whom|Whose|Which|Why|How|Did|Does|Do|Is|Are|Was|"
+                             r"Were|Has|Have|Had|Can|Could|Will|Would)\b")
 _SEPARATORS = re.compile(r"\s+\|\s+|\s+/\s+|\s*\n\s*")
 _CLAUSES = re.compile(r";\s+|(?<=[.!])\s+(?=[A-Z\"“'])|,\s+(?=(?:but\s+|and\s+)?(?:got|answered|expected|gold|"
                       r"the system|the model|it said|it answered|should|instead|predicted|correct)\b)", re.I)
@@ -91,6 +105,20 @@ class _Reader:
         token = token.removesuffix("'s")
         return bool(token[:1].isupper()) and token.lower() not in NOT_NAMES and token.lower() not in self.lower
 
+    def is_label(self, label: str, rest: str, hint: str) -> bool:
+        """Whether 'label: rest' is a labelled field (not a turn of someone named like the label)."""
+        first = label.split()[0]
+        return not self.is_name(first) or (len(label.split()) == 1 and not self.speaker(first, rest, hint))
+
+    def speaker(self, who: str, text: str, hint: str = "") -> bool:
+        """Whether 'who: text' is a turn of the conversation: a name, and for a word that labels questions or
+        answers ('Q', 'A', 'Asked'), only when the words around say it is a turn or the text is someone's words."""
+        if not self.is_name(who):
+            return False
+        if who.lower() not in LABEL_WORDS:
+            return True
+        return bool(TURN_CONTEXT.search(hint)) or (bool(FIRST_PERSON.search(text)) and not QUESTION.search(text))
+
     # --- blocks ---------------------------------------------------------------------------------
 
     def read(self, text: str) -> Reading:
@@ -98,28 +126,29 @@ class _Reader:
         examples: list[Example] = []
         prose = []
         at = 0
-        for start, end, value in _json_values(text):
+        for start, end, value in blocks(text):
             prose.append(text[at:start])
             at = end
-            examples += [self.example(fields) for fields in _json_examples(value, self)]
+            examples += [self.example(fields) for fields in json_examples(value, self)]
         prose.append(text[at:])
         for paragraph in re.split(r"\n\s*\n", "\n".join(prose)):
             lines = [line for line in paragraph.splitlines() if line.strip()]
-            starts = [i for i, line in enumerate(lines) if self.asks(line)]
+            hints = _section_hints(lines)
+            starts = [i for i, line in enumerate(lines) if self.asks(line, hints[i])]
             if not starts:
-                self.advice += [s for s in _sentences(paragraph) if is_advice(s, self.is_name)]
+                self.advice += [s for s in sentences(paragraph) if is_advice(s, self.is_name)]
                 continue
             cuts = [0, *starts[1:], len(lines)]
             for a, b in zip(cuts, cuts[1:], strict=False):
-                examples.append(self.example([("", line) for line in lines[a:b]]))
+                examples.append(self.example(list(zip(hints[a:b], lines[a:b], strict=True))))
         return Reading([e for e in examples if e.question], list(dict.fromkeys(self.advice)))
 
-    def asks(self, line: str) -> bool:
+    def asks(self, line: str, hint: str = "") -> bool:
         """Whether a line asks a question (and is not a line of dialogue)."""
         body = _BULLET.sub("", line).strip()
         for _ in range(2):
-            turn = _TURN.match(body)
-            if turn and self.is_name(turn.group("who")):
+            turn = TURN.match(body)
+            if turn and self.speaker(turn.group("who"), turn.group("text"), hint):
                 return False
             label = _LABEL.match(body)
             body = label.group("rest").strip() if label else body
@@ -143,19 +172,25 @@ class _Reader:
             return
         label = _LABEL.match(text)
         if label and '"' not in label.group("label") and len(label.group("label").split()) <= 5 and \
-                not self.is_name(label.group("label").split()[0]):
+                self.is_label(label.group("label"), label.group("rest"), hint):
             if not label.group("rest").strip():
                 return
             hint, text = f"{hint} {label.group('label')}", label.group("rest").strip()
             if _HELD.search(hint) and not _READ.search(hint):
                 ex.shows_output = True
+        error, operation = error_or_op(hint, text, labelled=True) if hint.strip() else (None, None)
+        if error or operation:
+            ex.error, ex.operation = ex.error or error, ex.operation or operation
+            return
+        error, operation = error_or_op("", text)  # named in a sentence: 'blamed on mem0.extract (ExtractionError)'
+        ex.error, ex.operation = ex.error or error, ex.operation or operation
         parts = [p for p in _SEPARATORS.split(text) if p.strip()]
         if len(parts) > 1:
             for part in parts:
                 self.field(ex, phrases, hint, part)
             return
-        turn = _TURN.match(text)
-        if turn and self.is_name(turn.group("who")):
+        turn = TURN.match(text)
+        if turn and self.speaker(turn.group("who"), turn.group("text"), hint):
             self.turn(ex, hint, turn.group("who"), turn.group("text").strip())
             return
         quotes = list(QUOTE.finditer(text))
@@ -167,6 +202,8 @@ class _Reader:
 
     def turn(self, ex: Example, hint: str, speaker: str, text: str) -> None:
         """A line of dialogue: a source turn, or, under words of reading or storing, an item read or held."""
+        if len(text) > 1 and text[0] + text[-1] in ('""', "“”"):
+            text = text[1:-1].strip()
         if _READ.search(hint):
             ex.context.append(f"{speaker}: {text}")
         elif _HELD.search(hint):
@@ -205,7 +242,9 @@ class _Reader:
             return
         asked = QUESTION.search(text)
         if asked and (quoted or not FIRST_PERSON.search(text[:asked.start()])):
-            ex.question = ex.question or asked.group(1).strip()
+            question = asked.group(1).strip()
+            inner = _INNER_QUESTION.search(question, 1)  # 'When asked Who wrote ...?' → 'Who wrote ...?'
+            ex.question = ex.question or (question[inner.start():] if inner else question)
             return
         lead, body = lead_words(text)
         role = role_of(f"{hint} {lead}") if not quoted else role_of(_tail_words(hint, 5))
@@ -217,6 +256,10 @@ class _Reader:
             return
         if FIRST_PERSON.search(body) and len(words(body)) >= 3:
             ex.turns.append((self.speaker_near(hint, after), body))
+            return
+        who = self.speaker_near(hint, after) if quoted and len(words(body)) >= 3 else None
+        if who:  # 'Kira said "She's a dentist ..."': someone's words, first person or not
+            ex.turns.append((who, body))
             return
         if is_statement(body, self.is_name):
             around = f"{_tail_words(hint, 6)} {after}"
@@ -234,12 +277,16 @@ class _Reader:
             return
         n, meta = len(words(body)), bool(set(words(body)) & META)
         labelled = not quoted and role_of(hint) is not None  # 'Gold answer: ...', {"expected": ...}
+        subject = bool(lead) and lead.split()[-1].lower() in _ROLE_NOUNS and body[:1].islower()
+        if subject and not labelled:  # 'The gold answer lists several items': a sentence about it, not an answer
+            return
         if 0 < n <= (16 if labelled or quoted else 8) and (labelled or not meta):
             phrases.append((body.rstrip("."), role))
 
     def speaker_near(self, before: str, after: str) -> str | None:
         """The name a quoted utterance is attributed to ('Zane said "..."', 'Zane: "..."', '"...", said Zane')."""
-        found = [m.group(1) for m in (_SAID_BEFORE.search(before[-60:]), _SAID_AFTER.match(after)) if m]
+        found = [m.group(1) or m.group(m.lastindex or 1) for m in (_SAID_BEFORE.search(before[-60:]),
+                                                                    _SAID_AFTER.match(after)) if m]
         names = [n for n in found if self.is_name(n)]
         return names[0] if names else None
 
@@ -247,97 +294,41 @@ class _Reader:
 # --- helpers ------------------------------------------------------------------------------------
 
 
-def _json_values(text: str) -> list[tuple[int, int, Any]]:
-    """JSON objects and arrays embedded in the text, as (start, end, value)."""
-    decoder = json.JSONDecoder()
-    out, i = [], 0
-    while i < len(text):
-        if text[i] in "{[":
-            try:
-                value, end = decoder.raw_decode(text, i)
-            except ValueError:
-                i += 1
-                continue
-            if isinstance(value, (dict, list)) and _strings(value):
-                out.append((i, end, value))
-                i = end
-                continue
-        i += 1
-    return out
 
 
-def _strings(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [s for v in value.values() for s in _strings(v)]
-    if isinstance(value, list):
-        return [s for v in value for s in _strings(v)]
-    return []
+def _section_hints(lines: list[str]) -> list[str]:
+    """Each line's section: the label of a header line ('Conversation:') over the lines below it that are indented
+    deeper (or bulleted under an unbulleted header); a Markdown quote ('> Q: ...') is a quoted conversation."""
+    hints, section, depth, bulleted = [], "", 0, False
+    for line in lines:
+        indent = len(line) - len(line.lstrip())
+        label = _LABEL.match(_BULLET.sub("", line).strip())
+        inside = section and (indent > depth or (indent == depth and not bulleted and bool(_BULLET.match(line))))
+        hint = section if inside else ""
+        if line.lstrip().startswith(">"):
+            hint = f"{hint} quoted conversation".strip()
+        hints.append(hint)
+        if label and not label.group("rest").strip():
+            section, depth, bulleted = label.group("label"), indent, bool(_BULLET.match(line))
+        elif not inside:
+            section = ""
+    return hints
 
 
-def _key_words(key: str) -> str:
-    return " ".join(re.sub(r"([a-z])([A-Z])", r"\1 \2", key).replace("_", " ").replace("-", " ").split())
 
 
-def _json_examples(value: Any, reader: _Reader) -> list[list[tuple[str, str]]]:
-    """The examples in a JSON value: objects holding a question, as (hint, text) fields."""
-    if isinstance(value, list):
-        return [fields for v in value for fields in _json_examples(v, reader)]
-    if not isinstance(value, dict):
-        return []
-    fields = _json_fields(value, "", reader)
-    nested = [f for v in value.values() if isinstance(v, list) and any(isinstance(x, dict) for x in v)
-              for f in _json_examples(v, reader)]
-    if any(QUESTION.search(text) or _asks_without_mark(text) for _, text in fields):
-        return [fields, *nested]
-    reader.advice += [s for _, text in fields for s in _sentences(text) if is_advice(s, reader.is_name)]
-    return nested
 
 
-def _asks_without_mark(text: str) -> bool:
-    return bool(re.match(r"^(when|what|where|who|which|how)\b", text.strip(), re.I)) and len(words(text)) >= 3
 
 
-def _json_fields(obj: dict, prefix: str, reader: _Reader) -> list[tuple[str, str]]:
-    """(hint, text) leaves of one example object; a name next to a first-person text becomes 'Name: text'."""
-    direct = {k: v for k, v in obj.items() if isinstance(v, (str, int, float)) and not isinstance(v, bool)}
-    texts = {k: str(v) for k, v in direct.items()}
-    names = [k for k, v in texts.items() if len(v.split()) <= 2 and all(reader.is_name(t) for t in v.split())]
-    spoken = [k for k, v in texts.items() if FIRST_PERSON.search(v) and k not in names]
-    out: list[tuple[str, str]] = []
-    order = list(texts)
-    used = set()
-    for k in spoken if names else []:  # the name next to the utterance is its speaker
-        who = min(names, key=lambda n: (abs(order.index(n) - order.index(k)), order.index(n) > order.index(k)))
-        out.append((f"{prefix} {_key_words(k)}", f"{texts[who]}: {texts.pop(k)}"))
-        used.add(who)
-    for who in used:
-        texts.pop(who)
-    for k, v in texts.items():
-        text = f"{v.rstrip('?')}?" if _asks_without_mark(v) and "?" not in v else v
-        out.append((f"{prefix} {_key_words(k)}", text))
-    pairs = _old_new(obj)
-    for k, v in obj.items():
-        if isinstance(v, dict):
-            out += _json_fields(v, f"{prefix} {_key_words(k)}", reader)
-        elif isinstance(v, list) and not any(isinstance(x, dict) for x in v):
-            out += [(f"{prefix} {_key_words(k)}", str(x)) for x in v if str(x).strip()] or \
-                [(f"{prefix} {_key_words(k)}", "")]
-    if pairs:
-        old, new = pairs
-        out = [f for f in out if f[1] not in (old, new)] + [("", f'"{old}" was replaced by "{new}"')]
-    return out
 
 
-def _old_new(obj: dict) -> tuple[str, str] | None:
-    old = [v for k, v in obj.items() if isinstance(v, str) and re.search(r"before|old|previous|had|was", k, re.I)]
-    new = [v for k, v in obj.items() if isinstance(v, str) and re.search(r"after|new|now|became|replac", k, re.I)]
-    return (old[0], new[0]) if len(old) == 1 and len(new) == 1 else None
 
 
-def _sentences(text: str) -> list[str]:
-    return [s.strip() for s in re.split(r"(?<=[.!])\s+|\n+", text) if s.strip()]
+
+
+
+
 
 
 def _tail_words(text: str, n: int) -> str:
@@ -346,4 +337,5 @@ def _tail_words(text: str, n: int) -> str:
 
 def read_feedback(text: str) -> Reading:
     """The examples (one per question) and the general advice of a feedback text, in any format."""
+    text = normalize(text)
     return _Reader(text).read(text)

@@ -1,0 +1,166 @@
+"""The layouts feedback comes in, brought to what `memopt.simlm.examples` reads (used only there).
+
+- `normalize`: other languages' punctuation and light markup as plain text: full-width colons '：' and
+  French ' : ' become ': '; « », „ “, ‹ ›, 「 」 and 『 』 become “ ”; Markdown bold and code marks go.
+- `structured_blocks`: the structured parts of a text as values, like JSON: Markdown tables (a list of
+  rows, each {column header: cell}; a cell's '<br>' or ';' separated parts a list) and YAML-ish blocks
+  (``- key: value`` items with indented keys and lists), each as (start, end, value).
+- `label_of`: a line's leading label ("Question:", "Q -", "Correct answer =>"), and `LABEL_WORDS`, the
+  generic words that label a question or an answer ('Q', 'A', 'Asked', 'Query') and are no speaker's name
+  unless the text around says it is a turn of the conversation.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+__all__ = ["normalize", "structured_blocks", "label_of", "LABEL_WORDS", "TURN_CONTEXT", "TURN", "error_or_op"]
+
+LABEL_WORDS = frozenset("q a asked ask query question questions prompt input answer ans got expected gold reference "
+                        "target output prediction predicted response reply system model op operation blamed stage "
+                        "component module step error failure cause category type fault diagnosis note why comment "
+                        "observation remark reason read kept held saved shown found written".split())
+TURN_CONTEXT = re.compile(r"\b(evidence|turns?|said|says|source|conversation|dialogu?e|chat|quote|transcript|"
+                          r"utterance|spoke|speaker|wrote)\b", re.I)
+TURN = re.compile(r"^(?P<who>[A-Z][\w'-]*(?: [A-Z][\w'-]*)?)\s*(?:\([^)]{0,30}\))?:\s+(?P<text>\S.*)$")  # 'Name: text'
+_ERROR_LABEL = re.compile(r"^(?:error|error type|type|failure|failure type|cause|category|fault|diagnosis)$", re.I)
+_OP_LABEL = re.compile(r"^(?:op|operation|blamed|blamed op|blamed operation|stage|component|module|step)$", re.I)
+_ERROR_NAME = re.compile(r"\b[A-Z][a-z]+(?:[A-Z][a-z]+)*(?:Error|Failure|Fault)\b")
+_OP_NAME = re.compile(r"\b(?:blamed on|blame falls on|blame goes to|caused by|fault of|in|at)\s+(?:the\s+)?"
+                      r"([a-z][\w-]*\.[a-z][\w.-]*)")
+
+_QUOTES = str.maketrans({"«": "“", "»": "”", "„": "“", "‹": "“", "›": "”", "「": "“", "」": "”", "『": "“",
+                         "』": "”", "：": ":"})
+_LABEL = re.compile(r"^(?P<label>[A-Za-z][\w '/()#.-]{0,40}?)\s*(?:[:=]|\s[-–—]+>?(?=\s)|=>)\s*(?P<rest>.*)$")
+
+
+def normalize(text: str) -> str:
+    """Plain punctuation and no Markdown emphasis (see the module docstring)."""
+    text = re.sub(r"„([^“”„\n]*)[“”]", r"“\1”", text).translate(_QUOTES)
+    text = re.sub(r"“[ \t]+", "“", re.sub(r"[ \t]+”", "”", text))
+    text = re.sub(r"(?<=\w) :(?=\s)", ":", text)
+    text = re.sub(r":(?=[^\s/\d])", ": ", text)  # 'Question:«...' → 'Question: “...'
+    return re.sub(r"\*\*|__|`", "", text)
+
+
+def label_of(line: str) -> tuple[str, str] | None:
+    """A line's leading label and the rest ('Correct answer => Milo' → ('Correct answer', 'Milo'))."""
+    m = _LABEL.match(line)
+    return (m.group("label").strip(), m.group("rest").strip()) if m else None
+
+
+def error_or_op(label: str, text: str, *, labelled: bool = False) -> tuple[str | None, str | None]:
+    """The error type or the blamed operation a field labelled so names (``labelled``: only by its label), or else
+    that a sentence names ('ExtractionError', 'blamed on mem0.extract')."""
+    label = " ".join(label.lower().split()[-3:])
+    tail = label.split()[-2:] if label else []
+    if label and (_ERROR_LABEL.match(label) or _ERROR_LABEL.match(" ".join(tail)) or
+                  (tail and _ERROR_LABEL.match(tail[-1]))):
+        return text.strip(), None
+    if label and (_OP_LABEL.match(label) or (tail and _OP_LABEL.match(" ".join(tail)))):
+        return None, text.strip()
+    if labelled:
+        return None, None
+    error, op = _ERROR_NAME.search(text), _OP_NAME.search(text)
+    return (error.group(0) if error else None), (op.group(1) if op else None)
+
+
+# --- tables ------------------------------------------------------------------------------------------------------
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def _cell_value(cell: str) -> str | list[str]:
+    parts = [p.strip() for p in re.split(r"<br\s*/?>|;\s+(?=[A-Z\[“\"'])", cell) if p.strip()]
+    return parts if len(parts) > 1 else cell
+
+
+def _tables(text: str) -> list[tuple[int, int, Any]]:
+    out = []
+    for m in re.finditer(r"(?m)^[ \t]*\|.*\|[ \t]*\n[ \t]*\|[ \t:|-]+\|[ \t]*\n(?:[ \t]*\|.*\|[ \t]*(?:\n|$))+", text):
+        lines = m.group(0).strip("\n").splitlines()
+        header = _cells(lines[0])
+        rows = []
+        for line in lines[2:]:
+            cells = _cells(line)
+            row = {h: _cell_value(c) for h, c in zip(header, cells, strict=False)
+                   if c and h.strip("# ").lower() not in ("", "no", "id", "n")}
+            rows.append(row)
+        out.append((m.start(), m.end(), rows))
+    return out
+
+
+# --- YAML-ish blocks -----------------------------------------------------------------------------------------------
+
+_KEY = re.compile(r"^(?P<key>[A-Za-z_][\w .'/()-]{0,40}?):(?:\s+(?P<value>.*))?$")
+
+
+def _scalar(text: str) -> str:
+    text = text.strip()
+    return text[1:-1] if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'" else text
+
+
+def _parse(lines: list[tuple[int, str]], i: int, indent: int) -> tuple[Any, int]:
+    """The value of the block starting at line ``i`` (lines at ``indent`` or deeper), and the next line."""
+    if lines[i][1].startswith("- "):
+        items = []
+        while i < len(lines) and lines[i][0] == indent and lines[i][1].startswith("- "):
+            rest = lines[i][1][2:].strip()
+            if _KEY.match(rest):  # a mapping starting on the item's line
+                sub = [(indent + 2, rest), *[ln for ln in _deeper(lines, i + 1, indent)]]
+                value, _ = _parse(sub, 0, indent + 2)
+                i += len(sub)
+            else:
+                value, i = _scalar(rest), i + 1
+            items.append(value)
+        return items, i
+    mapping: dict[str, Any] = {}
+    while i < len(lines) and lines[i][0] == indent and (m := _KEY.match(lines[i][1])):
+        if m.group("value"):
+            mapping[m.group("key").strip()], i = _scalar(m.group("value")), i + 1
+        elif i + 1 < len(lines) and (lines[i + 1][0] > indent or lines[i + 1][1].startswith("- ")):
+            mapping[m.group("key").strip()], i = _parse(lines, i + 1, lines[i + 1][0])
+        else:
+            i += 1
+    return mapping, i
+
+
+def _deeper(lines: list[tuple[int, str]], i: int, indent: int) -> list[tuple[int, str]]:
+    out = []
+    while i < len(lines) and lines[i][0] > indent:
+        out.append(lines[i])
+        i += 1
+    return out
+
+
+def _yaml_blocks(text: str) -> list[tuple[int, int, Any]]:
+    """YAML-ish blocks: paragraphs of ``key: value`` lines with at least one ``- key: value`` item."""
+    out = []
+    for m in re.finditer(r"(?:^|\n)((?:[ \t]*\S[^\n]*(?:\n|$))+)", text):
+        block = m.group(1)
+        raw = [ln for ln in block.splitlines() if ln.strip()]
+        if not any(re.match(r"^\s*-\s+[A-Za-z_][\w ]{0,30}:(\s|$)", ln) for ln in raw):
+            continue
+        if not all(_KEY.match(ln.strip().removeprefix("- ")) or ln.strip().startswith("- ") for ln in raw):
+            continue
+        lines = [(len(ln) - len(ln.lstrip()), ln.strip()) for ln in raw]
+        try:
+            value, used = _parse(lines, 0, lines[0][0])
+        except (IndexError, ValueError):
+            continue
+        if used == len(lines):
+            out.append((m.start(1), m.start(1) + len(block), value))
+    return out
+
+
+def structured_blocks(text: str) -> list[tuple[int, int, Any]]:
+    """Markdown tables and YAML-ish blocks of the text as (start, end, value), in order, not overlapping."""
+    found = sorted(_tables(text) + _yaml_blocks(text))
+    out: list[tuple[int, int, Any]] = []
+    for start, end, value in found:
+        if not out or start >= out[-1][1]:
+            out.append((start, end, value))
+    return out
