@@ -1,6 +1,6 @@
 """Typed events of an `optimize` run, and who listens to them: `RunObserver`, `Tracker`, `Observers`.
 
-`memopt.optimize.run` emits one small frozen event per step of the run (a `kind` literal tells them
+`memopt.optimize.loop` emits one small frozen event per step of the run (a `kind` literal tells them
 apart) and never calls a tracking store itself; `memopt.tracking` subscribes. In the order a run
 emits them:
 

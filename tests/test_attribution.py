@@ -16,7 +16,7 @@ from memopt.attribution.fault_bench import build_bench, case_view, load_bench, s
 from memopt.attribution.inject import effective, injections
 from memopt.attribution.memtrace import memtrace
 from memopt.judge import LexicalJudge
-from memopt.run import run_pipeline
+from memopt.pipeline_run import run_pipeline
 from memopt.trace import load_graph, replay, validate
 from memopt.trace.graph import ops
 

@@ -35,7 +35,7 @@ from memopt.errors import ConfigError
 from memopt.judge import LexicalJudge, LMJudge
 from memopt.judge_rules import DATA_CLOSE, DATA_OPEN, LOCATE_WINDOW, judge_locate
 from memopt.lm.signatures import STANDARD_SIGNATURES, LocateFault
-from memopt.run import run_pipeline
+from memopt.pipeline_run import run_pipeline
 from memopt.trace import load_graph, replay
 
 _HEADER = re.compile(r"^\[(?P<op>[^\]]+)\] (?P<operation>\S+) \((?P<stage>[a-z]+)\)$", re.MULTILINE)

@@ -127,7 +127,7 @@ def test_feedback_examples_cover_question_categories_and_error_types():
 @pytest.mark.slow  # two optimizer rounds (CI runs it with -m slow)
 def test_a_round_that_would_repeat_an_earlier_one_stops_the_run(tmp_path):
     from memopt.experiment import load_experiment
-    from memopt.optimize.run import run_experiment
+    from memopt.optimize.loop import run_experiment
     from memopt.tracking import NullTracker
     from tests.conftest import ROOT
 

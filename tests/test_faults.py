@@ -28,7 +28,7 @@ def _statuses(uri: str, run_id: str) -> dict[str, str]:
                          ids=["429", "malformed"])
 def test_optimize_finishes_against_faults_and_reports_errored_cases(tmp_path, fault):
     from memopt.cli.tables import rounds_table
-    from memopt.optimize.run import run_experiment
+    from memopt.optimize.loop import run_experiment
     from memopt.tracking import Tracker
 
     uri = f"sqlite:///{tmp_path}/mlflow.db"
@@ -62,7 +62,7 @@ def test_optimize_finishes_against_faults_and_reports_errored_cases(tmp_path, fa
 
 @pytest.mark.slow  # over 4 s (CI runs it with -m slow)
 def test_an_lm_that_is_down_fails_round_zero_with_one_message_and_no_run_left_running(tmp_path):
-    from memopt.optimize.run import run_experiment
+    from memopt.optimize.loop import run_experiment
     from memopt.tracking import Tracker
 
     uri = f"sqlite:///{tmp_path}/mlflow.db"
@@ -76,7 +76,7 @@ def test_an_lm_that_is_down_fails_round_zero_with_one_message_and_no_run_left_ru
 
 @pytest.mark.slow
 def test_too_many_errored_cases_in_a_round_fail_it_and_keep_the_last_completed_round(tmp_path):
-    from memopt.optimize.run import run_experiment
+    from memopt.optimize.loop import run_experiment
     from memopt.tracking import Tracker
 
     uri = f"sqlite:///{tmp_path}/mlflow.db"
@@ -110,7 +110,7 @@ def _experiment_statuses(uri: str, name: str) -> list[str]:
 
 @pytest.mark.slow  # over 4 s (CI runs it with -m slow)
 def test_a_server_that_never_answers_in_time_fails_its_cases_not_the_run():
-    from memopt.run import run_pipeline
+    from memopt.pipeline_run import run_pipeline
 
     with SimServer(delay=3.0) as slow:
         result = run_pipeline("long_context", TINY, lm=f"openai/sim@{slow.url}", judge_lm=None, limit=3,
@@ -139,7 +139,7 @@ def test_unparseable_replies_are_asked_again_past_the_cache(tmp_path):
 
 
 def test_a_list_of_endpoints_is_load_balanced_over_both(tmp_path):
-    from memopt.run import run_pipeline
+    from memopt.pipeline_run import run_pipeline
 
     with served() as one, served() as two:
         both = run_pipeline("rag", TINY, lm=[f"openai/sim@{one.url}", f"openai/sim@{two.url}"], judge_lm=None,

@@ -56,7 +56,7 @@ def test_synthetic_spec_parser_never_raises_anything_but_one_error():
 def test_results_graph_and_experiment_loaders_survive_mutations(tmp_path):
     from memopt.evaluate import RunResult
     from memopt.experiment import load_experiment
-    from memopt.run import run_pipeline
+    from memopt.pipeline_run import run_pipeline
     from memopt.trace.io import load_graph
     from memopt.trace.render import graph_view
 

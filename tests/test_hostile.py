@@ -57,7 +57,7 @@ def _write(path: Path, content: str | bytes) -> Path:
 def base(tmp_path_factory) -> Path:
     """Bad (and a few good) input files, and a traced run to attribute."""
     from memopt.files import write_json
-    from memopt.run import run_pipeline
+    from memopt.pipeline_run import run_pipeline
 
     root = tmp_path_factory.mktemp("hostile")
     samples = _locomo()
@@ -367,11 +367,11 @@ def test_artifact_names_cannot_leave_the_run(tmp_path):
 
 def test_attribute_refuses_results_and_graphs_of_different_runs(base, tmp_path):
     """Same data and pipeline but another run (--limit) → refused by run id; old files without ids → by content."""
-    from memopt.attribution.run import attribute_run
+    from memopt.attribution.attribute_run import attribute_run
     from memopt.errors import DataError
     from memopt.evaluate import RunResult
     from memopt.judge import make_judge
-    from memopt.run import run_pipeline
+    from memopt.pipeline_run import run_pipeline
 
     judge = make_judge("lexical")
     limited = run_pipeline("rag", DATA, judge_lm="sim", limit=4)

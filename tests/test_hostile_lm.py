@@ -133,7 +133,7 @@ def test_the_real_llama_cpp_server_killed_by_sigsegv_is_reported_as_a_crash_of_i
 @pytest.fixture(scope="module")
 def base(tmp_path_factory) -> Path:
     """An optimized run to resume, a traced run, and bad experiment files."""
-    from memopt.run import run_pipeline
+    from memopt.pipeline_run import run_pipeline
 
     root = tmp_path_factory.mktemp("hostile_lm")
     (root / "cwd").mkdir()
@@ -244,8 +244,8 @@ def test_a_max_cost_below_round_zero_warns_before_spending(tmp_path, monkeypatch
 def test_attributions_come_in_case_order_whatever_order_the_graphs_were_traced_in():
     """Concurrency reorders the traced graphs; the round's attributions (and so its feedback) do not move."""
     from memopt.experiment import Experiment
+    from memopt.optimize.loop import make_scorer, splits_of
     from memopt.optimize.reflective import ReflectiveOptimizer
-    from memopt.optimize.run import make_scorer, splits_of
     from memopt.optimize.scoring import Scored
     from memopt.systems import make_system
 
@@ -275,8 +275,8 @@ def test_a_failed_attribution_logs_one_line_without_a_traceback(caplog):
     from memopt.experiment import Experiment
     from memopt.judge import LMJudge
     from memopt.lm.build import make_lm
+    from memopt.optimize.loop import make_scorer, splits_of
     from memopt.optimize.reflective import ReflectiveOptimizer
-    from memopt.optimize.run import make_scorer, splits_of
     from memopt.systems import make_system
 
     experiment = Experiment(pipeline="rag", data={"source": OPT_DATA}, rounds=1)

@@ -34,7 +34,7 @@ DRIVER = """\
 import os, signal, sys
 signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal, even if pytest runs in the background
 phase, signum = sys.argv[1], int(sys.argv[2])
-import memopt.optimize.reflective as reflective, memopt.optimize.run as run, memopt.optimize.scoring as scoring
+import memopt.optimize.reflective as reflective, memopt.optimize.loop as run, memopt.optimize.scoring as scoring
 import memopt.tracking as tracking
 
 def wrap(owner, name, when):

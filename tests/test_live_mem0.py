@@ -160,7 +160,7 @@ def test_attributing_the_hand_written_graph_blames_the_delete(tmp_path):
 
 
 def test_attached_graphs_are_not_replayed_by_verify(tmp_path):
-    from memopt.attribution.run import attribute_run
+    from memopt.attribution.attribute_run import attribute_run
     from memopt.evaluate import CaseResult, RunResult
     from memopt.judge import make_judge
     from memopt.trace.io import save_graph
@@ -346,7 +346,7 @@ def test_attach_on_real_mem0_2x_builds_add_only_graphs_that_attribute(tmp_path):
 
 def test_confirm_is_checked_before_any_lm_call(tmp_path):
     from memopt.experiment import load_experiment
-    from memopt.optimize.run import check_experiment
+    from memopt.optimize.loop import check_experiment
 
     experiment = ROOT / "experiments" / "mem0_confirm.yaml"
     with pytest.raises(ConfigError, match="confirm.system mem0 confirms the mem0 pipeline's prompts, not 'rag'"):
@@ -378,7 +378,7 @@ def test_optimize_confirms_in_real_mem0_and_the_export_reproduces_it(tmp_path):
                                uri], capture_output=True, text=True, cwd=tmp_path, timeout=120)
         assert done.returncode == 0, done.stderr
     from memopt.experiment import load_experiment
-    from memopt.optimize.run import splits_of
+    from memopt.optimize.loop import splits_of
 
     experiment = load_experiment(ROOT / "experiments" / "mem0_confirm.yaml")
     val = ",".join(c.sample_id for c in splits_of(experiment)[2])

@@ -13,7 +13,7 @@ SMALL = "synthetic:conversations=2,sessions=2,seed=5,questions_per_conversation=
 
 
 def test_dspy_engine_gives_the_litellm_engines_answers_counts_and_costs():
-    from memopt.run import run_pipeline
+    from memopt.pipeline_run import run_pipeline
     from memopt.systems.base import clear_ingest_cache
 
     def run(engine: str):
@@ -35,7 +35,7 @@ def test_dspy_engine_gives_the_litellm_engines_answers_counts_and_costs():
 
 def test_dspy_engine_replies_from_the_cache_are_counted_and_not_billed(tmp_path):
     from memopt.lm.cache import configure_cache
-    from memopt.run import run_pipeline
+    from memopt.pipeline_run import run_pipeline
     from memopt.systems.base import clear_ingest_cache
 
     configure_cache(tmp_path / "cache")
@@ -53,7 +53,7 @@ def test_dspy_engine_replies_from_the_cache_are_counted_and_not_billed(tmp_path)
 
 
 def test_dspy_engine_retries_rate_limits_like_the_litellm_engine():
-    from memopt.run import run_pipeline
+    from memopt.pipeline_run import run_pipeline
 
     with SimServer(fail_rate=0.3, status=429, seed=1) as server:
         result = run_pipeline("rag", SMALL, lm=f"{PRICED}@{server.url}", judge_lm=None, engine="dspy",

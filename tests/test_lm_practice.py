@@ -48,7 +48,7 @@ class Recorder(NullTracker):
 
 def _optimize(experiment, cache_dir):
     from memopt.lm.cache import configure_cache
-    from memopt.optimize.run import make_scorer, run_experiment
+    from memopt.optimize.loop import make_scorer, run_experiment
     from memopt.systems.base import clear_ingest_cache
 
     clear_ingest_cache()
@@ -110,7 +110,7 @@ def test_concurrent_optimize_over_http_equals_serial_caches_and_matches_its_esti
 
 def test_run_counts_prices_and_caches_every_call(tmp_path):
     from memopt.lm.costs import price
-    from memopt.run import run_pipeline
+    from memopt.pipeline_run import run_pipeline
 
     small = "synthetic:conversations=2,sessions=2,seed=3,questions_per_conversation=5"
     with SimServer() as server:
@@ -136,7 +136,7 @@ def test_run_counts_prices_and_caches_every_call(tmp_path):
 
 @pytest.mark.slow  # over 4 s (CI runs it with -m slow)
 def test_max_cost_stops_cleanly_after_the_last_completed_round(tmp_path):
-    from memopt.optimize.run import STATE_ARTIFACT, make_scorer
+    from memopt.optimize.loop import STATE_ARTIFACT, make_scorer
 
     with SimServer() as server:
         probe, _, _ = _optimize(_experiment(server.url, concurrency=4, **{"lm.cache": False}), tmp_path / "probe")

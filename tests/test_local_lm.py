@@ -27,7 +27,7 @@ from memopt.lm.adapter import SchemaJSONAdapter, adapter_scope, output_schema, p
 from memopt.lm.build import make_lm, spec_of
 from memopt.lm.signatures import DecideMemoryUpdates, ExtractFacts
 from memopt.lm.spec import LMSpec, api_key_env, describe_lm, parse_lm_spec
-from memopt.run import run_pipeline
+from memopt.pipeline_run import run_pipeline
 from memopt.systems import make_system
 
 Reply = Callable[[dict[str, Any]], str]

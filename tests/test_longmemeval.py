@@ -198,7 +198,7 @@ def test_run_and_attribute_on_a_longmemeval_file(tmp_path: Path) -> None:
     assert names & set(QUESTION_TYPES) and all(name in done.stdout for name in names)
     assert len(list((tmp_path / "graphs").glob("*.json"))) == 20
 
-    from memopt.attribution.run import attribute_run
+    from memopt.attribution.attribute_run import attribute_run
     from memopt.evaluate import RunResult
     from memopt.judge import LexicalJudge
 

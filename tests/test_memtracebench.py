@@ -302,7 +302,7 @@ def test_attributions_become_annotations(traced) -> None:
 def test_attribute_writes_annotated_smartcomment_graphs(tmp_path: Path) -> None:
     _needs_smartcomment()
     from memopt.attribution.types import load_attributions
-    from memopt.run import run_pipeline
+    from memopt.pipeline_run import run_pipeline
 
     result = run_pipeline("mem0", "synthetic:conversations=1,sessions=3,seed=5", judge_lm="sim",
                           trace_dir=tmp_path / "graphs")

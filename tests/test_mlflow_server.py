@@ -59,7 +59,7 @@ def mlflow_server(tmp_path):
 def test_optimize_logs_rounds_and_prompt_versions_to_an_mlflow_server(mlflow_server, tmp_path):
     import mlflow
 
-    from memopt.optimize.run import run_experiment
+    from memopt.optimize.loop import run_experiment
     from memopt.tracking import Tracker, run_info
 
     experiment = _experiment(None)

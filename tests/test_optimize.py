@@ -139,8 +139,8 @@ def test_no_api_key_reaches_mlflow(quickstart):
 
 @pytest.mark.slow  # a full optimization (CI runs it with -m slow)
 def test_export_round_trip_reproduces_the_runs_val_f1(quickstart, tmp_path):
-    from memopt.optimize.run import splits_of
-    from memopt.run import run_pipeline
+    from memopt.optimize.loop import splits_of
+    from memopt.pipeline_run import run_pipeline
 
     cwd, summary, _ = quickstart
     done = _memopt("export", summary["run_id"], "--format", "text", "--out", str(tmp_path / "tuned"), cwd=cwd)

@@ -13,8 +13,8 @@ from memopt.errors import ConfigError, PromptError
 from memopt.evaluate import evaluate
 from memopt.lm.build import make_lm
 from memopt.lm.usage import UsageMeter
+from memopt.pipeline_run import run_pipeline
 from memopt.prompts import SEED_PROMPTS, load_prompts
-from memopt.run import run_pipeline
 from memopt.simlm.directives import CATALOGUE
 from memopt.systems import make_system, system_class
 from memopt.systems.base import clear_ingest_cache

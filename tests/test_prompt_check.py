@@ -170,8 +170,8 @@ def test_a_prompts_directory_without_knobs_exports_the_pipeline_defaults(tmp_pat
 def test_rationales_become_per_prompt_commit_messages(tmp_path):
     import mlflow
 
+    from memopt.optimize.loop import _commit_messages
     from memopt.optimize.reflective import RoundOutcome
-    from memopt.optimize.run import _commit_messages
     from memopt.optimize.scoring import Scored
     from memopt.optimize.select import Choice
     from memopt.optimize.state import RoundRecord

@@ -57,7 +57,7 @@ class Broken:
 
 
 def _tiny_run(observers):
-    from memopt.optimize.run import run_experiment
+    from memopt.optimize.loop import run_experiment
     from memopt.systems.base import clear_ingest_cache
 
     clear_ingest_cache()
@@ -133,8 +133,8 @@ def _imports(path: Path) -> set[str]:
 
 def test_the_loop_imports_nothing_from_tracking_and_tracking_not_the_loop():
     # the loop's modules (estimate.py composes a dry run with a NullTracker, as the CLI and the benches compose theirs)
-    names = ("run.py", "resume.py", "story.py", "state.py", "summary.py", "scoring.py", "reflective.py", "gepa.py",
-             "select.py", "propose.py")
+    names = ("loop.py", "workers.py", "registry.py", "optimizers.py", "resume.py", "story.py", "state.py",
+             "summary.py", "scoring.py", "reflective.py", "gepa.py", "select.py", "propose.py")
     loop = [MEMOPT / "optimize" / name for name in names]
     for path in loop:
         reached = {m for m in _imports(path) if m == "memopt.tracking" or m.startswith("memopt.tracking.")}
@@ -146,4 +146,4 @@ def test_the_loop_imports_nothing_from_tracking_and_tracking_not_the_loop():
     assert not {m for m in top_level if m and m.startswith("memopt.tracking")}
     assert "memopt.tracking" in events  # only `default_tracker`, the composition root, names the MLflow tracker
     for path in sorted((MEMOPT / "tracking").glob("*.py")):
-        assert "memopt.optimize.run" not in _imports(path), f"tracking/{path.name} imports the loop"
+        assert "memopt.optimize.loop" not in _imports(path), f"tracking/{path.name} imports the loop"

@@ -27,7 +27,7 @@ def story(tmp_path_factory):
     from mlflow.tracking._tracking_service.utils import _use_tracking_uri
 
     from memopt.experiment import load_experiment
-    from memopt.optimize.run import run_experiment
+    from memopt.optimize.loop import run_experiment
 
     cwd = tmp_path_factory.mktemp("story")
     uri = f"sqlite:///{cwd}/mlflow.db"

@@ -163,7 +163,7 @@ def test_replay_of_a_saved_graph_and_bad_overrides(graphs, tmp_path):
 
 
 def test_run_with_trace_writes_one_graph_per_conversation(tmp_path):
-    from memopt.run import run_pipeline
+    from memopt.pipeline_run import run_pipeline
 
     result = run_pipeline("rag", "synthetic:conversations=2,sessions=3,seed=4", trace_dir=tmp_path, judge_lm=None)
     files = sorted(p.name for p in tmp_path.glob("*.json"))

@@ -41,7 +41,7 @@ def one_round(tmp_path_factory):
     import mlflow
 
     from memopt.experiment import load_experiment
-    from memopt.optimize.run import run_experiment
+    from memopt.optimize.loop import run_experiment
 
     cwd = tmp_path_factory.mktemp("quickstart1")
     uri = f"sqlite:///{cwd}/mlflow.db"

@@ -92,7 +92,7 @@ def test_a_worker_without_join_takes_the_newest_open_run_of_its_experiment(tmp_p
 
 def test_worker_refuses_an_experiment_that_differs(tmp_path):
     from memopt.experiment import load_experiment
-    from memopt.optimize.run import data_fingerprint, splits_of
+    from memopt.optimize.loop import data_fingerprint, splits_of
     from memopt.optimize.storage import identity_of
     from memopt.optimize.worker import run_worker
     from memopt.optimize.workers import TrialPool

@@ -127,7 +127,7 @@ def build_bench(pipelines: list[str], data: str, out_dir: str | Path, judge: Jud
                 limit_per_conversation: int | None = None,
                 on_progress: Callable[[str], None] | None = None) -> tuple[list[BenchCase], Path]:
     """Run each pipeline traced on ``data``, inject faults, label failures; save under ``out_dir``."""
-    from memopt.run import run_pipeline
+    from memopt.pipeline_run import run_pipeline
 
     out_dir = Path(out_dir)
     graphs = out_dir / "graphs"

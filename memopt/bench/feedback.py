@@ -44,7 +44,7 @@ def bench_feedback(experiment: str | Path, *, budget: int, seeds: int = DEFAULT_
     from memopt.errors import ConfigError
     from memopt.experiment import load_experiment
     from memopt.feedback_kinds import kind_names
-    from memopt.optimize.run import run_experiment
+    from memopt.optimize.loop import run_experiment
     from memopt.tracking import NullTracker
 
     known = kind_names()

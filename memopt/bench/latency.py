@@ -173,7 +173,7 @@ def versus_anchor(runs: list[dict[str, Any]], floor: list[dict[str, Any]]) -> No
 
 def _run(path: Path, delay: float, concurrency: int, budget: int, rounds: int, model: str,
          label: str, engine: str) -> dict[str, Any]:
-    from memopt.optimize.run import make_scorer, run_experiment
+    from memopt.optimize.loop import make_scorer, run_experiment
     from memopt.systems.base import clear_ingest_cache
     from memopt.tracking import NullTracker
 

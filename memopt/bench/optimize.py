@@ -43,7 +43,7 @@ def bench_optimize(experiments: list[str | Path], *, budget: int, rounds: int | 
     from memopt.bench.oracle import catalogue_oracle, share_of_gain
     from memopt.errors import ConfigError
     from memopt.experiment import load_experiment
-    from memopt.optimize.run import run_experiment
+    from memopt.optimize.loop import run_experiment
     from memopt.tracking import NullTracker
 
     unknown = sorted(set(variants or []) - set(VARIANTS))

@@ -144,7 +144,7 @@ def catalogue_oracle(experiment: Experiment) -> dict[str, Any]:
     The top-level ``instructions``, ``knobs``, ``val_f1``, ``test_f1``, ``test_judge`` are the best subset's
     (the ceiling); ``all_on`` holds the same for every directive on; ``seed_test_f1`` the seed's.
     """
-    from memopt.optimize.run import make_scorer, splits_of
+    from memopt.optimize.loop import make_scorer, splits_of
     from memopt.systems import make_system
 
     _, _, valset, testset = splits_of(experiment)

@@ -17,7 +17,7 @@ __all__ = ["bench_pipelines", "bench_simlm"]
 def bench_pipelines(data: str = "synthetic:conversations=20,sessions=8,seed=0", *, concurrency: int | None = None,
                     pipelines: list[str] | None = None) -> list[dict[str, Any]]:
     """One row per pipeline: cases, seconds, cases/s, task LM calls per case, F1."""
-    from memopt.run import run_pipeline
+    from memopt.pipeline_run import run_pipeline
     from memopt.systems import system_names
     from memopt.systems.base import clear_ingest_cache
 

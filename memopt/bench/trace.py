@@ -104,7 +104,7 @@ def _round_one(experiment: str | Path, mode: str) -> tuple[float, dict[str, floa
     import mlflow
 
     from memopt.experiment import load_experiment
-    from memopt.optimize.run import run_experiment
+    from memopt.optimize.loop import run_experiment
     from memopt.systems.base import clear_ingest_cache
     from memopt.tracking import Tracker
 

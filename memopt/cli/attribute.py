@@ -32,8 +32,8 @@ def attribute(
     from rich.console import Console
     from rich.table import Table
 
+    from memopt.attribution.attribute_run import attribute_run, summarize_attributions
     from memopt.attribution.registry import get_method
-    from memopt.attribution.run import attribute_run, summarize_attributions
     from memopt.attribution.types import save_attributions
     from memopt.errors import ConfigError, MemoptError
     from memopt.evaluate import RunResult
@@ -70,7 +70,7 @@ def attribute(
 
 def _write_memtracebench(trace: Path, found: list, out: Path) -> int:
     """Write every graph of the run as a smartcomment file (same file name) annotated with its attributions."""
-    from memopt.attribution.run import graph_files
+    from memopt.attribution.attribute_run import graph_files
     from memopt.trace.io import load_graph
     from memopt.trace.smartcomment import require_smartcomment, save_memtrace
 

@@ -61,7 +61,7 @@ def optimize(
                                        "budget.max_lm_calls": budget, "budget.max_cost_usd": max_cost,
                                        "lm.concurrency": concurrency, "lm.timeout": timeout,
                                        "lm.cache": False if no_cache else None})
-    from memopt.optimize.run import check_experiment, make_scorer, run_experiment
+    from memopt.optimize.loop import check_experiment, make_scorer, run_experiment
 
     check_experiment(exp)  # errors name the key (lm.task: ...) before any LM is built
     if estimate:

@@ -43,7 +43,7 @@ def run(
     from memopt.cli.tables import category_table
     from memopt.evaluate import ERROR_LIMIT
     from memopt.files import check_writable
-    from memopt.run import run_pipeline
+    from memopt.pipeline_run import run_pipeline
 
     check_writable(out)
     if trace is not None:

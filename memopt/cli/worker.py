@@ -32,7 +32,7 @@ def worker(
     from memopt.cli.optimize import lm_overrides
     from memopt.errors import ConfigError
     from memopt.experiment import load_experiment
-    from memopt.optimize.run import check_experiment
+    from memopt.optimize.loop import check_experiment
     from memopt.optimize.worker import run_worker
 
     exp = load_experiment(experiment, {**lm_overrides(lm or []), "lm.concurrency": concurrency,

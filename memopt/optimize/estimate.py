@@ -45,7 +45,7 @@ def round_zero_cost(experiment: Experiment) -> float | None:
     """Dollars round 0 (scoring the starting prompts on val and test) is expected to cost: a dry pass of that
     round alone, priced like `estimate_experiment`; None when a configured model has no price."""
     from memopt.lm.costs import price
-    from memopt.optimize.run import run_experiment
+    from memopt.optimize.loop import run_experiment
     from memopt.optimize.scoring import ROLE_OF
     from memopt.systems.base import clear_ingest_cache
     from memopt.tracking import NullTracker
@@ -69,7 +69,7 @@ def round_zero_cost(experiment: Experiment) -> float | None:
 def estimate_experiment(experiment: Experiment) -> dict[str, Any]:
     """Expected calls, tokens and cost per meter and in total, from a dry pass with SimLM (see the module doc)."""
     from memopt.lm.costs import cost_label, free, price
-    from memopt.optimize.run import run_experiment
+    from memopt.optimize.loop import run_experiment
     from memopt.optimize.scoring import METERS, ROLE_OF
     from memopt.systems.base import clear_ingest_cache
     from memopt.tracking import NullTracker

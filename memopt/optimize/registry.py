@@ -1,6 +1,6 @@
 """The registry of optimizers: ``@optimizer("name")``, entry points, lookup by name.
 
-An optimizer rewrites a memory system's prompts one round at a time: the run loop (`memopt.optimize.run`)
+An optimizer rewrites a memory system's prompts one round at a time: the run loop (`memopt.optimize.loop`)
 builds it from the experiment and its scorer and calls ``step`` once per round (the `Optimizer` protocol).
 It is registered with the decorator on a *factory* of (Experiment, Scorer) → Optimizer, or by an installed
 package through an entry point in the ``memopt.optimizers`` group whose value is such a registered

@@ -2,7 +2,7 @@
 
 Plain, versioned data: `RoundRecord` (what one round measured and decided) and `OptimizeState`
 (where the optimization stands: the current prompts and knobs, the best round so far, every record,
-the data it runs on (its name and `memopt.optimize.run.data_fingerprint`) and the LM usage per meter
+the data it runs on (its name and `memopt.optimize.loop.data_fingerprint`) and the LM usage per meter
 so far: task, judge, reflection, report). Fields added later have defaults, so older checkpoints
 still load; without a fingerprint, a resume compares the data name only.
 """

@@ -1,7 +1,7 @@
 """The worker side of `memopt.optimize.workers`: find the open run, claim its queued trials, score them, report.
 
 `run_worker` is what `memopt worker` runs. It builds the experiment's scorer and seed system the way the
-coordinator does (`memopt.optimize.run`), so it lives apart from the coordinator's side, which the run loop
+coordinator does (`memopt.optimize.loop`), so it lives apart from the coordinator's side, which the run loop
 imports.
 """
 
@@ -90,7 +90,7 @@ def run_worker(experiment: Any, url: str, *, join: str | None = None, wait: floa
     """Score the queued trials of one run until the coordinator ends it; returns what this worker did."""
     import optuna
 
-    from memopt.optimize.run import data_fingerprint, make_scorer, splits_of
+    from memopt.optimize.loop import data_fingerprint, make_scorer, splits_of
     from memopt.systems import make_system
 
     storage = open_storage(url, key="--storage", create=False)

@@ -1,6 +1,6 @@
 """MLflow tracking of `optimize` experiments: one parent run per experiment, one nested run per round.
 
-The package observes a run, it is never called by the loop: `memopt.optimize.run` emits typed events
+The package observes a run, it is never called by the loop: `memopt.optimize.loop` emits typed events
 (`memopt.run_events`) and `Tracker` / `NullTracker` turn them into store calls (`recorder.py`).
 Modules: `store.py` (where the store is, reading runs, every call guarded), `entries.py` (values
 made safe), `runs.py` (parent and round runs), `null.py` (a tracker that records nothing),
