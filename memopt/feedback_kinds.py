@@ -23,9 +23,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from memopt.errors import PluginError
 from memopt.feedback_formats import FORMATS
-from memopt.registry import Registry
+from memopt.registry import Registry, entry_adopter
 
 __all__ = ["FeedbackKind", "FeedbackRequest", "feedback_kind", "feedback_kinds", "kind_names", "get_kind", "GROUP"]
 
@@ -64,14 +63,7 @@ class FeedbackKind:
         return self.build(request)
 
 
-def _adopt(name: str, obj: object) -> FeedbackKind:
-    if isinstance(obj, FeedbackKind):
-        if obj.name != name:
-            raise PluginError(f"feedback kind {obj.name!r} is also declared as {name!r}; use one name.")
-        return obj
-    if callable(obj) and not isinstance(obj, type):
-        return FeedbackKind(name, obj)
-    raise PluginError(f"feedback kind {name!r}: {obj!r} is not a function of (FeedbackRequest) → feedback per op.")
+_adopt = entry_adopter("feedback kind", FeedbackKind, "a function of (FeedbackRequest) → feedback per op")
 
 
 feedback_kinds: Registry[FeedbackKind] = Registry("feedback kind", GROUP, "memopt.feedback_kinds", _adopt)

@@ -30,7 +30,7 @@ from typing import Generic, TypeVar
 
 from memopt.errors import ConfigError, PluginError
 
-__all__ = ["Registry", "SHIPPED_BY", "load_entry_point", "entry_point_where", "entry_points_by_name",
+__all__ = ["Registry", "SHIPPED_BY", "entry_adopter", "load_entry_point", "entry_point_where", "entry_points_by_name",
            "dist_name"]
 
 SHIPPED_BY = "memopt"  # the distribution whose entries a plug-in cannot replace
@@ -51,6 +51,23 @@ def entry_points_by_name(group: str) -> dict[str, list[EntryPoint]]:
         if not any(dist_name(e) == dist_name(ep) and e.value == ep.value for e in same):
             same.append(ep)
     return by_name
+
+
+def entry_adopter(kind: str, entry: Callable[..., T], expects: str) -> Callable[[str, object], T]:
+    """The adoption rule of a kind whose entries are ``entry(name, function)`` records: a record is kept when it bears
+    the name it is registered under, a plain function is wrapped, anything else is a `PluginError` saying that the
+    kind ``expects`` (e.g. "a function of (FailedCase, Judge)")."""
+
+    def adopt(name: str, obj: object) -> T:
+        if isinstance(obj, entry):  # type: ignore[arg-type]
+            if getattr(obj, "name", name) != name:
+                raise PluginError(f"{kind} {obj.name!r} is also declared as {name!r}; use one name.")  # type: ignore[attr-defined]
+            return obj  # type: ignore[return-value]
+        if callable(obj) and not isinstance(obj, type):
+            return entry(name, obj)
+        raise PluginError(f"{kind} {name!r}: {obj!r} is not {expects}.")
+
+    return adopt
 
 
 class Registry(Generic[T]):

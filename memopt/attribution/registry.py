@@ -18,8 +18,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from memopt.errors import PluginError
-from memopt.registry import Registry
+from memopt.registry import Registry, entry_adopter
 
 if TYPE_CHECKING:
     from memopt.attribution.case import FailedCase
@@ -46,14 +45,7 @@ class AttributionMethod:
         return self.blame(case, judge)
 
 
-def _adopt(name: str, obj: object) -> AttributionMethod:
-    if isinstance(obj, AttributionMethod):
-        if obj.name != name:
-            raise PluginError(f"attribution method {obj.name!r} is also declared as {name!r}; use one name.")
-        return obj
-    if callable(obj) and not isinstance(obj, type):
-        return AttributionMethod(name, obj)
-    raise PluginError(f"attribution method {name!r}: {obj!r} is not a function of (FailedCase, Judge).")
+_adopt = entry_adopter("attribution method", AttributionMethod, "a function of (FailedCase, Judge)")
 
 
 attribution_methods: Registry[AttributionMethod] = Registry(

@@ -15,8 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from memopt.errors import PluginError
-from memopt.registry import Registry
+from memopt.registry import Registry, entry_adopter
 
 __all__ = ["LMProvider", "lm_provider", "lm_providers", "GROUP"]
 
@@ -38,14 +37,7 @@ class LMProvider:
         return self.engine(spec, seed)
 
 
-def _adopt(name: str, obj: object) -> LMProvider:
-    if isinstance(obj, LMProvider):
-        if obj.name != name:
-            raise PluginError(f"LM provider {obj.name!r} is also declared as {name!r}; use one name.")
-        return obj
-    if callable(obj) and not isinstance(obj, type):
-        return LMProvider(name, obj)
-    raise PluginError(f"LM provider {name!r}: {obj!r} is not a function of (LMSpec, seed) returning a DSPy engine.")
+_adopt = entry_adopter("LM provider", LMProvider, "a function of (LMSpec, seed) returning a DSPy engine")
 
 
 lm_providers: Registry[LMProvider] = Registry("LM provider", GROUP, "memopt.lm.provider_builtins", _adopt)

@@ -17,8 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from memopt.errors import PluginError
-from memopt.registry import Registry
+from memopt.registry import Registry, entry_adopter
 
 if TYPE_CHECKING:
     from memopt.data.model import Conversation
@@ -76,14 +75,7 @@ class OptimizerEntry:
         return None
 
 
-def _adopt(name: str, obj: object) -> OptimizerEntry:
-    if isinstance(obj, OptimizerEntry):
-        if obj.name != name:
-            raise PluginError(f"optimizer {obj.name!r} is also declared as {name!r}; use one name.")
-        return obj
-    if callable(obj) and not isinstance(obj, type):
-        return OptimizerEntry(name, obj)
-    raise PluginError(f"optimizer {name!r}: {obj!r} is not a function of (Experiment, Scorer) returning an optimizer.")
+_adopt = entry_adopter("optimizer", OptimizerEntry, "a function of (Experiment, Scorer) returning an optimizer")
 
 
 optimizers: Registry[OptimizerEntry] = Registry("optimizer", GROUP, "memopt.optimize.optimizers", _adopt)
