@@ -32,6 +32,7 @@ def _structure(G) -> tuple:
     return nodes, {(u, v, d["rel"]) for u, v, d in G.edges(data=True)}
 
 
+@pytest.mark.slow  # the module's graphs take ~30 s to generate (CI runs it with -m slow)
 @pytest.mark.parametrize("system", SPLITS)
 def test_membase_graphs_are_read_faithfully(docs, system) -> None:
     doc = docs[system]
@@ -54,6 +55,7 @@ def test_membase_graphs_are_read_faithfully(docs, system) -> None:
         assert deleted
 
 
+@pytest.mark.slow  # the module's graphs take ~30 s to generate (CI runs it with -m slow)
 @pytest.mark.parametrize("system", SPLITS)
 def test_a_foreign_file_is_written_back_as_it_was_read(docs, system, tmp_path) -> None:
     original = docs[system]
