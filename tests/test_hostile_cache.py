@@ -126,3 +126,20 @@ def test_a_damaged_cache_is_rebuilt_or_bypassed_with_one_warning(tmp_path, monke
     if damage == "file":
         assert folder.read_text() == "a file where the cache folder should be"
     shutil.rmtree(tmp_path / "cwd")
+
+
+def test_the_cache_is_not_memory_mapped_so_a_truncated_file_cannot_crash_the_process(tmp_path, monkeypatch):
+    """SQLite reading a memory-mapped file that another hand truncated gets SIGBUS; the cache's shards say mmap 0."""
+    import sqlite3
+
+    import dspy
+
+    monkeypatch.setattr(cache, "_configured", None)
+    folder = cache.configure_cache(tmp_path / "cache")
+    shards = sorted(folder.glob("*/cache.db"))
+    assert len(shards) == 16
+    for db in shards:
+        with contextlib.closing(sqlite3.connect(db)) as con:
+            assert con.execute("SELECT value FROM Settings WHERE key = 'sqlite_mmap_size'").fetchone() == (0,)
+    disk = dspy.cache.disk_cache  # DSPy's own FanoutCache (behind memopt's guard) reads the setting back
+    assert all(shard._con.execute("PRAGMA mmap_size").fetchone() == (0,) for shard in disk._shards)

@@ -19,7 +19,9 @@ Contract:
   truncated is moved aside (``cache.damaged-<time>``, kept for inspection) and started anew; one that
   cannot be written (read-only, not a directory, no permission) is bypassed: replies are cached in
   memory only for this process. A shard that fails later, mid-run, is bypassed from then on. Each is
-  one ``warning:`` line naming the folder and what to do.
+  one ``warning:`` line naming the folder and what to do. The databases are not memory-mapped
+  (``sqlite_mmap_size`` 0, kept in each shard's settings), so a file truncated while a process has
+  it open is an SQLite error for that process, never a crash (SIGBUS).
 - **Counting.** A reply served from the cache is a call (it counts against ``budget.max_lm_calls``,
   so a repeated run takes the same path) but is not billed: it has no tokens and no cost, and
   `memopt.lm.usage.UsageMeter` counts it as ``cached``.
@@ -84,7 +86,9 @@ def _probe(directory: Path) -> None:
     """Open the cache as DSPy will and write, read and delete a key in every shard (errors propagate)."""
     from diskcache import FanoutCache
 
-    cache = FanoutCache(str(directory), shards=_SHARDS, timeout=_TIMEOUT, size_limit=_LIMIT_BYTES)
+    # sqlite_mmap_size=0 is stored in each shard's settings, so DSPy's connections read it too: a database file that
+    # is truncated while the process has it open is then an SQLite error (a bypassed cache), never a SIGBUS.
+    cache = FanoutCache(str(directory), shards=_SHARDS, timeout=_TIMEOUT, size_limit=_LIMIT_BYTES, sqlite_mmap_size=0)
     try:
         for shard in cache._shards:
             shard.set(_PROBE, b"ok")
