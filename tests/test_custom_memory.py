@@ -19,6 +19,9 @@ from memopt.taxonomy import error_of_stages
 from memopt.trace import load_graph, validate
 from tests.conftest import ROOT
 
+# Each test builds and installs real distributions (pip, entry points): slow tests, which CI runs with -m slow.
+pytestmark = pytest.mark.slow
+
 EXAMPLE = ROOT / "examples" / "custom_memory"
 SMALL = "synthetic:conversations=3,sessions=6,seed=11"
 

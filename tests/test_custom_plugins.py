@@ -109,6 +109,9 @@ from memopt.feedback_kinds import FeedbackRequest, get_kind
 from memopt.judge import LexicalJudge
 from memopt.trace import load_graph
 
+# Each test builds and installs real distributions (pip, entry points): slow tests, which CI runs with -m slow.
+pytestmark = pytest.mark.slow
+
 experiment = load_experiment(sys.argv[1], {"optimizer.feedback": "error_counts", "attribution.method": "earliest_llm"})
 run = RunResult.load("results.json")
 by_id = {c.case_id: c.to_dict() for c in run.cases}

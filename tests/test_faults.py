@@ -119,6 +119,7 @@ def test_a_server_that_never_answers_in_time_fails_its_cases_not_the_run():
     assert result.metrics["errored"] == 3 and all("Timeout" in c.error for c in result.cases)
 
 
+@pytest.mark.slow  # over 4 s (CI runs it with -m slow)
 def test_unparseable_replies_are_asked_again_past_the_cache(tmp_path):
     import dspy
     from dspy.utils.exceptions import AdapterParseError

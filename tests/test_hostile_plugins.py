@@ -27,6 +27,9 @@ EXITING = "import sys\nsys.exit(0)\n"
 RAISING = "raise RuntimeError('this plug-in is broken on purpose')\n"
 TWIN = '''
 from memopt.systems.base import MemorySystem
+
+# Each test builds and installs real distributions (pip, entry points): slow tests, which CI runs with -m slow.
+pytestmark = pytest.mark.slow
 class Twin(MemorySystem):
     pass
 '''

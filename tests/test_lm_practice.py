@@ -70,6 +70,7 @@ def _what_it_decided(summary, recorder) -> dict:
             "feedback": [r["feedback"] for r in state["records"]]}
 
 
+@pytest.mark.slow  # over 4 s: two optimize runs over HTTP (CI runs it with -m slow)
 def test_concurrent_optimize_over_http_equals_serial_caches_and_matches_its_estimate(tmp_path):
     from memopt.optimize.estimate import estimate_experiment
 

@@ -181,6 +181,7 @@ def _memopt(*args: str, cwd: Path, timeout: float = 300) -> subprocess.Completed
                           timeout=timeout)
 
 
+@pytest.mark.slow  # a run and an attribution through the CLI (CI runs it with -m slow)
 def test_run_and_attribute_on_a_longmemeval_file(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
