@@ -17,6 +17,9 @@ import pytest
 
 from tests.conftest import ROOT
 
+# Each test builds and installs real distributions (pip, entry points): slow tests, which CI runs with -m slow.
+pytestmark = pytest.mark.slow
+
 EXAMPLES = {"custom_attribution": "earliest_llm|memopt_custom_attribution",
             "custom_feedback": "error_counts|memopt_custom_feedback"}
 SMALL = "synthetic:conversations=3,sessions=6,seed=11"
@@ -109,8 +112,6 @@ from memopt.feedback_kinds import FeedbackRequest, get_kind
 from memopt.judge import LexicalJudge
 from memopt.trace import load_graph
 
-# Each test builds and installs real distributions (pip, entry points): slow tests, which CI runs with -m slow.
-pytestmark = pytest.mark.slow
 
 experiment = load_experiment(sys.argv[1], {"optimizer.feedback": "error_counts", "attribution.method": "earliest_llm"})
 run = RunResult.load("results.json")

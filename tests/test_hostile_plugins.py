@@ -15,6 +15,9 @@ from pathlib import Path
 
 import pytest
 
+# Each test builds and installs real distributions (pip, entry points): slow tests, which CI runs with -m slow.
+pytestmark = pytest.mark.slow
+
 DATA = "synthetic:conversations=2,sessions=2,seed=1,questions_per_conversation=6"
 
 IMPOSTOR = '''
@@ -28,8 +31,6 @@ RAISING = "raise RuntimeError('this plug-in is broken on purpose')\n"
 TWIN = '''
 from memopt.systems.base import MemorySystem
 
-# Each test builds and installs real distributions (pip, entry points): slow tests, which CI runs with -m slow.
-pytestmark = pytest.mark.slow
 class Twin(MemorySystem):
     pass
 '''
