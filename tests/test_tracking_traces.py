@@ -47,7 +47,8 @@ def one_round(tmp_path_factory):
     uri = f"sqlite:///{cwd}/mlflow.db"
     with pytest.MonkeyPatch.context() as mp, _tracking(uri):
         mp.chdir(cwd)
-        summary = run_experiment(load_experiment(QUICKSTART, {"rounds": 1, "mlflow.tracking_uri": uri}))
+        summary = run_experiment(load_experiment(QUICKSTART, {"rounds": 1, "mlflow.tracking_uri": uri,
+                                                             "attribution.sample": 100_000}))
     client = mlflow.MlflowClient(uri)
     experiment = client.get_run(summary["run_id"]).info.experiment_id
     [run] = client.search_runs([experiment], filter_string="tags.`memopt.round` = '1'")
