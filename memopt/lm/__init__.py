@@ -6,8 +6,7 @@ nor the HTTP server. The standard signatures (which need DSPy) live in `memopt.l
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from memopt.lazy import lazy_names
 
 __all__ = [
     "LMSpec",
@@ -37,12 +36,7 @@ _HOME = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _HOME:
-        raise AttributeError(f"module 'memopt.lm' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_HOME[name]), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names("memopt.lm", _HOME, globals())
 
 
 def __dir__() -> list[str]:

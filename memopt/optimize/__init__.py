@@ -7,8 +7,7 @@ Optimizers are registered by name (`memopt.optimize.registry`: ``@optimizer("nam
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from memopt.lazy import lazy_names
 
 __all__ = ["OptimizeState", "ReflectiveOptimizer", "RoundRecord"]
 
@@ -16,8 +15,4 @@ _HOME = {"ReflectiveOptimizer": "memopt.optimize.reflective", "OptimizeState": "
          "RoundRecord": "memopt.optimize.state"}
 
 
-def __getattr__(name: str) -> Any:
-    """Load a name from its module on first use."""
-    if name not in _HOME:
-        raise AttributeError(f"module 'memopt.optimize' has no attribute {name!r}")
-    return getattr(importlib.import_module(_HOME[name]), name)
+__getattr__ = lazy_names("memopt.optimize", _HOME, globals())

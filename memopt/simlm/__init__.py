@@ -10,8 +10,7 @@ use, so importing the door costs nothing until SimLM is used.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from memopt.lazy import lazy_names
 
 __all__ = [
     "OPERATIONS", "SimEngine", "SimLM", "operation_of", "parse_prompt",
@@ -31,13 +30,7 @@ _HOME = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """Load a name of the door from its module on first use."""
-    if name not in _HOME:
-        raise AttributeError(f"module 'memopt.simlm' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_HOME[name]), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names("memopt.simlm", _HOME, globals())
 
 
 def __dir__() -> list[str]:
