@@ -144,8 +144,17 @@ class Browser:
 
 
 def one_round_store(directory: Path, rounds: int = 1) -> Path:
-    """Run a quickstart of ``rounds`` rounds in ``directory`` (its ``mlflow.db`` and ``mlruns/``); the directory."""
-    done = subprocess.run([sys.executable, "-m", "memopt", "optimize", str(ROOT / "experiments" / "quickstart.yaml"),
+    """Run a quickstart of ``rounds`` rounds in ``directory`` (its ``mlflow.db`` and ``mlruns/``); the directory.
+
+    Every failure is attributed (``attribution.sample`` above the failures), so the round's traces carry every error
+    type the round has, not the stratified sample's."""
+    import yaml
+
+    spec = yaml.safe_load((ROOT / "experiments" / "quickstart.yaml").read_text())
+    spec["attribution"]["sample"] = 100_000
+    experiment = directory / "quickstart-all-failures.yaml"
+    experiment.write_text(yaml.safe_dump(spec, sort_keys=False))
+    done = subprocess.run([sys.executable, "-m", "memopt", "optimize", str(experiment),
                            "--rounds", str(rounds), "--tracking-uri", f"sqlite:///{directory / 'mlflow.db'}", "--out",
                            "summary.json"], cwd=directory, capture_output=True, text=True)
     if done.returncode != 0:
