@@ -186,6 +186,33 @@ def test_lm_slots_bound_the_calls_in_flight_per_role():
         role_concurrency(0, {"task": sim})
 
 
+def test_identical_cached_requests_in_flight_cost_one_request():
+    import dspy
+
+    from memopt.lm.build import ask, make_lm
+    from memopt.lm.pool import LMSlots
+    from memopt.lm.usage import UsageMeter
+    from memopt.parallel import map_ordered
+    from memopt.simlm.server import SimServer
+
+    questions = ["Who adopted Max?"] * 4 + ["Where does Ana work?"] * 4
+    with SimServer(delay=0.3) as server:
+        meter = UsageMeter()
+        lm = make_lm(f"openai/sim@{server.url}", cache=True, callbacks=[LMSlots(8), meter])
+        with dspy.context(lm=lm):
+            answers = map_ordered(lambda q: ask(dspy.Predict("question -> answer"), question=q).answer, questions,
+                                  workers=8)
+        twice = server.stats.requests
+        uncached = make_lm(f"openai/sim@{server.url}", cache=False, callbacks=[LMSlots(8)])
+        with dspy.context(lm=uncached):
+            map_ordered(lambda q: ask(dspy.Predict("question -> answer"), question=q), questions, workers=8)
+    assert twice == 2  # eight calls at once, two distinct prompts: one request each, the rest wait and hit the cache
+    assert answers[:4] == [answers[0]] * 4 and answers[4:] == [answers[4]] * 4
+    usage = meter.total()
+    assert (usage.calls, usage.cached) == (8, 6)
+    assert server.stats.requests - twice == 8  # without the cache nothing waits: every call is its own request
+
+
 def test_progress_line_shows_phase_cases_and_rate_on_a_tty_and_nothing_otherwise():
     from rich.console import Console
 

@@ -10,10 +10,16 @@
   (conversations, questions, trials, attributions at once), no more than ``limit`` calls of that
   role are in flight. ``peak`` records the most seen at once. Like `memopt.lm.usage.UsageMeter` it
   implements DSPy's callback protocol by duck typing (every other hook is a no-op).
+- **One request per prompt in flight.** For an LM with the reply cache on, a call whose request (model,
+  settings, messages) equals one already in flight waits for that one to end, then goes on and is served
+  from the cache. Two identical prompts sent at once (the same judge question, the same fact extraction
+  by two trials) cost one request, not two, and how many replies come from the cache no longer depends
+  on thread timing: a run makes the same requests at any concurrency.
 """
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -77,6 +83,8 @@ class LMSlots:
         self._slots = threading.BoundedSemaphore(limit)
         self._lock = threading.Lock()
         self._held: set[str] = set()
+        self._flying: dict[str, threading.Event] = {}
+        self._request_of: dict[str, str] = {}
         self.peak = 0
 
     def __getattr__(self, name: str) -> Any:
@@ -85,16 +93,41 @@ class LMSlots:
         raise AttributeError(name)
 
     def on_lm_start(self, call_id: str, instance: Any, inputs: dict[str, Any]) -> None:
-        """DSPy callback: wait for a free slot, then hold it for this call."""
+        """DSPy callback: wait for an identical cached request in flight to end, then for a free slot; hold it."""
+        if getattr(instance, "cache", False):
+            self._fly_alone(call_id, _request_key(instance, inputs))
         self._slots.acquire()
         with self._lock:
             self._held.add(call_id)
             self.peak = max(self.peak, len(self._held))
 
+    def _fly_alone(self, call_id: str, key: str) -> None:
+        """Wait until no call with request ``key`` is in flight, then mark this one as it."""
+        while True:
+            with self._lock:
+                twin = self._flying.get(key)
+                if twin is None:
+                    self._flying[key] = threading.Event()
+                    self._request_of[call_id] = key
+                    return
+            twin.wait()
+
     def on_lm_end(self, call_id: str, outputs: Any, exception: BaseException | None = None) -> None:
-        """DSPy callback: give the call's slot back."""
+        """DSPy callback: give the call's slot back (and let its waiting twins go)."""
+        with self._lock:
+            key = self._request_of.pop(call_id, None)
+            landed = self._flying.pop(key, None) if key is not None else None
+        if landed is not None:
+            landed.set()
         with self._lock:
             if call_id not in self._held:
                 return
             self._held.discard(call_id)
         self._slots.release()
+
+
+def _request_key(instance: Any, inputs: dict[str, Any]) -> str:
+    """What makes two calls the same request for the reply cache: model, settings, prompt and messages."""
+    request = (getattr(instance, "model", ""), getattr(instance, "kwargs", {}), inputs.get("prompt"),
+               inputs.get("messages"), inputs.get("kwargs"))
+    return json.dumps(request, sort_keys=True, default=str)
