@@ -9,7 +9,8 @@
   store (password masked by `shown_uri`), the step (``log text``, ``create run``, ...) and the cause,
   in the database driver's own words when there are some (disk full, read-only, I/O error).
 - A ``sqlite:`` database that vanished (moved or deleted during the run) is noticed before the next
-  call, which SQLite would otherwise answer by creating a new, empty store at the old path.
+  call, which SQLite would otherwise answer by creating a new, empty store at the old path; a call that
+  fails because the file moved while it ran says so too (SQLite itself would say "readonly" or "I/O error").
 - Once the store is gone or unreachable (or a call outlasted a held signal's grace period,
   `memopt.interrupts.deferred`), later calls fail at once with the same error, so the cleanup after an
   error or a Ctrl-C (ending runs, the last checkpoint) costs no more retries.
@@ -104,10 +105,7 @@ class GuardedStore:
             if self.broken is not None:
                 raise self.broken
             step = name.replace("_", " ")
-            if self._db is not None and not self._db.is_file():
-                self.broken = TrackingError(
-                    f"MLflow tracking store {self._db}: the database is gone (moved or deleted during the run); "
-                    f"{step} was not logged. Put the file back and continue with --resume and the run id.")
+            if self._vanished(step):
                 raise self.broken
             try:
                 return attr(*args, **kwargs)
@@ -121,12 +119,23 @@ class GuardedStore:
             except MemoptError:
                 raise
             except Exception as e:
+                if self._vanished(step):  # moved during the call: SQLite says "readonly" or "I/O error", not why
+                    raise self.broken from None
                 error = store_failure(self._uri, step, e)
                 if _gone(e):
                     self.broken = error
                 raise error from None
 
         return call
+
+    def _vanished(self, step: str) -> bool:
+        """Whether the ``sqlite:`` database file is gone; if so, ``broken`` says so (naming ``step``)."""
+        if self._db is None or self._db.is_file():
+            return False
+        self.broken = TrackingError(
+            f"MLflow tracking store {self._db}: the database is gone (moved or deleted during the run); "
+            f"{step} was not logged. Put the file back and continue with --resume and the run id.")
+        return True
 
 
 def resolve_tracking_uri(uri: str | None = None) -> str:
