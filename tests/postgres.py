@@ -2,12 +2,16 @@
 
 Binaries: the ``pgserver`` wheel's bundled PostgreSQL (PyPI), else Debian's ``postgresql`` package
 (/usr/lib/postgresql/*/bin). As root (CI), the server runs as the ``postgres`` system user when it
-exists, else as ``pgserver`` (the user the pgserver wheel creates for itself). Auth is ``trust`` on
-127.0.0.1 only: a throw-away cluster in a temporary directory.
+exists, else as ``pgserver`` (the user the pgserver wheel creates for itself). When that user cannot
+reach the binaries (a virtualenv under a root-only folder, as `.ci/run`'s ``mktemp -d``), they are
+copied once per process to a folder it can read, with the bundled libraries where the binaries'
+RPATH (``$ORIGIN/../../../pgserver.libs``) looks for them. Auth is ``trust`` on 127.0.0.1 only: a
+throw-away cluster in a temporary directory.
 """
 
 from __future__ import annotations
 
+import atexit
 import glob
 import os
 import pwd
@@ -55,6 +59,30 @@ def _run_as() -> list[str]:
     return ["runuser", "-u", "pgserver", "--"]
 
 
+_reachable: dict[Path, Path] = {}
+
+
+def _reachable_by(as_user: list[str], bindir: Path) -> Path:
+    """``bindir``, or a copy ``as_user`` can run when that user cannot reach it (pgserver's layout kept)."""
+    if not as_user or bindir in _reachable:
+        return _reachable.get(bindir, bindir)
+    if subprocess.run([*as_user, "test", "-x", str(bindir / "initdb")], capture_output=True).returncode == 0:
+        _reachable[bindir] = bindir
+        return bindir
+    home = Path(tempfile.mkdtemp(prefix="memopt-pgbin-"))
+    atexit.register(shutil.rmtree, home, True)
+    os.chmod(home, 0o755)
+    install = bindir.parent  # .../pgserver/pginstall
+    shutil.copytree(install, home / "pgserver" / "pginstall", symlinks=True)
+    libs = install.parent.parent / "pgserver.libs"
+    if libs.is_dir():
+        shutil.copytree(libs, home / "pgserver.libs", symlinks=True)
+    for folder in (home / "pgserver", home / "pgserver" / "pginstall"):
+        os.chmod(folder, 0o755)
+    _reachable[bindir] = home / "pgserver" / "pginstall" / "bin"
+    return _reachable[bindir]
+
+
 @contextmanager
 def postgres_server(databases: tuple[str, ...] = ("memopt",)) -> Iterator[dict[str, str]]:
     """Start a server on 127.0.0.1:<free port>; yield ``{database: postgresql://postgres@127.0.0.1:PORT/db}``."""
@@ -64,6 +92,7 @@ def postgres_server(databases: tuple[str, ...] = ("memopt",)) -> Iterator[dict[s
     root = Path(tempfile.mkdtemp(prefix="memopt-pg-"))
     data = root / "data"
     as_user = _run_as()
+    bindir = _reachable_by(as_user, bindir)
     if as_user:
         user = as_user[2]
         shutil.chown(root, user)
