@@ -208,7 +208,7 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"if (?:it|they|so) (?:does|do|did|is|are|can) not"),
     _concept("DELETE", "deleting: 'delete', 'remove', 'erase', 'drop', 'discard'",
              r"delet\w*", r"remov\w*", r"eras\w*", r"purg\w*", r"discard\w*", r"get\w* rid of", r"wip(?:e|es|ed|ing)",
-             r"clear\w*", r"drop\w*"),
+             r"clear(?:s|ed|ing)?", r"drop\w*"),
     _concept("EXPLICIT", "explicitness: 'explicitly', 'expressly', 'clearly', 'directly'",
              r"explicit\w*", r"expressly", r"clearly", r"directly", r"outright", r"unambiguous\w*", r"specifically"),
     _concept("RETRACTION", "a retraction: 'retract', 'withdraw', 'revoke', 'no longer', 'taken back'",
@@ -345,21 +345,29 @@ def _nearest(found: tuple[Match, ...], start: int) -> Match:
     return min(found, key=lambda m: abs(m.start - start))
 
 
+def _main(found: list[Match], clause: Clause) -> list[Match]:
+    """The matches outside conditions ("unless ...", "if ...") when there are any: the instruction is in the main
+    clause, and a concept repeated in its condition only qualifies it."""
+    main = [m for m in found if not clause.words[m.start].condition]
+    return main or found
+
+
 def _evidence(cue: Cue, clause: Clause, context: Clause) -> int | None:
     """The cue's verdict on ``clause`` (requirements and second carriers read in ``context``), or None."""
     primary = [m for m in _find(clause, cue.carriers[0])
                if not m.rationale and not clause.words[m.start].quoted and (m.scope or not cue.negated_only)]
     if not primary or not all(_required(r, context) for r in cue.requires):
         return None
+    primary = _main(primary, clause)
     others: list[tuple[Match, ...]] = []
     for name in cue.carriers[1:]:
-        found = tuple(m for m in _find(clause, name) if not m.rationale)
+        found = _main([m for m in _find(clause, name) if not m.rationale], clause)
         if not found:
             # borrowed from another clause: what it says counts, not that clause's negation
-            found = tuple(Match(m.start, 0, m.rationale) for m in _find(context, name) if not m.rationale)
+            found = _main([Match(m.start, 0, m.rationale) for m in _find(context, name) if not m.rationale], context)
         if not found:
             return None
-        others.append(found)
+        others.append(tuple(found))
     # each second carrier speaks with the primary match nearest to it ("draw on several memories than rely on one")
     paired = [m for m in primary if all(_nearest(tuple(primary), _nearest(o, m.start).start) is m for o in others)]
     votes = [cue.sign * (-1) ** len({m.scope, *(_nearest(o, m.start).scope for o in others)} - {0})

@@ -77,6 +77,11 @@ _OWNER = frozenset({"your", "our", "my", "the", "a", "part", "within"})
 _MODALS = frozenset({"is", "are", "was", "were", "be", "should", "must", "shall", "may", "can", "will", "ought", "gets",
                      "get", "needs"})
 _AUXILIARIES = frozenset({"must", "may", "should", "shall", "can", "will", "could", "would", "might"})
+_CONDITIONS = frozenset({"unless", "except", "if", "when", "whenever", "once", "until"})
+_FINITE = frozenset({"is", "are", "was", "were", "should", "must", "shall", "will", "may", "can", "might", "would",
+                     "could", "has", "have", "needs"})
+_IMPERATIVE_PREFIX = frozenset({"please", "just", "simply", "also", "so", "then", "thus", "therefore", "always",
+                                "ever", "you", "we", "i", "and", "or", "kindly", "and", "still"})
 _RELATIVE = frozenset({"that", "which", "who", "whose"})
 _COMPARATIVES = frozenset({"better", "preferable", "safer", "wiser", "rather"})
 _PERMITTED = frozenset({"allowed", "permitted", "needed", "necessary", "required", "acceptable", "wanted", "desired",
@@ -91,6 +96,7 @@ class Word:
     quoted: bool = False
     scope: int = 0
     rationale: bool = False
+    condition: bool = False
 
 
 @dataclass(frozen=True)
@@ -318,12 +324,31 @@ def _predicate_follows(words: list[Word], i: int) -> int:
     return 0
 
 
+def _in_subject(words: list[Word], i: int) -> bool:
+    """Does the negation at ``i`` stand in a subject phrase ("Questions the memories cannot answer are ...")?
+
+    Some words precede it in its clause and none is a modal, a copula or an imperative's adverb: the finite
+    verb that follows then starts the main predicate, which the negation does not reach.
+    """
+    prefix = []
+    for w in reversed(words[:i]):
+        if w.text in _CLAUSE_PUNCT or w.text in (",", ".") or w.text in _STOP_WORDS:
+            break
+        prefix.append(w.text)
+    if prefix and prefix[0] in ("do", "does", "did"):
+        prefix = prefix[1:]
+    return bool(prefix) and not any(t in _FINITE or t in _COPULAS or t in _IMPERATIVE_PREFIX for t in prefix)
+
+
 def _scope_end(words: list[Word], i: int, length: int, subordinate: bool) -> tuple[int, bool]:
     """Where the scope of the cue at ``i`` ends, and whether another cue inside it stops it (a double negation)."""
     w = words[i]
     predicate = _predicate_follows(words, i) if w.text in ("no", "nothing", "none") and length == 1 and \
         _clause_start(words, i) else 0
     passive_no = predicate > 0
+    embedded = not passive_no and (subordinate or _in_subject(words, i))
+    # "under no circumstances should X, Y or Z be dropped": the negated verb ends the clause, past its commas
+    inverted = w.text == "no" and length == 2 and i + 2 < len(words) and words[i + 2].text in _AUXILIARIES
     short = _SHORT_SCOPE.get(w.text, len(words)) if length == 1 and not passive_no else len(words)
     j, segment, limit = i + length, 0, i + length + short
     while j < min(len(words), limit):
@@ -332,7 +357,8 @@ def _scope_end(words: list[Word], i: int, length: int, subordinate: bool) -> tup
             if t.text == "(" and (close := _aside_end(words, j)) > 0:
                 j = close + 1
                 continue
-            if t.text == "," and j > predicate and not _list_follows(words, j, segment):
+            if t.text == "," and j > predicate and not _list_follows(words, j, segment) and not (
+                    inverted and j + 1 < len(words) and words[j + 1].text not in _INSTRUCTION_VERBS):
                 break
             if _cue(words, j):
                 return j, True
@@ -340,6 +366,8 @@ def _scope_end(words: list[Word], i: int, length: int, subordinate: bool) -> tup
                     passive_no and t.text in _RELATIVE):
                 break
             if subordinate and t.text in _INSTRUCTION_VERBS and j > i + length:
+                break
+            if embedded and t.text in _FINITE and j > i + length and words[j - 1].text not in ("to", "not"):
                 break
         segment = 0 if t.text == "," else segment + 1
         j += 1
@@ -400,6 +428,20 @@ def _mark(words: list[Word]) -> list[Word]:
     return out
 
 
+def _conditions(words: list[Word]) -> list[Word]:
+    """Mark the words of a condition or exception ("unless the conversation has only one speaker") up to the
+    clause's end: they qualify the instruction, they do not give it."""
+    out, inside = list(words), False
+    for k, w in enumerate(out):
+        if w.text in _CLAUSE_PUNCT or w.text in (",", "."):
+            inside = False
+        elif not w.quoted and w.text in _CONDITIONS:
+            inside = True
+        if inside:
+            out[k] = _with(w, condition=True)
+    return out
+
+
 def _with(w: Word, **changes: object) -> Word:
     return Word(**{**w.__dict__, **changes})
 
@@ -433,7 +475,7 @@ def read_sentences(text: str) -> tuple[Sentence, ...]:
     """The sentences of an instruction text, each read into clauses with quotes, scopes and rationale."""
     out = []
     for raw in _split_sentences(text):
-        words = _mark(_more_than(_tokens(raw)))
+        words = _conditions(_mark(_more_than(_tokens(raw))))
         if not words:
             continue
         whole = _clause([w for w in words if w.text not in _CLAUSE_PUNCT])
