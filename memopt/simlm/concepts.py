@@ -52,10 +52,10 @@ def _concept(name: str, words: str, *alternatives: str) -> Concept:
 _DATE_NOUN = r"(?:dates?|days?|months?|years?|times?|weeks?|calendar)"
 _DETAIL = (r"(?:names|(?:the|a|an|every|each|any|exact|full|proper|brand|their|his|her|its|pet's|dog's) name|"
            r"numbers?|numerals?|(?<!took )(?<!take )(?<!in )places?|locations?|quantit(?:y|ies)|amounts?|"
-           r"figures|titles?|proper nouns?|specifics|particulars|brands?|cities)")
+           r"figures|titles?(?! for)|proper nouns?|specifics|particulars|brands?|cities)")
 _DETAILS = r"(?:details?|specifics|particulars|specificity|nuances?)"
 _FIDELITY = (r"(?:every|each|all|any|exact|specific|concrete|precise|full|complete|whole|fine|small|minor|"
-             r"particular|entire|original|actual)")
+             r"particular|entire|original|actual|much|more|rich|ample|maximum)")
 _ITEM = (r"(?:memor(?:y|ies)|items?|context|pieces?|entr(?:y|ies)|excerpts?|facts?|passages?|sources?|snippets?|"
          r"results?|matches|lines|turns|evidence|information|ones|documents?|answers|names|things|values|"
          r"possibilities)")
@@ -112,7 +112,9 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
     _concept("ALL_PARTIES", "every speaker: 'both speakers', 'each participant'",
              rf"(?:every|each|all|both|either|any|whichever|no)(?: of)?(?: the| these| those)?"
              rf"(?: two| other| different)? "
-             rf"{_PARTY}(?:'s|')?"),
+             rf"{_PARTY}(?:'s|')?",
+             # a label and its value, "Speakers: all of them"
+             rf"^{_PARTY} (?:all|both|each|every one)"),
     _concept("EVERYONE", "everyone: 'everyone', 'anybody', 'whoever'", r"(?:everyone|everybody|anyone|anybody|whoever)"
              r"(?! else)"),
     _concept("OTHER_PARTY", "the other speaker: 'the second speaker', 'the other person', 'the assistant'",

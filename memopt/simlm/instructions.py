@@ -122,8 +122,19 @@ class Clause:
         for m in pattern.finditer(self.text):
             start = bisect_right(self.offsets, m.start()) - 1
             first = self.words[start]
-            found.append(Match(start, first.scope, first.rationale))
+            found.append(Match(start, first.scope or self._contrasted(start, m.end()), first.rationale))
         return tuple(found)
+
+    def _contrasted(self, start: int, end: int) -> int:
+        """The scope of a contrast a match reaches into ("a brief summary over a detailed account"), or 0."""
+        last = bisect_right(self.offsets, max(self.offsets[start], end - 1)) - 1
+        for k in range(start + 1, last + 1):
+            if self.words[k].scope:
+                before = tuple(w.text for w in self.words[max(0, k - 2):k])
+                contrast = before[-1:] in (("over",), ("than",)) or before in (("instead", "of"), ("place", "of"),
+                                                                                  ("opposed", "to"))
+                return self.words[k].scope if contrast else 0
+        return 0
 
 
 @dataclass(frozen=True, eq=False)
@@ -459,6 +470,8 @@ def _clauses(words: list[Word]) -> list[list[Word]]:
         elif w.text == ")" and outer is not None:
             clauses.append(outer)
             outer = None
+        elif w.text == ":" and len(clauses) == 1 and 0 < len(clauses[0]) <= 2:
+            continue  # a label and its value ("Speakers: all of them") read as one clause
         elif w.text in _CLAUSE_PUNCT or w.text == "but":
             clauses.append([])
         else:
