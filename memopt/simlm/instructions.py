@@ -77,6 +77,8 @@ _OWNER = frozenset({"your", "our", "my", "the", "a", "part", "within"})
 _MODALS = frozenset({"is", "are", "was", "were", "be", "should", "must", "shall", "may", "can", "will", "ought", "gets",
                      "get", "needs"})
 _AUXILIARIES = frozenset({"must", "may", "should", "shall", "can", "will", "could", "would", "might"})
+_IRREGULAR_PARTICIPLES = frozenset({"known", "given", "said", "told", "written", "taken", "shown", "meant", "made",
+                                    "held", "kept", "left", "withdrawn", "spoken", "seen"})
 _CONDITIONS = frozenset({"unless", "except", "if", "when", "whenever", "once", "until"})
 _FINITE = frozenset({"is", "are", "was", "were", "should", "must", "shall", "will", "may", "can", "might", "would",
                      "could", "has", "have", "needs"})
@@ -335,6 +337,20 @@ def _predicate_follows(words: list[Word], i: int) -> int:
     return 0
 
 
+def _participle(word: str) -> bool:
+    return word.endswith("ed") or word in _IRREGULAR_PARTICIPLES
+
+
+def _phrase_length(words: list[Word], k: int) -> int:
+    """Length of a prepositional phrase at ``k`` ("by the retraction"): preposition, determiner, noun; else 0."""
+    if words[k].text not in ("by", "in", "from", "at", "on", "with", "to"):
+        return 0
+    n = 1
+    if k + n < len(words) and words[k + n].text in ("the", "a", "an", "this", "that", "any", "its", "their"):
+        n += 1
+    return n + 1 if k + n < len(words) else n
+
+
 def _in_subject(words: list[Word], i: int) -> bool:
     """Does the negation at ``i`` stand in a subject phrase ("Questions the memories cannot answer are ...")?
 
@@ -361,6 +377,9 @@ def _scope_end(words: list[Word], i: int, length: int, subordinate: bool) -> tup
     # "under no circumstances should X, Y or Z be dropped": the negated verb ends the clause, past its commas
     inverted = w.text == "no" and length == 2 and i + 2 < len(words) and words[i + 2].text in _AUXILIARIES
     short = _SHORT_SCOPE.get(w.text, len(words)) if length == 1 and not passive_no else len(words)
+    if w.text == "not" and embedded and i + 1 < len(words) and _participle(words[i + 1].text):
+        # a reduced relative ("memories not named by the retraction stay ..."): the participle and its phrase
+        short = 1 + (_phrase_length(words, i + 2) if i + 2 < len(words) else 0)
     j, segment, limit = i + length, 0, i + length + short
     while j < min(len(words), limit):
         t = words[j]
