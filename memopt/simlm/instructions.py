@@ -21,6 +21,15 @@ wrapped inside a sentence is joined back) and each sentence into clauses (at ``;
   the subject ("guessing is not allowed").
 - ``rationale``: it stands in a "because ..." / "since ..." clause, which explains and instructs
   nothing.
+- ``condition``: it stands in a condition or exception ("unless ...", "if ...", "when ..."). A cue's
+  concept found in the main clause outweighs the same concept in its condition ("do not restrict
+  extraction to the user unless only one person speaks": the "only" restricts nothing).
+
+A negation inside a subject or relative clause ("questions the memories cannot answer are ...", "a
+fact that does not contradict it should be added") ends at the main clause's finite verb; "not"
+before a participle after a noun ("memories not named by the retraction stay") covers the
+participle phrase only; "under no circumstances should X, Y or Z be V-ed" reaches past the list's
+commas to the verb. A match that reaches past "over" / "than" into a contrast is in the contrast.
 
 `Clause.find(pattern)` returns the matches of a regular expression over the clause's words (joined
 by single spaces, lower case), each with the scope of its first word.
@@ -83,7 +92,7 @@ _CONDITIONS = frozenset({"unless", "except", "if", "when", "whenever", "once", "
 _FINITE = frozenset({"is", "are", "was", "were", "should", "must", "shall", "will", "may", "can", "might", "would",
                      "could", "has", "have", "needs"})
 _IMPERATIVE_PREFIX = frozenset({"please", "just", "simply", "also", "so", "then", "thus", "therefore", "always",
-                                "ever", "you", "we", "i", "and", "or", "kindly", "and", "still"})
+                                "ever", "you", "we", "i", "and", "or", "kindly", "still"})
 _RELATIVE = frozenset({"that", "which", "who", "whose"})
 _COMPARATIVES = frozenset({"better", "preferable", "safer", "wiser", "rather"})
 _PERMITTED = frozenset({"allowed", "permitted", "needed", "necessary", "required", "acceptable", "wanted", "desired",
