@@ -73,6 +73,18 @@ def test_the_fresh_corpus_covers_every_directive():
         assert len(CORPUS[directive.id]["grant"]) >= 15 and len(CORPUS[directive.id]["other"]) >= 5, directive.id
 
 
+def test_fresh_corpus_at_the_figures_measured_once():
+    """Measured once, after the reader changes of issue 21 (commit of this test): 127 of 151 recognised (84.1 %,
+    below the 92 % target), 5 read backwards (target 0), 1 also turning on another directive, 4 of 104 near-misses
+    and unrelated sentences turning on a directive (3.8 %). Asserted at those figures, not re-tuned."""
+    figures = fresh_figures()
+    assert figures["grants"] == 151 and figures["negatives"] == 104, figures
+    assert figures["recognised"] >= 127, figures["misses"]
+    assert figures["backwards"] <= 5, figures["misses"]
+    assert figures["cross"] <= 1, figures["misses"]
+    assert figures["false"] <= 4, figures["misses"]
+
+
 if __name__ == "__main__":
     result = fresh_figures()
     g, n = result["grants"], result["negatives"]
