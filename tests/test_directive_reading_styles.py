@@ -3,8 +3,9 @@
 tests/fixtures/directive_corpus_styles.yaml (issue 21) holds, per directive, sentences that must turn it on and
 near-misses that must not, in the style of real memory-system prompts and with the constructions an independent
 audit found broken (passive and modal prohibitions, "refrain from", "unless", "rather than", "as well as", "is not
-your job"). The split is fixed: a sentence is held out when its SHA-256 is odd (`half_of`). The reader was tuned on
-the tuned half only; the held-out half was measured once, at the end, and is asserted at the figure measured then.
+your job"). The split is fixed: a sentence is held out when its SHA-256 is odd (`half_of`). The reader was first tuned
+on the tuned half only and the held-out half measured once (90.3 % recognised, 5 read backwards); that half has
+been tuning material since (issue 21), and the fresh corpus (tests/test_directive_reading_fresh.py) is held out.
 Both halves were written by the same author as the reader, so this is weaker evidence than an independent author's
 corpus. Print the figures with ``python tests/test_directive_reading_styles.py [tuned|heldout]``.
 """
@@ -86,15 +87,16 @@ def test_tuned_half_meets_the_targets():
     assert figures["cross"] <= 0.05, figures
 
 
-def test_heldout_half_at_the_figures_measured_once():
-    """Measured once after tuning (commit of this test): 65 of 72 recognised (90.3 %, below the 92 % target), 5 read
-    backwards (target 0), 2 of 77 false triggers (2.6 %), 1 cross trigger. Asserted at those figures, not re-tuned."""
+def test_the_once_heldout_half_now_meets_the_targets_too():
+    """Measured once as a held-out half (65 of 72 recognised, 90.3 %; 5 read backwards; 2 of 77 false triggers).
+    It has been seen since, so it became tuning material (issue 21, the fresh corpus is the held-out measure now,
+    tests/test_directive_reading_fresh.py); the reader fixed its misses and must keep the targets on it."""
     figures = corpus_figures("heldout")
     assert figures["grants"] == 72 and figures["negatives"] == 77, figures
-    assert round(figures["recognised"] * 72) >= 65, figures
-    assert figures["backwards"] <= 5, figures
-    assert round(figures["false"] * 77) <= 2, figures
-    assert round(figures["cross"] * 72) <= 1, figures
+    assert figures["recognised"] >= 0.92, figures
+    assert figures["false"] <= 0.05, figures
+    assert figures["backwards"] == 0, figures
+    assert figures["cross"] <= 0.05, figures
 
 
 @pytest.mark.parametrize(("sentence", "op", "stance"), [
@@ -128,6 +130,24 @@ def test_heldout_half_at_the_figures_measured_once():
     ("A contradiction is not required for an update.", "update", {"update_on_contradiction": -1}),
     ("The assistant should not disclose private information to third parties.", "extract", {}),
     ("Do not answer the user's question; just extract memories.", "extract", {"all_participants": -1}),
+    # a condition ("unless only one ...") qualifies the instruction; its "only" restricts nothing
+    ("Do not limit extraction to the user unless only one person is speaking.", "extract", {"all_participants": 1}),
+    # a negation in a subject or relative clause ends at the main verb
+    ("A fact that does not contradict a stored memory must be added as a new memory.", "update",
+     {"update_on_contradiction": 1}),
+    ("Questions the context cannot answer should be answered with 'I don't know'.", "answer", {"abstain": 1}),
+    ("Facts not mentioned by the retraction stay unchanged.", "update", {"delete_only_explicit": 1}),
+    # "under no circumstances may X, Y or Z be V-ed" negates the verb at the end, past the list's commas
+    ("Under no circumstances may a name, number or place be left out of a fact.", "extract", {"keep_details": 1}),
+    # "clearly" is explicitness, not a deletion
+    ("Never delete a memory unless the user clearly takes it back.", "update", {"delete_only_explicit": 1}),
+    # a match reaching past "over" / "than" is in the contrast
+    ("Prefer short facts over detailed facts.", "extract", {"keep_details": -1}),
+    ("Add a title for each summary.", "summarize", {}),
+    ("Participants: both.", "extract", {"all_participants": 1}),
+    ("No memory may be deleted just because it is on the same topic as a withdrawn fact.", "update",
+     {"delete_only_explicit": 1}),
+    ("When unsure, err on the side of more detail.", "extract", {"keep_details": 1}),
 ])
 def test_constructions_of_english_read_the_right_way(sentence, op, stance):
     assert directive_stances(op, sentence) == stance

@@ -52,10 +52,10 @@ def _concept(name: str, words: str, *alternatives: str) -> Concept:
 _DATE_NOUN = r"(?:dates?|days?|months?|years?|times?|weeks?|calendar)"
 _DETAIL = (r"(?:names|(?:the|a|an|every|each|any|exact|full|proper|brand|their|his|her|its|pet's|dog's) name|"
            r"numbers?|numerals?|(?<!took )(?<!take )(?<!in )places?|locations?|quantit(?:y|ies)|amounts?|"
-           r"figures|titles?|proper nouns?|specifics|particulars|brands?|cities)")
+           r"figures|titles?(?! for)|proper nouns?|specifics|particulars|brands?|cities)")
 _DETAILS = r"(?:details?|specifics|particulars|specificity|nuances?)"
 _FIDELITY = (r"(?:every|each|all|any|exact|specific|concrete|precise|full|complete|whole|fine|small|minor|"
-             r"particular|entire|original|actual)")
+             r"particular|entire|original|actual|much|more|rich|ample|maximum)")
 _ITEM = (r"(?:memor(?:y|ies)|items?|context|pieces?|entr(?:y|ies)|excerpts?|facts?|passages?|sources?|snippets?|"
          r"results?|matches|lines|turns|evidence|information|ones|documents?|answers|names|things|values|"
          r"possibilities)")
@@ -112,7 +112,9 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
     _concept("ALL_PARTIES", "every speaker: 'both speakers', 'each participant'",
              rf"(?:every|each|all|both|either|any|whichever|no)(?: of)?(?: the| these| those)?"
              rf"(?: two| other| different)? "
-             rf"{_PARTY}(?:'s|')?"),
+             rf"{_PARTY}(?:'s|')?",
+             # a label and its value, "Speakers: all of them"
+             rf"^{_PARTY} (?:all|both|each|every one)"),
     _concept("EVERYONE", "everyone: 'everyone', 'anybody', 'whoever'", r"(?:everyone|everybody|anyone|anybody|whoever)"
              r"(?! else)"),
     _concept("OTHER_PARTY", "the other speaker: 'the second speaker', 'the other person', 'the assistant'",
@@ -208,7 +210,7 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"if (?:it|they|so) (?:does|do|did|is|are|can) not"),
     _concept("DELETE", "deleting: 'delete', 'remove', 'erase', 'drop', 'discard'",
              r"delet\w*", r"remov\w*", r"eras\w*", r"purg\w*", r"discard\w*", r"get\w* rid of", r"wip(?:e|es|ed|ing)",
-             r"clear\w*", r"drop\w*"),
+             r"clear(?:s|ed|ing)?", r"drop\w*"),
     _concept("EXPLICIT", "explicitness: 'explicitly', 'expressly', 'clearly', 'directly'",
              r"explicit\w*", r"expressly", r"clearly", r"directly", r"outright", r"unambiguous\w*", r"specifically"),
     _concept("RETRACTION", "a retraction: 'retract', 'withdraw', 'revoke', 'no longer', 'taken back'",
@@ -223,11 +225,12 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"(?:retracted|withdrawn|cancelled|named) (?:one|memory)", r"concerned"),
     _concept("OTHER_MEMORIES", "other memories: 'other memories', 'the rest', 'related', 'every memory'",
              r"(?<!each )others?", r"the rest", r"related", r"neighbou?r\w*", r"everything", r"unrelated",
-             r"remaining", rf"(?:every|all|any) {_gap(2)}memor(?:y|ies)", r"all (?:their|its|his|her)"),
+             r"remaining", rf"(?:every|all|any) {_gap(2)}memor(?:y|ies)", r"all (?:their|its|his|her)",
+             r"(?:memor(?:y|ies)|facts?|ones) not (?:named|mentioned|retracted|withdrawn|affected|concerned|"
+             r"covered|referred)"),
     _concept("SPARE", "leaving memories alone: 'keep', 'leave', 'untouched', 'in place'",
              r"keep\w*", r"kept", r"leav\w*", r"spar\w*", r"retain\w*", r"preserv\w*", r"untouched", r"in place",
-             r"surviv\w*",
-             r"intact"),
+             r"surviv\w*", r"intact", r"stay(?:s)? (?:as (?:they|it) (?:are|is)|the same|unchanged)"),
     _concept("LIMIT", "limiting: 'restrict', 'limit', 'confine'", r"restrict\w*", r"limit\w*", r"confin\w*"),
     _concept("ONLY_THAT", "a restriction: 'only', 'solely', 'alone', 'nothing but', 'except', 'reserved for'",
              r"only", r"solely", r"exclusively", r"alone", r"just(?! because)", r"nothing (?:else|but|except)",
@@ -345,21 +348,29 @@ def _nearest(found: tuple[Match, ...], start: int) -> Match:
     return min(found, key=lambda m: abs(m.start - start))
 
 
+def _main(found: list[Match], clause: Clause) -> list[Match]:
+    """The matches outside conditions ("unless ...", "if ...") when there are any: the instruction is in the main
+    clause, and a concept repeated in its condition only qualifies it."""
+    main = [m for m in found if not clause.words[m.start].condition]
+    return main or found
+
+
 def _evidence(cue: Cue, clause: Clause, context: Clause) -> int | None:
     """The cue's verdict on ``clause`` (requirements and second carriers read in ``context``), or None."""
     primary = [m for m in _find(clause, cue.carriers[0])
                if not m.rationale and not clause.words[m.start].quoted and (m.scope or not cue.negated_only)]
     if not primary or not all(_required(r, context) for r in cue.requires):
         return None
+    primary = _main(primary, clause)
     others: list[tuple[Match, ...]] = []
     for name in cue.carriers[1:]:
-        found = tuple(m for m in _find(clause, name) if not m.rationale)
+        found = _main([m for m in _find(clause, name) if not m.rationale], clause)
         if not found:
             # borrowed from another clause: what it says counts, not that clause's negation
-            found = tuple(Match(m.start, 0, m.rationale) for m in _find(context, name) if not m.rationale)
+            found = _main([Match(m.start, 0, m.rationale) for m in _find(context, name) if not m.rationale], context)
         if not found:
             return None
-        others.append(found)
+        others.append(tuple(found))
     # each second carrier speaks with the primary match nearest to it ("draw on several memories than rely on one")
     paired = [m for m in primary if all(_nearest(tuple(primary), _nearest(o, m.start).start) is m for o in others)]
     votes = [cue.sign * (-1) ** len({m.scope, *(_nearest(o, m.start).scope for o in others)} - {0})

@@ -200,6 +200,7 @@ CATALOGUE: tuple[Directive, ...] = (
             Cue(+1, ("SPARE", "OTHER_MEMORIES"), ("DELETE|RETRACTION",)),
             Cue(+1, ("ONLY_THAT",), ("DELETE", "THAT_ONE|RETRACTION|EXPLICIT")),
             Cue(-1, ("DELETE", "OTHER_MEMORIES")),
+            Cue(-1, ("DELETE",), ("SAME_TOPIC",)),
             Cue(+1, ("EXPLICIT", "DELETE"), ("RETRACTION|CONFLICT|SAYS",)),
         ),
         failure="a negated fact ('no longer', 'quit', 'stopped') deletes every memory of the same person "

@@ -21,6 +21,15 @@ wrapped inside a sentence is joined back) and each sentence into clauses (at ``;
   the subject ("guessing is not allowed").
 - ``rationale``: it stands in a "because ..." / "since ..." clause, which explains and instructs
   nothing.
+- ``condition``: it stands in a condition or exception ("unless ...", "if ...", "when ..."). A cue's
+  concept found in the main clause outweighs the same concept in its condition ("do not restrict
+  extraction to the user unless only one person speaks": the "only" restricts nothing).
+
+A negation inside a subject or relative clause ("questions the memories cannot answer are ...", "a
+fact that does not contradict it should be added") ends at the main clause's finite verb; "not"
+before a participle after a noun ("memories not named by the retraction stay") covers the
+participle phrase only; "under no circumstances should X, Y or Z be V-ed" reaches past the list's
+commas to the verb. A match that reaches past "over" / "than" into a contrast is in the contrast.
 
 `Clause.find(pattern)` returns the matches of a regular expression over the clause's words (joined
 by single spaces, lower case), each with the scope of its first word.
@@ -77,6 +86,13 @@ _OWNER = frozenset({"your", "our", "my", "the", "a", "part", "within"})
 _MODALS = frozenset({"is", "are", "was", "were", "be", "should", "must", "shall", "may", "can", "will", "ought", "gets",
                      "get", "needs"})
 _AUXILIARIES = frozenset({"must", "may", "should", "shall", "can", "will", "could", "would", "might"})
+_IRREGULAR_PARTICIPLES = frozenset({"known", "given", "said", "told", "written", "taken", "shown", "meant", "made",
+                                    "held", "kept", "left", "withdrawn", "spoken", "seen"})
+_CONDITIONS = frozenset({"unless", "except", "if", "when", "whenever", "once", "until"})
+_FINITE = frozenset({"is", "are", "was", "were", "should", "must", "shall", "will", "may", "can", "might", "would",
+                     "could", "has", "have", "needs"})
+_IMPERATIVE_PREFIX = frozenset({"please", "just", "simply", "also", "so", "then", "thus", "therefore", "always",
+                                "ever", "you", "we", "i", "and", "or", "kindly", "still"})
 _RELATIVE = frozenset({"that", "which", "who", "whose"})
 _COMPARATIVES = frozenset({"better", "preferable", "safer", "wiser", "rather"})
 _PERMITTED = frozenset({"allowed", "permitted", "needed", "necessary", "required", "acceptable", "wanted", "desired",
@@ -91,6 +107,7 @@ class Word:
     quoted: bool = False
     scope: int = 0
     rationale: bool = False
+    condition: bool = False
 
 
 @dataclass(frozen=True)
@@ -116,8 +133,19 @@ class Clause:
         for m in pattern.finditer(self.text):
             start = bisect_right(self.offsets, m.start()) - 1
             first = self.words[start]
-            found.append(Match(start, first.scope, first.rationale))
+            found.append(Match(start, first.scope or self._contrasted(start, m.end()), first.rationale))
         return tuple(found)
+
+    def _contrasted(self, start: int, end: int) -> int:
+        """The scope of a contrast a match reaches into ("a brief summary over a detailed account"), or 0."""
+        last = bisect_right(self.offsets, max(self.offsets[start], end - 1)) - 1
+        for k in range(start + 1, last + 1):
+            if self.words[k].scope:
+                before = tuple(w.text for w in self.words[max(0, k - 2):k])
+                contrast = before[-1:] in (("over",), ("than",)) or before in (("instead", "of"), ("place", "of"),
+                                                                                  ("opposed", "to"))
+                return self.words[k].scope if contrast else 0
+        return 0
 
 
 @dataclass(frozen=True, eq=False)
@@ -318,13 +346,49 @@ def _predicate_follows(words: list[Word], i: int) -> int:
     return 0
 
 
+def _participle(word: str) -> bool:
+    return word.endswith("ed") or word in _IRREGULAR_PARTICIPLES
+
+
+def _phrase_length(words: list[Word], k: int) -> int:
+    """Length of a prepositional phrase at ``k`` ("by the retraction"): preposition, determiner, noun; else 0."""
+    if words[k].text not in ("by", "in", "from", "at", "on", "with", "to"):
+        return 0
+    n = 1
+    if k + n < len(words) and words[k + n].text in ("the", "a", "an", "this", "that", "any", "its", "their"):
+        n += 1
+    return n + 1 if k + n < len(words) else n
+
+
+def _in_subject(words: list[Word], i: int) -> bool:
+    """Does the negation at ``i`` stand in a subject phrase ("Questions the memories cannot answer are ...")?
+
+    Some words precede it in its clause and none is a modal, a copula or an imperative's adverb: the finite
+    verb that follows then starts the main predicate, which the negation does not reach.
+    """
+    prefix = []
+    for w in reversed(words[:i]):
+        if w.text in _CLAUSE_PUNCT or w.text in (",", ".") or w.text in _STOP_WORDS:
+            break
+        prefix.append(w.text)
+    if prefix and prefix[0] in ("do", "does", "did"):
+        prefix = prefix[1:]
+    return bool(prefix) and not any(t in _FINITE or t in _COPULAS or t in _IMPERATIVE_PREFIX for t in prefix)
+
+
 def _scope_end(words: list[Word], i: int, length: int, subordinate: bool) -> tuple[int, bool]:
     """Where the scope of the cue at ``i`` ends, and whether another cue inside it stops it (a double negation)."""
     w = words[i]
     predicate = _predicate_follows(words, i) if w.text in ("no", "nothing", "none") and length == 1 and \
         _clause_start(words, i) else 0
     passive_no = predicate > 0
+    embedded = not passive_no and (subordinate or _in_subject(words, i))
+    # "under no circumstances should X, Y or Z be dropped": the negated verb ends the clause, past its commas
+    inverted = w.text == "no" and length == 2 and i + 2 < len(words) and words[i + 2].text in _AUXILIARIES
     short = _SHORT_SCOPE.get(w.text, len(words)) if length == 1 and not passive_no else len(words)
+    if w.text == "not" and embedded and i + 1 < len(words) and _participle(words[i + 1].text):
+        # a reduced relative ("memories not named by the retraction stay ..."): the participle and its phrase
+        short = 1 + (_phrase_length(words, i + 2) if i + 2 < len(words) else 0)
     j, segment, limit = i + length, 0, i + length + short
     while j < min(len(words), limit):
         t = words[j]
@@ -332,7 +396,8 @@ def _scope_end(words: list[Word], i: int, length: int, subordinate: bool) -> tup
             if t.text == "(" and (close := _aside_end(words, j)) > 0:
                 j = close + 1
                 continue
-            if t.text == "," and j > predicate and not _list_follows(words, j, segment):
+            if t.text == "," and j > predicate and not _list_follows(words, j, segment) and not (
+                    inverted and j + 1 < len(words) and words[j + 1].text not in _INSTRUCTION_VERBS):
                 break
             if _cue(words, j):
                 return j, True
@@ -340,6 +405,8 @@ def _scope_end(words: list[Word], i: int, length: int, subordinate: bool) -> tup
                     passive_no and t.text in _RELATIVE):
                 break
             if subordinate and t.text in _INSTRUCTION_VERBS and j > i + length:
+                break
+            if embedded and t.text in _FINITE and j > i + length and words[j - 1].text not in ("to", "not"):
                 break
         segment = 0 if t.text == "," else segment + 1
         j += 1
@@ -400,6 +467,20 @@ def _mark(words: list[Word]) -> list[Word]:
     return out
 
 
+def _conditions(words: list[Word]) -> list[Word]:
+    """Mark the words of a condition or exception ("unless the conversation has only one speaker") up to the
+    clause's end: they qualify the instruction, they do not give it."""
+    out, inside = list(words), False
+    for k, w in enumerate(out):
+        if w.text in _CLAUSE_PUNCT or w.text in (",", "."):
+            inside = False
+        elif not w.quoted and w.text in _CONDITIONS:
+            inside = True
+        if inside:
+            out[k] = _with(w, condition=True)
+    return out
+
+
 def _with(w: Word, **changes: object) -> Word:
     return Word(**{**w.__dict__, **changes})
 
@@ -417,6 +498,8 @@ def _clauses(words: list[Word]) -> list[list[Word]]:
         elif w.text == ")" and outer is not None:
             clauses.append(outer)
             outer = None
+        elif w.text == ":" and len(clauses) == 1 and 0 < len(clauses[0]) <= 2:
+            continue  # a label and its value ("Speakers: all of them") read as one clause
         elif w.text in _CLAUSE_PUNCT or w.text == "but":
             clauses.append([])
         else:
@@ -433,7 +516,7 @@ def read_sentences(text: str) -> tuple[Sentence, ...]:
     """The sentences of an instruction text, each read into clauses with quotes, scopes and rationale."""
     out = []
     for raw in _split_sentences(text):
-        words = _mark(_more_than(_tokens(raw)))
+        words = _conditions(_mark(_more_than(_tokens(raw))))
         if not words:
             continue
         whole = _clause([w for w in words if w.text not in _CLAUSE_PUNCT])
