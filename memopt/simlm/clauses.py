@@ -1,0 +1,103 @@
+"""Splitting instructions into sentences and clauses, and marking the clauses that do not instruct.
+
+Sentences end at lines (a line wrapped inside a sentence is joined back), bullets and sentence punctuation
+outside quotes; a question mark does not end one. Clauses end at ``; : ( ) — – ?`` and "but"; an aside in
+parentheses is its own clause and the words around it one. A "because ..." / "since ..." clause explains
+(``rationale``); an "unless / if / when ..." clause qualifies (``condition``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from memopt.simlm.negation import aside_end
+from memopt.simlm.words import CLAUSE_PUNCT, Word, quote_mask, with_
+
+__all__ = ["split_sentences", "split_clauses", "mark_conditions", "mark_rationale"]
+
+_ABBREV = re.compile(r"\b(e\.g|i\.e|etc|vs|approx|cf)\.", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"[.!]+(?=\s|$)")
+_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)]|[a-z][.)])\s+", re.IGNORECASE)
+_RATIONALE = frozenset({"because", "since"})
+_CONDITIONS = frozenset({"unless", "except", "if", "when", "whenever", "once", "until"})
+
+
+def split_sentences(text: str) -> list[str]:
+    """Lines (wrapped lines joined back), then sentence punctuation outside quotes."""
+    lines: list[str] = []
+    for raw in _ABBREV.sub(lambda m: m.group(1), text).splitlines():
+        line = raw.strip()
+        if not line:
+            lines.append("")
+            continue
+        joins = lines and lines[-1] and not re.search(r"[.!?:]$", lines[-1]) and line[0].islower() \
+            and not _BULLET.match(raw)
+        if joins:
+            lines[-1] = f"{lines[-1]} {line}"
+        else:
+            lines.append(_BULLET.sub("", line))
+    sentences: list[str] = []
+    for line in lines:
+        if not line:
+            continue
+        mask = quote_mask(line)
+        start = 0
+        for m in _SENTENCE_END.finditer(line):
+            if not mask[m.start()]:
+                sentences.append(line[start:m.end()])
+                start = m.end()
+        sentences.append(line[start:])
+    return [s.strip() for s in sentences if re.search(r"[A-Za-z]", s)]
+
+
+def mark_rationale(words: list[Word]) -> list[Word]:
+    """Mark a "because ..." / "since ..." clause (not "because of"): it explains and instructs nothing."""
+    out = list(words)
+    for i, w in enumerate(out):
+        if w.quoted or w.text not in _RATIONALE or w.scope or i + 1 < len(out) and out[i + 1].text == "of":
+            continue
+        j = i
+        while j < len(out) and out[j].text not in CLAUSE_PUNCT and out[j].text != ",":
+            out[j] = with_(out[j], rationale=True)
+            j += 1
+    return out
+
+
+def mark_conditions(words: list[Word]) -> list[Word]:
+    """Mark the words of a condition or exception ("unless the conversation has only one speaker") up to the
+    clause's end: they qualify the instruction, they do not give it."""
+    out, inside = list(words), False
+    for k, w in enumerate(out):
+        if w.text in CLAUSE_PUNCT or w.text in (",", "."):
+            inside = False
+        elif not w.quoted and w.text in _CONDITIONS:
+            inside = True
+        if inside:
+            out[k] = with_(w, condition=True)
+    return out
+
+
+def split_clauses(words: list[Word]) -> list[list[Word]]:
+    """Clauses at clause punctuation and "but"; an aside in parentheses is its own clause, the words around it one."""
+    clauses: list[list[Word]] = [[]]
+    outer: list[Word] | None = None
+    for k, w in enumerate(words):
+        if w.quoted:
+            clauses[-1].append(w)
+        elif w.text == "(" and outer is None and aside_end(words, k) > 0:
+            outer = clauses[-1]
+            clauses.append([])
+        elif w.text == ")" and outer is not None:
+            clauses.append(outer)
+            outer = None
+        elif w.text == ":" and len(clauses) == 1 and 0 < len(clauses[0]) <= 2:
+            continue  # a label and its value ("Speakers: all of them") read as one clause
+        elif w.text in CLAUSE_PUNCT or w.text == "but":
+            clauses.append([])
+        else:
+            clauses[-1].append(w)
+    unique: list[list[Word]] = []
+    for c in clauses:
+        if c and not any(c is u for u in unique):
+            unique.append(c)
+    return unique

@@ -1,0 +1,228 @@
+"""Negation and contrast: which words a "not", "never", "no", "without", "refrain from", "rather than" covers.
+
+A scope opens after "not", "n't", "never", "nor", "without", "avoid", "refrain from", "no need to", "no", and
+the contrasts "instead of", "rather than", "as opposed to", "in place of"; it closes at punctuation, at a
+conjunction or subordinator ("but", "if", "when", "unless", "because", "that", ...), or at the next negation
+(a negation inside a negation cancels it: "no date is to be kept without being converted"). A comma closes
+it unless a short list follows ("do not shorten, abbreviate or truncate"). A negation inside a subordinate
+clause closes before the next instruction verb; "without" and "no" cover a few words only ("no relative
+dates", but "under no circumstances" to the end of the clause). "not only" / "not just" puts what follows in
+a contrast ("every speaker, not only the user"), as "over" does after "prefer" and "than" after "better".
+"Don't forget to" / "never fail to" negate nothing. A negation inside a subject or relative clause ("questions
+the memories cannot answer are ...") ends at the main clause's finite verb; "not" before a participle after a
+noun ("memories not named by the retraction stay") covers the participle phrase only; "under no circumstances
+should X, Y or Z be V-ed" reaches past the list's commas to the verb.
+"""
+
+from __future__ import annotations
+
+from memopt.simlm.words import AUXILIARIES, CLAUSE_PUNCT, COPULAS, RELATIVE, STOP_PUNCT, STOP_WORDS, Word, with_
+
+__all__ = ["aside_end", "cue", "mark_scopes", "predicate_follows"]
+
+_NEG_WORDS = frozenset({
+    "not", "never", "nor", "neither", "without", "avoid", "avoids", "avoiding", "cannot", "dont", "doesnt",
+    "didnt", "isnt", "arent", "cant", "wont", "shouldnt", "mustnt", "neednt", "wouldnt", "couldnt", "havent",
+    "hasnt", "wasnt", "werent",
+})
+_CONTRASTS = (("instead", "of"), ("rather", "than"), ("as", "opposed", "to"), ("in", "place", "of"))
+_ADDITIVE = frozenset({"only", "just", "merely", "simply"})
+_SHORT_SCOPE = {"without": 3, "no": 4}
+_SUBORDINATORS = frozenset({
+    "if", "when", "whenever", "unless", "where", "wherever", "once", "whether", "that", "which", "who",
+    "whose", "while", "although", "though", "because", "since",
+})
+_INSTRUCTION_VERBS = frozenset({
+    "say", "reply", "answer", "respond", "return", "write", "output", "state", "give", "add", "keep", "use",
+    "delete", "remove", "update", "extract", "record", "include", "list", "combine", "resolve", "convert",
+    "abstain", "leave", "copy", "store", "replace", "overwrite", "expand", "drop", "ignore", "treat", "make",
+    "put", "provide", "compute", "calculate", "merge", "mark",
+})
+_NO_WAY = frozenset({"circumstances", "case", "account", "point", "time", "way"})
+_DOUBLE_NEGATIVE = frozenset({"forget", "fail", "neglect", "hesitate"})
+_MODALS = frozenset({"is", "are", "was", "were", "be", "should", "must", "shall", "may", "can", "will", "ought", "gets",
+                     "get", "needs"})
+_IRREGULAR_PARTICIPLES = frozenset({"known", "given", "said", "told", "written", "taken", "shown", "meant", "made",
+                                    "held", "kept", "left", "withdrawn", "spoken", "seen"})
+_FINITE = frozenset({"is", "are", "was", "were", "should", "must", "shall", "will", "may", "can", "might", "would",
+                     "could", "has", "have", "needs"})
+_IMPERATIVE_PREFIX = frozenset({"please", "just", "simply", "also", "so", "then", "thus", "therefore", "always",
+                                "ever", "you", "we", "i", "and", "or", "kindly", "still"})
+_COMPARATIVES = frozenset({"better", "preferable", "safer", "wiser", "rather"})
+
+
+def cue(words: list[Word], i: int) -> int:
+    """Length of the negation or contrast cue at word ``i`` (0 if none)."""
+    w = words[i]
+    if w.quoted:
+        return 0
+    nxt = [x.text for x in words[i + 1:i + 4]]
+    for cue in _CONTRASTS:
+        if (w.text, *nxt[:len(cue) - 1]) == cue:
+            return len(cue)
+    if w.text == "than" and any(x.text in _COMPARATIVES for x in words[max(0, i - 12):i]):
+        return 1
+    if w.text == "over" and any(x.text.startswith(("prefer", "favo")) for x in words[max(0, i - 6):i]):
+        return 1
+    if w.text == "not" and nxt[:1] and nxt[0] in _ADDITIVE:
+        return 2
+    if w.text == "no" and nxt[:1] == ["need"]:
+        return 3 if nxt[1:2] in (["to"], ["for"]) else 2
+    if w.text == "no" and nxt[:1] and nxt[0] in _NO_WAY:
+        return 2
+    if w.text == "no":
+        return 0 if nxt[:1] == ["longer"] else 1
+    if w.text in ("nothing", "none") and _clause_start(words, i) and predicate_follows(words, i):
+        return 1
+    if w.text == "refrain" and nxt[:1] == ["from"]:
+        return 2
+    if w.text in _NEG_WORDS:
+        return 0 if nxt[:1] and nxt[0] in _DOUBLE_NEGATIVE and nxt[1:2] == ["to"] else 1
+    return 0
+
+
+
+def _list_follows(words: list[Word], i: int, segment: int) -> bool:
+    """After the comma at ``i``: does a list of short items continue ("shorten, abbreviate or truncate")?"""
+    if segment > 2:
+        return False
+    item = 0
+    for w in words[i + 1:]:
+        if w.text in STOP_PUNCT or w.text in (",", ".") or (w.text in STOP_WORDS and not w.quoted):
+            return False
+        if w.text in ("and", "or", "nor"):
+            return item > 0
+        item += 1
+        if item > 2:
+            return False
+    return False
+
+
+
+def aside_end(words: list[Word], i: int) -> int:
+    """Index of the ")" closing the aside that opens at ``i`` (-1 if none, or if the aside holds a negation)."""
+    for k in range(i + 1, len(words)):
+        if words[k].text == ")":
+            return k
+        if words[k].text == "(" or cue(words, k):
+            return -1
+    return -1
+
+
+def _clause_start(words: list[Word], i: int) -> bool:
+    return i == 0 or words[i - 1].text in CLAUSE_PUNCT or words[i - 1].text in (",", "and")
+
+
+def predicate_follows(words: list[Word], i: int) -> int:
+    """Where the predicate of a subject opened by "no" at ``i`` starts ("No detail (...) is to be dropped"), or 0."""
+    k, seen = i + 1, 0
+    while k < len(words) and seen < 16:
+        t = words[k].text
+        if t == "(" and (close := aside_end(words, k)) > 0:
+            k = close + 1
+            continue
+        if t in STOP_PUNCT or t == "." or t in STOP_WORDS and t not in RELATIVE:
+            return False
+        if t in _MODALS:
+            return k
+        k, seen = k + 1, seen + (t != ",")
+    return 0
+
+
+def _participle(word: str) -> bool:
+    return word.endswith("ed") or word in _IRREGULAR_PARTICIPLES
+
+
+def _phrase_length(words: list[Word], k: int) -> int:
+    """Length of a prepositional phrase at ``k`` ("by the retraction"): preposition, determiner, noun; else 0."""
+    if words[k].text not in ("by", "in", "from", "at", "on", "with", "to"):
+        return 0
+    n = 1
+    if k + n < len(words) and words[k + n].text in ("the", "a", "an", "this", "that", "any", "its", "their"):
+        n += 1
+    return n + 1 if k + n < len(words) else n
+
+
+def _in_subject(words: list[Word], i: int) -> bool:
+    """Does the negation at ``i`` stand in a subject phrase ("Questions the memories cannot answer are ...")?
+
+    Some words precede it in its clause and none is a modal, a copula or an imperative's adverb: the finite
+    verb that follows then starts the main predicate, which the negation does not reach.
+    """
+    prefix = []
+    for w in reversed(words[:i]):
+        if w.text in CLAUSE_PUNCT or w.text in (",", ".") or w.text in STOP_WORDS:
+            break
+        prefix.append(w.text)
+    if prefix and prefix[0] in ("do", "does", "did"):
+        prefix = prefix[1:]
+    return bool(prefix) and not any(t in _FINITE or t in COPULAS or t in _IMPERATIVE_PREFIX for t in prefix)
+
+
+def _scope_end(words: list[Word], i: int, length: int, subordinate: bool) -> tuple[int, bool]:
+    """Where the scope of the cue at ``i`` ends, and whether another cue inside it stops it (a double negation)."""
+    w = words[i]
+    predicate = predicate_follows(words, i) if w.text in ("no", "nothing", "none") and length == 1 and \
+        _clause_start(words, i) else 0
+    passive_no = predicate > 0
+    embedded = not passive_no and (subordinate or _in_subject(words, i))
+    # "under no circumstances should X, Y or Z be dropped": the negated verb ends the clause, past its commas
+    inverted = w.text == "no" and length == 2 and i + 2 < len(words) and words[i + 2].text in AUXILIARIES
+    short = _SHORT_SCOPE.get(w.text, len(words)) if length == 1 and not passive_no else len(words)
+    if w.text == "not" and embedded and i + 1 < len(words) and _participle(words[i + 1].text):
+        # a reduced relative ("memories not named by the retraction stay ..."): the participle and its phrase
+        short = 1 + (_phrase_length(words, i + 2) if i + 2 < len(words) else 0)
+    j, segment, limit = i + length, 0, i + length + short
+    while j < min(len(words), limit):
+        t = words[j]
+        if not t.quoted:
+            if t.text == "(" and (close := aside_end(words, j)) > 0:
+                j = close + 1
+                continue
+            if t.text == "," and j > predicate and not _list_follows(words, j, segment) and not (
+                    inverted and j + 1 < len(words) and words[j + 1].text not in _INSTRUCTION_VERBS):
+                break
+            if cue(words, j):
+                return j, True
+            if t.text in STOP_PUNCT or t.text == "." or t.text in STOP_WORDS and not (
+                    passive_no and t.text in RELATIVE):
+                break
+            if subordinate and t.text in _INSTRUCTION_VERBS and j > i + length:
+                break
+            if embedded and t.text in _FINITE and j > i + length and words[j - 1].text not in ("to", "not"):
+                break
+        segment = 0 if t.text == "," else segment + 1
+        j += 1
+    return j, False
+
+
+
+def mark_scopes(words: list[Word]) -> list[Word]:
+    """Negation and contrast scopes.
+
+    A negation inside another negation's scope cancels it ("no date is to be kept without being converted":
+    the conversion is what is asked), so its words are left unscoped.
+    """
+    out = list(words)
+    scope_id, i, subordinate, cancelled = 0, 0, False, False
+    while i < len(out):
+        w = out[i]
+        if w.text in CLAUSE_PUNCT or w.text == ",":
+            subordinate = cancelled = False
+            i += 1
+            continue
+        if not w.quoted and w.text in _SUBORDINATORS:
+            subordinate = True
+        length = cue(out, i)
+        if not length:
+            i += 1
+            continue
+        end, nested = _scope_end(out, i, length, subordinate)
+        if not cancelled:
+            scope_id += 1
+            for j in range(i + length, end):
+                if out[j].text not in ("(", ")"):
+                    out[j] = with_(out[j], scope=scope_id)
+        cancelled = nested and not cancelled
+        i = end
+    return out

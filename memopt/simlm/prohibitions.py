@@ -1,0 +1,92 @@
+"""Predicates that take back their subject: "X is not allowed", "X is not your job", "never delete more than X".
+
+A clause whose subject ends with "is not allowed", "is unnecessary", "are forbidden", "is not to be", "must not
+be", "is not your job / responsibility" negates its subject ("guessing is not allowed"). "Never delete more
+than X", "no more than X" and "delete nothing beyond X" restrict to X: they read as "only X".
+"""
+
+from __future__ import annotations
+
+from memopt.simlm.words import AUXILIARIES, CLAUSE_PUNCT, COPULAS, STOP_PUNCT, Word, with_
+
+__all__ = ["mark_prohibited_subjects", "more_than_as_only"]
+
+_PROHIBITED = frozenset({"forbidden", "prohibited", "disallowed", "unnecessary", "discouraged", "unacceptable",
+                         "banned"})
+_DUTY = frozenset({"job", "responsibility", "task", "concern", "role", "business", "duty", "problem"})
+_OWNER = frozenset({"your", "our", "my", "the", "a", "part", "within"})
+_PERMITTED = frozenset({"allowed", "permitted", "needed", "necessary", "required", "acceptable", "wanted", "desired",
+                        "ok", "okay", "advisable", "helpful", "useful"})
+
+
+def _prohibited(words: list[Word]) -> int:
+    """Where a clause ends its subject with "is not allowed", "are forbidden", ... (-1 if it does not)."""
+    for i in range(len(words) - 1):
+        if words[i].quoted:
+            continue
+        if words[i].text in AUXILIARIES and [w.text for w in words[i + 1:i + 3]] in (["not", "be"], ["never", "be"]):
+            return i
+        if words[i].text not in COPULAS:
+            continue
+        rest = [w.text for w in words[i + 1:i + 3]]
+        if rest[:1] and rest[0] in _PROHIBITED or rest[:1] in (["not"], ["never"]) and rest[1:2] and \
+                rest[1] in _PERMITTED:
+            return i
+        if rest[:1] in (["not"], ["never"]) and [w.text for w in words[i + 2:i + 4]] == ["to", "be"]:
+            return i
+        duty = [w.text for w in words[i + 1:i + 6]]
+        if duty[:1] == ["not"] and duty[1:2] and duty[1] in _OWNER and _DUTY & set(duty[2:]):
+            return i
+    return -1
+
+
+
+_NOTHING_BUT = (("beyond",), ("but",), ("except",), ("other", "than"), ("more", "than"), ("apart", "from"))
+
+
+def more_than_as_only(words: list[Word]) -> list[Word]:
+    """"Never delete more than one memory", "no more than three", "delete nothing beyond the retracted memory"
+    restrict, they do not negate: read them as "only"."""
+    out = list(words)
+    for i in range(len(out) - 2, -1, -1):
+        if out[i].text == "nothing" and not out[i].quoted:
+            for tail in _NOTHING_BUT:
+                if tuple(w.text for w in out[i + 1:i + 1 + len(tail)]) == tail:
+                    out[i:i + 1 + len(tail)] = [with_(out[i], text="only")]
+                    break
+            continue
+        if out[i].text != "more" or out[i + 1].text != "than" or out[i].quoted:
+            continue
+        for j in (i - 1, i - 2):
+            if j >= 0 and out[j].text in ("not", "never", "no") and not out[j].quoted and \
+                    all(w.text not in STOP_PUNCT and w.text != "," for w in out[j + 1:i]):
+                out[i:i + 2] = [with_(out[i], text="only")]
+                del out[j]
+                break
+    return out
+
+
+
+def mark_prohibited_subjects(words: list[Word]) -> list[Word]:
+    """Put the subject of each prohibiting predicate ("X is not to be added") under a negation scope."""
+    out = list(words)
+    scope_id = max((w.scope for w in out), default=0)
+    start = 0
+    for end in [k for k, w in enumerate(out) if w.text in CLAUSE_PUNCT and w.text not in "()"] + [len(out)]:
+        subject = _prohibited(out[start:end])
+        if subject > 0:
+            scope_id += 1
+            negation = out[start + subject + 1].text in ("not", "never")
+            # one negation: the subject shares the scope of the predicate it negates ("X is not to be added")
+            shared = out[start + subject + 2].scope if negation and start + subject + 2 < end else 0
+            for k in range(start, start + subject):
+                if not out[k].scope:
+                    out[k] = with_(out[k], scope=shared or scope_id)
+            after = start + subject + 3
+            infinitive = start + subject + 2 < end and out[start + subject + 2].text in ("to", "be") or \
+                after < end and out[after].text == "to"
+            if negation and not infinitive:
+                for k in range(start + subject + 2, end):
+                    out[k] = with_(out[k], scope=0)
+        start = end + 1
+    return out
