@@ -1,8 +1,12 @@
 """Predicates that take back their subject: "X is not allowed", "X is not your job", "never delete more than X".
 
 A clause whose subject ends with "is not allowed", "is unnecessary", "are forbidden", "is not to be", "must not
-be", "is not your job / responsibility" negates its subject ("guessing is not allowed"). "Never delete more
-than X", "no more than X" and "delete nothing beyond X" restrict to X: they read as "only X".
+be", "is not your job / responsibility" negates its subject ("guessing is not allowed"); so does one that says
+the subject falls short ("X is not enough", "X is insufficient": do more than X) or does harm ("X tends to add
+noise", "X hurts recall"). A clause that hands its subject to someone else ("X is handled by a downstream
+normaliser", "X is done elsewhere") or keeps it for reading only ("messages from the assistant are context only")
+refuses the whole clause: the instruction is not to do it, whatever the clause names. "Never delete more than
+X", "no more than X" and "delete nothing beyond X" restrict to X: they read as "only X".
 """
 
 from __future__ import annotations
@@ -16,7 +20,23 @@ _PROHIBITED = frozenset({"forbidden", "prohibited", "disallowed", "unnecessary",
 _DUTY = frozenset({"job", "responsibility", "task", "concern", "role", "business", "duty", "problem"})
 _OWNER = frozenset({"your", "our", "my", "the", "a", "part", "within"})
 _PERMITTED = frozenset({"allowed", "permitted", "needed", "necessary", "required", "acceptable", "wanted", "desired",
-                        "ok", "okay", "advisable", "helpful", "useful"})
+                        "ok", "okay", "advisable", "helpful", "useful",
+                        # falling short: "relying on one memory is not enough" asks for more than it
+                        "enough", "sufficient", "adequate"})
+_SHORT_OF = frozenset({"insufficient", "inadequate"})
+# handing the work to someone else: "X is handled by another component / elsewhere / downstream"
+_HANDLED = frozenset({"handled", "done", "managed", "performed", "processed", "owned", "covered"})
+_HANDLED_TWO = (("taken", "care"), ("dealt", "with"), ("looked", "after"))
+_ELSEWHERE = frozenset({"elsewhere", "downstream", "upstream", "later", "separately", "outside", "externally"})
+_BY_SOMEONE = frozenset({"a", "an", "the", "another", "other", "some", "separate", "our", "their", "its", "downstream",
+                         "dedicated", "different", "later"})
+# kept for reading only: "X is context only", "X is for reference only", "X is background"
+_READ_ONLY = frozenset({"context", "reference", "background", "read-only", "informational"})
+# doing harm: "X tends to add noise", "X hurts recall", "X is counterproductive"
+_HARM_VERBS = frozenset({"hurt", "hurts", "harm", "harms", "degrade", "degrades", "worsen", "worsens", "backfire",
+                         "backfires", "confuse", "confuses", "pollute", "pollutes", "dilute", "dilutes"})
+_NOISE = frozenset({"noise", "errors", "distractors", "confusion", "clutter"})
+_HARMFUL = frozenset({"harmful", "counterproductive", "risky", "detrimental", "pointless", "wasteful"})
 
 
 def _prohibited(words: list[Word]) -> int:
@@ -37,7 +57,45 @@ def _prohibited(words: list[Word]) -> int:
         duty = [w.text for w in words[i + 1:i + 6]]
         if duty[:1] == ["not"] and duty[1:2] and duty[1] in _OWNER and _DUTY & set(duty[2:]):
             return i
+        if rest[:1] and (rest[0] in _SHORT_OF or rest[0] in _HARMFUL):
+            return i
+    return _harmful(words)
+
+
+def _harmful(words: list[Word]) -> int:
+    """Where a subject ends before a predicate of harm ("X tends to add noise", "X hurts recall"), or -1."""
+    for i in range(1, len(words)):
+        k = i + 2 if [w.text for w in words[i:i + 2]] in (["tends", "to"], ["tend", "to"]) else i
+        if words[i].quoted or k >= len(words):
+            continue
+        verb, obj = words[k].text, [w.text for w in words[k + 1:k + 3]]
+        if verb in _HARM_VERBS or verb in ("add", "adds", "introduce", "introduces", "cause", "causes") and \
+                _NOISE & set(obj):
+            return i
     return -1
+
+
+def _refused(words: list[Word]) -> bool:
+    """Does the clause hand its subject to someone else or keep it for reading only ("X is handled elsewhere",
+    "X is done by another component", "messages from the assistant are context only")?"""
+    for i, w in enumerate(words[:-1]):
+        if w.quoted or w.text not in COPULAS or i == 0:
+            continue
+        rest = [x.text for x in words[i + 1:i + 5]]
+        if rest[:1] == ["already"]:
+            rest = rest[1:]
+        if rest[:1] == ["for"]:
+            rest = rest[1:]
+        if rest[:1] and rest[0] in _READ_ONLY or rest[:2] == ["only", "context"]:
+            return True
+        n = 2 if tuple(rest[:2]) in _HANDLED_TWO else 1 if rest[:1] and rest[0] in _HANDLED else 0
+        if n and rest[n:n + 1] == ["of"]:
+            n += 1
+        after = rest[n:n + 2]
+        if n and after[:1] and (after[0] in _ELSEWHERE or after[0] == "by" and after[1:2] and
+                                after[1] in _BY_SOMEONE):
+            return True
+    return False
 
 
 
@@ -73,6 +131,12 @@ def mark_prohibited_subjects(words: list[Word]) -> list[Word]:
     scope_id = max((w.scope for w in out), default=0)
     start = 0
     for end in [k for k, w in enumerate(out) if w.text in CLAUSE_PUNCT and w.text not in "()"] + [len(out)]:
+        if _refused(out[start:end]):
+            scope_id += 1
+            for k in range(start, end):
+                out[k] = with_(out[k], scope=scope_id)
+            start = end + 1
+            continue
         subject = _prohibited(out[start:end])
         if subject > 0:
             scope_id += 1
