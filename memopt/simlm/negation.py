@@ -98,13 +98,29 @@ def _list_follows(words: list[Word], i: int, segment: int) -> bool:
     return False
 
 
-
 def aside_end(words: list[Word], i: int) -> int:
     """Index of the ")" closing the aside that opens at ``i`` (-1 if none, or if the aside holds a negation)."""
     for k in range(i + 1, len(words)):
         if words[k].text == ")":
             return k
         if words[k].text == "(" or cue(words, k):
+            return -1
+    return -1
+
+
+_CONCESSIVE = frozenset({"however", "whatever", "whichever", "regardless", "even"})
+
+
+def comma_aside_end(words: list[Word], i: int) -> int:
+    """Index of the comma closing a concessive aside that opens with the comma at ``i`` ("no detail, however
+    small, is to be omitted"; ", no matter how minor,"), or -1: such an aside does not end a subject."""
+    opener = [w.text for w in words[i + 1:i + 3]]
+    if words[i].text != "," or not (opener[:1] and opener[0] in _CONCESSIVE or opener == ["no", "matter"]):
+        return -1
+    for k in range(i + 2, min(len(words), i + 8)):
+        if words[k].text == ",":
+            return k
+        if words[k].text in STOP_PUNCT or words[k].text == "." or k > i + 3 and cue(words, k):
             return -1
     return -1
 
@@ -118,7 +134,7 @@ def predicate_follows(words: list[Word], i: int) -> int:
     k, seen = i + 1, 0
     while k < len(words) and seen < 16:
         t = words[k].text
-        if t == "(" and (close := aside_end(words, k)) > 0:
+        if t == "(" and (close := aside_end(words, k)) > 0 or t == "," and (close := comma_aside_end(words, k)) > 0:
             k = close + 1
             continue
         if t in STOP_PUNCT or t == "." or t in STOP_WORDS and t not in RELATIVE:
@@ -176,7 +192,8 @@ def _scope_end(words: list[Word], i: int, length: int, subordinate: bool) -> tup
     while j < min(len(words), limit):
         t = words[j]
         if not t.quoted:
-            if t.text == "(" and (close := aside_end(words, j)) > 0:
+            if t.text == "(" and (close := aside_end(words, j)) > 0 or \
+                    passive_no and t.text == "," and (close := comma_aside_end(words, j)) > 0:
                 j = close + 1
                 continue
             if t.text == "," and j > predicate and not _list_follows(words, j, segment) and not (
@@ -194,7 +211,6 @@ def _scope_end(words: list[Word], i: int, length: int, subordinate: bool) -> tup
         segment = 0 if t.text == "," else segment + 1
         j += 1
     return j, False
-
 
 
 def mark_scopes(words: list[Word]) -> list[Word]:
