@@ -61,11 +61,16 @@ _ITEM = (r"(?:memor(?:y|ies)|items?|context|pieces?|entr(?:y|ies)|excerpts?|fact
          r"possibilities)")
 _PARTY = (r"(?:participants?|speakers?|persons?|people|part(?:y|ies)|interlocutors?|individuals?|sides?|users|humans?|"
           r"members?|attendees?)")
+_SAYING = (r"(?:tells?|says?|said|mentions?|shares?|reveals?|talks?|speaks?|states?|discloses?|"
+           r"describes?)")
 _SAY = (r"(?:say|says|saying|said|repl(?:y|ies|ied|ying)|respond\w*|answer\w*|stat(?:e|es|ed|ing)|return\w*|"
         r"output\w*|writ(?:e|es|ing)|giv(?:e|es|ing)|tell\w*|admit\w*|indicat\w*|be)")
 _ABSTAIN_PHRASE = (r"(?:not mentioned|unknown|(?:cannot|cant|can not|unable to) (?:answer|tell|say)|"
                    r"(?:i|you|we) (?:dont|do not) know|no answer|(?:cannot|cant|can not) be "
-                   r"answered|unanswerable|not (?:enough|sufficient) information|insufficient (?:information|"
+                   r"answered|unanswerable|not (?:enough|sufficient) information|"
+                   r"(?:i|you|we|it) (?:dont|do not|doesnt|does not) have "
+                   r"(?:(?:that|this|the|any|enough|such|sufficient) )?(?:information|answer|data|knowledge|record)|"
+                   r"(?:i|you|we) have no (?:information|idea|record|knowledge)|insufficient (?:information|"
                    r"evidence)|no (?:relevant )?information(?: is found)?|not available|no idea|not (?:stated|known))")
 
 CONCEPTS: dict[str, Concept] = {c.name: c for c in (
@@ -113,16 +118,20 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              rf"(?:every|each|all|both|either|any|whichever|no)(?: of)?(?: the| these| those)?"
              rf"(?: two| other| different)? "
              rf"{_PARTY}(?:'s|')?",
+             # "each of them tells ...": each, as the subject of a verb of saying, is each speaker
+             rf"(?:each|either|both|all|every one) of (?:them|the two|us) {_SAYING}",
              # a label and its value, "Speakers: all of them"
              rf"^{_PARTY} (?:all|both|each|every one)"),
     _concept("EVERYONE", "everyone: 'everyone', 'anybody', 'whoever'", r"(?:everyone|everybody|anyone|anybody|whoever)"
-             r"(?! else)"),
+             r"(?! else)(?! other than)(?! but)(?! except)(?! besides)"),
     _concept("OTHER_PARTY", "the other speaker: 'the second speaker', 'the other person', 'the assistant'",
              r"(?:the |a |their )?(?:other|second|another|2nd) (?:speaker|person|participant|party|user|side|"
              r"interlocutor|human)s?(?:'s)?",
              r"(?:(?<!^)the assistant|^the assistant(?! (?:should|must|shall|will|may|can|cannot|needs?|is to|has to|"
              r"ought|always|never|does|do)\b))(?:'s)?(?! messages?)(?! turns?)(?! input)(?! responses?)(?! or system)",
              r"(?:the |their |a )?(?:conversation |chat )?partner(?:'s)?", r"speaker (?:b|2|two)",
+             r"(?:assistant|ai|bot|agent|companion|other)-side (?:speaker|participant|party|person)s?",
+             r"(?:anyone|anybody|everyone|everybody|someone|those|people) (?:else|other than|but|except|besides)",
              r"(?:person|people|one) (?:they|the user|you|he|she) (?:is |are )?(?:talking|speaking|chatting) "
              r"(?:to|with)"),
     _concept("ONE_PARTY", "one speaker: 'the user', 'the first speaker'",
@@ -136,7 +145,7 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"ignor\w*", r"skip\w*", r"drop\w*", r"discard\w*", r"exclud\w*", r"disregard\w*", r"omit\w*",
              r"leav\w* out", r"left out", r"overlook\w*", r"neglect\w*"),
     _concept("RESTRICT", "a restriction: 'only', 'solely', 'alone', 'focus on', 'limit to'",
-             r"only", r"solely", r"exclusively", r"alone", r"just(?! because)", r"purely", r"nothing but",
+             r"only", r"solely", r"exclusively", r"alone", r"just(?! because)(?! as)", r"purely", r"nothing but",
              rf"focus\w* {_gap(1)}on", rf"limit\w* {_gap(1)}to", rf"restrict\w* {_gap(2)}to",
              rf"confin\w* {_gap(1)}to", r"keep to", r"stick\w* to"),
     # details
@@ -148,15 +157,24 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              rf"as many {_gap(2)}(?:{_DETAIL}|{_DETAILS}) as possible",
              rf"(?:{_DETAIL}|{_DETAILS}) {_gap(6)}(?:exactly|verbatim|precisely|word for word|in full|intact)",
              r"(?:them|it) all", r"all of them"),
-    _concept("DETAILED_FACT", "detailed facts: 'facts must be detailed', 'specific facts'",
+    _concept("DETAILED_FACT", "detailed facts: 'facts must be detailed', 'specific facts', 'specific information', "
+             "'as specific as possible'",
              rf"(?:facts?|summar(?:y|ies)|sentences?) {_gap(3)}(?:detailed|specific|precise)",
-             r"(?:detailed|specific|precise) (?:facts?|summar(?:y|ies))"),
+             r"(?:detailed|specific|precise|concrete|exact) (?:facts?|summar(?:y|ies)|information|data)",
+             r"as (?:specific|detailed|precise|concrete|exact|complete) as (?:possible|you can|it gets)",
+             r"maximally (?:specific|detailed|precise)"),
+    _concept("TOO_VAGUE", "a fact criticised as too vague: 'too vague', 'too generic', 'not specific enough' (or "
+             "'not too vague': both ask for more detail)",
+             r"(?:not |never )?too (?:vague|general|generic|abstract|unspecific|imprecise|sparse|thin)",
+             r"(?:not |never )?(?:specific|detailed|precise|concrete) enough",
+             r"lack\w* (?:detail|details|specifics|specificity|precision)"),
     _concept("WHOLE_FACT", "the whole fact: 'the complete sentence', 'in full'",
              r"(?:the|each|every|its) (?:complete|full|whole|entire|unabridged) (?:sentence|fact|statement|wording|"
              r"clause|text|version)", r"(?:complete|full|whole|entire|unabridged) (?:facts|statements)", r"in full"),
     _concept("PRESERVE", "keeping something in: 'keep', 'preserve', 'retain', 'include', 'mention', 'copy'",
              r"keep(?:s|ing)?(?! track)(?! a record)(?! to)", r"kept", r"preserv\w*", r"retain\w*", r"includ\w*",
              r"mention\w*", r"contain\w*", r"spell\w* out", r"cop(?:y|ies|ied|ying)", r"reproduc\w*",
+             r"quot(?:e|es|ing)",
              r"carr\w* over", r"stay\w*", r"appear\w*", r"remain\w*", r"name (?=every|each|all|the|who)"),
     _concept("WRITE", "writing something down: 'record', 'store', 'capture', 'write', 'note'",
              r"record\w*", r"stor(?:e|es|ed|ing)", r"captur\w*", r"not(?:e|es|ed|ing)", r"writ(?:e|es|ing|ten)",
@@ -175,7 +193,8 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"first clause", r"shortened version", r"short version"),
     # updates and deletes
     _concept("OVERWRITE", "changing a stored memory: 'update', 'overwrite', 'replace', 'modify', 'merge'",
-             r"updat\w*", r"overwrit\w*", r"overwrote", r"replac\w*", r"modif\w*", r"chang\w*", r"edit\w*",
+             r"updat\w*", r"overwrit\w*", r"overwrote", r"replac\w*", r"modif\w*",
+             r"(?<!no )chang\w*", r"edit\w*",  # "no change" names the operation that does nothing
              r"merg\w*", rf"fold\w* {_gap(2)}into", r"supersed\w*", rf"combin\w* {_gap(4)}into (?:one|a single)"),
     _concept("ADD", "adding a memory: 'add', 'append', 'as a new memory', 'keep both', 'separately'",
              r"add(?:s|ed|ing)?", r"append\w*",
@@ -185,23 +204,34 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"separately"),
     _concept("KEEP_BOTH", "keeping both: 'keep both', 'keep two memories'",
              r"keep(?:s|ing)? (?:both|two)", r"both (?:memories|facts) (?:stay|remain)"),
-    _concept("KEEP_OLD", "keeping the stored memory: 'keep the existing memories'",
-             r"keep(?:s|ing)? (?:the )?(?:old|existing|stored|original|current) (?:memor(?:y|ies)|ones?|facts?)"),
+    _concept("KEEP_OLD", "keeping the stored memory: 'keep the existing memories', 'existing memories are left "
+             "unchanged'",
+             r"keep(?:s|ing)? (?:the )?(?:old|existing|stored|original|current) (?:memor(?:y|ies)|ones?|facts?)",
+             rf"(?:old|existing|stored|original|current) (?:memor(?:y|ies)|ones?|facts?|entr(?:y|ies)) {_gap(4)}"
+             r"(?:left|kept|stays?|remains?|untouched|unchanged|intact|preserved|retained)"),
     _concept("CONFLICT", "a contradiction: 'contradict', 'conflict', 'inconsistent', 'clash', 'makes it false'",
              r"contradict\w*", r"contradiction\w*", r"conflict\w*", r"inconsisten\w*", r"incompatib\w*", r"clash\w*",
              r"disagree\w*", rf"mak\w* {_gap(3)}(?:false|wrong|untrue|obsolete|invalid)", r"correct(?:s|ions?)",
              r"(?:cannot|cant) both (?:be true|hold)", r"mutually exclusive",
-             r"no longer (?:true|valid|accurate|correct|the case|holds?)"),
+             r"no longer (?:true|valid|accurate|correct|the case|holds?)",
+             r"irreconcil\w*", r"(?:cannot|cant|can not) be reconciled", r"at odds", r"contrary to",
+             r"go(?:es)? against", r"disprov\w*", r"refut\w*",
+             r"(?:is|are|was|were|be) (?:now )?(?:wrong|false|incorrect|untrue|outdated|obsolete|invalid|inaccurate)",
+             r"change\w* of (?:mind|heart|plans?)", r"chang\w* (?:their|his|her|your|my|one's) mind"),
     _concept("COMPATIBLE", "compatibility: 'compatible', 'can both be true', 'coexist', 'complements', 'still true'",
              r"(?<![\w-])compatib\w*", r"(?<!in)consistent", r"coexist\w*", rf"both {_gap(2)}(?:true|valid|hold)",
              r"(?:still|also) (?:true|valid|holds?)", r"complement\w*", r"merely adds?",
-             r"adds? (?:information|detail|to)", r"(?:extra|additional) information", r"(?:be|are) true together"),
+             r"adds? (?:information|detail|to)",
+             r"(?:extra|additional|supplementary|complementary|further) (?:information|details?|preferences?|facts?)",
+             r"supplement\w*", r"(?:be|are) true together"),
     _concept("SAME_TOPIC", "a shared topic: 'the same topic', 'related', 'similar', 'overlapping'",
-             r"same (?:topic|subject|thing|person|entity|matter|item)", r"related", r"similar", r"overlap\w*",
+             r"same (?:topic|subject|thing|person|entity|matter|item)", r"related", r"similar(?:ity|ities)?",
+             r"overlap\w*", r"topical\w*", r"(?:shared|common) (?:topics?|subjects?|themes?|keywords?)",
              r"shar\w* (?:a |the )?(?:topic|subject|words?)", r"(?:known|existing) topic", r"about the same"),
     _concept("ALWAYS", "always: 'always', 'every time', 'any newer fact'",
              r"always", r"every time", r"(?:any|every) (?:newer |new )?fact"),
-    _concept("PREFER", "a preference: 'prefer', 'favour'", r"prefer\w*", r"favou?r\w*"),
+    _concept("PREFER", "a preference for doing something: 'prefer', 'favour' (not a preference of the user's)",
+             r"prefer(?:s|red|ring|ably|able)?", r"favou?r(?:s|ed|ing|ably)?"),
     _concept("ONLY_IF", "a restriction: 'only', 'solely', 'exclusively', 'reserve for', 'justify'",
              r"only", r"solely", r"exclusively", rf"reserv\w* {_gap(2)}for", r"justif\w*"),
     _concept("UNLESS", "an exception: 'unless', 'except when'", r"unless", r"except (?:when|if|where)"),
@@ -233,7 +263,7 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"surviv\w*", r"intact", r"stay(?:s)? (?:as (?:they|it) (?:are|is)|the same|unchanged)"),
     _concept("LIMIT", "limiting: 'restrict', 'limit', 'confine'", r"restrict\w*", r"limit\w*", r"confin\w*"),
     _concept("ONLY_THAT", "a restriction: 'only', 'solely', 'alone', 'nothing but', 'except', 'reserved for'",
-             r"only", r"solely", r"exclusively", r"alone", r"just(?! because)", r"nothing (?:else|but|except)",
+             r"only", r"solely", r"exclusively", r"alone", r"just(?! because)(?! as)", r"nothing (?:else|but|except)",
              r"no other", rf"reserv\w* {_gap(2)}for", r"exactly one", r"except", r"single"),
     # queries
     _concept("EXPAND", "widening: 'expand', 'broaden', 'enrich', 'augment', 'make wider'",
@@ -248,7 +278,12 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"vocabulary)",
              r"variants?",
              rf"words? {_gap(2)}(?:with (?:a )?similar meaning|that mean the same|related)", r"terms? related",
-             r"ways of saying", r"paraphrases?", r"semantically related \w+"),
+             r"ways of (?:saying|phrasing|putting|expressing|wording|describing)", r"paraphrases?",
+             r"semantically related \w+",
+             rf"(?:other|different|alternative|various) ways {_gap(6)}(?:said|say|saying|phrased|put|expressed|"
+             r"worded|described|written)",
+             rf"words? {_gap(3)}(?:same|similar) meaning",
+             rf"words? {_gap(4)}(?:may|might|would|could) (?:contain|use|include)"),
     _concept("KEYWORDS", "keywords: 'a keyword query', 'key nouns', 'key terms'",
              r"key ?words?(?:-style)?", r"key (?:nouns?|terms?|entities|concepts)", r"topic (?:nouns|words)"),
     _concept("QUERY", "the query: 'query', 'search', 'question', 'retrieval'",
@@ -265,7 +300,8 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"combin\w*",
              r"(?:the )?union of", r"aggregat\w*", r"merg\w*", r"synthes[iy][sz]\w*", r"integrat\w*", r"join\w*",
              r"cross-referenc\w*",
-             rf"(?:pull|bring|put|piec)\w* {_gap(2)}together", r"consolidat\w*", r"pool\w*",
+             rf"(?:pull|bring|brought|put|piec|gather|draw|drew|tie|tied|knit)\w* {_gap(2)}together",
+             r"consolidat\w*", r"pool\w*",
              rf"compos\w* {_gap(2)}(?:from|of)"),
     _concept("USE", "using context: 'use', 'consider', 'draw on', 'rely on', 'take into account', 'list', 'gather'",
              r"us(?:e|es|ed|ing)", r"consider\w*", r"draw\w* (?:on|from|upon)", r"rel(?:y|ies|ied|ying) on",
@@ -291,13 +327,16 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
     _concept("STOP_AT", "stopping at one: 'stop at'", r"stop\w* at", r"look\w* no further"),
     _concept("BEYOND", "going further: 'look beyond', 'more than one'", r"(?:look|go|search|read)\w* beyond"),
     _concept("ONLY", "a restriction: 'only', 'solely', 'alone', 'ignore the rest'",
-             r"only", r"solely", r"just", r"alone", r"exclusively", r"ignore the rest", r"matters"),
+             r"only", r"solely", r"just(?! as)", r"alone", r"exclusively", r"ignore the rest", r"matters"),
     _concept("ABSTAIN", "abstaining: 'abstain', 'decline', 'refuse', 'admit', 'leave unanswered'",
              r"abstain\w*", r"declin\w*", r"refus\w*", r"admit\w*", r"hold\w* back", r"withh[oe]ld\w*",
              rf"leav\w* {_gap(3)}(?:blank|unanswered)"),
     _concept("SAY_UNKNOWN", "saying it is not known: \"say 'Not mentioned'\", \"reply 'I don't know'\", 'say so'",
              rf"{_SAY} (?!is |are |was |were |may |might |can |could |should |will ){_gap(4)}{_ABSTAIN_PHRASE}",
-             r"say so", rf"(?:->|→|=) {_ABSTAIN_PHRASE}"),
+             r"say so", rf"(?:->|→|=) {_ABSTAIN_PHRASE}",
+             rf"(?:answer|reply|response|output|result) (?:is|should be|must be|will be|shall be|becomes) "
+             rf"{_gap(1)}{_ABSTAIN_PHRASE}",
+             r"(?:say|state|indicate|admit|declare)\w* so", r"so (?:state|say|indicate|declare|admit)"),
     _concept("ANSWER", "answering: 'answer', 'respond', 'reply'", r"answer(?:s|ed|ing)?", r"respond\w*", r"reply"),
     _concept("UNSUPPORTED", "missing support: 'not in the context', 'cannot support', 'lacks', 'no evidence'",
              r"not (?:in|supported|mentioned|covered|there)", r"(?:cannot|cant|can not|do not|does not|dont|doesnt) "
@@ -307,7 +346,7 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              rf"unless {_gap(4)}(?:support\w*|contain\w*|mention\w*|cover\w*|back\w* (?:it |them )?up|justif\w*)"),
     _concept("GUESS", "guessing: 'guess', 'speculate', 'make up', 'invent', 'fabricate', 'hallucinate'",
              r"guess\w*", r"speculat\w*", rf"mak\w* {_gap(2)}up", r"invent\w*", r"fabricat\w*", r"hallucinat\w*",
-             r"confabulat\w*", r"fill\w* in the gaps"),
+             r"confabulat\w*", r"fill\w* in the gaps", r"conjectur\w*"),
     _concept("ALWAYS_ANSWER", "always answering: 'always give an answer', 'provide a general response'",
              rf"always {_gap(2)}(?:answer\w*|respond\w*|reply)", r"(?:provide|give) a general response",
              r"every question has an answer", r"accept the question"),
@@ -355,13 +394,30 @@ def _main(found: list[Match], clause: Clause) -> list[Match]:
     return main or found
 
 
+_HYPOTHESES = frozenset({"if", "when", "whenever", "once"})
+
+
+def _in_hypothesis(clause: Clause, k: int) -> bool:
+    """Is word ``k`` in a condition that states a situation ("if the answer is not mentioned, ...") rather than an
+    exception that states a requirement ("don't summarise unless every name survives")?"""
+    while k >= 0 and clause.words[k].condition:
+        if clause.words[k].text in _HYPOTHESES and not clause.words[k].quoted:
+            return True
+        if clause.words[k].text in ("unless", "except", "until"):
+            return False
+        k -= 1
+    return False
+
+
 def _evidence(cue: Cue, clause: Clause, context: Clause) -> int | None:
     """The cue's verdict on ``clause`` (requirements and second carriers read in ``context``), or None."""
-    primary = [m for m in _find(clause, cue.carriers[0])
-               if not m.rationale and not clause.words[m.start].quoted and (m.scope or not cue.negated_only)]
+    primary = [m for m in _find(clause, cue.carriers[0]) if not m.rationale and (m.scope or not cue.negated_only)
+               and (not clause.words[m.start].quoted or cue.negated_only)]
     if not primary or not all(_required(r, context) for r in cue.requires):
         return None
     primary = _main(primary, clause)
+    if all(_in_hypothesis(clause, m.start) for m in primary) and not all(w.condition for w in clause.words):
+        return None  # a situation described, not an instruction: the instruction is in the main clause
     others: list[tuple[Match, ...]] = []
     for name in cue.carriers[1:]:
         found = _main([m for m in _find(clause, name) if not m.rationale], clause)

@@ -105,7 +105,7 @@ CATALOGUE: tuple[Directive, ...] = (
             Cue(-1, ("RESTRICT", "ONE_PARTY")),
             Cue(-1, ("IGNORE",), ("OTHER_PARTY|ALL_PARTIES",)),
             Cue(+1, ("ALL_PARTIES",)),
-            Cue(+1, ("EVERYONE",), ("INFO",)),
+            Cue(+1, ("EVERYONE",), ("INFO|USE|WRITE",)),
             Cue(+1, ("OTHER_PARTY",), ("INFO",)),
         ),
         failure="only the first speaker's facts are kept (the 'user' of Mem0's default extraction); "
@@ -135,6 +135,7 @@ CATALOGUE: tuple[Directive, ...] = (
             Cue(+1, ("WRITE",), ("EXACT_DETAIL|WHOLE_FACT",)),
             Cue(+1, ("EXACT_DETAIL",)),
             Cue(+1, ("DETAILED_FACT",)),
+            Cue(+1, ("TOO_VAGUE",)),
             Cue(-1, ("GIST",)),
         ),
         failure="long sentences are cut to their first clause, losing names, numbers and places",
@@ -171,6 +172,7 @@ CATALOGUE: tuple[Directive, ...] = (
             Cue(+1, ("KEEP_BOTH",)),
             Cue(-1, ("OVERWRITE",), ("SAME_TOPIC|ALWAYS|PREFER",)),
             Cue(+1, ("ADD",), ("SAME_TOPIC",)),
+            Cue(+1, ("ADD",), ("OVERWRITE-",)),
         ),
         failure="a new fact that overlaps an old memory on subject and topic overwrites it (UPDATE), "
         "losing compatible information",
