@@ -1,22 +1,20 @@
-"""The concepts SimLM's directive reading looks for in an instruction, and the cues built from them.
+"""The concepts SimLM's directive reading looks for in an instruction.
 
 Each concept is a small lexicon of stems and phrases: a regular expression over a clause's words
 (lower case, joined by single spaces, so ``[\\w'-]+ `` is one word; see `memopt.simlm.instructions`) and a
 description in words for the documentation. Concepts name what a sentence talks about ("a
 relative time expression", "every speaker", "a contradiction"). A `Cue` says which concepts, found
-together and in which polarity, speak for or against a directive; `sentence_stance` reads one
-sentence with a directive's cues (the catalogue: `memopt.simlm.directives`).
+together and in which polarity, speak for or against a directive (`memopt.simlm.stance`; the catalogue:
+`memopt.simlm.directives`).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import cache
 
-from memopt.simlm.instructions import Clause, Match, Sentence
-
-__all__ = ["Concept", "CONCEPTS", "Cue", "sentence_stance"]
+__all__ = ["Concept", "CONCEPTS"]
 
 _W = r"[\w'-]+"
 
@@ -351,105 +349,3 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              rf"always {_gap(2)}(?:answer\w*|respond\w*|reply)", r"(?:provide|give) a general response",
              r"every question has an answer", r"accept the question"),
 )}
-
-
-@dataclass(frozen=True)
-class Cue:
-    """Concepts that speak for (``sign`` +1) or against (-1) a directive when they occur together.
-
-    The polarity of the ``carriers`` decides: a carrier under a negation or contrast ("do not
-    convert", "rather than converting") flips the sign; two carriers under two different negations
-    flip it twice. Each entry of ``requires`` must also occur ("A|B": either; "A-": negated). With
-    ``negated_only`` the cue reads only negated carriers ("avoid vague time references").
-    """
-
-    sign: int
-    carriers: tuple[str, ...]
-    requires: tuple[str, ...] = ()
-    negated_only: bool = False
-
-
-@lru_cache(maxsize=65536)
-def _find(clause: Clause, concept: str) -> tuple[Match, ...]:
-    return clause.find(CONCEPTS[concept].pattern)
-
-
-def _required(requirement: str, context: Clause) -> bool:
-    for option in requirement.split("|"):
-        negated = option.endswith("-")
-        found = _find(context, option.rstrip("-"))
-        if any(m.scope != 0 for m in found) if negated else found:
-            return True
-    return False
-
-
-def _nearest(found: tuple[Match, ...], start: int) -> Match:
-    return min(found, key=lambda m: abs(m.start - start))
-
-
-def _main(found: list[Match], clause: Clause) -> list[Match]:
-    """The matches outside conditions ("unless ...", "if ...") when there are any: the instruction is in the main
-    clause, and a concept repeated in its condition only qualifies it."""
-    main = [m for m in found if not clause.words[m.start].condition]
-    return main or found
-
-
-_HYPOTHESES = frozenset({"if", "when", "whenever", "once"})
-
-
-def _in_hypothesis(clause: Clause, k: int) -> bool:
-    """Is word ``k`` in a condition that states a situation ("if the answer is not mentioned, ...") rather than an
-    exception that states a requirement ("don't summarise unless every name survives")?"""
-    while k >= 0 and clause.words[k].condition:
-        if clause.words[k].text in _HYPOTHESES and not clause.words[k].quoted:
-            return True
-        if clause.words[k].text in ("unless", "except", "until"):
-            return False
-        k -= 1
-    return False
-
-
-def _evidence(cue: Cue, clause: Clause, context: Clause) -> int | None:
-    """The cue's verdict on ``clause`` (requirements and second carriers read in ``context``), or None."""
-    primary = [m for m in _find(clause, cue.carriers[0]) if not m.rationale and (m.scope or not cue.negated_only)
-               and (not clause.words[m.start].quoted or cue.negated_only)]
-    if not primary or not all(_required(r, context) for r in cue.requires):
-        return None
-    primary = _main(primary, clause)
-    if all(_in_hypothesis(clause, m.start) for m in primary) and not all(w.condition for w in clause.words):
-        return None  # a situation described, not an instruction: the instruction is in the main clause
-    others: list[tuple[Match, ...]] = []
-    for name in cue.carriers[1:]:
-        found = _main([m for m in _find(clause, name) if not m.rationale], clause)
-        if not found:
-            # borrowed from another clause: what it says counts, not that clause's negation
-            found = _main([Match(m.start, 0, m.rationale) for m in _find(context, name) if not m.rationale], context)
-        if not found:
-            return None
-        others.append(tuple(found))
-    # each second carrier speaks with the primary match nearest to it ("draw on several memories than rely on one")
-    paired = [m for m in primary if all(_nearest(tuple(primary), _nearest(o, m.start).start) is m for o in others)]
-    votes = [cue.sign * (-1) ** len({m.scope, *(_nearest(o, m.start).scope for o in others)} - {0})
-             for m in paired or primary]
-    total = sum(votes)
-    return (1 if total > 0 else -1) if total else votes[-1]
-
-
-def sentence_stance(cues: tuple[Cue, ...], sentence: Sentence) -> int:
-    """What one sentence says about a directive with these cues: +1, -1 or 0.
-
-    In each clause the first cue that applies decides; read within the clause it weighs 2, needing
-    concepts from the rest of the sentence 1. The sign of the sum decides; a tie, the last clause.
-    """
-    votes = []
-    for clause in sentence.clauses:
-        vote = next((2 * v for cue in cues if (v := _evidence(cue, clause, clause)) is not None), None)
-        if vote is None:
-            vote = next((v for cue in cues if (v := _evidence(cue, clause, sentence.whole)) is not None),
-                        None)
-        if vote:
-            votes.append(vote)
-    total = sum(votes)
-    if total:
-        return 1 if total > 0 else -1
-    return (1 if votes[-1] > 0 else -1) if votes else 0

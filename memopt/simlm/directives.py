@@ -22,8 +22,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from memopt.simlm.concepts import CONCEPTS, Cue, sentence_stance
+from memopt.simlm.concepts import CONCEPTS
 from memopt.simlm.instructions import read_sentences
+from memopt.simlm.stance import Cue, sentence_stance
 
 __all__ = ["Cue", "Directive", "CATALOGUE", "IRRELEVANT", "active_directives", "directive_stances",
            "directives_for", "catalogue_table"]
