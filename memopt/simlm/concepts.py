@@ -163,7 +163,8 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"maximally (?:specific|detailed|precise)"),
     _concept("TOO_VAGUE", "a fact criticised as too vague: 'too vague', 'too generic', 'not specific enough' (or "
              "'not too vague': both ask for more detail)",
-             r"(?:not |never )?too (?:vague|general|generic|abstract|unspecific|imprecise|sparse|thin)",
+             r"(?:(?:not|never) (?:be |being |seem |sound )?)?too (?:vague|general|generic|abstract|unspecific|"
+             r"imprecise|sparse|thin)",
              r"(?:not |never )?(?:specific|detailed|precise|concrete) enough",
              r"lack\w* (?:detail|details|specifics|specificity|precision)"),
     _concept("WHOLE_FACT", "the whole fact: 'the complete sentence', 'in full'",
@@ -192,7 +193,8 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
     # updates and deletes
     _concept("OVERWRITE", "changing a stored memory: 'update', 'overwrite', 'replace', 'modify', 'merge'",
              r"updat\w*", r"overwrit\w*", r"overwrote", r"replac\w*", r"modif\w*",
-             r"(?<!no )chang\w*", r"edit\w*",  # "no change" names the operation that does nothing
+             r"(?<!no )chang\w*(?! of (?:mind|heart|plans?))(?! (?:their|his|her|your|my|one's) mind)",
+             r"edit\w*",  # "no change" names the operation that does nothing; a change of mind is a contradiction
              r"merg\w*", rf"fold\w* {_gap(2)}into", r"supersed\w*", rf"combin\w* {_gap(4)}into (?:one|a single)"),
     _concept("ADD", "adding a memory: 'add', 'append', 'as a new memory', 'keep both', 'separately'",
              r"add(?:s|ed|ing)?", r"append\w*",
@@ -278,10 +280,10 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              rf"words? {_gap(2)}(?:with (?:a )?similar meaning|that mean the same|related)", r"terms? related",
              r"ways of (?:saying|phrasing|putting|expressing|wording|describing)", r"paraphrases?",
              r"semantically related \w+",
-             rf"(?:other|different|alternative|various) ways {_gap(6)}(?:said|say|saying|phrased|put|expressed|"
-             r"worded|described|written)",
-             rf"words? {_gap(3)}(?:same|similar) meaning",
-             rf"words? {_gap(4)}(?:may|might|would|could) (?:contain|use|include)"),
+             rf"(?:other|different|alternative|various) ways {_gap(6)}(?:said|sa(?:y|ys|ying)|phras\w*|put\w*|"
+             r"express\w*|word(?:s|ed|ing)|describ\w*|writ\w*|wrote|ask\w*)",
+             rf"(?:words?|terms?|expressions?) {_gap(3)}(?:same|similar) meaning",
+             rf"(?:words?|terms?) {_gap(4)}(?:may|might|would|could) (?:contain|use|include)"),
     _concept("KEYWORDS", "keywords: 'a keyword query', 'key nouns', 'key terms'",
              r"key ?words?(?:-style)?", r"key (?:nouns?|terms?|entities|concepts)", r"topic (?:nouns|words)"),
     _concept("QUERY", "the query: 'query', 'search', 'question', 'retrieval'",

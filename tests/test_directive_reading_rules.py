@@ -1,0 +1,79 @@
+"""Constructions of English the reader handles since the fresh corpus became tuning material (issue 21).
+
+Each case is worded here, not taken from a corpus, and reads differently without its rule (the main branch before
+these rules reads every case below the guards wrongly; the guards check that a rule does not over-reach).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from memopt.simlm import directive_stances
+
+
+@pytest.mark.parametrize(("sentence", "op", "stance"), [
+    # a clause handing its subject to someone else, or keeping it for reading only, refuses the whole clause
+    ("Resolving relative dates is handled by the scheduler.", "extract", {"resolve_dates": -1}),
+    ("What the other speaker says is background only.", "extract", {"all_participants": -1}),
+    # "X is not enough / insufficient" asks for more than X
+    ("Answering from the top memory alone is not enough.", "answer", {"combine_all": 1}),
+    ("Using only the best match is insufficient.", "answer", {"combine_all": 1}),
+    # "X tends to add noise / hurts" speaks against X
+    ("Adding synonyms tends to add noise.", "rewrite_query", {"expand_query": -1}),
+    ("Keyword expansion hurts precision here.", "rewrite_query", {"expand_query": -1}),
+    # a concessive aside inside a prohibition's subject does not end it
+    ("No number, however trivial, may be left out of a fact.", "extract", {"keep_details": 1}),
+    # comparatives of equality restrict nothing
+    ("Facts about the second speaker are just as valuable as facts about the user.", "extract",
+     {"all_participants": 1}),
+    # the other party, named in other ways
+    ("Discard facts stated by anyone other than the user.", "extract", {"all_participants": -1}),
+    ("Two people talk in each session; keep what either of them says about their plans.", "extract",
+     {"all_participants": 1}),
+    ("Store what the bot-side speaker reveals about itself.", "extract", {"all_participants": 1}),
+    # everyone, with a covering or writing verb
+    ("Make sure your notes include everybody who took part.", "extract", {"all_participants": 1}),
+    # a fact criticised as too vague, or asked to be as specific as possible, asks for detail
+    ("Facts such as 'went on a trip' are too generic.", "extract", {"keep_details": 1}),
+    ("A memory should never be too vague.", "extract", {"keep_details": 1}),
+    ("Write memories that are as detailed as possible.", "extract", {"keep_details": 1}),
+    ("Record precise information about each event.", "extract", {"keep_details": 1}),
+    ("Quote the amounts the user gives.", "extract", {"keep_details": 1}),
+    # a preference of the user's is not a preference for updating
+    ("Update the memory that holds the user's preferences.", "update", {}),
+    # contradictions in other words; supplementary information is compatible; the old memory left as it is
+    ("Modify a stored memory only if the new fact is at odds with it.", "update", {"update_on_contradiction": 1}),
+    ("Overwrite an entry only when new evidence proves it was wrong.", "update", {"update_on_contradiction": 1}),
+    ("A change of heart replaces the old memory.", "update", {"update_on_contradiction": 1}),
+    ("Additional details about a stored fact go into a new memory.", "update", {"update_on_contradiction": 1}),
+    ("Stored memories remain untouched unless the new fact contradicts them.", "update",
+     {"update_on_contradiction": 1}),
+    # adding rather than modifying
+    ("If unsure, add a separate memory instead of updating the old one.", "update", {"update_on_contradiction": 1}),
+    # "no change" names the operation that does nothing, it does not negate an update
+    ("Either add the fact or make no change.", "update", {}),
+    # topical similarity is a shared topic
+    ("Do not remove memories for their similarity to a retracted fact.", "update", {"delete_only_explicit": 1}),
+    # other wordings of the question
+    ("Include different ways a user might phrase the same request.", "rewrite_query", {"expand_query": 1}),
+    ("Add terms of the same meaning to the query.", "rewrite_query", {"expand_query": 1}),
+    ("Add the words a matching memory would contain.", "rewrite_query", {"expand_query": 1}),
+    # combining, in other words
+    ("Facts from several memories should be drawn together into one answer.", "answer", {"combine_all": 1}),
+    # saying it is not known, in other words
+    ("Where the memories say nothing, the answer is 'unknown'.", "answer", {"abstain": 1}),
+    ("When nothing fits, tell the user you do not have that information.", "answer", {"abstain": 1}),
+    ("Where no memory applies, the assistant must so indicate.", "answer", {"abstain": 1}),
+    ("Do not offer conjectures.", "answer", {"abstain": 1}),
+    # a situation described in an "if" clause instructs nothing
+    ("If the answer is unknown, search the memories again.", "answer", {}),
+    # a quoted example under a negation outside its quotes
+    ("Write 'on 3 May', never 'last Tuesday'.", "extract", {"resolve_dates": 1}),
+    # guards: the rules above do not over-reach
+    ("Relative time words are handled by converting them to calendar dates.", "extract", {"resolve_dates": 1}),
+    ("Never write 'I guess'.", "answer", {}),
+    ("The user changed their mind about the trip.", "update", {}),
+    ("Sorting is handled by the database.", "extract", {}),
+])
+def test_constructions_since_the_fresh_corpus_read_the_right_way(sentence, op, stance):
+    assert directive_stances(op, sentence) == stance
