@@ -1,11 +1,13 @@
-"""SimLM's directive reading on a fresh held-out corpus, written before its author read the reader.
+"""SimLM's directive reading on the fresh corpus: held out and measured once, tuning material since.
 
 tests/fixtures/directive_corpus_fresh.yaml (issue 21) was committed alone ("fresh held-out corpus, written before
 reading the reader"), from the public catalogue (docs/simlm.md) and the style of real memory-system prompts, before
 its author opened memopt/simlm/instructions.py, concepts.py or the earlier corpora; then the reader was changed on
-the other corpora only, and this corpus was measured once, at the end. The test asserts the figures measured then,
-so a regression fails; they were not tuned after measuring. One author wrote this corpus and the reader changes
-(the corpus first), so it is weaker evidence than an independent author's corpus.
+the other corpora only, and this corpus was measured once (127 of 151 recognised, 84.1 %; 5 read backwards; 4 of
+104 false triggers). Its misses have been read since and the reader fixed on them (issue 21, the constructions in
+tests/test_directive_reading_rules.py), so it is tuning material now, like the styles corpus' once-held-out half:
+the reader must keep the targets on it. It is no evidence of how the reader handles unseen English; a third
+corpus by another author, measured once, is.
 
 Stricter than the styles corpus: a near-miss fails when it turns on ANY directive of its directive's operations,
 not only its own. Print the figures with ``python tests/test_directive_reading_fresh.py``.
@@ -73,16 +75,15 @@ def test_the_fresh_corpus_covers_every_directive():
         assert len(CORPUS[directive.id]["grant"]) >= 15 and len(CORPUS[directive.id]["other"]) >= 5, directive.id
 
 
-def test_fresh_corpus_at_the_figures_measured_once():
-    """Measured once, after the reader changes of issue 21 (commit of this test): 127 of 151 recognised (84.1 %,
-    below the 92 % target), 5 read backwards (target 0), 1 also turning on another directive, 4 of 104 near-misses
-    and unrelated sentences turning on a directive (3.8 %). Asserted at those figures, not re-tuned."""
+def test_the_once_heldout_fresh_corpus_now_meets_the_targets():
+    """Measured once as a held-out corpus (127 of 151 recognised, 84.1 %; 5 read backwards; 1 also turning on another
+    directive; 4 of 104 false triggers, 3.8 %). Tuning material since: the targets of issue 21 must hold on it."""
     figures = fresh_figures()
     assert figures["grants"] == 151 and figures["negatives"] == 104, figures
-    assert figures["recognised"] >= 127, figures["misses"]
-    assert figures["backwards"] <= 5, figures["misses"]
-    assert figures["cross"] <= 1, figures["misses"]
-    assert figures["false"] <= 4, figures["misses"]
+    assert figures["recognised"] / figures["grants"] >= 0.92, figures["misses"]
+    assert figures["backwards"] == 0, figures["misses"]
+    assert figures["false"] / figures["negatives"] <= 0.05, figures["misses"]
+    assert figures["cross"] / figures["grants"] <= 0.05, figures["misses"]
 
 
 if __name__ == "__main__":
