@@ -5,7 +5,8 @@ near-misses that must not, in the style of real memory-system prompts and with t
 audit found broken (passive and modal prohibitions, "refrain from", "unless", "rather than", "as well as", "is not
 your job"). The split is fixed: a sentence is held out when its SHA-256 is odd (`half_of`). The reader was first tuned
 on the tuned half only and the held-out half measured once (90.3 % recognised, 5 read backwards); that half has
-been tuning material since (issue 21), and the fresh corpus (tests/test_directive_reading_fresh.py) is held out.
+been tuning material since (issue 21), as has the fresh corpus (tests/test_directive_reading_fresh.py) after its one
+measurement.
 Both halves were written by the same author as the reader, so this is weaker evidence than an independent author's
 corpus. Print the figures with ``python tests/test_directive_reading_styles.py [tuned|heldout]``.
 """
@@ -89,8 +90,9 @@ def test_tuned_half_meets_the_targets():
 
 def test_the_once_heldout_half_now_meets_the_targets_too():
     """Measured once as a held-out half (65 of 72 recognised, 90.3 %; 5 read backwards; 2 of 77 false triggers).
-    It has been seen since, so it became tuning material (issue 21, the fresh corpus is the held-out measure now,
-    tests/test_directive_reading_fresh.py); the reader fixed its misses and must keep the targets on it."""
+    It has been seen since, so it became tuning material (issue 21; the fresh corpus,
+    tests/test_directive_reading_fresh.py, was the held-out measure next); the reader fixed its misses and must keep
+    the targets on it."""
     figures = corpus_figures("heldout")
     assert figures["grants"] == 72 and figures["negatives"] == 77, figures
     assert figures["recognised"] >= 0.92, figures
