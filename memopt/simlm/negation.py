@@ -16,7 +16,17 @@ should X, Y or Z be V-ed" reaches past the list's commas to the verb.
 
 from __future__ import annotations
 
-from memopt.simlm.words import AUXILIARIES, CLAUSE_PUNCT, COPULAS, RELATIVE, STOP_PUNCT, STOP_WORDS, Word, with_
+from memopt.simlm.words import (
+    AUXILIARIES,
+    CLAUSE_PUNCT,
+    COPULAS,
+    RELATIVE,
+    STOP_PUNCT,
+    STOP_WORDS,
+    SUBORDINATORS,
+    Word,
+    with_,
+)
 
 __all__ = ["aside_end", "cue", "mark_scopes", "predicate_follows"]
 
@@ -28,10 +38,6 @@ _NEG_WORDS = frozenset({
 _CONTRASTS = (("instead", "of"), ("rather", "than"), ("as", "opposed", "to"), ("in", "place", "of"))
 _ADDITIVE = frozenset({"only", "just", "merely", "simply"})
 _SHORT_SCOPE = {"without": 3, "no": 4}
-_SUBORDINATORS = frozenset({
-    "if", "when", "whenever", "unless", "where", "wherever", "once", "whether", "that", "which", "who",
-    "whose", "while", "although", "though", "because", "since",
-})
 _INSTRUCTION_VERBS = frozenset({
     "say", "reply", "answer", "respond", "return", "write", "output", "state", "give", "add", "keep", "use",
     "delete", "remove", "update", "extract", "record", "include", "list", "combine", "resolve", "convert",
@@ -227,7 +233,7 @@ def mark_scopes(words: list[Word]) -> list[Word]:
             subordinate = cancelled = False
             i += 1
             continue
-        if not w.quoted and w.text in _SUBORDINATORS:
+        if not w.quoted and w.text in SUBORDINATORS:
             subordinate = True
         length = cue(out, i)
         if not length:

@@ -29,6 +29,10 @@ CLAUSE_PUNCT = frozenset({";", ":", "(", ")", "—", "–", "?"})
 COPULAS = frozenset({"is", "are", "be", "was", "were", "it's"})
 AUXILIARIES = frozenset({"must", "may", "should", "shall", "can", "will", "could", "would", "might"})
 RELATIVE = frozenset({"that", "which", "who", "whose"})
+SUBORDINATORS = frozenset({
+    "if", "when", "whenever", "unless", "where", "wherever", "once", "whether", "that", "which", "who",
+    "whose", "while", "although", "though", "because", "since",
+})
 
 
 @dataclass(frozen=True)
