@@ -5,13 +5,14 @@ be", "is not your job / responsibility" negates its subject ("guessing is not al
 the subject falls short ("X is not enough", "X is insufficient": do more than X) or does harm ("X tends to add
 noise", "X hurts recall"). A clause that hands its subject to someone else ("X is handled by a downstream
 normaliser", "X is done elsewhere") or keeps it for reading only ("messages from the assistant are context only")
-refuses the whole clause: the instruction is not to do it, whatever the clause names. "Never delete more than
-X", "no more than X" and "delete nothing beyond X" restrict to X: they read as "only X".
+refuses the statement, up to the next comma or conjunction: the instruction is not to do it, whatever the statement
+names. Such a predicate inside a condition ("if the question is covered by the memories, ...") refuses nothing.
+"Never delete more than X", "no more than X" and "delete nothing beyond X" restrict to X: they read as "only X".
 """
 
 from __future__ import annotations
 
-from memopt.simlm.words import AUXILIARIES, CLAUSE_PUNCT, COPULAS, STOP_PUNCT, Word, with_
+from memopt.simlm.words import AUXILIARIES, CLAUSE_PUNCT, COPULAS, STOP_PUNCT, STOP_WORDS, SUBORDINATORS, Word, with_
 
 __all__ = ["mark_prohibited_subjects", "more_than_as_only"]
 
@@ -75,9 +76,11 @@ def _harmful(words: list[Word]) -> int:
     return -1
 
 
-def _refused(words: list[Word]) -> bool:
-    """Does the clause hand its subject to someone else or keep it for reading only ("X is handled elsewhere",
-    "X is done by another component", "messages from the assistant are context only")?"""
+def _refused(words: list[Word]) -> tuple[int, int] | None:
+    """The span of a statement that hands its subject to someone else or keeps it for reading only ("X is
+    handled elsewhere", "X is done by another component", "messages from the assistant are context only"), from
+    its subject to the next comma or conjunction; None when there is none, or when it is only a condition ("if
+    the question is covered by the memories, ...")."""
     for i, w in enumerate(words[:-1]):
         if w.quoted or w.text not in COPULAS or i == 0:
             continue
@@ -86,17 +89,24 @@ def _refused(words: list[Word]) -> bool:
             rest = rest[1:]
         if rest[:1] == ["for"]:
             rest = rest[1:]
-        if rest[:1] and rest[0] in _READ_ONLY or rest[:2] == ["only", "context"]:
-            return True
         n = 2 if tuple(rest[:2]) in _HANDLED_TWO else 1 if rest[:1] and rest[0] in _HANDLED else 0
         if n and rest[n:n + 1] == ["of"]:
             n += 1
         after = rest[n:n + 2]
-        if n and after[:1] and (after[0] in _ELSEWHERE or after[0] == "by" and after[1:2] and
-                                after[1] in _BY_SOMEONE):
-            return True
-    return False
-
+        handed = n and after[:1] and (after[0] in _ELSEWHERE or after[0] == "by" and after[1:2] and
+                                      after[1] in _BY_SOMEONE)
+        if not (handed or rest[:1] and rest[0] in _READ_ONLY or rest[:2] == ["only", "context"]):
+            continue
+        lo = i
+        while lo > 0 and words[lo - 1].text != "," and words[lo - 1].text not in STOP_WORDS:
+            lo -= 1
+        if lo > 0 and words[lo - 1].text in SUBORDINATORS:
+            continue
+        hi = i + 1
+        while hi < len(words) and words[hi].text != "," and words[hi].text not in STOP_WORDS:
+            hi += 1
+        return lo, hi
+    return None
 
 
 _NOTHING_BUT = (("beyond",), ("but",), ("except",), ("other", "than"), ("more", "than"), ("apart", "from"))
@@ -131,9 +141,9 @@ def mark_prohibited_subjects(words: list[Word]) -> list[Word]:
     scope_id = max((w.scope for w in out), default=0)
     start = 0
     for end in [k for k, w in enumerate(out) if w.text in CLAUSE_PUNCT and w.text not in "()"] + [len(out)]:
-        if _refused(out[start:end]):
+        if (span := _refused(out[start:end])) is not None:
             scope_id += 1
-            for k in range(start, end):
+            for k in range(start + span[0], start + span[1]):
                 out[k] = with_(out[k], scope=scope_id)
             start = end + 1
             continue
