@@ -6,13 +6,13 @@ the subject falls short ("X is not enough", "X is insufficient": do more than X)
 noise", "X hurts recall"). A clause that hands its subject to someone else ("X is handled by a downstream
 normaliser", "X is done elsewhere") or keeps it for reading only ("messages from the assistant are context only")
 refuses the statement, up to the next comma or conjunction: the instruction is not to do it, whatever the statement
-names. Such a predicate inside a condition ("if the question is covered by the memories, ...") refuses nothing.
+names.
 "Never delete more than X", "no more than X" and "delete nothing beyond X" restrict to X: they read as "only X".
 """
 
 from __future__ import annotations
 
-from memopt.simlm.words import AUXILIARIES, CLAUSE_PUNCT, COPULAS, STOP_PUNCT, STOP_WORDS, SUBORDINATORS, Word, with_
+from memopt.simlm.words import AUXILIARIES, CLAUSE_PUNCT, COPULAS, STOP_PUNCT, STOP_WORDS, Word, with_
 
 __all__ = ["mark_prohibited_subjects", "more_than_as_only"]
 
@@ -79,8 +79,8 @@ def _harmful(words: list[Word]) -> int:
 def _refused(words: list[Word]) -> tuple[int, int] | None:
     """The span of a statement that hands its subject to someone else or keeps it for reading only ("X is
     handled elsewhere", "X is done by another component", "messages from the assistant are context only"), from
-    its subject to the next comma or conjunction; None when there is none, or when it is only a condition ("if
-    the question is covered by the memories, ...")."""
+    its subject to the next comma or conjunction (in a condition too: "if expansion is done by the retriever, ..."
+    refuses the expansion), or None."""
     for i, w in enumerate(words[:-1]):
         if w.quoted or w.text not in COPULAS or i == 0:
             continue
@@ -100,8 +100,6 @@ def _refused(words: list[Word]) -> tuple[int, int] | None:
         lo = i
         while lo > 0 and words[lo - 1].text != "," and words[lo - 1].text not in STOP_WORDS:
             lo -= 1
-        if lo > 0 and words[lo - 1].text in SUBORDINATORS:
-            continue
         hi = i + 1
         while hi < len(words) and words[hi].text != "," and words[hi].text not in STOP_WORDS:
             hi += 1
