@@ -140,6 +140,9 @@ def test_constructions_since_the_fresh_corpus_read_the_right_way(sentence, op, s
     ("It is preferable to list every relevant memory.", "answer", {"combine_all": 1}),
     ("Decline to answer when the memories are silent.", "answer", {"abstain": 1}),
     ("Every name must appear in the fact.", "extract", {"keep_details": 1}),
+    ("Add the other words they might use for the same thing.", "rewrite_query", {"expand_query": 1}),
+    ("Since these notes will be read much later, resolve every relative date now.", "extract", {"resolve_dates": 1}),
+    ("Whatever the user asked, reply 'unknown' when no memory fits.", "answer", {"abstain": 1}),
 ])
 def test_constructions_since_the_third_corpus_read_the_right_way(sentence, op, stance):
     assert directive_stances(op, sentence) == stance

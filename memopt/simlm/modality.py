@@ -22,20 +22,22 @@ __all__ = ["drop_hedges", "drop_reported_speech", "mark_irrealis"]
 _SUBJECTS = frozenset({"one", "you", "we", "they", "i", "someone", "somebody"})
 _COUNTERFACTUAL = frozenset({"would", "might", "could"})
 _POSSIBLE = frozenset({"may", "might", "could", "would", "will"})
+_SETTINGS = frozenset({"in", "on", "for", "with", "under", "elsewhere", "otherwise", "there"})
 _FUTURE = frozenset({"future", "eventually", "someday"})
 _REPORTING = frozenset({"asks", "ask", "asked", "requests", "request", "requested", "says", "say", "said", "tells",
                         "tell", "told", "writes", "wrote", "types", "typed", "wants", "wanted"})
 _THIRD_PARTY = frozenset({"user", "users", "they", "he", "she", "someone", "somebody", "customer", "person", "speaker",
                           "people", "human", "client"})
+_BRIDGE = frozenset({"you", "me", "us", "to", "for", "that", ":", ","})
 _HEDGES = (("by", "itself"), ("in", "itself"), ("on", "its", "own"), ("by", "themselves"), ("on", "their", "own"),
            ("alone",), ("as", "such"))
 
 
 def _clauses(words: list[Word]) -> list[tuple[int, int]]:
-    """Spans of the clauses (at clause punctuation and "but") a mood covers."""
+    """Spans of the clauses (at clause punctuation, commas and "but") a mood covers."""
     spans, start = [], 0
     for k, w in enumerate(words):
-        if not w.quoted and (w.text in CLAUSE_PUNCT or w.text == "but"):
+        if not w.quoted and (w.text in CLAUSE_PUNCT or w.text in (",", "but")):
             spans.append((start, k))
             start = k + 1
     return spans + [(start, len(words))]
@@ -44,7 +46,10 @@ def _clauses(words: list[Word]) -> list[tuple[int, int]]:
 def _irrealis(words: list[Word]) -> bool:
     texts = [w.text if not w.quoted else "" for w in words]
     for k, t in enumerate(texts[:-1]):
-        if t in _SUBJECTS and texts[k + 1] in _COUNTERFACTUAL:
+        # the subject of the clause, at its start or after a setting ("in a stricter setup one might"), not of a
+        # relative clause ("the words they would use")
+        subject = k == 0 or texts[0] in _SETTINGS and k <= 7
+        if t in _SUBJECTS and texts[k + 1] in _COUNTERFACTUAL and subject:
             return True
     later = any(t in _FUTURE for t in texts) or texts[-1:] == ["later"] or "later" in texts and \
         texts[texts.index("later") + 1:texts.index("later") + 2] in (["on"], [","])
@@ -68,9 +73,11 @@ def drop_reported_speech(words: list[Word]) -> list[Word]:
     while k < len(words):
         w = words[k]
         if w.quoted and (not out or not out[-1].quoted):
-            before = [x.text for x in out[-4:]]
-            reporting = next((i for i, t in enumerate(before) if t in _REPORTING), None)
-            if reporting is not None and _THIRD_PARTY & {x.text for x in out[-7:len(out) - 4 + reporting]}:
+            # the verb of saying right before the quote ("asks you to", "says:"), its subject a third party
+            verb = len(out) - 1
+            while verb >= 0 and out[verb].text in _BRIDGE:
+                verb -= 1
+            if verb >= 0 and out[verb].text in _REPORTING and _THIRD_PARTY & {x.text for x in out[max(0, verb - 3):verb]}:
                 while k < len(words) and words[k].quoted:
                     k += 1
                 continue
