@@ -77,7 +77,8 @@ def drop_reported_speech(words: list[Word]) -> list[Word]:
             verb = len(out) - 1
             while verb >= 0 and out[verb].text in _BRIDGE:
                 verb -= 1
-            if verb >= 0 and out[verb].text in _REPORTING and _THIRD_PARTY & {x.text for x in out[max(0, verb - 3):verb]}:
+            speaker = {x.text for x in out[max(0, verb - 3):verb]}
+            if verb >= 0 and out[verb].text in _REPORTING and _THIRD_PARTY & speaker:
                 while k < len(words) and words[k].quoted:
                     k += 1
                 continue
