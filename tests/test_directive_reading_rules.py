@@ -81,3 +81,68 @@ from memopt.simlm import directive_stances
 ])
 def test_constructions_since_the_fresh_corpus_read_the_right_way(sentence, op, stance):
     assert directive_stances(op, sentence) == stance
+
+
+@pytest.mark.parametrize(("sentence", "op", "stance"), [
+    # a clause that imagines another setting instructs nothing: a pronoun subject with "would" / "might" / "could"
+    ("In a calendar app you would convert relative dates; here they stay as spoken.", "extract", {"resolve_dates": -1}),
+    ("Elsewhere one might pull every memory together into the answer.", "answer", {}),
+    # a plan: a future marker with a modal of possibility
+    ("Synonym lists may be appended to the query in a future release.", "rewrite_query", {}),
+    ("Resolving relative dates could be switched on later.", "extract", {}),
+    # a third party's quoted request is their speech, not the instruction's topic
+    ('If the user requests "every detail of the itinerary", store the itinerary as one memory.', "extract", {}),
+    # a hedge between commas does not stop the negation before it
+    ("Sharing a subject with a withdrawn fact is not, on its own, a reason to erase a memory.", "update",
+     {"delete_only_explicit": 1}),
+    # "X is not evidence / a reason": X is no ground to act on, and the act stays negated
+    ("For deletions, a common theme is not evidence.", "update", {"delete_only_explicit": 1}),
+    ("Overlapping subjects are not a reason to delete related memories.", "update", {"delete_only_explicit": 1}),
+    # a shared topic denied as a ground speaks for deleting only what is retracted
+    ("Before a delete: overlapping topics are not evidence.", "update", {"delete_only_explicit": 1}),
+    # deferral: happening in another step, done inside another component, someone else's concern
+    ("Resolving relative dates happens downstream, so copy time words as spoken.", "extract", {"resolve_dates": -1}),
+    ("Synonym expansion is performed inside the search engine.", "rewrite_query", {"expand_query": -1}),
+    ("Whether dates are absolute is another team's responsibility.", "extract", {"resolve_dates": -1}),
+    # a preference: "X is preferable to Y" puts Y in contrast
+    ("A plain 'I don't know' is preferable to an invented answer.", "answer", {"abstain": 1}),
+    # a verbless "nothing" before a participle negates it
+    ("Record each name and number, nothing dropped.", "extract", {"keep_details": 1}),
+    # refusing a request is not abstaining for want of information
+    ("Decline requests for legal advice.", "answer", {}),
+    # doubt with keeping: delete only what is certainly retracted
+    ("If unsure whether a memory was retracted, keep it.", "update", {"delete_only_explicit": 1}),
+    # lexicons by meaning group
+    ("Never sacrifice a place name for a shorter fact.", "extract", {"keep_details": 1}),
+    ("Summaries must not abstract away the numbers.", "summarize", {"keep_details": 1}),
+    ("Do not overwrite a memory with a fact that simply elaborates on it.", "update", {"update_on_contradiction": 1}),
+    ("Edit a memory only if a newer fact proves it false.", "update", {"update_on_contradiction": 1}),
+    ("Add the new fact and keep the existing one.", "update", {"update_on_contradiction": 1}),
+    ("A retraction invalidates only the memory it names.", "update", {"delete_only_explicit": 1}),
+    ("Other memories about that person stay valid after a retraction.", "update", {"delete_only_explicit": 1}),
+    ("Link together the memories that each hold part of the answer.", "answer", {"combine_all": 1}),
+    ("The answer must reflect the entirety of the retrieved context.", "answer", {"combine_all": 1}),
+    ("Report everything the memories say about the question.", "answer", {"combine_all": 1}),
+    ("Answer from the runner-up memories as well as the best match.", "answer", {"combine_all": 1}),
+    ("Capture preferences of all chat participants.", "extract", {"all_participants": 1}),
+    ("Participants: extract from both of them.", "extract", {"all_participants": 1}),
+    ("Reply that the answer isn't available when no memory covers it.", "answer", {"abstain": 1}),
+    ("Questions without support should receive 'not found'.", "answer", {"abstain": 1}),
+    ("Do not respond when no entry backs the question.", "answer", {"abstain": 1}),
+    ("Never answer unless some retrieved memory about that exact person supports it.", "answer", {"abstain": 1}),
+    ("Titles appear in bold in the transcript.", "extract", {}),
+    ("When unsure, err on the side of updating the stored memory.", "update", {"update_on_contradiction": -1}),
+    # guards: the rules above do not over-reach
+    ("You may convert relative dates to calendar dates.", "extract", {"resolve_dates": 1}),
+    ("Later messages may correct earlier ones; update a memory when the new fact contradicts it.", "update",
+     {"update_on_contradiction": 1}),
+    ("Say 'I don't know' when no memory fits.", "answer", {"abstain": 1}),
+    ("It is preferable to list every relevant memory.", "answer", {"combine_all": 1}),
+    ("Decline to answer when the memories are silent.", "answer", {"abstain": 1}),
+    ("Every name must appear in the fact.", "extract", {"keep_details": 1}),
+    ("Add the other words they might use for the same thing.", "rewrite_query", {"expand_query": 1}),
+    ("Since these notes will be read much later, resolve every relative date now.", "extract", {"resolve_dates": 1}),
+    ("Whatever the user asked, reply 'unknown' when no memory fits.", "answer", {"abstain": 1}),
+])
+def test_constructions_since_the_third_corpus_read_the_right_way(sentence, op, stance):
+    assert directive_stances(op, sentence) == stance

@@ -1,4 +1,4 @@
-"""SimLM's directive reading on the third corpus: written by another author, measured once.
+"""SimLM's directive reading on the third corpus: written by another author, measured once, tuning material since.
 
 tests/fixtures/directive_corpus_third.yaml (issue 21) was written by a second author who did not open SimLM's reader
 (memopt/simlm/), the earlier corpora or their tests: from the directive names, operations and one-line meanings, in
@@ -6,8 +6,15 @@ the styles of real memory-system prompts (Mem0, Zep, Letta, LangChain, LlamaInde
 ``key: value`` lines, legal prose, non-native English, passive prohibitions, "unless", "rather than", "refrain").
 They saw the first characters of the catalogue's cue rows in `memopt directives` and the constructions issue 21
 lists; each item carries a style label, so those constructions can be counted apart. It was committed alone, and
-measured once, after the reader's last change, with the figures pinned below: a change to the reader that loses a
-sentence fails here. Tuning the reader on its misses makes it tuning material; say so here if that happens.
+measured once, after the reader's last change (reader of main at 2000f84): 147 of 173 recognised (85.0 %), 7 read
+backwards, 2 also turning on another directive (1.2 %), 12 of 121 false triggers (9.9 %), below issue 21's targets
+(>= 92 %, 0 backwards, <= 5 %).
+
+Its misses have been read since and the reader fixed on them (mood: hypotheticals, plans and reported speech;
+deferral to other components; preference comparatives; "not a reason"; safety refusals; lexicons by meaning group;
+the constructions in tests/test_directive_reading_rules.py), so it is tuning material now, like the fresh corpus:
+the reader must keep the targets on it. It is no evidence of how the reader handles unseen English; a fourth
+corpus by another author, measured once, is.
 
 Each item names the one operation its sentence is sent to. An "on" item must turn on its directive (stance +1) in
 that operation; read backwards is stance −1; it also turns on another directive when any other of that operation's
@@ -67,19 +74,14 @@ def test_the_third_corpus_is_valid_and_covers_every_directive():
     assert per["none"] >= 100 and all(per[d] >= 15 for d in ops), per
 
 
-def test_the_third_corpus_at_the_figures_measured_once():
-    """Measured once (see the module docstring); the counts may only improve."""
+def test_the_once_heldout_third_corpus_now_meets_the_targets():
+    """Issue 21's targets on the third corpus, tuning material since its one measurement (module docstring)."""
     figures = third_figures()
     assert (figures["grants"], figures["negatives"]) == (173, 121)
-    assert figures["recognised"] >= MEASURED["recognised"], figures["misses"]
-    assert figures["backwards"] <= MEASURED["backwards"], figures["misses"]
-    assert figures["false"] <= MEASURED["false"], figures["misses"]
-    assert figures["cross"] <= MEASURED["cross"], figures["misses"]
-
-
-# The one measurement (reader of main at 2000f84): 147 of 173 recognised (85.0 %), 7 read backwards, 2 also turning
-# on another directive (1.2 %), 12 of 121 false triggers (9.9 %). Below issue 21's targets (>= 92 %, 0, <= 5 %).
-MEASURED = {"recognised": 147, "backwards": 7, "false": 12, "cross": 2}
+    assert figures["recognised"] >= 0.92 * figures["grants"], figures["misses"]
+    assert figures["backwards"] == 0, figures["misses"]
+    assert figures["false"] <= 0.05 * figures["negatives"], figures["misses"]
+    assert figures["cross"] <= 0.05 * figures["grants"], figures["misses"]
 
 
 if __name__ == "__main__":

@@ -62,14 +62,15 @@ _PARTY = (r"(?:participants?|speakers?|persons?|people|part(?:y|ies)|interlocuto
 _SAYING = (r"(?:tells?|says?|said|mentions?|shares?|reveals?|talks?|speaks?|states?|discloses?|"
            r"describes?)")
 _SAY = (r"(?:say|says|saying|said|repl(?:y|ies|ied|ying)|respond\w*|answer\w*|stat(?:e|es|ed|ing)|return\w*|"
-        r"output\w*|writ(?:e|es|ing)|giv(?:e|es|ing)|tell\w*|admit\w*|indicat\w*|be)")
+        r"output\w*|writ(?:e|es|ing)|giv(?:e|es|ing)|tell\w*|admit\w*|indicat\w*|receiv(?:e|es|ing)|be)")
 _ABSTAIN_PHRASE = (r"(?:not mentioned|unknown|(?:cannot|cant|can not|unable to) (?:answer|tell|say)|"
                    r"(?:i|you|we) (?:dont|do not) know|no answer|(?:cannot|cant|can not) be "
                    r"answered|unanswerable|not (?:enough|sufficient) information|"
                    r"(?:i|you|we|it) (?:dont|do not|doesnt|does not) have "
                    r"(?:(?:that|this|the|any|enough|such|sufficient) )?(?:information|answer|data|knowledge|record)|"
                    r"(?:i|you|we) have no (?:information|idea|record|knowledge)|insufficient (?:information|"
-                   r"evidence)|no (?:relevant )?information(?: is found)?|not available|no idea|not (?:stated|known))")
+                   r"evidence)|no (?:relevant )?information(?: is found)?|not available|no idea|not (?:stated|known)|"
+                   r"not found|(?:isnt|is not|arent|are not) (?:available|known|mentioned|stated|found))")
 
 CONCEPTS: dict[str, Concept] = {c.name: c for c in (
     # time
@@ -114,12 +115,12 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
     # people
     _concept("ALL_PARTIES", "every speaker: 'both speakers', 'each participant'",
              rf"(?:every|each|all|both|either|any|whichever|no)(?: of)?(?: the| these| those)?"
-             rf"(?: two| other| different)? "
+             rf"(?: two| other| different)?(?: conversation| chat| dialogue| session)? "
              rf"{_PARTY}(?:'s|')?",
              # "each of them tells ...": each, as the subject of a verb of saying, is each speaker
              rf"(?:each|either|both|all|every one) of (?:them|the two|us) {_SAYING}",
              # a label and its value, "Speakers: all of them"
-             rf"^{_PARTY} (?:all|both|each|every one)"),
+             rf"^{_PARTY} (?:all|both|each|every one)", rf"^{_PARTY} {_gap(4)}(?:all|both|each|every one) of them"),
     _concept("EVERYONE", "everyone: 'everyone', 'anybody', 'whoever'", r"(?:everyone|everybody|anyone|anybody|whoever)"
              r"(?! else)(?! other than)(?! but)(?! except)(?! besides)"),
     _concept("OTHER_PARTY", "the other speaker: 'the second speaker', 'the other person', 'the assistant'",
@@ -174,7 +175,11 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"keep(?:s|ing)?(?! track)(?! a record)(?! to)", r"kept", r"preserv\w*", r"retain\w*", r"includ\w*",
              r"mention\w*", r"contain\w*", r"spell\w* out", r"cop(?:y|ies|ied|ying)", r"reproduc\w*",
              r"quot(?:e|es|ing)",
-             r"carr\w* over", r"stay\w*", r"appear\w*", r"remain\w*", r"name (?=every|each|all|the|who)"),
+             r"carr\w* over", r"stay\w*", r"remain\w*",
+             # appearing keeps only when required or in what is written, not where the input shows something
+             r"(?:must|should|shall|to|always|will|still) appear\w*", r"appear\w* (?:in|verbatim|exactly|unchanged) "
+             r"(?:the |each |every )?(?:facts?|memor(?:y|ies)|summar(?:y|ies)|output|entry|entries|notes?|record)",
+             r"name (?=every|each|all|the|who)"),
     _concept("WRITE", "writing something down: 'record', 'store', 'capture', 'write', 'note'",
              r"record\w*", r"stor(?:e|es|ed|ing)", r"captur\w*", r"not(?:e|es|ed|ing)", r"writ(?:e|es|ing|ten)",
              r"wrote", r"sav(?:e|es|ed|ing)", r"remember\w*", r"maintain\w*", r"list\w*", r"giv(?:e|es|ing|en)"),
@@ -186,7 +191,8 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              "'round'",
              r"drop\w*", r"omit\w*", rf"leav\w* {_gap(2)}out", r"paraphras\w*", r"alter\w*", r"chang\w*",
              r"round(?:s|ed|ing)?", r"approximat\w*", r"left out", r"los(?:e|es|ing|t)", r"skip\w*", r"remov\w*",
-             r"discard\w*", r"strip\w*", r"throw\w* away", r"forget\w*(?! to)", r"ignor\w*", r"get\w* rid of"),
+             r"discard\w*", r"strip\w*", r"throw\w* away", r"forget\w*(?! to)", r"ignor\w*", r"get\w* rid of",
+             r"sacrific\w*", r"abstract\w* away", r"giv\w* up"),
     _concept("GIST", "the gist only: 'the main point', 'the general idea', 'a brief summary', 'the first clause'",
              r"gist", r"main point", r"general (?:idea|statement)", r"brief summary", r"(?:rough|vague) descriptions?",
              r"first clause", r"shortened version", r"short version"),
@@ -203,7 +209,8 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"keep(?:s|ing)? (?:both|two|the old|the memory|the existing)", r"leav\w* the old", r"next to it",
              r"separately"),
     _concept("KEEP_BOTH", "keeping both: 'keep both', 'keep two memories'",
-             r"keep(?:s|ing)? (?:both|two)", r"both (?:memories|facts) (?:stay|remain)"),
+             r"keep(?:s|ing)? (?:both|two)", r"both (?:memories|facts) (?:stay|remain)",
+             rf"add\w* {_gap(3)}(?:and|while) keep\w* the (?:old|existing|stored|original)"),
     _concept("KEEP_OLD", "keeping the stored memory: 'keep the existing memories', 'existing memories are left "
              "unchanged'",
              r"keep(?:s|ing)? (?:the )?(?:old|existing|stored|original|current) (?:memor(?:y|ies)|ones?|facts?)",
@@ -211,7 +218,8 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"(?:left|kept|stays?|remains?|untouched|unchanged|intact|preserved|retained)"),
     _concept("CONFLICT", "a contradiction: 'contradict', 'conflict', 'inconsistent', 'clash', 'makes it false'",
              r"contradict\w*", r"contradiction\w*", r"conflict\w*", r"inconsisten\w*", r"incompatib\w*", r"clash\w*",
-             r"disagree\w*", rf"mak\w* {_gap(3)}(?:false|wrong|untrue|obsolete|invalid)", r"correct(?:s|ions?)",
+             r"disagree\w*", rf"(?:mak|prov)\w* {_gap(3)}(?:false|wrong|untrue|obsolete|invalid|incorrect)",
+             r"correct(?:s|ions?)",
              r"(?:cannot|cant) both (?:be true|hold)", r"mutually exclusive",
              r"no longer (?:true|valid|accurate|correct|the case|holds?)",
              r"irreconcil\w*", r"(?:cannot|cant|can not) be reconciled", r"at odds", r"contrary to",
@@ -221,6 +229,7 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
     _concept("COMPATIBLE", "compatibility: 'compatible', 'can both be true', 'coexist', 'complements', 'still true'",
              r"(?<![\w-])compatib\w*", r"(?<!in)consistent", r"coexist\w*", rf"both {_gap(2)}(?:true|valid|hold)",
              r"(?:still|also) (?:true|valid|holds?)", r"complement\w*", r"merely adds?",
+             r"(?:merely|only|just|simply) (?:extends?|elaborates?|expands?|refines?)",
              r"adds? (?:information|detail|to)",
              r"(?:extra|additional|supplementary|complementary|further) (?:information|details?|preferences?|facts?)",
              r"supplement\w*", r"(?:be|are) true together"),
@@ -231,7 +240,7 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
     _concept("ALWAYS", "always: 'always', 'every time', 'any newer fact'",
              r"always", r"every time", r"(?:any|every) (?:newer |new )?fact"),
     _concept("PREFER", "a preference for doing something: 'prefer', 'favour' (not a preference of the user's)",
-             r"prefer(?:s|red|ring|ably|able)?", r"favou?r(?:s|ed|ing|ably)?"),
+             r"prefer(?:s|red|ring|ably|able)?", r"favou?r(?:s|ed|ing|ably)?", r"err\w* on the side of"),
     _concept("ONLY_IF", "a restriction: 'only', 'solely', 'exclusively', 'reserve for', 'justify'",
              r"only", r"solely", r"exclusively", rf"reserv\w* {_gap(2)}for", r"justif\w*"),
     _concept("UNLESS", "an exception: 'unless', 'except when'", r"unless", r"except (?:when|if|where)"),
@@ -240,7 +249,7 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"if (?:it|they|so) (?:does|do|did|is|are|can) not"),
     _concept("DELETE", "deleting: 'delete', 'remove', 'erase', 'drop', 'discard'",
              r"delet\w*", r"remov\w*", r"eras\w*", r"purg\w*", r"discard\w*", r"get\w* rid of", r"wip(?:e|es|ed|ing)",
-             r"clear(?:s|ed|ing)?", r"drop\w*"),
+             r"clear(?:s|ed|ing)?", r"drop\w*", r"invalidat\w*"),
     _concept("EXPLICIT", "explicitness: 'explicitly', 'expressly', 'clearly', 'directly'",
              r"explicit\w*", r"expressly", r"clearly", r"directly", r"outright", r"unambiguous\w*", r"specifically"),
     _concept("RETRACTION", "a retraction: 'retract', 'withdraw', 'revoke', 'no longer', 'taken back'",
@@ -260,7 +269,8 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"covered|referred)"),
     _concept("SPARE", "leaving memories alone: 'keep', 'leave', 'untouched', 'in place'",
              r"keep\w*", r"kept", r"leav\w*", r"spar\w*", r"retain\w*", r"preserv\w*", r"untouched", r"in place",
-             r"surviv\w*", r"intact", r"stay(?:s)? (?:as (?:they|it) (?:are|is)|the same|unchanged)"),
+             r"surviv\w*", r"intact",
+             r"stay(?:s)? (?:as (?:they|it) (?:are|is)|the same|unchanged|valid|true|intact|in place|put)"),
     _concept("LIMIT", "limiting: 'restrict', 'limit', 'confine'", r"restrict\w*", r"limit\w*", r"confin\w*"),
     _concept("ONLY_THAT", "a restriction: 'only', 'solely', 'alone', 'nothing but', 'except', 'reserved for'",
              r"only", r"solely", r"exclusively", r"alone", r"just(?! because)(?! as)", r"nothing (?:else|but|except)",
@@ -300,7 +310,8 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"combin\w*",
              r"(?:the )?union of", r"aggregat\w*", r"merg\w*", r"synthes[iy][sz]\w*", r"integrat\w*", r"join\w*",
              r"cross-referenc\w*",
-             rf"(?:pull|bring|brought|put|piec|gather|draw|drew|tie|tied|knit)\w* {_gap(2)}together",
+             rf"(?:pull|bring|brought|put|piec|gather|draw|drew|tie|tied|knit|chain|link|stitch)\w* {_gap(2)}together",
+             r"(?:the )?(?:totality|entirety|sum|whole) of",
              r"consolidat\w*", r"pool\w*",
              rf"compos\w* {_gap(2)}(?:from|of)"),
     _concept("USE", "using context: 'use', 'consider', 'draw on', 'rely on', 'take into account', 'list', 'gather'",
@@ -313,7 +324,8 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              "'all of them'",
              rf"(?:all|every|each|multiple|several|many|various|different|more than one)(?: of)?(?: the| these| "
              rf"those| its| their)? {_gap(2)}{_ITEM}",
-             r"(?:all|each|every one) of them", r"them all", rf"the others? {_gap(3)}relevant",
+             r"(?:all|each|every one) of them", r"them all", r"all (?:two|three|four|five|six)", r"everything(?! else)",
+             rf"the others? {_gap(3)}relevant",
              r"everything (?:relevant|that matches|that is relevant)",
              r"others (?:that are |which are )?relevant"),
     _concept("RELEVANT_ITEMS", "relevant items: 'relevant memories', 'the other relevant ones'",
@@ -325,7 +337,8 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"best[- ]match\w*", r"(?:memory|excerpt|item|entry) that best match\w*", r"a single",
              r"the one (?:memory|item|excerpt)"),
     _concept("STOP_AT", "stopping at one: 'stop at'", r"stop\w* at", r"look\w* no further"),
-    _concept("BEYOND", "going further: 'look beyond', 'more than one'", r"(?:look|go|search|read)\w* beyond"),
+    _concept("BEYOND", "going further: 'look beyond', 'as well as', 'in addition to'",
+             r"(?:look|go|search|read)\w* beyond", r"as well as", r"in addition to", r"on top of", r"besides"),
     _concept("ONLY", "a restriction: 'only', 'solely', 'alone', 'ignore the rest'",
              r"only", r"solely", r"just(?! as)", r"alone", r"exclusively", r"ignore the rest", r"matters"),
     _concept("ABSTAIN", "abstaining: 'abstain', 'decline', 'refuse', 'admit', 'leave unanswered'",
@@ -341,9 +354,15 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
     _concept("UNSUPPORTED", "missing support: 'not in the context', 'cannot support', 'lacks', 'no evidence'",
              r"not (?:in|supported|mentioned|covered|there)", r"(?:cannot|cant|can not|do not|does not|dont|doesnt) "
              r"(?:support|contain|mention|cover)", r"lack\w*", r"missing", r"absent", r"unsupported",
-             r"no (?:evidence|support|relevant)", r"without (?:support|evidence)", r"nothing (?:in|about|supports)",
+             r"no (?:evidence|support|relevant)",
+             r"no (?:memory|memories|item|entry|context|source|fact|passage) (?:supports?|backs?|contains?|mentions?|"
+             r"covers?)", r"without (?:support|evidence)", r"nothing (?:in|about|supports)",
              r"silent", r"unsure", r"not sure", r"uncertain", r"in doubt",
-             rf"unless {_gap(4)}(?:support\w*|contain\w*|mention\w*|cover\w*|back\w* (?:it |them )?up|justif\w*)"),
+             rf"unless {_gap(8)}(?:support\w*|contain\w*|mention\w*|cover\w*|back\w* (?:it |them )?up|justif\w*)"),
+    _concept("KNOWING", "knowing: 'know', 'sure', 'certain', 'confident'",
+             r"know\w*", r"sure", r"certain\w*", r"confiden\w*"),
+    _concept("DOUBT", "doubt: 'in doubt', 'unsure', 'uncertain', 'not sure'",
+             r"in doubt", r"unsure", r"not sure", r"uncertain\w*", r"doubt\w*", r"unclear"),
     _concept("GUESS", "guessing: 'guess', 'speculate', 'make up', 'invent', 'fabricate', 'hallucinate'",
              r"guess\w*", r"speculat\w*", rf"mak\w* {_gap(2)}up", r"invent\w*", r"fabricat\w*", r"hallucinat\w*",
              r"confabulat\w*", r"fill\w* in the gaps", r"conjectur\w*"),

@@ -195,15 +195,18 @@ CATALOGUE: tuple[Directive, ...] = (
         id="delete_only_explicit",
         operations=("update",),
         reads="a delete restricted to what is explicitly retracted ('delete only the memory it retracts', "
-        "'unless explicitly withdrawn') or sparing the other memories ('leave the rest untouched', 'never delete "
-        "other memories'); against it: deleting related or all memories, or a negated restriction",
+        "'unless explicitly withdrawn'), sparing the other memories ('leave the rest untouched', 'never delete "
+        "other memories', 'when in doubt, keep it') or a shared topic denied as a ground ('a shared keyword is not "
+        "a match'); against it: deleting related or all memories, or a negated restriction",
         cues=(
             Cue(+1, ("LIMIT",), ("DELETE",)),
             Cue(-1, ("DELETE",), ("UNLESS", "EXPLICIT|RETRACTION")),
             Cue(+1, ("SPARE", "OTHER_MEMORIES"), ("DELETE|RETRACTION",)),
             Cue(+1, ("ONLY_THAT",), ("DELETE", "THAT_ONE|RETRACTION|EXPLICIT")),
             Cue(-1, ("DELETE", "OTHER_MEMORIES")),
+            Cue(-1, ("SAME_TOPIC",), ("DELETE",), negated_only=True),
             Cue(-1, ("DELETE",), ("SAME_TOPIC",)),
+            Cue(+1, ("SPARE",), ("DOUBT", "DELETE|RETRACTION")),
             Cue(+1, ("EXPLICIT", "DELETE"), ("RETRACTION|CONFLICT|SAYS",)),
         ),
         failure="a negated fact ('no longer', 'quit', 'stopped') deletes every memory of the same person "
@@ -283,11 +286,12 @@ CATALOGUE: tuple[Directive, ...] = (
     Directive(
         id="abstain",
         operations=("answer",),
-        reads="abstaining ('abstain', 'decline', 'admit') or saying it is not known (\"say 'Not mentioned'\", "
+        reads="abstaining ('abstain', 'decline', 'admit') from an answer the context does not hold (not refusing a "
+        "request for its topic) or saying it is not known (\"say 'Not mentioned'\", "
         "\"reply 'I don't know'\", 'say so'), or a negated guess ('never guess', 'do not make up an answer'); "
         "against it: guessing, always answering, or a negated abstention",
         cues=(
-            Cue(+1, ("ABSTAIN",)),
+            Cue(+1, ("ABSTAIN",), ("ANSWER|UNSUPPORTED|ITEM|GUESS|SAY_UNKNOWN|KNOWING",)),
             Cue(+1, ("SAY_UNKNOWN",)),
             Cue(-1, ("GUESS",)),
             Cue(-1, ("ALWAYS_ANSWER",)),

@@ -20,7 +20,9 @@ wrapped inside a sentence is joined back) and each sentence into clauses (at ``;
   clause ending its subject with "is not allowed", "is unnecessary", "are forbidden", ... negates
   the subject ("guessing is not allowed").
 - ``rationale``: it stands in a "because ..." / "since ..." clause, which explains and instructs
-  nothing.
+  nothing, or in a clause that imagines another setting or plans a later one ("one might ...", "a future
+  version may ...": `memopt.simlm.modality`, which also drops a third party's quoted request and hedges
+  such as ", by itself,").
 - ``condition``: it stands in a condition or exception ("unless ...", "if ...", "when ..."). A cue's
   concept found in the main clause outweighs the same concept in its condition ("do not restrict
   extraction to the user unless only one person speaks": the "only" restricts nothing).
@@ -33,7 +35,8 @@ commas to the verb. A match that reaches past "over" / "than" into a contrast is
 
 The reader is split by concern: `memopt.simlm.words` (the units and quotes), `memopt.simlm.clauses`
 (sentences, clauses, conditions, rationale), `memopt.simlm.negation` (negation and contrast scopes) and
-`memopt.simlm.prohibitions` (predicates that negate their subject, "more than" as "only").
+`memopt.simlm.prohibitions` (predicates that negate their subject, "more than" as "only") and
+`memopt.simlm.modality` (hypotheticals, plans, reported speech, hedges).
 
 `Clause.find(pattern)` returns the matches of a regular expression over the clause's words (joined
 by single spaces, lower case), each with the scope of its first word.
@@ -44,6 +47,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from memopt.simlm.clauses import mark_conditions, mark_rationale, split_clauses, split_sentences
+from memopt.simlm.modality import drop_hedges, drop_reported_speech, mark_irrealis
 from memopt.simlm.negation import mark_scopes
 from memopt.simlm.prohibitions import mark_prohibited_subjects, more_than_as_only
 from memopt.simlm.words import CLAUSE_PUNCT, Clause, Match, Sentence, Word, make_clause, quote_mask, tokens
@@ -53,8 +57,8 @@ __all__ = ["Word", "Match", "Clause", "Sentence", "read_sentences", "quote_mask"
 
 def read_words(sentence: str) -> list[Word]:
     """The words of one sentence with their quotes, negation scopes, rationale and conditions marked."""
-    words = more_than_as_only(tokens(sentence))
-    return mark_conditions(mark_rationale(mark_prohibited_subjects(mark_scopes(words))))
+    words = more_than_as_only(drop_hedges(drop_reported_speech(tokens(sentence))))
+    return mark_conditions(mark_irrealis(mark_rationale(mark_prohibited_subjects(mark_scopes(words)))))
 
 
 @lru_cache(maxsize=8192)

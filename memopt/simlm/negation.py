@@ -7,7 +7,9 @@ conjunction or subordinator ("but", "if", "when", "unless", "because", "that", .
 it unless a short list follows ("do not shorten, abbreviate or truncate"). A negation inside a subordinate
 clause closes before the next instruction verb; "without" and "no" cover a few words only ("no relative
 dates", but "under no circumstances" to the end of the clause). "not only" / "not just" puts what follows in
-a contrast ("every speaker, not only the user"), as "over" does after "prefer" and "than" after "better".
+a contrast ("every speaker, not only the user"), as "over" does after "prefer", "to" after "preferred" ("an honest
+'not mentioned' is preferred to a guess") and "than" after "better". "Nothing" before a participle negates it
+("nothing lost").
 "Don't forget to" / "never fail to" negate nothing. A negation inside a subject or relative clause ("questions
 the memories cannot answer are ...") ends at the main clause's finite verb; "not" before a participle after a
 noun ("memories not named by the retraction stay") covers the participle phrase only; "under no circumstances
@@ -49,7 +51,8 @@ _DOUBLE_NEGATIVE = frozenset({"forget", "fail", "neglect", "hesitate"})
 _MODALS = frozenset({"is", "are", "was", "were", "be", "should", "must", "shall", "may", "can", "will", "ought", "gets",
                      "get", "needs"})
 _IRREGULAR_PARTICIPLES = frozenset({"known", "given", "said", "told", "written", "taken", "shown", "meant", "made",
-                                    "held", "kept", "left", "withdrawn", "spoken", "seen"})
+                                    "held", "kept", "left", "withdrawn", "spoken", "seen", "lost", "forgotten", "cut",
+                                    "thrown", "gone"})
 _FINITE = frozenset({"is", "are", "was", "were", "should", "must", "shall", "will", "may", "can", "might", "would",
                      "could", "has", "have", "needs"})
 _IMPERATIVE_PREFIX = frozenset({"please", "just", "simply", "also", "so", "then", "thus", "therefore", "always",
@@ -70,6 +73,8 @@ def cue(words: list[Word], i: int) -> int:
         return 1
     if w.text == "over" and any(x.text.startswith(("prefer", "favo")) for x in words[max(0, i - 6):i]):
         return 1
+    if w.text == "to" and _compared_to(words, i):
+        return 1
     if w.text == "not" and nxt[:1] and nxt[0] in _ADDITIVE:
         return 2
     if w.text == "no" and nxt[:1] == ["need"]:
@@ -78,14 +83,27 @@ def cue(words: list[Word], i: int) -> int:
         return 2
     if w.text == "no":
         return 0 if nxt[:1] == ["longer"] else 1
-    if w.text in ("nothing", "none") and _clause_start(words, i) and predicate_follows(words, i):
-        return 1
+    if w.text in ("nothing", "none") and _clause_start(words, i) and (predicate_follows(words, i) or (
+            i + 1 < len(words) and _participle(words[i + 1].text))):
+        return 1  # "nothing is to be dropped", and verbless "nothing lost"
     if w.text == "refrain" and nxt[:1] == ["from"]:
         return 2
     if w.text in _NEG_WORDS:
         return 0 if nxt[:1] and nxt[0] in _DOUBLE_NEGATIVE and nxt[1:2] == ["to"] else 1
     return 0
 
+
+
+_PREFERRED = frozenset({"preferred", "preferable", "superior"})
+_DETERMINERS = frozenset({"a", "an", "the", "any", "one", "some", "every", "each", "your", "its", "their"})
+
+
+def _compared_to(words: list[Word], i: int) -> bool:
+    """Is the "to" at ``i`` the second term of a preference ("X is preferred to a guess"), not an infinitive?"""
+    if not any(x.text in _PREFERRED for x in words[max(0, i - 3):i]) or i + 1 >= len(words):
+        return False
+    nxt = words[i + 1]
+    return nxt.quoted or nxt.text in _DETERMINERS or nxt.text.endswith("ing")
 
 
 def _list_follows(words: list[Word], i: int, segment: int) -> bool:

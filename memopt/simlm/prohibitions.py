@@ -6,7 +6,9 @@ the subject falls short ("X is not enough", "X is insufficient": do more than X)
 noise", "X hurts recall"). A clause that hands its subject to someone else ("X is handled by a downstream
 normaliser", "X is done elsewhere") or keeps it for reading only ("messages from the assistant are context only")
 refuses the statement, up to the next comma or conjunction: the instruction is not to do it, whatever the statement
-names.
+names; so does one that happens elsewhere ("X happens in a later step") or is someone else's concern. A clause
+that calls its subject no ground to act ("a shared keyword is not a match", "X is never grounds for deleting")
+negates it.
 "Never delete more than X", "no more than X" and "delete nothing beyond X" restrict to X: they read as "only X".
 """
 
@@ -25,10 +27,18 @@ _PERMITTED = frozenset({"allowed", "permitted", "needed", "necessary", "required
                         # falling short: "relying on one memory is not enough" asks for more than it
                         "enough", "sufficient", "adequate"})
 _SHORT_OF = frozenset({"insufficient", "inadequate"})
+# not enough to act on: "a shared keyword is not a match", "X is never grounds for deleting"
+_SUFFICIENT = frozenset({"grounds", "reason", "justification", "basis", "match", "proof", "evidence", "cause"})
 # handing the work to someone else: "X is handled by another component / elsewhere / downstream"
 _HANDLED = frozenset({"handled", "done", "managed", "performed", "processed", "owned", "covered"})
 _HANDLED_TWO = (("taken", "care"), ("dealt", "with"), ("looked", "after"))
-_ELSEWHERE = frozenset({"elsewhere", "downstream", "upstream", "later", "separately", "outside", "externally"})
+_ELSEWHERE = frozenset({"elsewhere", "downstream", "upstream", "later", "separately", "outside", "externally",
+                        "inside", "within"})
+# happening elsewhere: "X happens in a later step", "X occurs downstream"
+_HAPPENS = frozenset({"happens", "happen", "occurs", "occur"})
+_LATER = frozenset({"later", "separate", "another", "different", "downstream", "subsequent", "next", "other"})
+# someone else's: "X is someone else's concern"
+_SOMEONE = frozenset({"someone", "somebody", "another"})
 _BY_SOMEONE = frozenset({"a", "an", "the", "another", "other", "some", "separate", "our", "their", "its", "downstream",
                          "dedicated", "different", "later"})
 # kept for reading only: "X is context only", "X is for reference only", "X is background"
@@ -54,6 +64,11 @@ def _prohibited(words: list[Word]) -> int:
                 rest[1] in _PERMITTED:
             return i
         if rest[:1] in (["not"], ["never"]) and [w.text for w in words[i + 2:i + 4]] == ["to", "be"]:
+            return i
+        noun = [w.text for w in words[i + 2:i + 4]]
+        if rest[:1] in (["not"], ["never"]) and (noun[:1] and noun[0] in _SUFFICIENT or noun[:1] in (["a"], ["an"],
+                                                                                                      ["enough"])
+                                                   and noun[1:] and noun[1] in _SUFFICIENT):
             return i
         duty = [w.text for w in words[i + 1:i + 6]]
         if duty[:1] == ["not"] and duty[1:2] and duty[1] in _OWNER and _DUTY & set(duty[2:]):
@@ -82,9 +97,11 @@ def _refused(words: list[Word]) -> tuple[int, int] | None:
     its subject to the next comma or conjunction (in a condition too: "if expansion is done by the retriever, ..."
     refuses the expansion), or None."""
     for i, w in enumerate(words[:-1]):
-        if w.quoted or w.text not in COPULAS or i == 0:
-            continue
         rest = [x.text for x in words[i + 1:i + 5]]
+        if w.quoted or i == 0 or w.text not in COPULAS and not (w.text in _HAPPENS and _happens_elsewhere(rest)):
+            continue
+        if w.text in _HAPPENS or rest[:1] and rest[0] in _SOMEONE and _DUTY & set(rest[1:4]):
+            return _statement(words, i)
         if rest[:1] == ["already"]:
             rest = rest[1:]
         if rest[:1] == ["for"]:
@@ -95,16 +112,25 @@ def _refused(words: list[Word]) -> tuple[int, int] | None:
         after = rest[n:n + 2]
         handed = n and after[:1] and (after[0] in _ELSEWHERE or after[0] == "by" and after[1:2] and
                                       after[1] in _BY_SOMEONE)
-        if not (handed or rest[:1] and rest[0] in _READ_ONLY or rest[:2] == ["only", "context"]):
-            continue
-        lo = i
-        while lo > 0 and words[lo - 1].text != "," and words[lo - 1].text not in STOP_WORDS:
-            lo -= 1
-        hi = i + 1
-        while hi < len(words) and words[hi].text != "," and words[hi].text not in STOP_WORDS:
-            hi += 1
-        return lo, hi
+        if handed or rest[:1] and rest[0] in _READ_ONLY or rest[:2] == ["only", "context"]:
+            return _statement(words, i)
     return None
+
+
+def _happens_elsewhere(rest: list[str]) -> bool:
+    """After "happens" / "occurs": elsewhere, or in a later / separate step."""
+    return bool(rest) and (rest[0] in _ELSEWHERE or rest[0] in ("in", "at", "during") and bool(_LATER & set(rest[1:3])))
+
+
+def _statement(words: list[Word], i: int) -> tuple[int, int]:
+    """The statement around the verb at ``i``: from its subject to the next comma or conjunction."""
+    lo = i
+    while lo > 0 and words[lo - 1].text != "," and words[lo - 1].text not in STOP_WORDS:
+        lo -= 1
+    hi = i + 1
+    while hi < len(words) and words[hi].text != "," and words[hi].text not in STOP_WORDS:
+        hi += 1
+    return lo, hi
 
 
 _NOTHING_BUT = (("beyond",), ("but",), ("except",), ("other", "than"), ("more", "than"), ("apart", "from"))
@@ -157,7 +183,9 @@ def mark_prohibited_subjects(words: list[Word]) -> list[Word]:
             after = start + subject + 3
             infinitive = start + subject + 2 < end and out[start + subject + 2].text in ("to", "be") or \
                 after < end and out[after].text == "to"
-            if negation and not infinitive:
+            # "X is not a reason to delete Y": the act stays negated, on the ground X
+            ground = _SUFFICIENT & {w.text for w in out[start + subject + 2:start + subject + 4]}
+            if negation and not infinitive and not ground:
                 for k in range(start + subject + 2, end):
                     out[k] = with_(out[k], scope=0)
         start = end + 1

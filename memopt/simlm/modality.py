@@ -1,0 +1,102 @@
+"""Mood: clauses that imagine, plan or report instead of instructing.
+
+A reader of English does not take every clause with an instruction's words for an instruction:
+
+- a counterfactual or a guess ("one might update only on contradiction", "in a multi-hop benchmark you would
+  combine memories") imagines another setting, and a plan ("a future version may ask for dates", "expansion might be
+  added later") says what is not asked yet. Such a clause is marked ``rationale``: it instructs nothing, like an
+  explanation. The marks: a pronoun subject ("one", "you", "we", ...) with "would" / "might" / "could", or a future
+  marker ("future", "later", "eventually") with a modal of possibility;
+- words someone else says, quoted after a verb of asking or saying with a third party as its subject ("if the user
+  asks you to 'keep every detail'"), are that person's speech, not the instruction's topic: they are dropped;
+- a hedge between commas (", by itself,", ", on its own,") qualifies without changing what the clause says: it is
+  dropped, so a negation before it reaches past it ("is never, by itself, grounds for ...").
+"""
+
+from __future__ import annotations
+
+from memopt.simlm.words import CLAUSE_PUNCT, Word, with_
+
+__all__ = ["drop_hedges", "drop_reported_speech", "mark_irrealis"]
+
+_SUBJECTS = frozenset({"one", "you", "we", "they", "i", "someone", "somebody"})
+_COUNTERFACTUAL = frozenset({"would", "might", "could"})
+_POSSIBLE = frozenset({"may", "might", "could", "would", "will"})
+_SETTINGS = frozenset({"in", "on", "for", "with", "under", "elsewhere", "otherwise", "there"})
+_FUTURE = frozenset({"future", "eventually", "someday"})
+_REPORTING = frozenset({"asks", "ask", "asked", "requests", "request", "requested", "says", "say", "said", "tells",
+                        "tell", "told", "writes", "wrote", "types", "typed", "wants", "wanted"})
+_THIRD_PARTY = frozenset({"user", "users", "they", "he", "she", "someone", "somebody", "customer", "person", "speaker",
+                          "people", "human", "client"})
+_BRIDGE = frozenset({"you", "me", "us", "to", "for", "that", ":", ","})
+_HEDGES = (("by", "itself"), ("in", "itself"), ("on", "its", "own"), ("by", "themselves"), ("on", "their", "own"),
+           ("alone",), ("as", "such"))
+
+
+def _clauses(words: list[Word]) -> list[tuple[int, int]]:
+    """Spans of the clauses (at clause punctuation, commas and "but") a mood covers."""
+    spans, start = [], 0
+    for k, w in enumerate(words):
+        if not w.quoted and (w.text in CLAUSE_PUNCT or w.text in (",", "but")):
+            spans.append((start, k))
+            start = k + 1
+    return spans + [(start, len(words))]
+
+
+def _irrealis(words: list[Word]) -> bool:
+    texts = [w.text if not w.quoted else "" for w in words]
+    for k, t in enumerate(texts[:-1]):
+        # the subject of the clause, at its start or after a setting ("in a stricter setup one might"), not of a
+        # relative clause ("the words they would use")
+        subject = k == 0 or texts[0] in _SETTINGS and k <= 7
+        if t in _SUBJECTS and texts[k + 1] in _COUNTERFACTUAL and subject:
+            return True
+    later = any(t in _FUTURE for t in texts) or texts[-1:] == ["later"] or "later" in texts and \
+        texts[texts.index("later") + 1:texts.index("later") + 2] in (["on"], [","])
+    return later and any(t in _POSSIBLE for t in texts)
+
+
+def mark_irrealis(words: list[Word]) -> list[Word]:
+    """Mark the clauses that imagine another setting or plan a later one: they instruct nothing."""
+    out = list(words)
+    for lo, hi in _clauses(out):
+        if hi > lo and _irrealis(out[lo:hi]):
+            for k in range(lo, hi):
+                out[k] = with_(out[k], rationale=True)
+    return out
+
+
+def drop_reported_speech(words: list[Word]) -> list[Word]:
+    """Without the quoted words a third party says or asks for ("the user asks you to 'keep all details'")."""
+    out: list[Word] = []
+    k = 0
+    while k < len(words):
+        w = words[k]
+        if w.quoted and (not out or not out[-1].quoted):
+            # the verb of saying right before the quote ("asks you to", "says:"), its subject a third party
+            verb = len(out) - 1
+            while verb >= 0 and out[verb].text in _BRIDGE:
+                verb -= 1
+            speaker = {x.text for x in out[max(0, verb - 3):verb]}
+            if verb >= 0 and out[verb].text in _REPORTING and _THIRD_PARTY & speaker:
+                while k < len(words) and words[k].quoted:
+                    k += 1
+                continue
+        out.append(w)
+        k += 1
+    return out
+
+
+def drop_hedges(words: list[Word]) -> list[Word]:
+    """Without a hedge between commas (", by itself,"): it does not change what the clause says."""
+    out = list(words)
+    for i in range(len(out) - 1, -1, -1):
+        if out[i].text != "," or out[i].quoted:
+            continue
+        for hedge in _HEDGES:
+            n = len(hedge)
+            if tuple(w.text for w in out[i + 1:i + 1 + n]) == hedge and i + 1 + n < len(out) and \
+                    out[i + 1 + n].text == ",":
+                del out[i:i + 2 + n]
+                break
+    return out
