@@ -342,7 +342,9 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
     _concept("ONLY", "a restriction: 'only', 'solely', 'alone', 'ignore the rest'",
              r"only", r"solely", r"just(?! as)", r"alone", r"exclusively", r"ignore the rest", r"matters"),
     _concept("ABSTAIN", "abstaining: 'abstain', 'decline', 'refuse', 'admit', 'leave unanswered'",
-             r"abstain\w*", r"declin\w*", r"refus\w*", r"admit\w*", r"hold\w* back", r"withh[oe]ld\w*",
+             # refusing a topic ("decline questions about bank details") is a safety rule, not abstaining
+             rf"(?:abstain\w*|declin\w*|refus\w*)(?! {_gap(4)}(?:questions?|requests?|queries|asks?) (?:about|for|that|"
+             r"which|on|regarding|concerning|involving|asking))", r"admit\w*", r"hold\w* back", r"withh[oe]ld\w*",
              rf"leav\w* {_gap(3)}(?:blank|unanswered)"),
     _concept("SAY_UNKNOWN", "saying it is not known: \"say 'Not mentioned'\", \"reply 'I don't know'\", 'say so'",
              rf"{_SAY} (?!is |are |was |were |may |might |can |could |should |will ){_gap(4)}{_ABSTAIN_PHRASE}",

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from memopt.simlm.concepts import CONCEPTS
+from memopt.simlm.demonstrations import demonstrated
 from memopt.simlm.instructions import read_sentences
 from memopt.simlm.stance import Cue, sentence_stance
 
@@ -59,7 +60,8 @@ def _stance(directive: Directive, instructions: str) -> int:
     stance = 0
     for sentence in read_sentences(instructions):
         stance = sentence_stance(directive.cues, sentence) or stance
-    return stance
+    # a demonstration of the behaviour shows the directive (`memopt.simlm.demonstrations`)
+    return 1 if demonstrated(directive.id, instructions) else stance
 
 
 CATALOGUE: tuple[Directive, ...] = (

@@ -98,23 +98,30 @@ def _refused(words: list[Word]) -> tuple[int, int] | None:
     refuses the expansion), or None."""
     for i, w in enumerate(words[:-1]):
         rest = [x.text for x in words[i + 1:i + 5]]
-        if w.quoted or i == 0 or w.text not in COPULAS and not (w.text in _HAPPENS and _happens_elsewhere(rest)):
+        if w.quoted or i == 0 or w.text not in COPULAS and w.text != "been" and not (
+                w.text in _HAPPENS and _happens_elsewhere(rest)):
             continue
         if w.text in _HAPPENS or rest[:1] and rest[0] in _SOMEONE and _DUTY & set(rest[1:4]):
             return _statement(words, i)
-        if rest[:1] == ["already"]:
-            rest = rest[1:]
+        if rest[:1] == ["already"] and rest[1:2] and _participle(rest[1]):
+            return _statement(words, i)  # done already: "relative dates were already resolved"
         if rest[:1] == ["for"]:
             rest = rest[1:]
-        n = 2 if tuple(rest[:2]) in _HANDLED_TWO else 1 if rest[:1] and rest[0] in _HANDLED else 0
+        n = 2 if tuple(rest[:2]) in _HANDLED_TWO else 1 if rest[:1] and (rest[0] in _HANDLED or _participle(
+            rest[0])) else 0
         if n and rest[n:n + 1] == ["of"]:
             n += 1
         after = rest[n:n + 2]
         handed = n and after[:1] and (after[0] in _ELSEWHERE or after[0] == "by" and after[1:2] and
-                                      after[1] in _BY_SOMEONE)
+                                      after[1] in _BY_SOMEONE and rest[0] in _HANDLED | {"taken", "dealt", "looked"})
         if handed or rest[:1] and rest[0] in _READ_ONLY or rest[:2] == ["only", "context"]:
             return _statement(words, i)
     return None
+
+
+def _participle(word: str) -> bool:
+    """A past participle ("converted", "resolved", "taken"), roughly."""
+    return len(word) > 4 and (word.endswith("ed") or word in ("done", "taken", "written", "given", "made"))
 
 
 def _happens_elsewhere(rest: list[str]) -> bool:
