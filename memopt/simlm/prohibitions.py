@@ -47,7 +47,11 @@ _READ_ONLY = frozenset({"context", "reference", "background", "read-only", "info
 _HARM_VERBS = frozenset({"hurt", "hurts", "harm", "harms", "degrade", "degrades", "worsen", "worsens", "backfire",
                          "backfires", "confuse", "confuses", "pollute", "pollutes", "dilute", "dilutes"})
 _NOISE = frozenset({"noise", "errors", "distractors", "confusion", "clutter"})
-_HARMFUL = frozenset({"harmful", "counterproductive", "risky", "detrimental", "pointless", "wasteful"})
+_HARMFUL = frozenset({"harmful", "counterproductive", "risky", "detrimental", "pointless", "wasteful",
+                      # worthless: "a fact that has lost its number is useless"
+                      "useless", "worthless", "meaningless", "unusable", "unhelpful", "misleading", "dangerous"})
+# a fault: "invented answers are a compliance risk", "X is a mistake"
+_FAULTS = frozenset({"risk", "liability", "mistake", "hazard", "bug", "error", "failure", "defect", "violation"})
 
 
 def _prohibited(words: list[Word]) -> int:
@@ -74,6 +78,8 @@ def _prohibited(words: list[Word]) -> int:
         if duty[:1] == ["not"] and duty[1:2] and duty[1] in _OWNER and _DUTY & set(duty[2:]):
             return i
         if rest[:1] and (rest[0] in _SHORT_OF or rest[0] in _HARMFUL):
+            return i
+        if rest[:1] in (["a"], ["an"]) and _FAULTS & {x.text for x in words[i + 2:i + 4]}:
             return i
     return _harmful(words)
 
@@ -140,6 +146,7 @@ def _statement(words: list[Word], i: int) -> tuple[int, int]:
     return lo, hi
 
 
+_CLAUSE_LINKS = frozenset({"because", "since", "so", "but", "however", "although", "though", "while", "whereas"})
 _NOTHING_BUT = (("beyond",), ("but",), ("except",), ("other", "than"), ("more", "than"), ("apart", "from"))
 
 
@@ -184,7 +191,10 @@ def mark_prohibited_subjects(words: list[Word]) -> list[Word]:
             negation = out[start + subject + 1].text in ("not", "never")
             # one negation: the subject shares the scope of the predicate it negates ("X is not to be added")
             shared = out[start + subject + 2].scope if negation and start + subject + 2 < end else 0
-            for k in range(start, start + subject):
+            first = start + subject
+            while first > start and out[first - 1].text != "," and out[first - 1].text not in _CLAUSE_LINKS:
+                first -= 1  # the subject starts after a comma or a linking conjunction ("..., because X is useless")
+            for k in range(first, start + subject):
                 if not out[k].scope:
                     out[k] = with_(out[k], scope=shared or scope_id)
             after = start + subject + 3
