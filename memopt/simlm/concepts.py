@@ -167,7 +167,9 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              rf"(?:facts?|summar(?:y|ies)|sentences?) {_gap(3)}(?:detailed|specific|precise)",
              r"(?:detailed|specific|precise|concrete|exact) (?:facts?|summar(?:y|ies)|information|data)",
              r"as (?:specific|detailed|precise|concrete|exact|complete) as (?:possible|you can|it gets)",
-             r"maximally (?:specific|detailed|precise)"),
+             r"maximally (?:specific|detailed|precise)",
+             r"(?:long|longer|fuller|richer|more detailed|more specific) (?:facts?|summar(?:y|ies)|memor(?:y|ies)|"
+             r"entr(?:y|ies)|notes|sentences?)"),
     _concept("TOO_VAGUE", "a fact criticised as too vague: 'too vague', 'too generic', 'not specific enough' (or "
              "'not too vague': both ask for more detail)",
              r"(?:(?:not|never) (?:be |being |seem |sound )?)?too (?:vague|general|generic|abstract|unspecific|"

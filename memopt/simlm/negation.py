@@ -230,8 +230,10 @@ def _scope_end(words: list[Word], i: int, length: int, subordinate: bool) -> tup
             if cue(words, j):
                 # a contrast ("... than to drop one") ends the negation; only a second negation cancels it
                 return j, t.text not in _CONTRAST_WORDS
+            result = t.text == "so" and "that" in [x.text for x in words[j + 1:j + 4]] or t.text == "that" and \
+                j >= 2 and words[j - 2].text in ("so", "such")  # a consequence: "not so short that it loses names"
             if t.text in STOP_PUNCT or t.text == "." or t.text in STOP_WORDS and not (
-                    passive_no and t.text in RELATIVE):
+                    passive_no and t.text in RELATIVE) and not result:
                 break
             if subordinate and t.text in _INSTRUCTION_VERBS and j > i + length:
                 break

@@ -16,7 +16,20 @@ from __future__ import annotations
 
 from memopt.simlm.words import AUXILIARIES, CLAUSE_PUNCT, COPULAS, STOP_PUNCT, STOP_WORDS, Word, with_
 
-__all__ = ["mark_prohibited_subjects", "more_than_as_only"]
+__all__ = ["mark_prohibited_subjects", "more_than_as_only", "privative_nothing"]
+
+_PRIVATIVE = frozenset({"forget", "forgets", "forgot", "lose", "loses", "lost", "drop", "drops", "omit", "omits", "miss",
+                        "misses", "skip", "skips", "ignore", "ignores", "overlook", "overlooks", "discard", "discards",
+                        "leave", "leaves", "neglect", "neglects"})
+
+
+def privative_nothing(words: list[Word]) -> list[Word]:
+    """"Forgets nothing", "loses none", "leaves nothing out" keep everything: read them as "never forgets anything"."""
+    out = list(words)
+    for i in range(len(out) - 1, 0, -1):
+        if out[i].text in ("nothing", "none") and out[i - 1].text in _PRIVATIVE and not out[i].quoted:
+            out[i - 1:i + 1] = [with_(out[i - 1], text="never"), out[i - 1], with_(out[i], text="anything")]
+    return out
 
 _PROHIBITED = frozenset({"forbidden", "prohibited", "disallowed", "unnecessary", "discouraged", "unacceptable",
                          "banned"})
