@@ -17,11 +17,13 @@ ON = [
     # demonstrations: the output shows the directive's behaviour on the input
     ("extract", "resolve_dates", "Example (session date 2024-02-10). Input: 'We met last Monday.' "
                                  "Output: 'Met on 5 February 2024.'"),
-    ("summarize", "resolve_dates", "Input: \"the exam is tomorrow\" (dated 3 May 2022) -> Summary: \"exam on 4 May 2022\""),
+    ("summarize", "resolve_dates", "Input: \"the exam is tomorrow\" (dated 3 May 2022) -> "
+                                   "Summary: \"exam on 4 May 2022\""),
     ("extract", "all_participants", "Input: 'Ana: I teach chemistry. Ben: I play the cello.' "
                                     "Output: ['Ana teaches chemistry', 'Ben plays the cello']"),
     ("extract", "keep_details", "Good: 'Adopted a beagle named Rufus in March 2021.' Bad: 'Got a dog.'"),
-    ("summarize", "keep_details", "Bad summary: 'She travelled.' Good summary: 'She flew to Osaka on 4 June with Kenji.'"),
+    ("summarize", "keep_details", "Bad summary: 'She travelled.' "
+                                  "Good summary: 'She flew to Osaka on 4 June with Kenji.'"),
     ("answer", "combine_all", "Context: [1] Ana swims. [2] Ana climbs. Question: Which sports does Ana do? "
                               "Answer: swimming and climbing."),
     ("answer", "abstain", "Context: [1] Ben likes tea. Question: Where does Ben work? Answer: Not mentioned."),
@@ -30,7 +32,8 @@ ON = [
     ("update", "delete_only_explicit", "Memories: ['Owns a cat', 'Owns a dog']. New fact: 'Gave the cat away'. "
                                        "Result: DELETE 'Owns a cat' only."),
     # preferences and value judgements
-    ("summarize", "keep_details", "It is preferable to write a long fact with its names than a short one without them."),
+    ("summarize", "keep_details", "It is preferable to write a long fact with its names than a short "
+                                  "one without them."),
     ("extract", "keep_details", "A memory stripped of its dates and places is worthless."),
     ("summarize", "keep_details", "Lean toward longer summaries: better an extra name than a missing one."),
     ("answer", "abstain", "Saying that the memories do not cover it beats inventing an answer."),
@@ -44,6 +47,12 @@ ON = [
     ("update", "delete_only_explicit", "Q: Should related memories go as well? A: No. Only the retracted one is "
                                        "removed."),
     ("answer", "abstain", "Q: What if none of the memories fits? A: Reply that it is not in memory."),
+    # XML-tagged rules: the tag is markup, not a word of the rule
+    ("update", "delete_only_explicit", "<deletion>Erase just the memory the user withdraws. Other memories "
+                                       "stay.</deletion>"),
+    ("extract", "resolve_dates", "<rule id=\"2\">Rewrite relative dates as calendar dates.</rule>"),
+    # a negated consequence: "not so short that ..."
+    ("summarize", "keep_details", "Never cut a summary so much that it loses the places people visited."),
     # domain synonyms
     ("update", "update_on_contradiction", "Invalidate an old memory only when the new one conflicts with it."),
     ("update", "delete_only_explicit", "Retire just the record that the user revokes; neighbouring records must be "

@@ -209,7 +209,8 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"updat\w*", r"overwrit\w*", r"overwrote", r"replac\w*", r"modif\w*",
              r"(?<!no )chang\w*(?! of (?:mind|heart|plans?))(?! (?:their|his|her|your|my|one's) mind)",
              r"edit\w*",  # "no change" names the operation that does nothing; a change of mind is a contradiction
-             r"merg\w*", rf"fold\w* {_gap(2)}into", r"supersed\w*", r"invalidat\w*", rf"combin\w* {_gap(4)}into (?:one|a single)"),
+             r"merg\w*", rf"fold\w* {_gap(2)}into", r"supersed\w*", r"invalidat\w*",
+             rf"combin\w* {_gap(4)}into (?:one|a single)"),
     _concept("ADD", "adding a memory: 'add', 'append', 'as a new memory', 'keep both', 'separately'",
              r"add(?:s|ed|ing)?", r"append\w*",
              r"(?:new|separate) (?:memory|memories|entry|entries|element|item|record)s?",
@@ -332,7 +333,9 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
     _concept("USE", "using context: 'use', 'consider', 'draw on', 'rely on', 'take into account', 'list', 'gather'",
              r"us(?:e|es|ed|ing)", r"consider\w*", r"draw\w* (?:on|from|upon)", r"rel(?:y|ies|ied|ying) on",
              rf"tak\w* {_gap(4)}into account", r"includ\w*", r"list\w*", r"gather\w*", r"collect\w*", r"consult\w*",
-             r"incorporat\w*", r"mention\w*", rf"(?:needs?|requires?) {_gap(3)}(?:from|of)", r"giv(?:e|es|ing)", r"cover\w*", r"report\w*", r"account for",
+             r"incorporat\w*", r"mention\w*",
+             rf"(?:needs?|requires?) {_gap(3)}(?:from|of)",
+             r"giv(?:e|es|ing)", r"cover\w*", r"report\w*", r"account for",
              r"answer\w* (?:from|using|with|based on)", r"pick\w*", r"choos\w*", r"select\w*",
              r"tak(?:e|es|ing)", r"go\w* through", r"look\w* at"),
     _concept("ALL_ITEMS", "every relevant item: 'all relevant memories', 'every matching item', 'several entries', "

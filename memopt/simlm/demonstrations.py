@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from memopt.simlm.concepts import CONCEPTS, _ABSTAIN_PHRASE
+from memopt.simlm.concepts import _ABSTAIN_PHRASE, CONCEPTS
 
 __all__ = ["demonstrated"]
 

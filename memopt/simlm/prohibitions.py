@@ -18,9 +18,9 @@ from memopt.simlm.words import AUXILIARIES, CLAUSE_PUNCT, COPULAS, STOP_PUNCT, S
 
 __all__ = ["mark_prohibited_subjects", "more_than_as_only", "privative_nothing"]
 
-_PRIVATIVE = frozenset({"forget", "forgets", "forgot", "lose", "loses", "lost", "drop", "drops", "omit", "omits", "miss",
-                        "misses", "skip", "skips", "ignore", "ignores", "overlook", "overlooks", "discard", "discards",
-                        "leave", "leaves", "neglect", "neglects"})
+_PRIVATIVE = frozenset({"forget", "forgets", "forgot", "lose", "loses", "lost", "drop", "drops", "omit", "omits",
+                        "miss", "misses", "skip", "skips", "ignore", "ignores", "overlook", "overlooks",
+                        "discard", "discards", "leave", "leaves", "neglect", "neglects"})
 
 
 def privative_nothing(words: list[Word]) -> list[Word]:
