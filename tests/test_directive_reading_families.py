@@ -1,9 +1,10 @@
 """Families of constructions a prompt writer uses, each case worded here (issue 21, the reader's fourth pass).
 
-Written before the fourth pass's rules, broader than any corpus sentence: plans, counterfactuals and wishes that
+Written before the fourth pass's rules, broader than any corpus sentence (32 of the 45 fail on the reader before the
+pass, main at c8ee8b9; the XML and "so ... that" cases were added during it): plans, counterfactuals and wishes that
 instruct nothing; work already done elsewhere; demonstrations (an input with the output it should give, a good and a
 bad example) whose observable effect is a directive's behaviour; preferences and value judgements ("better to X than
-Y", "X is useless without Y"); a persona or goal that states the behaviour; FAQ answers; domain synonyms; and refusals
+Y", "X is worthless"); a persona or goal that states the behaviour; FAQ answers; domain synonyms; markup; and refusals
 or data descriptions that must not trigger anything.
 """
 
