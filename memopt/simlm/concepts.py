@@ -50,13 +50,14 @@ def _concept(name: str, words: str, *alternatives: str) -> Concept:
 _DATE_NOUN = r"(?:dates?|days?|months?|years?|times?|weeks?|calendar)"
 _DETAIL = (r"(?:names|(?:the|a|an|every|each|any|exact|full|proper|brand|their|his|her|its|pet's|dog's) name|"
            r"numbers?|numerals?|(?<!took )(?<!take )(?<!in )places?|locations?|quantit(?:y|ies)|amounts?|"
-           r"figures|titles?(?! for)|proper nouns?|specifics|particulars|brands?|cities)")
+           r"figures|titles?(?! for)|proper nouns?|specifics|particulars|brands?|cities|city|towns?|countr(?:y|ies)|"
+           r"address(?:es)?|venues?)")
 _DETAILS = r"(?:details?|specifics|particulars|specificity|nuances?)"
 _FIDELITY = (r"(?:every|each|all|any|exact|specific|concrete|precise|full|complete|whole|fine|small|minor|"
              r"particular|entire|original|actual|much|more|rich|ample|maximum)")
 _ITEM = (r"(?:memor(?:y|ies)|items?|context|pieces?|entr(?:y|ies)|excerpts?|facts?|passages?|sources?|snippets?|"
          r"results?|matches|lines|turns|evidence|information|ones|documents?|answers|names|things|values|"
-         r"possibilities)")
+         r"possibilities|nodes?|chunks?|records?|notes|hits)")
 _PARTY = (r"(?:participants?|speakers?|persons?|people|part(?:y|ies)|interlocutors?|individuals?|sides?|users|humans?|"
           r"members?|attendees?)")
 _SAYING = (r"(?:tells?|says?|said|mentions?|shares?|reveals?|talks?|speaks?|states?|discloses?|"
@@ -70,7 +71,9 @@ _ABSTAIN_PHRASE = (r"(?:not mentioned|unknown|(?:cannot|cant|can not|unable to) 
                    r"(?:(?:that|this|the|any|enough|such|sufficient) )?(?:information|answer|data|knowledge|record)|"
                    r"(?:i|you|we) have no (?:information|idea|record|knowledge)|insufficient (?:information|"
                    r"evidence)|no (?:relevant )?information(?: is found)?|not available|no idea|not (?:stated|known)|"
-                   r"not found|(?:isnt|is not|arent|are not) (?:available|known|mentioned|stated|found))")
+                   r"not found|(?:isnt|is not|arent|are not) (?:available|known|mentioned|stated|found)|"
+                   r"(?:could|can|did) ?(?:not|nt) find|no record|not (?:in|on) (?:the |my |our )?(?:memory|"
+                   r"memories|records?|file|context))")
 
 CONCEPTS: dict[str, Concept] = {c.name: c for c in (
     # time
@@ -119,6 +122,8 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              rf"{_PARTY}(?:'s|')?",
              # "each of them tells ...": each, as the subject of a verb of saying, is each speaker
              rf"(?:each|either|both|all|every one) of (?:them|the two|us) {_SAYING}",
+             r"(?:facts?|information|details?|statements?) (?:of|from|about|by) (?:both|each|all|every one) of "
+             r"(?:them|the two)",
              # a label and its value, "Speakers: all of them"
              rf"^{_PARTY} (?:all|both|each|every one)", rf"^{_PARTY} {_gap(4)}(?:all|both|each|every one) of them"),
     _concept("EVERYONE", "everyone: 'everyone', 'anybody', 'whoever'", r"(?:everyone|everybody|anyone|anybody|whoever)"
@@ -132,17 +137,18 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"(?:assistant|ai|bot|agent|companion|other)-side (?:speaker|participant|party|person)s?",
              r"(?:anyone|anybody|everyone|everybody|someone|those|people) (?:else|other than|but|except|besides)",
              r"(?:person|people|one) (?:they|the user|you|he|she) (?:is |are )?(?:talking|speaking|chatting) "
-             r"(?:to|with)"),
+             r"(?:to|with)", r"(?:friend|partner|person|people|someone|others?) (?:who|that) (?:talks?|speaks?|chats?) "
+             r"(?:to|with) (?:the user|them|you|him|her)"),
     _concept("ONE_PARTY", "one speaker: 'the user', 'the first speaker'",
              r"the user(?:'s)?(?! and)(?! or)",
              r"(?:the )?(?:first|main|primary) (?:speaker|person|participant|user)(?:'s)?",
              r"(?:one|a single) (?:speaker|person|participant)", r"the human"),
     _concept("INFO", "what someone says: facts, information, details, statements",
-             r"facts?", r"information", r"details?", r"statements?", r"says", r"said", r"reveals?", r"mentions?",
+             r"facts?", r"informations?", r"details?", r"statements?", r"says", r"said", r"reveals?", r"mentions?",
              r"tells?", r"life", r"lives", r"preferences?", r"stuff", r"things"),
     _concept("IGNORE", "leaving someone out: 'ignore', 'skip', 'drop', 'discard', 'exclude'",
              r"ignor\w*", r"skip\w*", r"drop\w*", r"discard\w*", r"exclud\w*", r"disregard\w*", r"omit\w*",
-             r"leav\w* out", r"left out", r"overlook\w*", r"neglect\w*"),
+             r"leav\w* out", r"left out", r"overlook\w*", r"neglect\w*", r"forg[eo]t\w*(?! to)"),
     _concept("RESTRICT", "a restriction: 'only', 'solely', 'alone', 'focus on', 'limit to'",
              r"only", r"solely", r"exclusively", r"alone", r"just(?! because)(?! as)", r"purely", r"nothing but",
              rf"focus\w* {_gap(1)}on", rf"limit\w* {_gap(1)}to", rf"restrict\w* {_gap(2)}to",
@@ -161,7 +167,9 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              rf"(?:facts?|summar(?:y|ies)|sentences?) {_gap(3)}(?:detailed|specific|precise)",
              r"(?:detailed|specific|precise|concrete|exact) (?:facts?|summar(?:y|ies)|information|data)",
              r"as (?:specific|detailed|precise|concrete|exact|complete) as (?:possible|you can|it gets)",
-             r"maximally (?:specific|detailed|precise)"),
+             r"maximally (?:specific|detailed|precise)",
+             r"(?:long|longer|fuller|richer|more detailed|more specific) (?:facts?|summar(?:y|ies)|memor(?:y|ies)|"
+             r"entr(?:y|ies)|notes|sentences?)"),
     _concept("TOO_VAGUE", "a fact criticised as too vague: 'too vague', 'too generic', 'not specific enough' (or "
              "'not too vague': both ask for more detail)",
              r"(?:(?:not|never) (?:be |being |seem |sound )?)?too (?:vague|general|generic|abstract|unspecific|"
@@ -201,11 +209,13 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"updat\w*", r"overwrit\w*", r"overwrote", r"replac\w*", r"modif\w*",
              r"(?<!no )chang\w*(?! of (?:mind|heart|plans?))(?! (?:their|his|her|your|my|one's) mind)",
              r"edit\w*",  # "no change" names the operation that does nothing; a change of mind is a contradiction
-             r"merg\w*", rf"fold\w* {_gap(2)}into", r"supersed\w*", rf"combin\w* {_gap(4)}into (?:one|a single)"),
+             r"merg\w*", rf"fold\w* {_gap(2)}into", r"supersed\w*", r"invalidat\w*",
+             rf"combin\w* {_gap(4)}into (?:one|a single)"),
     _concept("ADD", "adding a memory: 'add', 'append', 'as a new memory', 'keep both', 'separately'",
              r"add(?:s|ed|ing)?", r"append\w*",
              r"(?:new|separate) (?:memory|memories|entry|entries|element|item|record)s?",
-             r"(?:its|their) own (?:memory|entry)", r"another (?:memory|entry)",
+             r"(?:its|their) own (?:memory|entry|record)", r"another (?:memory|entry)",
+             r"(?:memory|entry|record) of (?:its|their) own",
              r"keep(?:s|ing)? (?:both|two|the old|the memory|the existing)", r"leav\w* the old", r"next to it",
              r"separately"),
     _concept("KEEP_BOTH", "keeping both: 'keep both', 'keep two memories'",
@@ -225,7 +235,9 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"irreconcil\w*", r"(?:cannot|cant|can not) be reconciled", r"at odds", r"contrary to",
              r"go(?:es)? against", r"disprov\w*", r"refut\w*",
              r"(?:is|are|was|were|be) (?:now )?(?:wrong|false|incorrect|untrue|outdated|obsolete|invalid|inaccurate)",
-             r"change\w* of (?:mind|heart|plans?)", r"chang\w* (?:their|his|her|your|my|one's) mind"),
+             r"change\w* of (?:mind|heart|plans?)", r"chang\w* (?:their|his|her|your|my|one's) mind",
+             # a change of the facts: "when the information has changed", "a new statement supersedes it"
+             r"(?:has|have|had) (?:since |now |really )?changed", r"out of date", r"supersedes"),
     _concept("COMPATIBLE", "compatibility: 'compatible', 'can both be true', 'coexist', 'complements', 'still true'",
              r"(?<![\w-])compatib\w*", r"(?<!in)consistent", r"coexist\w*", rf"both {_gap(2)}(?:true|valid|hold)",
              r"(?:still|also) (?:true|valid|holds?)", r"complement\w*", r"merely adds?",
@@ -249,7 +261,7 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"if (?:it|they|so) (?:does|do|did|is|are|can) not"),
     _concept("DELETE", "deleting: 'delete', 'remove', 'erase', 'drop', 'discard'",
              r"delet\w*", r"remov\w*", r"eras\w*", r"purg\w*", r"discard\w*", r"get\w* rid of", r"wip(?:e|es|ed|ing)",
-             r"clear(?:s|ed|ing)?", r"drop\w*", r"invalidat\w*"),
+             r"clear(?:s|ed|ing)?", r"drop\w*", r"invalidat\w*", r"expir\w*", r"retir(?:e|es|ing)"),
     _concept("EXPLICIT", "explicitness: 'explicitly', 'expressly', 'clearly', 'directly'",
              r"explicit\w*", r"expressly", r"clearly", r"directly", r"outright", r"unambiguous\w*", r"specifically"),
     _concept("RETRACTION", "a retraction: 'retract', 'withdraw', 'revoke', 'no longer', 'taken back'",
@@ -264,7 +276,10 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"(?:retracted|withdrawn|cancelled|named) (?:one|memory)", r"concerned"),
     _concept("OTHER_MEMORIES", "other memories: 'other memories', 'the rest', 'related', 'every memory'",
              r"(?<!each )others?", r"the rest", r"related", r"neighbou?r\w*", r"everything", r"unrelated",
-             r"remaining", rf"(?:every|all|any) {_gap(2)}memor(?:y|ies)", r"all (?:their|its|his|her)",
+             r"remaining", rf"(?:every|all|any) {_gap(2)}memor(?:y|ies)", r"all (?:their|its|his|her)", r"adjacent",
+             r"surrounding", r"(?:the|memory|whole) (?:store|database|bank)",
+             rf"(?:memor(?:y|ies)|facts?|ones|records?|entr(?:y|ies)|items?) {_gap(6)}(?:does|do|did)(?:nt| not) "
+             rf"{_gap(1)}(?:name|mention|refer|retract|withdraw|cover|concern)\w*",
              r"(?:memor(?:y|ies)|facts?|ones) not (?:named|mentioned|retracted|withdrawn|affected|concerned|"
              r"covered|referred)"),
     _concept("SPARE", "leaving memories alone: 'keep', 'leave', 'untouched', 'in place'",
@@ -274,7 +289,7 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
     _concept("LIMIT", "limiting: 'restrict', 'limit', 'confine'", r"restrict\w*", r"limit\w*", r"confin\w*"),
     _concept("ONLY_THAT", "a restriction: 'only', 'solely', 'alone', 'nothing but', 'except', 'reserved for'",
              r"only", r"solely", r"exclusively", r"alone", r"just(?! because)(?! as)", r"nothing (?:else|but|except)",
-             r"no other", rf"reserv\w* {_gap(2)}for", r"exactly one", r"except", r"single"),
+             r"no other", rf"reserv\w* {_gap(2)}for", r"exactly(?! as)", r"except", r"single"),
     # queries
     _concept("EXPAND", "widening: 'expand', 'broaden', 'enrich', 'augment', 'make wider'",
              r"expand\w*", r"expansion", r"broaden\w*", r"widen\w*", r"enrich\w*", r"augment\w*", r"extend\w*",
@@ -310,14 +325,17 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"combin\w*",
              r"(?:the )?union of", r"aggregat\w*", r"merg\w*", r"synthes[iy][sz]\w*", r"integrat\w*", r"join\w*",
              r"cross-referenc\w*",
-             rf"(?:pull|bring|brought|put|piec|gather|draw|drew|tie|tied|knit|chain|link|stitch)\w* {_gap(2)}together",
+             rf"(?:pull|bring|brought|put|piec|gather|draw|drew|tie|tied|knit|chain|link|stitch)\w* {_gap(3)}together",
+             r"connect\w*", r"link\w*(?! to)",
              r"(?:the )?(?:totality|entirety|sum|whole) of",
              r"consolidat\w*", r"pool\w*",
              rf"compos\w* {_gap(2)}(?:from|of)"),
     _concept("USE", "using context: 'use', 'consider', 'draw on', 'rely on', 'take into account', 'list', 'gather'",
              r"us(?:e|es|ed|ing)", r"consider\w*", r"draw\w* (?:on|from|upon)", r"rel(?:y|ies|ied|ying) on",
              rf"tak\w* {_gap(4)}into account", r"includ\w*", r"list\w*", r"gather\w*", r"collect\w*", r"consult\w*",
-             r"incorporat\w*", r"mention\w*", r"giv(?:e|es|ing)", r"cover\w*", r"report\w*", r"account for",
+             r"incorporat\w*", r"mention\w*",
+             rf"(?:needs?|requires?) {_gap(3)}(?:from|of)",
+             r"giv(?:e|es|ing)", r"cover\w*", r"report\w*", r"account for",
              r"answer\w* (?:from|using|with|based on)", r"pick\w*", r"choos\w*", r"select\w*",
              r"tak(?:e|es|ing)", r"go\w* through", r"look\w* at"),
     _concept("ALL_ITEMS", "every relevant item: 'all relevant memories', 'every matching item', 'several entries', "
@@ -342,7 +360,9 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
     _concept("ONLY", "a restriction: 'only', 'solely', 'alone', 'ignore the rest'",
              r"only", r"solely", r"just(?! as)", r"alone", r"exclusively", r"ignore the rest", r"matters"),
     _concept("ABSTAIN", "abstaining: 'abstain', 'decline', 'refuse', 'admit', 'leave unanswered'",
-             r"abstain\w*", r"declin\w*", r"refus\w*", r"admit\w*", r"hold\w* back", r"withh[oe]ld\w*",
+             # refusing a topic ("decline questions about bank details") is a safety rule, not abstaining
+             rf"(?:abstain\w*|declin\w*|refus\w*)(?! {_gap(4)}(?:questions?|requests?|queries|asks?) (?:about|for|"
+             r"on|regarding|concerning|involving|asking))", r"admit\w*", r"hold\w* back", r"withh[oe]ld\w*",
              rf"leav\w* {_gap(3)}(?:blank|unanswered)"),
     _concept("SAY_UNKNOWN", "saying it is not known: \"say 'Not mentioned'\", \"reply 'I don't know'\", 'say so'",
              rf"{_SAY} (?!is |are |was |were |may |might |can |could |should |will ){_gap(4)}{_ABSTAIN_PHRASE}",

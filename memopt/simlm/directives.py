@@ -8,7 +8,8 @@ quotes). Each directive's ``cues`` say which concepts, in which polarity, speak 
 against it (-1): "Convert relative dates to calendar dates" speaks for ``resolve_dates``, "Do not
 convert relative dates" and "Keep relative dates as they are" against it. When several sentences
 speak about the same directive, the last one decides (later instructions refine earlier ones).
-A prompt without the directive shows the directive's ``failure``; with it, the ``behaviour``.
+A prompt without the directive shows the directive's ``failure``; with it, the ``behaviour``. A few-shot
+demonstration whose output shows the behaviour also turns it on (`memopt.simlm.demonstrations`).
 
 The reflection step of SimLM (proposing revised instructions) writes directives in the words of
 ``phrasings``; every phrasing turns on its directive and no other directive of the same operation
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from memopt.simlm.concepts import CONCEPTS
+from memopt.simlm.demonstrations import demonstrated
 from memopt.simlm.instructions import read_sentences
 from memopt.simlm.stance import Cue, sentence_stance
 
@@ -59,7 +61,8 @@ def _stance(directive: Directive, instructions: str) -> int:
     stance = 0
     for sentence in read_sentences(instructions):
         stance = sentence_stance(directive.cues, sentence) or stance
-    return stance
+    # a demonstration of the behaviour shows the directive (`memopt.simlm.demonstrations`)
+    return 1 if demonstrated(directive.id, instructions) else stance
 
 
 CATALOGUE: tuple[Directive, ...] = (

@@ -49,7 +49,7 @@ from functools import lru_cache
 from memopt.simlm.clauses import mark_conditions, mark_rationale, split_clauses, split_sentences
 from memopt.simlm.modality import drop_hedges, drop_reported_speech, mark_irrealis
 from memopt.simlm.negation import mark_scopes
-from memopt.simlm.prohibitions import mark_prohibited_subjects, more_than_as_only
+from memopt.simlm.prohibitions import mark_prohibited_subjects, more_than_as_only, privative_nothing
 from memopt.simlm.words import CLAUSE_PUNCT, Clause, Match, Sentence, Word, make_clause, quote_mask, tokens
 
 __all__ = ["Word", "Match", "Clause", "Sentence", "read_sentences", "quote_mask"]
@@ -57,7 +57,7 @@ __all__ = ["Word", "Match", "Clause", "Sentence", "read_sentences", "quote_mask"
 
 def read_words(sentence: str) -> list[Word]:
     """The words of one sentence with their quotes, negation scopes, rationale and conditions marked."""
-    words = more_than_as_only(drop_hedges(drop_reported_speech(tokens(sentence))))
+    words = privative_nothing(more_than_as_only(drop_hedges(drop_reported_speech(tokens(sentence)))))
     return mark_conditions(mark_irrealis(mark_rationale(mark_prohibited_subjects(mark_scopes(words)))))
 
 

@@ -29,6 +29,27 @@ _REPORTING = frozenset({"asks", "ask", "asked", "requests", "request", "requeste
 _THIRD_PARTY = frozenset({"user", "users", "they", "he", "she", "someone", "somebody", "customer", "person", "speaker",
                           "people", "human", "client"})
 _BRIDGE = frozenset({"you", "me", "us", "to", "for", "that", ":", ","})
+# plans and proposals: the sentence says what the team may do later, not what to do now
+_PLAN_PHRASES = (("on", "the", "roadmap"), ("on", "the", "backlog"), ("on", "our", "roadmap"), ("on", "our", "backlog"),
+                 ("planned", "for"), ("is", "planned"), ("are", "planned"), ("scheduled", "for"), ("under", "review"),
+                 ("under", "discussion"), ("being", "discussed"), ("discussing", "whether"), ("a", "proposal"),
+                 ("are", "considering"), ("is", "considering"), ("were", "considering"), ("thinking", "about"),
+                 ("we", "plan"), ("we", "intend"), ("we", "hope"), ("we", "may"), ("we", "might"), ("we", "could"),
+                 ("if", "we", "ever"), ("were", "we", "to"), ("someday",), ("wishlist",), ("roadmap",))
+_LATER_THINGS = frozenset({"version", "versions", "release", "releases", "sprint", "quarter", "year", "iteration",
+                           "milestone", "update", "phase"})
+_LATER_MARKS = frozenset({"later", "future", "next", "upcoming", "coming", "subsequent"})
+# the input described to the reader: "the memories you see carry ...", "the text you get is ..."
+_GIVEN = frozenset({"see", "get", "receive", "read", "are"})
+_GIVEN_PARTICIPLES = frozenset({"given", "shown", "sent", "handed", "provided"})
+# a description of the data: "transcripts usually include ...", "sessions tend to contain ..."
+_FREQUENCY = frozenset({"usually", "often", "typically", "frequently", "sometimes", "generally", "mostly", "rarely",
+                        "tend", "tends", "commonly", "normally"})
+_HOLDS = frozenset({"include", "includes", "contain", "contains", "have", "has", "carry", "carries", "mention",
+                    "mentions", "hold", "holds", "feature", "features", "are", "is", "come", "comes", "span", "spans",
+                    "involve", "involves", "run", "runs"})
+_DIRECTIVE_WORDS = frozenset({"must", "should", "shall", "need", "needs", "always", "never", "please", "you", "do",
+                              "dont", "make", "ensure"})
 _HEDGES = (("by", "itself"), ("in", "itself"), ("on", "its", "own"), ("by", "themselves"), ("on", "their", "own"),
            ("alone",), ("as", "such"))
 
@@ -56,11 +77,50 @@ def _irrealis(words: list[Word]) -> bool:
     return later and any(t in _POSSIBLE for t in texts)
 
 
+def _has(texts: list[str], phrase: tuple[str, ...]) -> bool:
+    n = len(phrase)
+    return any(tuple(texts[k:k + n]) == phrase for k in range(len(texts) - n + 1))
+
+
+def _planned(texts: list[str]) -> bool:
+    """A plan, a proposal or a counterfactual protasis ("had the extractor resolved ...", "were we to ...")."""
+    if texts[:1] == ["had"] or texts[:1] == ["were"] and "to" in texts[2:5]:
+        return True
+    if any(_has(texts, p) for p in _PLAN_PHRASES):
+        return True
+    return any(t in _LATER_MARKS and _LATER_THINGS & set(texts[k + 1:k + 3]) for k, t in enumerate(texts))
+
+
+def _described(texts: list[str]) -> bool:
+    """A description of the input, not an instruction: its subject is what "you see / get / are given", or it says
+    what the data usually holds."""
+    for k, t in enumerate(texts[:-2]):
+        if t == "you" and k > 0 and (texts[k + 1] in _GIVEN_PARTICIPLES or texts[k + 1] in _GIVEN and (
+                texts[k + 1] != "are" or texts[k + 2] in _GIVEN_PARTICIPLES)) and texts[0] in ("the", "what", "all"):
+            return True
+    for k, t in enumerate(texts):
+        verb = texts[k + 2:k + 3] if texts[k + 1:k + 2] == ["to"] else texts[k + 1:k + 2]
+        if t in _FREQUENCY and k > 0 and verb and verb[0] in _HOLDS and not _DIRECTIVE_WORDS & set(texts):
+            return True
+    return False
+
+
+def _sentence_planned(words: list[Word]) -> bool:
+    texts = [w.text if not w.quoted else "" for w in words]
+    return _planned(texts)
+
+
 def mark_irrealis(words: list[Word]) -> list[Word]:
-    """Mark the clauses that imagine another setting or plan a later one: they instruct nothing."""
+    """Mark the clauses that imagine another setting or plan a later one, and descriptions of the input: they
+    instruct nothing. A plan or counterfactual protasis covers its sentence up to a ";"."""
     out = list(words)
+    end = next((k for k, w in enumerate(out) if w.text == ";" and not w.quoted), len(out))
+    if _sentence_planned(out[:end]):
+        for k in range(end):
+            out[k] = with_(out[k], rationale=True)
     for lo, hi in _clauses(out):
-        if hi > lo and _irrealis(out[lo:hi]):
+        texts = [w.text if not w.quoted else "" for w in out[lo:hi]]
+        if hi > lo and (_irrealis(out[lo:hi]) or _described(texts)):
             for k in range(lo, hi):
                 out[k] = with_(out[k], rationale=True)
     return out

@@ -57,6 +57,7 @@ _FINITE = frozenset({"is", "are", "was", "were", "should", "must", "shall", "wil
                      "could", "has", "have", "needs"})
 _IMPERATIVE_PREFIX = frozenset({"please", "just", "simply", "also", "so", "then", "thus", "therefore", "always",
                                 "ever", "you", "we", "i", "and", "or", "kindly", "still"})
+_CONTRAST_WORDS = frozenset({"than", "over", "to", "instead", "rather", "as", "in", "beats", "trumps", "outweighs"})
 _COMPARATIVES = frozenset({"better", "preferable", "safer", "wiser", "rather"})
 
 
@@ -86,8 +87,11 @@ def cue(words: list[Word], i: int) -> int:
     if w.text in ("nothing", "none") and _clause_start(words, i) and (predicate_follows(words, i) or (
             i + 1 < len(words) and _participle(words[i + 1].text))):
         return 1  # "nothing is to be dropped", and verbless "nothing lost"
-    if w.text == "refrain" and nxt[:1] == ["from"]:
-        return 2
+    if w.text in ("refrain", "abstain", "desist") and nxt[:1] == ["from"] or (w.text, *nxt[:2]) == ("steer", "clear",
+                                                                                                     "of"):
+        return 2 if w.text != "steer" else 3
+    if w.text in ("beats", "trumps", "outweighs"):
+        return 1  # a preference: "saying so beats guessing"
     if w.text in _NEG_WORDS:
         return 0 if nxt[:1] and nxt[0] in _DOUBLE_NEGATIVE and nxt[1:2] == ["to"] else 1
     return 0
@@ -224,9 +228,12 @@ def _scope_end(words: list[Word], i: int, length: int, subordinate: bool) -> tup
                     inverted and j + 1 < len(words) and words[j + 1].text not in _INSTRUCTION_VERBS):
                 break
             if cue(words, j):
-                return j, True
+                # a contrast ("... than to drop one") ends the negation; only a second negation cancels it
+                return j, t.text not in _CONTRAST_WORDS
+            result = t.text == "so" and "that" in [x.text for x in words[j + 1:j + 4]] or t.text == "that" and \
+                j >= 2 and words[j - 2].text in ("so", "such")  # a consequence: "not so short that it loses names"
             if t.text in STOP_PUNCT or t.text == "." or t.text in STOP_WORDS and not (
-                    passive_no and t.text in RELATIVE):
+                    passive_no and t.text in RELATIVE) and not result:
                 break
             if subordinate and t.text in _INSTRUCTION_VERBS and j > i + length:
                 break

@@ -16,7 +16,20 @@ from __future__ import annotations
 
 from memopt.simlm.words import AUXILIARIES, CLAUSE_PUNCT, COPULAS, STOP_PUNCT, STOP_WORDS, Word, with_
 
-__all__ = ["mark_prohibited_subjects", "more_than_as_only"]
+__all__ = ["mark_prohibited_subjects", "more_than_as_only", "privative_nothing"]
+
+_PRIVATIVE = frozenset({"forget", "forgets", "forgot", "lose", "loses", "lost", "drop", "drops", "omit", "omits",
+                        "miss", "misses", "skip", "skips", "ignore", "ignores", "overlook", "overlooks",
+                        "discard", "discards", "leave", "leaves", "neglect", "neglects"})
+
+
+def privative_nothing(words: list[Word]) -> list[Word]:
+    """"Forgets nothing", "loses none", "leaves nothing out" keep everything: read them as "never forgets anything"."""
+    out = list(words)
+    for i in range(len(out) - 1, 0, -1):
+        if out[i].text in ("nothing", "none") and out[i - 1].text in _PRIVATIVE and not out[i].quoted:
+            out[i - 1:i + 1] = [with_(out[i - 1], text="never"), out[i - 1], with_(out[i], text="anything")]
+    return out
 
 _PROHIBITED = frozenset({"forbidden", "prohibited", "disallowed", "unnecessary", "discouraged", "unacceptable",
                          "banned"})
@@ -47,7 +60,11 @@ _READ_ONLY = frozenset({"context", "reference", "background", "read-only", "info
 _HARM_VERBS = frozenset({"hurt", "hurts", "harm", "harms", "degrade", "degrades", "worsen", "worsens", "backfire",
                          "backfires", "confuse", "confuses", "pollute", "pollutes", "dilute", "dilutes"})
 _NOISE = frozenset({"noise", "errors", "distractors", "confusion", "clutter"})
-_HARMFUL = frozenset({"harmful", "counterproductive", "risky", "detrimental", "pointless", "wasteful"})
+_HARMFUL = frozenset({"harmful", "counterproductive", "risky", "detrimental", "pointless", "wasteful",
+                      # worthless: "a fact that has lost its number is useless"
+                      "useless", "worthless", "meaningless", "unusable", "unhelpful", "misleading", "dangerous"})
+# a fault: "invented answers are a compliance risk", "X is a mistake"
+_FAULTS = frozenset({"risk", "liability", "mistake", "hazard", "bug", "error", "failure", "defect", "violation"})
 
 
 def _prohibited(words: list[Word]) -> int:
@@ -75,6 +92,8 @@ def _prohibited(words: list[Word]) -> int:
             return i
         if rest[:1] and (rest[0] in _SHORT_OF or rest[0] in _HARMFUL):
             return i
+        if rest[:1] in (["a"], ["an"]) and _FAULTS & {x.text for x in words[i + 2:i + 4]}:
+            return i
     return _harmful(words)
 
 
@@ -98,23 +117,30 @@ def _refused(words: list[Word]) -> tuple[int, int] | None:
     refuses the expansion), or None."""
     for i, w in enumerate(words[:-1]):
         rest = [x.text for x in words[i + 1:i + 5]]
-        if w.quoted or i == 0 or w.text not in COPULAS and not (w.text in _HAPPENS and _happens_elsewhere(rest)):
+        if w.quoted or i == 0 or w.text not in COPULAS and w.text != "been" and not (
+                w.text in _HAPPENS and _happens_elsewhere(rest)):
             continue
         if w.text in _HAPPENS or rest[:1] and rest[0] in _SOMEONE and _DUTY & set(rest[1:4]):
             return _statement(words, i)
-        if rest[:1] == ["already"]:
-            rest = rest[1:]
+        if rest[:1] == ["already"] and rest[1:2] and _participle(rest[1]):
+            return _statement(words, i)  # done already: "relative dates were already resolved"
         if rest[:1] == ["for"]:
             rest = rest[1:]
-        n = 2 if tuple(rest[:2]) in _HANDLED_TWO else 1 if rest[:1] and rest[0] in _HANDLED else 0
+        n = 2 if tuple(rest[:2]) in _HANDLED_TWO else 1 if rest[:1] and (rest[0] in _HANDLED or _participle(
+            rest[0])) else 0
         if n and rest[n:n + 1] == ["of"]:
             n += 1
         after = rest[n:n + 2]
         handed = n and after[:1] and (after[0] in _ELSEWHERE or after[0] == "by" and after[1:2] and
-                                      after[1] in _BY_SOMEONE)
+                                      after[1] in _BY_SOMEONE and rest[0] in _HANDLED | {"taken", "dealt", "looked"})
         if handed or rest[:1] and rest[0] in _READ_ONLY or rest[:2] == ["only", "context"]:
             return _statement(words, i)
     return None
+
+
+def _participle(word: str) -> bool:
+    """A past participle ("converted", "resolved", "taken"), roughly."""
+    return len(word) > 4 and (word.endswith("ed") or word in ("done", "taken", "written", "given", "made"))
 
 
 def _happens_elsewhere(rest: list[str]) -> bool:
@@ -133,6 +159,7 @@ def _statement(words: list[Word], i: int) -> tuple[int, int]:
     return lo, hi
 
 
+_CLAUSE_LINKS = frozenset({"because", "since", "so", "but", "however", "although", "though", "while", "whereas"})
 _NOTHING_BUT = (("beyond",), ("but",), ("except",), ("other", "than"), ("more", "than"), ("apart", "from"))
 
 
@@ -177,7 +204,10 @@ def mark_prohibited_subjects(words: list[Word]) -> list[Word]:
             negation = out[start + subject + 1].text in ("not", "never")
             # one negation: the subject shares the scope of the predicate it negates ("X is not to be added")
             shared = out[start + subject + 2].scope if negation and start + subject + 2 < end else 0
-            for k in range(start, start + subject):
+            first = start + subject
+            while first > start and out[first - 1].text != "," and out[first - 1].text not in _CLAUSE_LINKS:
+                first -= 1  # the subject starts after a comma or a linking conjunction ("..., because X is useless")
+            for k in range(first, start + subject):
                 if not out[k].scope:
                     out[k] = with_(out[k], scope=shared or scope_id)
             after = start + subject + 3

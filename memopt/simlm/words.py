@@ -16,6 +16,7 @@ from dataclasses import dataclass
 __all__ = ["Word", "Match", "Clause", "Sentence", "make_clause", "quote_mask", "tokens", "with_"]
 
 _TOKEN = re.compile(r"[a-z0-9]+(?:['’][a-z]+)*(?:-[a-z0-9]+)*|->|[→=;:,()!?—–]|(?<![\w])-(?![\w])")
+_TAG = re.compile(r"</?[A-Za-z_][\w.-]*(?:\s[^<>]*)?/?>")  # markup (an XML tag names a section; it says nothing)
 _QUOTE_PAIRS = {'"': '"', "“": "”", "‘": "’", "'": "'", "«": "»"}
 
 # word classes shared by the reader's rules
@@ -133,6 +134,7 @@ def quote_mask(text: str) -> list[bool]:
 
 def tokens(sentence: str) -> list[Word]:
     """The words and punctuation marks of a sentence, lower case, each marked quoted or not."""
+    sentence = _TAG.sub(" ", sentence)
     mask = quote_mask(sentence)
     low = sentence.lower().replace("’", "'")
     return [Word(m.group().replace("'", "") if m.group().endswith("n't") else m.group(), quoted=mask[m.start()])
