@@ -58,6 +58,7 @@ class Feedback:
     kind: str = "attribution"
     advice: list[str] = field(default_factory=list)
     failed: int = 0
+    explained: int = 0  # failures blamed on it whose trace shows what was lost (attribution kind)
 
     @property
     def n(self) -> int:
@@ -98,6 +99,13 @@ def _outputs(G: nx.DiGraph, op: str, near: str = "") -> list[str]:
 
 
 def _observation(case: FailedCase, attribution: Attribution) -> str:
+    """What the example shows was lost or wrong (`_losses`), else the attribution's reason."""
+    return " ".join(_losses(case, attribution)) or attribution.reason
+
+
+def _losses(case: FailedCase, attribution: Attribution) -> list[str]:
+    """What the graph shows was lost or wrong in this failure, one sentence each (none when it shows nothing more
+    than the attribution's reason)."""
     G = case.G
     evidence = " ".join(case.evidence_texts)
     notes = []
@@ -126,7 +134,7 @@ def _observation(case: FailedCase, attribution: Attribution) -> str:
         notes.append("Nothing in the conversation answers this; the answer should have been 'Not mentioned'.")
     elif "," in case.gold:
         notes.append("The gold answer lists several items; the response gave only part of them.")
-    return " ".join(notes) or attribution.reason
+    return notes
 
 
 def _lines(value: Any) -> list[str]:
@@ -174,10 +182,12 @@ def _grouped(blamed: list[tuple[FailedCase, Attribution]], prompt_ops: Mapping[s
     return dict(sorted(grouped.items(), key=lambda kv: -len(kv[1])))
 
 
-def _pick(items: list[tuple[FailedCase, Attribution]]) -> list[tuple[FailedCase, Attribution]]:
+def _pick(items: list[tuple[FailedCase, Attribution]], *, explained_first: bool = False
+          ) -> list[tuple[FailedCase, Attribution]]:
     """Up to `MAX_EXAMPLES` examples that cover the failure categories: first, greedily, examples that add an error
     type or a question category not shown yet; then round-robin over error types. Distinct failures (another
-    question and another evidence turn) come first."""
+    question and another evidence turn) come first. With ``explained_first``, failures whose trace shows what was
+    lost (`_losses`) are chosen before those it does not explain, so the examples show what a rewrite could fix."""
     picked, repeats, seen = [], [], set()
     for case, attribution in sorted(items, key=lambda ca: (ca[1].error_type, ca[0].case_id)):
         if (attribution.error_type, case.question) in seen:
@@ -186,15 +196,28 @@ def _pick(items: list[tuple[FailedCase, Attribution]]) -> list[tuple[FailedCase,
         shown = (attribution.error_type, tuple(case.evidence_texts))
         (repeats if shown in seen else picked).append((case, attribution))
         seen.add(shown)
-    pool, out, covered = picked + repeats, [], set()
-    while pool and len(out) < MAX_EXAMPLES:
+    pool = picked + repeats
+    if not explained_first:
+        return _cover(pool, MAX_EXAMPLES, set())
+    told = [bool(_losses(*item)) for item in pool]
+    out = _cover([item for item, t in zip(pool, told, strict=True) if t], MAX_EXAMPLES, set())
+    covered = set().union(*map(_labels, out)) if out else set()
+    return out + _cover([item for item, t in zip(pool, told, strict=True) if not t], MAX_EXAMPLES - len(out), covered)
+
+
+def _cover(pool: list[tuple[FailedCase, Attribution]], k: int, covered: set[tuple[str, Any]]
+           ) -> list[tuple[FailedCase, Attribution]]:
+    """Up to ``k`` of ``pool``: greedily those adding a category not in ``covered``, then round-robin over error
+    types."""
+    pool, out, covered = list(pool), [], set(covered)
+    while pool and len(out) < k:
         gains = [len(_labels(item) - covered) for item in pool]
         if max(gains) == 0:
             break
         best = pool.pop(gains.index(max(gains)))
         out.append(best)
         covered |= _labels(best)
-    return out + _spread(pool, MAX_EXAMPLES - len(out))
+    return out + _spread(pool, k - len(out))
 
 
 def _labels(item: tuple[FailedCase, Attribution]) -> set[tuple[str, Any]]:
@@ -215,7 +238,9 @@ def build_feedback(blamed: list[tuple[FailedCase, Attribution]],
     out = {}
     for op, items in _grouped(blamed, prompt_ops).items():
         counts = dict(Counter(a.error_type for _, a in items).most_common())
-        out[op] = Feedback(op, _version(items), counts, [_example(c, a) for c, a in _pick(items)])
+        out[op] = Feedback(op, _version(items), counts,
+                           [_example(c, a) for c, a in _pick(items, explained_first=True)],
+                           explained=sum(bool(_losses(c, a)) for c, a in items))
     return out
 
 

@@ -101,6 +101,7 @@ class ReflectiveOptimizer:
     trial_pool: Any = None  # hook: a `memopt.optimize.workers.TrialPool` when optimizer.storage is set
     cache: AttributionCache = field(default_factory=AttributionCache)
     seen: dict[str, int] = field(default_factory=dict)  # digest of a round's inputs → the round that saw them
+    stale: dict[str, int] = field(default_factory=dict)  # op → rounds in a row its rewrites were tried and lost
 
     def step(self, system: MemorySystem, round_index: int, *, trainset: list[Conversation],
              valset: list[Conversation], current_val: float) -> RoundOutcome:
@@ -120,8 +121,20 @@ class ReflectiveOptimizer:
             counts[a.operation] = counts.get(a.operation, 0) + 1
             types[a.error_type] = types.get(a.error_type, 0) + 1
         chosen = {op: rationales[(op, text)] for op, text in choice.instructions.items()}
+        self._learn(feedback, accepted)
         return RoundOutcome(train, blamed, feedback, candidates, choice, accepted, counts, types, unattributed,
                             chosen, rejected, spent)
+
+    def _learn(self, feedback: dict[str, Feedback], accepted: bool) -> None:
+        """Remember which rewritten ops lost (`ranks_ops`): an accepted round changes the system, so every op may
+        pay again; a rejected one sets its ops aside until the others had their turn."""
+        if not self.ranks_ops:
+            return
+        if accepted:
+            self.stale.clear()
+        else:
+            for op in feedback:
+                self.stale[op] = self.stale.get(op, 0) + 1
 
     def _check_repeat(self, system: MemorySystem, feedback: dict[str, Feedback], round_index: int) -> None:
         """Raise `StateRepeated` when an earlier round saw these prompts, knobs and feedback (``stop_on_repeat``)."""
@@ -198,7 +211,19 @@ class ReflectiveOptimizer:
         mapping = {spec.name: system.prompt_ops(spec.name) for spec in system.operations}
         found = self.kind(FeedbackRequest(blamed, mapping, chosen, system.prompt_versions(), train.metrics,
                                           train.results, round_index))
+        if self.ranks_ops:
+            found = dict(sorted(found.items(), key=lambda kv: (self.stale.get(kv[0], 0),
+                                                               -int(getattr(kv[1], "explained", 0)))))
         return dict(list(found.items())[: self.ops_per_round])
+
+    @property
+    def ranks_ops(self) -> bool:
+        """Whether the blamed ops are ranked by what the round learnt (memopt's attribution kinds, not the ``empty``
+        and ``misleading`` controls, which keep the plain ranking by blame): ops whose rewrites lost in the rounds
+        before come last (`stale`), then the ops whose failures the trace explains most (`Feedback.explained`);
+        ties keep the order by blame."""
+        kind = self.kind
+        return kind.uses_attribution and (not kind.control or kind.rendering_of is not None)
 
     # 4. propose
     def _propose(self, system: MemorySystem, feedback: dict[str, Feedback]) -> dict[str, list[Proposal]]:
@@ -261,7 +286,8 @@ class ReflectiveOptimizer:
     def describe(self) -> dict[str, Any]:
         """The optimizer's configuration, for logging."""
         return {"optimizer": "memtrace", "feedback": self.feedback,
-                "ops_chosen_by": "attribution" if self.attributes else "round-robin",
+                "ops_chosen_by": ("attribution, explained failures first, ops that lost last" if self.ranks_ops else
+                                  "attribution" if self.attributes else "round-robin"),
                 "attribution": self.attribution, "candidates": self.candidates, "ops_per_round": self.ops_per_round,
                 "trials": self.trials, "trial_batch": self.trial_batch, "search": self.search,
                 "min_gain": self.min_gain, "verify": self.verify, "sample": self.sample, "replay": self.replay,
