@@ -1,0 +1,102 @@
+"""Attribution that pays: the examples memopt shows are failures whose trace says what was lost, memopt's blamed ops
+are ranked by the failures it can explain and set aside when their rewrites lost, and the controls (empty,
+misleading, outcome) keep the op choice and examples they had."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from memopt.feedback import MAX_EXAMPLES, _grouped, _losses, _observation, _pick
+from memopt.lm.spec import parse_lm_specs
+
+
+@pytest.fixture(scope="module")
+def round_one():
+    """Round 1 of mem0 on synthetic data other than test_feedback's: system, scorer, train scores, attributions."""
+    from memopt.data.source import load_data
+    from memopt.optimize.reflective import ReflectiveOptimizer
+    from memopt.optimize.scoring import Scorer
+    from memopt.systems import make_system
+
+    _, conversations = load_data("synthetic:conversations=4,sessions=8,seed=5")
+    scorer = Scorer(*[parse_lm_specs("sim")] * 3, budget=100_000)
+    system = make_system("mem0")
+    optimizer = ReflectiveOptimizer(scorer)
+    train = optimizer._evaluate(system, conversations)
+    blamed, _, _ = optimizer._attribute(train)
+    return system, scorer, train, blamed
+
+
+def _optimizer(round_one, kind: str, **options):
+    from memopt.optimize.reflective import ReflectiveOptimizer
+
+    return ReflectiveOptimizer(round_one[1], feedback=kind, **options)
+
+
+def _mapping(system):
+    return {spec.name: system.prompt_ops(spec.name) for spec in system.operations}
+
+
+def test_examples_are_failures_whose_trace_shows_the_loss_first(round_one):
+    system, _, train, blamed = round_one
+    grouped = _grouped(blamed, _mapping(system))
+    mixed = [op for op, items in grouped.items()
+             if sum(bool(_losses(c, a)) for c, a in items) >= MAX_EXAMPLES and any(not _losses(c, a) for c, a in items)]
+    assert mixed, "the fixture needs an op with both explained and unexplained failures"
+    found = _optimizer(round_one, "attribution", ops_per_round=3)._feedback(system, train, blamed, 1)
+    for op in mixed:
+        items = grouped[op]
+        reasons = {a.reason for _, a in items if not _losses(_, a)}
+        observations = re.findall(r"^Observation: (.*)$", found[op].text(), re.M)
+        assert len(observations) == MAX_EXAMPLES
+        assert not set(observations) & reasons  # every example says what was lost, not just who is blamed
+        assert found[op].explained == sum(bool(_losses(c, a)) for c, a in items)
+    # the plain pick (the misleading control's) still covers categories whatever the explanation
+    plain = [_pick(grouped[op]) for op in mixed]
+    assert any(not _losses(c, a) for picked in plain for c, a in picked)
+    assert all(_observation(c, a) == a.reason for picked in plain for c, a in picked if not _losses(c, a))
+
+
+def test_memopts_ops_are_ranked_by_explained_failures(round_one):
+    system, _, train, blamed = round_one
+    grouped = _grouped(blamed, _mapping(system))
+    extract = [item for item in grouped["extract"] if not _losses(*item)]
+    assert len(extract) >= 3, "the fixture needs extract failures the trace does not explain"
+    extract += [item for item in grouped["extract"] if _losses(*item)][:1]
+    answer = [item for item in grouped["answer"] if _losses(*item)][: len(extract) - 1]
+    subset = extract + answer  # extract is blamed more, answer's failures are explained more
+    ranked = _optimizer(round_one, "attribution", ops_per_round=1)._feedback(system, train, subset, 1)
+    assert list(ranked) == ["answer"]
+    for kind in ("empty", "misleading"):  # the controls keep the plain ranking by blame
+        assert list(_optimizer(round_one, kind, ops_per_round=1)._feedback(system, train, subset, 1)) == ["extract"]
+
+
+def test_ops_whose_rewrites_lost_step_aside_until_a_round_is_accepted(round_one):
+    system, _, train, blamed = round_one
+    optimizer = _optimizer(round_one, "attribution", ops_per_round=2)
+    full = _optimizer(round_one, "attribution", ops_per_round=3)._feedback(system, train, blamed, 1)
+    assert len(full) == 3, "the fixture needs three blamed LLM ops"
+    first = optimizer._feedback(system, train, blamed, 1)
+    assert list(first) == list(full)[:2]
+    optimizer._learn(first, accepted=False)
+    second = optimizer._feedback(system, train, blamed, 2)
+    assert list(second)[0] == list(full)[2]  # the op never rewritten gets its turn
+    assert list(second)[1] == list(full)[0]  # then the best explained of those that lost
+    optimizer._learn(second, accepted=False)
+    third = optimizer._feedback(system, train, blamed, 3)
+    assert list(third) == [list(full)[1], list(full)[2]]  # lost once before lost twice; then by explanation
+    optimizer._learn(third, accepted=True)  # the system changed: every op may pay again
+    assert list(optimizer._feedback(system, train, blamed, 4)) == list(full)[:2]
+
+
+@pytest.mark.parametrize("kind", ["empty", "misleading", "outcome"])
+def test_controls_keep_their_op_choice_after_a_lost_round(round_one, kind):
+    system, _, train, blamed = round_one
+    optimizer = _optimizer(round_one, kind)
+    before = optimizer._feedback(system, train, blamed, 2)
+    optimizer._learn(before, accepted=False)
+    after = optimizer._feedback(system, train, blamed, 2)
+    assert optimizer.stale == {} and list(after) == list(before)
+    assert [fb.text() for fb in after.values()] == [fb.text() for fb in before.values()]
