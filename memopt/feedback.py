@@ -98,19 +98,21 @@ def _outputs(G: nx.DiGraph, op: str, near: str = "") -> list[str]:
     return [text_of(output)[:300]] if output is not None else []
 
 
-def _observation(case: FailedCase, attribution: Attribution) -> str:
+def _observation(case: FailedCase, attribution: Attribution, *, precise: bool = True) -> str:
     """What the example shows was lost or wrong (`_losses`), else the attribution's reason."""
-    return " ".join(_losses(case, attribution)) or attribution.reason
+    return " ".join(_losses(case, attribution, precise=precise)) or attribution.reason
 
 
-def _losses(case: FailedCase, attribution: Attribution) -> list[str]:
+def _losses(case: FailedCase, attribution: Attribution, *, precise: bool = True) -> list[str]:
     """What the graph shows was lost or wrong in this failure, one sentence each (none when it shows nothing more
-    than the attribution's reason)."""
+    than the attribution's reason). ``precise`` (memopt's feedback) says an answer gave part of a list only when it
+    holds some but not all of the gold's items, and names them; without it (the misleading control, as measured
+    before), whenever the gold has a comma."""
     G = case.G
     evidence = " ".join(case.evidence_texts)
     notes = []
     relative = find_relative_dates(evidence)
-    if relative and has_absolute_date(case.gold):
+    if relative and has_absolute_date(case.gold) and (not precise or _kept_relative(case, attribution)):
         notes.append(f"The evidence says '{relative[0]}' (a relative date); the gold answer is the actual date.")
     if attribution.error_type == "ExtractionError":
         speakers = sorted({G.nodes[t]["value"]["speaker"] for t in case.evidence_turns})
@@ -132,9 +134,33 @@ def _losses(case: FailedCase, attribution: Attribution) -> list[str]:
         notes.append("The store held the answer at question time, but the retrieved context missed it.")
     elif case.unanswerable:
         notes.append("Nothing in the conversation answers this; the answer should have been 'Not mentioned'.")
+    elif precise:
+        notes += _partial(case.gold, case.prediction)
     elif "," in case.gold:
         notes.append("The gold answer lists several items; the response gave only part of them.")
     return notes
+
+
+def _kept_relative(case: FailedCase, attribution: Attribution) -> bool:
+    """Whether what the blamed op wrote still holds a relative date: the answer (for the answer op), the facts about
+    the evidence (for an extraction); other ops are not checked."""
+    G = case.G
+    if G.has_node(attribution.op_id) and "response" in op_stages(G, attribution.op_id):
+        return bool(find_relative_dates(case.prediction))
+    if attribution.error_type == "ExtractionError":
+        return bool(find_relative_dates(" ".join(_outputs(G, attribution.op_id, " ".join(case.evidence_texts))[:4])))
+    return True
+
+
+def _partial(gold: str, prediction: str) -> list[str]:
+    """The observation that an answer gave some, not all, of the gold's items (none when it gave all or none)."""
+    items = [part.strip(" .") for part in re.split(r",|;|\band\b", gold) if stems(part)]
+    given = [item for item in items if overlap(item, prediction) >= 0.5]
+    if len(items) < 2 or not given or len(given) == len(items):
+        return []
+    left = [item for item in items if item not in given]
+    return [f"The gold answer lists {len(items)} items; the response gave only {', '.join(given)} and left out "
+            f"{', '.join(left)}."]
 
 
 def _lines(value: Any) -> list[str]:
@@ -150,7 +176,7 @@ def _read_by_answer(case: FailedCase) -> list[str]:
     return sorted(lines, key=lambda line: -overlap(target, stems(line)))[:3]
 
 
-def _example(case: FailedCase, attribution: Attribution) -> str:
+def _example(case: FailedCase, attribution: Attribution, *, precise: bool = True) -> str:
     lines = [f"Question: {case.question}", f"Gold answer: {case.gold}", f"System answered: {case.prediction}",
              f"Error: {attribution.error_type} — {attribution.reason}"]
     if case.evidence_texts:
@@ -168,7 +194,7 @@ def _example(case: FailedCase, attribution: Attribution) -> str:
         produced = _outputs(case.G, attribution.op_id, " ".join(case.evidence_texts))
         if produced:
             lines.append("This operation produced: " + " | ".join(p[:160] for p in produced[:4]))
-    lines.append("Observation: " + _observation(case, attribution))
+    lines.append("Observation: " + _observation(case, attribution, precise=precise))
     return "\n".join(lines)
 
 
@@ -253,7 +279,7 @@ def misleading_feedback(blamed: list[tuple[FailedCase, Attribution]],
     for op, items in grouped.items():
         counts = dict(Counter(a.error_type for _, a in items).most_common())
         others = [pair for other, pairs in grouped.items() if other != op for pair in pairs]
-        out[op] = Feedback(op, _version(items), counts, [_example(c, a) for c, a in _pick(others)],
+        out[op] = Feedback(op, _version(items), counts, [_example(c, a, precise=False) for c, a in _pick(others)],
                            kind="misleading", advice=[_advice(op, items)])
     return out
 
