@@ -100,3 +100,33 @@ def test_controls_keep_their_op_choice_after_a_lost_round(round_one, kind):
     after = optimizer._feedback(system, train, blamed, 2)
     assert optimizer.stale == {} and list(after) == list(before)
     assert [fb.text() for fb in after.values()] == [fb.text() for fb in before.values()]
+
+
+def test_a_round_after_a_rejected_one_reuses_the_training_run(round_one):
+    from memopt.data.source import load_data
+
+    system, scorer = round_one[0], round_one[1]
+    _, conversations = load_data("synthetic:conversations=1,sessions=4,seed=2")
+    optimizer = _optimizer(round_one, "attribution")
+    first = optimizer._evaluate(system, conversations)
+    spent = scorer.usage().calls
+    again = optimizer._evaluate(system, conversations)  # the rejected round left the system unchanged
+    assert again is first and scorer.usage().calls == spent
+    changed = system.with_knobs(top_k=system.knobs["top_k"] + 1)
+    assert optimizer._evaluate(changed, conversations) is not first and scorer.usage().calls > spent
+
+
+@pytest.mark.parametrize("kind", ["outcome", "empty", "misleading"])
+def test_controls_run_the_training_split_again_unless_asked(round_one, kind):
+    from memopt.data.source import load_data
+
+    system, scorer = round_one[0], round_one[1]
+    _, conversations = load_data("synthetic:conversations=1,sessions=4,seed=2")
+    optimizer = _optimizer(round_one, kind)
+    optimizer._evaluate(system, conversations)
+    spent = scorer.usage().calls
+    optimizer._evaluate(system, conversations)
+    assert scorer.usage().calls > spent  # as measured before: every round runs the training split
+    asked = _optimizer(round_one, kind, reuse_train=True)
+    first = asked._evaluate(system, conversations)
+    assert asked._evaluate(system, conversations) is first

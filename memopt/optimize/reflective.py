@@ -89,6 +89,8 @@ class ReflectiveOptimizer:
     replay: bool = True  # reuse attributions of byte-identical cases (`memopt.attribution.replay`)
     # stopping
     stop_on_repeat: bool = False
+    # budget: reuse the last traced training run when the system did not change (None: for memopt's own kinds)
+    reuse_train: bool | None = None
     # selection
     trials: int = 8
     trial_batch: int = 4
@@ -102,6 +104,7 @@ class ReflectiveOptimizer:
     cache: AttributionCache = field(default_factory=AttributionCache)
     seen: dict[str, int] = field(default_factory=dict)  # digest of a round's inputs → the round that saw them
     stale: dict[str, int] = field(default_factory=dict)  # op → rounds in a row its rewrites were tried and lost
+    last_train: tuple[str, Scored] | None = field(default=None, repr=False)  # (system digest, its training run)
 
     def step(self, system: MemorySystem, round_index: int, *, trainset: list[Conversation],
              valset: list[Conversation], current_val: float) -> RoundOutcome:
@@ -150,9 +153,25 @@ class ReflectiveOptimizer:
 
     # 1. evaluate
     def _evaluate(self, system: MemorySystem, trainset: list[Conversation]) -> Scored:
+        """The training run of ``system``: the last one again when the system is unchanged (`reuses_train`)."""
         self.scorer.check()
-        return self.scorer.score(system, trainset, judged=True, traced=self.attributes, phase="train",
-                                 check_errors=True)
+        key = hashlib.sha256(json.dumps([system.name, system.instructions(), dict(system.knobs), self.attributes,
+                                         [c.sample_id for c in trainset]], sort_keys=True,
+                                        default=str).encode("utf-8")).hexdigest()
+        if self.reuses_train and self.last_train is not None and self.last_train[0] == key:
+            return self.last_train[1]
+        train = self.scorer.score(system, trainset, judged=True, traced=self.attributes, phase="train",
+                                  check_errors=True)
+        if self.reuses_train:
+            self.last_train = (key, train)
+        return train
+
+    @property
+    def reuses_train(self) -> bool:
+        """Whether a round reuses the last training run when the system did not change (``reuse_train``; by default
+        for memopt's own kinds, `ranks_ops`): a rejected round leaves the prompts and knobs as they were, so the
+        next round's cases are the ones already run, traced and judged."""
+        return self.ranks_ops if self.reuse_train is None else self.reuse_train
 
     # 2. attribute
     def _attribute(self, train: Scored) -> tuple[list[tuple[FailedCase, Attribution]], int, dict[str, int]]:
@@ -291,4 +310,4 @@ class ReflectiveOptimizer:
                 "attribution": self.attribution, "candidates": self.candidates, "ops_per_round": self.ops_per_round,
                 "trials": self.trials, "trial_batch": self.trial_batch, "search": self.search,
                 "min_gain": self.min_gain, "verify": self.verify, "sample": self.sample, "replay": self.replay,
-                "stop_on_repeat": self.stop_on_repeat}
+                "stop_on_repeat": self.stop_on_repeat, "reuse_train": self.reuses_train}
