@@ -3,12 +3,14 @@
 
 - ``attribution`` (memopt's, `build_feedback`): attributions grouped by operation. For each blamed
   operation: how many failures of each error type, the prompt version they came from, and 2–5
-  concrete examples chosen to cover its error types and question categories — the question, the
+  concrete examples — failures whose trace shows what was lost first, chosen to cover its error types
+  and question categories — the question, the
   gold answer, what the system answered, the evidence excerpt, what the operation produced (or, for
   the answer op, the context items it read; for a retrieval miss, the unit the store held and what
   was retrieved), and an observation of what was lost or wrong (derived from the graph: a relative
   date left unresolved, a speaker no output mentions, a detail missing, a memory overwritten or
-  deleted, a unit the context missed).
+  deleted, a unit the context missed, the items of a list answer left out; a relative date only
+  where the op's output kept it).
 - ``outcome`` (`outcome_feedback`): per failed training case, the question, gold answer,
   prediction and F1 / judge verdict, with no attribution: what a GEPA user writes.
 - ``score`` (`score_feedback`): the training score only.

@@ -130,3 +130,52 @@ def test_controls_run_the_training_split_again_unless_asked(round_one, kind):
     asked = _optimizer(round_one, kind, reuse_train=True)
     first = asked._evaluate(system, conversations)
     assert asked._evaluate(system, conversations) is first
+
+
+@pytest.mark.parametrize(("gold", "answer", "said"), [
+    ("hiking, the cello and sourdough baking", "She took up the cello.", "the cello"),
+    ("Oslo; Bergen", "Bergen", "Bergen"),
+])
+def test_a_partial_answer_is_stated_with_the_items_given_and_left_out(gold, answer, said):
+    from memopt.feedback import _partial
+
+    [note] = _partial(gold, answer)
+    assert f"gave only {said} and left out" in note
+    assert all(item.strip() in note.split("left out", 1)[1] for item in re.split(r",|;|\band\b", gold)
+               if item.strip() and item.strip() != said)
+
+
+@pytest.mark.parametrize(("gold", "answer"), [
+    ("hiking, the cello", "Not mentioned"),  # none of the items: not a partial answer
+    ("hiking, the cello", "hiking and the cello"),  # all of them
+    ("a cello", "a cello"),  # one item
+])
+def test_no_partial_answer_is_claimed_when_the_answer_gave_none_or_all(gold, answer):
+    from memopt.feedback import _partial
+
+    assert _partial(gold, answer) == []
+
+
+def test_a_relative_date_is_blamed_only_where_the_ops_output_kept_it(round_one):
+    from memopt.feedback import _example, _outputs
+    from memopt.text import find_relative_dates
+
+    note = "(a relative date); the gold answer is the actual date"
+    differ = [(c, a) for c, a in round_one[3] if (note in " ".join(_losses(c, a, precise=False)))
+              != (note in " ".join(_losses(c, a)))]
+    assert differ, "the fixture needs failures whose op's output resolved the date (or dropped the fact)"
+    for case, attribution in differ:
+        written = (case.prediction if attribution.operation == "answer"
+                   else " ".join(_outputs(case.G, attribution.op_id, " ".join(case.evidence_texts))[:4]))
+        assert not find_relative_dates(written)
+        assert note in _example(case, attribution, precise=False) and note not in _example(case, attribution)
+
+
+def test_the_misleading_control_keeps_its_examples_and_wording(round_one):
+    from memopt.feedback import _example, misleading_feedback
+
+    system, _, _, blamed = round_one
+    grouped = _grouped(blamed, _mapping(system))
+    for op, fb in misleading_feedback(blamed, _mapping(system)).items():
+        others = [pair for other, pairs in grouped.items() if other != op for pair in pairs]
+        assert fb.examples == [_example(c, a, precise=False) for c, a in _pick(others)]  # category cover, old wording

@@ -9,14 +9,20 @@ candidates and knobs with Optuna on the val split → keep the best if it beats 
 and, by the kind's ``uses_attribution``, which ops are rewritten:
 
 - kinds that use attribution (``attribution``, memopt's; the ``misleading`` and ``empty`` controls)
-  rewrite memopt's blamed ops (the ``ops_per_round`` most blamed), so the comparison between them
-  isolates the feedback *text*;
+  rewrite memopt's blamed ops. memopt's own kinds (`ranks_ops`) rank them by the failures the trace
+  explains (`memopt.feedback.Feedback.explained`), and set aside the ops whose rewrites lost in the
+  rounds before until the others had their turn (an accepted round resets this); the controls take
+  the ``ops_per_round`` most blamed, as they were measured;
 - kinds without (``outcome``, ``score``): like a GEPA user, they take the LLM ops round-robin
   (``ops_per_round`` per round) and the train split is evaluated untraced.
 
 The ``score_only`` optimizer name is this optimizer with ``feedback="score"``. The
 ``blame_response`` ablation is this optimizer with the ``blame_response`` attribution method
 (every failure blamed on the answer op).
+
+After a rejected round the system is unchanged, so memopt's own kinds reuse the last traced training
+run instead of running it again (``reuse_train``; its failures' attributions are replayed, and the
+round's sample attributes new ones): the calls go to attribution and trials.
 
 A blamed tool op has no prompt: its feedback goes to the LLM ops its `OpSpec` says steer it
 (``retrieve`` → ``rewrite_query``); one only knobs steer (``truncate``, ``fuse``) is left to the
