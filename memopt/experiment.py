@@ -171,6 +171,9 @@ class OptimizerConfig(_Strict):
     min_gain: float = Field(0.0, ge=0.0)
     storage: str | None = None  # Optuna storage shared with `memopt worker` processes (memopt.optimize.storage)
     stop_on_repeat: bool = True  # end the run when a round would see the prompts, knobs and feedback of an earlier one
+    # after a rejected round the system is unchanged: reuse its traced training run instead of running it again
+    # (None: for memopt's attribution kinds; the feedback controls run it again, as they were measured)
+    reuse_train: bool | None = None
 
     @field_validator("feedback")
     @classmethod

@@ -3,12 +3,14 @@
 
 - ``attribution`` (memopt's, `build_feedback`): attributions grouped by operation. For each blamed
   operation: how many failures of each error type, the prompt version they came from, and 2–5
-  concrete examples chosen to cover its error types and question categories — the question, the
+  concrete examples — failures whose trace shows what was lost first, chosen to cover its error types
+  and question categories — the question, the
   gold answer, what the system answered, the evidence excerpt, what the operation produced (or, for
   the answer op, the context items it read; for a retrieval miss, the unit the store held and what
   was retrieved), and an observation of what was lost or wrong (derived from the graph: a relative
   date left unresolved, a speaker no output mentions, a detail missing, a memory overwritten or
-  deleted, a unit the context missed).
+  deleted, a unit the context missed, the items of a list answer left out; a relative date only
+  where the op's output kept it).
 - ``outcome`` (`outcome_feedback`): per failed training case, the question, gold answer,
   prediction and F1 / judge verdict, with no attribution: what a GEPA user writes.
 - ``score`` (`score_feedback`): the training score only.
@@ -58,6 +60,7 @@ class Feedback:
     kind: str = "attribution"
     advice: list[str] = field(default_factory=list)
     failed: int = 0
+    explained: int = 0  # failures blamed on it whose trace shows what was lost (attribution kind)
 
     @property
     def n(self) -> int:
@@ -97,12 +100,21 @@ def _outputs(G: nx.DiGraph, op: str, near: str = "") -> list[str]:
     return [text_of(output)[:300]] if output is not None else []
 
 
-def _observation(case: FailedCase, attribution: Attribution) -> str:
+def _observation(case: FailedCase, attribution: Attribution, *, precise: bool = True) -> str:
+    """What the example shows was lost or wrong (`_losses`), else the attribution's reason."""
+    return " ".join(_losses(case, attribution, precise=precise)) or attribution.reason
+
+
+def _losses(case: FailedCase, attribution: Attribution, *, precise: bool = True) -> list[str]:
+    """What the graph shows was lost or wrong in this failure, one sentence each (none when it shows nothing more
+    than the attribution's reason). ``precise`` (memopt's feedback) says an answer gave part of a list only when it
+    holds some but not all of the gold's items, and names them; without it (the misleading control, as measured
+    before), whenever the gold has a comma."""
     G = case.G
     evidence = " ".join(case.evidence_texts)
     notes = []
     relative = find_relative_dates(evidence)
-    if relative and has_absolute_date(case.gold):
+    if relative and has_absolute_date(case.gold) and (not precise or _kept_relative(case, attribution)):
         notes.append(f"The evidence says '{relative[0]}' (a relative date); the gold answer is the actual date.")
     if attribution.error_type == "ExtractionError":
         speakers = sorted({G.nodes[t]["value"]["speaker"] for t in case.evidence_turns})
@@ -124,9 +136,33 @@ def _observation(case: FailedCase, attribution: Attribution) -> str:
         notes.append("The store held the answer at question time, but the retrieved context missed it.")
     elif case.unanswerable:
         notes.append("Nothing in the conversation answers this; the answer should have been 'Not mentioned'.")
+    elif precise:
+        notes += _partial(case.gold, case.prediction)
     elif "," in case.gold:
         notes.append("The gold answer lists several items; the response gave only part of them.")
-    return " ".join(notes) or attribution.reason
+    return notes
+
+
+def _kept_relative(case: FailedCase, attribution: Attribution) -> bool:
+    """Whether what the blamed op wrote still holds a relative date: the answer (for the answer op), the facts about
+    the evidence (for an extraction); other ops are not checked."""
+    G = case.G
+    if G.has_node(attribution.op_id) and "response" in op_stages(G, attribution.op_id):
+        return bool(find_relative_dates(case.prediction))
+    if attribution.error_type == "ExtractionError":
+        return bool(find_relative_dates(" ".join(_outputs(G, attribution.op_id, " ".join(case.evidence_texts))[:4])))
+    return True
+
+
+def _partial(gold: str, prediction: str) -> list[str]:
+    """The observation that an answer gave some, not all, of the gold's items (none when it gave all or none)."""
+    items = [part.strip(" .") for part in re.split(r",|;|\band\b", gold) if stems(part)]
+    given = [item for item in items if overlap(item, prediction) >= 0.5]
+    if len(items) < 2 or not given or len(given) == len(items):
+        return []
+    left = [item for item in items if item not in given]
+    return [f"The gold answer lists {len(items)} items; the response gave only {', '.join(given)} and left out "
+            f"{', '.join(left)}."]
 
 
 def _lines(value: Any) -> list[str]:
@@ -142,7 +178,7 @@ def _read_by_answer(case: FailedCase) -> list[str]:
     return sorted(lines, key=lambda line: -overlap(target, stems(line)))[:3]
 
 
-def _example(case: FailedCase, attribution: Attribution) -> str:
+def _example(case: FailedCase, attribution: Attribution, *, precise: bool = True) -> str:
     lines = [f"Question: {case.question}", f"Gold answer: {case.gold}", f"System answered: {case.prediction}",
              f"Error: {attribution.error_type} — {attribution.reason}"]
     if case.evidence_texts:
@@ -160,7 +196,7 @@ def _example(case: FailedCase, attribution: Attribution) -> str:
         produced = _outputs(case.G, attribution.op_id, " ".join(case.evidence_texts))
         if produced:
             lines.append("This operation produced: " + " | ".join(p[:160] for p in produced[:4]))
-    lines.append("Observation: " + _observation(case, attribution))
+    lines.append("Observation: " + _observation(case, attribution, precise=precise))
     return "\n".join(lines)
 
 
@@ -174,10 +210,12 @@ def _grouped(blamed: list[tuple[FailedCase, Attribution]], prompt_ops: Mapping[s
     return dict(sorted(grouped.items(), key=lambda kv: -len(kv[1])))
 
 
-def _pick(items: list[tuple[FailedCase, Attribution]]) -> list[tuple[FailedCase, Attribution]]:
+def _pick(items: list[tuple[FailedCase, Attribution]], *, explained_first: bool = False
+          ) -> list[tuple[FailedCase, Attribution]]:
     """Up to `MAX_EXAMPLES` examples that cover the failure categories: first, greedily, examples that add an error
     type or a question category not shown yet; then round-robin over error types. Distinct failures (another
-    question and another evidence turn) come first."""
+    question and another evidence turn) come first. With ``explained_first``, failures whose trace shows what was
+    lost (`_losses`) are chosen before those it does not explain, so the examples show what a rewrite could fix."""
     picked, repeats, seen = [], [], set()
     for case, attribution in sorted(items, key=lambda ca: (ca[1].error_type, ca[0].case_id)):
         if (attribution.error_type, case.question) in seen:
@@ -186,15 +224,28 @@ def _pick(items: list[tuple[FailedCase, Attribution]]) -> list[tuple[FailedCase,
         shown = (attribution.error_type, tuple(case.evidence_texts))
         (repeats if shown in seen else picked).append((case, attribution))
         seen.add(shown)
-    pool, out, covered = picked + repeats, [], set()
-    while pool and len(out) < MAX_EXAMPLES:
+    pool = picked + repeats
+    if not explained_first:
+        return _cover(pool, MAX_EXAMPLES, set())
+    told = [bool(_losses(*item)) for item in pool]
+    out = _cover([item for item, t in zip(pool, told, strict=True) if t], MAX_EXAMPLES, set())
+    covered = set().union(*map(_labels, out)) if out else set()
+    return out + _cover([item for item, t in zip(pool, told, strict=True) if not t], MAX_EXAMPLES - len(out), covered)
+
+
+def _cover(pool: list[tuple[FailedCase, Attribution]], k: int, covered: set[tuple[str, Any]]
+           ) -> list[tuple[FailedCase, Attribution]]:
+    """Up to ``k`` of ``pool``: greedily those adding a category not in ``covered``, then round-robin over error
+    types."""
+    pool, out, covered = list(pool), [], set(covered)
+    while pool and len(out) < k:
         gains = [len(_labels(item) - covered) for item in pool]
         if max(gains) == 0:
             break
         best = pool.pop(gains.index(max(gains)))
         out.append(best)
         covered |= _labels(best)
-    return out + _spread(pool, MAX_EXAMPLES - len(out))
+    return out + _spread(pool, k - len(out))
 
 
 def _labels(item: tuple[FailedCase, Attribution]) -> set[tuple[str, Any]]:
@@ -215,7 +266,9 @@ def build_feedback(blamed: list[tuple[FailedCase, Attribution]],
     out = {}
     for op, items in _grouped(blamed, prompt_ops).items():
         counts = dict(Counter(a.error_type for _, a in items).most_common())
-        out[op] = Feedback(op, _version(items), counts, [_example(c, a) for c, a in _pick(items)])
+        out[op] = Feedback(op, _version(items), counts,
+                           [_example(c, a) for c, a in _pick(items, explained_first=True)],
+                           explained=sum(bool(_losses(c, a)) for c, a in items))
     return out
 
 
@@ -228,7 +281,7 @@ def misleading_feedback(blamed: list[tuple[FailedCase, Attribution]],
     for op, items in grouped.items():
         counts = dict(Counter(a.error_type for _, a in items).most_common())
         others = [pair for other, pairs in grouped.items() if other != op for pair in pairs]
-        out[op] = Feedback(op, _version(items), counts, [_example(c, a) for c, a in _pick(others)],
+        out[op] = Feedback(op, _version(items), counts, [_example(c, a, precise=False) for c, a in _pick(others)],
                            kind="misleading", advice=[_advice(op, items)])
     return out
 

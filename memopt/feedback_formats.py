@@ -230,4 +230,4 @@ def restyle(feedback: Any, fmt: str) -> Any:
     parts = [parts_of(e, feedback.operation) for e in feedback.examples]
     return _rendered_feedback()(feedback.operation, feedback.prompt_version, feedback.counts, feedback.examples,
                                 kind=f"attribution_{fmt}", advice=feedback.advice, failed=feedback.failed,
-                                body=render(parts, fmt))
+                                explained=feedback.explained, body=render(parts, fmt))

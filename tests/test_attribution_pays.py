@@ -37,7 +37,7 @@ def test_second_round_with_unchanged_cases_makes_no_attribution_judge_call(trace
     from memopt.optimize.reflective import ReflectiveOptimizer
 
     system, scorer, conversations = traced
-    optimizer = ReflectiveOptimizer(scorer)  # replay on, every failure attributed
+    optimizer = ReflectiveOptimizer(scorer, reuse_train=False)  # replay on, every failure attributed, runs again
     first = optimizer._evaluate(system, conversations)
     before = _judge_calls(scorer)
     blamed, _, spent = optimizer._attribute(first)

@@ -9,14 +9,20 @@ candidates and knobs with Optuna on the val split → keep the best if it beats 
 and, by the kind's ``uses_attribution``, which ops are rewritten:
 
 - kinds that use attribution (``attribution``, memopt's; the ``misleading`` and ``empty`` controls)
-  rewrite memopt's blamed ops (the ``ops_per_round`` most blamed), so the comparison between them
-  isolates the feedback *text*;
+  rewrite memopt's blamed ops. memopt's own kinds (`ranks_ops`) rank them by the failures the trace
+  explains (`memopt.feedback.Feedback.explained`), and set aside the ops whose rewrites lost in the
+  rounds before until the others had their turn (an accepted round resets this); the controls take
+  the ``ops_per_round`` most blamed, as they were measured;
 - kinds without (``outcome``, ``score``): like a GEPA user, they take the LLM ops round-robin
   (``ops_per_round`` per round) and the train split is evaluated untraced.
 
 The ``score_only`` optimizer name is this optimizer with ``feedback="score"``. The
 ``blame_response`` ablation is this optimizer with the ``blame_response`` attribution method
 (every failure blamed on the answer op).
+
+After a rejected round the system is unchanged, so memopt's own kinds reuse the last traced training
+run instead of running it again (``reuse_train``; its failures' attributions are replayed, and the
+round's sample attributes new ones): the calls go to attribution and trials.
 
 A blamed tool op has no prompt: its feedback goes to the LLM ops its `OpSpec` says steer it
 (``retrieve`` → ``rewrite_query``); one only knobs steer (``truncate``, ``fuse``) is left to the
@@ -89,6 +95,8 @@ class ReflectiveOptimizer:
     replay: bool = True  # reuse attributions of byte-identical cases (`memopt.attribution.replay`)
     # stopping
     stop_on_repeat: bool = False
+    # budget: reuse the last traced training run when the system did not change (None: for memopt's own kinds)
+    reuse_train: bool | None = None
     # selection
     trials: int = 8
     trial_batch: int = 4
@@ -101,6 +109,8 @@ class ReflectiveOptimizer:
     trial_pool: Any = None  # hook: a `memopt.optimize.workers.TrialPool` when optimizer.storage is set
     cache: AttributionCache = field(default_factory=AttributionCache)
     seen: dict[str, int] = field(default_factory=dict)  # digest of a round's inputs → the round that saw them
+    stale: dict[str, int] = field(default_factory=dict)  # op → rounds in a row its rewrites were tried and lost
+    last_train: tuple[str, Scored] | None = field(default=None, repr=False)  # (system digest, its training run)
 
     def step(self, system: MemorySystem, round_index: int, *, trainset: list[Conversation],
              valset: list[Conversation], current_val: float) -> RoundOutcome:
@@ -120,8 +130,20 @@ class ReflectiveOptimizer:
             counts[a.operation] = counts.get(a.operation, 0) + 1
             types[a.error_type] = types.get(a.error_type, 0) + 1
         chosen = {op: rationales[(op, text)] for op, text in choice.instructions.items()}
+        self._learn(feedback, accepted)
         return RoundOutcome(train, blamed, feedback, candidates, choice, accepted, counts, types, unattributed,
                             chosen, rejected, spent)
+
+    def _learn(self, feedback: dict[str, Feedback], accepted: bool) -> None:
+        """Remember which rewritten ops lost (`ranks_ops`): an accepted round changes the system, so every op may
+        pay again; a rejected one sets its ops aside until the others had their turn."""
+        if not self.ranks_ops:
+            return
+        if accepted:
+            self.stale.clear()
+        else:
+            for op in feedback:
+                self.stale[op] = self.stale.get(op, 0) + 1
 
     def _check_repeat(self, system: MemorySystem, feedback: dict[str, Feedback], round_index: int) -> None:
         """Raise `StateRepeated` when an earlier round saw these prompts, knobs and feedback (``stop_on_repeat``)."""
@@ -137,9 +159,25 @@ class ReflectiveOptimizer:
 
     # 1. evaluate
     def _evaluate(self, system: MemorySystem, trainset: list[Conversation]) -> Scored:
+        """The training run of ``system``: the last one again when the system is unchanged (`reuses_train`)."""
         self.scorer.check()
-        return self.scorer.score(system, trainset, judged=True, traced=self.attributes, phase="train",
-                                 check_errors=True)
+        key = hashlib.sha256(json.dumps([system.name, system.instructions(), dict(system.knobs), self.attributes,
+                                         [c.sample_id for c in trainset]], sort_keys=True,
+                                        default=str).encode("utf-8")).hexdigest()
+        if self.reuses_train and self.last_train is not None and self.last_train[0] == key:
+            return self.last_train[1]
+        train = self.scorer.score(system, trainset, judged=True, traced=self.attributes, phase="train",
+                                  check_errors=True)
+        if self.reuses_train:
+            self.last_train = (key, train)
+        return train
+
+    @property
+    def reuses_train(self) -> bool:
+        """Whether a round reuses the last training run when the system did not change (``reuse_train``; by default
+        for memopt's own kinds, `ranks_ops`): a rejected round leaves the prompts and knobs as they were, so the
+        next round's cases are the ones already run, traced and judged."""
+        return self.ranks_ops if self.reuse_train is None else self.reuse_train
 
     # 2. attribute
     def _attribute(self, train: Scored) -> tuple[list[tuple[FailedCase, Attribution]], int, dict[str, int]]:
@@ -198,7 +236,19 @@ class ReflectiveOptimizer:
         mapping = {spec.name: system.prompt_ops(spec.name) for spec in system.operations}
         found = self.kind(FeedbackRequest(blamed, mapping, chosen, system.prompt_versions(), train.metrics,
                                           train.results, round_index))
+        if self.ranks_ops:
+            found = dict(sorted(found.items(), key=lambda kv: (self.stale.get(kv[0], 0),
+                                                               -int(getattr(kv[1], "explained", 0)))))
         return dict(list(found.items())[: self.ops_per_round])
+
+    @property
+    def ranks_ops(self) -> bool:
+        """Whether the blamed ops are ranked by what the round learnt (memopt's attribution kinds, not the ``empty``
+        and ``misleading`` controls, which keep the plain ranking by blame): ops whose rewrites lost in the rounds
+        before come last (`stale`), then the ops whose failures the trace explains most (`Feedback.explained`);
+        ties keep the order by blame."""
+        kind = self.kind
+        return kind.uses_attribution and (not kind.control or kind.rendering_of is not None)
 
     # 4. propose
     def _propose(self, system: MemorySystem, feedback: dict[str, Feedback]) -> dict[str, list[Proposal]]:
@@ -261,8 +311,9 @@ class ReflectiveOptimizer:
     def describe(self) -> dict[str, Any]:
         """The optimizer's configuration, for logging."""
         return {"optimizer": "memtrace", "feedback": self.feedback,
-                "ops_chosen_by": "attribution" if self.attributes else "round-robin",
+                "ops_chosen_by": ("attribution, explained failures first, ops that lost last" if self.ranks_ops else
+                                  "attribution" if self.attributes else "round-robin"),
                 "attribution": self.attribution, "candidates": self.candidates, "ops_per_round": self.ops_per_round,
                 "trials": self.trials, "trial_batch": self.trial_batch, "search": self.search,
                 "min_gain": self.min_gain, "verify": self.verify, "sample": self.sample, "replay": self.replay,
-                "stop_on_repeat": self.stop_on_repeat}
+                "stop_on_repeat": self.stop_on_repeat, "reuse_train": self.reuses_train}
