@@ -116,20 +116,21 @@ def test_a_round_after_a_rejected_one_reuses_the_training_run(round_one):
     assert optimizer._evaluate(changed, conversations) is not first and scorer.usage().calls > spent
 
 
-@pytest.mark.parametrize("kind", ["outcome", "empty", "misleading"])
-def test_controls_run_the_training_split_again_unless_asked(round_one, kind):
+@pytest.mark.parametrize("kind", ["outcome", "score", "empty", "misleading"])
+def test_every_kind_reuses_the_training_run_unless_told_not_to(round_one, kind):
     from memopt.data.source import load_data
 
     system, scorer = round_one[0], round_one[1]
     _, conversations = load_data("synthetic:conversations=1,sessions=4,seed=2")
     optimizer = _optimizer(round_one, kind)
-    optimizer._evaluate(system, conversations)
+    first = optimizer._evaluate(system, conversations)
     spent = scorer.usage().calls
-    optimizer._evaluate(system, conversations)
-    assert scorer.usage().calls > spent  # as measured before: every round runs the training split
-    asked = _optimizer(round_one, kind, reuse_train=True)
-    first = asked._evaluate(system, conversations)
-    assert asked._evaluate(system, conversations) is first
+    assert optimizer._evaluate(system, conversations) is first and scorer.usage().calls == spent
+    again = _optimizer(round_one, kind, reuse_train=False)
+    again._evaluate(system, conversations)
+    spent = scorer.usage().calls
+    again._evaluate(system, conversations)
+    assert scorer.usage().calls > spent  # told not to: every round runs the training split
 
 
 @pytest.mark.parametrize(("gold", "answer", "said"), [

@@ -175,9 +175,9 @@ class ReflectiveOptimizer:
     @property
     def reuses_train(self) -> bool:
         """Whether a round reuses the last training run when the system did not change (``reuse_train``; by default
-        for memopt's own kinds, `ranks_ops`): a rejected round leaves the prompts and knobs as they were, so the
-        next round's cases are the ones already run, traced and judged."""
-        return self.ranks_ops if self.reuse_train is None else self.reuse_train
+        for every feedback kind): a rejected round leaves the prompts and knobs as they were, so the next round's
+        cases are the ones already run, traced and judged."""
+        return True if self.reuse_train is None else self.reuse_train
 
     # 2. attribute
     def _attribute(self, train: Scored) -> tuple[list[tuple[FailedCase, Attribution]], int, dict[str, int]]:
