@@ -29,7 +29,7 @@ ON = [
     ("update", "update_on_contradiction", "Sharing a topic is not sufficient for an update; the new fact must also "
                                           "contradict the stored one."),
     # a gapped contrast: "but never the names" = "but never drop the names"
-    ("summarize", "keep_details", "Cut the small talk if you must, but never the names or the numbers."),
+    ("summarize", "keep_details", "Drop the small talk if you must, but never the names or the numbers."),
     ("extract", "keep_details", "Remove greetings freely, but never the places, amounts or dates a fact mentions."),
     # "after the first clause" is a preposition phrase inside the negation
     ("extract", "keep_details", "Keep whole sentences with their names and dates; do not stop after the first clause."),

@@ -181,7 +181,8 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"(?:the|each|every|its) (?:complete|full|whole|entire|unabridged) (?:sentence|fact|statement|wording|"
              r"clause|text|version)", r"(?:complete|full|whole|entire|unabridged) (?:facts|statements)", r"in full"),
     _concept("PRESERVE", "keeping something in: 'keep', 'preserve', 'retain', 'include', 'mention', 'copy'",
-             r"keep(?:s|ing)?(?! track)(?! a record)(?! to)(?! \w+ing\b)", r"kept", r"preserv\w*", r"retain\w*", r"includ\w*",
+             r"keep(?:s|ing)?(?! track)(?! a record)(?! to)(?! \w+ing\b)", r"kept", r"preserv\w*", r"retain\w*",
+             r"includ\w*",
              r"mention\w*", r"contain\w*", r"spell\w* out", r"cop(?:y|ies|ied|ying)", r"reproduc\w*",
              r"quot(?:e|es|ing)",
              r"carr\w* over", r"stay\w*", r"remain\w*",

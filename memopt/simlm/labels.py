@@ -1,4 +1,4 @@
-"""Labels and literals a colon introduces: a "Don't:" heading over a bad example, a reply quoted without quotes.
+"""What a colon or an ellipsis leaves the reader to supply: a "Don't:" label, an unquoted reply, a gapped verb.
 
 - ``mark_literal_replies`` (before negation scopes): a short text ending the sentence after a reply verb and a colon
   ("reply exactly: Not mentioned", "answer with: not known") is the reply itself, a quote: its "not" negates nothing.
@@ -6,6 +6,8 @@
   answer with: Not mentioned" forbids it).
 - ``mark_label_negation`` (after them): a negation that labels what follows ("Don't: ignore the other speaker.",
   "Avoid: guessing") negates the whole rest of the sentence, past the colon that would otherwise close it.
+- ``restore_gapped_verb`` (before scopes): "Drop filler, but never the names" means "but never drop the names": the
+  imperative verb that opens the sentence is supplied after a "but never / but not" that has none.
 """
 
 from __future__ import annotations
@@ -59,3 +61,25 @@ def mark_label_negation(words: list[Word]) -> list[Word]:
             scope = 1 + max((w.scope for w in words), default=0)
             return [*words[:end + 1], *(with_(w, scope=0 if w.scope else scope) for w in words[end + 1:])]
     return words
+
+
+_GAP_VERBS = frozenset({
+    "add", "keep", "use", "delete", "remove", "update", "extract", "record", "include", "combine", "resolve",
+    "convert", "leave", "copy", "store", "replace", "overwrite", "expand", "drop", "ignore", "merge", "cut", "trim",
+    "strip", "omit", "skip", "shorten", "abbreviate", "discard", "erase", "lose", "compress", "summarise", "summarize",
+})
+_NOUN_PHRASE_START = frozenset({"a", "an", "the", "any", "their", "its", "his", "her", "your", "those", "these"})
+
+
+def restore_gapped_verb(words: list[Word]) -> list[Word]:
+    """Supply the sentence's imperative verb to a "but never the names" that has none (see the module docstring)."""
+    k = 0
+    while k < len(words) and words[k].text in _BULLETS:
+        k += 1
+    if k >= len(words) or words[k].text not in _GAP_VERBS or words[k].quoted:
+        return words
+    out = list(words)
+    for i in range(len(out) - 3, k, -1):
+        if out[i].text == "but" and out[i + 1].text in ("never", "not") and out[i + 2].text in _NOUN_PHRASE_START:
+            out.insert(i + 2, Word(words[k].text))
+    return out
