@@ -96,8 +96,8 @@ def _evidence(cue: Cue, clause: Clause, context: Clause) -> int | None:
         return None
     # a requirement that only a negation outside the carrier's holds ("same topic is not enough to update", "drop
     # filler, but never the names") is denied: the cue speaks the other way
-    denied = (context is not clause and all(_required(r, clause) is None for r in cue.requires) or _falls_short(clause)) \
-        and any(r and not r & {m.scope for m in primary} for r in required)
+    gapped = context is not clause and all(_required(r, clause) is None for r in cue.requires)
+    denied = (gapped or _falls_short(clause)) and any(r and not r & {m.scope for m in primary} for r in required)
     primary = _main(primary, clause)
     if all(_in_hypothesis(clause, m.start) for m in primary) and not all(w.condition for w in clause.words):
         return None  # a situation described, not an instruction: the instruction is in the main clause

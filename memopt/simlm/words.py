@@ -72,7 +72,8 @@ class Clause:
             first = self.words[start]
             # a match reaching into a rationale ("keep failing because 'last week' ... verbatim") is not one phrase
             last = self.words[bisect_right(self.offsets, max(self.offsets[start], m.end() - 1)) - 1]
-            found.append(Match(start, first.scope or self._contrasted(start, m.end()), first.rationale or last.rationale))
+            scope = first.scope or self._contrasted(start, m.end())
+            found.append(Match(start, scope, first.rationale or last.rationale))
         return tuple(found)
 
     def _contrasted(self, start: int, end: int) -> int:
