@@ -6,7 +6,7 @@ the fifth corpus (each ON case, and the "never answer with:" control, reads wron
 "Avoid:" label over a bad example; a literal reply after a colon ("reply exactly: not mentioned") that is a quote,
 not a negation; "X is not enough / not sufficient" whose negation covers X, not the instruction; a gapped contrast
 ("cut the small talk, but never the names") whose negation carries the elided verb; "after the first clause" as a
-preposition inside a negation's scope. The controls are clear prohibitions and must stay at -1.
+preposition inside a negation's scope; an exception whose short list goes on past a comma. The controls are clear prohibitions and must stay at -1.
 """
 
 from __future__ import annotations
@@ -31,6 +31,11 @@ ON = [
     # a gapped contrast: "but never the names" = "but never drop the names"
     ("summarize", "keep_details", "Drop the small talk if you must, but never the names or the numbers."),
     ("extract", "keep_details", "Remove greetings freely, but never the places, amounts or dates a fact mentions."),
+    # an exception whose list goes on past its comma: "unless every name, number and place survives"
+    ("summarize", "keep_details", "Don't shorten a fact unless every person, date and amount in it survives the "
+                                  "shortening."),
+    ("extract", "keep_details", "Never trim a memory unless each name, place and figure it holds is still there "
+                                "after trimming."),
     # "after the first clause" is a preposition phrase inside the negation
     ("extract", "keep_details", "Keep whole sentences with their names and dates; do not stop after the first clause."),
 ]
