@@ -5,8 +5,9 @@ error: appending such an instruction switches the directive off. Written before 
 the fifth corpus (each ON case, and the "never answer with:" control, reads wrong on main at 7253824): a "Don't:" /
 "Avoid:" label over a bad example; a literal reply after a colon ("reply exactly: not mentioned") that is a quote,
 not a negation; "X is not enough / not sufficient" whose negation covers X, not the instruction; a gapped contrast
-("cut the small talk, but never the names") whose negation carries the elided verb; "after the first clause" as a
-preposition inside a negation's scope; an exception whose short list goes on past a comma. The controls are clear prohibitions and must stay at -1.
+("drop the small talk, but never the names") whose negation carries the elided verb; "after the first clause" as a
+preposition inside a negation's scope; an exception whose short list goes on past a comma. The controls are clear
+prohibitions and must stay at -1.
 """
 
 from __future__ import annotations
