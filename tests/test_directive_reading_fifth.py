@@ -7,8 +7,10 @@ in the styles of real prompts (RFC 2119 rules, docstrings, product notes, Do's a
 rationale-first sentences, non-native English), with near misses of many kinds (other components' jobs, plans,
 changelogs, counterfactuals, adjacent rules such as date formats). It was committed alone, and measured once, after
 the reader's fourth pass (which tuned on the fourth corpus, by construction families), with the figures pinned
-below: a change to the reader that loses a sentence fails here. Tuning the reader on its misses makes it tuning
-material; say so here if that happens.
+below. Since then it is TUNING material: the reader's fifth pass (scope constructions that read instructions
+backwards, tests/test_directive_reading_scope.py) looked at its misses, so its figures no longer say how the reader
+does on an unseen author; a sixth corpus, written meanwhile by another author, is the next held-out measurement. The
+pins below are the figures after the fifth pass and may only improve; it does not yet meet issue 21's targets.
 
 Each item names the one operation its sentence is sent to. An "on" item must turn on its directive (stance +1) in
 that operation; read backwards is stance -1; it also turns on another directive when any other of that operation's
@@ -69,7 +71,7 @@ def test_the_fifth_corpus_is_valid_and_covers_every_directive():
 
 
 def test_the_fifth_corpus_at_the_figures_measured_once():
-    """Measured once (see the module docstring); the counts may only improve."""
+    """Measured once, then tuned on (see the module docstring); the counts after the fifth pass may only improve."""
     figures = fifth_figures()
     assert (figures["grants"], figures["negatives"]) == (163, 124)
     assert figures["recognised"] >= MEASURED["recognised"], figures["misses"]
@@ -83,7 +85,8 @@ def test_the_fifth_corpus_at_the_figures_measured_once():
 # The one measurement (reader of main at 339e671): 143 of 163 recognised (87.7 %), 9 read backwards, 1 also turning
 # on another directive (0.6 %), 10 of 124 false triggers (8.1 %). Below issue 21's targets (>= 92 %, 0, <= 5 %).
 # For comparison, the reader before its fourth pass (main at 049b5a2): 141 (86.5 %), 10 backwards, 12 false (9.7 %).
-MEASURED = {"recognised": 143, "backwards": 9, "false": 10, "cross": 1}
+# After the fifth pass (tuned with this corpus in view, so no longer held out): 149 (91.4 %), 2 backwards, 10 false.
+MEASURED = {"recognised": 149, "backwards": 2, "false": 10, "cross": 1}
 
 
 if __name__ == "__main__":

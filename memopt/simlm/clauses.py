@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from memopt.simlm.negation import aside_end
+from memopt.simlm.negation import _INSTRUCTION_VERBS, _list_follows, aside_end
 from memopt.simlm.words import CLAUSE_PUNCT, Word, quote_mask, with_
 
 __all__ = ["split_sentences", "split_clauses", "mark_conditions", "mark_rationale"]
@@ -66,12 +66,16 @@ def mark_rationale(words: list[Word]) -> list[Word]:
 def mark_conditions(words: list[Word]) -> list[Word]:
     """Mark the words of a condition or exception ("unless the conversation has only one speaker") up to the
     clause's end: they qualify the instruction, they do not give it."""
-    out, inside = list(words), False
+    out, inside, segment = list(words), False, 0
     for k, w in enumerate(out):
-        if w.text in CLAUSE_PUNCT or w.text in (",", "."):
+        # "unless every name, number and place survives": a short list goes on past its comma
+        listed = w.text == "," and inside and _list_follows(words, k, segment) and k + 1 < len(words) \
+            and words[k + 1].text not in _INSTRUCTION_VERBS
+        if (w.text in CLAUSE_PUNCT or w.text in (",", ".")) and not listed:
             inside = False
         elif not w.quoted and w.text in _CONDITIONS:
-            inside = True
+            inside, segment = True, -1
+        segment = 0 if w.text == "," else segment + 1
         if inside:
             out[k] = with_(w, condition=True)
     return out

@@ -112,7 +112,8 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"replac\w*", r"translat\w*", r"transform\w*", r"map(?:s|ped|ping)?", r"express(?:es|ed|ing)?",
              r"restat\w*", r"normali[sz]\w*", r"substitut\w*", r"swap\w*", r"render\w*"),
     _concept("AS_IS", "keeping the wording: 'keep / leave / copy ... as they are', 'verbatim', 'must stay'",
-             r"keep(?:s|ing)?(?! track)(?! a record)", r"kept", r"leav(?:e|es|ing)", r"left", r"retain\w*",
+             r"keep(?:s|ing)?(?! track)(?! a record)(?! on)(?! \w+ing\b)", r"kept(?! \w+ing\b)",
+             r"leav(?:e|es|ing)", r"left", r"retain\w*",
              r"preserv\w*", r"cop(?:y|ies|ied|ying)", r"repeat\w*", r"quot(?:e|es|ing)", r"reproduc\w*",
              r"stay(?:s|ing)?", r"remain\w*", r"verbatim", r"untouched", r"unchanged"),
     # people
@@ -180,7 +181,8 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"(?:the|each|every|its) (?:complete|full|whole|entire|unabridged) (?:sentence|fact|statement|wording|"
              r"clause|text|version)", r"(?:complete|full|whole|entire|unabridged) (?:facts|statements)", r"in full"),
     _concept("PRESERVE", "keeping something in: 'keep', 'preserve', 'retain', 'include', 'mention', 'copy'",
-             r"keep(?:s|ing)?(?! track)(?! a record)(?! to)", r"kept", r"preserv\w*", r"retain\w*", r"includ\w*",
+             r"keep(?:s|ing)?(?! track)(?! a record)(?! to)(?! \w+ing\b)", r"kept", r"preserv\w*", r"retain\w*",
+             r"includ\w*",
              r"mention\w*", r"contain\w*", r"spell\w* out", r"cop(?:y|ies|ied|ying)", r"reproduc\w*",
              r"quot(?:e|es|ing)",
              r"carr\w* over", r"stay\w*", r"remain\w*",

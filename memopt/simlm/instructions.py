@@ -47,6 +47,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from memopt.simlm.clauses import mark_conditions, mark_rationale, split_clauses, split_sentences
+from memopt.simlm.labels import mark_label_negation, mark_literal_replies, restore_gapped_verb
 from memopt.simlm.modality import drop_hedges, drop_reported_speech, mark_irrealis
 from memopt.simlm.negation import mark_scopes
 from memopt.simlm.prohibitions import mark_prohibited_subjects, more_than_as_only, privative_nothing
@@ -58,7 +59,8 @@ __all__ = ["Word", "Match", "Clause", "Sentence", "read_sentences", "quote_mask"
 def read_words(sentence: str) -> list[Word]:
     """The words of one sentence with their quotes, negation scopes, rationale and conditions marked."""
     words = privative_nothing(more_than_as_only(drop_hedges(drop_reported_speech(tokens(sentence)))))
-    return mark_conditions(mark_irrealis(mark_rationale(mark_prohibited_subjects(mark_scopes(words)))))
+    words = mark_label_negation(mark_scopes(mark_literal_replies(restore_gapped_verb(words))))
+    return mark_conditions(mark_irrealis(mark_rationale(mark_prohibited_subjects(words))))
 
 
 @lru_cache(maxsize=8192)

@@ -232,8 +232,10 @@ def _scope_end(words: list[Word], i: int, length: int, subordinate: bool) -> tup
                 return j, t.text not in _CONTRAST_WORDS
             result = t.text == "so" and "that" in [x.text for x in words[j + 1:j + 4]] or t.text == "that" and \
                 j >= 2 and words[j - 2].text in ("so", "such")  # a consequence: "not so short that it loses names"
+            # "after the first clause" is a preposition, not a subordinator: it stays in the scope
+            preposition = t.text in ("after", "before") and j + 1 < len(words) and words[j + 1].text in _DETERMINERS
             if t.text in STOP_PUNCT or t.text == "." or t.text in STOP_WORDS and not (
-                    passive_no and t.text in RELATIVE) and not result:
+                    passive_no and t.text in RELATIVE) and not result and not preposition:
                 break
             if subordinate and t.text in _INSTRUCTION_VERBS and j > i + length:
                 break

@@ -8,6 +8,7 @@ instructs nothing.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -38,13 +39,26 @@ def _find(clause: Clause, concept: str) -> tuple[Match, ...]:
     return clause.find(CONCEPTS[concept].pattern)
 
 
-def _required(requirement: str, context: Clause) -> bool:
+def _required(requirement: str, context: Clause) -> frozenset[int] | None:
+    """None when the requirement is missing; else the negation scopes that cover every match of it (empty when one
+    match stands outside any: "same topic is not enough to update" denies the topic, not the update)."""
+    scopes: set[int] = set()
     for option in requirement.split("|"):
         negated = option.endswith("-")
         found = _find(context, option.rstrip("-"))
         if any(m.scope != 0 for m in found) if negated else found:
-            return True
-    return False
+            if negated or any(m.scope == 0 for m in found):
+                return frozenset()
+            scopes.update(m.scope for m in found)
+    return frozenset(scopes) if scopes else None
+
+
+_SHORT_OF = re.compile(r"\b(?:not|never) (?:enough|sufficient|adequate)\b|\binsufficient\b|\binadequate\b")
+
+
+def _falls_short(clause: Clause) -> bool:
+    """Does the clause say its subject falls short ("X is not enough")? What it negates is a requirement denied."""
+    return bool(_SHORT_OF.search(clause.text))
 
 
 def _nearest(found: tuple[Match, ...], start: int) -> Match:
@@ -77,8 +91,13 @@ def _evidence(cue: Cue, clause: Clause, context: Clause) -> int | None:
     """The cue's verdict on ``clause`` (requirements and second carriers read in ``context``), or None."""
     primary = [m for m in _find(clause, cue.carriers[0]) if not m.rationale and (m.scope or not cue.negated_only)
                and (not clause.words[m.start].quoted or cue.negated_only)]
-    if not primary or not all(_required(r, context) for r in cue.requires):
+    required = [_required(r, context) for r in cue.requires]
+    if not primary or any(r is None for r in required):
         return None
+    # a requirement that only a negation outside the carrier's holds ("same topic is not enough to update", "drop
+    # filler, but never the names") is denied: the cue speaks the other way
+    gapped = context is not clause and all(_required(r, clause) is None for r in cue.requires)
+    denied = (gapped or _falls_short(clause)) and any(r and not r & {m.scope for m in primary} for r in required)
     primary = _main(primary, clause)
     if all(_in_hypothesis(clause, m.start) for m in primary) and not all(w.condition for w in clause.words):
         return None  # a situation described, not an instruction: the instruction is in the main clause
@@ -93,7 +112,7 @@ def _evidence(cue: Cue, clause: Clause, context: Clause) -> int | None:
         others.append(tuple(found))
     # each second carrier speaks with the primary match nearest to it ("draw on several memories than rely on one")
     paired = [m for m in primary if all(_nearest(tuple(primary), _nearest(o, m.start).start) is m for o in others)]
-    votes = [cue.sign * (-1) ** len({m.scope, *(_nearest(o, m.start).scope for o in others)} - {0})
+    votes = [cue.sign * (-1) ** (denied + len({m.scope, *(_nearest(o, m.start).scope for o in others)} - {0}))
              for m in paired or primary]
     total = sum(votes)
     return (1 if total > 0 else -1) if total else votes[-1]

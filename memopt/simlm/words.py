@@ -70,7 +70,10 @@ class Clause:
         for m in pattern.finditer(self.text):
             start = bisect_right(self.offsets, m.start()) - 1
             first = self.words[start]
-            found.append(Match(start, first.scope or self._contrasted(start, m.end()), first.rationale))
+            # a match reaching into a rationale ("keep failing because 'last week' ... verbatim") is not one phrase
+            last = self.words[bisect_right(self.offsets, max(self.offsets[start], m.end() - 1)) - 1]
+            scope = first.scope or self._contrasted(start, m.end())
+            found.append(Match(start, scope, first.rationale or last.rationale))
         return tuple(found)
 
     def _contrasted(self, start: int, end: int) -> int:
