@@ -80,8 +80,6 @@ def test_the_fifth_corpus_at_the_figures_measured_once():
     assert figures["cross"] <= MEASURED["cross"], figures["misses"]
 
 
-# The one measurement (reader of main at 2000f84): 147 of 173 recognised (85.0 %), 7 read backwards, 2 also turning
-# on another directive (1.2 %), 12 of 121 false triggers (9.9 %). Below issue 21's targets (>= 92 %, 0, <= 5 %).
 # The one measurement (reader of main at 339e671): 143 of 163 recognised (87.7 %), 9 read backwards, 1 also turning
 # on another directive (0.6 %), 10 of 124 false triggers (8.1 %). Below issue 21's targets (>= 92 %, 0, <= 5 %).
 # For comparison, the reader before its fourth pass (main at 049b5a2): 141 (86.5 %), 10 backwards, 12 false (9.7 %).

@@ -79,8 +79,6 @@ def test_the_sixth_corpus_at_the_figures_measured_once():
     assert figures["cross"] <= MEASURED["cross"], figures["misses"]
 
 
-# The one measurement (reader of main at 2000f84): 147 of 173 recognised (85.0 %), 7 read backwards, 2 also turning
-# on another directive (1.2 %), 12 of 121 false triggers (9.9 %). Below issue 21's targets (>= 92 %, 0, <= 5 %).
 # The one measurement (reader after its fifth pass, main + i21reader5): 136 of 166 recognised (81.9 %), 5 read
 # backwards, 3 also turning on another directive (1.8 %), 10 of 116 false triggers (8.6 %). Below issue 21's targets.
 MEASURED = {"recognised": 136, "backwards": 5, "false": 10, "cross": 3}
