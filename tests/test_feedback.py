@@ -13,21 +13,26 @@ from memopt.simlm.reflect import operation_kind, read_evidence
 from memopt.taxonomy import ERROR_TYPES
 
 
-@pytest.fixture(scope="module")
-def round_one():
-    """Round 1 of a small mem0 optimization: the system, the train scores and the attributions."""
+def first_round(source: str) -> tuple:
+    """Round 1 of mem0 on ``source`` with SimLM: the system, the scorer, the train scores and the attributions."""
     from memopt.data.source import load_data
     from memopt.optimize.reflective import ReflectiveOptimizer
     from memopt.optimize.scoring import Scorer
     from memopt.systems import make_system
 
-    _, conversations = load_data("synthetic:conversations=2,sessions=6,seed=3")
+    _, conversations = load_data(source)
     scorer = Scorer(*[parse_lm_specs("sim")] * 3, budget=100_000)
     system = make_system("mem0")
     optimizer = ReflectiveOptimizer(scorer)
     train = optimizer._evaluate(system, conversations)
     blamed, _, _ = optimizer._attribute(train)
     return system, scorer, train, blamed
+
+
+@pytest.fixture(scope="module")
+def round_one():
+    """Round 1 of a small mem0 optimization: the system, the train scores and the attributions."""
+    return first_round("synthetic:conversations=2,sessions=6,seed=3")
 
 
 def _feedback(round_one, kind: str, round_index: int = 1):

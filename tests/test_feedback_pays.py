@@ -9,24 +9,13 @@ import re
 import pytest
 
 from memopt.feedback import MAX_EXAMPLES, _grouped, _losses, _observation, _pick
-from memopt.lm.spec import parse_lm_specs
+from tests.test_feedback import first_round
 
 
 @pytest.fixture(scope="module")
 def round_one():
     """Round 1 of mem0 on synthetic data other than test_feedback's: system, scorer, train scores, attributions."""
-    from memopt.data.source import load_data
-    from memopt.optimize.reflective import ReflectiveOptimizer
-    from memopt.optimize.scoring import Scorer
-    from memopt.systems import make_system
-
-    _, conversations = load_data("synthetic:conversations=4,sessions=8,seed=5")
-    scorer = Scorer(*[parse_lm_specs("sim")] * 3, budget=100_000)
-    system = make_system("mem0")
-    optimizer = ReflectiveOptimizer(scorer)
-    train = optimizer._evaluate(system, conversations)
-    blamed, _, _ = optimizer._attribute(train)
-    return system, scorer, train, blamed
+    return first_round("synthetic:conversations=4,sessions=8,seed=5")
 
 
 def _optimizer(round_one, kind: str, **options):
