@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from memopt.simlm.negation import _INSTRUCTION_VERBS, _list_follows, aside_end
+from memopt.simlm.negation import INSTRUCTION_VERBS, aside_end, list_follows
 from memopt.simlm.words import CLAUSE_PUNCT, Word, quote_mask, with_
 
 __all__ = ["split_sentences", "split_clauses", "mark_conditions", "mark_rationale"]
@@ -69,8 +69,8 @@ def mark_conditions(words: list[Word]) -> list[Word]:
     out, inside, segment = list(words), False, 0
     for k, w in enumerate(out):
         # "unless every name, number and place survives": a short list goes on past its comma
-        listed = w.text == "," and inside and _list_follows(words, k, segment) and k + 1 < len(words) \
-            and words[k + 1].text not in _INSTRUCTION_VERBS
+        listed = w.text == "," and inside and list_follows(words, k, segment) and k + 1 < len(words) \
+            and words[k + 1].text not in INSTRUCTION_VERBS
         if (w.text in CLAUSE_PUNCT or w.text in (",", ".")) and not listed:
             inside = False
         elif not w.quoted and w.text in _CONDITIONS:

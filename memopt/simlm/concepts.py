@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
-__all__ = ["Concept", "CONCEPTS"]
+__all__ = ["ABSTAIN_PHRASE", "Concept", "CONCEPTS"]
 
 _W = r"[\w'-]+"
 
@@ -64,7 +64,7 @@ _SAYING = (r"(?:tells?|says?|said|mentions?|shares?|reveals?|talks?|speaks?|stat
            r"describes?)")
 _SAY = (r"(?:say|says|saying|said|repl(?:y|ies|ied|ying)|respond\w*|answer\w*|stat(?:e|es|ed|ing)|return\w*|"
         r"output\w*|writ(?:e|es|ing)|giv(?:e|es|ing)|tell\w*|admit\w*|indicat\w*|receiv(?:e|es|ing)|be)")
-_ABSTAIN_PHRASE = (r"(?:not mentioned|unknown|(?:cannot|cant|can not|unable to) (?:answer|tell|say)|"
+ABSTAIN_PHRASE = (r"(?:not mentioned|unknown|(?:cannot|cant|can not|unable to) (?:answer|tell|say)|"
                    r"(?:i|you|we) (?:dont|do not) know|no answer|(?:cannot|cant|can not) be "
                    r"answered|unanswerable|not (?:enough|sufficient) information|"
                    r"(?:i|you|we|it) (?:dont|do not|doesnt|does not) have "
@@ -367,10 +367,10 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"on|regarding|concerning|involving|asking))", r"admit\w*", r"hold\w* back", r"withh[oe]ld\w*",
              rf"leav\w* {_gap(3)}(?:blank|unanswered)"),
     _concept("SAY_UNKNOWN", "saying it is not known: \"say 'Not mentioned'\", \"reply 'I don't know'\", 'say so'",
-             rf"{_SAY} (?!is |are |was |were |may |might |can |could |should |will ){_gap(4)}{_ABSTAIN_PHRASE}",
-             r"say so", rf"(?:->|→|=) {_ABSTAIN_PHRASE}",
+             rf"{_SAY} (?!is |are |was |were |may |might |can |could |should |will ){_gap(4)}{ABSTAIN_PHRASE}",
+             r"say so", rf"(?:->|→|=) {ABSTAIN_PHRASE}",
              rf"(?:answer|reply|response|output|result) (?:is|should be|must be|will be|shall be|becomes) "
-             rf"{_gap(1)}{_ABSTAIN_PHRASE}",
+             rf"{_gap(1)}{ABSTAIN_PHRASE}",
              r"(?:say|state|indicate|admit|declare)\w* so", r"so (?:state|say|indicate|declare|admit)"),
     _concept("ANSWER", "answering: 'answer', 'respond', 'reply'", r"answer(?:s|ed|ing)?", r"respond\w*", r"reply"),
     _concept("UNSUPPORTED", "missing support: 'not in the context', 'cannot support', 'lacks', 'no evidence'",

@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from memopt.simlm.concepts import _ABSTAIN_PHRASE, CONCEPTS
+from memopt.simlm.concepts import ABSTAIN_PHRASE, CONCEPTS
 
 __all__ = ["demonstrated"]
 
@@ -81,7 +81,7 @@ def _shown(directive: str, segs: list[tuple[str, str]]) -> bool:
         return len(speakers) >= 2 and all(s in out for s in speakers)
     if directive == "abstain":
         return any(k.startswith("answer") or k == "output" for k, _ in outputs) and bool(
-            re.search(rf"(?<![\w'-]){_ABSTAIN_PHRASE}", out.lower().replace("'", "")))
+            re.search(rf"(?<![\w'-]){ABSTAIN_PHRASE}", out.lower().replace("'", "")))
     question = " ".join(v for k, v in segs if k == "question")
     if directive == "combine_all":
         items = [_stems(t) - _stems(question) for _, t in _ITEM.findall(source)]

@@ -30,7 +30,7 @@ from memopt.simlm.words import (
     with_,
 )
 
-__all__ = ["aside_end", "cue", "mark_scopes", "predicate_follows"]
+__all__ = ["INSTRUCTION_VERBS", "aside_end", "cue", "list_follows", "mark_scopes", "predicate_follows"]
 
 _NEG_WORDS = frozenset({
     "not", "never", "nor", "neither", "without", "avoid", "avoids", "avoiding", "cannot", "dont", "doesnt",
@@ -40,7 +40,7 @@ _NEG_WORDS = frozenset({
 _CONTRASTS = (("instead", "of"), ("rather", "than"), ("as", "opposed", "to"), ("in", "place", "of"))
 _ADDITIVE = frozenset({"only", "just", "merely", "simply"})
 _SHORT_SCOPE = {"without": 3, "no": 4}
-_INSTRUCTION_VERBS = frozenset({
+INSTRUCTION_VERBS = frozenset({
     "say", "reply", "answer", "respond", "return", "write", "output", "state", "give", "add", "keep", "use",
     "delete", "remove", "update", "extract", "record", "include", "list", "combine", "resolve", "convert",
     "abstain", "leave", "copy", "store", "replace", "overwrite", "expand", "drop", "ignore", "treat", "make",
@@ -110,7 +110,7 @@ def _compared_to(words: list[Word], i: int) -> bool:
     return nxt.quoted or nxt.text in _DETERMINERS or nxt.text.endswith("ing")
 
 
-def _list_follows(words: list[Word], i: int, segment: int) -> bool:
+def list_follows(words: list[Word], i: int, segment: int) -> bool:
     """After the comma at ``i``: does a list of short items continue ("shorten, abbreviate or truncate")?"""
     if segment > 2:
         return False
@@ -224,8 +224,8 @@ def _scope_end(words: list[Word], i: int, length: int, subordinate: bool) -> tup
                     passive_no and t.text == "," and (close := comma_aside_end(words, j)) > 0:
                 j = close + 1
                 continue
-            if t.text == "," and j > predicate and not _list_follows(words, j, segment) and not (
-                    inverted and j + 1 < len(words) and words[j + 1].text not in _INSTRUCTION_VERBS):
+            if t.text == "," and j > predicate and not list_follows(words, j, segment) and not (
+                    inverted and j + 1 < len(words) and words[j + 1].text not in INSTRUCTION_VERBS):
                 break
             if cue(words, j):
                 # a contrast ("... than to drop one") ends the negation; only a second negation cancels it
@@ -237,7 +237,7 @@ def _scope_end(words: list[Word], i: int, length: int, subordinate: bool) -> tup
             if t.text in STOP_PUNCT or t.text == "." or t.text in STOP_WORDS and not (
                     passive_no and t.text in RELATIVE) and not result and not preposition:
                 break
-            if subordinate and t.text in _INSTRUCTION_VERBS and j > i + length:
+            if subordinate and t.text in INSTRUCTION_VERBS and j > i + length:
                 break
             if embedded and t.text in _FINITE and j > i + length and words[j - 1].text not in ("to", "not"):
                 break
