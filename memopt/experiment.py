@@ -172,8 +172,7 @@ class OptimizerConfig(_Strict):
     storage: str | None = None  # Optuna storage shared with `memopt worker` processes (memopt.optimize.storage)
     stop_on_repeat: bool = True  # end the run when a round would see the prompts, knobs and feedback of an earlier one
     # after a rejected round the system is unchanged: reuse its traced training run instead of running it again
-    # (None: for memopt's attribution kinds; the feedback controls run it again, as they were measured)
-    reuse_train: bool | None = None
+    reuse_train: bool = True
 
     @field_validator("feedback")
     @classmethod

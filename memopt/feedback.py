@@ -210,12 +210,12 @@ def _grouped(blamed: list[tuple[FailedCase, Attribution]], prompt_ops: Mapping[s
     return dict(sorted(grouped.items(), key=lambda kv: -len(kv[1])))
 
 
-def _pick(items: list[tuple[FailedCase, Attribution]], *, explained_first: bool = False
+def _pick(items: list[tuple[FailedCase, Attribution]], explained: set[str] | None = None
           ) -> list[tuple[FailedCase, Attribution]]:
     """Up to `MAX_EXAMPLES` examples that cover the failure categories: first, greedily, examples that add an error
     type or a question category not shown yet; then round-robin over error types. Distinct failures (another
-    question and another evidence turn) come first. With ``explained_first``, failures whose trace shows what was
-    lost (`_losses`) are chosen before those it does not explain, so the examples show what a rewrite could fix."""
+    question and another evidence turn) come first. With ``explained`` (the ids of the cases whose trace shows what
+    was lost, `_losses`), those are chosen before the others, so the examples show what a rewrite could fix."""
     picked, repeats, seen = [], [], set()
     for case, attribution in sorted(items, key=lambda ca: (ca[1].error_type, ca[0].case_id)):
         if (attribution.error_type, case.question) in seen:
@@ -225,12 +225,11 @@ def _pick(items: list[tuple[FailedCase, Attribution]], *, explained_first: bool 
         (repeats if shown in seen else picked).append((case, attribution))
         seen.add(shown)
     pool = picked + repeats
-    if not explained_first:
+    if explained is None:
         return _cover(pool, MAX_EXAMPLES, set())
-    told = [bool(_losses(*item)) for item in pool]
-    out = _cover([item for item, t in zip(pool, told, strict=True) if t], MAX_EXAMPLES, set())
+    out = _cover([item for item in pool if item[0].case_id in explained], MAX_EXAMPLES, set())
     covered = set().union(*map(_labels, out)) if out else set()
-    return out + _cover([item for item, t in zip(pool, told, strict=True) if not t], MAX_EXAMPLES - len(out), covered)
+    return out + _cover([item for item in pool if item[0].case_id not in explained], MAX_EXAMPLES - len(out), covered)
 
 
 def _cover(pool: list[tuple[FailedCase, Attribution]], k: int, covered: set[tuple[str, Any]]
@@ -266,9 +265,9 @@ def build_feedback(blamed: list[tuple[FailedCase, Attribution]],
     out = {}
     for op, items in _grouped(blamed, prompt_ops).items():
         counts = dict(Counter(a.error_type for _, a in items).most_common())
-        out[op] = Feedback(op, _version(items), counts,
-                           [_example(c, a) for c, a in _pick(items, explained_first=True)],
-                           explained=sum(bool(_losses(c, a)) for c, a in items))
+        explained = {c.case_id for c, a in items if _losses(c, a)}
+        out[op] = Feedback(op, _version(items), counts, [_example(c, a) for c, a in _pick(items, explained)],
+                           explained=len(explained))
     return out
 
 

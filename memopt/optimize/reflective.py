@@ -20,9 +20,9 @@ The ``score_only`` optimizer name is this optimizer with ``feedback="score"``. T
 ``blame_response`` ablation is this optimizer with the ``blame_response`` attribution method
 (every failure blamed on the answer op).
 
-After a rejected round the system is unchanged, so memopt's own kinds reuse the last traced training
-run instead of running it again (``reuse_train``; its failures' attributions are replayed, and the
-round's sample attributes new ones): the calls go to attribution and trials.
+After a rejected round the system is unchanged, so every kind reuses the last training run instead
+of running it again (``reuse_train``; its failures' attributions are replayed, and the round's
+sample attributes new ones): the calls go to attribution and trials.
 
 A blamed tool op has no prompt: its feedback goes to the LLM ops its `OpSpec` says steer it
 (``retrieve`` → ``rewrite_query``); one only knobs steer (``truncate``, ``fuse``) is left to the
@@ -95,8 +95,8 @@ class ReflectiveOptimizer:
     replay: bool = True  # reuse attributions of byte-identical cases (`memopt.attribution.replay`)
     # stopping
     stop_on_repeat: bool = False
-    # budget: reuse the last traced training run when the system did not change (None: for memopt's own kinds)
-    reuse_train: bool | None = None
+    # budget: reuse the last training run when the system did not change (a rejected round)
+    reuse_train: bool = True
     # selection
     trials: int = 8
     trial_batch: int = 4
@@ -149,9 +149,7 @@ class ReflectiveOptimizer:
         """Raise `StateRepeated` when an earlier round saw these prompts, knobs and feedback (``stop_on_repeat``)."""
         if not self.stop_on_repeat:
             return
-        inputs = json.dumps([system.instructions(), dict(system.knobs), {op: fb.text() for op, fb in feedback.items()}],
-                            sort_keys=True, default=str)
-        key = hashlib.sha256(inputs.encode("utf-8")).hexdigest()
+        key = _digest([system.instructions(), dict(system.knobs), {op: fb.text() for op, fb in feedback.items()}])
         if key in self.seen:
             raise StateRepeated(f"round {round_index} would see the prompts, knobs and feedback of round "
                                 f"{self.seen[key]} (and propose the same candidates)")
@@ -159,25 +157,18 @@ class ReflectiveOptimizer:
 
     # 1. evaluate
     def _evaluate(self, system: MemorySystem, trainset: list[Conversation]) -> Scored:
-        """The training run of ``system``: the last one again when the system is unchanged (`reuses_train`)."""
+        """The training run of ``system``: the last one again when the system is unchanged (``reuse_train``: a
+        rejected round leaves the prompts and knobs as they were, so its cases are the ones already run and judged)."""
         self.scorer.check()
-        key = hashlib.sha256(json.dumps([system.name, system.instructions(), dict(system.knobs), self.attributes,
-                                         [c.sample_id for c in trainset]], sort_keys=True,
-                                        default=str).encode("utf-8")).hexdigest()
-        if self.reuses_train and self.last_train is not None and self.last_train[0] == key:
+        key = _digest([system.name, system.instructions(), dict(system.knobs), self.attributes,
+                       [c.sample_id for c in trainset]])
+        if self.reuse_train and self.last_train is not None and self.last_train[0] == key:
             return self.last_train[1]
         train = self.scorer.score(system, trainset, judged=True, traced=self.attributes, phase="train",
                                   check_errors=True)
-        if self.reuses_train:
+        if self.reuse_train:
             self.last_train = (key, train)
         return train
-
-    @property
-    def reuses_train(self) -> bool:
-        """Whether a round reuses the last training run when the system did not change (``reuse_train``; by default
-        for every feedback kind): a rejected round leaves the prompts and knobs as they were, so the next round's
-        cases are the ones already run, traced and judged."""
-        return True if self.reuse_train is None else self.reuse_train
 
     # 2. attribute
     def _attribute(self, train: Scored) -> tuple[list[tuple[FailedCase, Attribution]], int, dict[str, int]]:
@@ -316,4 +307,9 @@ class ReflectiveOptimizer:
                 "attribution": self.attribution, "candidates": self.candidates, "ops_per_round": self.ops_per_round,
                 "trials": self.trials, "trial_batch": self.trial_batch, "search": self.search,
                 "min_gain": self.min_gain, "verify": self.verify, "sample": self.sample, "replay": self.replay,
-                "stop_on_repeat": self.stop_on_repeat, "reuse_train": self.reuses_train}
+                "stop_on_repeat": self.stop_on_repeat, "reuse_train": self.reuse_train}
+
+
+def _digest(value: Any) -> str:
+    """SHA-256 of ``value`` as canonical JSON: the identity of a round's inputs or of a training run."""
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode("utf-8")).hexdigest()
