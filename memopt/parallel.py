@@ -7,11 +7,14 @@ whatever order the tasks finish in; when a task raises, the first exception (in 
 raised once every task has ended, so no work is left running. With ``workers <= 1`` the tasks run
 one after another in the calling thread.
 
-Each worker thread gets an asyncio event loop of its own when it starts (`worker_pool`), closed when
-the pool ends. LiteLLM reports every synchronous call to its service logger through
-``asyncio.get_event_loop()``; in a thread without a loop that is a new loop per call (``asyncio.run``),
-in the main thread it is the thread's loop, so without this a call made in a worker thread costs more
-CPU than the same call made in the main thread (`memopt bench latency`).
+Worker threads are the process's, not the pool's: a pool (`worker_pool`) runs its tasks on idle
+threads left by earlier pools, and starts a thread only when none is idle; a thread that stays idle for
+`IDLE_SECONDS` ends. What a thread builds once stays with it from one round, split or trial to the
+next: the reply cache's SQLite connections (one per shard and thread: opening one costs a connect and
+a dozen PRAGMA queries) and an asyncio event loop. LiteLLM reports every synchronous call to its
+service logger through ``asyncio.get_event_loop()``; in a thread without a loop that is a new loop per
+call (``asyncio.run``), so each worker thread sets one when it starts and closes it when it ends.
+A pool still runs at most ``workers`` of its tasks at once, and leaving it waits for all of them.
 
 >>> map_ordered(lambda x: x * x, [1, 2, 3], workers=2)
 [1, 4, 9]
@@ -20,42 +23,134 @@ CPU than the same call made in the main thread (`memopt bench latency`).
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import contextvars
+import itertools
+import queue
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Executor, Future
+from concurrent.futures import wait as futures_wait
 from typing import Any, TypeVar
 
-__all__ = ["map_ordered", "submit_in_context", "worker_pool"]
+__all__ = ["IDLE_SECONDS", "map_ordered", "submit_in_context", "worker_pool"]
+
+IDLE_SECONDS = 60.0
 
 T = TypeVar("T")
 R = TypeVar("R")
 
 
-def submit_in_context(pool: ThreadPoolExecutor, fn: Callable[..., R], *args: Any) -> Future[R]:
+def submit_in_context(pool: Executor, fn: Callable[..., R], *args: Any) -> Future[R]:
     """Submit ``fn(*args)`` to ``pool``, run in a copy of the current context."""
     return pool.submit(contextvars.copy_context().run, fn, *args)
 
 
-@contextlib.contextmanager
-def worker_pool(workers: int, name: str = "memopt") -> Iterator[ThreadPoolExecutor]:
-    """A thread pool whose threads each keep one asyncio event loop (set at thread start, closed with the pool)."""
-    loops: list[asyncio.AbstractEventLoop] = []
-    lock = threading.Lock()
+class _Threads:
+    """The process's worker threads: a job goes to an idle one, or to a new one when none is idle."""
 
-    def give_loop() -> None:
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._free = 0  # threads waiting for a job that no submitted job has claimed yet
+        self._names = itertools.count(1)
+
+    def run(self, job: Callable[[], None]) -> None:
+        """Run ``job`` on an idle thread (a new one if none is free); ``job`` must not raise."""
+        with self._lock:
+            start = self._free == 0
+            if not start:
+                self._free -= 1
+        self._jobs.put(job)
+        if start:
+            threading.Thread(target=self._work, name=f"memopt-worker-{next(self._names)}", daemon=True).start()
+
+    def _work(self) -> None:
         loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)
-        with lock:
-            loops.append(loop)
-
-    try:
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix=name, initializer=give_loop) as pool:
-            yield pool
-    finally:
-        for loop in loops:
+        try:
+            while True:
+                try:
+                    job = self._jobs.get(timeout=IDLE_SECONDS)
+                except queue.Empty:
+                    with self._lock:
+                        if self._free > 0:  # nobody counts on this thread: it ends
+                            self._free -= 1
+                            return
+                    continue  # a job was promised to a waiting thread: take it
+                job()
+                del job
+                with self._lock:
+                    self._free += 1
+        finally:
+            asyncio.set_event_loop(None)
             loop.close()
+
+
+_THREADS = _Threads()
+
+
+class _Pool(Executor):
+    """At most ``workers`` of its tasks at once on the process's threads; ``shutdown(wait=True)`` waits for all."""
+
+    def __init__(self, workers: int) -> None:
+        self._workers = max(1, workers)
+        self._lock = threading.Lock()
+        self._running = 0
+        self._waiting: collections.deque[tuple[Future[Any], Callable[[], Any]]] = collections.deque()
+        self._futures: list[Future[Any]] = []
+        self._closed = False
+
+    def submit(self, fn: Callable[..., R], /, *args: Any, **kwargs: Any) -> Future[R]:
+        """Schedule ``fn(*args, **kwargs)``; it starts when fewer than ``workers`` of this pool's tasks run."""
+        future: Future[R] = Future()
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("cannot submit to a worker pool that was shut down")
+            self._futures.append(future)
+            if self._running >= self._workers:
+                self._waiting.append((future, lambda: fn(*args, **kwargs)))
+                return future
+            self._running += 1
+        _THREADS.run(lambda: self._step(future, lambda: fn(*args, **kwargs)))
+        return future
+
+    def _step(self, future: Future[Any], call: Callable[[], Any]) -> None:
+        """Run one task, then this pool's next waiting one on the same thread, until none waits."""
+        while True:
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(call())
+                except BaseException as e:  # noqa: BLE001 - handed to whoever waits on the future
+                    future.set_exception(e)
+            with self._lock:
+                if not self._waiting:
+                    self._running -= 1
+                    return
+                future, call = self._waiting.popleft()
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """Accept no more tasks; with ``wait``, return when every submitted task has ended."""
+        with self._lock:
+            self._closed = True
+            if cancel_futures:
+                for future, _ in self._waiting:
+                    future.cancel()
+            futures = list(self._futures)
+        if wait:
+            futures_wait(futures)
+
+
+@contextlib.contextmanager
+def worker_pool(workers: int, name: str = "memopt") -> Iterator[Executor]:
+    """A pool running at most ``workers`` tasks at once on the process's reused worker threads; leaving the block
+    waits for every task (``name`` is kept for callers; threads are shared, so they carry the process's names)."""
+    pool = _Pool(workers)
+    try:
+        yield pool
+    finally:
+        pool.shutdown(wait=True)
 
 
 def map_ordered(fn: Callable[[T], R], items: Iterable[T], *, workers: int) -> list[R]:

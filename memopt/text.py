@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Set
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -25,6 +26,7 @@ __all__ = [
     "words",
     "content_words",
     "stem",
+    "stem_set",
     "stems",
     "overlap",
     "sentences",
@@ -81,15 +83,22 @@ def stem(word: str) -> str:
     return _STEMMER.stemWord(word)
 
 
+@lru_cache(maxsize=65536)
+def stem_set(text: str) -> frozenset[str]:
+    """The stems of the content words of a text, frozen and remembered (the same turns are compared again and
+    again: every extracted fact against its session's turns)."""
+    return frozenset(stem(w) for w in content_words(text))
+
+
 def stems(text: str) -> set[str]:
     """The set of stems of the content words of a text."""
-    return {stem(w) for w in content_words(text)}
+    return set(stem_set(text))
 
 
-def overlap(a: str | set[str], b: str | set[str]) -> float:
+def overlap(a: str | Set[str], b: str | Set[str]) -> float:
     """Share of the content stems of ``a`` that also occur in ``b`` (0 when ``a`` has none)."""
-    sa = a if isinstance(a, set) else stems(a)
-    sb = b if isinstance(b, set) else stems(b)
+    sa = stem_set(a) if isinstance(a, str) else a
+    sb = stem_set(b) if isinstance(b, str) else b
     return len(sa & sb) / len(sa) if sa else 0.0
 
 

@@ -4,27 +4,84 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
+
+import pytest
 
 from memopt.parallel import map_ordered
 from memopt.simlm import SimServer
 
 
-def test_each_worker_thread_keeps_one_event_loop_closed_with_the_pool():
-    barrier = threading.Barrier(3)
+def _loops_of(workers: int) -> list[tuple[int, asyncio.AbstractEventLoop]]:
+    barrier = threading.Barrier(workers)
 
     def loop_of(i: int) -> tuple[int, asyncio.AbstractEventLoop]:
-        if i < 3:
-            barrier.wait(timeout=10)  # three tasks at once: three threads
+        if i < workers:
+            barrier.wait(timeout=10)  # that many tasks at once: that many threads
         return threading.get_ident(), asyncio.get_event_loop()
 
-    seen = map_ordered(loop_of, range(12), workers=3)
+    return map_ordered(loop_of, range(4 * workers), workers=workers)
+
+
+def _workers() -> set[int]:
+    return {t.ident for t in threading.enumerate() if t.name.startswith("memopt-worker")}
+
+
+def test_worker_threads_keep_their_event_loop_and_outlive_the_pool():
+    first = _loops_of(3)
+    threads = _workers()
+    second = _loops_of(3)
     per_thread: dict[int, set[int]] = {}
-    for ident, loop in seen:
+    for ident, loop in first + second:
         per_thread.setdefault(ident, set()).add(id(loop))
-    assert len(per_thread) == 3
-    assert all(len(loops) == 1 for loops in per_thread.values())
+    assert len({ident for ident, _ in first}) == 3
+    assert all(len(loops) == 1 for loops in per_thread.values())  # one loop per thread, across pools
+    assert {ident for ident, _ in second} <= threads  # the second pool started no thread
+    assert not any(loop.is_closed() for _, loop in second)
+
+
+def test_idle_worker_threads_end_and_close_their_loop(monkeypatch):
+    import memopt.parallel
+
+    monkeypatch.setattr(memopt.parallel, "IDLE_SECONDS", 0.05)
+    seen = _loops_of(3)
+    deadline = time.monotonic() + 10
+    while _workers() & {ident for ident, _ in seen} and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not _workers() & {ident for ident, _ in seen}
     assert all(loop.is_closed() for _, loop in seen)
+
+
+def test_a_pool_runs_at_most_its_workers_at_once_and_pools_nest():
+    lock, running, peak = threading.Lock(), [0], [0]
+
+    def task(i: int) -> int:
+        with lock:
+            running[0] += 1
+            peak[0] = max(peak[0], running[0])
+        time.sleep(0.005)
+        with lock:
+            running[0] -= 1
+        return map_ordered(lambda j: i * 10 + j, range(3), workers=3)[-1]  # a pool inside a pool's task
+
+    assert map_ordered(task, range(12), workers=2) == [i * 10 + 2 for i in range(12)]
+    assert peak[0] == 2
+
+
+def test_a_failing_task_is_raised_after_every_task_has_ended():
+    ended = []
+
+    def task(i: int) -> int:
+        time.sleep(0.01 * (i % 3))
+        ended.append(i)
+        if i in (2, 5):
+            raise ValueError(f"task {i}")
+        return i
+
+    with pytest.raises(ValueError, match="task 2"):
+        map_ordered(task, range(9), workers=4)
+    assert sorted(ended) == list(range(9))
 
 
 def test_litellm_calls_in_worker_threads_start_no_event_loop_per_call(monkeypatch):
