@@ -112,3 +112,33 @@ def test_litellm_calls_in_worker_threads_start_no_event_loop_per_call(monkeypatc
     assert len(answers) == 8 and all(answers)
     assert in_memopt_pool == 0
     assert len(started) - in_memopt_pool >= 8
+
+
+def test_the_reply_cache_reaches_its_disk_from_one_thread_whatever_thread_calls(monkeypatch):
+    import sqlite3
+
+    import dspy
+
+    from memopt.lm.build import make_lm
+
+    opened: list[str] = []
+    real_connect = sqlite3.connect
+
+    def connect(*args, **kwargs):
+        opened.append(threading.current_thread().name)
+        return real_connect(*args, **kwargs)
+
+    with SimServer() as server:
+        lm = make_lm(f"openai/gpt-4.1-mini@{server.url}", cache=True)  # configures this test's reply cache
+        monkeypatch.setattr(sqlite3, "connect", connect)
+        predict = dspy.Predict("question -> answer")
+
+        def ask(i: int) -> str:
+            with dspy.context(lm=lm):
+                return predict(question=f"Where did Caroline travel in week {i % 12}?").answer
+
+        first = map_ordered(ask, range(48), workers=8)  # 12 prompts, each asked 4 times
+        again = map_ordered(ask, range(48), workers=8)
+    assert first == again and all(first)
+    assert opened and set(opened) == {"memopt-cache_0"}  # no connection per worker thread
+    assert len(opened) <= 16  # one per shard at most
