@@ -144,3 +144,33 @@ def test_a_round_that_would_repeat_an_earlier_one_stops_the_run(tmp_path):
     assert len(summary["rounds"]) == 3 and summary["status"] == "FINISHED"
     assert len({tuple(o) for o in ops}) == 3 and set().union(*map(set, ops)) == {"extract", "update", "answer"}, ops
     assert summary["rounds"][0]["attribution"]["attributed"] > 0
+
+
+@pytest.mark.slow  # three small optimizations through the CLI (CI runs it with -m slow)
+def test_a_resumed_run_picks_the_ops_an_uninterrupted_one_picks(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    tiny = tmp_path / "tiny.yaml"
+    text = (ROOT / "experiments" / "quickstart.yaml").read_text()
+    tiny.write_text(text.replace("conversations=12,sessions=8", "conversations=4,sessions=3")
+                    .replace("  trials: 8\n", "  trials: 8\n  min_gain: 1.0\n"))  # no round is accepted
+
+    def optimize(*args: str) -> dict:
+        done = subprocess.run([sys.executable, "-m", "memopt", "optimize", str(tiny), "--out", "summary.json", *args],
+                              capture_output=True, text=True, timeout=600, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr[-3000:]
+        return json.loads((tmp_path / "summary.json").read_text())
+
+    def ops(summary: dict) -> list[list[str]]:
+        return [sorted({c["op"] for c in r["candidates"]}) for r in summary["rounds"]]
+
+    whole = optimize("--rounds", "2", "--tracking-uri", f"sqlite:///{tmp_path}/whole.db")
+    first = optimize("--rounds", "1", "--tracking-uri", f"sqlite:///{tmp_path}/split.db")
+    resumed = optimize("--rounds", "2", "--tracking-uri", f"sqlite:///{tmp_path}/split.db", "--resume", first["run_id"])
+    assert not any(r["accepted"] for r in whole["rounds"])
+    assert ops(whole)[0] != ops(whole)[1]  # round 1's ops lost, so round 2 rewrites others first
+    assert ops(resumed) == ops(whole), (ops(resumed), ops(whole))

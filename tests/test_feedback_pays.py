@@ -80,6 +80,29 @@ def test_ops_whose_rewrites_lost_step_aside_until_a_round_is_accepted(round_one)
     assert list(optimizer._feedback(system, train, blamed, 4)) == list(full)[:2]
 
 
+def test_a_resumed_optimizer_sets_aside_what_its_checkpointed_rounds_lost(round_one):
+    from memopt.optimize.state import RoundRecord
+
+    system, _, train, blamed = round_one
+    ran = _optimizer(round_one, "attribution", ops_per_round=2)
+    records = [RoundRecord(0, None, {"f1": 0.3}, None)]
+    for index in (1, 2):
+        feedback = ran._feedback(system, train, blamed, index)
+        ran._learn(feedback, accepted=False)
+        records.append(RoundRecord(index, None, {"f1": 0.3}, None, accepted=False,
+                                   feedback={op: fb.text() for op, fb in feedback.items()}))
+    resumed = _optimizer(round_one, "attribution", ops_per_round=2)
+    resumed.resume(records)  # what `run_experiment(..., resume=...)` does with the checkpoint's records
+    assert resumed.stale == ran.stale and resumed.stale
+    after = list(ran._feedback(system, train, blamed, 3))
+    assert list(resumed._feedback(system, train, blamed, 3)) == after
+    assert list(_optimizer(round_one, "attribution", ops_per_round=2)._feedback(system, train, blamed, 3)) != after
+    records.append(RoundRecord(3, None, {"f1": 0.4}, None, accepted=True, feedback={after[0]: "..."}))
+    accepted = _optimizer(round_one, "attribution", ops_per_round=2)
+    accepted.resume(records)
+    assert accepted.stale == {}  # an accepted round lets every op pay again
+
+
 @pytest.mark.parametrize("kind", ["empty", "misleading", "outcome"])
 def test_controls_keep_their_op_choice_after_a_lost_round(round_one, kind):
     system, _, train, blamed = round_one

@@ -297,6 +297,8 @@ def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker
     run.state = load_checkpoint(tracker, resume, experiment, data_name, fingerprint) if resume is not None else None
     if run.state is not None:
         scorer.resume_from(run.state.usage, run.state.lm_calls, run.state.tokens)
+        if (picks_up := getattr(optimizer, "resume", None)) is not None:  # optional (`Optimizer`)
+            picks_up(run.state.records)
     status, stopped, summary, raising = "FINISHED", None, None, True
     tracker.open()  # a store that cannot be used fails here, before any LM call, and never while signals wait
     try:

@@ -34,6 +34,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,6 +49,7 @@ from memopt.feedback_kinds import FeedbackKind, FeedbackRequest, get_kind
 from memopt.optimize.propose import Proposal, propose_instructions
 from memopt.optimize.scoring import Scored, Scorer
 from memopt.optimize.select import Choice, select
+from memopt.optimize.state import RoundRecord
 from memopt.parallel import map_ordered
 from memopt.systems.base import MemorySystem
 
@@ -134,7 +136,14 @@ class ReflectiveOptimizer:
         return RoundOutcome(train, blamed, feedback, candidates, choice, accepted, counts, types, unattributed,
                             chosen, rejected, spent)
 
-    def _learn(self, feedback: dict[str, Feedback], accepted: bool) -> None:
+    def resume(self, records: Sequence[RoundRecord]) -> None:
+        """Continue after a checkpoint's rounds: the ops they set aside are set aside again (`_learn` replayed on
+        each round's rewritten ops and decision), so a resumed run picks the ops an uninterrupted one would."""
+        for record in records:
+            if record.round > 0:
+                self._learn(record.feedback, record.accepted)
+
+    def _learn(self, rewritten: Iterable[str], accepted: bool) -> None:
         """Remember which rewritten ops lost (`ranks_ops`): an accepted round changes the system, so every op may
         pay again; a rejected one sets its ops aside until the others had their turn."""
         if not self.ranks_ops:
@@ -142,7 +151,7 @@ class ReflectiveOptimizer:
         if accepted:
             self.stale.clear()
         else:
-            for op in feedback:
+            for op in rewritten:
                 self.stale[op] = self.stale.get(op, 0) + 1
 
     def _check_repeat(self, system: MemorySystem, feedback: dict[str, Feedback], round_index: int) -> None:

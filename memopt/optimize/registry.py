@@ -32,7 +32,9 @@ GROUP = "memopt.optimizers"
 
 
 class Optimizer(Protocol):
-    """What the run loop calls: one round's ``step``, a ``describe`` for the logged params, a prompt ``guard``."""
+    """What the run loop calls: one round's ``step``, a ``describe`` for the logged params, a prompt ``guard``;
+    and, if the optimizer has one, ``resume(records)`` with a checkpoint's round records before a resumed run's
+    first round (an optimizer that learns from its rounds picks that up there)."""
 
     guard: Any
 
