@@ -32,7 +32,7 @@ import networkx as nx
 
 from memopt.attribution.case import FailedCase, text_of
 from memopt.attribution.types import Attribution
-from memopt.text import find_relative_dates, has_absolute_date, overlap, stems
+from memopt.text import find_relative_dates, has_absolute_date, overlap, stem_set
 from memopt.trace.graph import op_stages
 
 __all__ = ["Feedback", "build_feedback", "outcome_feedback", "score_feedback", "empty_feedback",
@@ -95,8 +95,8 @@ def _outputs(G: nx.DiGraph, op: str, near: str = "") -> list[str]:
     if isinstance(output, dict):
         values = [v for key, v in output.items() if key != "memory"]
         flat = [text_of(x) for v in values for x in (v if isinstance(v, list) else [v])]
-        target = stems(near)
-        return sorted(flat, key=lambda item: -overlap(target, stems(item)))[:6] if near else flat[:6]
+        target = stem_set(near)
+        return sorted(flat, key=lambda item: -overlap(target, item))[:6] if near else flat[:6]
     return [text_of(output)[:300]] if output is not None else []
 
 
@@ -156,7 +156,7 @@ def _kept_relative(case: FailedCase, attribution: Attribution) -> bool:
 
 def _partial(gold: str, prediction: str) -> list[str]:
     """The observation that an answer gave some, not all, of the gold's items (none when it gave all or none)."""
-    items = [part.strip(" .") for part in re.split(r",|;|\band\b", gold) if stems(part)]
+    items = [part.strip(" .") for part in re.split(r",|;|\band\b", gold) if stem_set(part)]
     given = [item for item in items if overlap(item, prediction) >= 0.5]
     if len(items) < 2 or not given or len(given) == len(items):
         return []
@@ -173,9 +173,9 @@ def _read_by_answer(case: FailedCase) -> list[str]:
     """The context items the answer op read that are closest to the question and gold (at most three)."""
     if case.context_var is None:
         return []
-    target = stems(f"{case.question} {case.gold}")
+    target = stem_set(f"{case.question} {case.gold}")
     lines = _lines(case.G.nodes[case.context_var].get("value"))
-    return sorted(lines, key=lambda line: -overlap(target, stems(line)))[:3]
+    return sorted(lines, key=lambda line: -overlap(target, line))[:3]
 
 
 def _example(case: FailedCase, attribution: Attribution, *, precise: bool = True) -> str:

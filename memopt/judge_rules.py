@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memopt.metrics import is_abstention
-from memopt.text import find_dates, overlap, stems
+from memopt.text import find_dates, overlap
 
 __all__ = [
     "judge_answer",
@@ -70,7 +70,7 @@ def unquote_data(text: str) -> str:
 
 def recall(reference: str, text: str) -> float:
     """The share of ``reference``'s content stems that ``text`` also holds."""
-    return overlap(stems(reference), stems(text))
+    return overlap(reference, text)
 
 
 def has_dates_of(information: str, text: str) -> bool:

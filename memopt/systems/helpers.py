@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from memopt.data.model import Session, Turn
 from memopt.store import MemoryStore
-from memopt.text import format_date, overlap, stems
+from memopt.text import format_date, overlap, stem_set
 
 __all__ = ["StoreMemory", "session_date", "turn_lines", "item_line", "best_sources"]
 
@@ -40,7 +40,7 @@ def item_line(date: str | None, text: str) -> str:
 
 def best_sources(text: str, turns: tuple[Turn, ...] | list[Turn]) -> list[str]:
     """The dia_ids of the turns a derived text most likely came from (lexical overlap, ties kept)."""
-    target = stems(text)
+    target = stem_set(text)
     scored = [(overlap(target, t.text), t.dia_id) for t in turns]
     best = max((s for s, _ in scored), default=0.0)
     return [d for s, d in scored if best > 0 and s == best]
