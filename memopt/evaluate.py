@@ -195,7 +195,7 @@ def _run_concurrently(system: MemorySystem, plan: list[tuple[Conversation, list[
     """Ingest conversations in parallel; submit a conversation's questions as soon as it is ingested."""
     done: dict[str, CaseResult] = {}
     answers: dict[str, Future[CaseResult]] = {}
-    with worker_pool(workers, "memopt-eval") as pool:
+    with worker_pool(workers) as pool:
         ingests = {submit_in_context(pool, _ingest_error, system, conv, lm): cases for conv, cases in plan}
         for finished in as_completed(ingests):
             error = finished.result()

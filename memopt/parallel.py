@@ -143,9 +143,9 @@ class _Pool(Executor):
 
 
 @contextlib.contextmanager
-def worker_pool(workers: int, name: str = "memopt") -> Iterator[Executor]:
+def worker_pool(workers: int) -> Iterator[Executor]:
     """A pool running at most ``workers`` tasks at once on the process's reused worker threads; leaving the block
-    waits for every task (``name`` is kept for callers; threads are shared, so they carry the process's names)."""
+    waits for every task."""
     pool = _Pool(workers)
     try:
         yield pool
