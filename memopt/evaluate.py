@@ -29,7 +29,7 @@ from memopt.errors import DataError
 from memopt.files import read_json, write_json
 from memopt.judge import Judge
 from memopt.metrics import CaseScore, exact_match, locomo_f1, summarize
-from memopt.parallel import submit_in_context, worker_pool
+from memopt.parallel import allow_ahead, submit_in_context, worker_pool
 from memopt.systems.base import MemorySystem
 
 __all__ = ["CaseResult", "RunResult", "evaluate", "case_metrics", "select_cases", "SCHEMA_VERSION", "ERROR_LIMIT",
@@ -195,7 +195,7 @@ def _run_concurrently(system: MemorySystem, plan: list[tuple[Conversation, list[
     """Ingest conversations in parallel; submit a conversation's questions as soon as it is ingested."""
     done: dict[str, CaseResult] = {}
     answers: dict[str, Future[CaseResult]] = {}
-    with worker_pool(workers) as pool:
+    with worker_pool(workers) as pool, allow_ahead(workers):
         ingests = {submit_in_context(pool, _ingest_error, system, conv, lm): cases for conv, cases in plan}
         for finished in as_completed(ingests):
             error = finished.result()

@@ -4,7 +4,9 @@ The memory store emits `StoreEvent`s; the pipeline runtime (`memopt.ops`) emits 
 `VarEvent`s (variables an operation writes that are not memory-store units). The
 tracer (a later stage of the loop) listens with `listen(handler)`; nothing here knows about it.
 Listeners are scoped with a context variable, so concurrent runs in different threads each see
-only their own events. Emitting with no listener costs one context-variable lookup.
+only their own events. Emitting with no listener costs one context-variable lookup. Work started
+early on another thread (`held`) keeps its events back until its result is taken, so listeners
+receive them in the order a serial run would emit them.
 
 A listener must never break the run it observes: exceptions raised by a handler are logged and
 swallowed.
@@ -17,14 +19,16 @@ import contextvars
 import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 __all__ = [
     "StoreEvent", "OpEvent", "VarEvent", "Event", "emit", "listen", "listening", "current_op", "op_scope",
-    "current_conversation", "conversation_scope",
+    "current_conversation", "conversation_scope", "held",
 ]
 
 logger = logging.getLogger(__name__)
+
+R = TypeVar("R")
 
 
 @dataclass(frozen=True)
@@ -127,3 +131,25 @@ def conversation_scope(sample_id: str) -> Iterator[None]:
         yield
     finally:
         _CONVERSATION.reset(token)
+
+
+def held(fn: Callable[[], R]) -> Callable[[], R]:
+    """Run ``fn`` now with the events it emits kept back; the returned function emits them (to the listeners of
+    the context it is called in) and returns, or raises, what ``fn`` did."""
+    events: list[Event] = []
+    token = _LISTENERS.set((events.append,))
+    try:
+        result, error = fn(), None
+    except Exception as e:
+        result, error = None, e
+    finally:
+        _LISTENERS.reset(token)
+
+    def release() -> R:
+        for event in events:
+            emit(event)
+        if error is not None:
+            raise error
+        return result  # type: ignore[return-value]
+
+    return release

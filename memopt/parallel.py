@@ -16,6 +16,13 @@ service logger through ``asyncio.get_event_loop()``; in a thread without a loop 
 call (``asyncio.run``), so each worker thread sets one when it starts and closes it when it ends.
 A pool still runs at most ``workers`` of its tasks at once, and leaving it waits for all of them.
 
+Calls started ahead (`ahead`): a memory system whose ingestion is a chain of LM calls, some of which do not
+depend on the chain (Mem0's fact extraction of a later session reads that session's turns only), may start
+those early, so the chain waits on one call per link instead of two. The harness allows it where it runs
+work concurrently (`allow_ahead`); elsewhere, and whenever the caller says no, each call runs when its
+result is asked for, in the caller's order. Either way the same calls are made with the same inputs, so the
+same replies come back; only their timing differs.
+
 >>> map_ordered(lambda x: x * x, [1, 2, 3], workers=2)
 [1, 4, 9]
 """
@@ -34,12 +41,14 @@ from concurrent.futures import Executor, Future
 from concurrent.futures import wait as futures_wait
 from typing import Any, TypeVar
 
-__all__ = ["IDLE_SECONDS", "map_ordered", "submit_in_context", "worker_pool"]
+__all__ = ["IDLE_SECONDS", "ahead", "ahead_allowed", "allow_ahead", "map_ordered", "submit_in_context", "worker_pool"]
 
 IDLE_SECONDS = 60.0
 
 T = TypeVar("T")
 R = TypeVar("R")
+
+_AHEAD: contextvars.ContextVar[int] = contextvars.ContextVar("memopt_ahead", default=0)
 
 
 def submit_in_context(pool: Executor, fn: Callable[..., R], *args: Any) -> Future[R]:
@@ -161,3 +170,48 @@ def map_ordered(fn: Callable[[T], R], items: Iterable[T], *, workers: int) -> li
     with worker_pool(min(workers, len(items))) as pool:
         futures = [submit_in_context(pool, fn, item) for item in items]
     return [f.result() for f in futures]
+
+
+@contextlib.contextmanager
+def allow_ahead(workers: int) -> Iterator[None]:
+    """Within the block (and the work it submits), `ahead` may run up to ``workers`` calls early."""
+    token = _AHEAD.set(workers)
+    try:
+        yield
+    finally:
+        _AHEAD.reset(token)
+
+
+def ahead_allowed() -> bool:
+    """Whether `ahead` may start calls early here."""
+    return _AHEAD.get() > 1
+
+
+@contextlib.contextmanager
+def ahead(*, enabled: bool = True) -> Iterator[Callable[[Callable[[], R]], Callable[[], R]]]:
+    """``with ahead() as start: later = start(fn)``; ``later()`` returns (or raises) ``fn()``'s result.
+
+    Where `allow_ahead` allows it and ``enabled``, ``fn`` starts now on a worker thread (in a copy of this
+    context); otherwise ``later()`` runs it, the first time it is asked. Leaving the block cancels the calls not
+    yet started and waits for the running ones, so none outlives it.
+    """
+    if not (enabled and ahead_allowed()):
+        yield _deferred
+        return
+    pool = _Pool(_AHEAD.get())
+    try:
+        yield lambda fn: submit_in_context(pool, fn).result
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _deferred(fn: Callable[[], R]) -> Callable[[], R]:
+    """``fn`` run the first time the returned function is called; its result kept for later calls."""
+    done: list[R] = []
+
+    def later() -> R:
+        if not done:
+            done.append(fn())
+        return done[0]
+
+    return later

@@ -25,6 +25,9 @@ Contract for subclasses (in the spirit of gepa's adapter):
 - A failure inside ``build_memory`` or ``respond`` may raise: the harness (`memopt.evaluate`)
   scores the affected cases as failed with the error kept and goes on.
 - An LLM operation runs with the adapter its LM carries, if any (`memopt.lm.adapter.adapter_scope`).
+- Calls of a chain that do not depend on it may start early (``with self.ahead() as start``, see
+  `memopt.parallel.ahead`) while the harness runs work concurrently and no replay intercepts; a tracer
+  still receives their events in a serial run's order.
 - Ingestion is cached by (pipeline, conversation content, ingest-op prompts, ingest knobs, task
   LM): evaluating a new answer prompt does not re-ingest. The cache is bypassed while a tracer
   listens or a replayer intercepts, so those always see every operation. One key is built once:
@@ -33,12 +36,14 @@ Contract for subclasses (in the spirit of gepa's adapter):
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -46,10 +51,11 @@ import dspy
 
 from memopt.data.model import Case, Conversation
 from memopt.errors import ConfigError
-from memopt.events import OpEvent, conversation_scope, emit, listening
+from memopt.events import OpEvent, conversation_scope, emit, held, listening
 from memopt.lm.adapter import adapter_scope
 from memopt.lm.build import ask
 from memopt.ops import OpCall, intercepting, produce, run_op
+from memopt.parallel import ahead, ahead_allowed
 from memopt.prompts import load_prompts, prompt_hash
 
 __all__ = ["OpSpec", "MemorySystem", "clear_ingest_cache"]
@@ -359,6 +365,21 @@ class MemorySystem(dspy.Module):
         answer = str(out.get("answer") or "")
         produce(f"answer:{op_key}", answer, [context_ref], op=self.op_id("answer", op_key))
         return dspy.Prediction(answer=answer, context=context, **extra)
+
+    @contextlib.contextmanager
+    def ahead(self) -> Iterator[Callable[[Callable[[], Any]], Callable[[], Any]]]:
+        """`memopt.parallel.ahead`: off while a replay intercepts (it overrides ops in their serial order); while a
+        tracer listens, each early call's events reach it when its result is taken, as in a serial run."""
+        with ahead(enabled=not intercepting()) as start:
+            if not (listening() and ahead_allowed()):
+                yield start
+                return
+
+            def start_held(fn: Callable[[], Any]) -> Callable[[], Any]:
+                later = start(partial(held, fn))
+                return lambda: later()()
+
+            yield start_held
 
     def tool(self, op: str, op_key: str, fn: Callable[..., Any], *, reads: Iterable[str] = (), **inputs: Any) -> Any:
         """Run a non-LLM operation ``fn(**inputs)``."""
