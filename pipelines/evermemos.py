@@ -10,6 +10,7 @@ episodes and over facts) → ``fuse`` (tool: reciprocal rank fusion, k = 60, kee
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import dspy
@@ -61,35 +62,47 @@ class EverMemOS(MemorySystem):
     defaults = {"top_k": 8}
 
     def build_memory(self, conversation: Conversation) -> EverMemory:
-        """Ingest the sessions in order."""
+        """Ingest the sessions in order; segmenting a session reads its turns only, so it may start early."""
         memory = EverMemory(conversation.sample_id, MemoryStore(name="episode", id_prefix="e"),
                             MemoryStore(name="fact", id_prefix="f"), MemoryStore(name="profile", id_prefix="p"))
-        for session in conversation.sessions:
-            self._ingest_session(memory, session, (conversation.speaker_a, conversation.speaker_b))
-            memory.session_seq[session.index] = (memory.episodes.seq, memory.facts.seq, memory.profiles.seq)
+        with self.ahead() as start:
+            segments = [start(partial(self._segment, memory.sample_id, s)) for s in conversation.sessions]
+            for session, segmented in zip(conversation.sessions, segments, strict=True):
+                self._ingest_session(memory, session, segmented(), (conversation.speaker_a, conversation.speaker_b))
+                memory.session_seq[session.index] = (memory.episodes.seq, memory.facts.seq, memory.profiles.seq)
         return memory
 
-    def _ingest_session(self, memory: EverMemory, session: Session, speakers: tuple[str, str]) -> None:
+    def _segment(self, sample_id: str, session: Session) -> dict[str, Any]:
+        return self.llm("segment", f"{sample_id}:S{session.index}", reads=[f"turn:{t.dia_id}" for t in session.turns],
+                        conversation=turn_lines(session.turns, ids=True))
+
+    def _read_cell(self, op: str, ckey: str, session: Session, cell: list[Turn]) -> dict[str, Any]:
+        return self.llm(op, ckey, reads=[f"turn:{t.dia_id}" for t in cell], session_date=session.date_time,
+                        conversation=turn_lines(cell))
+
+    def _ingest_session(self, memory: EverMemory, session: Session, out: dict[str, Any],
+                        speakers: tuple[str, str]) -> None:
+        """Store each MemCell's episode and facts (their LLM calls read the cell only, so they may start early),
+        then update the speakers' profiles."""
         key = f"{memory.sample_id}:S{session.index}"
-        turn_refs = [f"turn:{t.dia_id}" for t in session.turns]
-        out = self.llm("segment", key, reads=turn_refs, conversation=turn_lines(session.turns, ids=True))
         date = session_date(session)
         session_facts: list[str] = []
-        for j, cell in enumerate(_cells(session.turns, out.get("boundaries") or [])):
-            ckey = f"{key}.M{j}"
-            cell_refs = [f"turn:{t.dia_id}" for t in cell]
-            lines = turn_lines(cell)
-            summary = str(self.llm("episode", ckey, reads=cell_refs, session_date=session.date_time,
-                                   conversation=lines).get("summary") or "").strip()
-            if summary:
-                memory.episodes.add(summary, session_date=date, source=[t.dia_id for t in cell],
-                                    op_id=self.op_id("episode", ckey))
-            facts = self.llm("facts", ckey, reads=cell_refs, session_date=session.date_time, conversation=lines)
-            for fact in facts.get("facts") or []:
-                if isinstance(fact, str) and fact.strip():
-                    memory.facts.add(fact.strip(), session_date=date, source=best_sources(fact, cell),
-                                     op_id=self.op_id("facts", ckey))
-                    session_facts.append(fact.strip())
+        cells = _cells(session.turns, out.get("boundaries") or [])
+        with self.ahead() as start:
+            reads = [(start(partial(self._read_cell, "episode", f"{key}.M{j}", session, cell)),
+                      start(partial(self._read_cell, "facts", f"{key}.M{j}", session, cell)))
+                     for j, cell in enumerate(cells)]
+            for j, (cell, (episode, facts)) in enumerate(zip(cells, reads, strict=True)):
+                ckey = f"{key}.M{j}"
+                summary = str(episode().get("summary") or "").strip()
+                if summary:
+                    memory.episodes.add(summary, session_date=date, source=[t.dia_id for t in cell],
+                                        op_id=self.op_id("episode", ckey))
+                for fact in facts().get("facts") or []:
+                    if isinstance(fact, str) and fact.strip():
+                        memory.facts.add(fact.strip(), session_date=date, source=best_sources(fact, cell),
+                                         op_id=self.op_id("facts", ckey))
+                        session_facts.append(fact.strip())
         if session_facts:
             for speaker in speakers:
                 self._update_profile(memory, speaker, session_facts, key, date)

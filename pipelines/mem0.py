@@ -10,6 +10,7 @@ Query: ``retrieve`` (bm25 over live memories, ``top_k``) → ``answer`` (LLM).
 from __future__ import annotations
 
 import json
+from functools import partial
 from typing import Any
 
 import dspy
@@ -46,17 +47,21 @@ class Mem0(MemorySystem):
     ingest_knobs = ("similar_k",)
 
     def build_memory(self, conversation: Conversation) -> StoreMemory:
-        """Ingest the sessions in order."""
+        """Ingest the sessions in order; a session's extraction reads its turns only, so it may start early."""
         memory = StoreMemory(conversation.sample_id, MemoryStore(name="memory", id_prefix="m"))
-        for session in conversation.sessions:
-            self._ingest_session(memory, session)
-            memory.session_seq[session.index] = memory.store.seq
+        with self.ahead() as start:
+            extractions = [start(partial(self._extract, memory.sample_id, s)) for s in conversation.sessions]
+            for session, extracted in zip(conversation.sessions, extractions, strict=True):
+                self._ingest_session(memory, session, extracted())
+                memory.session_seq[session.index] = memory.store.seq
         return memory
 
-    def _ingest_session(self, memory: StoreMemory, session: Session) -> None:
+    def _extract(self, sample_id: str, session: Session) -> dict[str, Any]:
+        return self.llm("extract", f"{sample_id}:S{session.index}", reads=[f"turn:{t.dia_id}" for t in session.turns],
+                        session_date=session.date_time, conversation=turn_lines(session.turns))
+
+    def _ingest_session(self, memory: StoreMemory, session: Session, out: dict[str, Any]) -> None:
         key = f"{memory.sample_id}:S{session.index}"
-        out = self.llm("extract", key, reads=[f"turn:{t.dia_id}" for t in session.turns],
-                       session_date=session.date_time, conversation=turn_lines(session.turns))
         facts = [f.strip() for f in out.get("facts") or [] if isinstance(f, str) and f.strip()]
         if not facts:
             return
