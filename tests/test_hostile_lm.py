@@ -68,6 +68,7 @@ def test_a_local_server_killed_by_a_signal_is_named_with_what_to_do(signum, name
         lm = local.llama_cpp_lm(server.url, "smollm2", local="smollm2", timeout=30)
         assert lm("Say hello.")  # a real reply over HTTP
         os.kill(server.pid, signum)
+        server.process.wait(timeout=60)  # dead before the next call: SIGABRT's core dump can take a moment
         with pytest.raises(LMError) as caught:
             lm("Say hello again.")
     finally:
