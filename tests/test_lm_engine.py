@@ -111,12 +111,17 @@ def test_a_run_is_compared_with_the_mean_of_its_engines_cached_serial_anchor():
     floor = [anchor("dspy.Predict, LiteLLM engine", 3.0), anchor("dspy.Predict, LiteLLM engine, cache", 4.0),
              anchor("dspy.Predict, DSPy default, cache", 1.0), anchor("dspy.Predict, LiteLLM engine, cache", 6.0),
              anchor("dspy.Predict, LiteLLM engine, cache, 16 threads", 50.0, 16)]
-    runs = [{"engine": "litellm", "cpu_ms_per_request": 7.5}, {"engine": "dspy", "cpu_ms_per_request": 2.5},
-            {"engine": "litellm", "cpu_ms_per_request": None}]
+    floor.append(anchor("dspy.Predict, LiteLLM engine, cache, 16 threads", 30.0, 16))
+    floor.append(anchor("dspy.Predict, LiteLLM engine, cache, 8 threads", 10.0, 8))
+    runs = [{"engine": "litellm", "cpu_ms_per_request": 7.5, "concurrency": 16},
+            {"engine": "dspy", "cpu_ms_per_request": 2.5, "concurrency": 16},
+            {"engine": "litellm", "cpu_ms_per_request": None, "concurrency": 16},
+            {"engine": "litellm", "cpu_ms_per_request": 5.0, "concurrency": 4}]
     versus_anchor(runs, floor)
-    assert [r["vs_anchor"] for r in runs] == [1.5, 2.5, None]
+    assert [r["vs_anchor"] for r in runs] == [1.5, 2.5, None, 1.0]
+    assert [r["vs_threads"] for r in runs] == [0.19, None, None, None]  # 7.5 / mean(50, 30); none at 4 threads
     versus_anchor(runs, [])
-    assert [r["vs_anchor"] for r in runs] == [None, None, None]
+    assert [r["vs_anchor"] for r in runs] == [None, None, None, None]
 
 
 def test_breakdown_buckets_by_where_the_code_lives():

@@ -28,10 +28,11 @@ one: every call a miss and a store, as in a first run); their CPU per request is
 program pays on that path. Then the LiteLLM engine with the cache from as many threads as the first
 concurrency, against a server with the runs' delay: its wall / ideal is the ratio a bare DSPy
 program reaches there. A run's ``vs_anchor`` is its CPU per request over the mean of its engine's
-serial cached anchor (the runs use the cache too). The anchors warm DSPy's and LiteLLM's imports
-and an unreported small run (``warm``) the experiment's own (bm25s, networkx ...), so no row's CPU
-includes import time. ``engines`` runs the experiment once per `memopt.lm.build.ENGINES` value
-(``lm.engine``).
+serial cached anchor (the runs use the cache too); ``vs_threads`` is the same over the threaded anchor
+at its concurrency (LiteLLM engine), which pays the thread switching a run at that concurrency pays. The
+anchors warm DSPy's and LiteLLM's imports and an unreported small run (``warm``) the experiment's own
+(bm25s, networkx ...), so no row's CPU includes import time. ``engines`` runs the experiment once per
+`memopt.lm.build.ENGINES` value (``lm.engine``).
 """
 
 from __future__ import annotations
@@ -164,11 +165,17 @@ _ANCHOR_OF = {"litellm": "dspy.Predict, LiteLLM engine, cache", "dspy": "dspy.Pr
 
 def versus_anchor(runs: list[dict[str, Any]], floor: list[dict[str, Any]]) -> None:
     """Set each run's ``vs_anchor``: its CPU per request over the mean of its engine's serial cached anchor rows
-    (measured before and after the runs: the load of a shared machine drifts)."""
-    for run in runs:
-        same = [a["cpu_ms_per_request"] for a in floor if a["run"] == _ANCHOR_OF.get(run["engine"])]
+    (measured before and after the runs: the load of a shared machine drifts); and ``vs_threads``: over the mean
+    of the threaded anchor rows at its concurrency (LiteLLM engine), which pay the same thread switching."""
+    def over(run: dict[str, Any], same: list[float]) -> float | None:
         mean = sum(same) / len(same) if same else 0
-        run["vs_anchor"] = round(run["cpu_ms_per_request"] / mean, 2) if mean and run["cpu_ms_per_request"] else None
+        return round(run["cpu_ms_per_request"] / mean, 2) if mean and run["cpu_ms_per_request"] else None
+
+    for run in runs:
+        run["vs_anchor"] = over(run, [a["cpu_ms_per_request"] for a in floor
+                                      if a["run"] == _ANCHOR_OF.get(run["engine"])])
+        run["vs_threads"] = over(run, [a["cpu_ms_per_request"] for a in floor if run["engine"] == "litellm"
+                                       and a.get("threads", 1) > 1 and a["threads"] == run.get("concurrency")])
 
 
 def _run(path: Path, delay: float, concurrency: int, budget: int, rounds: int, model: str,
