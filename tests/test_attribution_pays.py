@@ -174,3 +174,32 @@ def test_a_resumed_run_picks_the_ops_an_uninterrupted_one_picks(tmp_path):
     assert not any(r["accepted"] for r in whole["rounds"])
     assert ops(whole)[0] != ops(whole)[1]  # round 1's ops lost, so round 2 rewrites others first
     assert ops(resumed) == ops(whole), (ops(resumed), ops(whole))
+
+
+@pytest.mark.slow  # three small optimizations through the CLI (CI runs it with -m slow)
+def test_a_resumed_run_stops_on_a_repeat_where_an_uninterrupted_one_stops(tmp_path):
+    """Score feedback on every op and no round accepted: round 2 would see round 1's prompts, knobs and feedback."""
+    import json
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    tiny = tmp_path / "tiny.yaml"
+    text = (ROOT / "experiments" / "quickstart.yaml").read_text()
+    tiny.write_text(text.replace("conversations=12,sessions=8", "conversations=4,sessions=3")
+                    .replace("  ops_per_round: 2\n", "  ops_per_round: 3\n")
+                    .replace("  trials: 8\n", "  trials: 8\n  min_gain: 1.0\n  feedback: score\n"))
+
+    def optimize(*args: str) -> dict:
+        done = subprocess.run([sys.executable, "-m", "memopt", "optimize", str(tiny), "--out", "summary.json", *args],
+                              capture_output=True, text=True, timeout=600, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr[-3000:]
+        return json.loads((tmp_path / "summary.json").read_text())
+
+    whole = optimize("--rounds", "3", "--tracking-uri", f"sqlite:///{tmp_path}/whole.db")
+    first = optimize("--rounds", "1", "--tracking-uri", f"sqlite:///{tmp_path}/split.db")
+    resumed = optimize("--rounds", "3", "--tracking-uri", f"sqlite:///{tmp_path}/split.db", "--resume", first["run_id"])
+    assert whole["stopped"].startswith("state repeated: round 2 would see"), whole["stopped"]
+    assert [r["round"] for r in resumed["rounds"]] == [r["round"] for r in whole["rounds"]] == [1]
+    assert resumed["stopped"] == whole["stopped"]

@@ -183,7 +183,8 @@ def _record(index: int, scorer: Scorer, system: MemorySystem, valset: list[Conve
         usage={meter: asdict(u) for meter, u in scorer.usage_by_meter().items()},
         trials_errored=outcome.choice.errored_trials if outcome else 0,
         attribution_errors=outcome.attribution_errors if outcome else 0, knobs=dict(system.knobs),
-        attribution=dict(outcome.attribution) if outcome else {})
+        attribution=dict(outcome.attribution) if outcome else {},
+        inputs_digest=outcome.inputs_digest if outcome else "")
     if outcome is not None:
         tried = outcome.choice.tried
         record.trials_log = trials_of(tried)

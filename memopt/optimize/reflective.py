@@ -79,6 +79,7 @@ class RoundOutcome:
     rationales: dict[str, str] = field(default_factory=dict)
     rejected: list[str] = field(default_factory=list)
     attribution: dict[str, int] = field(default_factory=dict)  # failed, sampled, replayed, attributed, judge_calls
+    inputs_digest: str = ""  # of the prompts, knobs and feedback the round saw (``stop_on_repeat`` compares them)
 
 
 @dataclass
@@ -120,7 +121,7 @@ class ReflectiveOptimizer:
         train = self._evaluate(system, trainset)
         blamed, unattributed, spent = self._attribute(train) if self.attributes else ([], 0, {})
         feedback = self._feedback(system, train, blamed, round_index)
-        self._check_repeat(system, feedback, round_index)
+        digest = self._check_repeat(system, feedback, round_index)
         proposals = self._propose(system, feedback)
         candidates, rationales, rejected = self._check(proposals, feedback)
         choice = self._select(system, candidates, valset, current_val, round_index)
@@ -134,14 +135,17 @@ class ReflectiveOptimizer:
         chosen = {op: rationales[(op, text)] for op, text in choice.instructions.items()}
         self._learn(feedback, accepted)
         return RoundOutcome(train, blamed, feedback, candidates, choice, accepted, counts, types, unattributed,
-                            chosen, rejected, spent)
+                            chosen, rejected, spent, digest)
 
     def resume(self, records: Sequence[RoundRecord]) -> None:
         """Continue after a checkpoint's rounds: the ops they set aside are set aside again (`_learn` replayed on
-        each round's rewritten ops and decision), so a resumed run picks the ops an uninterrupted one would."""
+        each round's rewritten ops and decision), so a resumed run picks the ops an uninterrupted one would, and
+        the inputs they saw are remembered (``stop_on_repeat``), so it stops where an uninterrupted one would."""
         for record in records:
             if record.round > 0:
                 self._learn(record.feedback, record.accepted)
+                if record.inputs_digest:  # checkpoints written before digests were kept have none
+                    self.seen.setdefault(record.inputs_digest, record.round)
 
     def _learn(self, rewritten: Iterable[str], accepted: bool) -> None:
         """Remember which rewritten ops lost (`ranks_ops`): an accepted round changes the system, so every op may
@@ -154,15 +158,17 @@ class ReflectiveOptimizer:
             for op in rewritten:
                 self.stale[op] = self.stale.get(op, 0) + 1
 
-    def _check_repeat(self, system: MemorySystem, feedback: dict[str, Feedback], round_index: int) -> None:
-        """Raise `StateRepeated` when an earlier round saw these prompts, knobs and feedback (``stop_on_repeat``)."""
-        if not self.stop_on_repeat:
-            return
+    def _check_repeat(self, system: MemorySystem, feedback: dict[str, Feedback], round_index: int) -> str:
+        """The digest of the prompts, knobs and feedback this round sees; raise `StateRepeated` when an earlier round
+        saw them (``stop_on_repeat``)."""
         key = _digest([system.instructions(), dict(system.knobs), {op: fb.text() for op, fb in feedback.items()}])
+        if not self.stop_on_repeat:
+            return key
         if key in self.seen:
             raise StateRepeated(f"round {round_index} would see the prompts, knobs and feedback of round "
                                 f"{self.seen[key]} (and propose the same candidates)")
         self.seen[key] = round_index
+        return key
 
     # 1. evaluate
     def _evaluate(self, system: MemorySystem, trainset: list[Conversation]) -> Scored:
