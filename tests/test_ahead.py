@@ -3,6 +3,7 @@ concurrently, with the same requests, the same replies and the same trace as a s
 
 from __future__ import annotations
 
+import contextlib
 import threading
 
 import dspy
@@ -69,21 +70,13 @@ def _run(pipeline: str, url: str, conversation, workers: int, traced: bool):
     slots = LMSlots(8)
     system = make_system(pipeline)
     lm = make_lm(f"openai/gpt-4.1-mini@{url}", callbacks=[slots])
-    with dspy.context(lm=lm), (trace(system) if traced else _nothing()) as tracer, allow_ahead(workers):
+    with dspy.context(lm=lm), (trace(system) if traced else contextlib.nullcontext()) as tracer, allow_ahead(workers):
         system.ingest(conversation)
         peak = slots.peak
         answers = [system.answer_case(c).answer for c in conversation.cases[:6]]
         if tracer is not None:
             tracer.record_cases(conversation.cases[:6])
     return answers, tracer.graph if tracer is not None else None, peak
-
-
-class _nothing:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
 
 
 _WALL_CLOCK = {"started_at", "seconds", "time", "created"}  # when things ran, which concurrency changes
