@@ -265,6 +265,7 @@ CORPUS: list[tuple[str, list[str], str]] = [
     ("bench-run-data-missing", ["bench", "run", "--data", "{b}/missing.json"], "missing.json"),
     ("bench-trace-pipeline-unknown", ["bench", "trace", "-p", "mem9", "--data", DATA], "mem9"),
     ("bench-optimize-missing", ["bench", "optimize", "{b}/exp/missing.yaml"], "missing.yaml"),
+    ("bench-latency-experiment-missing", ["bench", "latency", "--experiment", "{b}/exp/missing.yaml"], "missing.yaml"),
     ("bench-attribution-cases-missing", ["bench", "attribution", "--cases", "{b}/missing.json"], "missing.json"),
     ("bench-simlm-out-is-a-directory", ["bench", "simlm", "--out", "{b}/a_dir"], "a_dir"),
 ]

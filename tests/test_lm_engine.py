@@ -134,3 +134,18 @@ def test_breakdown_buckets_by_where_the_code_lives():
     assert bucket("/repo/memopt/store.py") == "memopt: store and retrieval"
     assert bucket("/repo/memopt/trace/tracer.py") == "memopt: tracing and events"
     assert bucket("/usr/lib/python3.11/threading.py").startswith("Python")
+
+
+def test_latency_bench_names_a_missing_experiment_before_any_call(tmp_path, monkeypatch, capsys):
+    """The anchors' few hundred calls would otherwise run first, and the error come after them."""
+    import memopt.bench.latency as latency
+    from tests.conftest import run_main
+
+    def no_anchor(**_):
+        raise AssertionError("anchors ran before the experiment was read")
+
+    monkeypatch.setattr(latency, "anchors", no_anchor)
+    code, _, err = run_main(["bench", "latency", "--experiment", str(tmp_path / "missing.yaml")], tmp_path,
+                            monkeypatch, capsys)
+    assert code == 2, err
+    assert "missing.yaml: no such experiment file" in err
