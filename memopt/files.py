@@ -12,7 +12,7 @@ a slug plus 8 hex digits of its SHA-256; and the resulting path must stay inside
 many files are named at once (`distinct_names`), two ids that still share a name are one `DataError`
 naming both, before any work, so one file never overwrites another.
 
-Text read as JSON must be valid Unicode: a lone surrogate escape (``"\ud800"``), which no UTF-8 file
+Text read as JSON must be valid Unicode: a lone surrogate escape (``"\\ud800"``), which no UTF-8 file
 can hold, is one `DataError` naming the file and the JSON path.
 """
 
