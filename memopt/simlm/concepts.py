@@ -377,7 +377,7 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              rf"(?:answer|reply|response|output|result) (?:is|should be|must be|will be|shall be|becomes) "
              rf"{_gap(1)}{ABSTAIN_PHRASE}",
              r"(?:say|state|indicate|admit|declare)\w* so", r"so (?:state|say|indicate|declare|admit)"),
-    _concept("UNKNOWN_REPLY", "a reply saying it is not known: 'Not mentioned', 'I don't know', 'unknown'",
+    _concept("UNKNOWN_REPLY", "a reply saying it is not known, 'Not mentioned', 'I don't know' ('no ...': none quoted)",
              ABSTAIN_PHRASE),
     _concept("ANSWER", "answering: 'answer', 'respond', 'reply'", r"answer(?:s|ed|ing)?", r"respond\w*", r"reply"),
     _concept("UNSUPPORTED", "missing support: 'not in the context', 'cannot support', 'lacks', 'no evidence'",
