@@ -56,11 +56,66 @@ AGAINST = [
 ]
 
 
-@pytest.mark.parametrize(("op", "directive", "text"), ON)
+# The sixth pass (worded here, each read backwards or missed before it): where a negation or an "against" cue reaches
+# is decided by the sentence's structure, not by the words near it.
+SIXTH_PASS_ON = [
+    # "just / merely because X" names a ground the sentence weighs, not a reason it gives
+    ("extract", "all_participants", "Ignoring a statement merely because the other speaker made it is a mistake."),
+    ("extract", "all_participants", "Skipping a fact simply because it came from the second participant is an error."),
+    ("extract", "all_participants", "Never discard a fact merely because the second participant stated it."),
+    # the same person and the same object together name one memory, not a shared topic
+    ("update", "delete_only_explicit", "When a hobby is retracted, remove the memory with the same person and the "
+                                       "same activity, and nothing more."),
+    ("update", "delete_only_explicit", "Only the memory sharing the same person and the same object is to be deleted."),
+    ("update", "delete_only_explicit", "Erase just the memory about the same person and the same thing."),
+    ("update", "delete_only_explicit", "A retraction deletes exactly one memory: same person, same object."),
+    # a subject has no modal of its own: "X shall V and shall not be confined" negates the second predicate only
+    ("answer", "combine_all", "The reply must draw on every relevant memory and must not be limited to a single item."),
+    ("answer", "combine_all", "Responses shall use all matching entries and shall not be restricted to one entry."),
+    # a "no" after a preposition negates its noun phrase, not the verb after it
+    ("answer", "abstain", "Queries with no matching memory return 'unknown'."),
+    ("answer", "abstain", "Requests with no backing note respond 'not on record'."),
+    # an aside in parentheses comments on the sentence; it does not outvote it
+    ("answer", "abstain", "Reply 'Not mentioned' when nothing supports an answer (guessing used to cost us points)."),
+    ("answer", "abstain", "If the context is silent, say 'Not mentioned' (we measured fabricated answers in May)."),
+    # a docstring's triple quotes delimit the instructions; they do not quote an example
+    ("summarize", "keep_details", '"""Summarise the session. Keep every name, number and place exactly as said."""'),
+    ("rewrite_query", "expand_query", "'''Turn the question into a search query and add related terms.'''"),
+]
+
+# where the reader cannot tell, it abstains (stance 0) rather than read the sentence backwards
+SIXTH_PASS_NOT_AGAINST = [
+    # a requirement met only in a "because" clause is not met: the rationale explains, it does not instruct
+    ("update", "update_on_contradiction", "Only use UPDATE when a fact really changed; last week's run went wrong "
+                                          "because it replaced memories on the same topic."),
+    # the same person and the same object name one memory: deleting it is no deletion by shared topic
+    ("update", "delete_only_explicit", "When a fact is withdrawn, remove the memory about the same person and the "
+                                       "same thing."),
+    ("update", "delete_only_explicit", "When a hobby is dropped, erase the memory on the same person and same hobby."),
+    # answering an unsupported question with a quoted 'not known' is abstaining, not guessing
+    ("answer", "abstain", "A question with no support in the memories gets 'Not mentioned' as its reply."),
+]
+
+SIXTH_PASS_AGAINST = [
+    ("update", "delete_only_explicit", "Delete every memory about the same person."),
+    ("update", "update_on_contradiction", "Update a memory whenever the new fact is on the same subject."),
+    ("answer", "combine_all", "The reply shall draw on one memory only."),
+    ("answer", "abstain", "Answer every question, even one with no support; never reply 'unknown'."),
+    ("extract", "all_participants", "Skip a fact whenever the second participant stated it."),
+    ("rewrite_query", "expand_query", '"""Return the question verbatim as the query."""'),
+]
+
+
+@pytest.mark.parametrize(("op", "directive", "text"), ON + SIXTH_PASS_ON)
 def test_a_sentence_asking_for_the_directive_turns_it_on(op: str, directive: str, text: str):
     assert directive_stances(op, text).get(directive, 0) == 1
 
 
-@pytest.mark.parametrize(("op", "directive", "text"), AGAINST)
+@pytest.mark.parametrize(("op", "directive", "text"), AGAINST + SIXTH_PASS_AGAINST)
 def test_a_clear_prohibition_stays_against(op: str, directive: str, text: str):
     assert directive_stances(op, text).get(directive, 0) == -1
+
+
+@pytest.mark.parametrize(("op", "directive", "text"), SIXTH_PASS_NOT_AGAINST)
+def test_an_unclear_sentence_is_not_read_against(op: str, directive: str, text: str):
+    assert directive_stances(op, text).get(directive, 0) >= 0

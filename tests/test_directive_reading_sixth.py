@@ -1,4 +1,4 @@
-"""SimLM's directive reading on the sixth corpus: written by a new author, measured once.
+"""SimLM's directive reading on the sixth corpus: written by a new author, measured once, tuned on since.
 
 tests/fixtures/directive_corpus_sixth.yaml (issue 21) was written by a new author who did not open SimLM's reader
 (memopt/simlm/), the earlier corpora, their tests, docs/simlm.md or the git log: from the catalogue's id, operations
@@ -8,8 +8,10 @@ who write prompts (a terse engineer, a consultant, a lawyer, a PM's ticket, temp
 as instructions, failure stories) and of products (ChatGPT-style memory, support, tutoring, healthcare intake,
 sales CRM, LangGraph, CrewAI, AutoGen, Semantic Kernel, Haystack, DSPy docstrings, Mem0, Zep, Letta, Cognee). It
 was committed alone, and measured once, after the reader's fifth pass (which tuned on the fifth corpus), with the
-figures pinned below: a change to the reader that loses a sentence fails here. Tuning the reader on its misses
-makes it tuning material; say so here if that happens.
+figures pinned below. Since then it is TUNING material: the reader's sixth pass (scope rules against backwards
+readings, tests/test_directive_reading_scope.py) looked at its misses, so its figures no longer say how the reader
+does on an unseen author; a seventh corpus, written meanwhile by another author, is the next held-out measurement.
+The pins below are the figures after the sixth pass and may only improve; it does not yet meet issue 21's targets.
 
 Each item names the one operation its sentence is sent to. An "on" item must turn on its directive (stance +1) in
 that operation; read backwards is stance -1; it also turns on another directive when any other of that operation's
@@ -25,7 +27,8 @@ ITEMS = load_corpus("sixth")
 
 # The one measurement (reader after its fifth pass, main + i21reader5): 136 of 166 recognised (81.9 %), 5 read
 # backwards, 3 also turning on another directive (1.8 %), 10 of 116 false triggers (8.6 %). Below issue 21's targets.
-MEASURED = {"recognised": 136, "backwards": 5, "false": 10, "cross": 3}
+# After the sixth pass (tuned with this corpus in view, so no longer held out): 145 (87.3 %), 0 backwards, 10 false.
+MEASURED = {"recognised": 145, "backwards": 0, "false": 10, "cross": 3}
 
 
 def test_the_sixth_corpus_is_valid_and_covers_every_directive():

@@ -16,16 +16,19 @@ from memopt.simlm.words import CLAUSE_PUNCT, Word, quote_mask, with_
 __all__ = ["split_sentences", "split_clauses", "mark_conditions", "mark_rationale"]
 
 _ABBREV = re.compile(r"\b(e\.g|i\.e|etc|vs|approx|cf)\.", re.IGNORECASE)
+_DOCSTRING = re.compile(r'"""|\'\'\'')
 _SENTENCE_END = re.compile(r"[.!]+(?=\s|$)")
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)]|[a-z][.)])\s+", re.IGNORECASE)
 _RATIONALE = frozenset({"because", "since"})
+_GROUND = frozenset({"just", "merely", "simply", "only", "solely", "purely"})
 _CONDITIONS = frozenset({"unless", "except", "if", "when", "whenever", "once", "until"})
 
 
 def split_sentences(text: str) -> list[str]:
     """Lines (wrapped lines joined back), then sentence punctuation outside quotes."""
     lines: list[str] = []
-    for raw in _ABBREV.sub(lambda m: m.group(1), text).splitlines():
+    # a docstring's triple quotes delimit the instructions, they do not quote an example
+    for raw in _DOCSTRING.sub(" ", _ABBREV.sub(lambda m: m.group(1), text)).splitlines():
         line = raw.strip()
         if not line:
             lines.append("")
@@ -56,6 +59,8 @@ def mark_rationale(words: list[Word]) -> list[Word]:
     for i, w in enumerate(out):
         if w.quoted or w.text not in _RATIONALE or w.scope or i + 1 < len(out) and out[i + 1].text == "of":
             continue
+        if i > 0 and out[i - 1].text in _GROUND:
+            continue  # "just because X" names a ground the sentence weighs, not a reason it gives
         j = i
         while j < len(out) and out[j].text not in CLAUSE_PUNCT and out[j].text != ",":
             out[j] = with_(out[j], rationale=True)
@@ -81,16 +86,19 @@ def mark_conditions(words: list[Word]) -> list[Word]:
     return out
 
 
-def split_clauses(words: list[Word]) -> list[list[Word]]:
-    """Clauses at clause punctuation and "but"; an aside in parentheses is its own clause, the words around it one."""
+def split_clauses(words: list[Word]) -> list[tuple[list[Word], bool]]:
+    """Clauses at clause punctuation and "but"; an aside in parentheses is its own clause, the words around it one.
+    Each clause comes with whether it is such an aside."""
     clauses: list[list[Word]] = [[]]
     outer: list[Word] | None = None
+    asides: list[list[Word]] = []
     for k, w in enumerate(words):
         if w.quoted:
             clauses[-1].append(w)
         elif w.text == "(" and outer is None and aside_end(words, k) > 0:
             outer = clauses[-1]
             clauses.append([])
+            asides.append(clauses[-1])
         elif w.text == ")" and outer is not None:
             clauses.append(outer)
             outer = None
@@ -104,4 +112,4 @@ def split_clauses(words: list[Word]) -> list[list[Word]]:
     for c in clauses:
         if c and not any(c is u for u in unique):
             unique.append(c)
-    return unique
+    return [(c, any(c is a for a in asides)) for c in unique]

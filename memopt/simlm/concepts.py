@@ -248,9 +248,11 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"(?:extra|additional|supplementary|complementary|further) (?:information|details?|preferences?|facts?)",
              r"supplement\w*", r"(?:be|are) true together"),
     _concept("SAME_TOPIC", "a shared topic: 'the same topic', 'related', 'similar', 'overlapping'",
-             r"same (?:topic|subject|thing|person|entity|matter|item)", r"related", r"similar(?:ity|ities)?",
+             r"(?<!person and the )(?<!person and )(?<!person , )same (?:topic|subject|thing|person|entity|matter|item)"
+             r"(?! (?:and |, |, and )(?:the )?same)", r"related", r"similar(?:ity|ities)?",
              r"overlap\w*", r"topical\w*", r"(?:shared|common) (?:topics?|subjects?|themes?|keywords?)",
-             r"shar\w* (?:a |the )?(?:topic|subject|words?)", r"(?:known|existing) topic", r"about the same"),
+             r"shar\w* (?:a |the )?(?:topic|subject|words?)", r"(?:known|existing) topic",
+             r"about the same(?! (?:person|subject|entity) (?:and|,))"),
     _concept("ALWAYS", "always: 'always', 'every time', 'any newer fact'",
              r"always", r"every time", r"(?:any|every) (?:newer |new )?fact"),
     _concept("PREFER", "a preference for doing something: 'prefer', 'favour' (not a preference of the user's)",
@@ -275,7 +277,9 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"(?:that|the|this) (?:same|exact|very|specific|single|one|matching|corresponding) (?:memory|one|thing|"
              r"activity|fact|item)", r"that (?:one|memory)", rf"the one {_gap(3)}(?:names?|refers?|mentions?|"
              r"retracts?|withdraws?)", r"exactly one", r"(?:one|a single|single) memory",
-             r"(?:retracted|withdrawn|cancelled|named) (?:one|memory)", r"concerned"),
+             r"(?:retracted|withdrawn|cancelled|named) (?:one|memory)", r"concerned",
+             # the same person and the same object together name one memory, not a topic
+             r"same (?:person|subject|entity) (?:and |, |, and )(?:the )?same (?:object|thing|item|activity|fact)"),
     _concept("OTHER_MEMORIES", "other memories: 'other memories', 'the rest', 'related', 'every memory'",
              r"(?<!each )others?", r"the rest", r"related", r"neighbou?r\w*", r"everything", r"unrelated",
              r"remaining", rf"(?:every|all|any) {_gap(2)}memor(?:y|ies)", r"all (?:their|its|his|her)", r"adjacent",
@@ -290,8 +294,9 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"stay(?:s)? (?:as (?:they|it) (?:are|is)|the same|unchanged|valid|true|intact|in place|put)"),
     _concept("LIMIT", "limiting: 'restrict', 'limit', 'confine'", r"restrict\w*", r"limit\w*", r"confin\w*"),
     _concept("ONLY_THAT", "a restriction: 'only', 'solely', 'alone', 'nothing but', 'except', 'reserved for'",
-             r"only", r"solely", r"exclusively", r"alone", r"just(?! because)(?! as)", r"nothing (?:else|but|except)",
-             r"no other", rf"reserv\w* {_gap(2)}for", r"exactly(?! as)", r"except", r"single"),
+             r"only", r"solely", r"exclusively", r"alone", r"just(?! because)(?! as)",
+             r"nothing (?:else|but|except|more)", r"no other", rf"reserv\w* {_gap(2)}for", r"exactly(?! as)", r"except",
+             r"single"),
     # queries
     _concept("EXPAND", "widening: 'expand', 'broaden', 'enrich', 'augment', 'make wider'",
              r"expand\w*", r"expansion", r"broaden\w*", r"widen\w*", r"enrich\w*", r"augment\w*", r"extend\w*",
@@ -372,6 +377,8 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              rf"(?:answer|reply|response|output|result) (?:is|should be|must be|will be|shall be|becomes) "
              rf"{_gap(1)}{ABSTAIN_PHRASE}",
              r"(?:say|state|indicate|admit|declare)\w* so", r"so (?:state|say|indicate|declare|admit)"),
+    _concept("UNKNOWN_REPLY", "a reply saying it is not known, 'Not mentioned', 'I don't know' ('no ...': none quoted)",
+             ABSTAIN_PHRASE),
     _concept("ANSWER", "answering: 'answer', 'respond', 'reply'", r"answer(?:s|ed|ing)?", r"respond\w*", r"reply"),
     _concept("UNSUPPORTED", "missing support: 'not in the context', 'cannot support', 'lacks', 'no evidence'",
              r"not (?:in|supported|mentioned|covered|there)", r"(?:cannot|cant|can not|do not|does not|dont|doesnt) "

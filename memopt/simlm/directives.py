@@ -298,7 +298,7 @@ CATALOGUE: tuple[Directive, ...] = (
             Cue(+1, ("SAY_UNKNOWN",)),
             Cue(-1, ("GUESS",)),
             Cue(-1, ("ALWAYS_ANSWER",)),
-            Cue(-1, ("ANSWER",), ("UNSUPPORTED",)),
+            Cue(-1, ("ANSWER",), ("UNSUPPORTED", "!UNKNOWN_REPLY")),
         ),
         failure="SimLM always answers, from the closest context item, even when nothing supports it",
         behaviour="'Not mentioned' when no context item is about the person and topic asked",
@@ -353,7 +353,8 @@ def _cell(texts: tuple[str, ...]) -> str:
 def _label(requirement: str) -> str:
     options = []
     for option in requirement.split("|"):
-        name = f"`{option.rstrip('-').lower()}`"
+        name = f"`{option.strip('!').rstrip('-').lower()}`"
+        name = f"no {name}" if option.startswith("!") else name
         options.append(f"{name} negated" if option.endswith("-") else name)
     return " or ".join(options)
 
@@ -377,7 +378,7 @@ def catalogue_table() -> str:
         grant = "<br>".join(_rule(c) for c in d.cues if c.sign > 0 or c.negated_only)
         forbid = "<br>".join(_rule(c) for c in d.cues if c.sign < 0 and not c.negated_only)
         rows.append(f"| `{d.id}` | {grant} | {forbid} |")
-    used = sorted({name.rstrip("-") for d in CATALOGUE for c in d.cues for r in (*c.carriers, *c.requires)
+    used = sorted({name.strip("!").rstrip("-") for d in CATALOGUE for c in d.cues for r in (*c.carriers, *c.requires)
                    for name in r.split("|")})
     rows += ["", "| concept | what it reads |", "|---|---|"]
     rows += [f"| `{name.lower()}` | {CONCEPTS[name].words.replace('|', chr(92) + '|')} |" for name in used]

@@ -72,5 +72,5 @@ def read_sentences(text: str) -> tuple[Sentence, ...]:
         if not words:
             continue
         whole = make_clause([w for w in words if w.text not in CLAUSE_PUNCT])
-        out.append(Sentence(tuple(make_clause(c) for c in split_clauses(words)), whole))
+        out.append(Sentence(tuple(make_clause(c, aside=a) for c, a in split_clauses(words)), whole))
     return tuple(out)

@@ -46,6 +46,7 @@ INSTRUCTION_VERBS = frozenset({
     "abstain", "leave", "copy", "store", "replace", "overwrite", "expand", "drop", "ignore", "treat", "make",
     "put", "provide", "compute", "calculate", "merge", "mark",
 })
+_PREPOSITIONS = frozenset({"with", "of", "for", "in", "on", "at", "from", "by", "about", "to", "into", "under"})
 _NO_WAY = frozenset({"circumstances", "case", "account", "point", "time", "way"})
 _DOUBLE_NEGATIVE = frozenset({"forget", "fail", "neglect", "hesitate"})
 _MODALS = frozenset({"is", "are", "was", "were", "be", "should", "must", "shall", "may", "can", "will", "ought", "gets",
@@ -216,6 +217,8 @@ def _scope_end(words: list[Word], i: int, length: int, subordinate: bool) -> tup
     if w.text == "not" and embedded and i + 1 < len(words) and _participle(words[i + 1].text):
         # a reduced relative ("memories not named by the retraction stay ..."): the participle and its phrase
         short = 1 + (_phrase_length(words, i + 2) if i + 2 < len(words) else 0)
+    # "questions with no supporting item return ...": a "no" after a preposition negates its noun phrase, not the verb
+    phrase_no = w.text == "no" and length == 1 and i > 0 and words[i - 1].text in _PREPOSITIONS
     j, segment, limit = i + length, 0, i + length + short
     while j < min(len(words), limit):
         t = words[j]
@@ -237,7 +240,9 @@ def _scope_end(words: list[Word], i: int, length: int, subordinate: bool) -> tup
             if t.text in STOP_PUNCT or t.text == "." or t.text in STOP_WORDS and not (
                     passive_no and t.text in RELATIVE) and not result and not preposition:
                 break
-            if subordinate and t.text in INSTRUCTION_VERBS and j > i + length:
+            if (subordinate or phrase_no) and t.text in INSTRUCTION_VERBS and j > i + length:
+                break
+            if phrase_no and t.text in _FINITE:
                 break
             if embedded and t.text in _FINITE and j > i + length and words[j - 1].text not in ("to", "not"):
                 break

@@ -159,6 +159,7 @@ def _statement(words: list[Word], i: int) -> tuple[int, int]:
     return lo, hi
 
 
+_GROUND = frozenset({"just", "merely", "simply", "only", "solely", "purely"})
 _CLAUSE_LINKS = frozenset({"because", "since", "so", "but", "however", "although", "though", "while", "whereas"})
 _NOTHING_BUT = (("beyond",), ("but",), ("except",), ("other", "than"), ("more", "than"), ("apart", "from"))
 
@@ -205,9 +206,15 @@ def mark_prohibited_subjects(words: list[Word]) -> list[Word]:
             # one negation: the subject shares the scope of the predicate it negates ("X is not to be added")
             shared = out[start + subject + 2].scope if negation and start + subject + 2 < end else 0
             first = start + subject
-            while first > start and out[first - 1].text != "," and out[first - 1].text not in _CLAUSE_LINKS:
-                first -= 1  # the subject starts after a comma or a linking conjunction ("..., because X is useless")
-            for k in range(first, start + subject):
+            while first > start and out[first - 1].text != "," and (out[first - 1].text not in _CLAUSE_LINKS or (
+                    first > start + 1 and out[first - 2].text in _GROUND)):
+                first -= 1  # the subject starts after a comma or a linking conjunction ("..., because X is useless");
+                # "just because" is inside it ("dropping a fact just because a guest said it is a bug")
+            # "the answer shall use every item and shall not be confined to one": a subject has no verb of its own,
+            # so an earlier modal starts a coordinated predicate the negation does not reach
+            last = next((k for k in range(first, start + subject) if out[k].text in AUXILIARIES and not out[k].quoted),
+                        start + subject)
+            for k in range(first, last):
                 if not out[k].scope:
                     out[k] = with_(out[k], scope=shared or scope_id)
             after = start + subject + 3

@@ -24,7 +24,7 @@ class Cue:
 
     The polarity of the ``carriers`` decides: a carrier under a negation or contrast ("do not
     convert", "rather than converting") flips the sign; two carriers under two different negations
-    flip it twice. Each entry of ``requires`` must also occur ("A|B": either; "A-": negated). With
+    flip it twice. Each entry of ``requires`` must also occur ("A|B": either; "A-": negated; "!A": no quoted A). With
     ``negated_only`` the cue reads only negated carriers ("avoid vague time references").
     """
 
@@ -39,13 +39,26 @@ def _find(clause: Clause, concept: str) -> tuple[Match, ...]:
     return clause.find(CONCEPTS[concept].pattern)
 
 
+def _explains(clause: Clause, k: int) -> bool:
+    """Does word ``k`` stand in a "because ..." / "since ..." clause (not an imagined setting, whose topic carries on:
+    "in a calendar app you would convert relative dates; here they stay as spoken")?"""
+    while k >= 0 and clause.words[k].rationale:
+        if clause.words[k].text in ("because", "since"):
+            return True
+        k -= 1
+    return False
+
+
 def _required(requirement: str, context: Clause) -> frozenset[int] | None:
     """None when the requirement is missing; else the negation scopes that cover every match of it (empty when one
     match stands outside any: "same topic is not enough to update" denies the topic, not the update)."""
+    if requirement.startswith("!"):  # no quoted example of it: an answer that is 'Not mentioned' guesses nothing
+        return None if any(context.words[m.start].quoted for m in _find(context, requirement[1:])) else frozenset()
     scopes: set[int] = set()
     for option in requirement.split("|"):
         negated = option.endswith("-")
-        found = _find(context, option.rstrip("-"))
+        # a requirement met only in a "because ..." clause is not met: the reason explains, it does not instruct
+        found = [m for m in _find(context, option.rstrip("-")) if not _explains(context, m.start)]
         if any(m.scope != 0 for m in found) if negated else found:
             if negated or any(m.scope == 0 for m in found):
                 return frozenset()
@@ -122,7 +135,8 @@ def sentence_stance(cues: tuple[Cue, ...], sentence: Sentence) -> int:
     """What one sentence says about a directive with these cues: +1, -1 or 0.
 
     In each clause the first cue that applies decides; read within the clause it weighs 2, needing
-    concepts from the rest of the sentence 1. The sign of the sum decides; a tie, the last clause.
+    concepts from the rest of the sentence 1; an aside in parentheses comments on the sentence and weighs half.
+    The sign of the sum decides; a tie, the last clause.
     """
     votes = []
     for clause in sentence.clauses:
@@ -131,7 +145,7 @@ def sentence_stance(cues: tuple[Cue, ...], sentence: Sentence) -> int:
             vote = next((v for cue in cues if (v := _evidence(cue, clause, sentence.whole)) is not None),
                         None)
         if vote:
-            votes.append(vote)
+            votes.append(vote / 2 if clause.aside else vote)
     total = sum(votes)
     if total:
         return 1 if total > 0 else -1

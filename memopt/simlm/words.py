@@ -63,6 +63,7 @@ class Clause:
     words: tuple[Word, ...]
     text: str
     offsets: tuple[int, ...]
+    aside: bool = False  # an aside in parentheses: it comments on the sentence, it does not lead it
 
     def find(self, pattern: re.Pattern[str]) -> tuple[Match, ...]:
         """Matches of ``pattern`` over this clause's words."""
@@ -96,13 +97,13 @@ class Sentence:
     whole: Clause
 
 
-def make_clause(words: list[Word]) -> Clause:
+def make_clause(words: list[Word], *, aside: bool = False) -> Clause:
     """A clause of these words, its text joined by single spaces."""
     offsets, pos = [], 0
     for w in words:
         offsets.append(pos)
         pos += len(w.text) + 1
-    return Clause(tuple(words), " ".join(w.text for w in words), tuple(offsets))
+    return Clause(tuple(words), " ".join(w.text for w in words), tuple(offsets), aside)
 
 
 def with_(w: Word, **changes: object) -> Word:
