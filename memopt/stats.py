@@ -17,9 +17,11 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-__all__ = ["mean_sd", "t_cdf", "t_quantile", "PairedTest", "paired_test", "verdict", "ALPHA"]
+__all__ = ["mean_sd", "t_cdf", "t_quantile", "PairedTest", "paired_test", "verdict", "seeds_needed", "ALPHA",
+           "MAX_SEEDS_NEEDED"]
 
 ALPHA = 0.05  # two-sided significance level of every bench comparison (95 % intervals)
+MAX_SEEDS_NEEDED = 10_000  # `seeds_needed` gives up beyond this
 
 
 def mean_sd(values: Sequence[float]) -> tuple[float, float]:
@@ -135,3 +137,31 @@ def verdict(test: PairedTest, *, alpha: float = ALPHA) -> str:
     if test.p is None or test.p >= alpha:
         return "not significant"
     return "holds" if test.mean > 0 else "reversed"
+
+
+def _p_at(mean: float, sd: float, n: int) -> float:
+    return 2.0 * (1.0 - t_cdf(abs(mean) / (sd / math.sqrt(n)), n - 1))
+
+
+def seeds_needed(mean: float, sd: float, *, alpha: float = ALPHA, limit: int = MAX_SEEDS_NEEDED) -> int | None:
+    """The fewest pairs at which a paired difference of ``mean`` with spread ``sd`` would be significant
+    (two-sided p < ``alpha``), were the mean and sd to stay as observed; None for no difference or beyond ``limit``.
+
+    A planning figure, for declaring a larger run before it runs: the observed mean and sd are themselves noisy.
+    """
+    if mean == 0.0 or not math.isfinite(mean):
+        return None
+    if sd <= 0.0:
+        return 2
+    if _p_at(mean, sd, limit) >= alpha:
+        return None
+    low, high = 2, limit  # p falls as n grows: the first n with p < alpha lies in (low - 1, high]
+    if _p_at(mean, sd, low) < alpha:
+        return low
+    while high - low > 1:
+        middle = (low + high) // 2
+        if _p_at(mean, sd, middle) < alpha:
+            high = middle
+        else:
+            low = middle
+    return high

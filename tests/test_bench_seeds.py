@@ -67,3 +67,36 @@ def test_bench_optimize_runs_seeds_and_prints_intervals_and_verdicts(tmp_path):
     claim = report["comparisons"]["quickstart"]["memtrace > score_only"]
     assert claim["n"] == 2 and claim["seeds"] == [0, 1] and claim["verdict"] in ("holds", "reversed", "not significant")
     assert "| quickstart | memtrace | 2 |" in done.stdout and "quickstart: memtrace > score_only:" in done.stdout
+
+
+def test_a_claim_not_shown_says_how_many_seeds_would_show_it():
+    from memopt.bench.seeds import Claim, comparison_table
+    from memopt.stats import seeds_needed
+
+    runs = _runs({"a": [0.30, 0.10, 0.25, 0.12, 0.28], "b": [0.18, 0.15, 0.16, 0.20, 0.14],
+                  "c": [0.50, 0.52, 0.49, 0.51, 0.50]})
+    claims = [Claim("a", "b"), Claim("b", "a"), Claim("c", "b"), Claim("a", "b", equivalent=True)]
+    out = compare(runs, claims, variant_key="optimizer")
+    shown, backwards, holds, same = (out[c.label] for c in claims)
+    assert shown["verdict"] == "not significant" and shown["mean"] > 0
+    assert shown["seeds_needed"] == seeds_needed(shown["mean"], shown["sd"]) > 5
+    assert backwards["verdict"] == "not significant" and backwards["seeds_needed"] is None  # points the other way
+    assert holds["verdict"] == "holds" and holds["seeds_needed"] is None
+    assert same["seeds_needed"] is None
+    table = comparison_table(out)
+    assert "seeds it would need" in table.splitlines()[0]
+    assert f"| not significant | {shown['seeds_needed']:,} |" in table
+    assert table.count("| — |") >= 3
+
+
+def test_the_bench_commands_print_the_seeds_a_claim_would_need(capsys):
+    from memopt.bench.seeds import Claim
+    from memopt.cli.bench import _print_claims
+
+    runs = _runs({"a": [0.30, 0.10, 0.25, 0.12, 0.28], "b": [0.18, 0.15, 0.16, 0.20, 0.14]})
+    out = compare(runs, [Claim("a", "b"), Claim("b", "a")], variant_key="optimizer")
+    _print_claims(out, "quickstart")
+    first, second = capsys.readouterr().out.splitlines()
+    assert first.startswith("quickstart: a > b: not significant (")
+    assert f"about {out['a > b']['seeds_needed']:,} seeds would show it if the difference held" in first
+    assert "seeds would show it" not in second

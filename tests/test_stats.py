@@ -48,3 +48,24 @@ def test_scaled_difference_small_samples_and_no_spread():
     assert mean_sd([1.0, 2.0, 3.0]) == (2.0, 1.0) and mean_sd([4.0]) == (4.0, 0.0)
     with pytest.raises(ValueError, match="pair them"):
         paired_test([1.0, 2.0], [1.0])
+
+
+def _with(mean: float, sd: float, n: int) -> list[float]:
+    """``n`` values whose mean and sample sd are exactly ``mean`` and ``sd``."""
+    z = [i - (n - 1) / 2 for i in range(n)]
+    scale = sd / mean_sd(z)[1]
+    return [mean + scale * v for v in z]
+
+
+def test_seeds_needed_is_the_first_count_at_which_the_paired_test_turns_significant():
+    from memopt.stats import seeds_needed
+
+    for mean, sd in ((0.056, 0.140), (0.018, 0.148), (0.3, 0.4), (-0.05, 0.1)):
+        n = seeds_needed(mean, sd)
+        assert n is not None and n > 2
+        assert paired_test(_with(mean, sd, n), [0.0] * n).p < 0.05
+        assert paired_test(_with(mean, sd, n - 1), [0.0] * (n - 1)).p >= 0.05
+    assert seeds_needed(0.056, 0.140) == 27  # the quickstart's 1.5x claim at the ceiling (docs/optimize.md)
+    assert seeds_needed(0.1, 0.0) == 2 and seeds_needed(0.0, 0.1) is None
+    assert seeds_needed(1e-4, 1.0) is None  # beyond MAX_SEEDS_NEEDED
+    assert seeds_needed(5.0, 0.1) == 2

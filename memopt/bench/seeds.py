@@ -11,7 +11,10 @@ one of:
   F1 (an equivalence shown, not merely a difference not found), "differs" when the difference is
   significant, else "not significant".
 
-With one seed nothing is significant. Every verdict carries its n, mean difference, sd, interval and p.
+With one seed nothing is significant. Every verdict carries its n, mean difference, sd, interval and p; a
+claim "not significant" whose difference points its way also carries ``seeds_needed``: how many paired seeds
+would make that difference significant if its mean and sd held (`memopt.stats.seeds_needed`; "more than
+10000" past that), the figure to declare before a larger run.
 """
 
 from __future__ import annotations
@@ -20,9 +23,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memopt.stats import paired_test, verdict
+from memopt.stats import MAX_SEEDS_NEEDED, paired_test, seeds_needed, verdict
 
-__all__ = ["Claim", "EQUIVALENT_WITHIN", "interval", "compare", "comparison_table", "fmt_interval"]
+__all__ = ["Claim", "EQUIVALENT_WITHIN", "interval", "compare", "comparison_table", "fmt_interval", "needed_text"]
 
 EQUIVALENT_WITHIN = 0.05
 
@@ -72,7 +75,10 @@ def compare(runs: list[dict[str, Any]], claims: Sequence[Claim], *, key: str = "
             said = "holds" if shown else "differs" if verdict(test) != "not significant" else "not significant"
         else:
             said = verdict(test)
-        out[claim.label] = {"verdict": said, **test.to_dict(), "seeds": seeds}
+        needed: int | str | None = None
+        if said == "not significant" and test.n > 1 and test.mean > 0 and not claim.equivalent:
+            needed = seeds_needed(test.mean, test.sd) or f"more than {MAX_SEEDS_NEEDED}"
+        out[claim.label] = {"verdict": said, **test.to_dict(), "seeds": seeds, "seeds_needed": needed}
     return out
 
 
@@ -83,14 +89,23 @@ def fmt_interval(low: float | None, high: float | None) -> str:
     return f"[{low:+.3f}, {high:+.3f}]"
 
 
+def needed_text(comparison: dict[str, Any]) -> str:
+    """``seeds_needed`` as printed: a count, "more than 10,000", or ``—`` where it does not apply."""
+    needed = comparison.get("seeds_needed")
+    if needed is None:
+        return "—"
+    return f"{needed:,}" if isinstance(needed, int) else f"more than {MAX_SEEDS_NEEDED:,}"
+
+
 def comparison_table(comparisons: dict[str, dict[str, Any]]) -> str:
-    """The comparisons as a Markdown table: claim, mean difference ± sd, 95 % interval, p, verdict."""
-    lines = ["| claim | seeds | difference (mean ± sd) | 95 % interval | p | verdict |", "|---|---|---|---|---|---|"]
+    """The comparisons as a Markdown table: claim, mean difference ± sd, 95 % interval, p, verdict, seeds needed."""
+    lines = ["| claim | seeds | difference (mean ± sd) | 95 % interval | p | verdict | seeds it would need |",
+             "|---|---|---|---|---|---|---|"]
     for label, c in comparisons.items():
         if c["n"] == 0:
-            lines.append(f"| {label} | 0 | — | — | — | n/a |")
+            lines.append(f"| {label} | 0 | — | — | — | n/a | — |")
             continue
         p = "—" if c["p"] is None else f"{c['p']:.3f}"
         lines.append(f"| {label} | {c['n']} | {c['mean']:+.3f} ± {c['sd']:.3f} | {fmt_interval(c['low'], c['high'])}"
-                     f" | {p} | {c['verdict']} |")
+                     f" | {p} | {c['verdict']} | {needed_text(c)} |")
     return "\n".join(lines)

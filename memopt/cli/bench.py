@@ -7,7 +7,7 @@ from typing import Any
 
 import typer
 
-from memopt.bench.seeds import fmt_interval
+from memopt.bench.seeds import fmt_interval, needed_text
 from memopt.cli import options
 from memopt.files import check_writable, write_json
 
@@ -181,8 +181,10 @@ def _print_claims(comparisons: dict[str, dict[str, Any]], title: str) -> None:
             print(f"{title}: {claim}: n/a")
             continue
         p = "—" if c["p"] is None else f"{c['p']:.3f}"
+        needed = f"; about {needed_text(c)} seeds would show it if the difference held" \
+            if c.get("seeds_needed") is not None else ""
         print(f"{title}: {claim}: {c['verdict']} (difference {c['mean']:+.3f}, 95 % interval "
-              f"{fmt_interval(c['low'], c['high'])}, p {p}, {c['n']} seed(s))")
+              f"{fmt_interval(c['low'], c['high'])}, p {p}, {c['n']} seed(s){needed})")
 
 
 @app.command("feedback")
