@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from memopt.simlm.config_values import config_as_text
 from memopt.simlm.negation import INSTRUCTION_VERBS, aside_end, list_follows
 from memopt.simlm.words import CLAUSE_PUNCT, Word, quote_mask, with_
 
@@ -25,8 +26,10 @@ _CONDITIONS = frozenset({"unless", "except", "if", "when", "whenever", "once", "
 
 
 def split_sentences(text: str) -> list[str]:
-    """Lines (wrapped lines joined back), then sentence punctuation outside quotes."""
+    """Lines (wrapped lines joined back), then sentence punctuation outside quotes; configuration entries are read
+    as clauses (`memopt.simlm.config_values`)."""
     lines: list[str] = []
+    text = config_as_text(text)
     # a docstring's triple quotes delimit the instructions, they do not quote an example
     for raw in _DOCSTRING.sub(" ", _ABBREV.sub(lambda m: m.group(1), text)).splitlines():
         line = raw.strip()

@@ -349,7 +349,10 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              "'all of them'",
              rf"(?:all|every|each|multiple|several|many|various|different|more than one)(?: of)?(?: the| these| "
              rf"those| its| their)? {_gap(2)}{_ITEM}",
-             r"(?:all|each|every one) of them", r"them all", r"all (?:two|three|four|five|six)", r"everything(?! else)",
+             r"(?:all|each|every one) of them", r"them all",
+             # elliptic: "aggregate all relevant", "use every matching"
+             r"(?:all|every|each) (?:the )?(?:relevant|matching|pertinent|applicable)$",
+             r"all (?:two|three|four|five|six)", r"everything(?! else)",
              rf"the others? {_gap(3)}relevant",
              r"everything (?:relevant|that matches|that is relevant)",
              r"others (?:that are |which are )?relevant"),

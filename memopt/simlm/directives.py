@@ -263,7 +263,7 @@ CATALOGUE: tuple[Directive, ...] = (
         "them ('use every relevant memory', 'list all matching items'); against it: one item ('the single best "
         "match', 'only the top memory')",
         cues=(
-            Cue(+1, ("COMBINE",), ("ITEM",)),
+            Cue(+1, ("COMBINE",), ("ITEM|ALL_ITEMS",)),
             Cue(+1, ("USE", "ALL_ITEMS")),
             Cue(-1, ("STOP_AT",), ("ONE_ITEM",)),
             Cue(+1, ("BEYOND",), ("ONE_ITEM",)),

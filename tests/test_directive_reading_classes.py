@@ -1,0 +1,63 @@
+"""Classes of wording that recur across authors (issue 21, the reader's seventh pass), each case worded here.
+
+The sixth and seventh corpora's misses fell into classes, each handled by one general mechanism rather than a
+sentence at a time; the cases below are new sentences of the same classes (none is a corpus sentence), and each
+fails when its mechanism is removed:
+
+- configuration values as instructions: JSON / YAML / TOML keys and values read as words, a false boolean negating
+  its key (`memopt.simlm.config_values`);
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from memopt.simlm import directive_stances
+from memopt.simlm.config_values import config_as_text, key_words
+
+CONFIG_ON = [
+    ("extract", "keep_details", '{"shorten_facts": false}'),
+    ("summarize", "keep_details", "abbreviate_facts: false"),
+    ("answer", "abstain", '{"makeUpAnswers": false, "tone": "friendly"}'),
+    ("update", "update_on_contradiction", 'overwrite_mode = "contradiction-only"'),
+    ("rewrite_query", "expand_query", '{"add_synonyms": true}'),
+    ("answer", "combine_all", '{\n  "merge_memories": true,\n  "max_words": 40\n}'),
+    ("update", "delete_only_explicit", '{"deletion": {"remove_related_memories": false}}'),
+    ("extract", "resolve_dates", "convert_relative_dates: true"),
+    ("extract", "all_participants", '{"speaker_filter": "everyParticipant"}'),
+    # an elliptic "every relevant" names the items it combines
+    ("answer", "combine_all", '{"answer_mode": "synthesise_every_relevant", "top_passage_only": false}'),
+]
+
+CONFIG_AGAINST = [
+    ("extract", "resolve_dates", '{"resolve_dates": false}'),
+    ("answer", "abstain", '{"guess_when_unsure": true}'),
+    ("summarize", "resolve_dates", "keep-relative-dates: yes"),
+]
+
+CONFIG_INERT = [
+    ("answer", 'Reply with {"answer": "..."} only.'),
+    ("summarize", "max_tokens: 300"),
+    ("answer", "Q: Does Ana have a dog?\nA: No."),
+    ("update", 'Respond with {"memory": [{"id": ..., "event": ...}]}.'),
+]
+
+
+def test_identifiers_are_read_as_words():
+    assert key_words("allow_guessing") == key_words("allow-guessing") == key_words("allowGuessing") == "allow guessing"
+    assert config_as_text('{"truncate": false, "style": "full_sentence"}') == "do not truncate; style: full sentence."
+
+
+@pytest.mark.parametrize(("op", "directive", "text"), CONFIG_ON)
+def test_a_config_value_asking_for_the_directive_turns_it_on(op: str, directive: str, text: str):
+    assert directive_stances(op, text).get(directive, 0) == 1
+
+
+@pytest.mark.parametrize(("op", "directive", "text"), CONFIG_AGAINST)
+def test_a_config_value_switching_it_off_reads_against(op: str, directive: str, text: str):
+    assert directive_stances(op, text).get(directive, 0) == -1
+
+
+@pytest.mark.parametrize(("op", "text"), CONFIG_INERT)
+def test_templates_and_other_settings_turn_nothing_on(op: str, text: str):
+    assert not any(v > 0 for v in directive_stances(op, text).values())
