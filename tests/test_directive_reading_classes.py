@@ -6,6 +6,8 @@ fails when its mechanism is removed:
 
 - configuration values as instructions: JSON / YAML / TOML keys and values read as words, a false boolean negating
   its key (`memopt.simlm.config_values`);
+- negative quantifier objects: "abbreviate nothing", "drop none of the numbers", "omit no place" negate their verb
+  (a light verb's "no" names the act: "make no change" stays the operation that does nothing);
 """
 
 from __future__ import annotations
@@ -61,3 +63,33 @@ def test_a_config_value_switching_it_off_reads_against(op: str, directive: str, 
 @pytest.mark.parametrize(("op", "text"), CONFIG_INERT)
 def test_templates_and_other_settings_turn_nothing_on(op: str, text: str):
     assert not any(v > 0 for v in directive_stances(op, text).values())
+
+
+QUANTIFIER_ON = [
+    ("summarize", "keep_details", "Bring each name and figure into the recap; abbreviate nothing."),
+    ("extract", "keep_details", "Drop none of the numbers a person quotes."),
+    ("summarize", "keep_details", "Omit no place or amount when you condense the session."),
+    ("update", "delete_only_explicit", "Remove no memory unless the person explicitly withdraws it."),
+    ("answer", "abstain", "Invent nothing; if no memory covers the question, answer 'not known'."),
+]
+
+QUANTIFIER_AGAINST = [
+    ("extract", "resolve_dates", "Convert no relative dates."),
+    ("answer", "combine_all", "Combine none of the memories; pick the best one."),
+    ("summarize", "keep_details", "Keep nothing but the gist."),
+]
+
+
+@pytest.mark.parametrize(("op", "directive", "text"), QUANTIFIER_ON)
+def test_a_negated_object_negates_its_verb(op: str, directive: str, text: str):
+    assert directive_stances(op, text).get(directive, 0) == 1
+
+
+@pytest.mark.parametrize(("op", "directive", "text"), QUANTIFIER_AGAINST)
+def test_a_negated_object_of_the_opposite_verb_reads_against(op: str, directive: str, text: str):
+    assert directive_stances(op, text).get(directive, 0) == -1
+
+
+def test_making_no_change_names_the_operation_that_does_nothing():
+    assert "update_on_contradiction" not in directive_stances("update", "For each fact choose ADD, UPDATE or make no "
+                                                                       "change.")

@@ -14,6 +14,8 @@ negates it.
 
 from __future__ import annotations
 
+from memopt.simlm.concepts import CONCEPTS
+from memopt.simlm.negation import INSTRUCTION_VERBS
 from memopt.simlm.words import AUXILIARIES, CLAUSE_PUNCT, COPULAS, STOP_PUNCT, STOP_WORDS, Word, with_
 
 __all__ = ["mark_prohibited_subjects", "more_than_as_only", "privative_nothing"]
@@ -21,14 +23,39 @@ __all__ = ["mark_prohibited_subjects", "more_than_as_only", "privative_nothing"]
 _PRIVATIVE = frozenset({"forget", "forgets", "forgot", "lose", "loses", "lost", "drop", "drops", "omit", "omits",
                         "miss", "misses", "skip", "skips", "ignore", "ignores", "overlook", "overlooks",
                         "discard", "discards", "leave", "leaves", "neglect", "neglects"})
+# verbs whose object a negative quantifier can negate ("shorten nothing", "omit no detail", "add none of them")
+_ACTIONS = ("SHORTEN", "OMIT", "IGNORE", "DELETE", "OVERWRITE", "CONVERT", "PRESERVE", "WRITE", "ADD", "GUESS",
+            "COMBINE", "EXPAND", "REMOVE", "INCLUDE", "USE", "CALCULATE", "RESOLVE", "SPARE")
+_NOT_VERBS = frozenset({"is", "are", "was", "were", "be", "been", "there", "for", "of", "with", "about", "to", "and",
+                        "or", "but", "than", "as", "at", "by", "in", "on", "from", "mean", "means", "says", "said"})
+
+_LIGHT = frozenset({"make", "makes", "do", "does", "take", "takes", "have", "has", "give", "gives", "get", "gets"})
+
+
+def _verb(word: Word) -> bool:
+    """Is ``word`` a verb whose object a negative quantifier can be: an instruction verb or an action of the reader's
+    lexicons ("shorten", "paraphrase", "merge")?"""
+    if word.quoted or word.text in _NOT_VERBS:
+        return False
+    if word.text in _PRIVATIVE or word.text in INSTRUCTION_VERBS:
+        return True
+    return any(CONCEPTS[name].pattern.fullmatch(word.text) for name in _ACTIONS)
 
 
 def privative_nothing(words: list[Word]) -> list[Word]:
-    """"Forgets nothing", "loses none", "leaves nothing out" keep everything: read them as "never forgets anything"."""
+    """A negated object negates its verb: "forgets nothing", "shorten nothing", "drop none of the names", "omit no
+    detail", "leave nothing out" read as "never forgets anything", "never omit any detail"."""
     out = list(words)
     for i in range(len(out) - 1, 0, -1):
-        if out[i].text in ("nothing", "none") and out[i - 1].text in _PRIVATIVE and not out[i].quoted:
-            out[i - 1:i + 1] = [with_(out[i - 1], text="never"), out[i - 1], with_(out[i], text="anything")]
+        if out[i].quoted or not _verb(out[i - 1]):
+            continue
+        follows = out[i + 1].text if i + 1 < len(out) else ""
+        # a light verb's "no" names the act ("make no change" is the operation that does nothing)
+        quantifier = out[i].text in ("nothing", "none") or out[i].text == "no" and follows not in (
+            "longer", "more", "less", "matter", "need", "one", "", ",", ".") and out[i - 1].text not in _LIGHT
+        if quantifier and not (i > 1 and out[i - 2].text in ("never", "not", "dont", "no")):
+            out[i - 1:i + 1] = [with_(out[i - 1], text="never"), out[i - 1],
+                                with_(out[i], text="anything" if out[i].text == "nothing" else "any")]
     return out
 
 _PROHIBITED = frozenset({"forbidden", "prohibited", "disallowed", "unnecessary", "discouraged", "unacceptable",
