@@ -8,6 +8,10 @@ fails when its mechanism is removed:
   its key (`memopt.simlm.config_values`);
 - negative quantifier objects: "abbreviate nothing", "drop none of the numbers", "omit no place" negate their verb
   (a light verb's "no" names the act: "make no change" stays the operation that does nothing);
+- contrast scope: "rather than X, Y", "Y instead of X", "prefer Y over X", "don't just X; Y" oppose X's act only: a
+  topic named in X is still Y's topic ("don't just forward the question; enrich it"), the object of a contrasted
+  gerund that Y refers back to is shared ("instead of dismissing the other participant, store their facts"), and a
+  preference between two acts is not a preference for updating;
 """
 
 from __future__ import annotations
@@ -93,3 +97,45 @@ def test_a_negated_object_of_the_opposite_verb_reads_against(op: str, directive:
 def test_making_no_change_names_the_operation_that_does_nothing():
     assert "update_on_contradiction" not in directive_stances("update", "For each fact choose ADD, UPDATE or make no "
                                                                        "change.")
+
+
+CONTRAST_ON = [
+    ("extract", "all_participants", "Instead of dismissing the other participant as small talk, store their facts as "
+                                    "well."),
+    ("extract", "all_participants", "Rather than skimming over the second speaker, record what they say about "
+                                    "themselves."),
+    ("rewrite_query", "expand_query", "Don't just hand the question over; enrich it with the people it names."),
+    ("rewrite_query", "expand_query", "Do not simply forward the question: widen it with synonyms."),
+    ("update", "update_on_contradiction", "Prefer appending a new memory over editing an old one, and keep edits for "
+                                          "real changes such as a new job."),
+    ("answer", "combine_all", "Don't only cite the top memory; bring in every other relevant memory too."),
+    ("update", "update_on_contradiction", "Give the new fact a memory of its own instead of folding it into the old "
+                                          "one."),
+]
+
+CONTRAST_AGAINST = [
+    ("extract", "resolve_dates", "Rather than converting relative dates, keep them as written."),
+    ("answer", "combine_all", "Use the single best memory instead of combining them."),
+    ("extract", "all_participants", "Keep the user's facts rather than the second speaker's."),
+    ("update", "update_on_contradiction", "Prefer overwriting the old memory over adding a new one."),
+    ("extract", "all_participants", "Rather than recording the other speaker's facts, ignore them."),
+]
+
+CONTRAST_NOT_ON = [
+    ("update", "Rather than removing only the withdrawn memory, clear out its neighbours as well."),
+]
+
+
+@pytest.mark.parametrize(("op", "directive", "text"), CONTRAST_ON)
+def test_a_contrast_opposes_the_act_not_the_topic(op: str, directive: str, text: str):
+    assert directive_stances(op, text).get(directive, 0) == 1
+
+
+@pytest.mark.parametrize(("op", "directive", "text"), CONTRAST_AGAINST)
+def test_a_contrast_against_the_directive_reads_against(op: str, directive: str, text: str):
+    assert directive_stances(op, text).get(directive, 0) == -1
+
+
+@pytest.mark.parametrize(("op", "text"), CONTRAST_NOT_ON)
+def test_a_contrasted_restriction_stays_contrasted(op: str, text: str):
+    assert not any(v > 0 for v in directive_stances(op, text).values())

@@ -145,7 +145,7 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"(?:the )?(?:first|main|primary) (?:speaker|person|participant|user)(?:'s)?",
              r"(?:one|a single) (?:speaker|person|participant)", r"the human"),
     _concept("INFO", "what someone says: facts, information, details, statements",
-             r"facts?", r"informations?", r"details?", r"statements?", r"says", r"said", r"reveals?", r"mentions?",
+             r"facts?", r"informations?", r"details?", r"statements?", r"says?", r"said", r"reveals?", r"mentions?",
              r"tells?", r"life", r"lives", r"preferences?", r"stuff", r"things"),
     _concept("IGNORE", "leaving someone out: 'ignore', 'skip', 'drop', 'discard', 'exclude'",
              r"ignor\w*", r"skip\w*", r"drop\w*", r"discard\w*", r"exclud\w*", r"disregard\w*", r"omit\w*",
@@ -239,7 +239,9 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"(?:is|are|was|were|be) (?:now )?(?:wrong|false|incorrect|untrue|outdated|obsolete|invalid|inaccurate)",
              r"change\w* of (?:mind|heart|plans?)", r"chang\w* (?:their|his|her|your|my|one's) mind",
              # a change of the facts: "when the information has changed", "a new statement supersedes it"
-             r"(?:has|have|had) (?:since |now |really )?changed", r"out of date", r"supersedes"),
+             r"(?:has|have|had) (?:since |now |really )?changed", r"out of date", r"supersedes",
+             # a real change of state: "genuine changes such as a new address"
+             r"(?:genuine|real|actual|true) changes?", r"changes? of (?:state|status|circumstances?)"),
     _concept("COMPATIBLE", "compatibility: 'compatible', 'can both be true', 'coexist', 'complements', 'still true'",
              r"(?<![\w-])compatib\w*", r"(?<!in)consistent", r"coexist\w*", rf"both {_gap(2)}(?:true|valid|hold)",
              r"(?:still|also) (?:true|valid|holds?)", r"complement\w*", r"merely adds?",
@@ -256,7 +258,10 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
     _concept("ALWAYS", "always: 'always', 'every time', 'any newer fact'",
              r"always", r"every time", r"(?:any|every) (?:newer |new )?fact"),
     _concept("PREFER", "a preference for doing something: 'prefer', 'favour' (not a preference of the user's)",
-             r"prefer(?:s|red|ring|ably|able)?", r"favou?r(?:s|ed|ing|ably)?", r"err\w* on the side of"),
+             # a preference between two acts names the first, not updating: "prefer adding over rewriting, and ..."
+             rf"(?:prefer(?:s|red|ring|ably|able)?|favou?r(?:s|ed|ing|ably)?)(?! {_gap(6)}(?:over|above|rather than|"
+             r"instead of) )", r"(?:prefer|favou?r)\w* (?:updat|overwrit|replac|merg|modif|edit|rewrit)\w*",
+             r"err\w* on the side of"),
     _concept("ONLY_IF", "a restriction: 'only', 'solely', 'exclusively', 'reserve for', 'justify'",
              r"only", r"solely", r"exclusively", rf"reserv\w* {_gap(2)}for", r"justif\w*"),
     _concept("UNLESS", "an exception: 'unless', 'except when'", r"unless", r"except (?:when|if|where)"),

@@ -223,7 +223,7 @@ def mark_prohibited_subjects(words: list[Word]) -> list[Word]:
         if (span := _refused(out[start:end])) is not None:
             scope_id += 1
             for k in range(start + span[0], start + span[1]):
-                out[k] = with_(out[k], scope=scope_id)
+                out[k] = with_(out[k], scope=scope_id, contrast=False)
             start = end + 1
             continue
         subject = _prohibited(out[start:end])
@@ -251,6 +251,6 @@ def mark_prohibited_subjects(words: list[Word]) -> list[Word]:
             ground = _SUFFICIENT & {w.text for w in out[start + subject + 2:start + subject + 4]}
             if negation and not infinitive and not ground:
                 for k in range(start + subject + 2, end):
-                    out[k] = with_(out[k], scope=0)
+                    out[k] = with_(out[k], scope=0, contrast=False)
         start = end + 1
     return out

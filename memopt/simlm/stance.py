@@ -59,6 +59,10 @@ def _required(requirement: str, context: Clause) -> frozenset[int] | None:
         negated = option.endswith("-")
         # a requirement met only in a "because ..." clause is not met: the reason explains, it does not instruct
         found = [m for m in _find(context, option.rstrip("-")) if not _explains(context, m.start)]
+        # a contrast opposes acts, not topics: "don't just pass the question on; enrich it" enriches the question
+        # (a requirement asking for the act negated, "OVERWRITE-", still reads the contrast: "added rather than merged")
+        found = [Match(m.start, 0, m.rationale) if context.words[m.start].contrast and not negated else m
+                 for m in found]
         if any(m.scope != 0 for m in found) if negated else found:
             if negated or any(m.scope == 0 for m in found):
                 return frozenset()

@@ -1,7 +1,8 @@
 """The units the instruction reader works on: words with their marks, clauses, sentences, and quotes.
 
 A `Word` records what the reader found about it: ``quoted`` (it stands between quotes: an example, not
-an instruction), ``scope`` (the negation or contrast covering it, 0 for none), ``rationale`` (it stands in a
+an instruction), ``scope`` (the negation or contrast covering it, 0 for none; ``contrast`` when it is a contrast),
+``rationale`` (it stands in a
 "because ..." clause) and ``condition`` (it stands in an "unless / if / when ..." clause). A `Clause` joins
 its words by single spaces, lower case, so concept patterns are regular expressions over it
 (`memopt.simlm.concepts`). The word classes the reader's rules share are here too.
@@ -43,6 +44,7 @@ class Word:
     text: str
     quoted: bool = False
     scope: int = 0
+    contrast: bool = False  # the scope is a contrast ("rather than X", "not just X"), not a negation
     rationale: bool = False
     condition: bool = False
 
