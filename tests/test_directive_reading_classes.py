@@ -12,6 +12,8 @@ fails when its mechanism is removed:
   topic named in X is still Y's topic ("don't just forward the question; enrich it"), the object of a contrasted
   gerund that Y refers back to is shared ("instead of dismissing the other participant, store their facts"), and a
   preference between two acts is not a preference for updating;
+- shorthand: "+" and "&" join like "and" ("same person + activity" names one memory), "the named target" is the one
+  memory a retraction names;
 """
 
 from __future__ import annotations
@@ -139,3 +141,18 @@ def test_a_contrast_against_the_directive_reads_against(op: str, directive: str,
 @pytest.mark.parametrize(("op", "text"), CONTRAST_NOT_ON)
 def test_a_contrasted_restriction_stays_contrasted(op: str, text: str):
     assert not any(v > 0 for v in directive_stances(op, text).values())
+
+
+SHORTHAND_ON = [
+    ("update", "delete_only_explicit", "DELETE: the named target only (same person + activity)."),
+    ("update", "delete_only_explicit", "When a hobby is given up, erase exactly one memory: same person + same activity."),
+]
+
+
+@pytest.mark.parametrize(("op", "directive", "text"), SHORTHAND_ON)
+def test_shorthand_reads_as_words(op: str, directive: str, text: str):
+    assert directive_stances(op, text).get(directive, 0) == 1
+
+
+def test_a_shared_person_alone_is_still_a_topic():
+    assert directive_stances("update", "Delete memories on the same person.").get("delete_only_explicit") == -1

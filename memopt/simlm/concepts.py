@@ -251,7 +251,8 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"supplement\w*", r"(?:be|are) true together"),
     _concept("SAME_TOPIC", "a shared topic: 'the same topic', 'related', 'similar', 'overlapping'",
              r"(?<!person and the )(?<!person and )(?<!person , )same (?:topic|subject|thing|person|entity|matter|item)"
-             r"(?! (?:and |, |, and )(?:the )?same)", r"related", r"similar(?:ity|ities)?",
+             r"(?! (?:and |, |, and )(?:the )?(?:same|object|thing|item|activity|fact)\b)",
+             r"related", r"similar(?:ity|ities)?",
              r"overlap\w*", r"topical\w*", r"(?:shared|common) (?:topics?|subjects?|themes?|keywords?)",
              r"shar\w* (?:a |the )?(?:topic|subject|words?)", r"(?:known|existing) topic",
              r"about the same(?! (?:person|subject|entity) (?:and|,))"),
@@ -284,7 +285,8 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"retracts?|withdraws?)", r"exactly one", r"(?:one|a single|single) memory",
              r"(?:retracted|withdrawn|cancelled|named) (?:one|memory)", r"concerned",
              # the same person and the same object together name one memory, not a topic
-             r"same (?:person|subject|entity) (?:and |, |, and )(?:the )?same (?:object|thing|item|activity|fact)"),
+             r"same (?:person|subject|entity) (?:and |, |, and )(?:the )?(?:same )?(?:object|thing|item|activity|fact)",
+             r"(?:exact|precise|specific|named|retracted) target"),
     _concept("OTHER_MEMORIES", "other memories: 'other memories', 'the rest', 'related', 'every memory'",
              r"(?<!each )others?", r"the rest", r"related", r"neighbou?r\w*", r"everything", r"unrelated",
              r"remaining", rf"(?:every|all|any) {_gap(2)}memor(?:y|ies)", r"all (?:their|its|his|her)", r"adjacent",

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 __all__ = ["Word", "Match", "Clause", "Sentence", "make_clause", "quote_mask", "tokens", "with_"]
 
-_TOKEN = re.compile(r"[a-z0-9]+(?:['’][a-z]+)*(?:-[a-z0-9]+)*|->|[→=;:,()!?—–]|(?<![\w])-(?![\w])")
+_TOKEN = re.compile(r"[a-z0-9]+(?:['’][a-z]+)*(?:-[a-z0-9]+)*|->|[→=;:,()!?—–]|(?<![\w])-(?![\w])|"
+                    r"(?<![\w+])[+&](?![\w+])")
 _TAG = re.compile(r"</?[A-Za-z_][\w.-]*(?:\s[^<>]*)?/?>")  # markup (an XML tag names a section; it says nothing)
 _QUOTE_PAIRS = {'"': '"', "“": "”", "‘": "’", "'": "'", "«": "»"}
 
@@ -143,5 +144,6 @@ def tokens(sentence: str) -> list[Word]:
     sentence = _TAG.sub(" ", sentence)
     mask = quote_mask(sentence)
     low = sentence.lower().replace("’", "'")
-    return [Word(m.group().replace("'", "") if m.group().endswith("n't") else m.group(), quoted=mask[m.start()])
-            for m in _TOKEN.finditer(low)]
+    # shorthand: "same person + object", "names & places" join like "and"
+    return [Word("and" if m.group() in "+&" else m.group().replace("'", "") if m.group().endswith("n't") else m.group(),
+                 quoted=mask[m.start()]) for m in _TOKEN.finditer(low)]
