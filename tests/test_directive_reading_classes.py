@@ -12,6 +12,10 @@ fails when its mechanism is removed:
   topic named in X is still Y's topic ("don't just forward the question; enrich it"), the object of a contrasted
   gerund that Y refers back to is shared ("instead of dismissing the other participant, store their facts"), and a
   preference between two acts is not a preference for updating;
+- parties named by role: two people by their role ("the coach and the athlete", "the buyer's ... as well as the
+  seller's"), a quantified role ("every caller", "all the attendees") or two people who each say something, with what
+  they say or a verb of recording, ask for every speaker's facts (a role alone, or "X or Y" mentioned in passing, does
+  not);
 - shorthand: "+" and "&" join like "and" ("same person + activity" names one memory), "the named target" is the one
   memory a retraction names;
 """
@@ -145,7 +149,8 @@ def test_a_contrasted_restriction_stays_contrasted(op: str, text: str):
 
 SHORTHAND_ON = [
     ("update", "delete_only_explicit", "DELETE: the named target only (same person + activity)."),
-    ("update", "delete_only_explicit", "When a hobby is given up, erase exactly one memory: same person + same activity."),
+    ("update", "delete_only_explicit", "When a hobby is given up, erase exactly one memory: same person + same "
+                                       "activity."),
 ]
 
 
@@ -156,3 +161,34 @@ def test_shorthand_reads_as_words(op: str, directive: str, text: str):
 
 def test_a_shared_person_alone_is_still_a_topic():
     assert directive_stances("update", "Delete memories on the same person.").get("delete_only_explicit") == -1
+
+
+ROLES_ON = [
+    ("extract", "all_participants", "Capture what the coach and the athlete each tell you about themselves."),
+    ("extract", "all_participants", "Store the facts every caller shares about their own life."),
+    ("extract", "all_participants", "Record the buyer's stated budget as well as the seller's, each under its "
+                                    "owner's name."),
+    ("extract", "all_participants", "Keep the facts of the therapist and the client alike."),
+    ("extract", "all_participants", "Note what all the attendees say about their own plans."),
+]
+
+ROLES_NOT_ON = [
+    ("extract", "Greet the customer and the agent by name."),
+    ("extract", "Friends or coworkers mentioned in passing need no facts of their own."),
+    ("extract", "Pin each relative date to the session date."),
+]
+
+
+@pytest.mark.parametrize(("op", "directive", "text"), ROLES_ON)
+def test_parties_named_by_role_are_every_speaker(op: str, directive: str, text: str):
+    assert directive_stances(op, text).get(directive, 0) == 1
+
+
+@pytest.mark.parametrize(("op", "text"), ROLES_NOT_ON)
+def test_a_role_without_a_second_party_or_what_they_say_turns_nothing_on(op: str, text: str):
+    assert not any(v > 0 for v in directive_stances(op, text).values())
+
+
+def test_ignoring_two_roles_and_keeping_the_user_reads_against():
+    text = "Ignore whatever the host and the guest say about the weather; extract only the user's facts."
+    assert directive_stances("extract", text).get("all_participants") == -1

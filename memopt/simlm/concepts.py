@@ -60,6 +60,14 @@ _ITEM = (r"(?:memor(?:y|ies)|items?|context|pieces?|entr(?:y|ies)|excerpts?|fact
          r"possibilities|nodes?|chunks?|records?|notes|hits)")
 _PARTY = (r"(?:participants?|speakers?|persons?|people|part(?:y|ies)|interlocutors?|individuals?|sides?|users|humans?|"
           r"members?|attendees?)")
+# people named by their role in a conversation: "the tutor", "a candidate", "every player"
+_ROLE = (r"(?:tutors?|students?|teachers?|learners?|pupils?|candidates?|interview(?:er|ee)s?|applicants?|recruiters?|"
+         r"agents?|customers?|clients?|players?|gamers?|patients?|doctors?|clinicians?|nurses?|caregivers?|carers?|"
+         r"colleagues?|co-?workers?|friends?|family members?|employees?|managers?|advis[eo]rs?|"
+         r"sales ?reps?|representatives?|buyers?|sellers?|hosts?|guests?|coach(?:es)?|mentors?|mentees?|"
+         r"therapists?|counsell?ors?|parents?|callers?|visitors?|residents?|assistants?|bots?|"
+         rf"{_PARTY[3:-1]})")
+_ROLE_DET = r"(?:the |a |an |each |every |any |their |both )?"
 _SAYING = (r"(?:tells?|says?|said|mentions?|shares?|reveals?|talks?|speaks?|states?|discloses?|"
            r"describes?)")
 _SAY = (r"(?:say|says|saying|said|repl(?:y|ies|ied|ying)|respond\w*|answer\w*|stat(?:e|es|ed|ing)|return\w*|"
@@ -127,6 +135,16 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"(?:them|the two)",
              # a label and its value, "Speakers: all of them"
              rf"^{_PARTY} (?:all|both|each|every one)", rf"^{_PARTY} {_gap(4)}(?:all|both|each|every one) of them"),
+    _concept("ROLES", "two or more people by their role: 'the tutor and the student', 'the agent as well as the "
+             "customer', 'every player', 'both parties', 'either one'",
+             rf"{_ROLE}(?:'s|')? (?:and|&) {_ROLE_DET}{_ROLE}(?:'s|')?",
+             rf"{_ROLE}(?:'s|')? (?:{_W} |, ){{0,10}}?(?:as well as|alongside|along with|together with|"
+             rf"in addition to|besides) {_ROLE_DET}{_ROLE}(?:'s|')?",
+             rf"(?:every|each|all|both|either|any)(?: of)?(?: the| these| those)?(?: {_W}){{0,2}}? {_ROLE}(?:'s|')?",
+             rf"(?:the|both|all) (?:two|three|four|several) (?:{_W} )?{_ROLE}",
+             rf"either (?:one|of them|of the two) {_SAYING}",
+             # any two people who each say something: "the coach and the athlete each tell"
+             rf"(?:the |a |an )?{_W} and (?:the |a |an |their )?{_W} (?:each|both) {_SAYING}"),
     _concept("EVERYONE", "everyone: 'everyone', 'anybody', 'whoever'", r"(?:everyone|everybody|anyone|anybody|whoever)"
              r"(?! else)(?! other than)(?! but)(?! except)(?! besides)"),
     _concept("OTHER_PARTY", "the other speaker: 'the second speaker', 'the other person', 'the assistant'",

@@ -107,8 +107,9 @@ CATALOGUE: tuple[Directive, ...] = (
         "the user') or leaving the other one out ('ignore the second speaker')",
         cues=(
             Cue(-1, ("RESTRICT", "ONE_PARTY")),
-            Cue(-1, ("IGNORE",), ("OTHER_PARTY|ALL_PARTIES",)),
+            Cue(-1, ("IGNORE",), ("OTHER_PARTY|ALL_PARTIES|ROLES",)),
             Cue(+1, ("ALL_PARTIES",)),
+            Cue(+1, ("ROLES",), ("INFO|WRITE",)),
             Cue(+1, ("EVERYONE",), ("INFO|USE|WRITE",)),
             Cue(+1, ("OTHER_PARTY",), ("INFO",)),
         ),
