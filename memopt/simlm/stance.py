@@ -104,6 +104,18 @@ def _in_hypothesis(clause: Clause, k: int) -> bool:
     return False
 
 
+_ANAPHORS = frozenset({"those", "these", "that", "them", "it", "both"})
+_ADDITIVES = frozenset({"too", "also", "both"})
+
+
+def _takes_up(clause: Clause) -> bool:
+    """Does the main clause take up what its condition names, with an anaphor and an additive ("when the second speaker
+    mentions their job, store those facts too")? Then the condition names the instruction's object, not a situation."""
+    main = [w.text for w in clause.words if not w.condition and not w.quoted]
+    additive = bool(_ADDITIVES & set(main)) or any(main[k:k + 2] == ["as", "well"] for k in range(len(main) - 1))
+    return additive and bool(_ANAPHORS & set(main))
+
+
 def _evidence(cue: Cue, clause: Clause, context: Clause) -> int | None:
     """The cue's verdict on ``clause`` (requirements and second carriers read in ``context``), or None."""
     primary = [m for m in _find(clause, cue.carriers[0]) if not m.rationale and (m.scope or not cue.negated_only)
@@ -116,7 +128,8 @@ def _evidence(cue: Cue, clause: Clause, context: Clause) -> int | None:
     gapped = context is not clause and all(_required(r, clause) is None for r in cue.requires)
     denied = (gapped or _falls_short(clause)) and any(r and not r & {m.scope for m in primary} for r in required)
     primary = _main(primary, clause)
-    if all(_in_hypothesis(clause, m.start) for m in primary) and not all(w.condition for w in clause.words):
+    if all(_in_hypothesis(clause, m.start) for m in primary) and not all(w.condition for w in clause.words) \
+            and not _takes_up(clause):
         return None  # a situation described, not an instruction: the instruction is in the main clause
     others: list[tuple[Match, ...]] = []
     for name in cue.carriers[1:]:
