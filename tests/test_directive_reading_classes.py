@@ -16,6 +16,11 @@ fails when its mechanism is removed:
   seller's"), a quantified role ("every caller", "all the attendees") or two people who each say something, with what
   they say or a verb of recording, ask for every speaker's facts (a role alone, or "X or Y" mentioned in passing, does
   not);
+- conditions taken up by the main clause: "when the guest talks about her work, keep those facts as well" names what
+  to keep (an anaphor and an additive), it does not describe a situation;
+- questions as instructions: a polite or checking question asks for what it names ("Could you ...?", "Have you
+  ...?"), "why not X?" suggests X, "make sure nothing X says is dropped" is a prohibition, and "if not, restore the
+  missing names" restores;
 - shorthand: "+" and "&" join like "and" ("same person + activity" names one memory), "the named target" is the one
   memory a retraction names;
 """
@@ -192,3 +197,45 @@ def test_a_role_without_a_second_party_or_what_they_say_turns_nothing_on(op: str
 def test_ignoring_two_roles_and_keeping_the_user_reads_against():
     text = "Ignore whatever the host and the guest say about the weather; extract only the user's facts."
     assert directive_stances("extract", text).get("all_participants") == -1
+
+
+CONDITION_ON = [
+    ("extract", "all_participants", "When the other participant talks about her own work, keep those facts as well, "
+                                    "under her name."),
+    ("extract", "all_participants", "If the second speaker reveals a hobby or a plan, record it too."),
+]
+
+CONDITION_NOT_ON = [
+    ("answer", "If several memories mention it, the reply names the newest one."),
+    ("extract", "When the second speaker mentions the weather, move on."),
+]
+
+QUESTION_ON = [
+    ("extract", "all_participants", "Why not store the other participant's facts too?"),
+    ("extract", "all_participants", "Can you make sure nothing the second speaker says is dropped?"),
+    ("summarize", "keep_details", "Would a reader know who, where and how much from your summary alone? If not, "
+                                  "restore the missing names and figures."),
+    ("answer", "combine_all", "Have you looked at every relevant memory before answering?"),
+    ("rewrite_query", "expand_query", "Could you add near synonyms of the key nouns to the query?"),
+    ("answer", "abstain", "Is there any memory on this topic? If there is none, reply that it was not mentioned."),
+]
+
+
+@pytest.mark.parametrize(("op", "directive", "text"), CONDITION_ON)
+def test_a_condition_taken_up_by_the_main_clause_names_its_object(op: str, directive: str, text: str):
+    assert directive_stances(op, text).get(directive, 0) == 1
+
+
+@pytest.mark.parametrize(("op", "text"), CONDITION_NOT_ON)
+def test_a_condition_describing_a_situation_turns_nothing_on(op: str, text: str):
+    assert not any(v > 0 for v in directive_stances(op, text).values())
+
+
+@pytest.mark.parametrize(("op", "directive", "text"), QUESTION_ON)
+def test_a_question_asks_for_what_it_names(op: str, directive: str, text: str):
+    assert directive_stances(op, text).get(directive, 0) == 1
+
+
+def test_a_question_against_the_directive_reads_against():
+    assert directive_stances("extract", "Could you leave relative dates like 'yesterday' as they are?").get(
+        "resolve_dates") == -1

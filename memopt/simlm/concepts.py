@@ -203,7 +203,7 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"includ\w*",
              r"mention\w*", r"contain\w*", r"spell\w* out", r"cop(?:y|ies|ied|ying)", r"reproduc\w*",
              r"quot(?:e|es|ing)",
-             r"carr\w* over", r"stay\w*", r"remain\w*",
+             r"carr\w* over", r"stay\w*", r"remain\w*", r"restor\w*", rf"put\w* {_gap(6)}back",
              # appearing keeps only when required or in what is written, not where the input shows something
              r"(?:must|should|shall|to|always|will|still) appear\w*", r"appear\w* (?:in|verbatim|exactly|unchanged) "
              r"(?:the |each |every )?(?:facts?|memor(?:y|ies)|summar(?:y|ies)|output|entry|entries|notes?|record)",

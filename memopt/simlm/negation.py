@@ -94,7 +94,9 @@ def cue(words: list[Word], i: int) -> int:
     if w.text in ("beats", "trumps", "outweighs"):
         return 1  # a preference: "saying so beats guessing"
     if w.text in _NEG_WORDS:
-        return 0 if nxt[:1] and nxt[0] in _DOUBLE_NEGATIVE and nxt[1:2] == ["to"] else 1
+        # a suggestion asks for what it names: "why not store them too?", "why don't you add synonyms?"
+        suggestion = i > 0 and words[i - 1].text == "why" and w.text in ("not", "dont")
+        return 0 if suggestion or nxt[:1] and nxt[0] in _DOUBLE_NEGATIVE and nxt[1:2] == ["to"] else 1
     return 0
 
 
@@ -154,8 +156,14 @@ def comma_aside_end(words: list[Word], i: int) -> int:
     return -1
 
 
+_COMPLEMENT = frozenset({"sure", "ensure", "ensures", "guarantee", "verify", "check"})
+
+
 def _clause_start(words: list[Word], i: int) -> bool:
-    return i == 0 or words[i - 1].text in CLAUSE_PUNCT or words[i - 1].text in (",", "and")
+    """Does word ``i`` start a clause (after punctuation or "and"; "nothing" / "none" also after "make sure", "ensure":
+    "make sure nothing the other speaker says is dropped")?"""
+    return i == 0 or words[i - 1].text in CLAUSE_PUNCT or words[i - 1].text in (",", "and") or \
+        words[i].text in ("nothing", "none") and words[i - 1].text in _COMPLEMENT
 
 
 def predicate_follows(words: list[Word], i: int) -> int:
