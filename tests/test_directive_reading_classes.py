@@ -21,6 +21,9 @@ fails when its mechanism is removed:
 - questions as instructions: a polite or checking question asks for what it names ("Could you ...?", "Have you
   ...?"), "why not X?" suggests X, "make sure nothing X says is dropped" is a prohibition, and "if not, restore the
   missing names" restores;
+- another component's work: a passive whose agent is a component ("added by the search backend's analyser"), "X belongs
+  to the ingestion step", a clause whose subject is another component ("an upstream parser keeps ...") refuse X;
+- descriptions of the input: "the transcripts contain names", "messages frequently cite numbers" instruct nothing;
 - shorthand: "+" and "&" join like "and" ("same person + activity" names one memory), "the named target" is the one
   memory a retraction names;
 """
@@ -239,3 +242,31 @@ def test_a_question_asks_for_what_it_names(op: str, directive: str, text: str):
 def test_a_question_against_the_directive_reads_against():
     assert directive_stances("extract", "Could you leave relative dates like 'yesterday' as they are?").get(
         "resolve_dates") == -1
+
+
+NOT_OURS = [
+    ("summarize", "Relative dates are resolved by the calendar service before you see the text."),
+    ("rewrite_query", "Synonyms are added by the search backend's analyser, so forward the question unchanged."),
+    ("answer", "A separate ranking service combines the memories, so answer from the one you are given."),
+    ("summarize", "An upstream parser keeps every number in a table; the summary can round them."),
+    ("extract", "Converting relative dates belongs to the ingestion step."),
+    ("summarize", "The transcripts contain names, dates and prices."),
+    ("extract", "Customer messages frequently cite order numbers and street names."),
+    ("summarize", "Chats are usually short and mention a place or two."),
+]
+
+STILL_OURS = [
+    ("summarize", "keep_details", "The summary must include every name, date and price."),
+    ("summarize", "keep_details", "Keep every number the transcripts contain."),
+    ("extract", "resolve_dates", "Relative dates are resolved by you, against the session date."),
+]
+
+
+@pytest.mark.parametrize(("op", "text"), NOT_OURS)
+def test_another_components_work_and_the_inputs_description_turn_nothing_on(op: str, text: str):
+    assert not any(v > 0 for v in directive_stances(op, text).values())
+
+
+@pytest.mark.parametrize(("op", "directive", "text"), STILL_OURS)
+def test_the_readers_own_work_still_turns_it_on(op: str, directive: str, text: str):
+    assert directive_stances(op, text).get(directive, 0) == 1

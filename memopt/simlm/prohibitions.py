@@ -141,7 +141,10 @@ def _refused(words: list[Word]) -> tuple[int, int] | None:
     """The span of a statement that hands its subject to someone else or keeps it for reading only ("X is
     handled elsewhere", "X is done by another component", "messages from the assistant are context only"), from
     its subject to the next comma or conjunction (in a condition too: "if expansion is done by the retriever, ..."
-    refuses the expansion), or None."""
+    refuses the expansion), or None. A component's work counts too, whatever its verb: "X is applied by the search
+    engine's analyser", "X belongs to the ingestion pipeline", "a downstream formatter converts X"."""
+    if (span := _components_work(words)) is not None:
+        return span
     for i, w in enumerate(words[:-1]):
         rest = [x.text for x in words[i + 1:i + 5]]
         if w.quoted or i == 0 or w.text not in COPULAS and w.text != "been" and not (
@@ -161,6 +164,44 @@ def _refused(words: list[Word]) -> tuple[int, int] | None:
         handed = n and after[:1] and (after[0] in _ELSEWHERE or after[0] == "by" and after[1:2] and
                                       after[1] in _BY_SOMEONE and rest[0] in _HANDLED | {"taken", "dealt", "looked"})
         if handed or rest[:1] and rest[0] in _READ_ONLY or rest[:2] == ["only", "context"]:
+            return _statement(words, i)
+    return None
+
+
+# another component of the system: "the search engine's analyser", "a downstream formatter", "the reconciler service"
+_COMPONENTS = frozenset({"service", "services", "engine", "analyzer", "analyser", "pipeline", "module", "component",
+                         "system", "step", "stage", "tool", "retriever", "reconciler", "formatter", "normaliser",
+                         "normalizer", "parser", "thesaurus", "ledger", "archive", "database", "index", "indexer",
+                         "layer", "worker", "job", "backend", "middleware", "library", "plugin", "pass"})
+_IRREGULAR = frozenset({"kept", "held", "run", "set", "built", "done", "made", "taken", "given", "written", "stored"})
+_OTHER = frozenset({"downstream", "upstream", "separate", "external", "dedicated", "another", "different"})
+
+
+def _component_at(words: list[Word], k: int, reach: int = 4) -> bool:
+    """Does a component noun follow word ``k`` within ``reach`` words, before any comma or clause word?"""
+    for w in words[k:k + reach + 1]:
+        if w.text in _COMPONENTS:
+            return True
+        if w.text == "," or w.text in STOP_WORDS or w.text in STOP_PUNCT:
+            return False
+    return False
+
+
+def _components_work(words: list[Word]) -> tuple[int, int] | None:
+    """The span of a statement of another component's work: a passive whose agent is a component ("is applied by the
+    search engine's analyser", "are kept in a ledger by another service"), "X belongs to <a component>", or a clause
+    whose subject is another component ("a downstream formatter converts ..."). None otherwise."""
+    texts = [w.text for w in words]
+    if len(texts) > 2 and texts[0] in ("a", "an", "the") and texts[1] in _OTHER and _component_at(words, 2, 2):
+        return _statement(words, 2)
+    for i, t in enumerate(texts):
+        if words[i].quoted or i == 0:
+            continue
+        if t in ("belongs", "belong") and texts[i + 1:i + 2] == ["to"] and _component_at(words, i + 2):
+            return _statement(words, i)
+        if t == "by" and _component_at(words, i + 1) and any(
+                texts[k] in COPULAS and (_participle(texts[k + 1]) or texts[k + 1] in _IRREGULAR)
+                for k in range(max(0, i - 8), i - 1)):
             return _statement(words, i)
     return None
 
