@@ -24,6 +24,9 @@ fails when its mechanism is removed:
 - another component's work: a passive whose agent is a component ("added by the search backend's analyser"), "X belongs
   to the ingestion step", a clause whose subject is another component ("an upstream parser keeps ...") refuse X;
 - descriptions of the input: "the transcripts contain names", "messages frequently cite numbers" instruct nothing;
+- few-shot demonstrations in more layouts (`memopt.simlm.demonstrations`): "Q:" / "A:" labels (an "A:" only after a
+  "Q:"), "Fact to store:", a quoted 'yesterday', "Good memory:" / "Bad memory:", and old / new pairs whose decisions
+  ADD a compatible fact and UPDATE only on a change;
 - shorthand: "+" and "&" join like "and" ("same person + activity" names one memory), "the named target" is the one
   memory a retraction names;
 """
@@ -270,3 +273,33 @@ def test_another_components_work_and_the_inputs_description_turn_nothing_on(op: 
 @pytest.mark.parametrize(("op", "directive", "text"), STILL_OURS)
 def test_the_readers_own_work_still_turns_it_on(op: str, directive: str, text: str):
     assert directive_stances(op, text).get(directive, 0) == 1
+
+
+DEMONSTRATED = [
+    ("answer", "abstain", "Context: 'Ivy keeps bees.'\nQ: Where does Ivy work?\nA: Not known."),
+    ("answer", "combine_all", "Context: [1] 'Ivy keeps bees.' [2] 'Ivy grows tomatoes.'\nQ: What does Ivy look after?\n"
+                              "A: Bees and tomatoes."),
+    ("rewrite_query", "expand_query", "Q: Where did Omar go skiing?\nQuery: Omar skiing ski trip resort mountain snow"),
+    ("extract", "resolve_dates", "Example, chat held on 3 June 2024, user: 'we moved house last Friday'\n"
+                                 "Fact to store: 'Moved house on 31 May 2024'."),
+    ("update", "update_on_contradiction", "Old: 'Plays tennis.' New: 'Plays golf.' -> ADD\n"
+                                          "Old: 'Lives in Leeds.' New: 'Now lives in York.' -> UPDATE"),
+    ("summarize", "keep_details", "Good memory: 'Raj paid 40 pounds for two tickets to Hamlet in Bristol.' "
+                                  "Bad memory: 'Raj bought tickets.'"),
+]
+
+NOT_DEMONSTRATED = [
+    ("update", "Old: 'Plays tennis.' New: 'Plays golf.' -> UPDATE"),
+    ("answer", "A: I don't know, maybe later.\nB: Sure, no rush."),
+    ("extract", "user: 'I saw her yesterday' -> fact: 'Saw her yesterday'"),
+]
+
+
+@pytest.mark.parametrize(("op", "directive", "text"), DEMONSTRATED)
+def test_a_demonstration_in_another_layout_shows_the_directive(op: str, directive: str, text: str):
+    assert directive_stances(op, text).get(directive, 0) == 1
+
+
+@pytest.mark.parametrize(("op", "text"), NOT_DEMONSTRATED)
+def test_a_demonstration_of_the_failure_or_a_dialogue_shows_nothing(op: str, text: str):
+    assert not any(v > 0 for v in directive_stances(op, text).values())
