@@ -27,6 +27,9 @@ fails when its mechanism is removed:
 - few-shot demonstrations in more layouts (`memopt.simlm.demonstrations`): "Q:" / "A:" labels (an "A:" only after a
   "Q:"), "Fact to store:", a quoted 'yesterday', "Good memory:" / "Bad memory:", and old / new pairs whose decisions
   ADD a compatible fact and UPDATE only on a change;
+- lexicons widened by meaning group: other tenses and places of "not mentioned" ("it was never mentioned", "it isn't
+  in the documents"), associated / neighbouring words, amending and revising, putting details back, reflecting,
+  bringing in and checking items, "that <noun> memory";
 - shorthand: "+" and "&" join like "and" ("same person + activity" names one memory), "the named target" is the one
   memory a retraction names;
 """
@@ -303,3 +306,20 @@ def test_a_demonstration_in_another_layout_shows_the_directive(op: str, directiv
 @pytest.mark.parametrize(("op", "text"), NOT_DEMONSTRATED)
 def test_a_demonstration_of_the_failure_or_a_dialogue_shows_nothing(op: str, text: str):
     assert not any(v > 0 for v in directive_stances(op, text).values())
+
+
+LEXICON_ON = [
+    ("answer", "abstain", "If nothing covers it, say that it was never mentioned."),
+    ("answer", "abstain", "When the memories are silent, tell the user it isn't in the documents."),
+    ("rewrite_query", "expand_query", "Search for the topic together with neighbouring words a person might use."),
+    ("update", "delete_only_explicit", "Erase that hobby memory only."),
+    ("update", "update_on_contradiction", "Amend a stored memory only when the new fact contradicts it."),
+    ("summarize", "keep_details", "If any are missing, put the names, dates and amounts back."),
+    ("answer", "combine_all", "Check every relevant memory before you answer."),
+    ("answer", "combine_all", "Each pertinent memory should be reflected in the reply."),
+]
+
+
+@pytest.mark.parametrize(("op", "directive", "text"), LEXICON_ON)
+def test_wider_lexicons_read_other_words_for_the_same_meaning(op: str, directive: str, text: str):
+    assert directive_stances(op, text).get(directive, 0) == 1

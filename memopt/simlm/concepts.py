@@ -81,7 +81,12 @@ ABSTAIN_PHRASE = (r"(?:not mentioned|unknown|(?:cannot|cant|can not|unable to) (
                    r"evidence)|no (?:relevant )?information(?: is found)?|not available|no idea|not (?:stated|known)|"
                    r"not found|(?:isnt|is not|arent|are not) (?:available|known|mentioned|stated|found)|"
                    r"(?:could|can|did) ?(?:not|nt) find|no record|not (?:in|on) (?:the |my |our )?(?:memory|"
-                   r"memories|records?|file|context))")
+                   r"memories|records?|file|context|notes|documents?|data)|"
+                   # other tenses and places: "it wasn't mentioned", "it isn't in the notes"
+                   r"(?:wasnt|was not|werent|were not|hasnt been|has not been|never) "
+                   r"(?:mentioned|stated|recorded|said)|"
+                   r"(?:isnt|is not|arent|are not|wasnt|was not) (?:in|on) (?:the |my |our |your )?(?:memory|memories|"
+                   r"records?|file|context|notes|documents?|data))")
 
 CONCEPTS: dict[str, Concept] = {c.name: c for c in (
     # time
@@ -203,7 +208,7 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"includ\w*",
              r"mention\w*", r"contain\w*", r"spell\w* out", r"cop(?:y|ies|ied|ying)", r"reproduc\w*",
              r"quot(?:e|es|ing)",
-             r"carr\w* over", r"stay\w*", r"remain\w*", r"restor\w*", rf"put\w* {_gap(6)}back",
+             r"carr\w* over", r"stay\w*", r"remain\w*", r"restor\w*", r"put\w* (?:[\w'-]+ |, ){0,8}back",
              # appearing keeps only when required or in what is written, not where the input shows something
              r"(?:must|should|shall|to|always|will|still) appear\w*", r"appear\w* (?:in|verbatim|exactly|unchanged) "
              r"(?:the |each |every )?(?:facts?|memor(?:y|ies)|summar(?:y|ies)|output|entry|entries|notes?|record)",
@@ -226,7 +231,7 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"first clause", r"shortened version", r"short version"),
     # updates and deletes
     _concept("OVERWRITE", "changing a stored memory: 'update', 'overwrite', 'replace', 'modify', 'merge'",
-             r"updat\w*", r"overwrit\w*", r"overwrote", r"replac\w*", r"modif\w*",
+             r"updat\w*", r"overwrit\w*", r"overwrote", r"replac\w*", r"modif\w*", r"amend\w*", r"revis\w*",
              r"(?<!no )chang\w*(?! of (?:mind|heart|plans?))(?! (?:their|his|her|your|my|one's) mind)",
              r"edit\w*",  # "no change" names the operation that does nothing; a change of mind is a contradiction
              r"merg\w*", rf"fold\w* {_gap(2)}into", r"supersed\w*", r"invalidat\w*",
@@ -299,7 +304,8 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"say(?:s)?", r"said", r"stat(?:e|es|ed)", r"mention\w*", r"tell(?:s)?", r"told"),
     _concept("THAT_ONE", "that one memory: 'that same memory', 'the one it names', 'exactly one', 'a single memory'",
              r"(?:that|the|this) (?:same|exact|very|specific|single|one|matching|corresponding) (?:memory|one|thing|"
-             r"activity|fact|item)", r"that (?:one|memory)", rf"the one {_gap(3)}(?:names?|refers?|mentions?|"
+             r"activity|fact|item)", r"that (?:[\w'-]+ )?(?:one|memory)",
+             rf"the one {_gap(3)}(?:names?|refers?|mentions?|"
              r"retracts?|withdraws?)", r"exactly one", r"(?:one|a single|single) memory",
              r"(?:retracted|withdrawn|cancelled|named) (?:one|memory)", r"concerned",
              # the same person and the same object together name one memory, not a topic
@@ -331,7 +337,8 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"compris\w*", r"together with", r"plus"),
     _concept("TERMS", "other words: 'synonyms', 'related terms', 'alternative words', 'variants'",
              r"(?:near-)?synonyms?", r"related (?:terms?|words?|nouns?|terminology|concepts?|expressions?|keywords?)",
-             r"(?:alternative|(?<!in )other|similar|different|likely|related) (?:words?|terms?|phrasings?|wordings?|"
+             r"(?:alternative|(?<!in )other|similar|different|likely|related|associated|neighbouring|adjacent|"
+             r"nearby|connected) (?:words?|terms?|phrasings?|wordings?|"
              r"vocabulary)",
              r"variants?",
              rf"words? {_gap(2)}(?:with (?:a )?similar meaning|that mean the same|related)", r"terms? related",
@@ -367,7 +374,8 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              rf"tak\w* {_gap(4)}into account", r"includ\w*", r"list\w*", r"gather\w*", r"collect\w*", r"consult\w*",
              r"incorporat\w*", r"mention\w*",
              rf"(?:needs?|requires?) {_gap(3)}(?:from|of)",
-             r"giv(?:e|es|ing)", r"cover\w*", r"report\w*", r"account for",
+             r"giv(?:e|es|ing)", r"cover\w*", r"report\w*", r"account for", r"reflect\w*", r"bring\w* in",
+             r"check\w*",
              r"answer\w* (?:from|using|with|based on)", r"pick\w*", r"choos\w*", r"select\w*",
              r"tak(?:e|es|ing)", r"go\w* through", r"look\w* at"),
     _concept("ALL_ITEMS", "every relevant item: 'all relevant memories', 'every matching item', 'several entries', "
