@@ -31,7 +31,8 @@ fails when its mechanism is removed:
   in the documents"), associated / neighbouring words, amending and revising, putting details back, reflecting,
   bringing in and checking items, "that <noun> memory";
 - shorthand: "+" and "&" join like "and" ("same person + activity" names one memory), "the named target" is the one
-  memory a retraction names;
+  memory a retraction names, "rel." / "abs." / "w/" / "w/o" are words; a prompt quoted after its label ("system:
+  '...'") is the instructions, not an example.
 """
 
 from __future__ import annotations
@@ -323,3 +324,19 @@ LEXICON_ON = [
 @pytest.mark.parametrize(("op", "directive", "text"), LEXICON_ON)
 def test_wider_lexicons_read_other_words_for_the_same_meaning(op: str, directive: str, text: str):
     assert directive_stances(op, text).get(directive, 0) == 1
+
+
+UNWRAPPED_ON = [
+    ("answer", "abstain", "system: 'When the memories lack the answer, reply \"We don't have that on file.\"'"),
+    ("answer", "combine_all", 'prompt = "Merge every relevant memory into the answer."'),
+    ("summarize", "resolve_dates", "summary: rel. dates -> abs. dates"),
+]
+
+
+@pytest.mark.parametrize(("op", "directive", "text"), UNWRAPPED_ON)
+def test_a_quoted_prompt_and_abbreviations_are_read(op: str, directive: str, text: str):
+    assert directive_stances(op, text).get(directive, 0) == 1
+
+
+def test_a_quoted_turn_is_still_an_example():
+    assert directive_stances("answer", "user: 'I have no record of that.'") == {}
