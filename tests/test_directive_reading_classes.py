@@ -236,6 +236,11 @@ def test_a_condition_taken_up_by_the_main_clause_names_its_object(op: str, direc
     assert directive_stances(op, text).get(directive, 0) == 1
 
 
+def test_a_taken_up_condition_lends_its_people_not_its_verb():
+    text = "If the second speaker mentions her own job, note that as well and prefix it with her name."
+    assert directive_stances("extract", text) == {"all_participants": 1}
+
+
 @pytest.mark.parametrize(("op", "text"), CONDITION_NOT_ON)
 def test_a_condition_describing_a_situation_turns_nothing_on(op: str, text: str):
     assert not any(v > 0 for v in directive_stances(op, text).values())

@@ -104,13 +104,17 @@ def _in_hypothesis(clause: Clause, k: int) -> bool:
     return False
 
 
+# what a condition can name for the main clause to take up: people and things, not the condition's own verb
+_TOPICS = frozenset({"OTHER_PARTY", "ALL_PARTIES", "ROLES", "EVERYONE", "RELATIVE", "DETAIL", "DETAILS", "ITEM",
+                     "ALL_ITEMS", "TERMS"})
 _ANAPHORS = frozenset({"those", "these", "that", "them", "it", "both"})
 _ADDITIVES = frozenset({"too", "also", "both"})
 
 
 def _takes_up(clause: Clause) -> bool:
     """Does the main clause take up what its condition names, with an anaphor and an additive ("when the second speaker
-    mentions their job, store those facts too")? Then the condition names the instruction's object, not a situation."""
+    mentions their job, store those facts too")? Then the people or things the condition names are the instruction's
+    object, not a situation."""
     main = [w.text for w in clause.words if not w.condition and not w.quoted]
     additive = bool(_ADDITIVES & set(main)) or any(main[k:k + 2] == ["as", "well"] for k in range(len(main) - 1))
     return additive and bool(_ANAPHORS & set(main))
@@ -129,7 +133,7 @@ def _evidence(cue: Cue, clause: Clause, context: Clause) -> int | None:
     denied = (gapped or _falls_short(clause)) and any(r and not r & {m.scope for m in primary} for r in required)
     primary = _main(primary, clause)
     if all(_in_hypothesis(clause, m.start) for m in primary) and not all(w.condition for w in clause.words) \
-            and not _takes_up(clause):
+            and not (cue.carriers[0] in _TOPICS and _takes_up(clause)):
         return None  # a situation described, not an instruction: the instruction is in the main clause
     others: list[tuple[Match, ...]] = []
     for name in cue.carriers[1:]:
