@@ -21,7 +21,7 @@ _DOCSTRING = re.compile(r'"""|\'\'\'')
 # a prompt quoted after its label ("system: '...'", "instructions = \"...\"") is the instructions, not an example
 _QUOTED_PROMPT = re.compile(r"""^(\s*)(?:system(?:[ _]prompt)?|prompt|instructions?)\s*[:=]\s*(['"`])(.+)\2\s*,?\s*$""",
                             re.IGNORECASE | re.MULTILINE)
-# shorthand: "rel. dates -> abs. dates", "w/ speaker name", "w/o rounding"
+# shorthand: "rel. times", "abs. date", "w/ owner", "w/o rounding"
 _SHORTHAND = ((re.compile(r"\brel\.(?=\s)", re.IGNORECASE), "relative"),
               (re.compile(r"\babs\.(?=\s)", re.IGNORECASE), "absolute"),
               (re.compile(r"\bw/o\b", re.IGNORECASE), "without"), (re.compile(r"\bw/(?=\s)", re.IGNORECASE), "with"))

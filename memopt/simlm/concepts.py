@@ -60,7 +60,7 @@ _ITEM = (r"(?:memor(?:y|ies)|items?|context|pieces?|entr(?:y|ies)|excerpts?|fact
          r"possibilities|nodes?|chunks?|records?|notes|hits)")
 _PARTY = (r"(?:participants?|speakers?|persons?|people|part(?:y|ies)|interlocutors?|individuals?|sides?|users|humans?|"
           r"members?|attendees?)")
-# people named by their role in a conversation: "the tutor", "a candidate", "every player"
+# people named by their role in a conversation: "the coach", "a buyer", "every caller"
 _ROLE = (r"(?:tutors?|students?|teachers?|learners?|pupils?|candidates?|interview(?:er|ee)s?|applicants?|recruiters?|"
          r"agents?|customers?|clients?|players?|gamers?|patients?|doctors?|clinicians?|nurses?|caregivers?|carers?|"
          r"colleagues?|co-?workers?|friends?|family members?|employees?|managers?|advis[eo]rs?|"
@@ -77,7 +77,7 @@ ABSTAIN_PHRASE = (r"(?:not mentioned|unknown|(?:cannot|cant|can not|unable to) (
                    r"answered|unanswerable|not (?:enough|sufficient) information|"
                    r"(?:i|you|we|it) (?:dont|do not|doesnt|does not) have "
                    r"(?:(?:that|this|the|any|enough|such|sufficient) )?(?:information|answer|data|knowledge|record)|"
-                   # "I don't have that in memory", "we do not have it on file"
+                   # "we do not have it on file", "I don't have this in my notes"
                    r"(?:i|you|we) (?:dont|do not) have (?:that|this|it) (?:in|on) (?:[\w'-]+ )?(?:memory|memories|"
                    r"notes|records?|file)|"
                    r"(?:i|you|we) have no (?:information|idea|record|knowledge)|insufficient (?:information|"
@@ -85,7 +85,7 @@ ABSTAIN_PHRASE = (r"(?:not mentioned|unknown|(?:cannot|cant|can not|unable to) (
                    r"not found|(?:isnt|is not|arent|are not) (?:available|known|mentioned|stated|found)|"
                    r"(?:could|can|did) ?(?:not|nt) find|no record|not (?:in|on) (?:the |my |our )?(?:memory|"
                    r"memories|records?|file|context|notes|documents?|data)|"
-                   # other tenses and places: "it wasn't mentioned", "it isn't in the notes"
+                   # other tenses and places: "it was never mentioned", "it isn't in the documents"
                    r"(?:wasnt|was not|werent|were not|hasnt been|has not been|never) "
                    r"(?:mentioned|stated|recorded|said)|"
                    r"(?:isnt|is not|arent|are not|wasnt|was not) (?:in|on) (?:the |my |our |your )?(?:memory|memories|"
@@ -143,8 +143,8 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"(?:them|the two)",
              # a label and its value, "Speakers: all of them"
              rf"^{_PARTY} (?:all|both|each|every one)", rf"^{_PARTY} {_gap(4)}(?:all|both|each|every one) of them"),
-    _concept("ROLES", "two or more people by their role: 'the tutor and the student', 'the agent as well as the "
-             "customer', 'every player', 'both parties', 'either one'",
+    _concept("ROLES", "two or more people by their role: 'the coach and the athlete', 'the buyer as well as the "
+             "seller', 'every caller', 'both parties', 'either one says'",
              rf"{_ROLE}(?:'s|')? (?:and|&) {_ROLE_DET}{_ROLE}(?:'s|')?",
              rf"{_ROLE}(?:'s|')? (?:{_W} |, ){{0,10}}?(?:as well as|alongside|along with|together with|"
              rf"in addition to|besides) {_ROLE_DET}{_ROLE}(?:'s|')?",
@@ -266,7 +266,7 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"change\w* of (?:mind|heart|plans?)", r"chang\w* (?:their|his|her|your|my|one's) mind",
              # a change of the facts: "when the information has changed", "a new statement supersedes it"
              r"(?:has|have|had) (?:since |now |really )?changed", r"out of date", r"supersedes",
-             # a real change of state: "genuine changes such as a new address"
+             # a real change of state: "real changes such as a new job"
              r"(?:genuine|real|actual|true) changes?", r"changes? of (?:state|status|circumstances?)"),
     _concept("COMPATIBLE", "compatibility: 'compatible', 'can both be true', 'coexist', 'complements', 'still true'",
              r"(?<![\w-])compatib\w*", r"(?<!in)consistent", r"coexist\w*", rf"both {_gap(2)}(?:true|valid|hold)",
@@ -285,7 +285,7 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
     _concept("ALWAYS", "always: 'always', 'every time', 'any newer fact'",
              r"always", r"every time", r"(?:any|every) (?:newer |new )?fact"),
     _concept("PREFER", "a preference for doing something: 'prefer', 'favour' (not a preference of the user's)",
-             # a preference between two acts names the first, not updating: "prefer adding over rewriting, and ..."
+             # a preference between two acts names the first, not updating: "prefer appending over editing, and ..."
              rf"(?:prefer(?:s|red|ring|ably|able)?|favou?r(?:s|ed|ing|ably)?)(?! {_gap(6)}(?:over|above|rather than|"
              r"instead of) )", r"(?:prefer|favou?r)\w* (?:updat|overwrit|replac|merg|modif|edit|rewrit)\w*",
              r"err\w* on the side of"),

@@ -1,13 +1,13 @@
 """Configuration values read as instructions: JSON objects, YAML and TOML entries in a prompt.
 
-A prompt may set a behaviour as a key and a value (``{"truncate": false}``, ``update_policy: conflict_only``,
-``delete-scope = "exact_target_only"``). A reader takes such an entry as the instruction it names: the key and
+A prompt may set a behaviour as a key and a value (``{"shorten": false}``, ``merge_policy: contradiction_only``,
+``removal-scope = "named_memory_only"``). A reader takes such an entry as the instruction it names: the key and
 the value are words (``snake_case``, ``kebab-case`` and ``camelCase`` split into them), a true boolean asserts the
-key and a false one negates it (``"truncate": false`` reads "do not truncate", ``"allow_guessing": false`` "do not
-allow guessing"). `config_as_text(text)` rewrites every such entry as a plain clause, ``key: value``; the entries of
-one JSON object become one sentence, separated by semicolons, and a JSON string that is prose loses its JSON quotes
-(they delimit the value, they do not quote an example). Text that is not a configuration entry is left as it is; a
-JSON object whose entries are not all plain values (a template such as ``{"id": ..., "text": ...}``) too.
+key and a false one negates it (``"shorten": false`` reads "do not shorten", ``"allow_speculation": false`` "do
+not allow speculation"). `config_as_text(text)` rewrites every such entry as a plain clause, ``key: value``; the
+entries of one JSON object become one sentence, separated by semicolons, and a JSON string that is prose loses its
+JSON quotes (they delimit the value, they do not quote an example). Text that is not a configuration entry is left
+as it is; a JSON object whose entries are not all plain values (a template such as ``{"id": ..., "text": ...}``) too.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ _INLINE = re.compile(rf"(?<![\w\"'-])(?P<key>{_SEPARATED})[ \t]*[:=][ \t]*(?P<qu
 
 
 def key_words(identifier: str) -> str:
-    """The words of an identifier: ``allow_guessing``, ``allow-guessing`` and ``allowGuessing`` are "allow guessing"."""
+    """The words of an identifier: ``keep_names``, ``keep-names`` and ``keepNames`` are "keep names"."""
     spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", identifier)
     return re.sub(r"[_-]+", " ", spaced).strip().lower()
 

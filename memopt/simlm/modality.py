@@ -49,7 +49,7 @@ _HOLDS = frozenset({"include", "includes", "contain", "contains", "have", "has",
                     "mentions", "hold", "holds", "feature", "features", "are", "is", "come", "comes", "span", "spans",
                     "involve", "involves", "run", "runs", "quote", "quotes", "cite", "cites", "list", "lists",
                     "reference", "references", "describe", "describes"})
-# the input, as the subject of a description: "the memories include names", "client messages often quote numbers"
+# the input, as the subject of a description: "the transcripts contain names", "messages frequently cite numbers"
 _INPUT = frozenset({"memories", "messages", "transcripts", "sessions", "conversations", "chats", "turns", "notes",
                     "dialogues", "logs", "context", "input", "inputs", "transcript", "conversation", "session"})
 _DIRECTIVE_WORDS = frozenset({"must", "should", "shall", "need", "needs", "always", "never", "please", "you", "do",
@@ -108,7 +108,7 @@ def _described(texts: list[str]) -> bool:
         # "sessions are often long and mention many names": a verb of holding soon after the frequency
         if t in _FREQUENCY and k > 0 and _HOLDS & set(texts[k + 1:k + 5]):
             return True
-    # "the memories include names, amounts and places": the input holds something, in the present
+    # "the transcripts contain names, dates and prices": the input holds something, in the present
     start = 1 if texts[:1] in (["the"], ["these"], ["our"], ["client"], ["user"], ["customer"]) else 0
     return len(texts) > start + 1 and texts[start] in _INPUT and texts[start + 1] in _HOLDS - {"are", "is", "run",
                                                                                                 "runs", "come"}

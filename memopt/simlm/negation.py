@@ -266,8 +266,8 @@ _PARTICLES = frozenset({"over", "out", "up", "down", "away", "past", "aside", "o
 
 
 def _verb_only(words: list[Word], i: int, length: int, end: int) -> int:
-    """Where a contrast over a gerund ends when the rest of the sentence refers back to the gerund's object ("rather
-    than treating the other speaker as background, extract their facts"): after the gerund (and its particle), so the
+    """Where a contrast over a gerund ends when the rest of the sentence refers back to the gerund's object ("instead
+    of dismissing the other participant as small talk, store their facts"): after the gerund (and its particle), so the
     object is the topic of both sides and only the act is contrasted. Otherwise ``end``."""
     k = i + length
     if words[i].text not in ("instead", "rather", "as", "in") or k >= end or not words[k].text.endswith("ing") or \

@@ -23,7 +23,7 @@ __all__ = ["mark_prohibited_subjects", "more_than_as_only", "privative_nothing"]
 _PRIVATIVE = frozenset({"forget", "forgets", "forgot", "lose", "loses", "lost", "drop", "drops", "omit", "omits",
                         "miss", "misses", "skip", "skips", "ignore", "ignores", "overlook", "overlooks",
                         "discard", "discards", "leave", "leaves", "neglect", "neglects"})
-# verbs whose object a negative quantifier can negate ("shorten nothing", "omit no detail", "add none of them")
+# verbs whose object a negative quantifier can negate ("abbreviate nothing", "omit no place", "add none of them")
 _ACTIONS = ("SHORTEN", "OMIT", "IGNORE", "DELETE", "OVERWRITE", "CONVERT", "PRESERVE", "WRITE", "ADD", "GUESS",
             "COMBINE", "EXPAND", "REMOVE", "INCLUDE", "USE", "CALCULATE", "RESOLVE", "SPARE")
 _NOT_VERBS = frozenset({"is", "are", "was", "were", "be", "been", "there", "for", "of", "with", "about", "to", "and",
@@ -43,8 +43,8 @@ def _verb(word: Word) -> bool:
 
 
 def privative_nothing(words: list[Word]) -> list[Word]:
-    """A negated object negates its verb: "forgets nothing", "shorten nothing", "drop none of the names", "omit no
-    detail", "leave nothing out" read as "never forgets anything", "never omit any detail"."""
+    """A negated object negates its verb: "forgets nothing", "abbreviate nothing", "drop none of the numbers", "omit no
+    place", "leave nothing out" read as "never forgets anything", "never omit any place"."""
     out = list(words)
     for i in range(len(out) - 1, 0, -1):
         if out[i].quoted or not _verb(out[i - 1]):
@@ -141,8 +141,8 @@ def _refused(words: list[Word]) -> tuple[int, int] | None:
     """The span of a statement that hands its subject to someone else or keeps it for reading only ("X is
     handled elsewhere", "X is done by another component", "messages from the assistant are context only"), from
     its subject to the next comma or conjunction (in a condition too: "if expansion is done by the retriever, ..."
-    refuses the expansion), or None. A component's work counts too, whatever its verb: "X is applied by the search
-    engine's analyser", "X belongs to the ingestion pipeline", "a downstream formatter converts X"."""
+    refuses the expansion), or None. A component's work counts too, whatever its verb: "X is added by the search
+    backend's analyser", "X belongs to the indexing step", "an upstream parser keeps X"."""
     if (span := _components_work(words)) is not None:
         return span
     for i, w in enumerate(words[:-1]):
@@ -168,7 +168,7 @@ def _refused(words: list[Word]) -> tuple[int, int] | None:
     return None
 
 
-# another component of the system: "the search engine's analyser", "a downstream formatter", "the reconciler service"
+# another component of the system: "the search backend's analyser", "an upstream parser", "the ranking service"
 _COMPONENTS = frozenset({"service", "services", "engine", "analyzer", "analyser", "pipeline", "module", "component",
                          "system", "step", "stage", "tool", "retriever", "reconciler", "formatter", "normaliser",
                          "normalizer", "parser", "thesaurus", "ledger", "archive", "database", "index", "indexer",
@@ -188,9 +188,9 @@ def _component_at(words: list[Word], k: int, reach: int = 4) -> bool:
 
 
 def _components_work(words: list[Word]) -> tuple[int, int] | None:
-    """The span of a statement of another component's work: a passive whose agent is a component ("is applied by the
-    search engine's analyser", "are kept in a ledger by another service"), "X belongs to <a component>", or a clause
-    whose subject is another component ("a downstream formatter converts ..."). None otherwise."""
+    """The span of a statement of another component's work: a passive whose agent is a component ("is added by the
+    search backend's analyser", "are stored in a table by another service"), "X belongs to <a component>", or a clause
+    whose subject is another component ("an upstream parser keeps ..."). None otherwise."""
     texts = [w.text for w in words]
     if len(texts) > 2 and texts[0] in ("a", "an", "the") and texts[1] in _OTHER and _component_at(words, 2, 2):
         return _statement(words, 2)

@@ -59,7 +59,7 @@ def _required(requirement: str, context: Clause) -> frozenset[int] | None:
         negated = option.endswith("-")
         # a requirement met only in a "because ..." clause is not met: the reason explains, it does not instruct
         found = [m for m in _find(context, option.rstrip("-")) if not _explains(context, m.start)]
-        # a contrast opposes acts, not topics: "don't just pass the question on; enrich it" enriches the question
+        # a contrast opposes acts, not topics: "don't just forward the question; widen it" widens the question
         # (a requirement asking for the act negated, "OVERWRITE-", still reads the contrast: "added rather than merged")
         found = [Match(m.start, 0, m.rationale) if context.words[m.start].contrast and not negated else m
                  for m in found]
@@ -112,8 +112,8 @@ _ADDITIVES = frozenset({"too", "also", "both"})
 
 
 def _takes_up(clause: Clause) -> bool:
-    """Does the main clause take up what its condition names, with an anaphor and an additive ("when the second speaker
-    mentions their job, store those facts too")? Then the people or things the condition names are the instruction's
+    """Does the main clause take up what its condition names, with an anaphor and an additive ("when the guest talks
+    about her work, keep those facts as well")? Then the people or things the condition names are the instruction's
     object, not a situation."""
     main = [w.text for w in clause.words if not w.condition and not w.quoted]
     additive = bool(_ADDITIVES & set(main)) or any(main[k:k + 2] == ["as", "well"] for k in range(len(main) - 1))

@@ -144,6 +144,6 @@ def tokens(sentence: str) -> list[Word]:
     sentence = _TAG.sub(" ", sentence)
     mask = quote_mask(sentence)
     low = sentence.lower().replace("’", "'")
-    # shorthand: "same person + object", "names & places" join like "and"
+    # shorthand: "same person + activity", "dates & prices" join like "and"
     return [Word("and" if m.group() in "+&" else m.group().replace("'", "") if m.group().endswith("n't") else m.group(),
                  quoted=mask[m.start()]) for m in _TOKEN.finditer(low)]
