@@ -29,7 +29,9 @@ ITEMS = load_corpus("fifth")
 # For comparison, the reader before its fourth pass (main at 049b5a2): 141 (86.5 %), 10 backwards, 12 false (9.7 %).
 # After the fifth pass (tuned with this corpus in view, so no longer held out): 149 (91.4 %), 2 backwards, 10 false.
 # After the sixth pass: 150 (92.0 %), 0 backwards, 10 false.
-MEASURED = {"recognised": 150, "backwards": 0, "false": 10, "cross": 1}
+# After the seventh pass (classes of wording, tuned on the sixth and seventh corpora): 154 (94.5 %), 0 backwards,
+# 8 false (6.5 %).
+MEASURED = {"recognised": 154, "backwards": 0, "false": 8, "cross": 1}
 
 
 def test_the_fifth_corpus_is_valid_and_covers_every_directive():

@@ -8,8 +8,13 @@ numbered rules, terse shorthand, British and non-native English, legal drafting,
 few-shot demonstrations) and of products (LangChain, LlamaIndex, the OpenAI cookbook, Anthropic-style system
 prompts, the Vercel AI SDK, Rasa, CrewAI, Mem0, Letta, Zep; support, finance, HR, healthcare, education, gaming,
 GDPR). It was committed alone and measured once, after the reader's sixth pass (which tuned on the sixth corpus),
-with the figures pinned below: a change to the reader that loses a sentence fails here. Tuning the reader on its
-misses makes it tuning material; say so here if that happens.
+with the figures pinned below: a change to the reader that loses a sentence fails here.
+
+It is tuning material since the reader's seventh pass: that pass read its misses (with the sixth corpus') and worked on
+the classes of wording they fall into (configuration values, contrast scope, negative quantifier objects, parties named
+by role, questions and conditions, other components' work, descriptions of the input, few-shot layouts, lexicons by
+meaning group; `tests/test_directive_reading_classes.py`), so its figures after that pass say what the reader keeps, not
+how it reads an unseen author. The one-time measurement stays below as history.
 
 Each item names the one operation its sentence is sent to. An "on" item must turn on its directive (stance +1) in
 that operation; read backwards is stance -1; it also turns on another directive when any other of that operation's
@@ -26,7 +31,9 @@ ITEMS = load_corpus("seventh")
 # The one measurement (reader after its sixth pass): 117 of 154 recognised (76.0 %), 5 read backwards, 2 also turning
 # on another directive (1.3 %), 9 of 120 false triggers (7.5 %). Below issue 21's targets, and below every earlier
 # new author's corpus (82-88 %): the JSON config values alone are 7 of the 37 misses.
-MEASURED = {"recognised": 117, "backwards": 5, "false": 9, "cross": 2}
+# After the seventh pass (tuned on this corpus, so no longer held out): 149 of 154 (96.8 %), 0 backwards, 2 cross
+# (1.3 %), 4 of 120 false (3.3 %).
+MEASURED = {"recognised": 149, "backwards": 0, "false": 4, "cross": 2}
 
 
 def test_the_seventh_corpus_is_valid_and_covers_every_directive():

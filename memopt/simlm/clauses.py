@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from memopt.simlm.config_values import config_as_text
 from memopt.simlm.negation import INSTRUCTION_VERBS, aside_end, list_follows
 from memopt.simlm.words import CLAUSE_PUNCT, Word, quote_mask, with_
 
@@ -17,6 +18,13 @@ __all__ = ["split_sentences", "split_clauses", "mark_conditions", "mark_rational
 
 _ABBREV = re.compile(r"\b(e\.g|i\.e|etc|vs|approx|cf)\.", re.IGNORECASE)
 _DOCSTRING = re.compile(r'"""|\'\'\'')
+# a prompt quoted after its label ("system: '...'", "instructions = \"...\"") is the instructions, not an example
+_QUOTED_PROMPT = re.compile(r"""^(\s*)(?:system(?:[ _]prompt)?|prompt|instructions?)\s*[:=]\s*(['"`])(.+)\2\s*,?\s*$""",
+                            re.IGNORECASE | re.MULTILINE)
+# shorthand: "rel. times", "abs. date", "w/ owner", "w/o rounding"
+_SHORTHAND = ((re.compile(r"\brel\.(?=\s)", re.IGNORECASE), "relative"),
+              (re.compile(r"\babs\.(?=\s)", re.IGNORECASE), "absolute"),
+              (re.compile(r"\bw/o\b", re.IGNORECASE), "without"), (re.compile(r"\bw/(?=\s)", re.IGNORECASE), "with"))
 _SENTENCE_END = re.compile(r"[.!]+(?=\s|$)")
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)]|[a-z][.)])\s+", re.IGNORECASE)
 _RATIONALE = frozenset({"because", "since"})
@@ -25,8 +33,12 @@ _CONDITIONS = frozenset({"unless", "except", "if", "when", "whenever", "once", "
 
 
 def split_sentences(text: str) -> list[str]:
-    """Lines (wrapped lines joined back), then sentence punctuation outside quotes."""
+    """Lines (wrapped lines joined back), then sentence punctuation outside quotes; configuration entries are read
+    as clauses (`memopt.simlm.config_values`)."""
     lines: list[str] = []
+    text = _QUOTED_PROMPT.sub(r"\1\3", config_as_text(text))
+    for pattern, words in _SHORTHAND:
+        text = pattern.sub(words, text)
     # a docstring's triple quotes delimit the instructions, they do not quote an example
     for raw in _DOCSTRING.sub(" ", _ABBREV.sub(lambda m: m.group(1), text)).splitlines():
         line = raw.strip()

@@ -60,6 +60,14 @@ _ITEM = (r"(?:memor(?:y|ies)|items?|context|pieces?|entr(?:y|ies)|excerpts?|fact
          r"possibilities|nodes?|chunks?|records?|notes|hits)")
 _PARTY = (r"(?:participants?|speakers?|persons?|people|part(?:y|ies)|interlocutors?|individuals?|sides?|users|humans?|"
           r"members?|attendees?)")
+# people named by their role in a conversation: "the coach", "a buyer", "every caller"
+_ROLE = (r"(?:tutors?|students?|teachers?|learners?|pupils?|candidates?|interview(?:er|ee)s?|applicants?|recruiters?|"
+         r"agents?|customers?|clients?|players?|gamers?|patients?|doctors?|clinicians?|nurses?|caregivers?|carers?|"
+         r"colleagues?|co-?workers?|friends?|family members?|employees?|managers?|advis[eo]rs?|"
+         r"sales ?reps?|representatives?|buyers?|sellers?|hosts?|guests?|coach(?:es)?|mentors?|mentees?|"
+         r"therapists?|counsell?ors?|parents?|callers?|visitors?|residents?|assistants?|bots?|"
+         rf"{_PARTY[3:-1]})")
+_ROLE_DET = r"(?:the |a |an |each |every |any |their |both )?"
 _SAYING = (r"(?:tells?|says?|said|mentions?|shares?|reveals?|talks?|speaks?|states?|discloses?|"
            r"describes?)")
 _SAY = (r"(?:say|says|saying|said|repl(?:y|ies|ied|ying)|respond\w*|answer\w*|stat(?:e|es|ed|ing)|return\w*|"
@@ -69,11 +77,19 @@ ABSTAIN_PHRASE = (r"(?:not mentioned|unknown|(?:cannot|cant|can not|unable to) (
                    r"answered|unanswerable|not (?:enough|sufficient) information|"
                    r"(?:i|you|we|it) (?:dont|do not|doesnt|does not) have "
                    r"(?:(?:that|this|the|any|enough|such|sufficient) )?(?:information|answer|data|knowledge|record)|"
+                   # "we do not have it on file", "I don't have this in my notes"
+                   r"(?:i|you|we) (?:dont|do not) have (?:that|this|it) (?:in|on) (?:[\w'-]+ )?(?:memory|memories|"
+                   r"notes|records?|file)|"
                    r"(?:i|you|we) have no (?:information|idea|record|knowledge)|insufficient (?:information|"
                    r"evidence)|no (?:relevant )?information(?: is found)?|not available|no idea|not (?:stated|known)|"
                    r"not found|(?:isnt|is not|arent|are not) (?:available|known|mentioned|stated|found)|"
                    r"(?:could|can|did) ?(?:not|nt) find|no record|not (?:in|on) (?:the |my |our )?(?:memory|"
-                   r"memories|records?|file|context))")
+                   r"memories|records?|file|context|notes|documents?|data)|"
+                   # other tenses and places: "it was never mentioned", "it isn't in the documents"
+                   r"(?:wasnt|was not|werent|were not|hasnt been|has not been|never) "
+                   r"(?:mentioned|stated|recorded|said)|"
+                   r"(?:isnt|is not|arent|are not|wasnt|was not) (?:in|on) (?:the |my |our |your )?(?:memory|memories|"
+                   r"records?|file|context|notes|documents?|data))")
 
 CONCEPTS: dict[str, Concept] = {c.name: c for c in (
     # time
@@ -127,6 +143,16 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"(?:them|the two)",
              # a label and its value, "Speakers: all of them"
              rf"^{_PARTY} (?:all|both|each|every one)", rf"^{_PARTY} {_gap(4)}(?:all|both|each|every one) of them"),
+    _concept("ROLES", "two or more people by their role: 'the coach and the athlete', 'the buyer as well as the "
+             "seller', 'every caller', 'both parties', 'either one says'",
+             rf"{_ROLE}(?:'s|')? (?:and|&) {_ROLE_DET}{_ROLE}(?:'s|')?",
+             rf"{_ROLE}(?:'s|')? (?:{_W} |, ){{0,10}}?(?:as well as|alongside|along with|together with|"
+             rf"in addition to|besides) {_ROLE_DET}{_ROLE}(?:'s|')?",
+             rf"(?:every|each|all|both|either|any)(?: of)?(?: the| these| those)?(?: {_W}){{0,2}}? {_ROLE}(?:'s|')?",
+             rf"(?:the|both|all) (?:two|three|four|several) (?:{_W} )?{_ROLE}",
+             rf"either (?:one|of them|of the two) {_SAYING}",
+             # any two people who each say something: "the coach and the athlete each tell"
+             rf"(?:the |a |an )?{_W} and (?:the |a |an |their )?{_W} (?:each|both) {_SAYING}"),
     _concept("EVERYONE", "everyone: 'everyone', 'anybody', 'whoever'", r"(?:everyone|everybody|anyone|anybody|whoever)"
              r"(?! else)(?! other than)(?! but)(?! except)(?! besides)"),
     _concept("OTHER_PARTY", "the other speaker: 'the second speaker', 'the other person', 'the assistant'",
@@ -145,7 +171,7 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"(?:the )?(?:first|main|primary) (?:speaker|person|participant|user)(?:'s)?",
              r"(?:one|a single) (?:speaker|person|participant)", r"the human"),
     _concept("INFO", "what someone says: facts, information, details, statements",
-             r"facts?", r"informations?", r"details?", r"statements?", r"says", r"said", r"reveals?", r"mentions?",
+             r"facts?", r"informations?", r"details?", r"statements?", r"says?", r"said", r"reveals?", r"mentions?",
              r"tells?", r"life", r"lives", r"preferences?", r"stuff", r"things"),
     _concept("IGNORE", "leaving someone out: 'ignore', 'skip', 'drop', 'discard', 'exclude'",
              r"ignor\w*", r"skip\w*", r"drop\w*", r"discard\w*", r"exclud\w*", r"disregard\w*", r"omit\w*",
@@ -185,7 +211,7 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"includ\w*",
              r"mention\w*", r"contain\w*", r"spell\w* out", r"cop(?:y|ies|ied|ying)", r"reproduc\w*",
              r"quot(?:e|es|ing)",
-             r"carr\w* over", r"stay\w*", r"remain\w*",
+             r"carr\w* over", r"stay\w*", r"remain\w*", r"restor\w*", r"put\w* (?:[\w'-]+ |, ){0,8}back",
              # appearing keeps only when required or in what is written, not where the input shows something
              r"(?:must|should|shall|to|always|will|still) appear\w*", r"appear\w* (?:in|verbatim|exactly|unchanged) "
              r"(?:the |each |every )?(?:facts?|memor(?:y|ies)|summar(?:y|ies)|output|entry|entries|notes?|record)",
@@ -208,7 +234,7 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"first clause", r"shortened version", r"short version"),
     # updates and deletes
     _concept("OVERWRITE", "changing a stored memory: 'update', 'overwrite', 'replace', 'modify', 'merge'",
-             r"updat\w*", r"overwrit\w*", r"overwrote", r"replac\w*", r"modif\w*",
+             r"updat\w*", r"overwrit\w*", r"overwrote", r"replac\w*", r"modif\w*", r"amend\w*", r"revis\w*",
              r"(?<!no )chang\w*(?! of (?:mind|heart|plans?))(?! (?:their|his|her|your|my|one's) mind)",
              r"edit\w*",  # "no change" names the operation that does nothing; a change of mind is a contradiction
              r"merg\w*", rf"fold\w* {_gap(2)}into", r"supersed\w*", r"invalidat\w*",
@@ -239,7 +265,9 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"(?:is|are|was|were|be) (?:now )?(?:wrong|false|incorrect|untrue|outdated|obsolete|invalid|inaccurate)",
              r"change\w* of (?:mind|heart|plans?)", r"chang\w* (?:their|his|her|your|my|one's) mind",
              # a change of the facts: "when the information has changed", "a new statement supersedes it"
-             r"(?:has|have|had) (?:since |now |really )?changed", r"out of date", r"supersedes"),
+             r"(?:has|have|had) (?:since |now |really )?changed", r"out of date", r"supersedes",
+             # a real change of state: "real changes such as a new job"
+             r"(?:genuine|real|actual|true) changes?", r"changes? of (?:state|status|circumstances?)"),
     _concept("COMPATIBLE", "compatibility: 'compatible', 'can both be true', 'coexist', 'complements', 'still true'",
              r"(?<![\w-])compatib\w*", r"(?<!in)consistent", r"coexist\w*", rf"both {_gap(2)}(?:true|valid|hold)",
              r"(?:still|also) (?:true|valid|holds?)", r"complement\w*", r"merely adds?",
@@ -249,14 +277,18 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"supplement\w*", r"(?:be|are) true together"),
     _concept("SAME_TOPIC", "a shared topic: 'the same topic', 'related', 'similar', 'overlapping'",
              r"(?<!person and the )(?<!person and )(?<!person , )same (?:topic|subject|thing|person|entity|matter|item)"
-             r"(?! (?:and |, |, and )(?:the )?same)", r"related", r"similar(?:ity|ities)?",
+             r"(?! (?:and |, |, and )(?:the )?(?:same|object|thing|item|activity|fact)\b)",
+             r"related", r"similar(?:ity|ities)?",
              r"overlap\w*", r"topical\w*", r"(?:shared|common) (?:topics?|subjects?|themes?|keywords?)",
              r"shar\w* (?:a |the )?(?:topic|subject|words?)", r"(?:known|existing) topic",
              r"about the same(?! (?:person|subject|entity) (?:and|,))"),
     _concept("ALWAYS", "always: 'always', 'every time', 'any newer fact'",
              r"always", r"every time", r"(?:any|every) (?:newer |new )?fact"),
     _concept("PREFER", "a preference for doing something: 'prefer', 'favour' (not a preference of the user's)",
-             r"prefer(?:s|red|ring|ably|able)?", r"favou?r(?:s|ed|ing|ably)?", r"err\w* on the side of"),
+             # a preference between two acts names the first, not updating: "prefer appending over editing, and ..."
+             rf"(?:prefer(?:s|red|ring|ably|able)?|favou?r(?:s|ed|ing|ably)?)(?! {_gap(6)}(?:over|above|rather than|"
+             r"instead of) )", r"(?:prefer|favou?r)\w* (?:updat|overwrit|replac|merg|modif|edit|rewrit)\w*",
+             r"err\w* on the side of"),
     _concept("ONLY_IF", "a restriction: 'only', 'solely', 'exclusively', 'reserve for', 'justify'",
              r"only", r"solely", r"exclusively", rf"reserv\w* {_gap(2)}for", r"justif\w*"),
     _concept("UNLESS", "an exception: 'unless', 'except when'", r"unless", r"except (?:when|if|where)"),
@@ -275,11 +307,13 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"say(?:s)?", r"said", r"stat(?:e|es|ed)", r"mention\w*", r"tell(?:s)?", r"told"),
     _concept("THAT_ONE", "that one memory: 'that same memory', 'the one it names', 'exactly one', 'a single memory'",
              r"(?:that|the|this) (?:same|exact|very|specific|single|one|matching|corresponding) (?:memory|one|thing|"
-             r"activity|fact|item)", r"that (?:one|memory)", rf"the one {_gap(3)}(?:names?|refers?|mentions?|"
+             r"activity|fact|item)", r"that (?:[\w'-]+ )?(?:one|memory)",
+             rf"the one {_gap(3)}(?:names?|refers?|mentions?|"
              r"retracts?|withdraws?)", r"exactly one", r"(?:one|a single|single) memory",
              r"(?:retracted|withdrawn|cancelled|named) (?:one|memory)", r"concerned",
              # the same person and the same object together name one memory, not a topic
-             r"same (?:person|subject|entity) (?:and |, |, and )(?:the )?same (?:object|thing|item|activity|fact)"),
+             r"same (?:person|subject|entity) (?:and |, |, and )(?:the )?(?:same )?(?:object|thing|item|activity|fact)",
+             r"(?:exact|precise|specific|named|retracted) target"),
     _concept("OTHER_MEMORIES", "other memories: 'other memories', 'the rest', 'related', 'every memory'",
              r"(?<!each )others?", r"the rest", r"related", r"neighbou?r\w*", r"everything", r"unrelated",
              r"remaining", rf"(?:every|all|any) {_gap(2)}memor(?:y|ies)", r"all (?:their|its|his|her)", r"adjacent",
@@ -306,7 +340,8 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              r"compris\w*", r"together with", r"plus"),
     _concept("TERMS", "other words: 'synonyms', 'related terms', 'alternative words', 'variants'",
              r"(?:near-)?synonyms?", r"related (?:terms?|words?|nouns?|terminology|concepts?|expressions?|keywords?)",
-             r"(?:alternative|(?<!in )other|similar|different|likely|related) (?:words?|terms?|phrasings?|wordings?|"
+             r"(?:alternative|(?<!in )other|similar|different|likely|related|associated|neighbouring|adjacent|"
+             r"nearby|connected) (?:words?|terms?|phrasings?|wordings?|"
              r"vocabulary)",
              r"variants?",
              rf"words? {_gap(2)}(?:with (?:a )?similar meaning|that mean the same|related)", r"terms? related",
@@ -342,14 +377,18 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
              rf"tak\w* {_gap(4)}into account", r"includ\w*", r"list\w*", r"gather\w*", r"collect\w*", r"consult\w*",
              r"incorporat\w*", r"mention\w*",
              rf"(?:needs?|requires?) {_gap(3)}(?:from|of)",
-             r"giv(?:e|es|ing)", r"cover\w*", r"report\w*", r"account for",
+             r"giv(?:e|es|ing)", r"cover\w*", r"report\w*", r"account for", r"reflect\w*", r"bring\w* in",
+             r"check\w*",
              r"answer\w* (?:from|using|with|based on)", r"pick\w*", r"choos\w*", r"select\w*",
              r"tak(?:e|es|ing)", r"go\w* through", r"look\w* at"),
     _concept("ALL_ITEMS", "every relevant item: 'all relevant memories', 'every matching item', 'several entries', "
              "'all of them'",
              rf"(?:all|every|each|multiple|several|many|various|different|more than one)(?: of)?(?: the| these| "
              rf"those| its| their)? {_gap(2)}{_ITEM}",
-             r"(?:all|each|every one) of them", r"them all", r"all (?:two|three|four|five|six)", r"everything(?! else)",
+             r"(?:all|each|every one) of them", r"them all",
+             # elliptic: "aggregate all relevant", "use every matching"
+             r"(?:all|every|each) (?:the )?(?:relevant|matching|pertinent|applicable)$",
+             r"all (?:two|three|four|five|six)", r"everything(?! else)",
              rf"the others? {_gap(3)}relevant",
              r"everything (?:relevant|that matches|that is relevant)",
              r"others (?:that are |which are )?relevant"),

@@ -107,8 +107,9 @@ CATALOGUE: tuple[Directive, ...] = (
         "the user') or leaving the other one out ('ignore the second speaker')",
         cues=(
             Cue(-1, ("RESTRICT", "ONE_PARTY")),
-            Cue(-1, ("IGNORE",), ("OTHER_PARTY|ALL_PARTIES",)),
+            Cue(-1, ("IGNORE",), ("OTHER_PARTY|ALL_PARTIES|ROLES",)),
             Cue(+1, ("ALL_PARTIES",)),
+            Cue(+1, ("ROLES",), ("INFO|WRITE",)),
             Cue(+1, ("EVERYONE",), ("INFO|USE|WRITE",)),
             Cue(+1, ("OTHER_PARTY",), ("INFO",)),
         ),
@@ -263,7 +264,7 @@ CATALOGUE: tuple[Directive, ...] = (
         "them ('use every relevant memory', 'list all matching items'); against it: one item ('the single best "
         "match', 'only the top memory')",
         cues=(
-            Cue(+1, ("COMBINE",), ("ITEM",)),
+            Cue(+1, ("COMBINE",), ("ITEM|ALL_ITEMS",)),
             Cue(+1, ("USE", "ALL_ITEMS")),
             Cue(-1, ("STOP_AT",), ("ONE_ITEM",)),
             Cue(+1, ("BEYOND",), ("ONE_ITEM",)),

@@ -59,7 +59,8 @@ def mark_label_negation(words: list[Word]) -> list[Word]:
         end = k + len(label)
         if tuple(w.text for w in words[k:end]) == label and end < len(words) and words[end].text == ":":
             scope = 1 + max((w.scope for w in words), default=0)
-            return [*words[:end + 1], *(with_(w, scope=0 if w.scope else scope) for w in words[end + 1:])]
+            return [*words[:end + 1],
+                    *(with_(w, scope=0 if w.scope else scope, contrast=False) for w in words[end + 1:])]
     return words
 
 

@@ -47,7 +47,11 @@ _FREQUENCY = frozenset({"usually", "often", "typically", "frequently", "sometime
                         "tend", "tends", "commonly", "normally"})
 _HOLDS = frozenset({"include", "includes", "contain", "contains", "have", "has", "carry", "carries", "mention",
                     "mentions", "hold", "holds", "feature", "features", "are", "is", "come", "comes", "span", "spans",
-                    "involve", "involves", "run", "runs"})
+                    "involve", "involves", "run", "runs", "quote", "quotes", "cite", "cites", "list", "lists",
+                    "reference", "references", "describe", "describes"})
+# the input, as the subject of a description: "the transcripts contain names", "messages frequently cite numbers"
+_INPUT = frozenset({"memories", "messages", "transcripts", "sessions", "conversations", "chats", "turns", "notes",
+                    "dialogues", "logs", "context", "input", "inputs", "transcript", "conversation", "session"})
 _DIRECTIVE_WORDS = frozenset({"must", "should", "shall", "need", "needs", "always", "never", "please", "you", "do",
                               "dont", "make", "ensure"})
 _HEDGES = (("by", "itself"), ("in", "itself"), ("on", "its", "own"), ("by", "themselves"), ("on", "their", "own"),
@@ -98,11 +102,16 @@ def _described(texts: list[str]) -> bool:
         if t == "you" and k > 0 and (texts[k + 1] in _GIVEN_PARTICIPLES or texts[k + 1] in _GIVEN and (
                 texts[k + 1] != "are" or texts[k + 2] in _GIVEN_PARTICIPLES)) and texts[0] in ("the", "what", "all"):
             return True
+    if _DIRECTIVE_WORDS & set(texts):
+        return False
     for k, t in enumerate(texts):
-        verb = texts[k + 2:k + 3] if texts[k + 1:k + 2] == ["to"] else texts[k + 1:k + 2]
-        if t in _FREQUENCY and k > 0 and verb and verb[0] in _HOLDS and not _DIRECTIVE_WORDS & set(texts):
+        # "sessions are often long and mention many names": a verb of holding soon after the frequency
+        if t in _FREQUENCY and k > 0 and _HOLDS & set(texts[k + 1:k + 5]):
             return True
-    return False
+    # "the transcripts contain names, dates and prices": the input holds something, in the present
+    start = 1 if texts[:1] in (["the"], ["these"], ["our"], ["client"], ["user"], ["customer"]) else 0
+    return len(texts) > start + 1 and texts[start] in _INPUT and texts[start + 1] in _HOLDS - {"are", "is", "run",
+                                                                                                "runs", "come"}
 
 
 def _sentence_planned(words: list[Word]) -> bool:

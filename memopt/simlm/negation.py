@@ -77,8 +77,8 @@ def cue(words: list[Word], i: int) -> int:
         return 1
     if w.text == "to" and _compared_to(words, i):
         return 1
-    if w.text == "not" and nxt[:1] and nxt[0] in _ADDITIVE:
-        return 2
+    if w.text in ("not", "dont", "doesnt") and nxt[:1] and nxt[0] in _ADDITIVE:
+        return 2  # "not just X", "don't only X": X is contrasted, not forbidden
     if w.text == "no" and nxt[:1] == ["need"]:
         return 3 if nxt[1:2] in (["to"], ["for"]) else 2
     if w.text == "no" and nxt[:1] and nxt[0] in _NO_WAY:
@@ -94,7 +94,9 @@ def cue(words: list[Word], i: int) -> int:
     if w.text in ("beats", "trumps", "outweighs"):
         return 1  # a preference: "saying so beats guessing"
     if w.text in _NEG_WORDS:
-        return 0 if nxt[:1] and nxt[0] in _DOUBLE_NEGATIVE and nxt[1:2] == ["to"] else 1
+        # a suggestion asks for what it names: "why not store them too?", "why don't you add synonyms?"
+        suggestion = i > 0 and words[i - 1].text == "why" and w.text in ("not", "dont")
+        return 0 if suggestion or nxt[:1] and nxt[0] in _DOUBLE_NEGATIVE and nxt[1:2] == ["to"] else 1
     return 0
 
 
@@ -154,8 +156,14 @@ def comma_aside_end(words: list[Word], i: int) -> int:
     return -1
 
 
+_COMPLEMENT = frozenset({"sure", "ensure", "ensures", "guarantee", "verify", "check"})
+
+
 def _clause_start(words: list[Word], i: int) -> bool:
-    return i == 0 or words[i - 1].text in CLAUSE_PUNCT or words[i - 1].text in (",", "and")
+    """Does word ``i`` start a clause (after punctuation or "and"; "nothing" / "none" also after "make sure", "ensure":
+    "make sure nothing the other speaker says is dropped")?"""
+    return i == 0 or words[i - 1].text in CLAUSE_PUNCT or words[i - 1].text in (",", "and") or \
+        words[i].text in ("nothing", "none") and words[i - 1].text in _COMPLEMENT
 
 
 def predicate_follows(words: list[Word], i: int) -> int:
@@ -251,6 +259,25 @@ def _scope_end(words: list[Word], i: int, length: int, subordinate: bool) -> tup
     return j, False
 
 
+_BACK_REFERENCE = frozenset({"they", "them", "their", "theirs", "themselves", "it", "its", "he", "him", "his", "she",
+                             "her", "those"})
+_QUANTIFIERS = frozenset({"only", "solely", "exclusively", "every", "each", "all", "any", "both", "one", "a", "an"})
+_PARTICLES = frozenset({"over", "out", "up", "down", "away", "past", "aside", "off"})
+
+
+def _verb_only(words: list[Word], i: int, length: int, end: int) -> int:
+    """Where a contrast over a gerund ends when the rest of the sentence refers back to the gerund's object ("instead
+    of dismissing the other participant as small talk, store their facts"): after the gerund (and its particle), so the
+    object is the topic of both sides and only the act is contrasted. Otherwise ``end``."""
+    k = i + length
+    if words[i].text not in ("instead", "rather", "as", "in") or k >= end or not words[k].text.endswith("ing") or \
+            not any(w.text in _BACK_REFERENCE and not w.quoted for w in words[end:]):
+        return end
+    verb = k + 2 if k + 1 < end and words[k + 1].text in _PARTICLES else k + 1
+    # a restricted or quantified object is what the contrast is about: "rather than deleting just the retracted one"
+    return end if verb < end and words[verb].text in _ADDITIVE | _QUANTIFIERS else verb
+
+
 def mark_scopes(words: list[Word]) -> list[Word]:
     """Negation and contrast scopes.
 
@@ -272,11 +299,14 @@ def mark_scopes(words: list[Word]) -> list[Word]:
             i += 1
             continue
         end, nested = _scope_end(out, i, length, subordinate)
+        contrast = w.text in _CONTRAST_WORDS or length == 2 and out[i + 1].text in _ADDITIVE
+        if contrast:
+            end = _verb_only(out, i, length, end)
         if not cancelled:
             scope_id += 1
             for j in range(i + length, end):
                 if out[j].text not in ("(", ")"):
-                    out[j] = with_(out[j], scope=scope_id)
+                    out[j] = with_(out[j], scope=scope_id, contrast=contrast)
         cancelled = nested and not cancelled
         i = end
     return out

@@ -14,6 +14,8 @@ negates it.
 
 from __future__ import annotations
 
+from memopt.simlm.concepts import CONCEPTS
+from memopt.simlm.negation import INSTRUCTION_VERBS
 from memopt.simlm.words import AUXILIARIES, CLAUSE_PUNCT, COPULAS, STOP_PUNCT, STOP_WORDS, Word, with_
 
 __all__ = ["mark_prohibited_subjects", "more_than_as_only", "privative_nothing"]
@@ -21,14 +23,39 @@ __all__ = ["mark_prohibited_subjects", "more_than_as_only", "privative_nothing"]
 _PRIVATIVE = frozenset({"forget", "forgets", "forgot", "lose", "loses", "lost", "drop", "drops", "omit", "omits",
                         "miss", "misses", "skip", "skips", "ignore", "ignores", "overlook", "overlooks",
                         "discard", "discards", "leave", "leaves", "neglect", "neglects"})
+# verbs whose object a negative quantifier can negate ("abbreviate nothing", "omit no place", "add none of them")
+_ACTIONS = ("SHORTEN", "OMIT", "IGNORE", "DELETE", "OVERWRITE", "CONVERT", "PRESERVE", "WRITE", "ADD", "GUESS",
+            "COMBINE", "EXPAND", "REMOVE", "INCLUDE", "USE", "CALCULATE", "RESOLVE", "SPARE")
+_NOT_VERBS = frozenset({"is", "are", "was", "were", "be", "been", "there", "for", "of", "with", "about", "to", "and",
+                        "or", "but", "than", "as", "at", "by", "in", "on", "from", "mean", "means", "says", "said"})
+
+_LIGHT = frozenset({"make", "makes", "do", "does", "take", "takes", "have", "has", "give", "gives", "get", "gets"})
+
+
+def _verb(word: Word) -> bool:
+    """Is ``word`` a verb whose object a negative quantifier can be: an instruction verb or an action of the reader's
+    lexicons ("shorten", "paraphrase", "merge")?"""
+    if word.quoted or word.text in _NOT_VERBS:
+        return False
+    if word.text in _PRIVATIVE or word.text in INSTRUCTION_VERBS:
+        return True
+    return any(CONCEPTS[name].pattern.fullmatch(word.text) for name in _ACTIONS)
 
 
 def privative_nothing(words: list[Word]) -> list[Word]:
-    """"Forgets nothing", "loses none", "leaves nothing out" keep everything: read them as "never forgets anything"."""
+    """A negated object negates its verb: "forgets nothing", "abbreviate nothing", "drop none of the numbers", "omit no
+    place", "leave nothing out" read as "never forgets anything", "never omit any place"."""
     out = list(words)
     for i in range(len(out) - 1, 0, -1):
-        if out[i].text in ("nothing", "none") and out[i - 1].text in _PRIVATIVE and not out[i].quoted:
-            out[i - 1:i + 1] = [with_(out[i - 1], text="never"), out[i - 1], with_(out[i], text="anything")]
+        if out[i].quoted or not _verb(out[i - 1]):
+            continue
+        follows = out[i + 1].text if i + 1 < len(out) else ""
+        # a light verb's "no" names the act ("make no change" is the operation that does nothing)
+        quantifier = out[i].text in ("nothing", "none") or out[i].text == "no" and follows not in (
+            "longer", "more", "less", "matter", "need", "one", "", ",", ".") and out[i - 1].text not in _LIGHT
+        if quantifier and not (i > 1 and out[i - 2].text in ("never", "not", "dont", "no")):
+            out[i - 1:i + 1] = [with_(out[i - 1], text="never"), out[i - 1],
+                                with_(out[i], text="anything" if out[i].text == "nothing" else "any")]
     return out
 
 _PROHIBITED = frozenset({"forbidden", "prohibited", "disallowed", "unnecessary", "discouraged", "unacceptable",
@@ -114,7 +141,10 @@ def _refused(words: list[Word]) -> tuple[int, int] | None:
     """The span of a statement that hands its subject to someone else or keeps it for reading only ("X is
     handled elsewhere", "X is done by another component", "messages from the assistant are context only"), from
     its subject to the next comma or conjunction (in a condition too: "if expansion is done by the retriever, ..."
-    refuses the expansion), or None."""
+    refuses the expansion), or None. A component's work counts too, whatever its verb: "X is added by the search
+    backend's analyser", "X belongs to the indexing step", "an upstream parser keeps X"."""
+    if (span := _components_work(words)) is not None:
+        return span
     for i, w in enumerate(words[:-1]):
         rest = [x.text for x in words[i + 1:i + 5]]
         if w.quoted or i == 0 or w.text not in COPULAS and w.text != "been" and not (
@@ -134,6 +164,44 @@ def _refused(words: list[Word]) -> tuple[int, int] | None:
         handed = n and after[:1] and (after[0] in _ELSEWHERE or after[0] == "by" and after[1:2] and
                                       after[1] in _BY_SOMEONE and rest[0] in _HANDLED | {"taken", "dealt", "looked"})
         if handed or rest[:1] and rest[0] in _READ_ONLY or rest[:2] == ["only", "context"]:
+            return _statement(words, i)
+    return None
+
+
+# another component of the system: "the search backend's analyser", "an upstream parser", "the ranking service"
+_COMPONENTS = frozenset({"service", "services", "engine", "analyzer", "analyser", "pipeline", "module", "component",
+                         "system", "step", "stage", "tool", "retriever", "reconciler", "formatter", "normaliser",
+                         "normalizer", "parser", "thesaurus", "ledger", "archive", "database", "index", "indexer",
+                         "layer", "worker", "job", "backend", "middleware", "library", "plugin", "pass"})
+_IRREGULAR = frozenset({"kept", "held", "run", "set", "built", "done", "made", "taken", "given", "written", "stored"})
+_OTHER = frozenset({"downstream", "upstream", "separate", "external", "dedicated", "another", "different"})
+
+
+def _component_at(words: list[Word], k: int, reach: int = 4) -> bool:
+    """Does a component noun follow word ``k`` within ``reach`` words, before any comma or clause word?"""
+    for w in words[k:k + reach + 1]:
+        if w.text in _COMPONENTS:
+            return True
+        if w.text == "," or w.text in STOP_WORDS or w.text in STOP_PUNCT:
+            return False
+    return False
+
+
+def _components_work(words: list[Word]) -> tuple[int, int] | None:
+    """The span of a statement of another component's work: a passive whose agent is a component ("is added by the
+    search backend's analyser", "are stored in a table by another service"), "X belongs to <a component>", or a clause
+    whose subject is another component ("an upstream parser keeps ..."). None otherwise."""
+    texts = [w.text for w in words]
+    if len(texts) > 2 and texts[0] in ("a", "an", "the") and texts[1] in _OTHER and _component_at(words, 2, 2):
+        return _statement(words, 2)
+    for i, t in enumerate(texts):
+        if words[i].quoted or i == 0:
+            continue
+        if t in ("belongs", "belong") and texts[i + 1:i + 2] == ["to"] and _component_at(words, i + 2):
+            return _statement(words, i)
+        if t == "by" and _component_at(words, i + 1) and any(
+                texts[k] in COPULAS and (_participle(texts[k + 1]) or texts[k + 1] in _IRREGULAR)
+                for k in range(max(0, i - 8), i - 1)):
             return _statement(words, i)
     return None
 
@@ -196,7 +264,7 @@ def mark_prohibited_subjects(words: list[Word]) -> list[Word]:
         if (span := _refused(out[start:end])) is not None:
             scope_id += 1
             for k in range(start + span[0], start + span[1]):
-                out[k] = with_(out[k], scope=scope_id)
+                out[k] = with_(out[k], scope=scope_id, contrast=False)
             start = end + 1
             continue
         subject = _prohibited(out[start:end])
@@ -224,6 +292,6 @@ def mark_prohibited_subjects(words: list[Word]) -> list[Word]:
             ground = _SUFFICIENT & {w.text for w in out[start + subject + 2:start + subject + 4]}
             if negation and not infinitive and not ground:
                 for k in range(start + subject + 2, end):
-                    out[k] = with_(out[k], scope=0)
+                    out[k] = with_(out[k], scope=0, contrast=False)
         start = end + 1
     return out

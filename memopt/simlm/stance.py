@@ -59,6 +59,10 @@ def _required(requirement: str, context: Clause) -> frozenset[int] | None:
         negated = option.endswith("-")
         # a requirement met only in a "because ..." clause is not met: the reason explains, it does not instruct
         found = [m for m in _find(context, option.rstrip("-")) if not _explains(context, m.start)]
+        # a contrast opposes acts, not topics: "don't just forward the question; widen it" widens the question
+        # (a requirement asking for the act negated, "OVERWRITE-", still reads the contrast: "added rather than merged")
+        found = [Match(m.start, 0, m.rationale) if context.words[m.start].contrast and not negated else m
+                 for m in found]
         if any(m.scope != 0 for m in found) if negated else found:
             if negated or any(m.scope == 0 for m in found):
                 return frozenset()
@@ -100,6 +104,22 @@ def _in_hypothesis(clause: Clause, k: int) -> bool:
     return False
 
 
+# what a condition can name for the main clause to take up: people and things, not the condition's own verb
+_TOPICS = frozenset({"OTHER_PARTY", "ALL_PARTIES", "ROLES", "EVERYONE", "RELATIVE", "DETAIL", "DETAILS", "ITEM",
+                     "ALL_ITEMS", "TERMS"})
+_ANAPHORS = frozenset({"those", "these", "that", "them", "it", "both"})
+_ADDITIVES = frozenset({"too", "also", "both"})
+
+
+def _takes_up(clause: Clause) -> bool:
+    """Does the main clause take up what its condition names, with an anaphor and an additive ("when the guest talks
+    about her work, keep those facts as well")? Then the people or things the condition names are the instruction's
+    object, not a situation."""
+    main = [w.text for w in clause.words if not w.condition and not w.quoted]
+    additive = bool(_ADDITIVES & set(main)) or any(main[k:k + 2] == ["as", "well"] for k in range(len(main) - 1))
+    return additive and bool(_ANAPHORS & set(main))
+
+
 def _evidence(cue: Cue, clause: Clause, context: Clause) -> int | None:
     """The cue's verdict on ``clause`` (requirements and second carriers read in ``context``), or None."""
     primary = [m for m in _find(clause, cue.carriers[0]) if not m.rationale and (m.scope or not cue.negated_only)
@@ -112,7 +132,8 @@ def _evidence(cue: Cue, clause: Clause, context: Clause) -> int | None:
     gapped = context is not clause and all(_required(r, clause) is None for r in cue.requires)
     denied = (gapped or _falls_short(clause)) and any(r and not r & {m.scope for m in primary} for r in required)
     primary = _main(primary, clause)
-    if all(_in_hypothesis(clause, m.start) for m in primary) and not all(w.condition for w in clause.words):
+    if all(_in_hypothesis(clause, m.start) for m in primary) and not all(w.condition for w in clause.words) \
+            and not (cue.carriers[0] in _TOPICS and _takes_up(clause)):
         return None  # a situation described, not an instruction: the instruction is in the main clause
     others: list[tuple[Match, ...]] = []
     for name in cue.carriers[1:]:

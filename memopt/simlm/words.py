@@ -1,7 +1,8 @@
 """The units the instruction reader works on: words with their marks, clauses, sentences, and quotes.
 
 A `Word` records what the reader found about it: ``quoted`` (it stands between quotes: an example, not
-an instruction), ``scope`` (the negation or contrast covering it, 0 for none), ``rationale`` (it stands in a
+an instruction), ``scope`` (the negation or contrast covering it, 0 for none; ``contrast`` when it is a contrast),
+``rationale`` (it stands in a
 "because ..." clause) and ``condition`` (it stands in an "unless / if / when ..." clause). A `Clause` joins
 its words by single spaces, lower case, so concept patterns are regular expressions over it
 (`memopt.simlm.concepts`). The word classes the reader's rules share are here too.
@@ -15,7 +16,8 @@ from dataclasses import dataclass
 
 __all__ = ["Word", "Match", "Clause", "Sentence", "make_clause", "quote_mask", "tokens", "with_"]
 
-_TOKEN = re.compile(r"[a-z0-9]+(?:['’][a-z]+)*(?:-[a-z0-9]+)*|->|[→=;:,()!?—–]|(?<![\w])-(?![\w])")
+_TOKEN = re.compile(r"[a-z0-9]+(?:['’][a-z]+)*(?:-[a-z0-9]+)*|->|[→=;:,()!?—–]|(?<![\w])-(?![\w])|"
+                    r"(?<![\w+])[+&](?![\w+])")
 _TAG = re.compile(r"</?[A-Za-z_][\w.-]*(?:\s[^<>]*)?/?>")  # markup (an XML tag names a section; it says nothing)
 _QUOTE_PAIRS = {'"': '"', "“": "”", "‘": "’", "'": "'", "«": "»"}
 
@@ -43,6 +45,7 @@ class Word:
     text: str
     quoted: bool = False
     scope: int = 0
+    contrast: bool = False  # the scope is a contrast ("rather than X", "not just X"), not a negation
     rationale: bool = False
     condition: bool = False
 
@@ -141,5 +144,6 @@ def tokens(sentence: str) -> list[Word]:
     sentence = _TAG.sub(" ", sentence)
     mask = quote_mask(sentence)
     low = sentence.lower().replace("’", "'")
-    return [Word(m.group().replace("'", "") if m.group().endswith("n't") else m.group(), quoted=mask[m.start()])
-            for m in _TOKEN.finditer(low)]
+    # shorthand: "same person + activity", "dates & prices" join like "and"
+    return [Word("and" if m.group() in "+&" else m.group().replace("'", "") if m.group().endswith("n't") else m.group(),
+                 quoted=mask[m.start()]) for m in _TOKEN.finditer(low)]
