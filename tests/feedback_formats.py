@@ -267,7 +267,7 @@ def real_table(half: str) -> list[str]:
             system = make_system(pipeline)
             optimizer = ReflectiveOptimizer(scorer)
             train = optimizer._evaluate(system, conversations)
-            blamed, _ = optimizer._attribute(train)
+            blamed = optimizer._attribute(train)[0]
             for op, fb in optimizer._feedback(system, train, blamed, 1).items():
                 kind = operation_kind(f"{system.name}.{op}: {system.op_spec(op).description}")
                 head = fb.text().split("\n\nExample 1:")[0]

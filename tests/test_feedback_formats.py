@@ -105,3 +105,17 @@ def test_held_out_wordings_are_read_as_measured_once():
         values.append(strength(CASES, HELD_OUT[name]) / base)
         assert values[-1] >= 0.6, (name, values[-1])
     assert sum(values) / len(values) >= 0.85, values
+
+
+@pytest.mark.slow  # 24 round-one attributions with SimLM (CI runs it with -m slow)
+@pytest.mark.parametrize("half", ["tuned", "held_out"])
+def test_real_feedback_in_every_format_shows_every_example(half):
+    """`python -m tests.feedback_formats [--held-out]`'s second table: memopt's real round-one feedback re-rendered;
+    every rendering's examples are all found, and native is the reference (1.00)."""
+    from tests.feedback_formats import real_table
+
+    lines = real_table(half)
+    rows = {cells[0]: cells[1:] for cells in ([c.strip() for c in line.strip("|").split("|")] for line in lines[3:])}
+    assert lines[0] == "12 op feedbacks" and "native" in rows and len(rows) > 4
+    assert rows["native"][2] == "1.00"
+    assert all(found == "1.00" for found, _, _ in rows.values()), rows
