@@ -12,7 +12,7 @@ import re
 
 from memopt.simlm.config_values import config_as_text
 from memopt.simlm.negation import INSTRUCTION_VERBS, aside_end, list_follows
-from memopt.simlm.words import CLAUSE_PUNCT, Word, quote_mask, with_
+from memopt.simlm.words import CLAUSE_PUNCT, GROUND, Word, quote_mask, with_
 
 __all__ = ["split_sentences", "split_clauses", "mark_conditions", "mark_rationale"]
 
@@ -28,7 +28,6 @@ _SHORTHAND = ((re.compile(r"\brel\.(?=\s)", re.IGNORECASE), "relative"),
 _SENTENCE_END = re.compile(r"[.!]+(?=\s|$)")
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)]|[a-z][.)])\s+", re.IGNORECASE)
 _RATIONALE = frozenset({"because", "since"})
-_GROUND = frozenset({"just", "merely", "simply", "only", "solely", "purely"})
 _CONDITIONS = frozenset({"unless", "except", "if", "when", "whenever", "once", "until"})
 
 
@@ -71,7 +70,7 @@ def mark_rationale(words: list[Word]) -> list[Word]:
     for i, w in enumerate(out):
         if w.quoted or w.text not in _RATIONALE or w.scope or i + 1 < len(out) and out[i + 1].text == "of":
             continue
-        if i > 0 and out[i - 1].text in _GROUND:
+        if i > 0 and out[i - 1].text in GROUND:
             continue  # "just because X" names a ground the sentence weighs, not a reason it gives
         j = i
         while j < len(out) and out[j].text not in CLAUSE_PUNCT and out[j].text != ",":

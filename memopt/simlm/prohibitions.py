@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from memopt.simlm.concepts import CONCEPTS
 from memopt.simlm.negation import INSTRUCTION_VERBS
-from memopt.simlm.words import AUXILIARIES, CLAUSE_PUNCT, COPULAS, STOP_PUNCT, STOP_WORDS, Word, with_
+from memopt.simlm.words import AUXILIARIES, CLAUSE_PUNCT, COPULAS, GROUND, STOP_PUNCT, STOP_WORDS, Word, with_
 
 __all__ = ["mark_prohibited_subjects", "more_than_as_only", "privative_nothing"]
 
@@ -227,7 +227,6 @@ def _statement(words: list[Word], i: int) -> tuple[int, int]:
     return lo, hi
 
 
-_GROUND = frozenset({"just", "merely", "simply", "only", "solely", "purely"})
 _CLAUSE_LINKS = frozenset({"because", "since", "so", "but", "however", "although", "though", "while", "whereas"})
 _NOTHING_BUT = (("beyond",), ("but",), ("except",), ("other", "than"), ("more", "than"), ("apart", "from"))
 
@@ -275,7 +274,7 @@ def mark_prohibited_subjects(words: list[Word]) -> list[Word]:
             shared = out[start + subject + 2].scope if negation and start + subject + 2 < end else 0
             first = start + subject
             while first > start and out[first - 1].text != "," and (out[first - 1].text not in _CLAUSE_LINKS or (
-                    first > start + 1 and out[first - 2].text in _GROUND)):
+                    first > start + 1 and out[first - 2].text in GROUND)):
                 first -= 1  # the subject starts after a comma or a linking conjunction ("..., because X is useless");
                 # "just because" is inside it ("dropping a fact just because a guest said it is a bug")
             # "the answer shall use every item and shall not be confined to one": a subject has no verb of its own,

@@ -32,6 +32,8 @@ CLAUSE_PUNCT = frozenset({";", ":", "(", ")", "—", "–", "?"})
 COPULAS = frozenset({"is", "are", "be", "was", "were", "it's"})
 AUXILIARIES = frozenset({"must", "may", "should", "shall", "can", "will", "could", "would", "might"})
 RELATIVE = frozenset({"that", "which", "who", "whose"})
+# "just because X", "merely because X": X is a ground the sentence weighs, not a reason it gives
+GROUND = frozenset({"just", "merely", "simply", "only", "solely", "purely"})
 SUBORDINATORS = frozenset({
     "if", "when", "whenever", "unless", "where", "wherever", "once", "whether", "that", "which", "who",
     "whose", "while", "although", "though", "because", "since",
