@@ -215,8 +215,10 @@ def bench_latency(*, delay: float = 0.2, concurrency: list[int] | None = None, b
     first, so no row's CPU includes the experiment's first imports; with ``profile``, ``breakdown`` per engine of the
     first run's CPU (`memopt.bench.breakdown`)."""
     from memopt.bench.breakdown import breakdown
+    from memopt.experiment import load_experiment
     from memopt.lm.cache import configure_cache
 
+    load_experiment(experiment)  # a missing or bad file is one error now, not after the anchors' calls
     levels = concurrency or [16]
     floor = anchors(model=model, calls=anchor_calls, concurrency=levels[0], delay=delay, when="before") \
         if anchor_calls else []

@@ -271,11 +271,9 @@ def latency(
 ) -> None:
     """Wall time, server requests, wall / (requests × delay / concurrency) and client CPU per request over HTTP."""
     from memopt.bench.latency import bench_latency
-    from memopt.experiment import load_experiment
     from memopt.lm.build import ENGINES
 
     _check_out(out)
-    load_experiment(experiment)  # a missing or bad file is one error now, not after the anchors' calls
     unknown = [e for e in engine if e not in ENGINES]
     if unknown:
         raise typer.BadParameter(f"{', '.join(unknown)}: choose from {', '.join(ENGINES)}", param_hint="--engine")
