@@ -111,6 +111,10 @@ class PairedTest:
                 for k, v in asdict(self).items()}
 
 
+def _two_sided_p(t: float, df: float) -> float:
+    return 2.0 * (1.0 - t_cdf(abs(t), df))
+
+
 def paired_test(a: Sequence[float], b: Sequence[float], *, scale: float = 1.0, alpha: float = ALPHA) -> PairedTest:
     """The paired t-test of ``a[i] − scale × b[i]`` (pairs in the same order, e.g. by seed), with its
     (1 − ``alpha``) interval."""
@@ -129,7 +133,7 @@ def paired_test(a: Sequence[float], b: Sequence[float], *, scale: float = 1.0, a
         return PairedTest(n, mean, 0.0, mean, mean, None if mean == 0.0 else math.copysign(math.inf, mean), p)
     t = mean / se
     half = t_quantile(1.0 - alpha / 2.0, n - 1) * se
-    return PairedTest(n, mean, sd, mean - half, mean + half, t, 2.0 * (1.0 - t_cdf(abs(t), n - 1)))
+    return PairedTest(n, mean, sd, mean - half, mean + half, t, _two_sided_p(t, n - 1))
 
 
 def verdict(test: PairedTest, *, alpha: float = ALPHA) -> str:
@@ -140,7 +144,7 @@ def verdict(test: PairedTest, *, alpha: float = ALPHA) -> str:
 
 
 def _p_at(mean: float, sd: float, n: int) -> float:
-    return 2.0 * (1.0 - t_cdf(abs(mean) / (sd / math.sqrt(n)), n - 1))
+    return _two_sided_p(mean / (sd / math.sqrt(n)), n - 1)
 
 
 def seeds_needed(mean: float, sd: float, *, alpha: float = ALPHA, limit: int = MAX_SEEDS_NEEDED) -> int | None:
