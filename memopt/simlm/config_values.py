@@ -87,14 +87,11 @@ def _line(match: re.Match[str]) -> str:
     plain_key = not re.search(r"[_-]|[a-z][A-Z]", key)
     if plain_key and (value.lower() not in _TRUE | _FALSE or not key.islower()):
         return match.group()  # "Answer: no" or "Note: ADD" is prose, not a setting
-    return match.group("lead") + (_entry(key, value) if value.lower() in _TRUE | _FALSE
-                                  else f"{key_words(key)}: {key_words(value)}")
+    return match.group("lead") + _entry(key, key_words(value))
 
 
 def _inline(match: re.Match[str]) -> str:
-    value = match.group("value")
-    return _entry(match.group("key"), value) if value in ("true", "false") else \
-        f"{key_words(match.group('key'))}: {key_words(value)}"
+    return _entry(match.group("key"), key_words(match.group("value")))
 
 
 def config_as_text(text: str) -> str:
