@@ -28,7 +28,7 @@ from tests.directive_corpora import corpus_figures, load_corpus
 
 __all__ = ["AUTHORS", "AGREE", "SURE", "OVERRIDE", "agreement", "held_out_figures"]
 
-AUTHORS = ("third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth")
+AUTHORS = ("third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
 
 
 def _classifier(train: list[dict[str, str]]) -> Any:
