@@ -16,7 +16,8 @@ over the rules' "switched off" (stance -1) only at ``OVERRIDE`` or more; otherwi
 backwards). Probabilities are renormalised over ``none`` and the item's operation's directives. The thresholds
 were chosen on the sixth to ninth corpora, trained on the authors before each, and then fixed before the tenth
 corpus was measured. Neither reader is in SimLM. scikit-learn comes with MLflow.
-Run: ``python -m tests.directive_reader_across_authors``.
+Run: ``python -m tests.directive_reader_across_authors`` (``--seed-prompts``: the agreement reader beside the
+rules on memopt's seed prompts and the catalogue's phrasings).
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from typing import Any
 from memopt.simlm import CATALOGUE, directive_stances
 from tests.directive_corpora import corpus_figures, load_corpus
 
-__all__ = ["AUTHORS", "AGREE", "SURE", "OVERRIDE", "agreement", "held_out_figures"]
+__all__ = ["AUTHORS", "AGREE", "SURE", "OVERRIDE", "agreement", "agreement_stances", "held_out_figures",
+           "seed_prompt_readings"]
 
 AUTHORS = ("third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
 
@@ -53,6 +55,56 @@ def agreement(stances: dict[str, int], probabilities: dict[str, float]) -> set[s
     if top != "none" and probabilities[top] >= SURE and (stances.get(top, 0) >= 0 or probabilities[top] >= OVERRIDE):
         on.add(top)
     return on
+
+
+def agreement_stances(model: Any, operation: str, instructions: str) -> dict[str, int]:
+    """The agreement reader on a whole instruction, as SimLM's rules read one: sentence by sentence (the last sentence
+    about a directive speaks for it), a demonstration of a directive's behaviour turning it on."""
+    from memopt.simlm import directives_for
+    from memopt.simlm.demonstrations import demonstrated
+    from memopt.simlm.instructions import read_sentences
+    from memopt.simlm.stance import sentence_stance
+
+    labels = list(model.classes_)
+    directives = [d for d in directives_for(operation) if d.id in labels]
+    allowed = ["none", *(d.id for d in directives)]
+    stances = dict.fromkeys((d.id for d in directives), 0)
+    for sentence in read_sentences(instructions):
+        rules = {d.id: sentence_stance(d.cues, sentence) for d in directives}
+        probabilities = model.predict_proba([sentence.whole.text])[0]
+        total = sum(probabilities[labels.index(label)] for label in allowed)
+        on = agreement({k: v for k, v in rules.items() if v},
+                       {label: probabilities[labels.index(label)] / total for label in allowed})
+        for d in directives:
+            stance = 1 if d.id in on else -1 if rules[d.id] < 0 else 0
+            stances[d.id] = stance or stances[d.id]
+    return {d.id: 1 if demonstrated(d.id, instructions) else stances[d.id] for d in directives
+            if stances[d.id] or demonstrated(d.id, instructions)}
+
+
+def seed_prompt_readings() -> list[dict[str, Any]]:
+    """The agreement reader (trained on every author) beside the rules on memopt's seed prompts, each read as the
+    operation it serves, and on every catalogue phrasing and "turns it on" example: the rows where they differ."""
+    from memopt.bench.oracle import _kind
+    from memopt.simlm import directive_stances
+    from memopt.systems.registry import make_system
+
+    model = _classifier([item for name in AUTHORS for item in load_corpus(name)])
+    rows = []
+    for pipeline in ("mem0", "rag", "long_context", "evermemos"):
+        system = make_system(pipeline)
+        for op, text in system.instructions().items():
+            kind = _kind(system, op)
+            if kind is None:
+                continue
+            rules, both = directive_stances(kind, text), agreement_stances(model, kind, text)
+            rows.append({"text": f"{pipeline}.{op} seed prompt", "operation": kind, "rules": rules, "agreement": both})
+    for directive in CATALOGUE:
+        for text in (*directive.phrasings, *directive.examples_on):
+            for kind in directive.operations:
+                rows.append({"text": text, "operation": kind, "rules": directive_stances(kind, text),
+                             "agreement": agreement_stances(model, kind, text)})
+    return rows
 
 
 def held_out_figures(held: str, *, earlier_only: bool = False) -> dict[str, Any]:
@@ -105,4 +157,13 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    if "--seed-prompts" in sys.argv:
+        readings = seed_prompt_readings()
+        for row in readings:
+            if row["rules"] != row["agreement"]:
+                print(f"{row['operation']}: rules {row['rules']}, agreement {row['agreement']}: {row['text'][:100]}")
+        print(f"{sum(r['rules'] != r['agreement'] for r in readings)} of {len(readings)} read differently")
+    else:
+        main()

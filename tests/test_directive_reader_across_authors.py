@@ -6,7 +6,15 @@ from __future__ import annotations
 import pytest
 
 from tests.directive_corpora import corpus_figures, load_corpus
-from tests.directive_reader_across_authors import AGREE, AUTHORS, OVERRIDE, SURE, agreement, held_out_figures
+from tests.directive_reader_across_authors import (
+    AGREE,
+    AUTHORS,
+    OVERRIDE,
+    SURE,
+    agreement,
+    held_out_figures,
+    seed_prompt_readings,
+)
 
 
 @pytest.mark.slow  # trains two classifiers (CI runs it with -m slow)
@@ -29,6 +37,22 @@ def test_the_learned_readers_on_the_tenth_author_at_their_one_measurement():
     assert (figures["grants"], figures["negatives"]) == (158, 134)
     assert figures["recognised"] >= 154 and figures["false"] <= 3
     assert both["recognised"] >= 153 and both["backwards"] == 0 and both["false"] <= 3 and both["cross"] == 0
+
+
+@pytest.mark.slow  # trains a classifier on eight corpora
+def test_the_agreement_reader_keeps_every_catalogue_phrasing_and_misreads_one_seed_prompt():
+    """Measured (docs/simlm.md): every catalogue phrasing and "turns it on" example reads as the rules read it, and of
+    memopt's seed prompts only Mem0's update prompt reads differently: its operation definitions ("ADD: add it to the
+    memory as a new element", "DELETE: delete an existing memory element") turn on two directives the rules leave off.
+    When the reader learns better, this test fails: update the docs with the new reading."""
+    rows = seed_prompt_readings()
+    seeds = [row for row in rows if row["text"].endswith("seed prompt")]
+    assert {row["text"] for row in seeds} >= {"mem0.extract seed prompt", "mem0.update seed prompt",
+                                              "mem0.answer seed prompt", "rag.rewrite_query seed prompt"}
+    assert all(row["rules"] == row["agreement"] for row in rows if row not in seeds)
+    differing = [row for row in seeds if row["rules"] != row["agreement"]]
+    assert [(row["text"], row["rules"], row["agreement"]) for row in differing] == [
+        ("mem0.update seed prompt", {}, {"update_on_contradiction": 1, "delete_only_explicit": 1})]
 
 
 def test_a_rule_grant_stays_on_only_if_the_classifier_gives_it_enough():
