@@ -138,22 +138,34 @@ def held_out_figures(held: str, *, earlier_only: bool = False) -> dict[str, Any]
 
 
 def main() -> None:
-    """Print, per held-out author, the classifier's and the agreement reader's figures beside the rule reader's."""
+    """Print, per held-out author, the classifier's and the agreement reader's figures beside the rule reader's, and
+    the agreement reader's mean over authors with a 95 % interval (t over authors)."""
+    from memopt.stats import mean_sd, t_quantile
+
     print("| held-out author | classifier, trained on every other author: recognised, false | trained on the authors "
           "before it | agreement reader, trained on the authors before it: recognised, read backwards, false | "
-          "rule reader today: recognised, read backwards, false |")
-    print("|---|---|---|---|---|")
+          "agreement reader, trained on every other author | rule reader today: recognised, read backwards, false |")
+    print("|---|---|---|---|---|---|")
+    shares: dict[str, list[float]] = {"recognised": [], "false": []}
+
+    def figures(f: dict[str, Any], a: dict[str, Any]) -> str:
+        return f"{a['recognised'] / f['grants']:.1%}, {a['backwards']}, {a['false'] / f['negatives']:.1%}"
+
     for held in AUTHORS:
         c, r = held_out_figures(held), corpus_figures(load_corpus(held))
         before = held_out_figures(held, earlier_only=True) if held != AUTHORS[0] else None
         earlier = f"{before['recognised'] / before['grants']:.1%}, {before['false'] / before['negatives']:.1%}" \
             if before else "—"
-        a = before["agreement"] if before else None
-        agreed = f"{a['recognised'] / before['grants']:.1%}, {a['backwards']}, {a['false'] / before['negatives']:.1%}" \
-            if a else "—"
+        shares["recognised"].append(c["agreement"]["recognised"] / c["grants"])
+        shares["false"].append(c["agreement"]["false"] / c["negatives"])
         print(f"| {held} | {c['recognised'] / c['grants']:.1%} of {c['grants']}, {c['false'] / c['negatives']:.1%} | "
-              f"{earlier} | {agreed} | {r['recognised'] / r['grants']:.1%}, {r['backwards']}, "
-              f"{r['false'] / r['negatives']:.1%} |")
+              f"{earlier} | {figures(before, before['agreement']) if before else '—'} | {figures(c, c['agreement'])} | "
+              f"{figures(r, r)} |")
+    for name, values in shares.items():
+        mean, sd = mean_sd(values)
+        half = t_quantile(0.975, len(values) - 1) * sd / len(values) ** 0.5
+        print(f"agreement reader, trained on every other author, {name}: mean {mean:.1%} over {len(values)} authors, "
+              f"95 % interval [{mean - half:.1%}, {mean + half:.1%}]")
 
 
 if __name__ == "__main__":
