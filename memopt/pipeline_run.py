@@ -41,7 +41,7 @@ def run_pipeline(pipeline: str, data: str, *, prompts: str | Path | None = None,
     from memopt.data.source import load_data, select
     from memopt.files import check_writable
     from memopt.judge import LMJudge
-    from memopt.lm.adapter import preferred_adapter
+    from memopt.lm.adapter import SchemaJSONAdapter, preferred_adapter
     from memopt.lm.build import make_lm
     from memopt.lm.costs import usage_report
     from memopt.lm.pool import LMSlots, role_concurrency, threads_for
@@ -83,7 +83,7 @@ def run_pipeline(pipeline: str, data: str, *, prompts: str | Path | None = None,
             save_graph(graph, inside(trace_dir, graph_files.get(sample_id) or safe_name(sample_id, ".json")))
     usage = {"task": usage_report(task_meter.total(), task_specs),
              "judge": usage_report(judge_meter.total(), judge_specs or [])}
-    if (adapter := preferred_adapter(task_lm)) is not None:
+    if isinstance(adapter := preferred_adapter(task_lm), SchemaJSONAdapter):
         usage["task"]["replies"] = adapter.stats()
     return RunResult(pipeline, _raw(task_specs), any(s.simulated for s in task_specs), name, system.prompt_versions(),
                      system.knobs, metrics, results, usage, seconds, _raw(judge_specs) if judge_specs else None,

@@ -10,6 +10,8 @@
   ``dspy`` through DSPy's own default engine (``"auto"``: its native client where it can represent the
   request, LiteLLM otherwise), about a third of the client CPU per call (`memopt bench latency`). Several
   endpoints (the Router, `memopt.lm.router`) and ``local`` always use LiteLLM.
+- **Adapter**: every LM but ``local`` (which carries `memopt.lm.adapter.SchemaJSONAdapter`) carries a
+  `memopt.lm.adapter.SignatureChatAdapter`: DSPy's ChatAdapter, with each signature's system message built once.
 """
 
 from __future__ import annotations
@@ -127,6 +129,10 @@ def _prices(model: str) -> tuple[float, float] | None:
 
 
 def _mark(lm: dspy.LM, specs: list[LMSpec], parse_retries: int = 0) -> dspy.LM:
+    from memopt.lm.adapter import SignatureChatAdapter, attach_adapter, preferred_adapter
+
+    if preferred_adapter(lm) is None:  # `local` carries its own; the rest: ChatAdapter, system messages built once
+        attach_adapter(lm, SignatureChatAdapter())
     setattr(lm, _SPEC_ATTRIBUTE, specs[0].raw if len(specs) == 1 else [s.raw for s in specs])
     setattr(lm, _SPECS_ATTRIBUTE, list(specs))
     setattr(lm, _PARSE_RETRIES_ATTRIBUTE, max(0, int(parse_retries)))
