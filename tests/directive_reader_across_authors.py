@@ -57,6 +57,12 @@ def agreement(stances: dict[str, int], probabilities: dict[str, float]) -> set[s
     return on
 
 
+def _within(probabilities: Any, labels: list[str], allowed: list[str]) -> dict[str, float]:
+    """The classifier's probabilities of the ``allowed`` labels, renormalised to sum to 1."""
+    total = sum(probabilities[labels.index(label)] for label in allowed)
+    return {label: probabilities[labels.index(label)] / total for label in allowed}
+
+
 def agreement_stances(model: Any, operation: str, instructions: str) -> dict[str, int]:
     """The agreement reader on a whole instruction, as SimLM's rules read one: sentence by sentence (the last sentence
     about a directive speaks for it), a demonstration of a directive's behaviour turning it on."""
@@ -71,22 +77,19 @@ def agreement_stances(model: Any, operation: str, instructions: str) -> dict[str
     stances = dict.fromkeys((d.id for d in directives), 0)
     for sentence in read_sentences(instructions):
         rules = {d.id: sentence_stance(d.cues, sentence) for d in directives}
-        probabilities = model.predict_proba([sentence.whole.text])[0]
-        total = sum(probabilities[labels.index(label)] for label in allowed)
         on = agreement({k: v for k, v in rules.items() if v},
-                       {label: probabilities[labels.index(label)] / total for label in allowed})
+                       _within(model.predict_proba([sentence.whole.text])[0], labels, allowed))
         for d in directives:
             stance = 1 if d.id in on else -1 if rules[d.id] < 0 else 0
             stances[d.id] = stance or stances[d.id]
-    return {d.id: 1 if demonstrated(d.id, instructions) else stances[d.id] for d in directives
-            if stances[d.id] or demonstrated(d.id, instructions)}
+    stances.update((d.id, 1) for d in directives if demonstrated(d.id, instructions))
+    return {k: v for k, v in stances.items() if v}
 
 
 def seed_prompt_readings() -> list[dict[str, Any]]:
     """The agreement reader (trained on every author) beside the rules on memopt's seed prompts, each read as the
-    operation it serves, and on every catalogue phrasing and "turns it on" example: the rows where they differ."""
+    operation it serves, and on every catalogue phrasing and "turns it on" example: one row per reading."""
     from memopt.bench.oracle import _kind
-    from memopt.simlm import directive_stances
     from memopt.systems.registry import make_system
 
     model = _classifier([item for name in AUTHORS for item in load_corpus(name)])
@@ -121,9 +124,8 @@ def held_out_figures(held: str, *, earlier_only: bool = False) -> dict[str, Any]
     for item, probabilities in zip(test, model.predict_proba([item["text"] for item in test]), strict=True):
         allowed = [label for label in labels if label == "none" or item["op"] in ops.get(label, ())]
         read = max(allowed, key=lambda label: probabilities[labels.index(label)])
-        total = sum(probabilities[labels.index(label)] for label in allowed)
         stances = directive_stances(item["op"], item["text"])
-        on = agreement(stances, {label: probabilities[labels.index(label)] / total for label in allowed})
+        on = agreement(stances, _within(probabilities, labels, allowed))
         if item["expect"] == "none":
             counts["negatives"] += 1
             counts["false"] += read != "none"
