@@ -40,11 +40,27 @@ def test_the_learned_readers_on_the_tenth_author_at_their_one_measurement():
 
 
 @pytest.mark.slow  # trains a classifier on eight corpora
-def test_the_agreement_reader_keeps_every_catalogue_phrasing_and_misreads_one_seed_prompt():
+def test_the_learned_readers_on_the_eleventh_author_at_their_one_measurement():
+    """Trained on the third to tenth authors, measured once on the eleventh (declared in docs/simlm.md before it was
+    written): the classifier 161 of 168 recognised and 1 of 136 false; the agreement reader 157, 2 read backwards
+    (the rules' "switched off" that the classifier, at 0.77 and 0.87, was not sure enough to overturn), 0 false,
+    0 also turning on another directive. The rules on the same corpus: 135, 9, 6, 3."""
+    figures = held_out_figures("eleventh", earlier_only=True)
+    both = figures["agreement"]
+    assert (figures["grants"], figures["negatives"]) == (168, 136)
+    assert figures["recognised"] >= 161 and figures["false"] <= 1
+    assert both["recognised"] >= 157 and both["backwards"] <= 2 and both["false"] == 0 and both["cross"] == 0
+
+
+@pytest.mark.slow  # trains a classifier on nine corpora
+def test_the_agreement_reader_keeps_every_catalogue_phrasing_and_misreads_two_seed_prompts():
     """Measured (docs/simlm.md): every catalogue phrasing and "turns it on" example reads as the rules read it, and of
-    memopt's seed prompts only Mem0's update prompt reads differently: its operation definitions ("ADD: add it to the
-    memory as a new element", "DELETE: delete an existing memory element") turn on two directives the rules leave off.
-    When the reader learns better, this test fails: update the docs with the new reading."""
+    memopt's seed prompts two of Mem0's read differently: in the update prompt an operation definition ("ADD: add it
+    to the memory as a new element") turns on `update_on_contradiction`, and in the answer prompt a description of
+    the context ("these memories contain timestamped information that may be relevant") turns on `combine_all`; the
+    rules leave both off. (Trained on the third to tenth authors, the update prompt's "DELETE: ..." also turned on
+    `delete_only_explicit` and the answer prompt read as the rules read it.) When the reader learns better, this
+    test fails: update the docs with the new reading."""
     rows = seed_prompt_readings()
     seeds = [row for row in rows if row["text"].endswith("seed prompt")]
     assert {row["text"] for row in seeds} >= {"mem0.extract seed prompt", "mem0.update seed prompt",
@@ -52,7 +68,8 @@ def test_the_agreement_reader_keeps_every_catalogue_phrasing_and_misreads_one_se
     assert all(row["rules"] == row["agreement"] for row in rows if row not in seeds)
     differing = [row for row in seeds if row["rules"] != row["agreement"]]
     assert [(row["text"], row["rules"], row["agreement"]) for row in differing] == [
-        ("mem0.update seed prompt", {}, {"update_on_contradiction": 1, "delete_only_explicit": 1})]
+        ("mem0.update seed prompt", {}, {"update_on_contradiction": 1}),
+        ("mem0.answer seed prompt", {"resolve_dates": 1}, {"resolve_dates": 1, "combine_all": 1})]
 
 
 def test_a_rule_grant_stays_on_only_if_the_classifier_gives_it_enough():
