@@ -53,23 +53,35 @@ def test_the_learned_readers_on_the_eleventh_author_at_their_one_measurement():
 
 
 @pytest.mark.slow  # trains a classifier on nine corpora
-def test_the_agreement_reader_keeps_every_catalogue_phrasing_and_misreads_two_seed_prompts():
-    """Measured (docs/simlm.md): every catalogue phrasing and "turns it on" example reads as the rules read it, and of
-    memopt's seed prompts two of Mem0's read differently: in the update prompt an operation definition ("ADD: add it
-    to the memory as a new element") turns on `update_on_contradiction`, and in the answer prompt a description of
-    the context ("these memories contain timestamped information that may be relevant") turns on `combine_all`; the
-    rules leave both off. (Trained on the third to tenth authors, the update prompt's "DELETE: ..." also turned on
-    `delete_only_explicit` and the answer prompt read as the rules read it.) When the reader learns better, this
-    test fails: update the docs with the new reading."""
+def test_the_learned_readers_on_the_twelfth_author_at_their_one_measurement():
+    """Trained on the third to eleventh authors, measured once on the twelfth (declared in docs/simlm.md before it was
+    written): the classifier 162 of 170 recognised and 11 of 142 false; the agreement reader 158, 2 read backwards,
+    7 false, 0 also turning on another directive. The rules on the same corpus: 133, 7, 20, 4."""
+    figures = held_out_figures("twelfth", earlier_only=True)
+    both = figures["agreement"]
+    assert (figures["grants"], figures["negatives"]) == (170, 142)
+    assert figures["recognised"] >= 162 and figures["false"] <= 11
+    assert both["recognised"] >= 158 and both["backwards"] <= 2 and both["false"] <= 7 and both["cross"] == 0
+
+
+@pytest.mark.slow  # trains a classifier on ten corpora
+def test_the_agreement_reader_misreads_two_seed_prompts_and_one_catalogue_phrasing():
+    """Measured (docs/simlm.md), trained on every author (third to twelfth): of memopt's seed prompts two of Mem0's
+    read differently from the rules: in the update prompt an operation definition ("ADD: add it to the memory as a
+    new element") turns on `update_on_contradiction`, and in the answer prompt a description of the context ("these
+    memories contain timestamped information that may be relevant") turns on `combine_all`. Of the catalogue's
+    phrasings and "turns it on" examples, one reads differently: the classifier vetoes the rules' grant of
+    `all_participants` to "Do not skip the second speaker's facts." (Trained on fewer authors the list was different:
+    docs/simlm.md.) When the reader learns better, this test fails: update the docs with the new reading."""
     rows = seed_prompt_readings()
     seeds = [row for row in rows if row["text"].endswith("seed prompt")]
     assert {row["text"] for row in seeds} >= {"mem0.extract seed prompt", "mem0.update seed prompt",
                                               "mem0.answer seed prompt", "rag.rewrite_query seed prompt"}
-    assert all(row["rules"] == row["agreement"] for row in rows if row not in seeds)
-    differing = [row for row in seeds if row["rules"] != row["agreement"]]
-    assert [(row["text"], row["rules"], row["agreement"]) for row in differing] == [
+    differing = [(row["text"], row["rules"], row["agreement"]) for row in rows if row["rules"] != row["agreement"]]
+    assert differing == [
         ("mem0.update seed prompt", {}, {"update_on_contradiction": 1}),
-        ("mem0.answer seed prompt", {"resolve_dates": 1}, {"resolve_dates": 1, "combine_all": 1})]
+        ("mem0.answer seed prompt", {"resolve_dates": 1}, {"resolve_dates": 1, "combine_all": 1}),
+        ("Do not skip the second speaker's facts.", {"all_participants": 1}, {})]
 
 
 def test_a_rule_grant_stays_on_only_if_the_classifier_gives_it_enough():
