@@ -49,7 +49,8 @@ def test_the_learned_readers_on_the_eleventh_author_at_their_one_measurement():
     both = figures["agreement"]
     assert (figures["grants"], figures["negatives"]) == (168, 136)
     assert figures["recognised"] >= 161 and figures["false"] <= 1
-    assert both["recognised"] >= 157 and both["backwards"] <= 2 and both["false"] == 0 and both["cross"] == 0
+    # since the rules' eighth pass (tuned on this corpus): 158 recognised, 1 read backwards
+    assert both["recognised"] >= 158 and both["backwards"] <= 1 and both["false"] == 0 and both["cross"] == 0
 
 
 @pytest.mark.slow  # trains a classifier on nine corpora
@@ -61,7 +62,8 @@ def test_the_learned_readers_on_the_twelfth_author_at_their_one_measurement():
     both = figures["agreement"]
     assert (figures["grants"], figures["negatives"]) == (170, 142)
     assert figures["recognised"] >= 162 and figures["false"] <= 11
-    assert both["recognised"] >= 158 and both["backwards"] <= 2 and both["false"] <= 7 and both["cross"] == 0
+    # since the rules' eighth pass (tuned on this corpus): 160 recognised, 0 read backwards
+    assert both["recognised"] >= 160 and both["backwards"] == 0 and both["false"] <= 7 and both["cross"] == 0
 
 
 @pytest.mark.slow  # trains a classifier on ten corpora

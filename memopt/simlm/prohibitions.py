@@ -59,11 +59,11 @@ def privative_nothing(words: list[Word]) -> list[Word]:
     return out
 
 _PROHIBITED = frozenset({"forbidden", "prohibited", "disallowed", "unnecessary", "discouraged", "unacceptable",
-                         "banned"})
+                         "banned", "non-compliant", "noncompliant", "impermissible", "inadmissible"})
 _DUTY = frozenset({"job", "responsibility", "task", "concern", "role", "business", "duty", "problem"})
 _OWNER = frozenset({"your", "our", "my", "the", "a", "part", "within"})
 _PERMITTED = frozenset({"allowed", "permitted", "needed", "necessary", "required", "acceptable", "wanted", "desired",
-                        "ok", "okay", "advisable", "helpful", "useful",
+                        "ok", "okay", "advisable", "helpful", "useful", "accepted", "compliant", "appropriate",
                         # falling short: "relying on one memory is not enough" asks for more than it
                         "enough", "sufficient", "adequate"})
 _SHORT_OF = frozenset({"insufficient", "inadequate"})
@@ -91,7 +91,10 @@ _HARMFUL = frozenset({"harmful", "counterproductive", "risky", "detrimental", "p
                       # worthless: "a fact that has lost its number is useless"
                       "useless", "worthless", "meaningless", "unusable", "unhelpful", "misleading", "dangerous"})
 # a fault: "invented answers are a compliance risk", "X is a mistake"
-_FAULTS = frozenset({"risk", "liability", "mistake", "hazard", "bug", "error", "failure", "defect", "violation"})
+_FAULTS = frozenset({"risk", "liability", "mistake", "hazard", "bug", "error", "failure", "defect", "violation",
+                     "fail"})
+# verbs that classify their subject as a copula does: "X counts as a failure", "X constitutes a violation"
+_CLASSIFY = (("counts", "as"), ("count", "as"), ("constitutes",), ("constitute",), ("amounts", "to"))
 
 
 def _prohibited(words: list[Word]) -> int:
@@ -121,7 +124,20 @@ def _prohibited(words: list[Word]) -> int:
             return i
         if rest[:1] in (["a"], ["an"]) and _FAULTS & {x.text for x in words[i + 2:i + 4]}:
             return i
+    for i in range(1, len(words) - 2):  # "X counts as a fail", "X constitutes a violation"
+        verb = next((v for v in _CLASSIFY if tuple(w.text for w in words[i:i + len(v)]) == v), None)
+        if verb and not words[i].quoted and _FAULTS & {x.text for x in words[i + len(verb):i + len(verb) + 3]}:
+            return i
     return _harmful(words)
+
+
+def _extraposed(words: list[Word], first: int, copula: int, end: int) -> int | None:
+    """Where the real subject starts when a dummy "it" stands for it ("it is not acceptable for a summary to lose a
+    name", "it is forbidden to guess"): the "for" or "to" that follows the predicate within three words; else None."""
+    if [w.text for w in words[first:copula]] != ["it"]:
+        return None
+    return next((k for k in range(copula + 2, min(end, copula + 5))
+                 if words[k].text in ("for", "to") and not words[k].quoted), None)
 
 
 def _harmful(words: list[Word]) -> int:
@@ -284,6 +300,12 @@ def mark_prohibited_subjects(words: list[Word]) -> list[Word]:
             for k in range(first, last):
                 if not out[k].scope:
                     out[k] = with_(out[k], scope=shared or scope_id)
+            if (clause := _extraposed(out, first, start + subject, end)) is not None:
+                # "it is not acceptable for a fact to leave out names": the clause after the predicate is the subject
+                for k in range(clause, end):
+                    out[k] = with_(out[k], scope=shared or scope_id, contrast=False)
+                start = end + 1
+                continue
             after = start + subject + 3
             infinitive = start + subject + 2 < end and out[start + subject + 2].text in ("to", "be") or \
                 after < end and out[after].text == "to"
