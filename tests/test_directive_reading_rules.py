@@ -146,3 +146,13 @@ def test_constructions_since_the_fresh_corpus_read_the_right_way(sentence, op, s
 ])
 def test_constructions_since_the_third_corpus_read_the_right_way(sentence, op, stance):
     assert directive_stances(op, sentence) == stance
+
+
+@pytest.mark.parametrize("sentence, op", [
+    # a predicate of harm that ends the sentence once crashed the reader (IndexError), on the thirteenth corpus
+    ("Leave one name off a rope list and someone gets hurt.", "answer"),
+    ("Someone gets hurt", "extract"),
+    ("It is not acceptable for", "extract"),
+])
+def test_a_clause_ending_at_its_predicate_is_read_without_error(sentence, op):
+    assert directive_stances(op, sentence) == {}

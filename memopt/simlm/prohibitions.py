@@ -285,7 +285,8 @@ def mark_prohibited_subjects(words: list[Word]) -> list[Word]:
         subject = _prohibited(out[start:end])
         if subject > 0:
             scope_id += 1
-            negation = out[start + subject + 1].text in ("not", "never")
+            # a predicate of harm can end the clause ("... and someone gets hurt"): nothing follows it
+            negation = start + subject + 1 < end and out[start + subject + 1].text in ("not", "never")
             # one negation: the subject shares the scope of the predicate it negates ("X is not to be added")
             shared = out[start + subject + 2].scope if negation and start + subject + 2 < end else 0
             first = start + subject
