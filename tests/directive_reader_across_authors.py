@@ -1,21 +1,22 @@
 """A learned baseline for SimLM's directive reader, across authors (issue 21): does a plain text classifier trained
 on some authors' sentences read another author's better than the rule reader does?
 
-For each corpus by a new author (third to twelfth, `tests/directive_corpora.py`'s format), a classifier is trained on
+For each corpus by a new author (third to thirteenth, `tests/directive_corpora.py`'s format), a classifier is trained on
 the others and tested on it: TF-IDF of character 2–5-grams and word 1–2-grams, and a logistic regression over
 the labels (a directive id, or ``none``), the prediction restricted to ``none`` and the directives of the item's
 operation. "Recognised" and "false" count as in `tests.directive_corpora.corpus_figures`; a classifier has no
 stance −1, so it reads nothing backwards, and it says nothing about sentences that switch a directive off. Beside
 it, the classifier trained only on the authors before the held-out one (what the rule reader's passes had
 seen when that corpus was measured once), and the rule reader on the same corpus today: tuning figures, except
-for a corpus its passes have not read (the eighth to twelfth, measured once).
+for a corpus its passes have not read (the eighth to thirteenth, measured once).
 
 The **agreement reader** (`agreement`) combines the two: a directive the rules turn on stays on only if the
 classifier gives it at least ``AGREE``; the classifier's top directive goes on by itself at ``SURE`` or more, and
 over the rules' "switched off" (stance -1) only at ``OVERRIDE`` or more; otherwise the rules' -1 stands (read
 backwards). Probabilities are renormalised over ``none`` and the item's operation's directives. The thresholds
 were chosen on the sixth to ninth corpora, trained on the authors before each, and then fixed before the tenth
-corpus was measured (and kept for the eleventh and twelfth). Neither reader is in SimLM. scikit-learn comes with MLflow.
+corpus was measured (and kept for the eleventh to thirteenth). Neither reader is in SimLM. scikit-learn comes
+with MLflow.
 Run: ``python -m tests.directive_reader_across_authors`` (``--seed-prompts``: the agreement reader beside the
 rules on memopt's seed prompts and the catalogue's phrasings).
 """
@@ -30,7 +31,8 @@ from tests.directive_corpora import corpus_figures, load_corpus
 __all__ = ["AUTHORS", "AGREE", "SURE", "OVERRIDE", "agreement", "agreement_stances", "held_out_figures",
            "seed_prompt_readings"]
 
-AUTHORS = ("third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh", "twelfth")
+AUTHORS = ("third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh", "twelfth",
+           "thirteenth")
 
 
 def _classifier(train: list[dict[str, str]]) -> Any:

@@ -67,21 +67,34 @@ def test_the_learned_readers_on_the_twelfth_author_at_their_one_measurement():
 
 
 @pytest.mark.slow  # trains a classifier on ten corpora
+def test_the_learned_readers_on_the_thirteenth_author_at_their_one_measurement():
+    """Trained on the third to twelfth authors, measured once on the thirteenth (declared in docs/simlm.md before it
+    was written): the classifier 152 of 166 recognised and 4 of 139 false; the agreement reader 138, 4 read
+    backwards, 2 false, 0 also turning on another directive. The rules (after their eighth pass): 108, 8, 5, 2."""
+    figures = held_out_figures("thirteenth", earlier_only=True)
+    both = figures["agreement"]
+    assert (figures["grants"], figures["negatives"]) == (166, 139)
+    assert figures["recognised"] >= 152 and figures["false"] <= 4
+    assert both["recognised"] >= 138 and both["backwards"] <= 4 and both["false"] <= 2 and both["cross"] == 0
+
+
+@pytest.mark.slow  # trains a classifier on eleven corpora
 def test_the_agreement_reader_misreads_two_seed_prompts_and_one_catalogue_phrasing():
-    """Measured (docs/simlm.md), trained on every author (third to twelfth): of memopt's seed prompts two of Mem0's
-    read differently from the rules: in the update prompt an operation definition ("ADD: add it to the memory as a
-    new element") turns on `update_on_contradiction`, and in the answer prompt a description of the context ("these
-    memories contain timestamped information that may be relevant") turns on `combine_all`. Of the catalogue's
-    phrasings and "turns it on" examples, one reads differently: the classifier vetoes the rules' grant of
-    `all_participants` to "Do not skip the second speaker's facts." (Trained on fewer authors the list was different:
-    docs/simlm.md.) When the reader learns better, this test fails: update the docs with the new reading."""
+    """Measured (docs/simlm.md), trained on every author (third to thirteenth): of memopt's seed prompts two of
+    Mem0's read differently from the rules: in the update prompt the operation definitions ("ADD: add it to the
+    memory as a new element", "DELETE: delete an existing memory element") turn on both update directives, and in
+    the answer prompt a description of the context ("these memories contain timestamped information that may be
+    relevant") turns on `combine_all`. Of the catalogue's phrasings and "turns it on" examples, one reads
+    differently: the classifier vetoes the rules' `all_participants` in "Do not skip the second speaker's facts."
+    (Trained on fewer authors the list was different: docs/simlm.md.) When the reader learns better, this test
+    fails: update the docs with the new reading."""
     rows = seed_prompt_readings()
     seeds = [row for row in rows if row["text"].endswith("seed prompt")]
     assert {row["text"] for row in seeds} >= {"mem0.extract seed prompt", "mem0.update seed prompt",
                                               "mem0.answer seed prompt", "rag.rewrite_query seed prompt"}
     differing = [(row["text"], row["rules"], row["agreement"]) for row in rows if row["rules"] != row["agreement"]]
     assert differing == [
-        ("mem0.update seed prompt", {}, {"update_on_contradiction": 1}),
+        ("mem0.update seed prompt", {}, {"update_on_contradiction": 1, "delete_only_explicit": 1}),
         ("mem0.answer seed prompt", {"resolve_dates": 1}, {"resolve_dates": 1, "combine_all": 1}),
         ("Do not skip the second speaker's facts.", {"all_participants": 1}, {})]
 
