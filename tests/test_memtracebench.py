@@ -34,7 +34,7 @@ from memopt.taxonomy import ERROR_TYPES
 from memopt.trace import save_graph, trace, validate
 from memopt.trace.memtracebench import from_memtrace, load_memtrace
 from memopt.trace.smartcomment import INSTALL, to_memtrace
-from tests.conftest import SHIPPED
+from tests.conftest import ROOT, SHIPPED
 
 
 def _needs_smartcomment() -> None:
@@ -47,12 +47,16 @@ def _needs_smartcomment() -> None:
 
 @pytest.fixture(scope="module")
 def bench_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The fixture graphs, written as MemTraceBench lays them out: DIR/<split>/<graph>.json."""
-    _needs_smartcomment()
-    from tests.memtracebench_fixtures import write_fixtures
+    """The fixture graphs, written as MemTraceBench lays them out: DIR/<split>/<graph>.json.
 
+    They are written by a fresh interpreter: smartcomment's ``comment_*`` calls take ``inspect.stack()``, whose
+    cost grows with every module loaded, and the test session has loaded hundreds (29.8 s in the suite, 1 s alone).
+    """
+    _needs_smartcomment()
     out = tmp_path_factory.mktemp("memtracebench")
-    write_fixtures(out)
+    done = subprocess.run([sys.executable, "-m", "tests.memtracebench_fixtures", str(out)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
     return out
 
 
