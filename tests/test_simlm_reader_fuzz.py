@@ -2,15 +2,15 @@
 
 SimLM reads whatever instructions it is sent: a user's seed prompt, a plug-in's, a reflection LM's rewrite. A
 sentence it cannot parse must read as "does not say" (stance 0), never as an exception. The inputs are the
-catalogue's sentences and every corpus's, cut short, shuffled, thinned, spliced, mixed into word salad and sprinkled
-with punctuation, each read by every operation (30,000 readings, about 40 s).
+catalogue's sentences and every corpus's (whatever its layout), cut short, shuffled, thinned, spliced, mixed into
+word salad and sprinkled with punctuation, each read by every operation (30,000 readings, about 35 s).
 
 How much it can find: the thirteenth corpus once crashed the reader ("... and someone gets hurt": `IndexError` at a
-clause's end, 79ecc57). With that fix reverted this test fails at run 9,416, on that corpus's sentence with a "!"
-inserted; with the thirteenth corpus left out of the pool, 30,000 readings did not find it. So the mutations
-recombine the constructions the corpora hold; they do not invent new ones. Before this test was added, 170,000
-mutated whole prompts (task, judge and reflection, from one-round runs of the mem0, rag and evermemos pipelines)
-through SimLM raised nothing either.
+clause's end, 79ecc57). With that fix reverted, 6 of 8 seeds (0-7) of this generator hit the crash within 30,000
+readings, at readings 231 to 21,051; seed 0, the one this test uses (chosen before that was measured), is one of the
+two that do not. So it is a net with holes: a crash on a rare construction can pass it. Before this test was added,
+170,000 mutated whole prompts (task, judge and reflection, from one-round runs of the mem0, rag and evermemos
+pipelines) through SimLM raised nothing either.
 """
 
 from __future__ import annotations
@@ -18,12 +18,12 @@ from __future__ import annotations
 import random
 import traceback
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 import yaml
 
 from memopt.simlm import CATALOGUE, directive_stances
-from memopt.simlm.directives import _stance
 from tests.directive_corpora import FIXTURES
 
 pytestmark = pytest.mark.slow
@@ -32,11 +32,20 @@ RUNS = 30_000
 PUNCTUATION = [*".,;:!?()[]{}'\"-–—/|*#`…", "\n", "\n\n", "  ", "\t", "e.g.", "i.e.", "1.", "•"]
 
 
+def _texts(node: Any) -> Iterator[str]:
+    """Every sentence of a corpus, whatever its layout (``sentences:`` items, or lists under directives and halves)."""
+    if isinstance(node, str):
+        yield node
+    elif isinstance(node, dict):
+        yield from [node["text"]] if "text" in node else (t for value in node.values() for t in _texts(value))
+    elif isinstance(node, list):
+        yield from (t for item in node for t in _texts(item))
+
+
 def _sentences() -> list[str]:
     pool = [s for d in CATALOGUE for s in (*d.phrasings, *d.examples_on, *d.examples_off)]
     for path in sorted(FIXTURES.glob("directive_corpus*.yaml")):
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
-        pool += [item["text"] for item in doc.get("sentences", [])]
+        pool += _texts(yaml.safe_load(path.read_text(encoding="utf-8")))
     return pool
 
 
@@ -79,8 +88,7 @@ def test_mangled_instructions_never_raise_in_the_reader():
     for run, (op, text) in enumerate(_hostile(0), start=1):
         if run > RUNS:
             break
-        _stance.cache_clear()  # read every sentence afresh: a cached reading would hide a crash of the parse
-        try:
-            directive_stances.__wrapped__(op, text)
+        try:  # a reading that raised is never cached, so a repeated sentence is read again
+            directive_stances(op, text)
         except Exception:  # noqa: BLE001 - any exception is the failure this test looks for
             pytest.fail(f"run {run}: directive_stances({op!r}, {text!r}) raised\n{traceback.format_exc()}")
