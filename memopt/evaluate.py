@@ -100,6 +100,8 @@ class RunResult:
         """Read a ``results.json`` document back."""
         try:
             cases = [CaseResult(**{**{"error": None}, **c}) for c in raw["cases"]]
+            for i, case in enumerate(cases):
+                _check_case(case, f"cases[{i}]")
             run_id = raw.get("run_id")
             return cls(raw["pipeline"], raw["lm"], bool(raw["simulated"]), raw["data"], dict(raw["prompts"]),
                        dict(raw.get("knobs", {})), dict(raw["metrics"]), cases, dict(raw.get("usage", {})),
@@ -117,6 +119,19 @@ class RunResult:
         """Read a ``results.json`` file."""
         raw = read_json(path, missing=f"no such results file (write one with `memopt run --out {path}`).")
         return cls.from_dict(raw, source=str(path))
+
+
+def _check_case(case: CaseResult, where: str) -> None:
+    """Raise `TypeError` naming ``where`` and the field when a read-back case has a field of the wrong type."""
+    for name, types in (("case_id", str), ("sample_id", str), ("question", str), ("gold", str), ("prediction", str),
+                        ("category", int), ("f1", (int, float)), ("em", (int, float))):
+        value = getattr(case, name)
+        if not isinstance(value, types) or isinstance(value, bool):
+            raise TypeError(f"{where}.{name} is {value!r:.60}")
+    if case.correct is not None and not isinstance(case.correct, bool):
+        raise TypeError(f"{where}.correct is {case.correct!r:.60} (expected true, false or null)")
+    if case.error is not None and not isinstance(case.error, str):
+        raise TypeError(f"{where}.error is {case.error!r:.60}")
 
 
 def select_cases(conversations: list[Conversation], limit: int | None) -> list[tuple[Conversation, list[Case]]]:

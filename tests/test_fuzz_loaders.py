@@ -71,3 +71,64 @@ def test_results_graph_and_experiment_loaders_survive_mutations(tmp_path):
                   "knobs": {"top_k": 4}, "mlflow": {"experiment": "x"}}
     counts = check_loader(load_experiment, experiment, tmp_path, n=300, seed=7, name="exp.yaml")
     assert counts["loaded"] >= 20 and counts["refused"] >= 100, counts
+
+
+def test_attribution_of_mutated_graphs_and_results_gives_one_clear_error(tmp_path):
+    """Past loading: a graph or results file that loads is attributed, or refused with one error naming it.
+
+    The graph loader once checked only the shape of nodes and edges, so a node without its ``name``, a case whose
+    ``gold`` is a number, an op declaration that is a string or ``"directed": null`` raised a bare KeyError,
+    TypeError or AttributeError inside attribution.
+    """
+    from memopt.attribution.attribute_run import attribute_run
+    from memopt.evaluate import RunResult
+    from memopt.judge import make_judge
+    from memopt.pipeline_run import run_pipeline
+
+    trace = tmp_path / "trace"
+    run_pipeline("mem0", SPEC.describe(), judge_lm=None, limit=10, trace_dir=trace).save(tmp_path / "r.json")
+    run = RunResult.load(tmp_path / "r.json")
+    judge = make_judge("lexical")
+    graph_file = next(trace.glob("*.json"))
+    graph = json.loads(graph_file.read_text())
+    failed = attribute_run(run, trace, judge, method="memtrace")
+    assert failed, "the run has failed cases to attribute"
+
+    counts = check_loader(lambda _: attribute_run(run, trace, judge, method="memtrace"), graph, trace, n=250,
+                          seed=8, name=graph_file.name)
+    assert counts["loaded"] >= 40 and counts["refused"] >= 40, counts
+    results = json.loads((tmp_path / "r.json").read_text())
+    graph_file.write_text(json.dumps(graph), encoding="utf-8")
+    counts = check_loader(lambda path: attribute_run(RunResult.load(path), trace, judge, method="memtrace",
+                                                          source=str(path)), results,
+                          tmp_path, n=150, seed=9, name="fuzzed-results.json")
+    assert counts["loaded"] >= 20 and counts["refused"] >= 20, counts
+
+
+def _first(nodes: list[dict], kind: str) -> dict:
+    return next(n for n in nodes if n["type"] == "variable" and n["kind"] == kind)
+
+
+@pytest.mark.parametrize(("damage", "names"), [
+    (lambda g: g.update(directed=None), "directed / multigraph"),
+    (lambda g: _first(g["nodes"], "memory").pop("name"), ".name: missing"),
+    (lambda g: _first(g["nodes"], "turn").update(value=True), ".value: expected {speaker, text"),
+    (lambda g: next(n for n in g["nodes"] if n["type"] == "op").update(start="x"), ".start: expected int or float"),
+    (lambda g: g["graph"]["cases"][0].update(gold=1.5), "graph.cases[0] (synth-3-000:q0).gold: expected str"),
+    (lambda g: g["graph"]["operations"].update(extract="x"), "graph.operations.extract: expected an object"),
+], ids=["undirected", "nameless-memory", "turn-value", "op-start", "numeric-gold", "op-declaration"])
+def test_a_damaged_graph_field_is_named(tmp_path, damage, names):
+    from memopt.errors import DataError
+    from memopt.pipeline_run import run_pipeline
+    from memopt.trace.io import load_graph
+
+    trace = tmp_path / "trace"
+    run_pipeline("mem0", SPEC.describe(), judge_lm=None, limit=10, trace_dir=trace)
+    path = next(trace.glob("*.json"))
+    graph = json.loads(path.read_text())
+    load_graph(path)
+    damage(graph)
+    path.write_text(json.dumps(graph), encoding="utf-8")
+    with pytest.raises(DataError) as err:
+        load_graph(path)
+    assert names in str(err.value) and str(path) in str(err.value) and "memopt run --trace" in str(err.value)

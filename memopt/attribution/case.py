@@ -234,8 +234,9 @@ def failed_cases(G: nx.DiGraph, results: dict[str, dict[str, Any]]) -> list[Fail
         if result is None or not is_failed(result) or answer_of(G, case["key"]) is None:
             continue
         evidence, pseudo = seed_evidence(G, case["question"], case["gold"], tuple(case.get("evidence") or ()))
+        category = case.get("category")  # a name (not a number) in a graph imported from MemTraceBench
         out.append(FailedCase(G, case["case_id"], case["question"], case["gold"], evidence,
-                              result.get("prediction", ""), int(case.get("category") or 0), pseudo))
+                              result.get("prediction", ""), category if isinstance(category, int) else 0, pseudo))
     return out
 
 

@@ -64,12 +64,23 @@ def _check_shape(data: dict[str, Any], source: str) -> None:
 
     if not isinstance(nodes, list) or not isinstance(edges, list) or not isinstance(graph, dict):
         raise damaged("nodes / edges / graph", "expected two lists and an object")
+    if data.get("directed", True) is not True or data.get("multigraph", False) is not False:
+        raise damaged("directed / multigraph", "expected true and false (an evolution graph is a directed graph "
+                      "with one edge between two nodes)")
     ids = set()
     for i, node in enumerate(nodes):
         if not isinstance(node, dict) or not isinstance(node.get("id"), str):
             raise damaged(f"nodes[{i}]", "expected an object with a string 'id'")
-        if node.get("type") not in ("op", "variable"):
-            raise damaged(f"nodes[{i}].type", f"expected 'op' or 'variable', found {node.get('type')!r}")
+        kind = node.get("type")
+        if not isinstance(kind, str) or kind not in _NODE_FIELDS:
+            raise damaged(f"nodes[{i}].type", f"expected 'op' or 'variable', found {kind!r}")
+        for key, (types, required) in _NODE_FIELDS[kind].items():
+            _check_field(node, key, types, required, f"nodes[{i}] ({node['id']}).{key}", damaged)
+        if node.get("kind") == "turn":  # a dialogue turn's value: {speaker, text, session}
+            value = node.get("value")
+            if not isinstance(value, dict) or not all(isinstance(value.get(k), str) for k in ("speaker", "text")):
+                raise damaged(f"nodes[{i}] ({node['id']}).value", f"expected {{speaker, text, ...}} strings, "
+                              f"found {value!r:.60}")
         ids.add(node["id"])
     for i, edge in enumerate(edges):
         ends = (edge.get("source"), edge.get("target")) if isinstance(edge, dict) else (None, None)
@@ -79,6 +90,49 @@ def _check_shape(data: dict[str, Any], source: str) -> None:
     if not isinstance(cases, list) or not all(isinstance(c, dict) and isinstance(c.get("case_id"), str)
                                               and isinstance(c.get("key"), str) for c in cases):
         raise damaged("graph.cases", "expected a list of {case_id, key, question, ...} objects")
+    for i, case in enumerate(cases):
+        for key, (types, required) in _CASE_FIELDS.items():
+            _check_field(case, key, types, required, f"graph.cases[{i}] ({case['case_id']}).{key}", damaged)
+    specs = graph.get("operations") or {}
+    if not isinstance(specs, dict):
+        raise damaged("graph.operations", "expected an object (op name → its declaration)")
+    for name, spec in specs.items():
+        if not isinstance(spec, dict):
+            raise damaged(f"graph.operations.{name}", "expected an object {kind, phase, stages, steered_by, ...}")
+        for key in ("stages", "steered_by"):
+            _check_field(spec, key, _STRINGS, False, f"graph.operations.{name}.{key}", damaged)
+    for key, types in (("instructions", dict), ("prompt_versions", dict), ("knobs", dict)):
+        _check_field(graph, key, types, False, f"graph.{key}", damaged)
+
+
+_NUMBER = (int, float)
+_STRINGS = "list of strings"
+# What the graph queries and attribution read from each kind of node, and of each case: (types, required).
+_NODE_FIELDS: dict[str, dict[str, tuple[Any, bool]]] = {
+    "variable": {"kind": (str, True), "name": (str, True), "version": (int, True), "created": (_NUMBER, True),
+                 "derived_from": (_STRINGS, False), "sources": (_STRINGS, False), "action": (str, False)},
+    "op": {"operation": (str, True), "start": (_NUMBER, True), "end": (_NUMBER, False)},
+}
+_CASE_FIELDS: dict[str, tuple[Any, bool]] = {"question": (str, True), "gold": (str, True),
+                                             "evidence": (_STRINGS, False),
+                                             "category": ((int, str), False)}  # str: an imported MemTraceBench graph
+
+
+def _check_field(owner: dict[str, Any], key: str, types: Any, required: bool, where: str, damaged: Any) -> None:
+    """Raise ``damaged(where, ...)`` when ``owner[key]`` is missing (and required) or not of ``types``."""
+    if key not in owner or owner[key] is None:
+        if required:
+            raise damaged(where, "missing")
+        return
+    value = owner[key]
+    if types == _STRINGS:
+        ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
+    else:
+        ok = isinstance(value, types) and not isinstance(value, bool)
+    if not ok:
+        what = types if isinstance(types, str) else " or ".join(
+            t.__name__ for t in (types if isinstance(types, tuple) else (types,)))
+        raise damaged(where, f"expected {what}, found {value!r:.60}")
 
 
 def save_graph(G: nx.DiGraph, path: str | Path) -> Path:
