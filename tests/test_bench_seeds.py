@@ -100,3 +100,16 @@ def test_the_bench_commands_print_the_seeds_a_claim_would_need(capsys):
     assert first.startswith("quickstart: a > b: not significant (")
     assert f"about {out['a > b']['seeds_needed']:,} seeds would show it if the difference held" in first
     assert "seeds would show it" not in second
+
+
+def test_a_claim_beyond_the_seed_limit_is_printed_without_about(capsys):
+    from memopt.bench.seeds import Claim
+    from memopt.cli.bench import _print_claims
+    from memopt.stats import MAX_SEEDS_NEEDED
+
+    runs = _runs({"a": [0.40, 0.00, 0.35, 0.02, 0.281], "b": [0.30, 0.10, 0.25, 0.12, 0.28]})
+    out = compare(runs, [Claim("a", "b")], variant_key="optimizer")
+    assert out["a > b"]["seeds_needed"] == f"more than {MAX_SEEDS_NEEDED}"
+    _print_claims(out, "quickstart")
+    line = capsys.readouterr().out.strip()
+    assert f"; more than {MAX_SEEDS_NEEDED:,} seeds would show it" in line and "about more" not in line

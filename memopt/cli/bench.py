@@ -181,8 +181,9 @@ def _print_claims(comparisons: dict[str, dict[str, Any]], title: str) -> None:
             print(f"{title}: {claim}: n/a")
             continue
         p = "—" if c["p"] is None else f"{c['p']:.3f}"
-        needed = f"; about {needed_text(c)} seeds would show it if the difference held" \
-            if c.get("seeds_needed") is not None else ""
+        count = needed_text(c)
+        needed = f"; {'' if count.startswith('more') else 'about '}{count} seeds would show it if the difference " \
+            "held" if c.get("seeds_needed") is not None else ""
         print(f"{title}: {claim}: {c['verdict']} (difference {c['mean']:+.3f}, 95 % interval "
               f"{fmt_interval(c['low'], c['high'])}, p {p}, {c['n']} seed(s){needed})")
 
