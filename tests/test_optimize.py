@@ -213,3 +213,33 @@ def test_gepa_runs_within_its_budget(tmp_path):
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert len(summary["rounds"]) == 1 and summary["lm_calls"] <= 1500 * 1.2
     assert summary["final"]["val_f1"] >= summary["baseline"]["val_f1"]
+
+
+def test_a_batch_asks_no_more_trials_than_on_batch_allows():
+    from memopt.optimize.select import select
+
+    scored: list[dict] = []
+    allowed = iter([2, 0])
+
+    def score(instructions: dict, knobs: dict) -> float:
+        scored.append(instructions)
+        return 0.5 + 0.01 * len(scored)
+
+    choice = select({"answer": ["A1", "A2", "A3"]}, {"top_k": [5, 10]}, {"top_k": 5}, score, current_f1=0.4,
+                    trials=8, seed=0, batch=4, on_batch=lambda size, first: min(size, next(allowed)))
+    assert choice.trials == 2 and len(choice.tried) == 2  # the first batch shrank to 2 trials, the second stopped
+    assert len(scored) == 1  # trial 1 is the current configuration, whose score is known
+
+
+@pytest.mark.slow  # a 6,000-call optimization (CI runs it with -m slow)
+def test_the_trials_of_the_last_round_stay_within_the_budget():
+    from memopt.optimize.loop import run_experiment
+    from memopt.tracking import NullTracker
+
+    # Outcome feedback's third round starts with 1,340 calls left; batches of 4 trials once took it to 6,174.
+    experiment = load_experiment(QUICKSTART, {"optimizer.feedback": "outcome", "budget.max_lm_calls": 6000,
+                                              "rounds": 8})
+    summary = run_experiment(experiment, tracker=NullTracker())
+    assert summary["stopped"].startswith("budget exhausted") and len(summary["rounds"]) == 3
+    assert len(summary["rounds"][-1]["trials"]) >= 2  # the budget left still bought trials
+    assert summary["lm_calls"] <= 6000

@@ -114,6 +114,7 @@ class ReflectiveOptimizer:
     seen: dict[str, int] = field(default_factory=dict)  # digest of a round's inputs → the round that saw them
     stale: dict[str, int] = field(default_factory=dict)  # op → rounds in a row its rewrites were tried and lost
     last_train: tuple[str, Scored] | None = field(default=None, repr=False)  # (system digest, its training run)
+    trial_calls: int = 0  # the most LM calls one trial configuration has taken: the budget sizes a batch by it
 
     def step(self, system: MemorySystem, round_index: int, *, trainset: list[Conversation],
              valset: list[Conversation], current_val: float) -> RoundOutcome:
@@ -296,14 +297,26 @@ class ReflectiveOptimizer:
 
         cases = sum(len(c.cases) for c in valset)
         name = ""
+        last = {"calls": 0, "configurations": 0}  # the batch before: calls when it started, configurations it scored
 
-        def batch(size: int, first: int) -> None:
+        def batch(size: int, first: int) -> int:
+            """How many trials the next batch may ask: as many as the budget left pays for at the dearest trial yet."""
             nonlocal name
             self.scorer.check()
-            name = f"{self.scorer.label} · trials {first}–{first + size - 1} of {self.trials}"
-            self.scorer.progress.phase(name, size * cases)
+            calls = self.scorer.usage().calls
+            if last["configurations"]:
+                per = -(-(calls - last["calls"]) // last["configurations"])
+                self.trial_calls = max(self.trial_calls, per)
+            left = self.scorer.budget - calls - self.scorer.last_report_calls
+            size = min(size, left // max(self.trial_calls, cases, 1))
+            last.update(calls=calls, configurations=0)
+            if size >= 1:
+                name = f"{self.scorer.label} · trials {first}–{first + size - 1} of {self.trials}"
+                self.scorer.progress.phase(name, size * cases)
+            return size
 
         def scoring(configurations: int) -> None:  # the batch's new configurations: the phase's fixed denominator
+            last["configurations"] = configurations
             self.scorer.progress.phase(name, configurations * cases)
 
         score_many = None

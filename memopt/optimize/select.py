@@ -7,7 +7,8 @@ second; TPE proposes the rest. Trials are asked in batches of ``batch`` (Optuna'
 the constant liar) and a batch's configurations are scored in parallel; the batch size, not the
 number of threads, decides what TPE sees, so the choice is the same at any concurrency. Scores are
 memoised by configuration; a configuration whose evaluation errored beyond the limit (``score``
-returns None) is recorded as errored and never chosen; no new batch starts once the budget is spent.
+returns None) is recorded as errored and never chosen; no new batch starts once the budget is spent, and a
+batch asks no more trials than the budget left can pay for (``on_batch``).
 """
 
 from __future__ import annotations
@@ -44,14 +45,15 @@ def _key(instructions: dict[str, str], knobs: dict[str, int]) -> tuple:
 def select(candidates: dict[str, list[str]], search: dict[str, list[int]], knobs: dict[str, int],
            score: Callable[[dict[str, str], dict[str, int]], float | None], *, current_f1: float, trials: int,
            seed: int, batch: int = 1, workers: int = 1,
-           on_batch: Callable[[int, int], None] | None = None,
+           on_batch: Callable[[int, int], int | None] | None = None,
            on_scoring: Callable[[int], None] | None = None,
            score_many: Callable[[list[tuple[dict[str, str], dict[str, int]]]], list[float | None]] | None = None
            ) -> Choice:
     """The configuration with the best val F1 among ``trials`` Optuna trials (the current one included).
 
     A batch's configurations are scored ``workers`` at a time. ``on_batch(size, first)`` is called before each
-    batch (it may raise `BudgetExhausted` to stop); ``on_scoring(n)`` once its ``n`` not yet scored configurations
+    batch and returns how many trials it may ask (None: ``size``; 0, or raising `BudgetExhausted`, stops);
+    ``on_scoring(n)`` once its ``n`` not yet scored configurations
     are known (memoised ones are not scored again). ``score_many`` (hook: `memopt.optimize.workers`), when given,
     scores a batch's new configurations instead of ``score`` (by worker processes); the choice is the same.
     """
@@ -82,10 +84,13 @@ def select(candidates: dict[str, list[str]], search: dict[str, list[int]], knobs
     while asked < trials:
         size = min(max(1, batch), trials - asked)
         try:
-            if on_batch is not None:
-                on_batch(size, asked + 1)
+            allowed = on_batch(size, asked + 1) if on_batch is not None else None
         except BudgetExhausted:
             break
+        if allowed is not None:
+            if allowed < 1:
+                break
+            size = min(size, allowed)
         pending = [study.ask() for _ in range(size)]
         configs = [configure(suggest(trial)) for trial in pending]
         todo = list({_key(*c): c for c in configs if _key(*c) not in memo}.items())
