@@ -181,9 +181,9 @@ def _print_claims(comparisons: dict[str, dict[str, Any]], title: str) -> None:
             print(f"{title}: {claim}: n/a")
             continue
         p = "—" if c["p"] is None else f"{c['p']:.3f}"
-        count = needed_text(c)
-        needed = f"; {'' if count.startswith('more') else 'about '}{count} seeds would show it if the difference " \
-            "held" if c.get("seeds_needed") is not None else ""
+        seeds = c.get("seeds_needed")  # a count, or "more than ..." beyond the limit
+        needed = "" if seeds is None else \
+            f"; {'about ' if isinstance(seeds, int) else ''}{needed_text(c)} seeds would show it if the difference held"
         print(f"{title}: {claim}: {c['verdict']} (difference {c['mean']:+.3f}, 95 % interval "
               f"{fmt_interval(c['low'], c['high'])}, p {p}, {c['n']} seed(s){needed})")
 
