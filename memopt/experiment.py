@@ -135,13 +135,16 @@ class AttributionConfig(_Strict):
 
     In an optimizer round, ``sample`` caps the new attributions of the round: a stratified sample over question
     category × the op a case was last blamed on (null: attribute every failure); ``replay`` reuses the attribution
-    of a case whose ops are byte-identical to when it was attributed (`memopt.attribution.replay`).
+    of a case whose ops are byte-identical to when it was attributed (`memopt.attribution.replay`); ``masked``
+    also replays each failure blamed upstream with the evidence in the answer op's context and blames the answer op
+    when it still answers wrong (`memopt.attribution.masked`: one task and one judge call per such failure).
     """
 
     method: str = "memtrace"
     verify: bool = False
     sample: int | None = Field(60, ge=1)
     replay: bool = True
+    masked: bool = True
 
     @field_validator("method")
     @classmethod

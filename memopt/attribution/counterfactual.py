@@ -40,7 +40,7 @@ from memopt.taxonomy import error_of_stage
 from memopt.text import format_date, parse_session_date
 from memopt.trace.graph import op_stages
 
-__all__ = ["counterfactual", "verify", "correction", "candidates", "locally_wrong"]
+__all__ = ["counterfactual", "verify", "correction", "candidates", "locally_wrong", "with_units"]
 
 _CONTENT_OUTPUT = frozenset({"facts", "summary", "updated_profile"})
 
@@ -87,7 +87,7 @@ def correction(case: FailedCase, op: str, probe: Probe) -> Any:
         return _with_oracle(case, output)
     if "retrieval" in stages and op in case.retrieval_ops:
         units = _holding_units(case, probe, d["start"]) or [t for t in case.evidence_turns if G.has_edge(t, op)]
-        return _with_units(G, output, units) if units else None
+        return with_units(G, output, units) if units else None
     return None
 
 
@@ -156,7 +156,7 @@ def _item(G: nx.DiGraph, node: str) -> dict[str, Any]:
     return {"ref": node, "text": text, "date": date, "lines": lines, "score": 1.0, "kind": d["kind"]}
 
 
-def _with_units(G: nx.DiGraph, output: Any, units: list[str]) -> Any:
+def with_units(G: nx.DiGraph, output: Any, units: list[str]) -> Any:
     """``output`` of a retrieval op with the given units (or turns) added first, in the output's own shape."""
     items = [_item(G, u) for u in units]
     if isinstance(output, dict):

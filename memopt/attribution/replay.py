@@ -29,6 +29,7 @@ from typing import Any
 import networkx as nx
 
 from memopt.attribution.case import FailedCase
+from memopt.attribution.masked import MaskedFault
 from memopt.attribution.types import Attribution
 
 __all__ = ["case_fingerprint", "fingerprints", "stratified_sample", "AttributionCache", "NEW"]
@@ -118,15 +119,22 @@ class AttributionCache:
 
     by_fingerprint: dict[str, Attribution] = field(default_factory=dict)
     last_op: dict[str, str] = field(default_factory=dict)
+    masked: dict[str, MaskedFault] = field(default_factory=dict)
 
     def get(self, fingerprint: str) -> Attribution | None:
         """The attribution of a byte-identical case attributed before, or None."""
         return self.by_fingerprint.get(fingerprint)
 
-    def put(self, fingerprint: str | None, attribution: Attribution) -> None:
-        """Remember an attribution for replay (when it has a fingerprint) and its case's blamed op (always)."""
+    def behind(self, fingerprint: str) -> MaskedFault:
+        """The masked fault found behind the attribution of a byte-identical case, or None."""
+        return self.masked.get(fingerprint)
+
+    def put(self, fingerprint: str | None, attribution: Attribution, behind: MaskedFault = None) -> None:
+        """Remember an attribution (and the masked fault behind it) for replay, when it has a fingerprint, and its
+        case's blamed op (always)."""
         if fingerprint is not None:
             self.by_fingerprint[fingerprint] = attribution
+            self.masked[fingerprint] = behind
         self.last_op[attribution.case_id] = attribution.operation
 
     def candidate(self, case: FailedCase) -> str:

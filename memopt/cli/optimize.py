@@ -178,8 +178,9 @@ def round_line(record, rounds: int) -> str:
     parts = [f"round {record.round}/{rounds}: val F1 {record.val['f1']:.3f}"
              + (f", test F1 {test:.3f}" if test is not None else "")
              + (f", val judge {judge:.3f}" if judge is not None else "")]
+    masked = (record.attribution or {}).get("masked")
     if blamed:
-        parts.append(f"blamed {blamed}")
+        parts.append(f"blamed {blamed}" + (f" (+{masked} answer faults behind them)" if masked else ""))
     parts.append(record.decision or ("starting prompts" if not record.round else
                                      "accepted" if record.accepted else "kept the current prompts"))
     if errored:

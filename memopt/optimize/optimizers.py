@@ -27,7 +27,8 @@ def _reflective(experiment: Experiment, scorer: Scorer) -> Optimizer:
                                attribution=experiment.attribution.method, verify=experiment.attribution.verify,
                                trials=o.trials, trial_batch=o.trial_batch, search=dict(o.search), min_gain=o.min_gain,
                                seed=experiment.seed, sample=experiment.attribution.sample,
-                               replay=experiment.attribution.replay, stop_on_repeat=o.stop_on_repeat,
+                               replay=experiment.attribution.replay, masked=experiment.attribution.masked,
+                               stop_on_repeat=o.stop_on_repeat,
                                reuse_train=o.reuse_train)
 
 

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memopt.attribution.case import FailedCase, failed_cases
+from memopt.attribution.masked import MaskedFault, masked_fault
 from memopt.attribution.methods import attribute
 from memopt.attribution.replay import AttributionCache, fingerprints, stratified_sample
 from memopt.attribution.types import Attribution
@@ -78,7 +79,8 @@ class RoundOutcome:
     attribution_errors: int = 0
     rationales: dict[str, str] = field(default_factory=dict)
     rejected: list[str] = field(default_factory=list)
-    attribution: dict[str, int] = field(default_factory=dict)  # failed, sampled, replayed, attributed, judge_calls
+    attribution: dict[str, int] = field(default_factory=dict)  # failed, sampled, replayed, attributed,
+    # judge_calls, masked
     inputs_digest: str = ""  # of the prompts, knobs and feedback the round saw (``stop_on_repeat`` compares them)
 
 
@@ -96,6 +98,7 @@ class ReflectiveOptimizer:
     verify: bool = False
     sample: int | None = None  # new attributions per round, stratified (category × blamed-op candidate); None: all
     replay: bool = True  # reuse attributions of byte-identical cases (`memopt.attribution.replay`)
+    masked: bool = True  # also probe the answer op behind an upstream fault (`memopt.attribution.masked`)
     # stopping
     stop_on_repeat: bool = False
     # budget: reuse the last training run when the system did not change (a rejected round)
@@ -131,6 +134,8 @@ class ReflectiveOptimizer:
         counts: dict[str, int] = {}
         types: dict[str, int] = {}
         for _, a in blamed:
+            if a.details.get("masked_by"):  # a second fault of a failure already counted (`RoundOutcome.attribution`)
+                continue
             counts[a.operation] = counts.get(a.operation, 0) + 1
             types[a.error_type] = types.get(a.error_type, 0) + 1
         chosen = {op: rationales[(op, text)] for op, text in choice.instructions.items()}
@@ -201,25 +206,35 @@ class ReflectiveOptimizer:
         todo = {c.case_id for c in fresh}
         self.scorer.progress.phase(f"{self.scorer.label} · attribute", len(fresh))
 
-        def blame(case: FailedCase) -> tuple[FailedCase, Attribution] | None:
+        def blame(case: FailedCase) -> tuple[Attribution, MaskedFault] | None:
+            self.scorer.check()  # a round the budget cannot finish stops here, not after its attributions
             try:
                 found = attribute(case, self.scorer.judge, self.attribution, verify=self.verify)
+                behind = masked_fault(case, found, self.scorer.judge, lm=self.scorer.task_lm) if self.masked else None
             except Exception as e:  # a judge call that failed fails this case's attribution, never the round
                 logger.warning("attribution of %s failed (%s); it is left out of the feedback", case.case_id,
                                one_line(e))
                 return None
             finally:
                 self.scorer.progress.advance()
-            return case, found
+            return found, behind
 
         found = map_ordered(blame, fresh, workers=self.scorer.workers)
-        new = {pair[0].case_id: pair[1] for pair in found if pair is not None}
-        for case_id, attribution in new.items():
-            self.cache.put(prints.get(case_id), attribution)
-        kept = [(c, replayed.get(c.case_id) or new[c.case_id]) for c in cases
-                if c.case_id in replayed or c.case_id in new]
+        new = {case.case_id: pair for case, pair in zip(fresh, found, strict=True) if pair is not None}
+        for case_id, (attribution, behind) in new.items():
+            self.cache.put(prints.get(case_id), attribution, behind)
+        kept: list[tuple[FailedCase, Attribution]] = []
+        for c in cases:
+            if c.case_id in replayed:
+                attribution, behind = replayed[c.case_id], self.cache.behind(prints.get(c.case_id, ""))
+            elif c.case_id in new:
+                attribution, behind = new[c.case_id]
+            else:
+                continue
+            kept += [(c, attribution), *([behind] if behind is not None else [])]
         spent = {"failed": len(cases), "sampled": len(todo), "replayed": len(replayed), "attributed": len(new),
-                 "judge_calls": sum(a.judge_calls for a in new.values())}
+                 "judge_calls": sum(a.judge_calls + (b[1].judge_calls if b else 0) for a, b in new.values()),
+                 "masked": sum(a.details.get("masked_by") is not None for _, a in kept)}
         return kept, sum(f is None for f in found), spent
 
     # 3. feedback

@@ -45,7 +45,8 @@ class RoundRecord:
     proposals: list[dict[str, Any]] = field(default_factory=list)
     trials_log: list[dict[str, Any]] = field(default_factory=list)
     commit_messages: dict[str, str] = field(default_factory=dict)
-    attribution: dict[str, int] = field(default_factory=dict)  # failed, sampled, replayed, attributed, judge_calls
+    attribution: dict[str, int] = field(default_factory=dict)  # failed, sampled, replayed, attributed,
+    # judge_calls, masked
     inputs_digest: str = ""  # of the prompts, knobs and feedback the round saw (`stop_on_repeat` on --resume)
 
     @property

@@ -99,7 +99,8 @@ def round_markdown(record: Any, before: Mapping[str, str], after: Mapping[str, s
              f"val judge {_num(record.val.get('judge'))}, test judge {_num((record.test or {}).get('judge'))}",
              f"- decision: {record.decision or ('accepted' if record.accepted else 'starting prompts')}",
              f"- knobs: {', '.join(f'{k}={v}' for k, v in sorted(record.knobs.items())) or '—'}",
-             f"- blamed ops: {_counts(record.blamed_ops)}", *knob_notes,
+             f"- blamed ops: {_counts(record.blamed_ops)}; answer faults behind them (`attribution.masked`): "
+             f"{(record.attribution or {}).get('masked', 0)}", *knob_notes,
              f"- failures by error type: {_counts(record.failures_by_type)}",
              f"- candidates {record.candidates}, trials {record.trials} ({record.trials_errored} errored), "
              f"LM calls so far {record.lm_calls}", f"- errored cases: {_counts(record.errored)}; failures not "
