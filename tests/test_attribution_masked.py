@@ -114,3 +114,34 @@ def test_the_round_line_counts_first_faults_and_names_the_faults_behind_them():
     line = round_line(record, 4)
     assert "blamed extract 42, answer 16 (+19 answer faults behind them)" in line
     assert "behind them" not in round_line(RoundRecord(1, None, {"f1": 0.4}, None, blamed_ops={"answer": 3}), 4)
+
+
+def test_a_probe_that_fails_keeps_the_first_fault(run, caplog):
+    from memopt.optimize.reflective import ReflectiveOptimizer
+
+    system, scorer, _, pairs = run
+    case, first = _list_case(pairs)
+    broken = ReflectiveOptimizer(scorer)
+    saved = case.G.graph["pipeline"]
+    case.G.graph["pipeline"] = "no-such-pipeline"  # the replay cannot rebuild the system
+    try:
+        with caplog.at_level("WARNING", logger="memopt.optimize.reflective"):
+            assert broken._behind(case, first) is None
+    finally:
+        case.G.graph["pipeline"] = saved
+    assert any(case.case_id in r.getMessage() and "first fault is kept" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize("output", ["[1 May 2022] Zoe: an old line", {"memories": []}, [], None])
+def test_the_evidence_goes_first_in_the_context_op_s_own_shape(run, output):
+    from memopt.attribution.counterfactual import with_units
+
+    _, _, _, pairs = run
+    case, _ = _list_case(pairs)
+    fixed = with_units(case.G, output, case.evidence_turns)
+    text = fixed if isinstance(fixed, str) else str(next(iter(fixed.values())) if isinstance(fixed, dict) else fixed)
+    assert all(words in text for words in case.evidence_words)
+    if isinstance(output, str):
+        assert fixed.endswith(output)
+    assert with_units(case.G, {"memories": "a text, not a list"}, case.evidence_turns) is None
+    assert with_units(case.G, {}, case.evidence_turns) is None

@@ -157,17 +157,24 @@ def _item(G: nx.DiGraph, node: str) -> dict[str, Any]:
 
 
 def with_units(G: nx.DiGraph, output: Any, units: list[str]) -> Any:
-    """``output`` of a retrieval op with the given units (or turns) added first, in the output's own shape."""
+    """``output`` of a retrieval op with the given units (or turns) added first, in the output's own shape (a list
+    of items or of ``[id, line]`` pairs, a dict of such lists, a text); None for a shape it cannot extend."""
     items = [_item(G, u) for u in units]
+    if isinstance(output, str):
+        return "\n".join([*(line for i in items for line in i["lines"]), output]).strip()
     if isinstance(output, dict):
         out = dict(output)
         for item in items:
-            key = f"{item['kind']}s" if f"{item['kind']}s" in out else next(iter(out))
+            key = f"{item['kind']}s" if f"{item['kind']}s" in out else next(iter(out), None)
+            if key is None or not isinstance(out[key], list):
+                return None
             out[key] = [item, *out[key]]
         return out
     if isinstance(output, list) and output and isinstance(output[0], list):
         return [*([i["ref"].split("@")[0].removeprefix("turn:"), i["lines"][0]] for i in items), *output]
-    return [*items, *(output or [])]
+    if output is None or isinstance(output, list):
+        return [*items, *(output or [])]
+    return None
 
 
 def candidates(case: FailedCase) -> list[str]:

@@ -46,6 +46,8 @@ def masked_fault(case: FailedCase, attribution: Attribution, judge: Judge, *, lm
     (the caller's task LM, so its call is counted); without it, the graph's recorded LM spec."""
     from memopt.trace.replay import replay
 
+    if case.G.graph.get("source"):  # a graph recorded from a real system (`memopt attach`): memopt cannot replay it
+        return None
     if case.unanswerable or attribution.op_id == case.answer_op or case.context_op is None:
         return None
     fixed = _oracle_context(case)

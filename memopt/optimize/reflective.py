@@ -210,14 +210,13 @@ class ReflectiveOptimizer:
             self.scorer.check()  # a round the budget cannot finish stops here, not after its attributions
             try:
                 found = attribute(case, self.scorer.judge, self.attribution, verify=self.verify)
-                behind = masked_fault(case, found, self.scorer.judge, lm=self.scorer.task_lm) if self.masked else None
+                return found, self._behind(case, found)
             except Exception as e:  # a judge call that failed fails this case's attribution, never the round
                 logger.warning("attribution of %s failed (%s); it is left out of the feedback", case.case_id,
                                one_line(e))
                 return None
             finally:
                 self.scorer.progress.advance()
-            return found, behind
 
         found = map_ordered(blame, fresh, workers=self.scorer.workers)
         new = {case.case_id: pair for case, pair in zip(fresh, found, strict=True) if pair is not None}
@@ -236,6 +235,17 @@ class ReflectiveOptimizer:
                  "judge_calls": sum(a.judge_calls + (b[1].judge_calls if b else 0) for a, b in new.values()),
                  "masked": sum(a.details.get("masked_by") is not None for _, a in kept)}
         return kept, sum(f is None for f in found), spent
+
+    def _behind(self, case: FailedCase, found: Attribution) -> MaskedFault:
+        """The answer op's fault behind ``found`` (``masked``), or None; a probe that fails keeps the first fault."""
+        if not self.masked:
+            return None
+        try:
+            return masked_fault(case, found, self.scorer.judge, lm=self.scorer.task_lm)
+        except Exception as e:
+            logger.warning("the replay of %s with the evidence in its context failed (%s); its first fault is kept",
+                           case.case_id, one_line(e))
+            return None
 
     # 3. feedback
     @property
