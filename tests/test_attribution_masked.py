@@ -145,3 +145,17 @@ def test_the_evidence_goes_first_in_the_context_op_s_own_shape(run, output):
         assert fixed.endswith(output)
     assert with_units(case.G, {"memories": "a text, not a list"}, case.evidence_turns) is None
     assert with_units(case.G, {}, case.evidence_turns) is None
+
+
+def test_a_methods_replays_in_a_round_run_on_the_counted_task_lm(run):
+    """verify and counterfactual replay the conversation: in an optimizer round their task calls count against the
+    budget (they ran on an uncounted LM built from the graph's spec before)."""
+    from memopt.optimize.reflective import ReflectiveOptimizer
+
+    system, scorer, conversations, _ = run
+    optimizer = ReflectiveOptimizer(scorer, verify=True, masked=False, replay=False, sample=6)
+    train = optimizer._evaluate(system, conversations)
+    before = scorer.usage_by_meter()["task"].calls
+    blamed, _, _ = optimizer._attribute(train)
+    assert blamed and all(a.verified is not None for _, a in blamed)
+    assert scorer.usage_by_meter()["task"].calls > before

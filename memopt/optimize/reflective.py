@@ -53,6 +53,7 @@ from memopt.optimize.select import Choice, select
 from memopt.optimize.state import RoundRecord
 from memopt.parallel import map_ordered
 from memopt.systems.base import MemorySystem
+from memopt.trace.replay import replay_lm
 
 __all__ = ["ReflectiveOptimizer", "RoundOutcome", "StateRepeated"]
 
@@ -209,7 +210,8 @@ class ReflectiveOptimizer:
         def blame(case: FailedCase) -> tuple[Attribution, MaskedFault] | None:
             self.scorer.check()  # a round the budget cannot finish stops here, not after its attributions
             try:
-                found = attribute(case, self.scorer.judge, self.attribution, verify=self.verify)
+                with replay_lm(self.scorer.task_lm):  # a method's replays (verify, counterfactual) are counted
+                    found = attribute(case, self.scorer.judge, self.attribution, verify=self.verify)
                 return found, self._behind(case, found)
             except Exception as e:  # a judge call that failed fails this case's attribution, never the round
                 logger.warning("attribution of %s failed (%s); it is left out of the feedback", case.case_id,

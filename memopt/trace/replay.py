@@ -19,8 +19,10 @@ so provenance stays connected.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import copy
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,7 +35,20 @@ from memopt.text import parse_session_date
 from memopt.trace.graph import ops_in_order, variables
 from memopt.trace.tracer import inputs_hash, jsonable, trace
 
-__all__ = ["ReplayCache", "ReplayResult", "replay", "conversation_of", "questions_of", "downstream_ops"]
+__all__ = ["ReplayCache", "ReplayResult", "replay", "replay_lm", "conversation_of", "questions_of", "downstream_ops"]
+
+_REPLAY_LM: contextvars.ContextVar[Any] = contextvars.ContextVar("memopt_replay_lm", default=None)
+
+
+@contextlib.contextmanager
+def replay_lm(lm: Any) -> Iterator[None]:
+    """Within the block, replays that are given no ``lm`` run on this one (an optimizer's counted task LM), not on
+    a new LM built from the graph's recorded spec."""
+    token = _REPLAY_LM.set(lm)
+    try:
+        yield
+    finally:
+        _REPLAY_LM.reset(token)
 
 
 class ReplayCache:
@@ -106,7 +121,8 @@ def questions_of(G: nx.DiGraph) -> dict[str, str]:
 
 def replay(G: nx.DiGraph, overrides: dict[str, Any] | None = None, *, cases: Iterable[str] | None = None,
            lm: Any = None, system: Any = None) -> ReplayResult:
-    """Run the recorded conversation again with ``overrides``; see the module docstring."""
+    """Run the recorded conversation again with ``overrides``; see the module docstring. The LM is ``lm``, else
+    the one `replay_lm` set, else one built from the graph's recorded spec."""
     import dspy
 
     from memopt.lm.build import make_lm
@@ -116,7 +132,7 @@ def replay(G: nx.DiGraph, overrides: dict[str, Any] | None = None, *, cases: Ite
     if system is None:
         cls = system_class(G.graph["pipeline"])
         system = cls(instructions=G.graph["instructions"], **G.graph.get("knobs", {}))
-    lm = lm if lm is not None else make_lm(G.graph.get("lm") or "sim")
+    lm = next((x for x in (lm, _REPLAY_LM.get()) if x is not None), None) or make_lm(G.graph.get("lm") or "sim")
     questions = questions_of(G)
     if cases is not None:
         wanted = list(cases)
