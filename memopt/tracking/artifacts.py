@@ -59,9 +59,12 @@ def _log_graphs(log: Any, outcome: RoundOutcome) -> None:
     from memopt.trace.render import render_html
 
     for case, attribution in outcome.attributions[:GRAPHS_PER_ROUND]:
+        behind = attribution.details.get("masked_by")  # the replayed graph of a fault behind the first
+        name = f"{case.case_id}-behind" if behind else case.case_id
+        title = f"{case.case_id}: {attribution.error_type}" + (f" behind {behind} (replayed)" if behind else "")
         html = render_html(case.G, case=case.key, highlight=list(attribution.evidence_path),
-                           blamed=attribution.op_id, title=f"{case.case_id}: {attribution.error_type}")
-        log.log_text(html, f"graphs/{safe_name(case.case_id, '.html')}")  # distinct ids, distinct names
+                           blamed=attribution.op_id, title=title)
+        log.log_text(html, f"graphs/{safe_name(name, '.html')}")  # distinct ids, distinct names
 
 
 def log_round(log: Any, system: MemorySystem, record: RoundRecord, outcome: RoundOutcome | None,
