@@ -159,3 +159,37 @@ def test_a_methods_replays_in_a_round_run_on_the_counted_task_lm(run):
     blamed, _, _ = optimizer._attribute(train)
     assert blamed and all(a.verified is not None for _, a in blamed)
     assert scorer.usage_by_meter()["task"].calls > before
+
+
+@pytest.mark.slow  # a traced run and two `memopt attribute` processes (CI runs it with -m slow)
+def test_memopt_attribute_masked_adds_a_line_behind_each_upstream_fault(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    from memopt.pipeline_run import run_pipeline
+
+    run_pipeline("mem0", "synthetic:conversations=2,sessions=8,seed=0", trace_dir=tmp_path / "graphs",
+                 judge_lm="sim", knobs={"top_k": 10}).save(tmp_path / "results.json")
+
+    def attribute(*extra: str) -> tuple[list[dict], str]:
+        out = tmp_path / f"attributions{len(extra)}.jsonl"
+        done = subprocess.run([sys.executable, "-m", "memopt", "attribute", "--results", "results.json", "--trace",
+                               "graphs", "--out", out.name, *extra], capture_output=True, text=True, timeout=120,
+                              cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        return [json.loads(line) for line in out.read_text().splitlines()], done.stdout
+
+    firsts, _ = attribute()
+    both, printed = attribute("--masked")
+    behind = [a for a in both if a["details"].get("masked_by")]
+    def timeless(rows: list[dict]) -> list[dict]:
+        return [{k: v for k, v in row.items() if k != "seconds"} for row in rows]
+
+    assert behind and timeless([a for a in both if a not in behind]) == timeless(firsts)  # first faults unchanged
+    assert all(a["operation"] == "answer" and a["error_type"] == "ResponseError" for a in behind)
+    for a in behind:  # each follows its own first fault, an upstream one
+        first = both[both.index(a) - 1]
+        assert first["case_id"] == a["case_id"] and first["operation"] != "answer"
+        assert a["details"]["masked_by"] == first["op_id"]
+    assert f"{len(behind)} answer-op faults behind them" in printed

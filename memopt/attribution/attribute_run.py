@@ -13,7 +13,7 @@ from typing import Any
 
 import networkx as nx
 
-from memopt.attribution.case import failed_cases, is_failed
+from memopt.attribution.case import FailedCase, failed_cases, is_failed
 from memopt.attribution.methods import attribute
 from memopt.attribution.types import Attribution
 from memopt.errors import DataError
@@ -37,29 +37,38 @@ def graph_files(trace_dir: str | Path) -> list[Path]:
 
 
 def attribute_run(results: RunResult, trace_dir: str | Path, judge: Judge, *, method: str = "memtrace",
-                  verify: bool = False, on_case: Callable[[Attribution], None] | None = None,
+                  verify: bool = False, masked: bool = False, on_case: Callable[[Attribution], None] | None = None,
                   source: str = "the results", workers: int = 1) -> list[Attribution]:
-    """Blame every failed case of ``results`` on the graphs in ``trace_dir``, ``workers`` cases at a time.
+    """Blame every failed case of ``results`` on the graphs in ``trace_dir``, ``workers`` cases at a time; with
+    ``masked``, each failure blamed upstream is followed by the answer op's fault behind it, when there is one
+    (`memopt.attribution.masked`; replayed on the LM the graph recorded).
 
     Before any judge call, the graphs are checked to belong to the run of the results (`check_same_run`;
     ``source`` names the results file in its errors).
     """
+    from memopt.attribution.masked import masked_fault
+
     graphs = [(path, load_graph(path)) for path in graph_files(trace_dir)]
     check_same_run(results, graphs, source=source, trace_dir=trace_dir)
     attached = next((path for path, G in graphs if G.graph.get("source")), None)
-    if verify and attached is not None:
+    replays = [flag for flag, on in (("--verify", verify), ("--masked", masked)) if on]
+    if replays and attached is not None:
         raise DataError(f"{attached}: a graph recorded from a real system ({attached.parent} was written by memopt "
-                        "attach); --verify replays memopt's own pipeline, not that system: leave out --verify.")
+                        f"attach); {' and '.join(replays)} replay memopt's own pipeline, not that system: leave out "
+                        f"{' and '.join(replays)}.")
     by_id = {c.case_id: c.to_dict() for c in results.cases}
     cases = [case for _, G in graphs for case in failed_cases(G, by_id)]
 
-    def one(case: dict[str, Any]) -> Attribution:
+    def one(case: FailedCase) -> list[Attribution]:
         attribution = attribute(case, judge, method, verify=verify)
+        behind = masked_fault(case, attribution, judge) if masked else None
+        found = [attribution, *([behind[1]] if behind is not None else [])]
         if on_case is not None:
-            on_case(attribution)
-        return attribution
+            for each in found:
+                on_case(each)
+        return found
 
-    return map_ordered(one, cases, workers=workers)
+    return [a for found in map_ordered(one, cases, workers=workers) for a in found]
 
 
 def check_same_run(results: RunResult, graphs: list[tuple[Path, nx.DiGraph]], *, source: str,
@@ -97,13 +106,17 @@ def check_same_run(results: RunResult, graphs: list[tuple[Path, nx.DiGraph]], *,
 
 
 def summarize_attributions(attributions: list[Attribution]) -> dict[str, Any]:
-    """Counts by error type and by operation, mean judge calls, share verified."""
-    n = len(attributions)
+    """Counts by error type and by operation (first faults; ``behind``: the answer-op faults found behind them),
+    mean judge calls per failure, share verified."""
+    behind = sum(bool(a.details.get("masked_by")) for a in attributions)
+    n = len(attributions) - behind
     verified = [a.verified for a in attributions if a.verified is not None]
+    firsts = [a for a in attributions if not a.details.get("masked_by")]
     return {
         "n": n,
-        "by_error_type": dict(Counter(a.error_type for a in attributions).most_common()),
-        "by_operation": dict(Counter(a.operation for a in attributions).most_common()),
+        "behind": behind,
+        "by_error_type": dict(Counter(a.error_type for a in firsts).most_common()),
+        "by_operation": dict(Counter(a.operation for a in firsts).most_common()),
         "judge_calls_per_case": round(sum(a.judge_calls for a in attributions) / n, 2) if n else 0.0,
         "verified": round(sum(verified) / len(verified), 3) if verified else None,
     }

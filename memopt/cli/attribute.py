@@ -18,6 +18,11 @@ def attribute(
                                help="A registered attribution method (`memopt plugins` lists them; "
                                     "plug-ins included)."),
     verify: bool = typer.Option(False, "--verify", help="Confirm each blamed op by replay with an oracle correction."),
+    masked: bool = typer.Option(False, "--masked",
+                                help="Also blame the answer op behind each upstream fault when, replayed with the "
+                                     "evidence in its context, it still answers wrong (an extra line with "
+                                     "details.masked_by; one task call on the LM the graph recorded and one judge "
+                                     "call per such failure)."),
     judge_lm: str = typer.Option("sim", "--judge-lm", envvar="MEMOPT_JUDGE_LM",
                                  help="Judge: an LM spec ('sim', 'openai/...'), or a registered judge: 'lexical' "
                                       "(SimLM's rules, direct), plug-ins (`memopt plugins --kind judges`)."),
@@ -46,7 +51,8 @@ def attribute(
     check_writable(out)
     run = RunResult.load(results)
     judge, workers = _judge(judge_lm, concurrency, cache=not no_cache)
-    found = attribute_run(run, trace, judge, method=method, verify=verify, source=str(results), workers=workers)
+    found = attribute_run(run, trace, judge, method=method, verify=verify, masked=masked, source=str(results),
+                          workers=workers)
     save_attributions(found, out)
     summary = summarize_attributions(found)
     console = Console(soft_wrap=True)
@@ -62,6 +68,7 @@ def attribute(
         table.add_row(str(t[0]), str(t[1]), str(o[0]), str(o[1]))
     console.print(table)
     extra = f", verified {summary['verified']:.0%}" if summary["verified"] is not None else ""
+    extra += f"; {summary['behind']} answer-op faults behind them" if masked else ""
     console.print(f"{summary['judge_calls_per_case']} judge calls per case{extra} → {out}", highlight=False)
     if memtracebench_out is not None:
         written = _write_memtracebench(trace, found, memtracebench_out)
@@ -75,7 +82,7 @@ def _write_memtracebench(trace: Path, found: list, out: Path) -> int:
     from memopt.trace.smartcomment import require_smartcomment, save_memtrace
 
     require_smartcomment()
-    blamed = {a.case_id: (a.error_type, a.op_id) for a in found}
+    blamed = {a.case_id: (a.error_type, a.op_id) for a in found if not a.details.get("masked_by")}  # first faults
     files = graph_files(trace)
     for path in files:
         G = load_graph(path)
