@@ -170,8 +170,10 @@ def test_attached_graphs_are_not_replayed_by_verify(tmp_path):
     case = CaseResult("bea:q1", "bea", 4, "What does Bea grow?", "tomatoes", "Not mentioned", 0.0, 0.0, False)
     run = RunResult("mem0", "mem0ai 1.0.11", False, "hand", {}, {}, {}, [case])
     assert len(attribute_run(run, tmp_path / "trace", make_judge("lexical"))) == 1
-    with pytest.raises(DataError, match="written by memopt attach.*leave out --verify"):
+    with pytest.raises(DataError, match="written by memopt attach.*--verify replays .*leave out --verify"):
         attribute_run(run, tmp_path / "trace", make_judge("lexical"), verify=True)
+    with pytest.raises(DataError, match="written by memopt attach.*leave out --masked"):
+        attribute_run(run, tmp_path / "trace", make_judge("lexical"), masked=True)
 
 
 def test_the_tap_refuses_an_unknown_major_before_writing_anything(tmp_path):

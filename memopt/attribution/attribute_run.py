@@ -54,8 +54,8 @@ def attribute_run(results: RunResult, trace_dir: str | Path, judge: Judge, *, me
     replays = [flag for flag, on in (("--verify", verify), ("--masked", masked)) if on]
     if replays and attached is not None:
         raise DataError(f"{attached}: a graph recorded from a real system ({attached.parent} was written by memopt "
-                        f"attach); {' and '.join(replays)} replay memopt's own pipeline, not that system: leave out "
-                        f"{' and '.join(replays)}.")
+                        f"attach); {' and '.join(replays)} {'replays' if len(replays) == 1 else 'replay'} memopt's own "
+                        f"pipeline, not that system: leave out {' and '.join(replays)}.")
     by_id = {c.case_id: c.to_dict() for c in results.cases}
     cases = [case for _, G in graphs for case in failed_cases(G, by_id)]
 
