@@ -84,6 +84,23 @@ def test_no_probe_when_the_answer_op_is_already_blamed_or_the_question_is_unansw
     assert scorer.usage().calls == before
 
 
+def test_one_replay_per_conversation_finds_what_one_replay_per_failure_finds(run):
+    from memopt.attribution.masked import masked_fault, masked_faults
+
+    _, scorer, _, pairs = run
+    one_by_one = {c.case_id: found for c, a in pairs if (found := masked_fault(c, a, scorer.judge)) is not None}
+    before = scorer.usage_by_meter()["task"].calls
+    together = masked_faults(pairs, scorer.judge, lm=scorer.task_lm)
+    probed = sum(a.operation != "answer" and not c.unanswerable for c, a in pairs)
+    assert scorer.usage_by_meter()["task"].calls - before == probed  # one answer call per probed failure, no more
+    assert together and set(together) == set(one_by_one)
+    for case_id, (again, blamed) in together.items():
+        alone, alone_blamed = one_by_one[case_id]
+        assert again.prediction == alone.prediction and blamed.reason == alone_blamed.reason
+        assert again.G.nodes[again.context_var]["value"] == alone.G.nodes[alone.context_var]["value"]
+    assert len({id(again.G) for again, _ in together.values()}) <= len({id(c.G) for c, _ in pairs})
+
+
 def test_a_round_blames_masked_faults_and_replays_them_for_free(run):
     from memopt.optimize.reflective import ReflectiveOptimizer
 
@@ -126,10 +143,11 @@ def test_a_probe_that_fails_keeps_the_first_fault(run, caplog):
     case.G.graph["pipeline"] = "no-such-pipeline"  # the replay cannot rebuild the system
     try:
         with caplog.at_level("WARNING", logger="memopt.optimize.reflective"):
-            assert broken._behind(case, first) is None
+            assert broken._behind([(case, first)]) == {}
     finally:
         case.G.graph["pipeline"] = saved
-    assert any(case.case_id in r.getMessage() and "first fault is kept" in r.getMessage() for r in caplog.records)
+    conversation = case.G.graph["conversation"]
+    assert any(conversation in r.getMessage() and "keep their first faults" in r.getMessage() for r in caplog.records)
 
 
 @pytest.mark.parametrize("output", ["[1 May 2022] Zoe: an old line", {"memories": []}, [], None])

@@ -46,7 +46,7 @@ def attribute_run(results: RunResult, trace_dir: str | Path, judge: Judge, *, me
     Before any judge call, the graphs are checked to belong to the run of the results (`check_same_run`;
     ``source`` names the results file in its errors).
     """
-    from memopt.attribution.masked import masked_fault
+    from memopt.attribution.masked import masked_faults
 
     graphs = [(path, load_graph(path)) for path in graph_files(trace_dir)]
     check_same_run(results, graphs, source=source, trace_dir=trace_dir)
@@ -59,16 +59,20 @@ def attribute_run(results: RunResult, trace_dir: str | Path, judge: Judge, *, me
     by_id = {c.case_id: c.to_dict() for c in results.cases}
     cases = [case for _, G in graphs for case in failed_cases(G, by_id)]
 
-    def one(case: FailedCase) -> list[Attribution]:
+    def one(case: FailedCase) -> Attribution:
         attribution = attribute(case, judge, method, verify=verify)
-        behind = masked_fault(case, attribution, judge) if masked else None
-        found = [attribution, *([behind[1]] if behind is not None else [])]
         if on_case is not None:
-            for each in found:
-                on_case(each)
-        return found
+            on_case(attribution)
+        return attribution
 
-    return [a for found in map_ordered(one, cases, workers=workers) for a in found]
+    firsts = map_ordered(one, cases, workers=workers)
+    if not masked:
+        return firsts
+    behind = masked_faults(list(zip(cases, firsts, strict=True)), judge)
+    if on_case is not None:
+        for _, attribution in behind.values():
+            on_case(attribution)
+    return [a for first in firsts for a in (first, *([behind[first.case_id][1]] if first.case_id in behind else []))]
 
 
 def check_same_run(results: RunResult, graphs: list[tuple[Path, nx.DiGraph]], *, source: str,

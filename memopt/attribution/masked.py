@@ -5,18 +5,20 @@ a retrieval), the answer op never saw the information, so nothing in the run sho
 have answered right with it: a fault of its own (a list answered in part, a relative date left in
 the answer) stays hidden until the upstream one is fixed, rounds later.
 
-`masked_fault` asks the executable graph: the case's context op is given the evidence turns in
-front of what it returned (`memopt.attribution.counterfactual.correction` shapes them as that op's
-output), the question is replayed (`memopt.trace.replay`; everything upstream is served from the
-recorded run, only the answer op runs again: one task LM call), and the judge grades the new answer
-(one judge call). When the answer is still wrong, the answer op is blamed as well, with a
-``ResponseError`` on the replayed case: its context holds the evidence, so its feedback shows what
-the op did with it. ``details["masked_by"]`` names the first fault's op.
+`masked_faults` asks the executable graph: the case's context op is given the evidence turns in
+front of what it returned (`memopt.attribution.counterfactual.with_units` shapes them as that op's
+output), the question is replayed (`memopt.trace.replay`, once per conversation graph for all its
+probed failures; everything upstream is served from the recorded run, only the answer op runs again:
+one task LM call per failure), and the judge grades the new answer (one judge call). When the answer
+is still wrong, the answer op is blamed as well, with a ``ResponseError`` on the replayed case: its
+context holds the evidence, so its feedback shows what the op did with it. ``details["masked_by"]``
+names the first fault's op.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -24,7 +26,7 @@ from memopt.attribution.case import FailedCase, pseudo_discount
 from memopt.attribution.types import Attribution
 from memopt.judge import Judge
 
-__all__ = ["masked_fault", "MaskedFault"]
+__all__ = ["masked_fault", "masked_faults", "MaskedFault"]
 
 MaskedFault = tuple[FailedCase, Attribution] | None  # the replayed case and the answer op's blame, or none found
 
@@ -39,30 +41,50 @@ def _oracle_context(case: FailedCase) -> Any:
     return with_units(case.G, case.G.nodes[op].get("output"), case.evidence_turns)
 
 
-def masked_fault(case: FailedCase, attribution: Attribution, judge: Judge, *, lm: Any = None) -> MaskedFault:
-    """The answer op's own fault behind an upstream ``attribution`` (see the module docstring): the replayed case
-    and its ``ResponseError``, or None when the answer op answers right given the evidence (or it was already
-    blamed, or the question is unanswerable, or the context cannot be corrected). ``lm`` runs the answer op again
-    (the caller's task LM, so its call is counted); without it, the graph's recorded LM spec."""
+def _probed(case: FailedCase, attribution: Attribution) -> Any:
+    """The oracle context to replay ``case`` with, or None when there is nothing to probe: the answer op is already
+    blamed, the question is unanswerable, the context cannot be corrected, or the graph was recorded from a real
+    system (`memopt attach`; memopt cannot replay that system)."""
+    if case.G.graph.get("source") or case.unanswerable or attribution.op_id == case.answer_op:
+        return None
+    return _oracle_context(case)
+
+
+def masked_faults(blamed: Sequence[tuple[FailedCase, Attribution]], judge: Judge, *, lm: Any = None
+                  ) -> dict[str, tuple[FailedCase, Attribution]]:
+    """The answer op's own faults behind upstream attributions (see the module docstring), by case id: one replay per
+    conversation graph for all its probed cases (their context ops each get the evidence; the ingest is served from
+    the recorded run once), one judge call per case. ``lm`` runs the answer ops again (the caller's task LM, so the
+    calls are counted); without it, the graph's recorded LM spec."""
     from memopt.trace.replay import replay
 
-    if case.G.graph.get("source"):  # a graph recorded from a real system (`memopt attach`): memopt cannot replay it
-        return None
-    if case.unanswerable or attribution.op_id == case.answer_op or case.context_op is None:
-        return None
-    fixed = _oracle_context(case)
-    if fixed is None:
-        return None
-    started = time.perf_counter()
-    result = replay(case.G, {case.context_op: fixed}, cases=[case.key], lm=lm)
-    answer = result.answers[case.key]
-    if judge.correct(case.question, case.gold, answer):
-        return None
-    again = replace(case, G=result.graph, prediction=answer)
-    blamed = Attribution(
-        case.case_id, "ResponseError", again.answer_op, again.G.nodes[again.answer_op]["operation"],
-        tuple(p for p in (*case.evidence_turns[:1], again.context_var, again.answer_op, again.answer_var) if p),
-        f"masked by {attribution.op_id}: with the evidence turns put into its context, the answer op still answered "
-        "wrong", pseudo_discount(case, 0.8), 1, None, attribution.method, time.perf_counter() - started,
-        {"masked_by": attribution.op_id, "replayed_lm_calls": result.lm_calls})
-    return again, blamed
+    groups: dict[int, list[tuple[FailedCase, Attribution, Any]]] = {}
+    for case, attribution in blamed:
+        fixed = _probed(case, attribution)
+        if fixed is not None:
+            groups.setdefault(id(case.G), []).append((case, attribution, fixed))
+    out = {}
+    for group in groups.values():
+        started = time.perf_counter()
+        G = group[0][0].G
+        result = replay(G, {case.context_op: fixed for case, _, fixed in group}, cases=[c.key for c, _, _ in group],
+                        lm=lm)
+        seconds = (time.perf_counter() - started) / len(group)
+        for case, attribution, _ in group:
+            answer = result.answers[case.key]
+            if judge.correct(case.question, case.gold, answer):
+                continue
+            again = replace(case, G=result.graph, prediction=answer)
+            out[case.case_id] = again, Attribution(
+                case.case_id, "ResponseError", again.answer_op, again.G.nodes[again.answer_op]["operation"],
+                tuple(p for p in (*case.evidence_turns[:1], again.context_var, again.answer_op, again.answer_var) if p),
+                f"masked by {attribution.op_id}: with the evidence turns put into its context, the answer op still "
+                "answered wrong", pseudo_discount(case, 0.8), 1, None, attribution.method, seconds,
+                {"masked_by": attribution.op_id})
+    return out
+
+
+def masked_fault(case: FailedCase, attribution: Attribution, judge: Judge, *, lm: Any = None) -> MaskedFault:
+    """`masked_faults` for one failure: the replayed case and the answer op's ``ResponseError``, or None when the
+    answer op answers right given the evidence (or there was nothing to probe)."""
+    return masked_faults([(case, attribution)], judge, lm=lm).get(case.case_id)

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memopt.attribution.case import FailedCase, failed_cases
-from memopt.attribution.masked import MaskedFault, masked_fault
+from memopt.attribution.masked import masked_faults
 from memopt.attribution.methods import attribute
 from memopt.attribution.replay import AttributionCache, fingerprints, stratified_sample
 from memopt.attribution.types import Attribution
@@ -207,12 +207,11 @@ class ReflectiveOptimizer:
         todo = {c.case_id for c in fresh}
         self.scorer.progress.phase(f"{self.scorer.label} · attribute", len(fresh))
 
-        def blame(case: FailedCase) -> tuple[Attribution, MaskedFault] | None:
+        def blame(case: FailedCase) -> Attribution | None:
             self.scorer.check()  # a round the budget cannot finish stops here, not after its attributions
             try:
                 with replay_lm(self.scorer.task_lm):  # a method's replays (verify, counterfactual) are counted
-                    found = attribute(case, self.scorer.judge, self.attribution, verify=self.verify)
-                return found, self._behind(case, found)
+                    return attribute(case, self.scorer.judge, self.attribution, verify=self.verify)
             except Exception as e:  # a judge call that failed fails this case's attribution, never the round
                 logger.warning("attribution of %s failed (%s); it is left out of the feedback", case.case_id,
                                one_line(e))
@@ -221,9 +220,11 @@ class ReflectiveOptimizer:
                 self.scorer.progress.advance()
 
         found = map_ordered(blame, fresh, workers=self.scorer.workers)
-        new = {case.case_id: pair for case, pair in zip(fresh, found, strict=True) if pair is not None}
-        for case_id, (attribution, behind) in new.items():
-            self.cache.put(prints.get(case_id), attribution, behind)
+        firsts = [(case, a) for case, a in zip(fresh, found, strict=True) if a is not None]
+        behind = self._behind(firsts)
+        new = {case.case_id: (a, behind.get(case.case_id)) for case, a in firsts}
+        for case_id, (attribution, masked) in new.items():
+            self.cache.put(prints.get(case_id), attribution, masked)
         kept: list[tuple[FailedCase, Attribution]] = []
         for c in cases:
             if c.case_id in replayed:
@@ -238,16 +239,26 @@ class ReflectiveOptimizer:
                  "masked": sum(a.details.get("masked_by") is not None for _, a in kept)}
         return kept, sum(f is None for f in found), spent
 
-    def _behind(self, case: FailedCase, found: Attribution) -> MaskedFault:
-        """The answer op's fault behind ``found`` (``masked``), or None; a probe that fails keeps the first fault."""
+    def _behind(self, firsts: list[tuple[FailedCase, Attribution]]) -> dict[str, tuple[FailedCase, Attribution]]:
+        """The answer op's faults behind the first faults (``masked``), by case id: one replay per conversation; a
+        replay that fails leaves its conversation's failures with their first faults."""
         if not self.masked:
-            return None
-        try:
-            return masked_fault(case, found, self.scorer.judge, lm=self.scorer.task_lm)
-        except Exception as e:
-            logger.warning("the replay of %s with the evidence in its context failed (%s); its first fault is kept",
-                           case.case_id, one_line(e))
-            return None
+            return {}
+        graphs: dict[int, list[tuple[FailedCase, Attribution]]] = {}
+        for case, attribution in firsts:
+            graphs.setdefault(id(case.G), []).append((case, attribution))
+
+        def probe(group: list[tuple[FailedCase, Attribution]]) -> dict[str, tuple[FailedCase, Attribution]]:
+            self.scorer.check()
+            try:
+                return masked_faults(group, self.scorer.judge, lm=self.scorer.task_lm)
+            except Exception as e:
+                logger.warning("the replay of %s with the evidence in its context failed (%s); its failures keep "
+                               "their first faults", group[0][0].G.graph.get("conversation"), one_line(e))
+                return {}
+
+        return {k: v for found in map_ordered(probe, list(graphs.values()), workers=self.scorer.workers)
+                for k, v in found.items()}
 
     # 3. feedback
     @property
