@@ -142,7 +142,7 @@ def test_a_probe_that_fails_keeps_the_first_fault(run, caplog):
     saved = case.G.graph["pipeline"]
     case.G.graph["pipeline"] = "no-such-pipeline"  # the replay cannot rebuild the system
     try:
-        with caplog.at_level("WARNING", logger="memopt.optimize.reflective"):
+        with caplog.at_level("WARNING", logger="memopt.attribution.masked"):
             assert broken._behind([(case, first)]) == {}
     finally:
         case.G.graph["pipeline"] = saved

@@ -17,6 +17,7 @@ names the first fault's op.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Sequence
 from dataclasses import replace
@@ -24,11 +25,14 @@ from typing import Any
 
 from memopt.attribution.case import FailedCase, pseudo_discount
 from memopt.attribution.types import Attribution
+from memopt.errors import one_line
 from memopt.judge import Judge
 
 __all__ = ["masked_fault", "masked_faults", "MaskedFault"]
 
 MaskedFault = tuple[FailedCase, Attribution] | None  # the replayed case and the answer op's blame, or none found
+
+logger = logging.getLogger(__name__)
 
 
 def _oracle_context(case: FailedCase) -> Any:
@@ -55,9 +59,8 @@ def masked_faults(blamed: Sequence[tuple[FailedCase, Attribution]], judge: Judge
     """The answer op's own faults behind upstream attributions (see the module docstring), by case id: one replay per
     conversation graph for all its probed cases (their context ops each get the evidence; the ingest is served from
     the recorded run once), one judge call per case. ``lm`` runs the answer ops again (the caller's task LM, so the
-    calls are counted); without it, the graph's recorded LM spec."""
-    from memopt.trace.replay import replay
-
+    calls are counted); without it, the graph's recorded LM spec. A replay that fails is logged as a warning and
+    its conversation's failures keep their first faults."""
     groups: dict[int, list[tuple[FailedCase, Attribution, Any]]] = {}
     for case, attribution in blamed:
         fixed = _probed(case, attribution)
@@ -65,22 +68,35 @@ def masked_faults(blamed: Sequence[tuple[FailedCase, Attribution]], judge: Judge
             groups.setdefault(id(case.G), []).append((case, attribution, fixed))
     out = {}
     for group in groups.values():
-        started = time.perf_counter()
-        G = group[0][0].G
-        result = replay(G, {case.context_op: fixed for case, _, fixed in group}, cases=[c.key for c, _, _ in group],
-                        lm=lm)
-        seconds = (time.perf_counter() - started) / len(group)
-        for case, attribution, _ in group:
-            answer = result.answers[case.key]
-            if judge.correct(case.question, case.gold, answer):
-                continue
-            again = replace(case, G=result.graph, prediction=answer)
-            out[case.case_id] = again, Attribution(
-                case.case_id, "ResponseError", again.answer_op, again.G.nodes[again.answer_op]["operation"],
-                tuple(p for p in (*case.evidence_turns[:1], again.context_var, again.answer_op, again.answer_var) if p),
-                f"masked by {attribution.op_id}: with the evidence turns put into its context, the answer op still "
-                "answered wrong", pseudo_discount(case, 0.8), 1, None, attribution.method, seconds,
-                {"masked_by": attribution.op_id})
+        try:
+            out.update(_replayed(group, judge, lm))
+        except Exception as e:  # a replay or a judge call that failed: these failures keep their first faults
+            logger.warning("the replay of %s with the evidence in its context failed (%s); its failures keep their "
+                           "first faults", group[0][0].G.graph.get("conversation"), one_line(e))
+    return out
+
+
+def _replayed(group: list[tuple[FailedCase, Attribution, Any]], judge: Judge, lm: Any
+              ) -> dict[str, tuple[FailedCase, Attribution]]:
+    """The faults behind the first of one conversation's probed failures, from one replay."""
+    from memopt.trace.replay import replay
+
+    started = time.perf_counter()
+    G = group[0][0].G
+    result = replay(G, {case.context_op: fixed for case, _, fixed in group}, cases=[c.key for c, _, _ in group], lm=lm)
+    seconds = (time.perf_counter() - started) / len(group)
+    out = {}
+    for case, attribution, _ in group:
+        answer = result.answers[case.key]
+        if judge.correct(case.question, case.gold, answer):
+            continue
+        again = replace(case, G=result.graph, prediction=answer)
+        out[case.case_id] = again, Attribution(
+            case.case_id, "ResponseError", again.answer_op, again.G.nodes[again.answer_op]["operation"],
+            tuple(p for p in (*case.evidence_turns[:1], again.context_var, again.answer_op, again.answer_var) if p),
+            f"masked by {attribution.op_id}: with the evidence turns put into its context, the answer op still "
+            "answered wrong", pseudo_discount(case, 0.8), 1, None, attribution.method, seconds,
+            {"masked_by": attribution.op_id})
     return out
 
 

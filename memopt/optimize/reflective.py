@@ -240,8 +240,8 @@ class ReflectiveOptimizer:
         return kept, sum(f is None for f in found), spent
 
     def _behind(self, firsts: list[tuple[FailedCase, Attribution]]) -> dict[str, tuple[FailedCase, Attribution]]:
-        """The answer op's faults behind the first faults (``masked``), by case id: one replay per conversation; a
-        replay that fails leaves its conversation's failures with their first faults."""
+        """The answer op's faults behind the first faults (``masked``), by case id: one replay per conversation,
+        conversations in parallel (a replay that fails leaves its conversation's failures with their first faults)."""
         if not self.masked:
             return {}
         graphs: dict[int, list[tuple[FailedCase, Attribution]]] = {}
@@ -250,12 +250,7 @@ class ReflectiveOptimizer:
 
         def probe(group: list[tuple[FailedCase, Attribution]]) -> dict[str, tuple[FailedCase, Attribution]]:
             self.scorer.check()
-            try:
-                return masked_faults(group, self.scorer.judge, lm=self.scorer.task_lm)
-            except Exception as e:
-                logger.warning("the replay of %s with the evidence in its context failed (%s); its failures keep "
-                               "their first faults", group[0][0].G.graph.get("conversation"), one_line(e))
-                return {}
+            return masked_faults(group, self.scorer.judge, lm=self.scorer.task_lm)
 
         return {k: v for found in map_ordered(probe, list(graphs.values()), workers=self.scorer.workers)
                 for k, v in found.items()}

@@ -132,7 +132,10 @@ def replay(G: nx.DiGraph, overrides: dict[str, Any] | None = None, *, cases: Ite
     if system is None:
         cls = system_class(G.graph["pipeline"])
         system = cls(instructions=G.graph["instructions"], **G.graph.get("knobs", {}))
-    lm = next((x for x in (lm, _REPLAY_LM.get()) if x is not None), None) or make_lm(G.graph.get("lm") or "sim")
+    if lm is None:
+        lm = _REPLAY_LM.get()
+    if lm is None:
+        lm = make_lm(G.graph.get("lm") or "sim")
     questions = questions_of(G)
     if cases is not None:
         wanted = list(cases)
