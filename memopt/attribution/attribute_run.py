@@ -68,7 +68,7 @@ def attribute_run(results: RunResult, trace_dir: str | Path, judge: Judge, *, me
     firsts = map_ordered(one, cases, workers=workers)
     if not masked:
         return firsts
-    behind = masked_faults(list(zip(cases, firsts, strict=True)), judge)
+    behind = masked_faults(list(zip(cases, firsts, strict=True)), judge, workers=workers)
     if on_case is not None:
         for _, attribution in behind.values():
             on_case(attribution)
@@ -112,13 +112,12 @@ def check_same_run(results: RunResult, graphs: list[tuple[Path, nx.DiGraph]], *,
 def summarize_attributions(attributions: list[Attribution]) -> dict[str, Any]:
     """Counts by error type and by operation (first faults; ``behind``: the answer-op faults found behind them),
     mean judge calls per failure, share verified."""
-    behind = sum(bool(a.details.get("masked_by")) for a in attributions)
-    n = len(attributions) - behind
+    firsts = [a for a in attributions if not a.masked_by]
+    n = len(firsts)
     verified = [a.verified for a in attributions if a.verified is not None]
-    firsts = [a for a in attributions if not a.details.get("masked_by")]
     return {
         "n": n,
-        "behind": behind,
+        "behind": len(attributions) - n,
         "by_error_type": dict(Counter(a.error_type for a in firsts).most_common()),
         "by_operation": dict(Counter(a.operation for a in firsts).most_common()),
         "judge_calls_per_case": round(sum(a.judge_calls for a in attributions) / n, 2) if n else 0.0,

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -27,6 +27,7 @@ from memopt.attribution.case import FailedCase, pseudo_discount
 from memopt.attribution.types import Attribution
 from memopt.errors import one_line
 from memopt.judge import Judge
+from memopt.parallel import map_ordered
 
 __all__ = ["masked_fault", "masked_faults", "MaskedFault"]
 
@@ -54,26 +55,32 @@ def _probed(case: FailedCase, attribution: Attribution) -> Any:
     return _oracle_context(case)
 
 
-def masked_faults(blamed: Sequence[tuple[FailedCase, Attribution]], judge: Judge, *, lm: Any = None
+def masked_faults(blamed: Sequence[tuple[FailedCase, Attribution]], judge: Judge, *, lm: Any = None,
+                  workers: int = 1, before: Callable[[], None] | None = None
                   ) -> dict[str, tuple[FailedCase, Attribution]]:
     """The answer op's own faults behind upstream attributions (see the module docstring), by case id: one replay per
     conversation graph for all its probed cases (their context ops each get the evidence; the ingest is served from
     the recorded run once), one judge call per case. ``lm`` runs the answer ops again (the caller's task LM, so the
-    calls are counted); without it, the graph's recorded LM spec. A replay that fails is logged as a warning and
-    its conversation's failures keep their first faults."""
+    calls are counted); without it, the graph's recorded LM spec. Conversations are replayed ``workers`` at a time,
+    each after ``before()`` (an optimizer's budget check, which may raise). A replay that fails is logged as a
+    warning and its conversation's failures keep their first faults."""
     groups: dict[int, list[tuple[FailedCase, Attribution, Any]]] = {}
     for case, attribution in blamed:
         fixed = _probed(case, attribution)
         if fixed is not None:
             groups.setdefault(id(case.G), []).append((case, attribution, fixed))
-    out = {}
-    for group in groups.values():
+
+    def one(group: list[tuple[FailedCase, Attribution, Any]]) -> dict[str, tuple[FailedCase, Attribution]]:
+        if before is not None:
+            before()
         try:
-            out.update(_replayed(group, judge, lm))
+            return _replayed(group, judge, lm)
         except Exception as e:  # a replay or a judge call that failed: these failures keep their first faults
             logger.warning("the replay of %s with the evidence in its context failed (%s); its failures keep their "
                            "first faults", group[0][0].G.graph.get("conversation"), one_line(e))
-    return out
+            return {}
+
+    return {k: v for found in map_ordered(one, list(groups.values()), workers=workers) for k, v in found.items()}
 
 
 def _replayed(group: list[tuple[FailedCase, Attribution, Any]], judge: Judge, lm: Any

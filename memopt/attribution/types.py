@@ -38,6 +38,11 @@ class Attribution:
         if self.error_type not in ERROR_TYPES:
             raise ValueError(f"{self.case_id}: error type {self.error_type!r} is not one of {', '.join(ERROR_TYPES)}")
 
+    @property
+    def masked_by(self) -> str | None:
+        """For a fault behind the first (`memopt.attribution.masked`), the op of the first fault; else None."""
+        return self.details.get("masked_by")
+
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""
         out = asdict(self)

@@ -82,7 +82,7 @@ def _write_memtracebench(trace: Path, found: list, out: Path) -> int:
     from memopt.trace.smartcomment import require_smartcomment, save_memtrace
 
     require_smartcomment()
-    blamed = {a.case_id: (a.error_type, a.op_id) for a in found if not a.details.get("masked_by")}  # first faults
+    blamed = {a.case_id: (a.error_type, a.op_id) for a in found if not a.masked_by}  # first faults
     files = graph_files(trace)
     for path in files:
         G = load_graph(path)

@@ -135,7 +135,7 @@ class ReflectiveOptimizer:
         counts: dict[str, int] = {}
         types: dict[str, int] = {}
         for _, a in blamed:
-            if a.details.get("masked_by"):  # a second fault of a failure already counted (`RoundOutcome.attribution`)
+            if a.masked_by:  # a second fault of a failure already counted (`RoundOutcome.attribution`)
                 continue
             counts[a.operation] = counts.get(a.operation, 0) + 1
             types[a.error_type] = types.get(a.error_type, 0) + 1
@@ -223,37 +223,29 @@ class ReflectiveOptimizer:
         firsts = [(case, a) for case, a in zip(fresh, found, strict=True) if a is not None]
         behind = self._behind(firsts)
         new = {case.case_id: (a, behind.get(case.case_id)) for case, a in firsts}
-        for case_id, (attribution, masked) in new.items():
-            self.cache.put(prints.get(case_id), attribution, masked)
+        for case_id, (attribution, second) in new.items():
+            self.cache.put(prints.get(case_id), attribution, second)
         kept: list[tuple[FailedCase, Attribution]] = []
         for c in cases:
             if c.case_id in replayed:
-                attribution, behind = replayed[c.case_id], self.cache.behind(prints.get(c.case_id, ""))
+                first, second = replayed[c.case_id], self.cache.behind(prints.get(c.case_id, ""))
             elif c.case_id in new:
-                attribution, behind = new[c.case_id]
+                first, second = new[c.case_id]
             else:
                 continue
-            kept += [(c, attribution), *([behind] if behind is not None else [])]
+            kept += [(c, first), *([second] if second is not None else [])]
         spent = {"failed": len(cases), "sampled": len(todo), "replayed": len(replayed), "attributed": len(new),
                  "judge_calls": sum(a.judge_calls + (b[1].judge_calls if b else 0) for a, b in new.values()),
-                 "masked": sum(a.details.get("masked_by") is not None for _, a in kept)}
+                 "masked": sum(a.masked_by is not None for _, a in kept)}
         return kept, sum(f is None for f in found), spent
 
     def _behind(self, firsts: list[tuple[FailedCase, Attribution]]) -> dict[str, tuple[FailedCase, Attribution]]:
-        """The answer op's faults behind the first faults (``masked``), by case id: one replay per conversation,
-        conversations in parallel (a replay that fails leaves its conversation's failures with their first faults)."""
+        """The answer op's faults behind the first faults (``masked``), by case id (`masked_faults`: one replay per
+        conversation, conversations in parallel, the budget checked before each)."""
         if not self.masked:
             return {}
-        graphs: dict[int, list[tuple[FailedCase, Attribution]]] = {}
-        for case, attribution in firsts:
-            graphs.setdefault(id(case.G), []).append((case, attribution))
-
-        def probe(group: list[tuple[FailedCase, Attribution]]) -> dict[str, tuple[FailedCase, Attribution]]:
-            self.scorer.check()
-            return masked_faults(group, self.scorer.judge, lm=self.scorer.task_lm)
-
-        return {k: v for found in map_ordered(probe, list(graphs.values()), workers=self.scorer.workers)
-                for k, v in found.items()}
+        return masked_faults(firsts, self.scorer.judge, lm=self.scorer.task_lm, workers=self.scorer.workers,
+                             before=self.scorer.check)
 
     # 3. feedback
     @property

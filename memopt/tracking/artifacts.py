@@ -59,7 +59,7 @@ def _log_graphs(log: Any, outcome: RoundOutcome) -> None:
     from memopt.trace.render import render_html
 
     for case, attribution in outcome.attributions[:GRAPHS_PER_ROUND]:
-        behind = attribution.details.get("masked_by")  # the replayed graph of a fault behind the first
+        behind = attribution.masked_by  # the replayed graph of a fault behind the first
         name = f"{case.case_id}-behind" if behind else case.case_id
         title = f"{case.case_id}: {attribution.error_type}" + (f" behind {behind} (replayed)" if behind else "")
         html = render_html(case.G, case=case.key, highlight=list(attribution.evidence_path),

@@ -200,7 +200,7 @@ class CaseTraces:
 
         client = log._client()
         blamed = {case.case_id: (case, a) for case, a in outcome.attributions  # each failure's first fault
-                  if not a.details.get("masked_by")}
+                  if not a.masked_by}
         results = outcome.train.results
         picked = pick_cases(results, {k: a for k, (_, a) in blamed.items()}, mode=self.mode, limit=self.limit,
                             seed=self.seed * 1000 + round_index)
