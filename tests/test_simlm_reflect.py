@@ -240,3 +240,30 @@ def test_simlm_imports_nothing_but_text_helpers_and_its_catalogue():
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     assert not alias.name.startswith("memopt") or alias.name.startswith(allowed), path.name
+
+
+def test_a_labelled_gold_answer_that_starts_like_a_name_stays_the_gold():
+    """'Gold answer: Leonid meteor shower' reads like a sentence about someone called Leonid; its label says it is
+    the gold answer, so it is, and it is not taken for something the memory held."""
+    text = ("Question: What did Priya watch from the roof in November?\nGold answer: Leonid meteor shower\n"
+            "System answered: the city lights\nObservation: The memory 'Priya watched the Leonid meteor shower from "
+            "the roof' was replaced by 'Priya has a new telescope', although the new fact did not contradict it.")
+    [ex] = read_feedback(text).examples
+    assert ex.gold == "Leonid meteor shower" and ex.answer == "the city lights"
+    assert "Leonid meteor shower" not in ex.held
+    assert _themes("update", text) == {"update_on_contradiction"}
+
+
+def test_a_memory_that_starts_with_its_date_or_is_replaced_by_a_loose_sentence_is_still_a_memory():
+    """A stored fact may lead with its resolved date ('the week before 3 July 2023 Omar ...'), and what replaced it
+    may not start with a name ('One thing Omar misses ...'); both are memories of an overwrite."""
+    text = ("Question: When did Omar run the harbour half-marathon?\nGold answer: the week before 3 July 2023\n"
+            "System answered: 20 July 2023\nObservation: The memory 'the week before 3 July 2023 Omar ran the "
+            "harbour half-marathon' was overwritten by 'One thing Omar misses is the sea air', although the new "
+            "fact did not contradict it.")
+    [ex] = read_feedback(text).examples
+    assert ex.replaced == [("the week before 3 July 2023 Omar ran the harbour half-marathon",
+                            "One thing Omar misses is the sea air")]
+    assert _themes("update", text) == {"update_on_contradiction"}
+    first_person = text.replace("'One thing Omar misses is the sea air'", "'I miss the sea air'")
+    assert read_feedback(first_person).examples[0].replaced == []  # someone's words are not a memory

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from memopt.judge_rules import has_dates_of, recall
 from memopt.simlm.answering import analyze, is_abstention
-from memopt.text import MONTHS, STOPWORDS, WEEKDAYS, has_absolute_date, words
+from memopt.text import DATE_PATTERN, MONTHS, STOPWORDS, WEEKDAYS, has_absolute_date, words
 
 __all__ = ["Example", "holds", "lead_words", "role_of", "is_statement", "is_advice", "assign_answers",
            "subject_of_question", "QUESTION", "QUOTE", "FIRST_PERSON", "NOT_NAMES", "META"]
@@ -28,6 +28,9 @@ FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll)\b|\b(?i:me|my|mine|myself|
 _DATE_STAMP = re.compile(r"^\s*\[[^\]]{1,60}\]\s*")
 _SUBJECT = re.compile(r"^([A-Z][a-z][\w-]*)(?:'s)?\s+([a-z][\w'-]*)")
 _NOT_VERBS = frozenset("and or with of in at from to for".split())
+# A leading time phrase that ends in a date: 'the week before 3 July 2023 Caroline went ...', 'On 7 May 2023, ...'.
+_DATE_LEAD = re.compile(r"^(?:[a-z]+\s+|On\s+|The\s+){0,4}?(?:" + DATE_PATTERN.pattern + r")\s*,?\s+(?=[A-Z])",
+                        re.IGNORECASE)
 
 # Generic role words (what anyone writing feedback uses), never a particular tool's labels.
 _GOLD = frozenset("expected gold correct should truth reference right target true".split())
@@ -104,7 +107,7 @@ def role_of(words_before: str) -> str | None:
 def is_statement(text: str, is_name: Callable[[str], bool]) -> bool:
     """A third-person sentence about a named person ('Zane went to Greece yesterday')."""
     body = _DATE_STAMP.sub("", text).strip()
-    m = _SUBJECT.match(body)
+    m = _SUBJECT.match(body) or _SUBJECT.match(_DATE_LEAD.sub("", body, count=1))
     return bool(m and is_name(m.group(1)) and m.group(2) not in _NOT_VERBS and len(words(body)) >= 3
                 and not FIRST_PERSON.search(body))
 

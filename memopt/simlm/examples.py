@@ -14,16 +14,18 @@ around them:
   JSON object holding a name and a text. A word that labels questions or answers ('Q', 'A', 'Asked') is
   a speaker only where the context says so: under an 'Evidence:' / 'Conversation:' header, in a '> '
   quote, or when its text is someone's first-person words;
-- statements: third-person sentences about a named person (what an operation produced, stored or
-  read). Next to a word of replacing ("replaced", "overwritten", "became", "→") two statements
-  make an old/new pair; next to a word of removal ("deleted", "removed") a statement was removed;
-  next to a word of looking up ("retrieved", "read", "context", "search") it was read at question
-  time;
-- short phrases: the answers. The one a person calls expected ("expected", "gold", "should have
-  been", "correct") is the gold answer, the one called answered or got is the system's; without
-  such words, the one that answers the question (an absolute date for a "when" question, the one
-  the source turns support, a real answer when the question's person said it) is the gold, else
-  the first;
+- statements: third-person sentences about a named person, a leading date phrase allowed ('the week
+  before 3 July 2023 Zane went ...'): what an operation produced, stored or read. Next to a word of
+  replacing ("replaced", "overwritten", "became", "→") two quoted sentences make an old/new pair when
+  one is a statement and neither is someone's first-person words; next to a word of removal
+  ("deleted", "removed") a statement was removed; next to a word of looking up ("retrieved", "read",
+  "context", "search") it was read at question time;
+- short phrases: the answers (a phrase under a label that names an answer is one, even if it starts
+  like a sentence about someone: 'Gold answer: Perseid meteor shower'). The one a person calls
+  expected ("expected", "gold", "should have been", "correct") is the gold answer, the one called
+  answered or got is the system's; without such words, the one that answers the question (an
+  absolute date for a "when" question, the one the source turns support, a real answer when the
+  question's person said it) is the gold, else the first;
 - the error type and the blamed operation: a field labelled 'error' / 'type' / 'cause' or 'op' / 'stage' /
   'blamed', or, in a sentence, a CamelCase word ending in 'Error' and a dotted id after 'blamed on' (kept on
   the example as written; diagnosis does not use them);
@@ -218,7 +220,7 @@ class _Reader:
         for i in range(len(spans) - 1):
             between = text[spans[i][1]:spans[i + 1][0]]
             old, new = spans[i][2], spans[i + 1][2]
-            if _REPLACED.search(between) and is_statement(old, self.is_name) and is_statement(new, self.is_name):
+            if _REPLACED.search(between) and self.memory_pair(old, new):
                 passive = re.search(r"\bby\b|→|->|=>|\bbecame\b|\bto\b", between)
                 ex.replaced.append((old, new) if passive else (new, old))
                 ex.shows_output = True
@@ -233,6 +235,14 @@ class _Reader:
         for clause in _CLAUSES.split(rest):
             if QUESTION.search(clause) or role_of(clause) is not None:
                 self.piece(ex, phrases, hint, clause, hinted_only=True)
+
+    def memory_pair(self, old: str, new: str) -> bool:
+        """Whether two quotes around a word of replacing are memories: both read as statements about someone, or one
+        does and the other is a third-person sentence too ('... was overwritten by 'One special memory for Caroline
+        was ...'')."""
+        statements = [is_statement(t, self.is_name) for t in (old, new)]
+        sentence = all(len(words(t)) >= 3 and not FIRST_PERSON.search(t) for t in (old, new))
+        return all(statements) or (any(statements) and sentence)
 
     def piece(self, ex: Example, phrases: Phrases, hint: str, text: str, *, after: str = "", quoted: bool = False,
               hinted_only: bool = False) -> None:
@@ -261,7 +271,9 @@ class _Reader:
         if who:  # 'Kira said "She's a dentist ..."': someone's words, first person or not
             ex.turns.append((who, body))
             return
-        if is_statement(body, self.is_name):
+        # 'Gold answer: Perseid meteor shower': what a label calls an answer is one, whatever words it starts with
+        answer_label = not quoted and role_of(_tail_words(hint, 3)) is not None and not _HELD.search(hint)
+        if is_statement(body, self.is_name) and not answer_label:
             around = f"{_tail_words(hint, 6)} {after}"
             if _REMOVED.search(after) or (_REMOVED.search(_tail_words(hint, 3)) and not _HELD.search(after)):
                 ex.removed.append(body)
