@@ -113,3 +113,31 @@ def test_a_claim_beyond_the_seed_limit_is_printed_without_about(capsys):
     _print_claims(out, "quickstart")
     line = capsys.readouterr().out.strip()
     assert f"; more than {MAX_SEEDS_NEEDED:,} seeds would show it" in line and "about more" not in line
+
+
+def test_a_claim_bounded_by_its_headroom_says_what_a_run_at_the_ceiling_would_need(capsys):
+    """Outcome already near the oracle: even a run at the oracle on every seed needs many seeds to beat it, and a
+    1.5 × claim it cannot reach on average says never; far below the oracle, a few seeds would do."""
+    from memopt.bench.seeds import Claim, comparison_table
+    from memopt.cli.bench import _print_claims
+    from memopt.stats import paired_test, seeds_needed
+
+    near = [0.054, 0.109, 0.141, 0.081, 0.095]  # outcome's gains, the oracle's is 0.101
+    runs = _runs({"attribution": [0.081, 0.103, 0.096, 0.095, 0.077], "outcome": near,
+                  "score": [0.02, 0.03, 0.01, 0.04, 0.02]})
+    claims = [Claim("attribution", "outcome"), Claim("attribution", "outcome", scale=1.5), Claim("outcome", "score"),
+              Claim("score", "outcome", equivalent=True)]
+    out = compare(runs, claims, variant_key="optimizer", ceiling=0.101)
+    bounded, scaled, roomy, same = (out[c.label] for c in claims)
+    at = paired_test([0.101] * 5, near)
+    assert bounded["ceiling_seeds_needed"] == seeds_needed(at.mean, at.sd) > 100
+    assert scaled["ceiling_seeds_needed"] == "never"
+    assert roomy["ceiling_seeds_needed"] <= 5 and "ceiling_seeds_needed" not in same
+    assert "ceiling_seeds_needed" not in compare(runs, claims[:1], variant_key="optimizer")["attribution > outcome"]
+    table = comparison_table(out)
+    assert table.splitlines()[0].endswith("| seeds at the ceiling |")
+    assert f"| {bounded['ceiling_seeds_needed']:,} |" in table.splitlines()[2] and "| never |" in table
+    _print_claims(out, "locomo")
+    printed = capsys.readouterr().out.splitlines()
+    assert f"a run at the oracle on every seed would need about {bounded['ceiling_seeds_needed']} seeds" in printed[0]
+    assert "would not beat it on average" in printed[1]

@@ -73,9 +73,10 @@ def bench_feedback(experiment: str | Path, *, budget: int, seeds: int = DEFAULT_
                          "stopped": summary.get("stopped"),
                          "seconds": round(time.perf_counter() - started, 1)})
     rows = feedback_rows(runs, oracle, names)
+    ceiling = next((r["gain"] for r in rows if r["variant"] == "oracle"), None)
     return {"experiment": base.name, "budget": budget, "rounds": base.rounds, "seeds": [base.seed + i for i in
                                                                                          range(seeds)],
-            "oracle": oracle, "rows": rows, "ordering": ordering(runs), "runs": runs}
+            "oracle": oracle, "rows": rows, "ordering": ordering(runs, ceiling=ceiling), "runs": runs}
 
 
 def default_variants() -> list[str]:
@@ -118,11 +119,11 @@ def _uses_attribution(name: str) -> bool:
     return get_kind(name).uses_attribution
 
 
-def ordering(runs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def ordering(runs: list[dict[str, Any]], *, ceiling: float | None = None) -> dict[str, dict[str, Any]]:
     """Each claim of the target ordering (`CLAIMS`: attribution > outcome > score ≈ empty > misleading, attribution
     ≥ 1.5 × outcome) tested on the gains, paired by seed (`memopt.bench.seeds.compare`): a verdict, "holds" only
-    where it is significant."""
-    return compare(runs, CLAIMS)
+    where it is significant; with the oracle's gain as ``ceiling``, the seeds a run at the ceiling would need."""
+    return compare(runs, CLAIMS, ceiling=ceiling)
 
 
 def markdown_table(report: dict[str, Any]) -> str:

@@ -15,6 +15,11 @@ With one seed nothing is significant. Every verdict carries its n, mean differen
 claim "not significant" whose difference points its way also carries ``seeds_needed``: how many paired seeds
 would make that difference significant if its mean and sd held (`memopt.stats.seeds_needed`; "more than
 10000" past that), the figure to declare before a larger run.
+
+Given a ``ceiling`` (the best-subset oracle's gain, `memopt bench feedback`), each ``a > b`` claim also carries
+``ceiling_seeds_needed``: the seeds even a run that scored the ceiling on every seed would need against ``b``'s
+per-seed gains, or ``"never"`` when the ceiling does not beat ``scale × b`` on average. A large figure says the
+claim is bounded by the headroom ``b`` leaves, not by ``a``'s feedback.
 """
 
 from __future__ import annotations
@@ -25,7 +30,8 @@ from typing import Any
 
 from memopt.stats import MAX_SEEDS_NEEDED, paired_test, seeds_needed, verdict
 
-__all__ = ["Claim", "EQUIVALENT_WITHIN", "interval", "compare", "comparison_table", "fmt_interval", "needed_text"]
+__all__ = ["Claim", "EQUIVALENT_WITHIN", "interval", "compare", "comparison_table", "fmt_interval", "needed_text",
+           "ceiling_text"]
 
 EQUIVALENT_WITHIN = 0.05
 
@@ -59,9 +65,9 @@ def _by_seed(runs: list[dict[str, Any]], key: str, variant_key: str, name: str) 
 
 
 def compare(runs: list[dict[str, Any]], claims: Sequence[Claim], *, key: str = "gain",
-            variant_key: str = "variant") -> dict[str, dict[str, Any]]:
+            variant_key: str = "variant", ceiling: float | None = None) -> dict[str, dict[str, Any]]:
     """Each claim tested on ``key`` of the runs, paired by seed: {label: {verdict, n, mean, sd, low, high, t, p}};
-    verdict "n/a" when either side has no run."""
+    verdict "n/a" when either side has no run; with ``ceiling``, also ``ceiling_seeds_needed`` (module docstring)."""
     out: dict[str, dict[str, Any]] = {}
     for claim in claims:
         a, b = _by_seed(runs, key, variant_key, claim.a), _by_seed(runs, key, variant_key, claim.b)
@@ -79,7 +85,17 @@ def compare(runs: list[dict[str, Any]], claims: Sequence[Claim], *, key: str = "
         if said == "not significant" and test.n > 1 and test.mean > 0 and not claim.equivalent:
             needed = seeds_needed(test.mean, test.sd) or f"more than {MAX_SEEDS_NEEDED}"
         out[claim.label] = {"verdict": said, **test.to_dict(), "seeds": seeds, "seeds_needed": needed}
+        if ceiling is not None and not claim.equivalent and test.n > 1:
+            out[claim.label]["ceiling_seeds_needed"] = _at_ceiling(ceiling, [b[s] for s in seeds], claim.scale)
     return out
+
+
+def _at_ceiling(ceiling: float, b: list[float], scale: float) -> int | str:
+    """The seeds a run scoring ``ceiling`` on every seed would need to beat ``scale × b`` (paired), or "never"."""
+    at = paired_test([ceiling] * len(b), b, scale=scale)
+    if at.mean <= 0:
+        return "never"
+    return seeds_needed(at.mean, at.sd) or f"more than {MAX_SEEDS_NEEDED}"
 
 
 def fmt_interval(low: float | None, high: float | None) -> str:
@@ -97,15 +113,26 @@ def needed_text(comparison: dict[str, Any]) -> str:
     return f"{needed:,}" if isinstance(needed, int) else f"more than {MAX_SEEDS_NEEDED:,}"
 
 
+def ceiling_text(comparison: dict[str, Any]) -> str:
+    """``ceiling_seeds_needed`` as printed: a count, "more than 10,000", "never", or ``—`` where it does not apply."""
+    needed = comparison.get("ceiling_seeds_needed")
+    if needed is None or needed == "never":
+        return needed or "—"
+    return f"{needed:,}" if isinstance(needed, int) else f"more than {MAX_SEEDS_NEEDED:,}"
+
+
 def comparison_table(comparisons: dict[str, dict[str, Any]]) -> str:
-    """The comparisons as a Markdown table: claim, mean difference ± sd, 95 % interval, p, verdict, seeds needed."""
-    lines = ["| claim | seeds | difference (mean ± sd) | 95 % interval | p | verdict | seeds it would need |",
-             "|---|---|---|---|---|---|---|"]
+    """The comparisons as a Markdown table: claim, mean difference ± sd, 95 % interval, p, verdict, seeds needed
+    (and, when a ceiling was given, the seeds a run at the ceiling would need)."""
+    ceiling = any("ceiling_seeds_needed" in c for c in comparisons.values())
+    extra = (" seeds at the ceiling |", "---|") if ceiling else ("", "")
+    head = "| claim | seeds | difference (mean ± sd) | 95 % interval | p | verdict | seeds it would need |"
+    lines = [head + extra[0], "|---|---|---|---|---|---|---|" + extra[1]]
     for label, c in comparisons.items():
         if c["n"] == 0:
-            lines.append(f"| {label} | 0 | — | — | — | n/a | — |")
+            lines.append(f"| {label} | 0 | — | — | — | n/a | — |" + (" — |" if ceiling else ""))
             continue
         p = "—" if c["p"] is None else f"{c['p']:.3f}"
         lines.append(f"| {label} | {c['n']} | {c['mean']:+.3f} ± {c['sd']:.3f} | {fmt_interval(c['low'], c['high'])}"
-                     f" | {p} | {c['verdict']} | {needed_text(c)} |")
+                     f" | {p} | {c['verdict']} | {needed_text(c)} |" + (f" {ceiling_text(c)} |" if ceiling else ""))
     return "\n".join(lines)

@@ -7,7 +7,7 @@ from typing import Any
 
 import typer
 
-from memopt.bench.seeds import fmt_interval, needed_text
+from memopt.bench.seeds import ceiling_text, fmt_interval, needed_text
 from memopt.cli import options
 from memopt.files import check_writable, write_json
 
@@ -185,7 +185,18 @@ def _print_claims(comparisons: dict[str, dict[str, Any]], title: str) -> None:
         needed = "" if seeds is None else \
             f"; {'about ' if isinstance(seeds, int) else ''}{needed_text(c)} seeds would show it if the difference held"
         print(f"{title}: {claim}: {c['verdict']} (difference {c['mean']:+.3f}, 95 % interval "
-              f"{fmt_interval(c['low'], c['high'])}, p {p}, {c['n']} seed(s){needed})")
+              f"{fmt_interval(c['low'], c['high'])}, p {p}, {c['n']} seed(s){needed}{_ceiling_clause(c)})")
+
+
+def _ceiling_clause(c: dict[str, Any]) -> str:
+    """What a run at the oracle on every seed would need, where the claim is not shown (empty otherwise)."""
+    at = c.get("ceiling_seeds_needed")
+    if at is None or c["verdict"] == "holds":
+        return ""
+    if at == "never":
+        return "; a run at the oracle on every seed would not beat it on average"
+    return f"; a run at the oracle on every seed would need {'about ' if isinstance(at, int) else ''}" \
+           f"{ceiling_text(c)} seeds"
 
 
 @app.command("feedback")
