@@ -243,3 +243,18 @@ def test_the_trials_of_the_last_round_stay_within_the_budget():
     assert summary["stopped"].startswith("budget exhausted") and len(summary["rounds"]) == 3
     assert len(summary["rounds"][-1]["trials"]) >= 2  # the budget left still bought trials
     assert summary["lm_calls"] <= 6000
+
+
+def test_a_run_spends_and_finds_the_same_after_another_run_in_the_process(tmp_path):
+    """Memory states cached by an earlier run (a bench's runs share one process) are not served to the next: the
+    second of two identical runs spends the calls of the first and ends where it ends, as a fresh process would."""
+    from memopt.optimize.loop import run_experiment
+    from memopt.tracking import NullTracker
+
+    experiment = load_experiment(_small(tmp_path), {"optimizer.feedback": "outcome", "rounds": 1,
+                                                    "data.source": "synthetic:conversations=4,sessions=4,seed=0",
+                                                    "optimizer.trials": 2})
+    first, second = (run_experiment(experiment, tracker=NullTracker()) for _ in range(2))
+    assert second["lm_calls"] == first["lm_calls"]
+    assert [r["lm_calls"] for r in second["rounds"]] == [r["lm_calls"] for r in first["rounds"]]
+    assert second["final"] == first["final"]

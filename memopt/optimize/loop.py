@@ -278,10 +278,14 @@ def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker
     round 0 never finished. ``tracker`` keeps the record (default: MLflow, the experiment's ``mlflow``
     section); ``observers`` hear every event too (`memopt.run_events`). ``progress``
     (`memopt.progress.RoundProgress`) shows a live line within each round.
+
+    A run starts with an empty ingestion cache (`clear_ingest_cache`), so what it spends and finds does not
+    depend on what ran before it in the process (a bench's earlier runs, a notebook's earlier cells).
     """
-    from memopt.systems import make_system
+    from memopt.systems import clear_ingest_cache, make_system
 
     check_experiment(experiment)
+    clear_ingest_cache()
     data_name, trainset, valset, testset = splits_of(experiment)
     fingerprint = data_fingerprint(trainset, valset, testset)
     scorer = scorer or make_scorer(experiment)
