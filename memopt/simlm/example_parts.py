@@ -29,7 +29,7 @@ _DATE_STAMP = re.compile(r"^\s*\[[^\]]{1,60}\]\s*")
 _SUBJECT = re.compile(r"^([A-Z][a-z][\w-]*)(?:'s)?\s+([a-z][\w'-]*)")
 _NOT_VERBS = frozenset("and or with of in at from to for".split())
 # A leading time phrase that ends in a date: 'the week before 3 July 2023 Caroline went ...', 'On 7 May 2023, ...'.
-_DATE_LEAD = re.compile(r"^(?:[a-z]+\s+|On\s+|The\s+){0,4}?(?:" + DATE_PATTERN.pattern + r")\s*,?\s+(?=[A-Z])",
+_DATE_LEAD = re.compile(r"^(?-i:[a-z]+\s+|On\s+|The\s+){0,4}?(?:" + DATE_PATTERN.pattern + r")\s*,?\s+(?-i:(?=[A-Z]))",
                         re.IGNORECASE)
 
 # Generic role words (what anyone writing feedback uses), never a particular tool's labels.
