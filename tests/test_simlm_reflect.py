@@ -265,5 +265,7 @@ def test_a_memory_that_starts_with_its_date_or_is_replaced_by_a_loose_sentence_i
     assert ex.replaced == [("the week before 3 July 2023 Omar ran the harbour half-marathon",
                             "One thing Omar misses is the sea air")]
     assert _themes("update", text) == {"update_on_contradiction"}
+    capital = text.replace("'the week before 3 July 2023 Omar", "'The week before 3 July 2023 Omar")
+    assert len(read_feedback(capital).examples[0].replaced) == 1  # a sentence may start with its date, capitalised
     first_person = text.replace("'One thing Omar misses is the sea air'", "'I miss the sea air'")
     assert read_feedback(first_person).examples[0].replaced == []  # someone's words are not a memory

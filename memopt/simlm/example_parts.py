@@ -107,9 +107,10 @@ def role_of(words_before: str) -> str | None:
 def is_statement(text: str, is_name: Callable[[str], bool]) -> bool:
     """A third-person sentence about a named person ('Zane went to Greece yesterday')."""
     body = _DATE_STAMP.sub("", text).strip()
-    m = _SUBJECT.match(body) or _SUBJECT.match(_DATE_LEAD.sub("", body, count=1))
-    return bool(m and is_name(m.group(1)) and m.group(2) not in _NOT_VERBS and len(words(body)) >= 3
-                and not FIRST_PERSON.search(body))
+    if len(words(body)) < 3 or FIRST_PERSON.search(body):
+        return False
+    subjects = (_SUBJECT.match(b) for b in (body, _DATE_LEAD.sub("", body, count=1)))
+    return any(m and is_name(m.group(1)) and m.group(2) not in _NOT_VERBS for m in subjects)
 
 
 def is_advice(sentence: str, is_name: Callable[[str], bool]) -> bool:
