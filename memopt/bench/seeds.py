@@ -107,15 +107,16 @@ def fmt_interval(low: float | None, high: float | None) -> str:
 
 def needed_text(comparison: dict[str, Any]) -> str:
     """``seeds_needed`` as printed: a count, "more than 10,000", or ``—`` where it does not apply."""
-    needed = comparison.get("seeds_needed")
-    if needed is None:
-        return "—"
-    return f"{needed:,}" if isinstance(needed, int) else f"more than {MAX_SEEDS_NEEDED:,}"
+    return _count_text(comparison.get("seeds_needed"))
 
 
 def ceiling_text(comparison: dict[str, Any]) -> str:
     """``ceiling_seeds_needed`` as printed: a count, "more than 10,000", "never", or ``—`` where it does not apply."""
-    needed = comparison.get("ceiling_seeds_needed")
+    return _count_text(comparison.get("ceiling_seeds_needed"))
+
+
+def _count_text(needed: int | str | None) -> str:
+    """A seed count as printed: the count, "more than 10,000" past the limit, "never", or ``—`` for none."""
     if needed is None or needed == "never":
         return needed or "—"
     return f"{needed:,}" if isinstance(needed, int) else f"more than {MAX_SEEDS_NEEDED:,}"
