@@ -41,6 +41,17 @@ def test_bench_feedback_runs_every_kind_and_writes_the_oracle_row(tmp_path):
     assert report["ordering"] == json.loads(json.dumps(ordering(report["runs"])))
     assert {c["verdict"] for c in report["ordering"].values()} == {"not significant"}  # one seed: no claim stated
     assert "| quickstart | 300 | 1 | oracle |" in done.stdout and "attribution > outcome:" in done.stdout
+    # Which directives each run ended with, as SimLM reads its final prompts: test F1 follows them and the knobs.
+    from memopt.systems import make_system
+
+    missing = {op: set(ids) for op, ids in report["oracle"]["all_on"]["directives"].items()}
+    seed_knobs = make_system("mem0").knobs
+    for run in report["runs"]:
+        assert all(set(ids) <= missing[op] for op, ids in run["directives_added"].items()), run
+        if run["test_f1_after"] != run["test_f1_before"] and run["knobs"] == seed_knobs:
+            assert run["directives_added"] or run["directives_dropped"], run
+        assert f"\n  {run['variant']}: " in done.stdout
+    assert set(report["directives"]) == set(VARIANTS) and "the directives each kind's runs ended with" in done.stdout
 
 
 def test_oracle_appends_every_catalogue_directive_of_each_llm_op():
@@ -55,6 +66,30 @@ def test_oracle_appends_every_catalogue_directive_of_each_llm_op():
             assert active_directives(kind, oracle[op]) == {d.id for d in directives_for(kind)}, (pipeline, op)
         untouched = {op for op in seed if op not in kinds}  # evermemos' segment and profile: no directive
         assert all(oracle[op] == seed[op] for op in untouched)
+
+
+def test_directive_changes_read_what_the_final_prompts_added_and_dropped():
+    from memopt.bench.feedback import directive_changes, directive_counts
+    from memopt.bench.oracle import missing_directives, subset_instructions
+    from memopt.systems import make_system
+
+    seed = make_system("mem0")
+    missing = missing_directives(seed)
+    extract, update = missing["extract"][:2], missing["update"][:1]
+    tuned = subset_instructions(seed, {"extract": extract, "update": update})
+    assert directive_changes(seed, tuned) == ({"extract": list(extract), "update": list(update)}, {})
+    assert directive_changes(seed, {}) == ({}, {})  # a run that kept the seed prompts
+    # From a seed that grants them, the seed's own prompts drop what it granted, and keep the rest.
+    granted = seed.with_instructions(tuned)
+    assert directive_changes(granted, seed.instructions()) == ({}, {"extract": list(extract), "update": list(update)})
+    runs = [{"variant": "attribution", "directives_added": {"extract": list(extract)}, "directives_dropped": {}},
+            {"variant": "attribution", "directives_added": {"extract": [extract[0]]},
+             "directives_dropped": {"update": list(update)}},
+            {"variant": "outcome", "directives_added": {}, "directives_dropped": {}}]
+    counts = directive_counts(runs, ["attribution", "outcome", "score"])
+    assert counts == {"attribution": {"runs": 2, "added": {f"extract.{extract[0]}": 2, f"extract.{extract[1]}": 1},
+                                      "dropped": {f"update.{update[0]}": 1}},
+                      "outcome": {"runs": 1, "added": {}, "dropped": {}}}
 
 
 def _runs(gains: dict[str, list[float]]) -> list[dict]:
@@ -110,3 +145,19 @@ def test_the_format_controls_run_only_when_asked():
     assert default_variants() == list(VARIANTS)
     formats = {f"attribution_{f}" for f in ("prose", "qa", "json", "table", "bullets", "yaml", "intl")}
     assert formats <= set(kind_names()) and not formats & set(default_variants())
+
+
+def test_a_bench_run_reports_the_directives_its_final_prompts_added(tmp_path):
+    from memopt.bench.feedback import bench_feedback
+
+    tiny = tmp_path / "tiny.yaml"
+    tiny.write_text(QUICKSTART.read_text().replace("conversations=12,sessions=8", "conversations=4,sessions=3"))
+    report = bench_feedback(tiny, budget=3000, seeds=1, rounds=2, variants=["attribution"])
+    (run,) = report["runs"]
+    assert run["test_f1_after"] > run["test_f1_before"]  # SimLM's F1 moves only with directives and knobs
+    missing = {op: set(ids) for op, ids in report["oracle"]["all_on"]["directives"].items()}
+    assert run["directives_added"] and run["directives_dropped"] == {}
+    assert all(set(ids) <= missing[op] for op, ids in run["directives_added"].items())
+    assert report["directives"]["attribution"] == {
+        "runs": 1, "added": {f"{op}.{d}": 1 for op, ids in sorted(run["directives_added"].items()) for d in ids},
+        "dropped": {}}

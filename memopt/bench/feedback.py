@@ -15,20 +15,26 @@ interval), the share of the catalogue oracle's gain (`memopt.bench.oracle`), LM 
 per run; plus the oracle row. Each claim of the target ordering (attribution > outcome > score ≈ empty
 > misleading, and attribution's gain ≥ 1.5 × outcome's) is a paired t-test on the gains, paired by
 seed (`memopt.bench.seeds`): it "holds" only where the difference is significant (p < 0.05),
-otherwise the table and the JSON say "not significant".
+otherwise the table and the JSON say "not significant". Each run also records the catalogue directives its
+final prompts add to the seed's (and drop), as SimLM reads them (`directive_changes`), counted per kind
+(`directive_counts`): where kinds' runs part, without reading their prompts.
 """
 
 from __future__ import annotations
 
 import statistics
 import time
+from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memopt.bench.seeds import Claim, compare, comparison_table, fmt_interval, interval
 
-__all__ = ["bench_feedback", "default_variants", "feedback_rows", "ordering", "markdown_table", "CLAIMS",
-           "DEFAULT_SEEDS"]
+if TYPE_CHECKING:
+    from memopt.systems.base import MemorySystem
+
+__all__ = ["bench_feedback", "default_variants", "feedback_rows", "ordering", "markdown_table", "directive_changes",
+           "directive_counts", "CLAIMS", "DEFAULT_SEEDS"]
 
 
 CLAIMS = (Claim("attribution", "outcome"), Claim("outcome", "score"), Claim("outcome", "empty"),
@@ -45,6 +51,7 @@ def bench_feedback(experiment: str | Path, *, budget: int, seeds: int = DEFAULT_
     from memopt.experiment import load_experiment
     from memopt.feedback_kinds import kind_names
     from memopt.optimize.loop import run_experiment
+    from memopt.systems import make_system
     from memopt.tracking import NullTracker
 
     known = kind_names()
@@ -53,6 +60,7 @@ def bench_feedback(experiment: str | Path, *, budget: int, seeds: int = DEFAULT_
     if unknown:
         raise ConfigError(f"--variants: unknown feedback {', '.join(unknown)} (known: {', '.join(known)}).")
     base = load_experiment(experiment, {"budget.max_lm_calls": budget, "rounds": rounds})
+    seed_system = make_system(base.pipeline, prompts=base.prompts, **base.knobs)
     started = time.perf_counter()
     oracle = catalogue_oracle(base)
     oracle["seconds"] = round(time.perf_counter() - started, 1)
@@ -63,20 +71,65 @@ def bench_feedback(experiment: str | Path, *, budget: int, seeds: int = DEFAULT_
                                                "budget.max_lm_calls": budget, "rounds": rounds,
                                                "seed": base.seed + offset})
             started = time.perf_counter()
-            summary = run_experiment(exp, tracker=NullTracker())
+            best = _Best()
+            summary = run_experiment(exp, tracker=NullTracker(), observers=[best])
             before, after = summary["baseline"]["test_f1"], summary["final"]["test_f1"]
+            added, dropped = directive_changes(seed_system, best.instructions)
             runs.append({"variant": name, "seed": exp.seed, "test_f1_before": before, "test_f1_after": after,
                          "gain": round(after - before, 4), "share": share_of_gain(before, after, oracle["test_f1"]),
                          "lm_calls": summary["lm_calls"], "rounds": len(summary["rounds"]),
                          "attribution_judge_calls": sum(r.get("attribution", {}).get("judge_calls", 0)
                                                         for r in summary["rounds"]),
-                         "stopped": summary.get("stopped"),
+                         "stopped": summary.get("stopped"), "knobs": summary.get("best_knobs", {}),
+                         "directives_added": added, "directives_dropped": dropped,
                          "seconds": round(time.perf_counter() - started, 1)})
     rows = feedback_rows(runs, oracle, names)
     ceiling = next((r["gain"] for r in rows if r["variant"] == "oracle"), None)
     return {"experiment": base.name, "budget": budget, "rounds": base.rounds, "seeds": [base.seed + i for i in
                                                                                          range(seeds)],
-            "oracle": oracle, "rows": rows, "ordering": ordering(runs, ceiling=ceiling), "runs": runs}
+            "oracle": oracle, "rows": rows, "ordering": ordering(runs, ceiling=ceiling),
+            "directives": directive_counts(runs, names), "runs": runs}
+
+
+class _Best:
+    """Hears a run's best prompts (`memopt.run_events.BestChanged`): the prompts the run ends with."""
+
+    def __init__(self) -> None:
+        self.instructions: dict[str, str] = {}
+
+    def on_event(self, event: Any) -> None:
+        """Keep the prompts of the latest best round."""
+        if getattr(event, "kind", None) == "best_changed":
+            self.instructions = dict(event.instructions)
+
+
+def directive_changes(seed_system: MemorySystem, instructions: dict[str, str]
+                      ) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """The catalogue directives SimLM reads in ``instructions`` that the seed prompts lack (added), and those the
+    seed grants that they no longer do (dropped), by op; ops without a change are left out."""
+    from memopt.bench.oracle import directives_on
+
+    start = directives_on(seed_system)
+    end = directives_on(seed_system.with_instructions(instructions)) if instructions else start
+    added = {op: [d for d in ids if d not in start.get(op, ())] for op, ids in end.items()}
+    dropped = {op: [d for d in ids if d not in end.get(op, ())] for op, ids in start.items()}
+    return ({op: ids for op, ids in added.items() if ids}, {op: ids for op, ids in dropped.items() if ids})
+
+
+def directive_counts(runs: list[dict[str, Any]], names: list[str]) -> dict[str, dict[str, Any]]:
+    """Per feedback kind: its runs, and how many of them added (and dropped) each directive, as ``op.directive``,
+    most frequent first: what each kind of feedback led the optimizer to."""
+    out: dict[str, dict[str, Any]] = {}
+    for name in names:
+        mine = [r for r in runs if r["variant"] == name]
+        if not mine:
+            continue
+        counts = {}
+        for key in ("directives_added", "directives_dropped"):
+            tally = Counter(f"{op}.{d}" for r in mine for op, ids in r.get(key, {}).items() for d in ids)
+            counts[key.removeprefix("directives_")] = dict(sorted(tally.items(), key=lambda kv: (-kv[1], kv[0])))
+        out[name] = {"runs": len(mine), **counts}
+    return out
 
 
 def default_variants() -> list[str]:

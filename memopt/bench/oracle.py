@@ -27,8 +27,8 @@ from typing import Any
 from memopt.experiment import Experiment
 from memopt.systems.base import MemorySystem
 
-__all__ = ["oracle_instructions", "subset_instructions", "missing_directives", "catalogue_oracle", "share_of_gain",
-           "MAX_KNOB_COMBINATIONS", "MAX_SWEEPS"]
+__all__ = ["oracle_instructions", "subset_instructions", "directives_on", "missing_directives", "catalogue_oracle",
+           "share_of_gain", "MAX_KNOB_COMBINATIONS", "MAX_SWEEPS"]
 
 MAX_KNOB_COMBINATIONS = 12
 MAX_SWEEPS = 4
@@ -43,8 +43,9 @@ def _kind(system: MemorySystem, op: str) -> str | None:
     return entry[0] if entry else None
 
 
-def missing_directives(system: MemorySystem) -> dict[str, tuple[str, ...]]:
-    """For every LLM op SimLM knows, the ids of the catalogue directives its instruction does not grant."""
+def directives_on(system: MemorySystem) -> dict[str, tuple[str, ...]]:
+    """For every LLM op SimLM knows, the ids of the catalogue directives its instruction grants, in catalogue
+    order (as SimLM reads the text: no LM call)."""
     from memopt.simlm import active_directives, directives_for
 
     out = {}
@@ -52,7 +53,18 @@ def missing_directives(system: MemorySystem) -> dict[str, tuple[str, ...]]:
         kind = _kind(system, op)
         if kind is not None:
             active = active_directives(kind, text)
-            out[op] = tuple(d.id for d in directives_for(kind) if d.id not in active)
+            out[op] = tuple(d.id for d in directives_for(kind) if d.id in active)
+    return out
+
+
+def missing_directives(system: MemorySystem) -> dict[str, tuple[str, ...]]:
+    """For every LLM op SimLM knows, the ids of the catalogue directives its instruction does not grant."""
+    from memopt.simlm import directives_for
+
+    out = {}
+    for op, granted in directives_on(system).items():
+        kind = _kind(system, op)
+        out[op] = tuple(d.id for d in directives_for(kind) if d.id not in granted)
     return out
 
 

@@ -199,6 +199,16 @@ def _ceiling_clause(c: dict[str, Any]) -> str:
            f"{ceiling_text(c)} seeds"
 
 
+def _print_directives(directives: dict[str, dict[str, Any]], title: str) -> None:
+    """Per feedback kind, how many of its runs ended with each catalogue directive added to the seed (or dropped)."""
+    print(f"{title}: the directives each kind's runs ended with (as SimLM reads the final prompts; runs with it / "
+          "runs)")
+    for name, found in directives.items():
+        parts = [f"{key} {n}/{found['runs']}" for key, n in found["added"].items()]
+        parts += [f"dropped {key} {n}/{found['runs']}" for key, n in found["dropped"].items()]
+        print(f"  {name}: {', '.join(parts) or 'none added'}")
+
+
 @app.command("feedback")
 def feedback(
     experiment: Path = typer.Option(Path("experiments/quickstart.yaml"), "--experiment", "-e",
@@ -211,9 +221,10 @@ def feedback(
                                                           "registered one but the format controls attribution_prose, "
                                                           "..._intl; `memopt plugins` lists them)."),
     markdown: bool = typer.Option(False, "--markdown", help="Also print the table as Markdown (as in docs/)."),
-    out: Path = typer.Option(None, "--out", help="Write {rows, oracle, ordering, runs} as JSON."),
+    out: Path = typer.Option(None, "--out", help="Write {rows, oracle, ordering, directives, runs} as JSON."),
 ) -> None:
-    """The memtrace optimizer at one budget with each kind of feedback, over seeds, next to the catalogue oracle."""
+    """The memtrace optimizer at one budget with each kind of feedback, over seeds, next to the catalogue oracle,
+    and which catalogue directives each kind's runs ended with."""
     from memopt.bench.feedback import bench_feedback, markdown_table
     from memopt.cli.options import parse_ids
 
@@ -229,6 +240,7 @@ def feedback(
     _print(shown, f"{report['experiment']}: feedback kinds at {budget} LM calls, {seeds} seed(s) "
                   "(memtrace optimizer; SimLM, simulated)", None)
     _print_claims(report["ordering"], report["experiment"])
+    _print_directives(report["directives"], report["experiment"])
     if markdown:
         print(markdown_table(report))
     if out is not None:
