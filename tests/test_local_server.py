@@ -71,7 +71,8 @@ def test_mem0_on_the_local_lm_runs_traced_and_attributed(tmp_path: Path) -> None
     results = json.loads((tmp_path / "results.json").read_text())
     assert results["lm"] == "local" and results["simulated"] is False and len(results["cases"]) == 3
     replies = results["usage"]["task"]["replies"]
-    assert results["usage"]["task"]["calls"] >= 3 and replies["outputs"] >= 3
+    why = (results["usage"]["task"], [c.get("error") for c in results["cases"]], run.stderr[-3000:])  # if it fails
+    assert results["usage"]["task"]["calls"] >= 3 and replies["outputs"] >= 3, why
     assert results["metrics"]["malformed"] == sum("AdapterParseError" in c.get("error", "") for c in results["cases"])
     assert (run.returncode == 1) == (results["metrics"]["errored"] > 0.2 * 3)
     graphs = list((tmp_path / "graphs").glob("*.json"))
