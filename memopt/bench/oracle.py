@@ -43,29 +43,28 @@ def _kind(system: MemorySystem, op: str) -> str | None:
     return entry[0] if entry else None
 
 
-def directives_on(system: MemorySystem) -> dict[str, tuple[str, ...]]:
-    """For every LLM op SimLM knows, the ids of the catalogue directives its instruction grants, in catalogue
-    order (as SimLM reads the text: no LM call)."""
+def _readings(system: MemorySystem) -> dict[str, tuple[tuple[str, ...], frozenset[str]]]:
+    """For every LLM op SimLM knows: its catalogue's directive ids, in catalogue order, and those its instruction
+    grants (as SimLM reads the text: no LM call)."""
     from memopt.simlm import active_directives, directives_for
 
     out = {}
     for op, text in system.instructions().items():
         kind = _kind(system, op)
         if kind is not None:
-            active = active_directives(kind, text)
-            out[op] = tuple(d.id for d in directives_for(kind) if d.id in active)
+            out[op] = (tuple(d.id for d in directives_for(kind)), active_directives(kind, text))
     return out
+
+
+def directives_on(system: MemorySystem) -> dict[str, tuple[str, ...]]:
+    """For every LLM op SimLM knows, the ids of the catalogue directives its instruction grants, in catalogue
+    order."""
+    return {op: tuple(d for d in ids if d in active) for op, (ids, active) in _readings(system).items()}
 
 
 def missing_directives(system: MemorySystem) -> dict[str, tuple[str, ...]]:
     """For every LLM op SimLM knows, the ids of the catalogue directives its instruction does not grant."""
-    from memopt.simlm import directives_for
-
-    out = {}
-    for op, granted in directives_on(system).items():
-        kind = _kind(system, op)
-        out[op] = tuple(d.id for d in directives_for(kind) if d.id not in granted)
-    return out
+    return {op: tuple(d for d in ids if d not in active) for op, (ids, active) in _readings(system).items()}
 
 
 def subset_instructions(system: MemorySystem, subsets: dict[str, tuple[str, ...]]) -> dict[str, str]:
