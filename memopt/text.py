@@ -11,11 +11,14 @@ written the way LoCoMo's gold answers write them ("7 May 2023", "The week before
 
 from __future__ import annotations
 
+import ast
 import datetime as dt
 import re
+import threading
 from collections.abc import Set
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import Stemmer
 
@@ -39,6 +42,7 @@ __all__ = [
     "find_dates",
     "DateMention",
     "DATE_PATTERN",
+    "python_literal",
 ]
 
 STOPWORDS = frozenset(
@@ -315,3 +319,15 @@ def resolve_relative_dates(text: str, day: dt.date | None) -> str:
     if day is None:
         return text
     return _RELATIVE.sub(lambda m: _resolve(m, day), text)
+
+
+# CPython 3.11 (at least) keeps the AST builder's recursion depth in interpreter-wide state, so two threads
+# parsing at once can raise "SystemError: AST constructor recursion depth mismatch" (seen in our CI; see
+# python/cpython#106905). Our literal reads run in worker threads; they take turns.
+_AST_LOCK = threading.Lock()
+
+
+def python_literal(text: str) -> Any:
+    """``ast.literal_eval`` of ``text``, one thread at a time; raises what ``literal_eval`` raises."""
+    with _AST_LOCK:
+        return ast.literal_eval(text)

@@ -172,8 +172,9 @@ def test_lm_slots_bound_the_calls_in_flight_per_role():
 
     slots = LMSlots(3)
     lm = dspy.LM("sim/memopt", engine=SimEngine(latency=0.05), cache=False, callbacks=[slots])
+    predict = dspy.Predict("question -> answer")  # built once, before the threads, as the systems build theirs
     with dspy.context(lm=lm):
-        map_ordered(lambda i: dspy.Predict("question -> answer")(question=f"q{i}"), range(12), workers=8)
+        map_ordered(lambda i: predict(question=f"q{i}"), range(12), workers=8)
     assert slots.peak == 3
     sim, api = parse_lm_specs("sim"), parse_lm_specs("openai/x")
     assert default_concurrency(parse_lm_spec("sim")) == 1
@@ -196,16 +197,19 @@ def test_identical_cached_requests_in_flight_cost_one_request():
     from memopt.simlm.server import SimServer
 
     questions = ["Who adopted Max?"] * 4 + ["Where does Ana work?"] * 4
+    # Built once, before the threads: parsing a string signature in eight threads at once can raise CPython
+    # 3.11's "AST constructor recursion depth mismatch" (seen in CI), and no system builds modules per call.
+    predict = dspy.Predict("question -> answer")
     with SimServer(delay=0.3) as server:
         meter = UsageMeter()
         lm = make_lm(f"openai/sim@{server.url}", cache=True, callbacks=[LMSlots(8), meter])
         with dspy.context(lm=lm):
-            answers = map_ordered(lambda q: ask(dspy.Predict("question -> answer"), question=q).answer, questions,
+            answers = map_ordered(lambda q: ask(predict, question=q).answer, questions,
                                   workers=8)
         twice = server.stats.requests
         uncached = make_lm(f"openai/sim@{server.url}", cache=False, callbacks=[LMSlots(8)])
         with dspy.context(lm=uncached):
-            map_ordered(lambda q: ask(dspy.Predict("question -> answer"), question=q), questions, workers=8)
+            map_ordered(lambda q: ask(predict, question=q), questions, workers=8)
     assert twice == 2  # eight calls at once, two distinct prompts: one request each, the rest wait and hit the cache
     assert answers[:4] == [answers[0]] * 4 and answers[4:] == [answers[4]] * 4
     usage = meter.total()

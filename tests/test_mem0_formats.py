@@ -168,3 +168,35 @@ def test_mem0_2x_directives_come_from_its_prompt_and_the_custom_instructions():
     assert active_directives("extract", read_request("", user).instructions) == {"all_participants", "resolve_dates"}
     assert active_directives("extract", read_request(system, bare).instructions) >= {"all_participants",
                                                                                      "resolve_dates", "keep_details"}
+
+
+def test_literal_reads_take_turns_across_threads(monkeypatch):
+    # CPython 3.11 shares the AST builder's recursion depth between threads (a SystemError seen in CI), so every
+    # read of a Python literal in memopt goes through one lock, and no other module parses Python by itself.
+    import ast
+    import threading
+    import time
+
+    import memopt.text
+    from memopt.parallel import map_ordered
+
+    inside, peak, guard = [0], [0], threading.Lock()
+    real = ast.literal_eval
+
+    def counted(text):
+        with guard:
+            inside[0] += 1
+            peak[0] = max(peak[0], inside[0])
+        time.sleep(0.01)
+        with guard:
+            inside[0] -= 1
+        return real(text)
+
+    monkeypatch.setattr(ast, "literal_eval", counted)
+    assert map_ordered(memopt.text.python_literal, [f"[{i}, 'x']" for i in range(16)], workers=8) == \
+        [[i, "x"] for i in range(16)]
+    assert peak[0] == 1
+    root = Path(memopt.text.__file__).parent
+    parsers = [p.relative_to(root).as_posix() for p in root.rglob("*.py")
+               if p.name != "text.py" and ("ast.literal_eval(" in p.read_text() or "ast.parse(" in p.read_text())]
+    assert parsers == []

@@ -33,13 +33,12 @@ Anything else is not a Mem0 call (`read_request` returns None). Replies are bare
 
 from __future__ import annotations
 
-import ast
 import json
 import re
 from dataclasses import dataclass
 from typing import Any
 
-from memopt.text import parse_session_date
+from memopt.text import parse_session_date, python_literal
 
 __all__ = ["Mem0Request", "read_request", "render_reply", "MEMORY_MARKER", "EMPTY_MARKER", "FACTS_MARKER",
            "OUTPUT_MARKER"]
@@ -113,7 +112,7 @@ def _literal(text: str) -> Any:
     if len(text) > _LITERAL_LIMIT:
         return None
     try:
-        return ast.literal_eval(text.strip())
+        return python_literal(text.strip())
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return None
 

@@ -6,7 +6,6 @@ this module implements it. Helpers are private; `convert` is the one entry point
 
 from __future__ import annotations
 
-import ast
 import json
 import re
 from collections import defaultdict
@@ -15,6 +14,7 @@ from typing import Any
 import networkx as nx
 
 from memopt.errors import DataError
+from memopt.text import python_literal
 from memopt.trace.graph import SCHEMA_VERSION
 from memopt.trace.tracer import inputs_hash
 
@@ -66,7 +66,7 @@ def decode_value(raw: str) -> Any:
             pass
     if text[:1] in "[{('\"" and len(text) < 200_000:
         try:
-            value = ast.literal_eval(text)
+            value = python_literal(text)
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             return raw
         return value if isinstance(value, (str, dict, list)) else raw
