@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -152,8 +153,9 @@ def test_a_bench_run_reports_the_directives_its_final_prompts_added(tmp_path):
 
     tiny = tmp_path / "tiny.yaml"
     tiny.write_text(QUICKSTART.read_text().replace("conversations=12,sessions=8", "conversations=4,sessions=3"))
-    report = bench_feedback(tiny, budget=3000, seeds=1, rounds=2, variants=["attribution"])
+    report = bench_feedback(tiny, budget=3000, seeds=1, rounds=2, variants=["attribution"], first_seed=7)
     (run,) = report["runs"]
+    assert run["seed"] == 7 and report["seeds"] == [7]  # --first-seed: another process's share of the seeds
     assert run["test_f1_after"] > run["test_f1_before"]  # SimLM's F1 moves only with directives and knobs
     missing = {op: set(ids) for op, ids in report["oracle"]["all_on"]["directives"].items()}
     assert run["directives_added"] and run["directives_dropped"] == {}
@@ -161,3 +163,43 @@ def test_a_bench_run_reports_the_directives_its_final_prompts_added(tmp_path):
     assert report["directives"]["attribution"] == {
         "runs": 1, "added": {f"{op}.{d}": 1 for op, ids in sorted(run["directives_added"].items()) for d in ids},
         "dropped": {}}
+
+
+def _report(runs: list[dict], **changes) -> dict:
+    oracle = {"test_f1": 0.7, "seed_test_f1": 0.2, "seconds": 1.0}
+    return {"experiment": "quickstart", "budget": 6000, "rounds": 8, "oracle": oracle, "runs": runs} | changes
+
+
+def test_bench_merge_pairs_the_seeds_of_reports_run_apart(tmp_path):
+    from memopt.bench.feedback import merge_feedback
+    from memopt.errors import ConfigError
+
+    gains = {"attribution": [0.35, 0.30, 0.40, 0.36, 0.33, 0.38], "outcome": [0.25, 0.24, 0.20, 0.27, 0.22, 0.21]}
+    runs = _runs(gains)
+    low, high = [r for r in runs if r["seed"] < 3], [r for r in runs if r["seed"] >= 3]
+    merged = merge_feedback({"a.json": _report(low), "b.json": _report(high)})
+    assert merged["seeds"] == [0, 1, 2, 3, 4, 5] and merged["ordering"] == ordering(runs, ceiling=0.5)
+    assert merged["ordering"]["attribution > outcome"]["n"] == 6  # one seed's runs of two kinds are one pair
+    assert [r["runs"] for r in merged["rows"]] == [6, 6, 1]
+    with pytest.raises(ConfigError, match=r"b.json: attribution at seed 0 is also in a.json; .*--first-seed"):
+        merge_feedback({"a.json": _report(low), "b.json": _report(low[:1] + low[2:3])})
+    with pytest.raises(ConfigError, match=r"b.json: budget 20000, but a.json has 6000"):
+        merge_feedback({"a.json": _report(low), "b.json": _report(high, budget=20000)})
+    with pytest.raises(ConfigError, match=r"b.json: its oracle or seed prompts score differently"):
+        merge_feedback({"a.json": _report(low), "b.json": _report(high, oracle={"test_f1": 0.6})})
+    with pytest.raises(ConfigError, match=r"a.json: runs\[0\] is not a bench run \(missing variant"):
+        merge_feedback({"a.json": _report([{"seed": 0}])})
+
+    files = [tmp_path / "a.json", tmp_path / "b.json"]
+    for path, part in zip(files, (low, high), strict=True):
+        path.write_text(json.dumps(_report(part)))
+    out = tmp_path / "merged.json"
+    env = {**os.environ, "COLUMNS": "200"}
+    done = subprocess.run([sys.executable, "-m", "memopt", "bench", "merge", *map(str, files), "--out", str(out)],
+                          capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "6 seed(s) (0–5)" in done.stdout and "attribution > outcome: holds" in done.stdout
+    assert json.loads(out.read_text())["ordering"] == json.loads(json.dumps(ordering(runs, ceiling=0.5)))
+    done = subprocess.run([sys.executable, "-m", "memopt", "bench", "merge", str(files[0]), "missing.json"],
+                          capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert done.returncode == 2 and "missing.json: no such report" in done.stderr and "Traceback" not in done.stderr

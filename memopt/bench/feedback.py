@@ -33,8 +33,8 @@ from memopt.bench.seeds import Claim, compare, comparison_table, fmt_interval, i
 if TYPE_CHECKING:
     from memopt.systems.base import MemorySystem
 
-__all__ = ["bench_feedback", "default_variants", "feedback_rows", "ordering", "markdown_table", "directive_changes",
-           "directive_counts", "CLAIMS", "DEFAULT_SEEDS"]
+__all__ = ["bench_feedback", "merge_feedback", "default_variants", "feedback_rows", "ordering", "markdown_table",
+           "directive_changes", "directive_counts", "CLAIMS", "DEFAULT_SEEDS"]
 
 
 CLAIMS = (Claim("attribution", "outcome"), Claim("outcome", "score"), Claim("outcome", "empty"),
@@ -44,8 +44,9 @@ DEFAULT_SEEDS = 5
 
 
 def bench_feedback(experiment: str | Path, *, budget: int, seeds: int = DEFAULT_SEEDS, rounds: int | None = None,
-                   variants: list[str] | None = None) -> dict[str, Any]:
-    """Run every feedback kind for ``seeds`` seeds; returns runs, rows, the oracle and the ordering verdicts."""
+                   variants: list[str] | None = None, first_seed: int | None = None) -> dict[str, Any]:
+    """Run every feedback kind for ``seeds`` seeds from ``first_seed`` (default: the experiment's); returns runs,
+    rows, the oracle and the ordering verdicts."""
     from memopt.bench.oracle import catalogue_oracle, share_of_gain
     from memopt.errors import ConfigError
     from memopt.experiment import load_experiment
@@ -59,7 +60,7 @@ def bench_feedback(experiment: str | Path, *, budget: int, seeds: int = DEFAULT_
     unknown = sorted(set(names) - set(known))
     if unknown:
         raise ConfigError(f"--variants: unknown feedback {', '.join(unknown)} (known: {', '.join(known)}).")
-    base = load_experiment(experiment, {"budget.max_lm_calls": budget, "rounds": rounds})
+    base = load_experiment(experiment, {"budget.max_lm_calls": budget, "rounds": rounds, "seed": first_seed})
     seed_system = make_system(base.pipeline, prompts=base.prompts, **base.knobs)
     started = time.perf_counter()
     oracle = catalogue_oracle(base)
@@ -83,12 +84,63 @@ def bench_feedback(experiment: str | Path, *, budget: int, seeds: int = DEFAULT_
                          "stopped": summary.get("stopped"), "knobs": summary.get("best_knobs", {}),
                          "directives_added": added, "directives_dropped": dropped,
                          "seconds": round(time.perf_counter() - started, 1)})
+    return _report(base.name, budget, base.rounds, oracle, runs, names)
+
+
+def _report(experiment: str, budget: int, rounds: int, oracle: dict[str, Any], runs: list[dict[str, Any]],
+            names: list[str]) -> dict[str, Any]:
     rows = feedback_rows(runs, oracle, names)
     ceiling = next((r["gain"] for r in rows if r["variant"] == "oracle"), None)
-    return {"experiment": base.name, "budget": budget, "rounds": base.rounds, "seeds": [base.seed + i for i in
-                                                                                         range(seeds)],
-            "oracle": oracle, "rows": rows, "ordering": ordering(runs, ceiling=ceiling),
-            "directives": directive_counts(runs, names), "runs": runs}
+    return {"experiment": experiment, "budget": budget, "rounds": rounds,
+            "seeds": sorted({r["seed"] for r in runs}), "oracle": oracle, "rows": rows,
+            "ordering": ordering(runs, ceiling=ceiling), "directives": directive_counts(runs, names), "runs": runs}
+
+
+_RUN_KEYS = ("variant", "seed", "test_f1_before", "test_f1_after", "gain", "lm_calls", "seconds")
+
+
+def merge_feedback(reports: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """One report from bench reports by file name (`bench_feedback`, e.g. seeds split over processes): their runs
+    together, rows, verdicts and directive counts computed again, paired by seed as in one bench.
+
+    The reports must be of one experiment, budget, rounds and oracle (the same data and split), and no kind's seed
+    may be in two of them; otherwise a `ConfigError` names the files."""
+    from memopt.errors import ConfigError
+
+    if not reports:
+        raise ConfigError("bench merge: no reports given; pass the --out files of `memopt bench feedback` runs.")
+    for name, report in reports.items():
+        missing = [key for key in ("experiment", "budget", "rounds", "oracle", "runs")
+                   if not isinstance(report, dict) or key not in report]
+        if missing or not isinstance(report["oracle"], dict):
+            what = f"missing {', '.join(missing)}" if missing else "its oracle is not a mapping"
+            raise ConfigError(f"{name}: not a `memopt bench feedback --out` report ({what}).")
+    first, head = next(iter(reports)), next(iter(reports.values()))
+    for name, report in reports.items():
+        for key, label in (("experiment", "experiment"), ("budget", "budget"), ("rounds", "rounds")):
+            if report[key] != head[key]:
+                raise ConfigError(f"{name}: {label} {report[key]!r}, but {first} has {head[key]!r}; merge reports of "
+                                  "one experiment at one budget and rounds.")
+        if report["oracle"].get("test_f1") != head["oracle"].get("test_f1") or \
+                report["oracle"].get("seed_test_f1") != head["oracle"].get("seed_test_f1"):
+            raise ConfigError(f"{name}: its oracle or seed prompts score differently from {first}'s (test F1 "
+                              f"{report['oracle'].get('test_f1')} against {head['oracle'].get('test_f1')}): not "
+                              "the same data, split or code; merge reports measured alike.")
+    seen: dict[tuple[str, int], str] = {}
+    runs: list[dict[str, Any]] = []
+    for name, report in reports.items():
+        for i, run in enumerate(report["runs"] if isinstance(report["runs"], list) else [None]):
+            lacking = [k for k in _RUN_KEYS if k not in run] if isinstance(run, dict) else list(_RUN_KEYS)
+            if lacking:
+                raise ConfigError(f"{name}: runs[{i}] is not a bench run (missing {', '.join(lacking)}).")
+            key = (run["variant"], run["seed"])
+            if key in seen:
+                raise ConfigError(f"{name}: {run['variant']} at seed {run['seed']} is also in {seen[key]}; "
+                                  "give each bench its own seeds (`memopt bench feedback --first-seed`).")
+            seen[key] = name
+            runs.append(run)
+    names = list(dict.fromkeys(run["variant"] for run in runs))
+    return _report(head["experiment"], head["budget"], head["rounds"], head["oracle"], runs, names)
 
 
 class _Best:

@@ -220,24 +220,58 @@ def feedback(
     variants: str = typer.Option(None, "--variants", help="Comma-separated feedback kinds (default: every "
                                                           "registered one but the format controls attribution_prose, "
                                                           "..._intl; `memopt plugins` lists them)."),
+    first_seed: int = typer.Option(None, "--first-seed", min=0,
+                                   help="Seed of the first run (default: the experiment's); split seeds over "
+                                        "processes with it, then `memopt bench merge` their --out files."),
     markdown: bool = typer.Option(False, "--markdown", help="Also print the table as Markdown (as in docs/)."),
     out: Path = typer.Option(None, "--out", help="Write {rows, oracle, ordering, directives, runs} as JSON."),
 ) -> None:
     """The memtrace optimizer at one budget with each kind of feedback, over seeds, next to the catalogue oracle,
     and which catalogue directives each kind's runs ended with."""
-    from memopt.bench.feedback import bench_feedback, markdown_table
+    from memopt.bench.feedback import bench_feedback
     from memopt.cli.options import parse_ids
 
     _check_out(out)
 
-    report = bench_feedback(experiment, budget=budget, seeds=seeds, rounds=rounds, variants=parse_ids(variants))
+    report = bench_feedback(experiment, budget=budget, seeds=seeds, rounds=rounds, variants=parse_ids(variants),
+                            first_seed=first_seed)
+    _show_feedback(report, markdown, out)
+
+
+@app.command("merge")
+def merge(
+    reports: list[Path] = typer.Argument(..., help="`memopt bench feedback --out` files of one experiment and budget."),
+    markdown: bool = typer.Option(False, "--markdown", help="Also print the table as Markdown (as in docs/)."),
+    out: Path = typer.Option(None, "--out", help="Write the merged report as JSON."),
+) -> None:
+    """Merge `memopt bench feedback` reports run with different seeds into one: rows, verdicts (paired by seed) and
+    directive counts over all their runs."""
+    from memopt.bench.feedback import merge_feedback
+    from memopt.errors import ConfigError
+    from memopt.files import read_json
+
+    _check_out(out)
+    if len(set(reports)) < len(reports):
+        raise ConfigError("bench merge: a report is named twice; name each --out file once.")
+    report = merge_feedback({str(path): read_json(path, missing="no such report; pass the --out file of a "
+                                                                 "`memopt bench feedback` run.")
+                             for path in reports})
+    _show_feedback(report, markdown, out)
+
+
+def _show_feedback(report: dict[str, Any], markdown: bool, out: Path | None) -> None:
+    from memopt.bench.feedback import markdown_table
+
+    seeds, budget = report["seeds"], report["budget"]
     shown = [{"feedback": r["variant"], "ops": r["ops"], "F1 before": f"{r['test_f1_before']:.3f}",
               "after ± sd": f"{r['test_f1_after']:.3f} ± {r['test_f1_after_sd']:.3f}",
               "gain ± sd": f"{r['gain']:+.3f} ± {r['gain_sd']:.3f}",
               "95 % interval": fmt_interval(r["gain_low"], r["gain_high"]),
               "share of oracle gain": "—" if r["share_of_oracle_gain"] is None else f"{r['share_of_oracle_gain']:.2f}",
               "LM calls": f"{r['lm_calls']:,}", "s / run": str(r["seconds"])} for r in report["rows"]]
-    _print(shown, f"{report['experiment']}: feedback kinds at {budget} LM calls, {seeds} seed(s) "
+    contiguous = len(seeds) > 1 and seeds == list(range(seeds[0], seeds[-1] + 1))
+    span = f"{len(seeds)} seed(s)" + (f" ({seeds[0]}–{seeds[-1]})" if contiguous else "")
+    _print(shown, f"{report['experiment']}: feedback kinds at {budget} LM calls, {span} "
                   "(memtrace optimizer; SimLM, simulated)", None)
     _print_claims(report["ordering"], report["experiment"])
     _print_directives(report["directives"], report["experiment"])
