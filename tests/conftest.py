@@ -4,12 +4,30 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+class InFlight:
+    """Counts the calls inside ``with in_flight:`` at once, from any thread; ``peak`` is the most there were."""
+
+    def __init__(self) -> None:
+        self._lock, self.now, self.peak = threading.Lock(), 0, 0
+
+    def __enter__(self) -> InFlight:
+        with self._lock:
+            self.now += 1
+            self.peak = max(self.peak, self.now)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        with self._lock:
+            self.now -= 1
 LOCOMO_DEV_IN_SHARED = Path("data") / "locomo" / "locomo_dev.json"
 SHIPPED = ("evermemos", "long_context", "mem0", "rag")  # the memory systems memopt ships (pipelines/)
 

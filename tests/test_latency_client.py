@@ -11,6 +11,7 @@ import pytest
 
 from memopt.parallel import map_ordered
 from memopt.simlm import SimServer
+from tests.conftest import InFlight
 
 
 def _loops_of(workers: int) -> list[tuple[int, asyncio.AbstractEventLoop]]:
@@ -54,19 +55,15 @@ def test_idle_worker_threads_end_and_close_their_loop(monkeypatch):
 
 
 def test_a_pool_runs_at_most_its_workers_at_once_and_pools_nest():
-    lock, running, peak = threading.Lock(), [0], [0]
+    in_flight = InFlight()
 
     def task(i: int) -> int:
-        with lock:
-            running[0] += 1
-            peak[0] = max(peak[0], running[0])
-        time.sleep(0.005)
-        with lock:
-            running[0] -= 1
+        with in_flight:
+            time.sleep(0.005)
         return map_ordered(lambda j: i * 10 + j, range(3), workers=3)[-1]  # a pool inside a pool's task
 
     assert map_ordered(task, range(12), workers=2) == [i * 10 + 2 for i in range(12)]
-    assert peak[0] == 2
+    assert in_flight.peak == 2
 
 
 def test_a_failing_task_is_raised_after_every_task_has_ended():

@@ -13,6 +13,7 @@ from memopt.simlm import SimLM
 from memopt.simlm.directives import active_directives
 from memopt.simlm.mem0_formats import FACTS_MARKER, read_request
 from memopt.text import find_relative_dates, parse_session_date
+from tests.conftest import InFlight
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 # Captured by running mem0ai 1.0.11 (Memory.add, session 2 and 3 of synth-1-000) with prompts exported from
@@ -174,28 +175,22 @@ def test_literal_reads_take_turns_across_threads(monkeypatch):
     # CPython 3.11 shares the AST builder's recursion depth between threads (a SystemError seen in CI), so every
     # read of a Python literal in memopt goes through one lock, and no other module parses Python by itself.
     import ast
-    import threading
     import time
 
     import memopt.text
     from memopt.parallel import map_ordered
 
-    inside, peak, guard = [0], [0], threading.Lock()
-    real = ast.literal_eval
+    in_flight, real = InFlight(), ast.literal_eval
 
     def counted(text):
-        with guard:
-            inside[0] += 1
-            peak[0] = max(peak[0], inside[0])
-        time.sleep(0.01)
-        with guard:
-            inside[0] -= 1
-        return real(text)
+        with in_flight:
+            time.sleep(0.01)
+            return real(text)
 
     monkeypatch.setattr(ast, "literal_eval", counted)
     assert map_ordered(memopt.text.python_literal, [f"[{i}, 'x']" for i in range(16)], workers=8) == \
         [[i, "x"] for i in range(16)]
-    assert peak[0] == 1
+    assert in_flight.peak == 1
     root = Path(memopt.text.__file__).parent
     parsers = [p.relative_to(root).as_posix() for p in root.rglob("*.py")
                if p.name != "text.py" and ("ast.literal_eval(" in p.read_text() or "ast.parse(" in p.read_text())]
