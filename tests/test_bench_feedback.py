@@ -30,6 +30,9 @@ def test_bench_feedback_runs_every_kind_and_writes_the_oracle_row(tmp_path):
     report = json.loads((tmp_path / "bench.json").read_text())
     rows = {row["variant"]: row for row in report["rows"]}
     assert list(rows) == [*VARIANTS, "oracle"] and len(report["runs"]) == len(VARIANTS)
+    assert report["complete"] is True and report["planned"] == len(VARIANTS)
+    assert [line.split(":")[0] for line in done.stderr.splitlines() if line.startswith("[")] == \
+        [f"[{i}/{len(VARIANTS)}] {name} seed 0" for i, name in enumerate(VARIANTS, start=1)]
     oracle = rows["oracle"]
     assert oracle["test_f1_after"] == report["oracle"]["test_f1"] > oracle["test_f1_before"]
     assert oracle["share_of_oracle_gain"] == 1.0 and oracle["lm_calls"] == 0
@@ -203,3 +206,29 @@ def test_bench_merge_pairs_the_seeds_of_reports_run_apart(tmp_path):
     done = subprocess.run([sys.executable, "-m", "memopt", "bench", "merge", str(files[0]), "missing.json"],
                           capture_output=True, text=True, env=env, cwd=tmp_path)
     assert done.returncode == 2 and "missing.json: no such report" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_an_interrupted_bench_keeps_its_finished_runs_for_merge(tmp_path):
+    import signal
+
+    tiny = tmp_path / "tiny.yaml"
+    tiny.write_text(QUICKSTART.read_text().replace("conversations=12,sessions=8", "conversations=4,sessions=3"))
+    bench = subprocess.Popen([sys.executable, "-m", "memopt", "bench", "feedback", "--experiment", str(tiny),
+                              "--budget", "1500", "--seeds", "4", "--rounds", "2", "--variants", "score",
+                              "--out", "part.json"], cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                             text=True)
+    lines = []
+    for line in bench.stderr:  # one line per finished run, each after --out holds the runs so far
+        lines.append(line)
+        if line.startswith("[2/4] "):
+            bench.send_signal(signal.SIGINT)
+            break
+    assert bench.wait(timeout=60) != 0, "".join(lines)
+    assert lines[0].startswith("[1/4] score seed 0: test F1 ") and " LM calls, " in lines[0]
+    part = json.loads((tmp_path / "part.json").read_text())
+    assert part["complete"] is False and part["planned"] == 4 and part["seeds"] in ([0], [0, 1])
+    assert [r["seed"] for r in part["runs"]] == part["seeds"]
+    merged = subprocess.run([sys.executable, "-m", "memopt", "bench", "merge", "part.json"], capture_output=True,
+                            text=True, cwd=tmp_path, env={**os.environ, "COLUMNS": "200"})
+    assert merged.returncode == 0, merged.stderr
+    assert f"quickstart: partial, {len(part['runs'])} of the 4 runs planned" in merged.stdout

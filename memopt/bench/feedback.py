@@ -25,6 +25,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -44,9 +45,11 @@ DEFAULT_SEEDS = 5
 
 
 def bench_feedback(experiment: str | Path, *, budget: int, seeds: int = DEFAULT_SEEDS, rounds: int | None = None,
-                   variants: list[str] | None = None, first_seed: int | None = None) -> dict[str, Any]:
+                   variants: list[str] | None = None, first_seed: int | None = None,
+                   on_run: Callable[[dict[str, Any], dict[str, Any]], None] | None = None) -> dict[str, Any]:
     """Run every feedback kind for ``seeds`` seeds from ``first_seed`` (default: the experiment's); returns runs,
-    rows, the oracle and the ordering verdicts."""
+    rows, the oracle and the ordering verdicts. ``on_run(run, report)`` hears each finished run with the report of
+    the runs so far (``complete`` false until the last)."""
     from memopt.bench.oracle import catalogue_oracle, share_of_gain
     from memopt.errors import ConfigError
     from memopt.experiment import load_experiment
@@ -84,16 +87,19 @@ def bench_feedback(experiment: str | Path, *, budget: int, seeds: int = DEFAULT_
                          "stopped": summary.get("stopped"), "knobs": summary.get("best_knobs", {}),
                          "directives_added": added, "directives_dropped": dropped,
                          "seconds": round(time.perf_counter() - started, 1)})
-    return _report(base.name, budget, base.rounds, oracle, runs, names)
+            if on_run is not None:
+                on_run(runs[-1], _report(base.name, budget, base.rounds, oracle, runs, names, seeds * len(names)))
+    return _report(base.name, budget, base.rounds, oracle, runs, names, seeds * len(names))
 
 
 def _report(experiment: str, budget: int, rounds: int, oracle: dict[str, Any], runs: list[dict[str, Any]],
-            names: list[str]) -> dict[str, Any]:
+            names: list[str], planned: int) -> dict[str, Any]:
     rows = feedback_rows(runs, oracle, names)
     ceiling = next((r["gain"] for r in rows if r["variant"] == "oracle"), None)
     return {"experiment": experiment, "budget": budget, "rounds": rounds,
-            "seeds": sorted({r["seed"] for r in runs}), "oracle": oracle, "rows": rows,
-            "ordering": ordering(runs, ceiling=ceiling), "directives": directive_counts(runs, names), "runs": runs}
+            "seeds": sorted({r["seed"] for r in runs}), "complete": len(runs) >= planned, "planned": planned,
+            "oracle": oracle, "rows": rows, "ordering": ordering(runs, ceiling=ceiling),
+            "directives": directive_counts(runs, names), "runs": runs}
 
 
 _RUN_KEYS = ("variant", "seed", "test_f1_before", "test_f1_after", "gain", "lm_calls", "seconds")
@@ -104,7 +110,8 @@ def merge_feedback(reports: dict[str, dict[str, Any]]) -> dict[str, Any]:
     together, rows, verdicts and directive counts computed again, paired by seed as in one bench.
 
     The reports must be of one experiment, budget, rounds and oracle (the same data and split), and no kind's seed
-    may be in two of them; otherwise a `ConfigError` names the files."""
+    may be in two of them; otherwise a `ConfigError` names the files. An interrupted bench's report (``complete``
+    false: ``--out`` is written after every run) adds the runs it finished."""
     from memopt.errors import ConfigError
 
     if not reports:
@@ -140,7 +147,8 @@ def merge_feedback(reports: dict[str, dict[str, Any]]) -> dict[str, Any]:
             seen[key] = name
             runs.append(run)
     names = list(dict.fromkeys(run["variant"] for run in runs))
-    return _report(head["experiment"], head["budget"], head["rounds"], head["oracle"], runs, names)
+    planned = sum(r["planned"] if isinstance(r.get("planned"), int) else len(r["runs"]) for r in reports.values())
+    return _report(head["experiment"], head["budget"], head["rounds"], head["oracle"], runs, names, planned)
 
 
 class _Best:

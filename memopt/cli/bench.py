@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -233,8 +234,17 @@ def feedback(
 
     _check_out(out)
 
+    def finished(run: dict[str, Any], so_far: dict[str, Any]) -> None:
+        """One line per finished run on stderr; the report of the runs so far in --out, so an interrupted bench
+        keeps them (`memopt bench merge` adds them to a bench of the seeds left)."""
+        print(f"[{len(so_far['runs'])}/{so_far['planned']}] {run['variant']} seed {run['seed']}: test F1 "
+              f"{run['test_f1_before']:.3f} → {run['test_f1_after']:.3f} ({run['gain']:+.3f}) in {run['lm_calls']:,} "
+              f"LM calls, {run['seconds']} s", file=sys.stderr, flush=True)
+        if out is not None and not so_far["complete"]:
+            write_json(out, so_far)
+
     report = bench_feedback(experiment, budget=budget, seeds=seeds, rounds=rounds, variants=parse_ids(variants),
-                            first_seed=first_seed)
+                            first_seed=first_seed, on_run=finished)
     _show_feedback(report, markdown, out)
 
 
@@ -273,6 +283,8 @@ def _show_feedback(report: dict[str, Any], markdown: bool, out: Path | None) -> 
     span = f"{len(seeds)} seed(s)" + (f" ({seeds[0]}–{seeds[-1]})" if contiguous else "")
     _print(shown, f"{report['experiment']}: feedback kinds at {budget} LM calls, {span} "
                   "(memtrace optimizer; SimLM, simulated)", None)
+    if not report.get("complete", True):
+        print(f"{report['experiment']}: partial, {len(report['runs'])} of the {report['planned']} runs planned")
     _print_claims(report["ordering"], report["experiment"])
     _print_directives(report["directives"], report["experiment"])
     if markdown:
