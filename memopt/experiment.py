@@ -271,15 +271,22 @@ def _got(error: dict[str, Any]) -> str:
 
 
 def apply_overrides(raw: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
-    """Set dotted keys (``"optimizer.name"``) in a raw experiment mapping; None values are skipped."""
+    """Set dotted keys (``"optimizer.name"``) in a raw experiment mapping; None values are skipped. A section the
+    key goes into that is not a mapping (``budget: 5``) is a `ConfigError` naming it."""
     out = {**raw}
     for dotted, value in overrides.items():
         if value is None:
             continue
         node = out
         *parents, last = dotted.split(".")
-        for part in parents:
-            node[part] = dict(node.get(part) or {})
+        for depth, part in enumerate(parents):
+            section = node.get(part)
+            if section is not None and not isinstance(section, dict):
+                where = ".".join(parents[: depth + 1])
+                raise ConfigError(f"{where}: must be a mapping of keys (got {str(section)[:60]!r}), so the "
+                                  f"command-line override of {dotted} has nowhere to go; write {where} as keys, "
+                                  "see experiments/quickstart.yaml.")
+            node[part] = dict(section or {})
             node = node[part]
         node[last] = value
     return out
@@ -303,6 +310,8 @@ def load_experiment(path: str | Path, overrides: dict[str, Any] | None = None) -
         raise ConfigError(f"{path}: the experiment must be a mapping of keys (pipeline, data, lm, ...).")
     try:
         experiment = Experiment.model_validate(apply_overrides(raw, overrides or {}))
+    except ConfigError as e:
+        raise ConfigError(f"{path}: {e}") from None
     except ValidationError as e:
         problems = "; ".join(f"{_where(err['loc'])}: {err['msg']}{_got(err)}" for err in e.errors())
         raise ConfigError(f"{path}: {problems}") from None

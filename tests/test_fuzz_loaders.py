@@ -12,6 +12,7 @@ import pytest
 
 from memopt.data.locomo import load_locomo, to_locomo
 from memopt.data.synth import SynthSpec, synthetic_conversations
+from memopt.errors import ConfigError
 from tests.fuzz import check_inputs, check_loader
 
 SPEC = SynthSpec(conversations=2, sessions=2, seed=3, questions_per_conversation=5)
@@ -71,6 +72,18 @@ def test_results_graph_and_experiment_loaders_survive_mutations(tmp_path):
                   "knobs": {"top_k": 4}, "mlflow": {"experiment": "x"}}
     counts = check_loader(load_experiment, experiment, tmp_path, n=300, seed=7, name="exp.yaml")
     assert counts["loaded"] >= 20 and counts["refused"] >= 100, counts
+    # the command line's overrides go into sections the mutations may have made scalars or lists (`budget: 5`)
+    overrides = {"budget.max_lm_calls": 300, "optimizer.name": "memtrace", "lm.judge": "sim",
+                 "mlflow.tracking_uri": "sqlite:///x.db", "data.source": "synthetic", "rounds": 1}
+    counts = check_loader(lambda path: load_experiment(path, overrides), experiment, tmp_path, n=300, seed=8,
+                          name="exp.yaml")
+    assert counts["loaded"] >= 20 and counts["refused"] >= 100, counts
+    for section in ("budget: 5", "data: [1, 2]", "optimizer: memtrace", "mlflow: x", "lm: sim"):
+        bad = tmp_path / "scalar.yaml"
+        bad.write_text(f"name: x\npipeline: rag\n{section}\n")
+        key = section.split(":")[0]
+        with pytest.raises(ConfigError, match=rf"scalar.yaml: {key}: must be a mapping of keys .*override of {key}\."):
+            load_experiment(bad, overrides)
 
 
 def test_attribution_of_mutated_graphs_and_results_gives_one_clear_error(tmp_path):
