@@ -112,18 +112,31 @@ def check_writable(path: str | Path, *, option: str = "--out", directory: bool =
         raise ConfigError(f"{option} {path}: {parent} is a file, not a directory.")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise ConfigError(f"{option} {path}: cannot write in {parent} (permission denied).")
+    probe = parent / f".memopt-probe.{secrets.token_hex(4)}.tmp"  # root passes os.access even on /proc or a ro mount
+    try:
+        probe.open("xb").close()
+    except OSError as e:
+        raise ConfigError(f"{option} {path}: cannot write in {parent} ({e.strerror or e}).") from None
+    with contextlib.suppress(OSError):
+        probe.unlink()
     return path
 
 
 def write_atomic(path: str | Path, data: str | bytes) -> Path:
-    """Write text or bytes to ``path`` through a temporary file and a rename (parents created)."""
+    """Write text or bytes to ``path`` through a temporary file and a rename (parents created); a write the system
+    refuses (disk full, read-only, no such place) is a `DataError` naming ``path``, and ``path`` is left as it was."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         with open(tmp, "xb") as f:
             f.write(data.encode("utf-8") if isinstance(data, str) else data)
         os.replace(tmp, path)
+    except OSError as e:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise DataError(f"{path}: cannot be written ({e.strerror or e}); nothing was written there, choose "
+                        "another path.") from None
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)

@@ -85,6 +85,7 @@ def base(tmp_path_factory) -> Path:
     _write(root / "exp" / "bigint.yaml", f"pipeline: mem0\nseed: {BIG}\n")
     _write(root / "exp" / "deep.yaml", "pipeline: mem0\nknobs: " + "[" * 3_000 + "]" * 3_000 + "\n")
     _write(root / "exp" / "ok.yaml", f"pipeline: mem0\ndata: {{source: '{OPT_DATA}'}}\nrounds: 1\n")
+    _write(root / "exp" / "scalarbudget.yaml", f"pipeline: mem0\ndata: {{source: '{OPT_DATA}'}}\nbudget: 5\n")
     _write(root / "exp" / "negknob.yaml", f"pipeline: mem0\ndata: {{source: '{OPT_DATA}'}}\nknobs: {{top_k: -1}}\n")
     _write(root / "exp" / "zerosearch.yaml",
            f"pipeline: rag\ndata: {{source: '{OPT_DATA}'}}\noptimizer: {{search: {{top_k: [0, 5]}}}}\n")
@@ -120,7 +121,10 @@ def base(tmp_path_factory) -> Path:
 
 
 def _snapshot(root: Path) -> dict[str, tuple[int, int]]:
-    return {str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns) for p in root.rglob("*")}
+    """Every file's size and time, every folder's presence (an output check's probe file, made and removed at
+    once, changes only its folder's time)."""
+    return {str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns) if p.is_file() else (0, 0)
+            for p in root.rglob("*")}
 
 
 def _busy_port() -> socket.socket:
@@ -193,6 +197,10 @@ CORPUS: list[tuple[str, list[str], str]] = [
      "sqlite:///{b}/a_file/m.db: cannot open the store"),
     ("optimize-out-is-a-directory", ["optimize", "{b}/exp/ok.yaml", "--out", "{b}/a_dir"], "a_dir"),
     ("optimize-out-under-a-file", ["optimize", "{b}/exp/ok.yaml", "--out", "{b}/a_file/s.json"], "a_file"),
+    ("optimize-override-into-a-scalar", ["optimize", "{b}/exp/scalarbudget.yaml", "--budget", "300"],
+     "scalarbudget.yaml: budget: must be a mapping"),
+    ("optimize-out-where-nothing-is-written", ["optimize", "{b}/exp/ok.yaml", "--out", "/proc/memopt-s.json"],
+     "--out /proc/memopt-s.json: cannot write in /proc"),  # os.access says yes to root there: a probe file says no
     # memopt attribute
     ("attribute-results-missing", ["attribute", "-r", "{b}/missing.json", "-t", "{b}/trace"], "missing.json"),
     ("attribute-results-not-results", ["attribute", "-r", "{b}/good.json", "-t", "{b}/trace"], "good.json"),
@@ -396,14 +404,20 @@ def test_attribute_refuses_results_and_graphs_of_different_runs(base, tmp_path):
 
 
 def test_a_failed_write_leaves_no_temporary_file(tmp_path):
+    from memopt.errors import DataError
     from memopt.files import write_atomic
 
     (tmp_path / "out").mkdir()
-    with pytest.raises(OSError):
+    with pytest.raises(DataError, match=r"out: cannot be written \(.*\); nothing was written there"):
         write_atomic(tmp_path / "out", "a directory is in the way")
-    assert [p.name for p in tmp_path.iterdir()] == ["out"] and not any((tmp_path / "out").iterdir())
+    (tmp_path / "blocker").write_text("kept")
+    with pytest.raises(DataError, match=r"s.json: cannot be written"):  # its folder cannot be made: a file is there
+        write_atomic(tmp_path / "blocker" / "s.json", "x")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["blocker", "out"] and not any((tmp_path / "out").iterdir())
+    assert (tmp_path / "blocker").read_text() == "kept"
     write_atomic(tmp_path / "ok.txt", "written")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["ok.txt", "out"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["blocker", "ok.txt", "out"]
+    assert (tmp_path / "ok.txt").read_text() == "written"
 
 
 def test_prompt_files_cannot_be_named_outside_their_folder(tmp_path):
