@@ -25,7 +25,7 @@ import json
 import os
 import re
 import secrets
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -94,13 +94,19 @@ def _check_unicode(path: Path, data: Any, where: str) -> None:
             _check_unicode(path, value, f"{where}[{i}]")
 
 
-def check_writable(path: str | Path, *, option: str = "--out", directory: bool = False) -> Path:
+def check_writable(path: str | Path, *, option: str = "--out", directory: bool = False,
+                   reads: Iterable[str | Path | None] = ()) -> Path:
     """``path`` if it can be written (as a file, or a directory when ``directory``); else a `ConfigError`.
 
     Checked before any work is done: a file path must not be a directory (a directory path not a
-    file), and its nearest existing parent must be a writable directory.
+    file), its nearest existing parent must be a writable directory, and it must not be one of the files
+    the command ``reads`` (writing it would replace an input).
     """
     path = Path(path)
+    for source in reads:
+        if source is not None and _same_file(path, Path(source)):
+            raise ConfigError(f"{option} {path}: names {source}, a file this command reads or writes; the output "
+                              "would replace it. Give another path.")
     if path.is_dir() and not directory:
         raise ConfigError(f"{option} {path}: is a directory; give a file name.")
     if path.exists() and not path.is_dir() and directory:
@@ -120,6 +126,14 @@ def check_writable(path: str | Path, *, option: str = "--out", directory: bool =
     with contextlib.suppress(OSError):
         probe.unlink()
     return path
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether two paths name one existing file (links and relative spellings included)."""
+    try:
+        return a.is_file() and b.is_file() and os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 def write_atomic(path: str | Path, data: str | bytes) -> Path:

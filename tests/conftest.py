@@ -13,6 +13,13 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def snapshot(root: Path) -> dict[str, tuple[int, int]]:
+    """Every file's size and time under ``root``, every folder's presence: what a refused command must leave as it
+    was (an output check's probe file, made and removed at once, changes only its folder's time)."""
+    return {str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns) if p.is_file() else (0, 0)
+            for p in root.rglob("*")}
+
+
 class InFlight:
     """Counts the calls inside ``with in_flight:`` at once, from any thread; ``peak`` is the most there were."""
 

@@ -17,6 +17,7 @@ import pytest
 from memopt.data.locomo import to_locomo
 from memopt.data.synth import SynthSpec, synthetic_conversations
 from tests.conftest import run_main as _run
+from tests.conftest import snapshot
 
 BIG = "9" * 5000  # beyond Python's int-string conversion limit (4300 digits)
 DEEP = "[" * 100_000 + "]" * 100_000
@@ -120,13 +121,6 @@ def base(tmp_path_factory) -> Path:
     return root
 
 
-def _snapshot(root: Path) -> dict[str, tuple[int, int]]:
-    """Every file's size and time, every folder's presence (an output check's probe file, made and removed at
-    once, changes only its folder's time)."""
-    return {str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns) if p.is_file() else (0, 0)
-            for p in root.rglob("*")}
-
-
 def _busy_port() -> socket.socket:
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
@@ -197,6 +191,19 @@ CORPUS: list[tuple[str, list[str], str]] = [
      "sqlite:///{b}/a_file/m.db: cannot open the store"),
     ("optimize-out-is-a-directory", ["optimize", "{b}/exp/ok.yaml", "--out", "{b}/a_dir"], "a_dir"),
     ("optimize-out-under-a-file", ["optimize", "{b}/exp/ok.yaml", "--out", "{b}/a_file/s.json"], "a_file"),
+    ("optimize-out-is-its-experiment", ["optimize", "{b}/exp/ok.yaml", "--out", "{b}/exp/ok.yaml"],
+     "--out {b}/exp/ok.yaml: names {b}/exp/ok.yaml, a file this command reads or writes"),
+    ("run-out-is-its-data", ["run", "-p", "rag", "--data", "{b}/good.json", "-n", "1", "-o", "{b}/good.json"],
+     "names {b}/good.json, a file this command reads or writes"),
+    ("run-out-is-a-graph-of-its-trace", ["run", "-p", "rag", "--data", DATA, "-n", "1", "-o", "{graph}", "--trace",
+                                         "{b}/trace"], "names {graph}, a file this command reads or writes"),
+    ("attribute-out-is-its-results", ["attribute", "-r", "{b}/results.json", "-t", "{b}/trace", "-o",
+                                      "{b}/results.json"], "names {b}/results.json"),
+    ("attribute-out-is-one-of-its-graphs", ["attribute", "-r", "{b}/results.json", "-t", "{b}/trace", "-o", "{graph}"],
+     "names {graph}"),
+    ("show-out-is-its-graph", ["show", "{graph}", "-o", "{graph}"], "--out {graph}: names {graph}"),
+    ("bench-merge-out-is-a-report", ["bench", "merge", "{b}/good.json", "--out", "{b}/good.json"],
+     "names {b}/good.json"),
     ("optimize-override-into-a-scalar", ["optimize", "{b}/exp/scalarbudget.yaml", "--budget", "300"],
      "scalarbudget.yaml: budget: must be a mapping"),
     ("optimize-out-where-nothing-is-written", ["optimize", "{b}/exp/ok.yaml", "--out", "/proc/memopt-s.json"],
@@ -298,7 +305,7 @@ def test_bad_input_exits_2_with_one_line_naming_it(argv, names, base, monkeypatc
         argv = [a.replace(key, value) for a in argv]
         names = names.replace(key, value)
     monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{base}/cwd/mlflow.db")
-    before = _snapshot(base)
+    before = snapshot(base)
     try:
         code, out, err = _run(argv, base / "cwd", monkeypatch, capsys)
     finally:
@@ -308,7 +315,7 @@ def test_bad_input_exits_2_with_one_line_naming_it(argv, names, base, monkeypatc
     assert "Traceback" not in out + err
     assert len(lines) == 1 and lines[0].startswith("error: "), err
     assert names in lines[0], lines[0]
-    assert _snapshot(base) == before
+    assert snapshot(base) == before
 
 
 def test_safe_names_are_plain_distinct_and_stay_inside(tmp_path):
@@ -334,11 +341,11 @@ def test_sample_ids_cannot_write_outside_the_trace_dir(tmp_path, monkeypatch, ca
     data = _write(tmp_path / "in" / "evil.json", json.dumps(samples))
     work = tmp_path / "a" / "b"
     (work / "cwd").mkdir(parents=True)
-    before = _snapshot(tmp_path)
+    before = snapshot(tmp_path)
     code, out, err = _run(["run", "-p", "rag", "--data", str(data), "--trace", str(work / "trace"),
                            "--out", str(work / "r.json")], work / "cwd", monkeypatch, capsys)
     assert code == 0, err
-    new = sorted(set(_snapshot(tmp_path)) - set(before))
+    new = sorted(set(snapshot(tmp_path)) - set(before))
     assert new == sorted(["a/b/r.json", "a/b/trace", *(f"a/b/trace/{f.name}" for f in (work / "trace").iterdir())])
     assert not Path("/tmp/escaped-abs").exists() and not (tmp_path.parent / "escaped").exists()
     code, out, err = _run(["attribute", "-r", str(work / "r.json"), "-t", str(work / "trace"), "-o",

@@ -20,12 +20,9 @@ import pytest
 
 from memopt.lm import cache
 from memopt.simlm.server import SimServer
+from tests.conftest import snapshot
 
 DATA = "synthetic:conversations=1,sessions=2,seed=3,questions_per_conversation=4"
-
-
-def _snapshot(root: Path) -> dict[str, tuple[int, int]]:
-    return {str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns) for p in root.rglob("*")}
 
 
 def _run(argv: list[str], cwd: Path, monkeypatch, capsys, caplog) -> tuple[int, str]:
@@ -98,7 +95,7 @@ def test_a_damaged_cache_is_rebuilt_or_bypassed_with_one_warning(tmp_path, monke
         asked = server.stats.requests
         monkeypatch.setenv(cache.CACHE_ENV, str(folder))
         monkeypatch.setattr(cache, "_configured", None)
-        before = _snapshot(tmp_path)
+        before = snapshot(tmp_path)
         argv = ["run", "-p", "rag", "--data", DATA, "--lm", f"openai/sim@{server.url}", "--judge-lm", "none",
                 "--out", str(tmp_path / "cwd" / "r.json")]
         with read_only(folder) if damage == "read-only" else contextlib.nullcontext():
@@ -109,7 +106,7 @@ def test_a_damaged_cache_is_rebuilt_or_bypassed_with_one_warning(tmp_path, monke
         assert len(lines) == 1 and lines[0].startswith(f"warning: LM reply cache {folder} {says}"), err
         results = json.loads((tmp_path / "cwd" / "r.json").read_text())
         assert results["metrics"]["errored"] == 0 and server.stats.requests > asked  # answered by the LM
-        changed = {k for k in set(before) | set(_snapshot(tmp_path)) if before.get(k) != _snapshot(tmp_path).get(k)}
+        changed = {k for k in set(before) | set(snapshot(tmp_path)) if before.get(k) != snapshot(tmp_path).get(k)}
         asides = {p.name for p in tmp_path.glob("cache.damaged-*")}
         assert {k.split("/")[0] for k in changed} <= {"cwd", "cache", *asides}
         if says == "was damaged":  # set aside for inspection, and the new cache serves the next run

@@ -18,14 +18,11 @@ import pytest
 
 from memopt.errors import LMError
 from tests.conftest import run_main as _run
+from tests.conftest import snapshot
 
 MEMOPT = str(Path(sys.executable).with_name("memopt"))
 DATA = "synthetic:conversations=2,sessions=2,seed=1,questions_per_conversation=6"
 OPT_DATA = "synthetic:conversations=4,sessions=2,seed=1,questions_per_conversation=6"
-
-
-def _snapshot(root: Path) -> dict[str, tuple[int, int]]:
-    return {str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns) for p in root.rglob("*")}
 
 
 def _one_error(code: int, out: str, err: str, expected_code: int, *names: str) -> str:
@@ -203,10 +200,10 @@ def test_bad_lm_setups_exit_2_with_one_line_before_any_work(argv, names, base, m
     for key, value in fill.items():
         argv = [a.replace(key, value) for a in argv]
     monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{base}/cwd/mlflow.db")
-    before = _snapshot(base)
+    before = snapshot(base)
     code, out, err = _run(argv, base / "cwd", monkeypatch, capsys)
     _one_error(code, out, err, 2, names)
-    assert _snapshot(base) == before
+    assert snapshot(base) == before
 
 
 # ---------------------------------------------------------------- item 7: --max-cost below round 0

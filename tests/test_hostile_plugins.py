@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import snapshot
+
 # Each test builds and installs real distributions (pip, entry points): slow tests, which CI runs with -m slow.
 pytestmark = pytest.mark.slow
 
@@ -79,10 +81,6 @@ def site(tmp_path_factory) -> Path:
     return tmp / "site"
 
 
-def _snapshot(root: Path) -> dict[str, tuple[int, int]]:
-    return {str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns) for p in root.rglob("*")}
-
-
 def _memopt(site: Path, cwd: Path, *args: str) -> tuple[int, str, list[str]]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]),
            "MEMOPT_TEST_MARKER": str(cwd / "imported.txt")}
@@ -93,13 +91,13 @@ def _memopt(site: Path, cwd: Path, *args: str) -> tuple[int, str, list[str]]:
 
 
 def test_a_plugin_cannot_take_a_shipped_name(site, tmp_path):
-    before = _snapshot(tmp_path)
+    before = snapshot(tmp_path)
     code, _, err = _memopt(site, tmp_path, "run", "-p", "mem0", "--data", DATA, "--limit", "2", "--out", "r.json")
     assert code == 0
     assert len(err) == 1 and err[0].startswith("warning: memory system 'mem0' ships with memopt"), err
     assert "impostor-mem0 (impostor_mem0:Impostor)" in err[0] and "refused" in err[0]
     assert not (tmp_path / "imported.txt").exists()  # the impostor's code never ran
-    assert sorted(set(_snapshot(tmp_path)) - set(before)) == ["r.json"]
+    assert sorted(set(snapshot(tmp_path)) - set(before)) == ["r.json"]
 
 
 def test_systems_lists_the_refused_and_broken_plugins_and_exits_2(site, tmp_path):
@@ -119,11 +117,11 @@ def test_systems_lists_the_refused_and_broken_plugins_and_exits_2(site, tmp_path
     ("twin", "declared by two plug-ins, twin-one (twin_one:Twin) and twin-two (twin_two:Twin)"),
 ])
 def test_a_broken_or_ambiguous_plugin_is_one_error_and_the_others_still_run(site, tmp_path, name, names):
-    before = _snapshot(tmp_path)
+    before = snapshot(tmp_path)
     code, _, err = _memopt(site, tmp_path, "run", "-p", name, "--data", DATA, "--out", "r.json")
     assert code == 2
     assert len(err) == 1 and err[0].startswith("error: memory system"), err
     assert f"'{name}'" in err[0] and names in err[0], err[0]
-    assert _snapshot(tmp_path) == before
+    assert snapshot(tmp_path) == before
     code, _, err = _memopt(site, tmp_path, "run", "-p", "rag", "--data", DATA, "--limit", "2", "--out", "r.json")
     assert code == 0 and err == [] and (tmp_path / "r.json").is_file()

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from memopt.cli import main
+from tests.conftest import snapshot
 from tests.test_hostile_cache import read_only
 
 EXPERIMENT = ("pipeline: rag\n"
@@ -30,10 +31,6 @@ EXPERIMENT = ("pipeline: rag\n"
 # half a second later, another process sends this one SIGTERM (a signal from a thread of this process could land on
 # that thread and never wake the main one)
 SIGTERM_ME = [sys.executable, "-c", f"import os, time; time.sleep(0.5); os.kill({os.getpid()}, {int(signal.SIGTERM)})"]
-
-
-def _snapshot(root: Path) -> dict[str, tuple[int, int]]:
-    return {str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns) for p in root.rglob("*")}
 
 
 def _optimize(tmp_path: Path, uri: str, monkeypatch, capsys, *extra: str) -> tuple[int, list[str]]:
@@ -83,12 +80,12 @@ def work(tmp_path) -> Path:
 
 
 def test_a_store_under_a_regular_file_is_one_error(work, monkeypatch, capsys):
-    before = _snapshot(work)
+    before = snapshot(work)
     code, lines = _optimize(work, f"sqlite:///{work}/a_file/mlflow.db", monkeypatch, capsys)
     assert code == 2 and len(lines) == 1
     assert _one_error(lines).startswith(f"error: MLflow tracking URI sqlite:///{work}/a_file/mlflow.db: cannot "
                                         "open the store (FileExistsError")
-    assert _snapshot(work) == before
+    assert snapshot(work) == before
 
 
 @pytest.mark.slow  # ≈ 5 s: MLflow's (bounded) retries
@@ -96,13 +93,13 @@ def test_an_unreachable_server_is_one_error_without_its_password(work, monkeypat
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # closed again: nothing listens there
-    before = _snapshot(work)
+    before = snapshot(work)
     code, lines = _optimize(work, f"http://memopt:hunter2-secret@127.0.0.1:{port}/", monkeypatch, capsys)
     assert code == 2 and len(lines) == 1
     line = _one_error(lines)
     assert f"http://memopt:***@127.0.0.1:{port}/: cannot open the store" in line
     assert "connection refused" in line and "hunter2" not in line
-    assert _snapshot(work) == before
+    assert snapshot(work) == before
 
 
 @pytest.mark.slow  # ≈ 15-40 s: round 0 of a small experiment

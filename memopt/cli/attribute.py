@@ -48,7 +48,7 @@ def attribute(
         get_method(method)
     except MemoptError as e:
         raise ConfigError(f"--method: {e}") from None
-    check_writable(out)
+    check_writable(out, reads=[results, *(sorted(trace.glob("*.json")) if trace.is_dir() else [])])
     run = RunResult.load(results)
     judge, workers = _judge(judge_lm, concurrency, cache=not no_cache)
     found = attribute_run(run, trace, judge, method=method, verify=verify, masked=masked, source=str(results),

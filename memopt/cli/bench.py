@@ -260,7 +260,8 @@ def merge(
     from memopt.errors import ConfigError
     from memopt.files import read_json
 
-    _check_out(out)
+    if out is not None:
+        check_writable(out, reads=reports)
     if len(set(reports)) < len(reports):
         raise ConfigError("bench merge: a report is named twice; name each --out file once.")
     report = merge_feedback({str(path): read_json(path, missing="no such report; pass the --out file of a "

@@ -50,7 +50,7 @@ def optimize(
     from memopt.tracking import check_run_id
 
     if out is not None:
-        check_writable(out)
+        check_writable(out, reads=[experiment, data])
     if resume is not None:
         check_run_id(resume)
     exp = load_experiment(experiment, {**lm_overrides(lm or []), "rounds": rounds,

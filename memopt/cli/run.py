@@ -45,7 +45,7 @@ def run(
     from memopt.files import check_writable
     from memopt.pipeline_run import run_pipeline
 
-    check_writable(out)
+    check_writable(out, reads=[data, *(sorted(trace.glob("*.json")) if trace is not None and trace.is_dir() else [])])
     if trace is not None:
         check_writable(trace, option="--trace", directory=True)
     console = Console(stderr=True)

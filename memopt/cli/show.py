@@ -33,9 +33,9 @@ def show(
 
     if (graph is None) == (trace_id is None):
         raise ConfigError("memopt show: give either a GRAPH.json or --trace-id TRACE_ID (not both).")
-    check_writable(out)
+    check_writable(out, reads=[graph])
     if png is not None:
-        check_writable(png, option="--png")
+        check_writable(png, option="--png", reads=[graph, out])
     highlight = options.parse_ids(path)
     source = str(graph)
     if trace_id is not None:
