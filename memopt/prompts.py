@@ -14,9 +14,10 @@ from pathlib import Path
 from memopt.errors import PromptError
 from memopt.files import safe_name
 
-__all__ = ["SEED_PROMPTS", "prompt_path", "load_prompts", "prompt_hash", "write_prompts"]
+__all__ = ["SEED_PROMPTS", "prompt_path", "load_prompts", "prompt_hash", "write_prompts", "MAX_PROMPT_BYTES"]
 
 SEED_PROMPTS = Path(__file__).resolve().parent.parent / "prompts"
+MAX_PROMPT_BYTES = 100_000  # an instruction, not data: Mem0's longest is under 10 kB; a bigger file is the wrong one
 
 
 def prompt_hash(text: str) -> str:
@@ -50,6 +51,9 @@ def load_prompts(pipeline: str, operations: list[str], directory: str | Path | N
         path = prompt_path(pipeline, op, root)
         if not path.is_file():
             raise PromptError(f"missing prompt file {path} (operation {pipeline}.{op}).")
+        if (size := path.stat().st_size) > MAX_PROMPT_BYTES:
+            raise PromptError(f"prompt file {path} is {size:,} bytes; an instruction of more than "
+                              f"{MAX_PROMPT_BYTES:,} bytes is refused (is it the right file?).")
         try:
             text = path.read_text(encoding="utf-8").strip()
         except UnicodeDecodeError:

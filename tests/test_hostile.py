@@ -98,6 +98,8 @@ def base(tmp_path_factory) -> Path:
     # prompts
     _write(root / "prompts_binary" / "rag" / "answer.md", b"\xff\xfe\x81")
     _write(root / "prompts_binary" / "rag" / "rewrite_query.md", "Rewrite the question.")
+    _write(root / "prompts_huge" / "rag" / "answer.md", "Answer. " * 12_500 + "!")  # 100,001 bytes: read at once
+    _write(root / "prompts_huge" / "rag" / "rewrite_query.md", "Rewrite the question.")
     (root / "prompts_empty").mkdir()
     # a traced run, its graph, and bad graphs
     run_pipeline("rag", DATA, judge_lm="sim", trace_dir=root / "trace").save(root / "results.json")
@@ -162,6 +164,9 @@ CORPUS: list[tuple[str, list[str], str]] = [
     ("run-judge-lm-bad-spec", ["run", "-p", "rag", "--data", DATA, "--judge-lm", "sim@http://x"], "sim@http://x"),
     ("run-prompts-missing", ["run", "-p", "rag", "--data", DATA, "--prompts", "{b}/nowhere"], "nowhere"),
     ("run-prompts-not-utf8", ["run", "-p", "rag", "--data", DATA, "--prompts", "{b}/prompts_binary"], "answer.md"),
+    ("run-prompt-file-too-big", ["run", "-p", "rag", "--data", DATA, "--prompts", "{b}/prompts_huge"],
+     "prompts_huge/rag/answer.md is 100,001 bytes"),
+    ("check-prompts-file-too-big", ["check-prompts", "{b}/prompts_huge"], "answer.md is 100,001 bytes"),
     ("run-prompts-no-pipeline", ["run", "-p", "rag", "--data", DATA, "--prompts", "{b}/prompts_empty"],
      "prompts_empty"),
     ("run-out-is-a-directory", ["run", "-p", "rag", "--data", DATA, "--out", "{b}/a_dir"], "a_dir"),
