@@ -77,6 +77,7 @@ def base(tmp_path_factory) -> Path:
     _write(root / "emptyid.json", json.dumps([{**samples[0], "sample_id": ""}]))
     _write(root / "newlineid.json", json.dumps([{**samples[0], "sample_id": "conv\n1"}]))
     _write(root / "hashcollision.json", json.dumps([{**samples[0], "sample_id": a}, {**samples[1], "sample_id": b}]))
+    _write(root / "noqa.json", json.dumps([{k: v for k, v in sample.items() if k != "qa"} for sample in samples]))
     _write(root / "a_file", "not a directory")
     (root / "a_dir").mkdir()
     # experiments
@@ -164,6 +165,8 @@ CORPUS: list[tuple[str, list[str], str]] = [
     ("run-judge-lm-bad-spec", ["run", "-p", "rag", "--data", DATA, "--judge-lm", "sim@http://x"], "sim@http://x"),
     ("run-prompts-missing", ["run", "-p", "rag", "--data", DATA, "--prompts", "{b}/nowhere"], "nowhere"),
     ("run-prompts-not-utf8", ["run", "-p", "rag", "--data", DATA, "--prompts", "{b}/prompts_binary"], "answer.md"),
+    ("run-data-without-questions", ["run", "-p", "rag", "--data", "{b}/noqa.json"],
+     "noqa.json: no sample has a question"),
     ("run-prompt-file-too-big", ["run", "-p", "rag", "--data", DATA, "--prompts", "{b}/prompts_huge"],
      "prompts_huge/rag/answer.md is 100,001 bytes"),
     ("check-prompts-file-too-big", ["check-prompts", "{b}/prompts_huge"], "answer.md is 100,001 bytes"),

@@ -46,6 +46,9 @@ def parse_locomo(raw: Any, *, source: str = "<data>") -> list[Conversation]:
             raise DataError(f"{source}: {where}.sample_id: duplicate sample_id {conv.sample_id!r}.")
         seen.add(conv.sample_id)
         conversations.append(conv)
+    if not any(conv.cases for conv in conversations):
+        raise DataError(f"{source}: no sample has a question (every 'qa' list is empty or missing); memopt scores "
+                        "the answers to a sample's 'qa' questions, so add them.")
     return conversations
 
 
