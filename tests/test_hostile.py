@@ -165,6 +165,7 @@ CORPUS: list[tuple[str, list[str], str]] = [
     ("run-judge-lm-bad-spec", ["run", "-p", "rag", "--data", DATA, "--judge-lm", "sim@http://x"], "sim@http://x"),
     ("run-prompts-missing", ["run", "-p", "rag", "--data", DATA, "--prompts", "{b}/nowhere"], "nowhere"),
     ("run-prompts-not-utf8", ["run", "-p", "rag", "--data", DATA, "--prompts", "{b}/prompts_binary"], "answer.md"),
+    ("run-data-empty", ["run", "-p", "rag", "--data", ""], "the data source is empty"),
     ("run-data-without-questions", ["run", "-p", "rag", "--data", "{b}/noqa.json"],
      "noqa.json: no sample has a question"),
     ("run-prompt-file-too-big", ["run", "-p", "rag", "--data", DATA, "--prompts", "{b}/prompts_huge"],

@@ -43,6 +43,8 @@ def parse_synth_spec(spec: str) -> SynthSpec | None:
 
 def load_data(spec: str) -> tuple[str, list[Conversation]]:
     """Load the conversations a data spec names; returns (description, conversations)."""
+    if not spec.strip():
+        raise DataError("the data source is empty; pass a LoCoMo or LongMemEval JSON file, or `synthetic`.")
     synth = parse_synth_spec(spec)
     if synth is not None:
         return synth.describe(), synthetic_conversations(synth)
