@@ -39,7 +39,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from memopt.errors import ConfigError
+from memopt.errors import ConfigError, DataError
 from memopt.files import read_text
 from memopt.lm.spec import LMSpec, parse_lm_specs, sim_spec
 
@@ -295,9 +295,10 @@ def apply_overrides(raw: dict[str, Any], overrides: dict[str, Any]) -> dict[str,
 def load_experiment(path: str | Path, overrides: dict[str, Any] | None = None) -> Experiment:
     """Read and validate an experiment YAML (with command-line overrides applied)."""
     path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"{path}: no such experiment file (see experiments/quickstart.yaml).")
-    text = read_text(path, missing="no such experiment file (see experiments/quickstart.yaml).")
+    try:
+        text = read_text(path, missing="no such experiment file (see experiments/quickstart.yaml).")
+    except DataError as e:
+        raise ConfigError(str(e)) from None
     try:
         raw = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}  # libyaml: fast, depth-capped
     except yaml.YAMLError as e:

@@ -40,11 +40,21 @@ _HASHED = re.compile(r"-[0-9a-f]{8}$")  # how a hashed name ends: a plain id end
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
+def _existing_file(path: str | Path, missing: str) -> Path:
+    """``path`` if it is a regular file; else a `DataError`: ``missing`` when nothing is there, else what is."""
+    path = Path(path)
+    if path.is_file():
+        return path
+    if path.is_dir():
+        raise DataError(f"{path}: is a directory; give a file.")
+    if path.exists():
+        raise DataError(f"{path}: is not a regular file (a device, socket or pipe); give a file.")
+    raise DataError(f"{path}: {missing}")
+
+
 def read_text(path: str | Path, *, missing: str) -> str:
     """The UTF-8 text of a file; ``missing`` says what to do when it does not exist."""
-    path = Path(path)
-    if not path.is_file():
-        raise DataError(f"{path}: {missing}")
+    path = _existing_file(path, missing)
     try:
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
@@ -55,9 +65,7 @@ def read_text(path: str | Path, *, missing: str) -> str:
 
 def read_json(path: str | Path, *, missing: str) -> Any:
     """Decoded JSON of a file (gzip-compressed or not); ``missing`` says what to do when it does not exist."""
-    path = Path(path)
-    if not path.is_file():
-        raise DataError(f"{path}: {missing}")
+    path = _existing_file(path, missing)
     try:
         raw = path.read_bytes()
         text = (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode("utf-8")

@@ -165,6 +165,8 @@ CORPUS: list[tuple[str, list[str], str]] = [
     ("run-judge-lm-bad-spec", ["run", "-p", "rag", "--data", DATA, "--judge-lm", "sim@http://x"], "sim@http://x"),
     ("run-prompts-missing", ["run", "-p", "rag", "--data", DATA, "--prompts", "{b}/nowhere"], "nowhere"),
     ("run-prompts-not-utf8", ["run", "-p", "rag", "--data", DATA, "--prompts", "{b}/prompts_binary"], "answer.md"),
+    ("optimize-experiment-is-a-directory", ["optimize", "{b}/a_dir"], "{b}/a_dir: is a directory; give a file"),
+    ("run-data-is-a-device", ["run", "-p", "rag", "--data", "/dev/null"], "/dev/null: is not a regular file"),
     ("run-data-empty", ["run", "-p", "rag", "--data", ""], "the data source is empty"),
     ("run-data-without-questions", ["run", "-p", "rag", "--data", "{b}/noqa.json"],
      "noqa.json: no sample has a question"),
