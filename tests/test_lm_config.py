@@ -88,8 +88,11 @@ def test_parsing_imports_neither_litellm_nor_dspy() -> None:
 
 
 def test_make_lm_checks_the_provider_and_prints_nothing(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(ConfigError, match=r"'qwen2\.5'.*no provider"):
+    with pytest.raises(ConfigError, match=r"'qwen2\.5'.*no provider.*add '@URL'"):
         make_lm("qwen2.5")
+    # a tail after '@' that is no URL reads as a version tag: the error says so, not "add '@URL'"
+    with pytest.raises(ConfigError, match=r"'@notaurl' was read as part of the model name .* http://HOST:PORT/v1;"):
+        make_lm("foo/bar@notaurl")
     assert capsys.readouterr().out == ""
 
 

@@ -40,9 +40,12 @@ def _check_provider(spec: LMSpec) -> None:
         try:
             litellm.get_llm_provider(spec.model, api_base=spec.api_base)
         except Exception:
+            tag = spec.model.rpartition("@")[2] if "@" in spec.model and not spec.api_base else ""
+            fix = (f"'@{tag}' was read as part of the model name (a version tag); a server URL must look like "
+                   "http://HOST:PORT/v1" if tag else "write the provider prefix, or add '@URL' for an "
+                   "OpenAI-compatible server")
             raise ConfigError(
-                f"LM spec {spec.raw!r}: LiteLLM knows no provider for model {spec.model!r}; "
-                f"write the provider prefix, or add '@URL' for an OpenAI-compatible server; {SPEC_FORMS}."
+                f"LM spec {spec.raw!r}: LiteLLM knows no provider for model {spec.model!r}; {fix}; {SPEC_FORMS}."
             ) from None
 
 
