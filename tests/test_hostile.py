@@ -267,6 +267,10 @@ CORPUS: list[tuple[str, list[str], str]] = [
     ("bench-optimize-missing", ["bench", "optimize", "{b}/exp/missing.yaml"], "missing.yaml"),
     ("bench-latency-experiment-missing", ["bench", "latency", "--experiment", "{b}/exp/missing.yaml"], "missing.yaml"),
     ("bench-attribution-cases-missing", ["bench", "attribution", "--cases", "{b}/missing.json"], "missing.json"),
+    ("bench-attribution-cases-dir-is-a-file", ["bench", "attribution", "--pipelines", "mem0", "--methods", "memtrace",
+                                               "--data", DATA, "--cases-dir", "{b}/a_file"], "--cases-dir"),
+    ("bench-attribution-cases-dir-under-a-file", ["bench", "attribution", "--pipelines", "mem0", "--data", DATA,
+                                                  "--cases-dir", "{b}/a_file/bench"], "a_file"),
     ("bench-simlm-out-is-a-directory", ["bench", "simlm", "--out", "{b}/a_dir"], "a_dir"),
 ]
 

@@ -112,6 +112,10 @@ def attribution(
     from memopt.taxonomy import ERROR_TYPES
 
     _check_out(out)
+    if memtracebench is None and cases is None:  # new cases go there: refuse a file before any work
+        check_writable(cases_dir, option="--cases-dir", directory=True)
+        check_writable(cases_dir / "graphs", option="--cases-dir", directory=True)
+        check_writable(cases_dir / "cases.json", option="--cases-dir")
     if memtracebench is not None:
         report = score_memtracebench(memtracebench, parse_ids(methods))
         for split, n_files in report["files"].items():
