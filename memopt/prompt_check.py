@@ -216,11 +216,17 @@ def check_source(source: str, *, pipeline: str | None = None, data: str | None =
 
     name, instructions = load_source(source, pipeline=pipeline, tracking_uri=tracking_uri)
     seed_root = Path(seed_dir) if seed_dir else prompt_files.SEED_PROMPTS
+    from memopt.errors import ConfigError, DataError
+    from memopt.files import read_text
+
     seed = None
     if (seed_root / name).is_dir():
-        seed = {op: p.read_text(encoding="utf-8") for op in instructions
-                if (p := prompt_files.prompt_path(name, op, seed_root)).is_file()}
-    from memopt.errors import ConfigError, DataError
+        try:
+            seed = {op: read_text(p, missing="no such file.") for op in instructions
+                    if (p := prompt_files.prompt_path(name, op, seed_root)).is_file()}
+        except DataError as e:
+            option = "--seed-prompts: " if seed_dir else "seed prompt: "
+            raise DataError(f"{option}{e} Save it as UTF-8 text, or pass another --seed-prompts directory.") from None
 
     conversations, missing = None, None
     if data is not None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import socket
+import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -293,6 +295,10 @@ CORPUS: list[tuple[str, list[str], str]] = [
     ("bench-optimize-missing", ["bench", "optimize", "{b}/exp/missing.yaml"], "missing.yaml"),
     ("bench-latency-experiment-missing", ["bench", "latency", "--experiment", "{b}/exp/missing.yaml"], "missing.yaml"),
     ("bench-attribution-cases-missing", ["bench", "attribution", "--cases", "{b}/missing.json"], "missing.json"),
+    ("bench-attribution-cases-dir-is-a-file", ["bench", "attribution", "--pipelines", "mem0", "--methods", "memtrace",
+                                               "--data", DATA, "--cases-dir", "{b}/a_file"], "--cases-dir"),
+    ("bench-attribution-cases-dir-under-a-file", ["bench", "attribution", "--pipelines", "mem0", "--data", DATA,
+                                                  "--cases-dir", "{b}/a_file/bench"], "a_file"),
     ("bench-simlm-out-is-a-directory", ["bench", "simlm", "--out", "{b}/a_dir"], "a_dir"),
 ]
 
@@ -327,6 +333,57 @@ def test_bad_input_exits_2_with_one_line_naming_it(argv, names, base, monkeypatc
     assert len(lines) == 1 and lines[0].startswith("error: "), err
     assert names in lines[0], lines[0]
     assert snapshot(base) == before
+
+
+def test_bench_trace_refuses_fewer_than_one_session(monkeypatch):
+    from typer.testing import CliRunner
+
+    from memopt.bench import trace as bench_trace
+    from memopt.cli import app
+
+    def ran(*_args: object) -> None:
+        raise AssertionError("the bench ran")
+
+    monkeypatch.setattr(bench_trace, "bench_trace_overhead", ran)
+    monkeypatch.setattr(bench_trace, "bench_big_graph", ran)
+    for sessions in ("0", "-5"):
+        done = CliRunner().invoke(app, ["bench", "trace", "-p", "mem0", "--repeats", "1", "--mlflow-repeats", "0",
+                                        "--sessions", sessions, "--data", DATA])
+        assert done.exit_code == 2 and "--sessions" in done.output, done.output
+
+
+def _within(seconds: float, call: Callable[[], object]) -> BaseException | None:
+    """The exception ``call`` raised, failing the test if it is still running after ``seconds``."""
+    raised: list[BaseException | None] = [None]
+
+    def run() -> None:
+        try:
+            call()
+        except BaseException as e:  # noqa: BLE001 - handed to the test
+            raised[0] = e
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), f"still waiting after {seconds} s"
+    return raised[0]
+
+
+def test_a_failing_big_graph_process_is_one_error_not_an_endless_wait():
+    import multiprocessing
+    import os
+
+    from memopt.bench.trace import _result_of, bench_big_graph
+    from memopt.errors import DataError, MemoptError
+
+    error = _within(60, lambda: bench_big_graph(0, "mem0"))
+    assert isinstance(error, DataError) and "must be at least 1" in str(error), error
+    ctx = multiprocessing.get_context("spawn")
+    child = ctx.Process(target=os._exit, args=(3,))  # ends without a result, as when killed for memory
+    child.start()
+    error = _within(60, lambda: _result_of(child, ctx.Queue()))
+    child.join()
+    assert isinstance(error, MemoptError) and "exit code 3" in str(error), error
 
 
 def test_safe_names_are_plain_distinct_and_stay_inside(tmp_path):

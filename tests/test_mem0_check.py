@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from memopt.data.source import load_data
-from memopt.errors import ConfigError, LMError
+from memopt.errors import ConfigError, DataError, LMError
 from memopt.mem0_check import EMBEDDING_DIMS, MEM0_EXTRA, check_mem0, load_fragment, mem0_config, session_messages
 from tests.conftest import ROOT
 
@@ -101,6 +101,16 @@ def test_an_unreachable_or_public_server_is_a_clear_error():
     with pytest.raises(ConfigError, match="--top-k"):
         check_mem0(FRAGMENT, conversations, top_k=0)
     assert dict(os.environ) == before, "the check restores MEM0_DIR, MEM0_TELEMETRY, NO_PROXY, OPENROUTER_API_KEY"
+
+
+def test_a_non_utf8_answer_prompt_is_one_clear_error(tmp_path):
+    from memopt.cli.options import answer_prompt_text
+
+    (tmp_path / "bin.dat").write_bytes(b"\xaf\xff\xfe binary \x80\x81")
+    with pytest.raises(DataError, match=r"^--answer-prompt .*bin\.dat: not UTF-8 text\. Save the answer"):
+        answer_prompt_text(tmp_path / "bin.dat")
+    (tmp_path / "answer.md").write_text("  Answer briefly.\n", encoding="utf-8")
+    assert answer_prompt_text(tmp_path / "answer.md") == "Answer briefly."
 
 
 @pytest.mark.slow  # over 4 s (CI runs it with -m slow)

@@ -207,6 +207,34 @@ def test_cli_check_prompts_exits_1_on_a_blocking_issue(tmp_path):
     assert "BLOCK extract contradiction" in done.stdout and "Traceback" not in done.stderr
 
 
+def test_a_non_utf8_seed_prompt_is_one_error_naming_the_option_and_the_file(tmp_path):
+    from memopt.errors import DataError
+    from memopt.prompt_check import check_source
+    from memopt.prompts import write_prompts
+
+    write_prompts("mem0", SEED, tmp_path / "tuned")
+    write_prompts("mem0", SEED, tmp_path / "seed")
+    (tmp_path / "seed" / "mem0" / "answer.md").write_bytes(b"\xaf\xff\xfe binary \x80\x81")
+    with pytest.raises(DataError, match=r"^--seed-prompts: .*answer\.md: not UTF-8 text"):
+        check_source(str(tmp_path / "tuned"), seed_dir=str(tmp_path / "seed"))
+
+
+@pytest.mark.slow  # subprocesses: over 4 s
+def test_cli_export_and_check_prompts_refuse_a_non_utf8_seed_prompt(tmp_path):
+    from memopt.prompts import write_prompts
+
+    write_prompts("mem0", SEED, tmp_path / "tuned")
+    write_prompts("mem0", SEED, tmp_path / "seed")
+    (tmp_path / "seed" / "mem0" / "answer.md").write_bytes(b"\xaf\xff\xfe binary \x80\x81")
+    for args in (("export", "tuned", "-f", "mem0", "-o", "x1.json"), ("check-prompts", "tuned")):
+        done = subprocess.run([sys.executable, "-m", "memopt", *args, "--seed-prompts", "seed"],
+                              capture_output=True, text=True, timeout=120, cwd=tmp_path)
+        assert done.returncode == 2, (args, done.stderr)
+        assert "error: --seed-prompts: " in done.stderr and "not UTF-8 text" in done.stderr, done.stderr
+        assert "Traceback" not in done.stderr, done.stderr
+    assert not (tmp_path / "x1.json").exists()
+
+
 def test_a_real_lm_proposal_that_only_appends_is_turned_into_edits():
     from memopt.optimize.propose import as_edit
 

@@ -106,6 +106,41 @@ def test_worker_refuses_an_experiment_that_differs(tmp_path):
         run_worker(other, url, join="run1", wait=0)
 
 
+NOT_JOURNALS = {"notes.txt": b"my notes\n", "no-newline.txt": b"my notes", "data.jsonl": b'{"id": 1}\n',
+                "list.json": b"[1, 2]\n", "binary.log": b"\xff\xfe\x00\x81\n",
+                "second-line.log": b'{"op_code": 0, "worker_id": "w"}\nmy notes\n'}
+
+
+def test_a_journal_path_holding_another_file_is_refused_and_left_unchanged(tmp_path):
+    from memopt.optimize.storage import open_storage
+    from memopt.optimize.worker import find_run
+    from memopt.optimize.workers import TrialPool
+
+    for name, content in NOT_JOURNALS.items():
+        (tmp_path / name).write_bytes(content)
+        for create in (True, False):
+            with pytest.raises(ConfigError, match=rf"--storage: .*{re.escape(name)} is not an Optuna journal \(line "
+                                                  r"\d is not a journal entry.*left unchanged\. Choose a new file"):
+                open_storage(f"journal:{tmp_path / name}", key="--storage", create=create)
+        assert (tmp_path / name).read_bytes() == content
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(NOT_JOURNALS)  # not even a lock file
+    (tmp_path / "empty.log").write_bytes(b"")
+    TrialPool(f"journal:{tmp_path / 'empty.log'}", {}, "team").open("r1")  # an empty file becomes a journal
+    storage = open_storage(f"journal:{tmp_path / 'empty.log'}", create=False)  # and a journal opens again
+    assert find_run(storage, "team", None, wait=0).study_name == "memopt:r1"
+
+
+def test_optimize_and_worker_refuse_a_journal_path_holding_another_file(tmp_path):
+    (tmp_path / "notes.txt").write_text("my notes\n", encoding="utf-8")
+    experiment = str(_experiment(tmp_path / "e.yaml"))
+    for args in (("optimize", experiment, "--budget", "300", "--rounds", "1"), ("worker", experiment)):
+        done = subprocess.run([sys.executable, "-m", "memopt", *args, "--storage", "journal:notes.txt"],
+                              capture_output=True, text=True, timeout=120, cwd=tmp_path)
+        assert done.returncode == 2, (args, done.stderr)
+        assert "notes.txt is not an Optuna journal" in done.stderr and "Traceback" not in done.stderr, done.stderr
+        assert (tmp_path / "notes.txt").read_bytes() == b"my notes\n"
+
+
 def test_worker_command_without_storage(tmp_path):
     done = subprocess.run([sys.executable, "-m", "memopt", "worker", str(_experiment(tmp_path / "e.yaml"))],
                           capture_output=True, text=True, timeout=120)

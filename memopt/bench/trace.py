@@ -57,6 +57,19 @@ def bench_trace_overhead(data: str = "synthetic:conversations=20,sessions=8,seed
 
 
 def _big_graph(sessions: int, pipeline: str, out: Any) -> None:
+    """In the child process: put the row of `_big_graph_row` on ``out``, or ``{"error": ...}`` when it fails."""
+    from memopt.errors import one_line
+
+    try:
+        row = _big_graph_row(sessions, pipeline)
+    except Exception as e:  # the parent raises it: the child prints no traceback and never leaves it waiting
+        out.put({"error": one_line(e), "kind": type(e).__name__})
+        return
+    out.put(row)
+
+
+def _big_graph_row(sessions: int, pipeline: str) -> dict[str, Any]:
+    """Build, save and load the graph of one ``sessions``-session conversation: its size and seconds."""
     import dspy
 
     from memopt.data.synth import SynthSpec, synthetic_conversations
@@ -82,21 +95,51 @@ def _big_graph(sessions: int, pipeline: str, out: Any) -> None:
         load_graph(path)
         loaded = time.perf_counter() - start
         size = path.stat().st_size
-    out.put({"pipeline": pipeline, "sessions": sessions, "turns": len(conversation.turns),
-             "nodes": G.number_of_nodes(), "edges": G.number_of_edges(), "build_s": round(built, 2),
-             "save_s": round(saved, 2), "load_s": round(loaded, 2), "json_mb": round(size / 2**20, 1)})
+    return {"pipeline": pipeline, "sessions": sessions, "turns": len(conversation.turns),
+            "nodes": G.number_of_nodes(), "edges": G.number_of_edges(), "build_s": round(built, 2),
+            "save_s": round(saved, 2), "load_s": round(loaded, 2), "json_mb": round(size / 2**20, 1)}
 
 
 def bench_big_graph(sessions: int = 1000, pipeline: str = "mem0") -> dict[str, Any]:
     """Build, save and load the graph of one long conversation; peak memory of the process doing it."""
+    from memopt import errors
+
     ctx = multiprocessing.get_context("spawn")
     queue = ctx.Queue()
     child = ctx.Process(target=_big_graph, args=(sessions, pipeline, queue))
     child.start()
-    row = queue.get()
-    child.join()
+    try:
+        row = _result_of(child, queue)
+    finally:
+        if child.is_alive():  # interrupted, or it failed: do not leave it running
+            child.terminate()
+        child.join()
+    if "error" in row:
+        kind = getattr(errors, row["kind"], None)
+        if isinstance(kind, type) and issubclass(kind, errors.MemoptError):
+            raise kind(row["error"])
+        raise errors.MemoptError(f"the {sessions}-session {pipeline} graph could not be built: {row['error']}")
     row["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1)
     return row
+
+
+def _result_of(child: Any, queue: Any) -> dict[str, Any]:
+    """What the child put on ``queue``; a `MemoptError` when it ended without putting anything (no endless wait)."""
+    import queue as queues
+
+    from memopt.errors import MemoptError
+
+    while True:
+        try:
+            return queue.get(timeout=1.0)
+        except queues.Empty:
+            if child.is_alive():
+                continue
+        try:  # it has ended: what it put before ending is readable now
+            return queue.get(timeout=1.0)
+        except queues.Empty:
+            raise MemoptError(f"the process building the long graph ended (exit code {child.exitcode}) without a "
+                              "result; rerun with fewer --sessions if it ran out of memory.") from None
 
 
 def _round_one(experiment: str | Path, mode: str) -> tuple[float, dict[str, float]]:

@@ -63,7 +63,8 @@ def simlm(
 def trace(
     data: str = typer.Option("synthetic:conversations=20,sessions=8,seed=0", "--data", help="Data spec."),
     pipeline: str = typer.Option("mem0", "--pipeline", "-p", help="Pipeline to trace."),
-    sessions: int = typer.Option(1000, "--sessions", help="Sessions of the long conversation for the size test."),
+    sessions: int = typer.Option(1000, "--sessions", min=1,
+                                 help="Sessions of the long conversation for the size test."),
     repeats: int = typer.Option(3, "--repeats", min=1, help="Runs per variant (median)."),
     latency_ms: list[float] = typer.Option([0.0, 5.0], "--latency-ms",
                                            help="Simulated LM latency per call (repeatable); 0 = bare SimLM."),
@@ -112,6 +113,10 @@ def attribution(
     from memopt.taxonomy import ERROR_TYPES
 
     _check_out(out)
+    if memtracebench is None and cases is None:  # new cases go there: refuse a file before any work
+        check_writable(cases_dir, option="--cases-dir", directory=True)
+        check_writable(cases_dir / "graphs", option="--cases-dir", directory=True)
+        check_writable(cases_dir / "cases.json", option="--cases-dir")
     if memtracebench is not None:
         report = score_memtracebench(memtracebench, parse_ids(methods))
         for split, n_files in report["files"].items():

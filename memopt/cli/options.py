@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from memopt.errors import ConfigError
+from memopt.errors import ConfigError, DataError
+from memopt.files import read_text
 
 if TYPE_CHECKING:
     from memopt.lm.spec import LMSpec
@@ -84,11 +85,12 @@ def prompts_dir(value: Path | None) -> Path | None:
 
 
 def answer_prompt_text(path: Path | None) -> str | None:
-    """The instructions of an ``--answer-prompt`` file (None without one); a missing file is one clear error."""
+    """The text of an ``--answer-prompt`` file (None without one); a missing or non-UTF-8 file is one clear error."""
     if path is None:
         return None
     if not path.is_file():
-        from memopt.errors import ConfigError
-
         raise ConfigError(f"--answer-prompt {path}: no such file.")
-    return path.read_text(encoding="utf-8").strip()
+    try:
+        return read_text(path, missing="no such file.").strip()
+    except DataError as e:
+        raise DataError(f"--answer-prompt {e} Save the answer instructions as UTF-8 text.") from None

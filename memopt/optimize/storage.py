@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from pathlib import Path
 from typing import Any
 
 from memopt.errors import ConfigError
@@ -56,6 +57,34 @@ def display_url(url: str) -> str:
         return url
 
 
+def _check_journal(path: Path, key: str) -> None:
+    """A `ConfigError` unless ``path`` is absent, empty or an Optuna journal: one JSON object (a log entry) a line.
+
+    Checked before Optuna opens it, as Optuna appends its entries to any file and only then fails to read it back.
+    The last line may lack its newline (another process is writing it) if it starts like an entry.
+    """
+    if not path.is_file():
+        return  # absent: a new journal (a directory or an unreadable file fails on opening, with its reason)
+    try:
+        with open(path, "rb") as f:
+            for number, line in enumerate(f, start=1):
+                if not line.endswith(b"\n"):
+                    if line.startswith(b"{"):
+                        return
+                    entry: Any = None
+                else:
+                    try:
+                        entry = json.loads(line)
+                    except (ValueError, RecursionError):  # not JSON, not UTF-8, nested too deeply
+                        entry = None
+                if not isinstance(entry, dict) or "op_code" not in entry:
+                    raise ConfigError(f"{key}: {path} is not an Optuna journal (line {number} is not a journal "
+                                      "entry, a JSON object per line); it was left unchanged. Choose a new file "
+                                      "path, e.g. journal:memopt-trials.log.")
+    except OSError:
+        return  # unreadable: opening it says why
+
+
 def _driver_url(url: str) -> str:
     """``postgresql://`` → ``postgresql+psycopg://`` (psycopg 3; SQLAlchemy's default driver is psycopg2)."""
     for plain in ("postgresql://", "postgres://"):
@@ -70,7 +99,6 @@ def open_storage(url: str, *, key: str = "optimizer.storage", create: bool = Tru
     ``create=False`` (a worker): a SQLite or journal file that does not exist yet is an error, not a new file.
     """
     import warnings
-    from pathlib import Path
 
     import optuna
     from optuna.storages import JournalStorage, RDBStorage, RetryHeartbeatStaleTrialCallback
@@ -90,6 +118,7 @@ def open_storage(url: str, *, key: str = "optimizer.storage", create: bool = Tru
         raise ConfigError(f"{key}: no storage at {path}: start `memopt optimize EXPERIMENT --storage {url}` first "
                           "(it creates the storage), then the workers with the same URL.")
     if url.startswith("journal:"):
+        _check_journal(Path(path), key)
         try:
             return JournalStorage(JournalFileBackend(path))
         except OSError as e:
