@@ -219,6 +219,10 @@ def check_source(source: str, *, pipeline: str | None = None, data: str | None =
     from memopt.errors import ConfigError, DataError
     from memopt.files import read_text
 
+    if seed_dir and not seed_root.is_dir():
+        raise ConfigError(f"--seed-prompts {seed_dir}: no such directory; give the prompts directory the tuned "
+                          "prompts started from (its <pipeline>/<operation>.md files), or leave it out.")
+
     seed = None
     if (seed_root / name).is_dir():
         try:

@@ -217,6 +217,10 @@ def test_a_non_utf8_seed_prompt_is_one_error_naming_the_option_and_the_file(tmp_
     (tmp_path / "seed" / "mem0" / "answer.md").write_bytes(b"\xaf\xff\xfe binary \x80\x81")
     with pytest.raises(DataError, match=r"^--seed-prompts: .*answer\.md: not UTF-8 text"):
         check_source(str(tmp_path / "tuned"), seed_dir=str(tmp_path / "seed"))
+    from memopt.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"^--seed-prompts .*sed: no such directory"):  # a typo is not "no seed"
+        check_source(str(tmp_path / "tuned"), seed_dir=str(tmp_path / "sed"))
 
 
 @pytest.mark.slow  # subprocesses: over 4 s
