@@ -84,8 +84,8 @@ def _gone(error: BaseException) -> bool:
 
 def store_failure(uri: str, step: str, error: BaseException) -> TrackingError:
     return TrackingError(f"MLflow tracking store {shown_uri(uri)}: {step} failed ({cause(error)}). Fix the store "
-                         "(free space, permissions, the server), then continue with --resume and the run id; the "
-                         f"store is chosen by {URI_ORDER}.")
+                         "(free space, permissions, the server) and run the command again (an optimize run continues "
+                         f"with --resume and its run id); the store is chosen by {URI_ORDER}.")
 
 
 class GuardedStore:
