@@ -124,9 +124,7 @@ def check_writable(path: str | Path, *, option: str = "--out", directory: bool =
         parent = parent.parent
     if not parent.is_dir():
         raise ConfigError(f"{option} {path}: {parent} is a file, not a directory.")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise ConfigError(f"{option} {path}: cannot write in {parent} (permission denied).")
-    probe = parent / f".memopt-probe.{secrets.token_hex(4)}.tmp"  # root passes os.access even on /proc or a ro mount
+    probe = parent / f".memopt-probe.{secrets.token_hex(4)}.tmp"  # not os.access: root passes it even on /proc
     try:
         probe.open("xb").close()
     except OSError as e:
@@ -154,14 +152,12 @@ def write_atomic(path: str | Path, data: str | bytes) -> Path:
         with open(tmp, "xb") as f:
             f.write(data.encode("utf-8") if isinstance(data, str) else data)
         os.replace(tmp, path)
-    except OSError as e:
+    except BaseException as e:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
-        raise DataError(f"{path}: cannot be written ({e.strerror or e}); nothing was written there, choose "
-                        "another path.") from None
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+        if isinstance(e, OSError):
+            raise DataError(f"{path}: cannot be written ({e.strerror or e}); nothing was written there, choose "
+                            "another path.") from None
         raise
     return path
 
