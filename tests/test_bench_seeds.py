@@ -44,28 +44,51 @@ def test_equivalence_needs_the_interval_inside_the_margin():
     assert compare(wide, [same], variant_key="optimizer")["a ≈ b"]["verdict"] == "not significant"
 
 
+def _tiny_quickstart(tmp_path):
+    from tests.conftest import ROOT
+
+    tiny = tmp_path / "tiny.yaml"
+    text = (ROOT / "experiments" / "quickstart.yaml").read_text()
+    tiny.write_text(text.replace("conversations=12,sessions=8", "conversations=4,sessions=3"))
+    return tiny
+
+
+def test_bench_optimize_reports_each_run_as_it_finishes_from_the_first_seed(tmp_path):
+    from memopt.bench.optimize import bench_optimize
+
+    heard = []
+    report = bench_optimize([_tiny_quickstart(tmp_path)], budget=300, rounds=1, seeds=1,
+                            variants=["score_only", "memtrace"], first_seed=5,
+                            on_run=lambda run, so_far: heard.append((run, so_far)))
+    assert [(run["optimizer"], run["seed"]) for run, _ in heard] == [("score_only", 5), ("memtrace", 5)]
+    first, last = heard[0][1], heard[1][1]
+    assert (first["complete"], len(first["runs"]), first["planned"]) == (False, 1, 2)  # a partial report, kept as is
+    assert [r["optimizer"] for r in first["rows"]] == ["score_only", "oracle (best subset)"]
+    assert last["complete"] and last["runs"] == report["runs"] and report["complete"]
+    assert [r["seed"] for r in report["runs"]] == [5, 5]
+
+
 @pytest.mark.slow  # four optimizations (CI runs it with -m slow)
 def test_bench_optimize_runs_seeds_and_prints_intervals_and_verdicts(tmp_path):
     import json
     import subprocess
     import sys
 
-    from tests.conftest import ROOT
-
-    tiny = tmp_path / "tiny.yaml"
-    text = (ROOT / "experiments" / "quickstart.yaml").read_text()
-    tiny.write_text(text.replace("conversations=12,sessions=8", "conversations=4,sessions=3"))
+    tiny = _tiny_quickstart(tmp_path)
     done = subprocess.run([sys.executable, "-m", "memopt", "bench", "optimize", str(tiny), "--budget", "300",
-                           "--rounds", "1", "--seeds", "2", "--optimizers", "memtrace,score_only", "--markdown",
-                           "--out", "bench.json"], capture_output=True, text=True, timeout=600, cwd=tmp_path)
+                           "--rounds", "1", "--seeds", "2", "--first-seed", "3", "--optimizers", "memtrace,score_only",
+                           "--markdown", "--out", "bench.json"], capture_output=True, text=True, timeout=600,
+                          cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads((tmp_path / "bench.json").read_text())
-    assert [(r["optimizer"], r["seed"]) for r in report["runs"]] == [("memtrace", 0), ("score_only", 0),
-                                                                     ("memtrace", 1), ("score_only", 1)]
+    assert [(r["optimizer"], r["seed"]) for r in report["runs"]] == [("memtrace", 3), ("score_only", 3),
+                                                                     ("memtrace", 4), ("score_only", 4)]
+    assert report["complete"] and "[1/4] quickstart memtrace seed 3: test F1 " in done.stderr
+    assert "[4/4] quickstart score_only seed 4: test F1 " in done.stderr
     rows = {r["optimizer"]: r for r in report["rows"]}
     assert rows["memtrace"]["seeds"] == 2 and rows["memtrace"]["gain_low"] is not None
     claim = report["comparisons"]["quickstart"]["memtrace > score_only"]
-    assert claim["n"] == 2 and claim["seeds"] == [0, 1] and claim["verdict"] in ("holds", "reversed", "not significant")
+    assert claim["n"] == 2 and claim["seeds"] == [3, 4] and claim["verdict"] in ("holds", "reversed", "not significant")
     assert "| quickstart | memtrace | 2 |" in done.stdout and "quickstart: memtrace > score_only:" in done.stdout
 
 

@@ -99,7 +99,7 @@ def _report(experiment: str, budget: int, rounds: int, oracle: dict[str, Any], r
     return {"experiment": experiment, "budget": budget, "rounds": rounds,
             "seeds": sorted({r["seed"] for r in runs}), "complete": len(runs) >= planned, "planned": planned,
             "oracle": oracle, "rows": rows, "ordering": ordering(runs, ceiling=ceiling),
-            "directives": directive_counts(runs, names), "runs": runs}
+            "directives": directive_counts(runs, names), "runs": list(runs)}
 
 
 _RUN_KEYS = ("variant", "seed", "test_f1_before", "test_f1_after", "gain", "lm_calls", "seconds")

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import statistics
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -38,8 +39,11 @@ CLAIMS = (Claim("memtrace", "gepa_outcome"), Claim("gepa", "gepa_outcome"), Clai
 
 
 def bench_optimize(experiments: list[str | Path], *, budget: int, rounds: int | None = None,
-                   variants: list[str] | None = None, seeds: int = DEFAULT_SEEDS) -> dict[str, Any]:
-    """Every variant on every experiment for ``seeds`` seeds: {budget, seeds, runs, rows, comparisons}."""
+                   variants: list[str] | None = None, seeds: int = DEFAULT_SEEDS, first_seed: int | None = None,
+                   on_run: Callable[[dict[str, Any], dict[str, Any]], None] | None = None) -> dict[str, Any]:
+    """Every variant on every experiment for ``seeds`` seeds from ``first_seed`` (default: each experiment's):
+    {budget, seeds, complete, planned, runs, rows, comparisons}. ``on_run(run, report)`` hears each finished run
+    with the report of the runs so far (``complete`` false until the last)."""
     from memopt.bench.oracle import catalogue_oracle, share_of_gain
     from memopt.errors import ConfigError
     from memopt.experiment import load_experiment
@@ -50,13 +54,15 @@ def bench_optimize(experiments: list[str | Path], *, budget: int, rounds: int | 
     if unknown:
         raise ConfigError(f"--optimizers: unknown {', '.join(unknown)} (known: {', '.join(VARIANTS)}).")
     names = variants or list(VARIANTS)
-    runs, rows, comparisons = [], [], {}
+    planned = len(experiments) * seeds * len(names)
+    runs: list[dict[str, Any]] = []
+    oracles: dict[str, dict[str, Any]] = {}
     for path in experiments:
-        base = load_experiment(path, {"budget.max_lm_calls": budget, "rounds": rounds})
+        base = load_experiment(path, {"budget.max_lm_calls": budget, "rounds": rounds, "seed": first_seed})
         started = time.perf_counter()
         oracle = catalogue_oracle(base)
         oracle["seconds"] = round(time.perf_counter() - started, 1)
-        mine = []
+        oracles[base.name] = oracle
         for offset in range(seeds):
             for name in names:
                 experiment = load_experiment(path, {**VARIANTS[name], "budget.max_lm_calls": budget,
@@ -64,15 +70,25 @@ def bench_optimize(experiments: list[str | Path], *, budget: int, rounds: int | 
                 started = time.perf_counter()
                 summary = run_experiment(experiment, tracker=NullTracker())
                 before, after = summary["baseline"]["test_f1"], summary["final"]["test_f1"]
-                mine.append({"experiment": base.name, "optimizer": name, "seed": experiment.seed,
+                runs.append({"experiment": base.name, "optimizer": name, "seed": experiment.seed,
                              "test_f1_before": before, "test_f1_after": after, "gain": round(after - before, 4),
                              "share_of_oracle_gain": share_of_gain(before, after, oracle["test_f1"]),
                              "lm_calls": summary["lm_calls"], "rounds": len(summary["rounds"]),
                              "seconds": round(time.perf_counter() - started, 1)})
-        runs += mine
-        rows += optimize_rows(mine, oracle, names, base.name)
-        comparisons[base.name] = compare(mine, CLAIMS, variant_key="optimizer")
-    return {"budget": budget, "seeds": seeds, "rows": rows, "comparisons": comparisons, "runs": runs}
+                if on_run is not None:
+                    on_run(runs[-1], _report(budget, seeds, runs, oracles, names, planned))
+    return _report(budget, seeds, runs, oracles, names, planned)
+
+
+def _report(budget: int, seeds: int, runs: list[dict[str, Any]], oracles: dict[str, dict[str, Any]],
+            names: list[str], planned: int) -> dict[str, Any]:
+    rows, comparisons = [], {}
+    for experiment, oracle in oracles.items():
+        mine = [r for r in runs if r["experiment"] == experiment]
+        rows += optimize_rows(mine, oracle, names, experiment)
+        comparisons[experiment] = compare(mine, CLAIMS, variant_key="optimizer")
+    return {"budget": budget, "seeds": seeds, "complete": len(runs) >= planned, "planned": planned, "rows": rows,
+            "comparisons": comparisons, "runs": list(runs)}
 
 
 def optimize_rows(runs: list[dict[str, Any]], oracle: dict[str, Any], names: list[str],

@@ -151,8 +151,12 @@ def optimize(
                                                          "comparisons are paired by seed."),
     variants: str = typer.Option(None, "--optimizers", help="Comma-separated: memtrace, gepa, gepa_outcome, "
                                                              "score_only, blame_response (default: all)."),
+    first_seed: int = typer.Option(None, "--first-seed", min=0,
+                                   help="Seed of the first run (default: each experiment's); with --seeds, runs seeds "
+                                        "first..first+seeds-1."),
     markdown: bool = typer.Option(False, "--markdown", help="Also print the tables as Markdown (as in docs/)."),
-    out: Path = typer.Option(None, "--out", help="Write {rows, comparisons, runs} as JSON."),
+    out: Path = typer.Option(None, "--out", help="Write {rows, comparisons, runs} as JSON (after every run: an "
+                                                  "interrupted bench keeps the runs it finished)."),
 ) -> None:
     """Test F1 before/after (mean ± sd, 95 % interval of the gain over seeds), share of the oracle's gain and gain
     per 1,000 LM calls of each optimizer at an equal budget, next to the oracle row (the best subset of catalogue
@@ -163,7 +167,12 @@ def optimize(
 
     _check_out(out)
     files = experiments or [Path("experiments/quickstart.yaml"), Path("experiments/locomo_mem0.yaml")]
-    report = bench_optimize(files, budget=budget, rounds=rounds, variants=parse_ids(variants), seeds=seeds)
+
+    def finished(run: dict[str, Any], so_far: dict[str, Any]) -> None:
+        _progress(f"{run['experiment']} {run['optimizer']}", run, so_far, out)
+
+    report = bench_optimize(files, budget=budget, rounds=rounds, variants=parse_ids(variants), seeds=seeds,
+                            first_seed=first_seed, on_run=finished)
     shown = [{"experiment": r["experiment"], "optimizer": r["optimizer"], "seeds": str(r["seeds"]),
               "F1 before": f"{r['test_f1_before']:.3f}",
               "after ± sd": f"{r['test_f1_after']:.3f} ± {r['test_f1_after_sd']:.3f}",
@@ -178,6 +187,16 @@ def optimize(
         print(markdown_table(report))
     if out is not None:
         write_json(out, report)
+
+
+def _progress(label: str, run: dict[str, Any], so_far: dict[str, Any], out: Path | None) -> None:
+    """One line per finished bench run on stderr; the report of the runs so far in ``out``, so an interrupted bench
+    keeps them."""
+    print(f"[{len(so_far['runs'])}/{so_far['planned']}] {label} seed {run['seed']}: test F1 "
+          f"{run['test_f1_before']:.3f} → {run['test_f1_after']:.3f} ({run['gain']:+.3f}) in {run['lm_calls']:,} "
+          f"LM calls, {run['seconds']} s", file=sys.stderr, flush=True)
+    if out is not None and not so_far["complete"]:
+        write_json(out, so_far)
 
 
 def _print_claims(comparisons: dict[str, dict[str, Any]], title: str) -> None:
@@ -240,13 +259,7 @@ def feedback(
     _check_out(out)
 
     def finished(run: dict[str, Any], so_far: dict[str, Any]) -> None:
-        """One line per finished run on stderr; the report of the runs so far in --out, so an interrupted bench
-        keeps them (`memopt bench merge` adds them to a bench of the seeds left)."""
-        print(f"[{len(so_far['runs'])}/{so_far['planned']}] {run['variant']} seed {run['seed']}: test F1 "
-              f"{run['test_f1_before']:.3f} → {run['test_f1_after']:.3f} ({run['gain']:+.3f}) in {run['lm_calls']:,} "
-              f"LM calls, {run['seconds']} s", file=sys.stderr, flush=True)
-        if out is not None and not so_far["complete"]:
-            write_json(out, so_far)
+        _progress(run["variant"], run, so_far, out)
 
     report = bench_feedback(experiment, budget=budget, seeds=seeds, rounds=rounds, variants=parse_ids(variants),
                             first_seed=first_seed, on_run=finished)
