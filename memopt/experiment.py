@@ -40,7 +40,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from memopt.errors import ConfigError, DataError
-from memopt.files import read_text
+from memopt.files import load_yaml, read_text
 from memopt.lm.spec import LMSpec, parse_lm_specs, sim_spec
 
 __all__ = ["Experiment", "load_experiment", "apply_overrides"]
@@ -300,7 +300,7 @@ def load_experiment(path: str | Path, overrides: dict[str, Any] | None = None) -
     except DataError as e:
         raise ConfigError(str(e)) from None
     try:
-        raw = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}  # libyaml: fast, depth-capped
+        raw = load_yaml(text) or {}  # libyaml where installed: fast, depth-capped
     except yaml.YAMLError as e:
         raise ConfigError(f"{path}: not valid YAML ({' '.join(str(e).split())}).") from None
     except RecursionError:

@@ -85,11 +85,13 @@ def _from_run(run_id: str, pipeline: str, tracking_uri: str | None) -> Knobs:
 def _from_directory(root: Path, pipeline: str) -> Knobs:
     import yaml
 
+    from memopt.files import load_yaml
+
     path = root / pipeline / KNOBS_FILE
     if not path.is_file():
         return _defaults(pipeline)
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        raw = load_yaml(path.read_text(encoding="utf-8")) or {}
         values = {str(k): int(v) for k, v in (raw.get("knobs") or {}).items()}
     except (yaml.YAMLError, AttributeError, TypeError, ValueError) as e:
         raise ConfigError(f"{path}: not a knobs file ({e}); expected 'knobs: {{top_k: 10}}' (what memopt export "

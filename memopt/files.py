@@ -19,6 +19,7 @@ can hold, is one `DataError` naming the file and the JSON path.
 from __future__ import annotations
 
 import contextlib
+import functools
 import gzip
 import hashlib
 import json
@@ -83,6 +84,41 @@ def read_json(path: str | Path, *, missing: str) -> Any:
         raise DataError(f"{path}: unreadable JSON value ({e}).") from None
     except (OSError, EOFError) as e:
         raise DataError(f"{path}: unreadable ({e}).") from None
+
+
+def load_yaml(text: str) -> Any:
+    """YAML text read with the safe loader (libyaml's where installed); a key written twice in one mapping is a
+    ``yaml.YAMLError`` naming the key and its line, not the silent last-one-wins of plain YAML."""
+    import yaml
+
+    return yaml.load(text, Loader=_unique_key_loader())  # noqa: S506 (a safe loader)
+
+
+@functools.cache
+def _unique_key_loader() -> type:
+    import yaml
+
+    class UniqueKeyLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+        """The safe loader, refusing duplicate keys."""
+
+    def mapping(loader: Any, node: Any) -> Any:
+        seen: dict[Any, Any] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = loader.construct_object(key_node, deep=True)
+            try:
+                first = seen.setdefault(key, key_node.start_mark)
+            except TypeError:  # an unhashable key: the safe constructor says so below
+                continue
+            if first is not key_node.start_mark:
+                raise yaml.constructor.ConstructorError(
+                    problem=f"the key {key!r} is written twice in one mapping (lines {first.line + 1} and "
+                            f"{key_node.start_mark.line + 1}); YAML would keep only the last: remove or merge one")
+        return loader.construct_mapping(node, deep=True)
+
+    UniqueKeyLoader.add_constructor("tag:yaml.org,2002:map", mapping)
+    return UniqueKeyLoader
 
 
 def _check_unicode(path: Path, data: Any, where: str) -> None:

@@ -86,6 +86,7 @@ def base(tmp_path_factory) -> Path:
     _write(root / "exp" / "binary.yaml", b"pipeline: mem0\n\xff\xfe\x00\x81 rounds: 2\n")
     _write(root / "exp" / "list.yaml", "- pipeline\n- mem0\n")
     _write(root / "exp" / "typo.yaml", "pipeline: mem0\nroundz: 2\n")
+    _write(root / "exp" / "twice.yaml", "pipeline: mem0\nrounds: 2\nseed: 1\nrounds: 5\n")
     _write(root / "exp" / "bigint.yaml", f"pipeline: mem0\nseed: {BIG}\n")
     _write(root / "exp" / "deep.yaml", "pipeline: mem0\nknobs: " + "[" * 3_000 + "]" * 3_000 + "\n")
     _write(root / "exp" / "ok.yaml", f"pipeline: mem0\ndata: {{source: '{OPT_DATA}'}}\nrounds: 1\n")
@@ -187,6 +188,7 @@ CORPUS: list[tuple[str, list[str], str]] = [
     ("optimize-unknown-key", ["optimize", "{b}/exp/typo.yaml"], "roundz"),
     ("optimize-5000-digit-int", ["optimize", "{b}/exp/bigint.yaml"], "bigint.yaml"),
     ("optimize-deeply-nested-yaml", ["optimize", "{b}/exp/deep.yaml"], "deep.yaml"),
+    ("optimize-key-written-twice", ["optimize", "{b}/exp/twice.yaml"], "'rounds' is written twice"),
     ("optimize-attribution-unknown", ["optimize", "{b}/exp/ok.yaml", "--attribution", "telepathy"], "telepathy"),
     ("optimize-optimizer-unknown", ["optimize", "{b}/exp/ok.yaml", "--optimizer", "annealing"], "annealing"),
     ("optimize-knob-negative", ["optimize", "{b}/exp/negknob.yaml"], "top_k"),
@@ -279,6 +281,8 @@ CORPUS: list[tuple[str, list[str], str]] = [
     ("attach-config-not-yaml", ["attach", "mem0", "--config", "{b}/notjson.json", "--trace", "t"], "notjson.json"),
     ("attach-config-binary", ["attach", "mem0", "--config", "{b}/exp/binary.yaml", "--trace", "t"], "binary.yaml"),
     ("attach-config-deep", ["attach", "mem0", "--config", "{b}/exp/deep.yaml", "--trace", "t"], "deep.yaml"),
+    ("attach-config-key-twice", ["attach", "mem0", "--config", "{b}/exp/twice.yaml", "--trace", "t"],
+     "'rounds' is written twice"),
     ("attach-answers-binary", ["attach", "mem0", "--config", "{b}/exp/typo.yaml", "--answers", "{b}/binary.json",
                                "--trace", "t"], "binary.json"),
     # memopt worker

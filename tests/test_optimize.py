@@ -53,6 +53,13 @@ def test_experiment_files_are_validated_with_the_key_named(tmp_path):
         load_experiment(bad)
     with pytest.raises(ConfigError, match="no such experiment file"):
         load_experiment(tmp_path / "missing.yaml")
+    # a key written twice: plain YAML keeps the last one silently, so a forgotten line would override the edit
+    bad.write_text("pipeline: mem0\noptimizer:\n  candidates: 2\n  trials: 3\n  candidates: 4\nrounds: 2\n")
+    with pytest.raises(ConfigError, match=r"bad.yaml: .*'candidates' is written twice .*lines 3 and 5"):
+        load_experiment(bad)
+    bad.write_text("base: &b {candidates: 2, trials: 3}\npipeline: mem0\noptimizer:\n  <<: *b\n  candidates: 4\n")
+    with pytest.raises(ConfigError, match=r"bad.yaml: base: Extra inputs"):  # an override of a merge is no twin
+        load_experiment(bad)
 
 
 def test_every_shipped_experiment_loads():

@@ -165,6 +165,16 @@ def test_a_prompts_directory_without_knobs_exports_the_pipeline_defaults(tmp_pat
     assert found.values == dict(system_class("mem0").defaults) and found.source == "defaults"
 
 
+def test_a_knobs_file_with_a_key_written_twice_is_refused(tmp_path):
+    from memopt.errors import ConfigError
+    from memopt.export_knobs import load_knobs
+
+    (tmp_path / "mem0").mkdir()
+    (tmp_path / "mem0" / "knobs.yaml").write_text("knobs:\n  top_k: 20\n  similar_k: 5\n  top_k: 5\n")
+    with pytest.raises(ConfigError, match=r"knobs.yaml: not a knobs file \(the key 'top_k' is written twice"):
+        load_knobs(tmp_path, "mem0")
+
+
 # 4. the rationale is the prompt version's commit message
 @pytest.mark.slow  # a real MLflow store: over 4 s
 def test_rationales_become_per_prompt_commit_messages(tmp_path):

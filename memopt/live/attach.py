@@ -48,12 +48,14 @@ def load_config(path: str | Path) -> dict[str, Any]:
     """A Mem0 config from a YAML or JSON file; anything but a mapping is a `ConfigError` naming the file."""
     import yaml
 
+    from memopt.files import load_yaml
+
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"--config {path}: no such file; pass your Mem0 config (YAML or JSON), or write one with "
                           f"memopt export SOURCE --format mem0 --out {path}.")
     try:
-        value = yaml.safe_load(path.read_text(encoding="utf-8"))
+        value = load_yaml(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, RecursionError) as e:
         raise ConfigError(f"--config {path}: not a text YAML or JSON file ({type(e).__name__}).") from None
     except yaml.YAMLError as e:
