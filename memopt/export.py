@@ -94,7 +94,7 @@ def _from_directory(root: Path, pipeline: str | None) -> tuple[str, dict[str, st
         raise ConfigError(f"prompts directory {root} has no prompts of pipeline {pipeline!r}; "
                           f"it has {', '.join(found)}.")
     operations = system_class(pipeline).llm_operations()
-    return pipeline, prompt_files.load_prompts(pipeline, operations, root)
+    return pipeline, prompt_files.load_prompts(pipeline, operations, root, every_operation=True)
 
 
 def _from_run(run_id: str, pipeline: str | None, tracking_uri: str | None) -> tuple[str, dict[str, str]]:

@@ -37,8 +37,11 @@ def prompt_path(pipeline: str, operation: str, directory: str | Path | None = No
     return Path(directory or SEED_PROMPTS) / pipeline / f"{operation}.md"
 
 
-def load_prompts(pipeline: str, operations: list[str], directory: str | Path | None = None) -> dict[str, str]:
-    """Read the instruction text of each operation; a missing or empty file is a `PromptError`."""
+def load_prompts(pipeline: str, operations: list[str], directory: str | Path | None = None, *,
+                 every_operation: bool = False) -> dict[str, str]:
+    """Read the instruction text of each operation; a missing or empty file is a `PromptError`, and so, when
+    ``operations`` are ``every_operation`` of the pipeline, is a ``.md`` file named after none (it would never be
+    read: a typo such as ``anwser.md``)."""
     root = Path(directory or SEED_PROMPTS)
     if not root.is_dir():
         hint = " (run from a source checkout, or pass --prompts DIR)" if directory is None else ""
@@ -46,6 +49,12 @@ def load_prompts(pipeline: str, operations: list[str], directory: str | Path | N
     if not (root / pipeline).is_dir():
         raise PromptError(f"prompts directory {root} has no {pipeline}/ folder; expected "
                           f"{root / pipeline}/<operation>.md for {', '.join(operations)}.")
+    strays = sorted(f.name for f in (root / pipeline).glob("*.md") if f.stem not in operations and f.is_file()) \
+        if every_operation else []
+    if strays:
+        raise PromptError(f"prompts directory {root}: {pipeline}/{strays[0]} is the prompt of no operation of "
+                          f"{pipeline} (its operations: {', '.join(sorted(operations))}), so it would never be read; "
+                          "rename it after the operation it is for, or move it out of the folder.")
     texts = {}
     for op in operations:
         path = prompt_path(pipeline, op, root)

@@ -105,6 +105,9 @@ def base(tmp_path_factory) -> Path:
     _write(root / "prompts_huge" / "rag" / "answer.md", "Answer. " * 12_500 + "!")  # 100,001 bytes: read at once
     _write(root / "prompts_huge" / "rag" / "rewrite_query.md", "Rewrite the question.")
     (root / "prompts_empty").mkdir()
+    _write(root / "prompts_typo" / "rag" / "answer.md", "Answer the question.")
+    _write(root / "prompts_typo" / "rag" / "rewrite_query.md", "Rewrite the question.")
+    _write(root / "prompts_typo" / "rag" / "anwser.md", "Answer briefly.")  # the edit meant for answer.md
     # a traced run, its graph, and bad graphs
     run_pipeline("rag", DATA, judge_lm="sim", trace_dir=root / "trace").save(root / "results.json")
     other = run_pipeline("rag", "synthetic:conversations=2,sessions=2,seed=9,questions_per_conversation=6",
@@ -178,6 +181,9 @@ CORPUS: list[tuple[str, list[str], str]] = [
     ("check-prompts-file-too-big", ["check-prompts", "{b}/prompts_huge"], "answer.md is 100,001 bytes"),
     ("run-prompts-no-pipeline", ["run", "-p", "rag", "--data", DATA, "--prompts", "{b}/prompts_empty"],
      "prompts_empty"),
+    ("run-prompt-of-no-operation", ["run", "-p", "rag", "--data", DATA, "--prompts", "{b}/prompts_typo"],
+     "rag/anwser.md is the prompt of no operation of rag"),
+    ("check-prompts-prompt-of-no-operation", ["check-prompts", "{b}/prompts_typo"], "rag/anwser.md"),
     ("run-out-is-a-directory", ["run", "-p", "rag", "--data", DATA, "--out", "{b}/a_dir"], "a_dir"),
     ("run-out-under-a-file", ["run", "-p", "rag", "--data", DATA, "--out", "{b}/a_file/r.json"], "a_file"),
     ("run-trace-is-a-file", ["run", "-p", "rag", "--data", DATA, "--trace", "{b}/a_file"], "a_file"),

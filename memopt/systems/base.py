@@ -165,7 +165,7 @@ class MemorySystem(dspy.Module):
         self.check_knobs(knobs)
         self.knobs = {**self.defaults, **knobs}
         self.prompts_dir = prompts
-        texts = load_prompts(self.name, self.llm_operations(), prompts or self.seed_prompts)
+        texts = load_prompts(self.name, self.llm_operations(), prompts or self.seed_prompts, every_operation=True)
         texts.update(instructions or {})
         for spec in self.operations:
             if spec.is_llm:
