@@ -126,6 +126,9 @@ def base(tmp_path_factory) -> Path:
     _write(root / "graphs" / "surrogate.json", json.dumps(doc).replace('"text": "', '"text": "\\udcff', 1))
     _write(root / "trace_empty" / "readme.txt", "no graphs here")
     _write(root / "trace_bad" / "g.json", json.dumps({**doc, "nodes": 5}))
+    for path in sorted((root / "trace").glob("*.json")):  # the run's graphs, emptied: no failed case is answered
+        emptied = {**json.loads(path.read_text()), "nodes": [], "edges": []}
+        _write(root / "trace_emptied" / path.name, json.dumps(emptied))
     (root / "cwd").mkdir()
     return root
 
@@ -236,6 +239,8 @@ CORPUS: list[tuple[str, list[str], str]] = [
     ("attribute-trace-missing", ["attribute", "-r", "{b}/results.json", "-t", "{b}/nowhere"], "nowhere"),
     ("attribute-trace-empty", ["attribute", "-r", "{b}/results.json", "-t", "{b}/trace_empty"], "trace_empty"),
     ("attribute-trace-malformed", ["attribute", "-r", "{b}/results.json", "-t", "{b}/trace_bad"], "g.json"),
+    ("attribute-graphs-without-answers", ["attribute", "-r", "{b}/results.json", "-t", "{b}/trace_emptied"],
+     "the graph holds no answer to it"),
     ("attribute-other-run", ["attribute", "-r", "{b}/other_results.json", "-t", "{b}/trace"], "other_results.json"),
     ("attribute-method-unknown", ["attribute", "-r", "{b}/results.json", "-t", "{b}/trace", "-m", "dowsing"],
      "dowsing"),

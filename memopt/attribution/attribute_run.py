@@ -20,6 +20,7 @@ from memopt.errors import DataError
 from memopt.evaluate import RunResult
 from memopt.judge import Judge
 from memopt.parallel import map_ordered
+from memopt.trace.graph import answer_of
 from memopt.trace.io import load_graph
 
 __all__ = ["attribute_run", "check_same_run", "graph_files", "summarize_attributions"]
@@ -57,6 +58,13 @@ def attribute_run(results: RunResult, trace_dir: str | Path, judge: Judge, *, me
                         f"attach); {' and '.join(replays)} {'replays' if len(replays) == 1 else 'replay'} memopt's own "
                         f"pipeline, not that system: leave out {' and '.join(replays)}.")
     by_id = {c.case_id: c.to_dict() for c in results.cases}
+    unanswered = [(path, c["case_id"]) for path, G in graphs for c in G.graph["cases"]
+                  if c["case_id"] in by_id and is_failed(by_id[c["case_id"]]) and answer_of(G, c.get("key")) is None]
+    if unanswered:
+        path, case_id = unanswered[0]
+        raise DataError(f"{path}: case {case_id} failed in {source}, but the graph holds no answer to it "
+                        f"({len(unanswered)} failed case(s) so); the graph is damaged: write it again with "
+                        "`memopt run --trace DIR`.")
     cases = [case for _, G in graphs for case in failed_cases(G, by_id)]
 
     def one(case: FailedCase) -> Attribution:
