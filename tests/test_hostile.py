@@ -77,6 +77,7 @@ def base(tmp_path_factory) -> Path:
     _write(root / "noturns.json", json.dumps([{**samples[0], "conversation": {"speaker_a": "A", "speaker_b": "B"}}]))
     _write(root / "surrogate.json", json.dumps(samples).replace('"question": "', '"question": "\\ud800', 1))
     _write(root / "emptyid.json", json.dumps([{**samples[0], "sample_id": ""}]))
+    _write(root / "emptyq.json", json.dumps([{**samples[0], "qa": [{**samples[0]["qa"][0], "question": "  "}]}]))
     _write(root / "newlineid.json", json.dumps([{**samples[0], "sample_id": "conv\n1"}]))
     _write(root / "hashcollision.json", json.dumps([{**samples[0], "sample_id": a}, {**samples[1], "sample_id": b}]))
     _write(root / "noqa.json", json.dumps([{k: v for k, v in sample.items() if k != "qa"} for sample in samples]))
@@ -155,6 +156,7 @@ CORPUS: list[tuple[str, list[str], str]] = [
     ("run-data-no-sessions", ["run", "-p", "rag", "--data", "{b}/noturns.json"], "session_N"),
     ("run-data-lone-surrogate", ["run", "-p", "rag", "--data", "{b}/surrogate.json"], "$[0].qa[0].question"),
     ("run-data-empty-sample-id", ["run", "-p", "rag", "--data", "{b}/emptyid.json"], "[0].sample_id: ''"),
+    ("run-data-empty-question", ["run", "-p", "rag", "--data", "{b}/emptyq.json"], "[0].qa[0].question: empty"),
     ("run-data-sample-id-with-newline", ["run", "-p", "rag", "--data", "{b}/newlineid.json"], "'conv\\n1'"),
     ("run-trace-ids-share-a-file", ["run", "-p", "rag", "--data", "{b}/hashcollision.json", "--trace", "{b}/t"],
      "would both be written to the file conv_1-"),
@@ -164,6 +166,8 @@ CORPUS: list[tuple[str, list[str], str]] = [
     ("run-synth-zero", ["run", "-p", "rag", "--data", "synthetic:conversations=0"], "conversations"),
     ("run-synth-huge", ["run", "-p", "rag", "--data", "synthetic:conversations=100000000"], "conversations"),
     ("run-conversations-unknown", ["run", "-p", "rag", "--data", DATA, "--conversations", "nope"], "nope"),
+    ("run-conversations-no-id", ["run", "-p", "rag", "--data", DATA, "--conversations", ","], "--conversations ','"),
+    ("bench-feedback-variants-no-id", ["bench", "feedback", "--variants", " , "], "--variants ' , '"),
     # memopt run: pipeline, knobs, LMs, prompts, outputs
     ("run-pipeline-unknown", ["run", "-p", "mem9", "--data", DATA], "mem9"),
     ("run-knob-negative", ["run", "-p", "rag", "--data", DATA, "--knob", "top_k=-3"], "top_k"),

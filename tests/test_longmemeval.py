@@ -89,6 +89,7 @@ def test_load_data_tells_the_formats_apart_and_names_what_it_expected(tmp_path: 
 MALFORMED = [
     ({"question_type": "trivia"}, "[0].question_type: 'trivia' is not a LongMemEval question type"),
     ({"question": None}, "[0].question: missing"),
+    ({"question": " \n"}, "[0].question: empty"),
     ({"answer": ["21"]}, "[0].answer: expected a string or a number, found list"),
     ({"haystack_dates": ["2023/05/01 (Mon) 09:14"]}, "[0].haystack_dates: 1 dates for 2 haystack sessions"),
     ({"haystack_dates": ["2023/05/01 (Mon) 09:14", "yesterday"]}, "[0].haystack_dates[1]: 'yesterday' is not a date"),

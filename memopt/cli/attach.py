@@ -50,7 +50,7 @@ def mem0(
     given = load_answers(answers) if answers is not None else None
     instructions = options.answer_prompt_text(answer_prompt)
     name, loaded = load_data(data)
-    chosen = select(loaded, options.parse_ids(conversations))
+    chosen = select(loaded, options.parse_ids(conversations, "--conversations"))
     progress = Console(stderr=True, soft_wrap=True, highlight=False)
     result = attach_mem0(fragment, chosen, trace, answers=given, answer_prompt=instructions,
                          lm=options.lm_list([lm]), offline=offline,

@@ -118,7 +118,7 @@ def attribution(
         check_writable(cases_dir / "graphs", option="--cases-dir", directory=True)
         check_writable(cases_dir / "cases.json", option="--cases-dir")
     if memtracebench is not None:
-        report = score_memtracebench(memtracebench, parse_ids(methods))
+        report = score_memtracebench(memtracebench, parse_ids(methods, "--methods"))
         for split, n_files in report["files"].items():
             rows = [{k: v for k, v in r.items() if k != "split"} for r in report["results"] if r["split"] == split]
             labels = ", ".join(f"{t} {c}" for t, c in report["labels"][split].items()) or "none"
@@ -128,8 +128,8 @@ def attribution(
         if out is not None:
             write_json(out, report)
         return
-    names = parse_ids(pipelines) or []
-    report = bench_attribution(pipelines=names, data=data, cases_dir=cases_dir, methods=parse_ids(methods),
+    names = parse_ids(pipelines, "--pipelines") or []
+    report = bench_attribution(pipelines=names, data=data, cases_dir=cases_dir, methods=parse_ids(methods, "--methods"),
                                cases_file=cases)
     _print(report["results"], f"attribution bench ({sum(map(sum, (c.values() for c in report['counts'].values())))} "
                               f"cases, SimLM judge, simulated)", None)
@@ -171,8 +171,8 @@ def optimize(
     def finished(run: dict[str, Any], so_far: dict[str, Any]) -> None:
         _progress(f"{run['experiment']} {run['optimizer']}", run, so_far, out)
 
-    report = bench_optimize(files, budget=budget, rounds=rounds, variants=parse_ids(variants), seeds=seeds,
-                            first_seed=first_seed, on_run=finished)
+    report = bench_optimize(files, budget=budget, rounds=rounds, variants=parse_ids(variants, "--optimizers"),
+                            seeds=seeds, first_seed=first_seed, on_run=finished)
     shown = [{"experiment": r["experiment"], "optimizer": r["optimizer"], "seeds": str(r["seeds"]),
               "F1 before": f"{r['test_f1_before']:.3f}",
               "after ± sd": f"{r['test_f1_after']:.3f} ± {r['test_f1_after_sd']:.3f}",
@@ -261,8 +261,8 @@ def feedback(
     def finished(run: dict[str, Any], so_far: dict[str, Any]) -> None:
         _progress(run["variant"], run, so_far, out)
 
-    report = bench_feedback(experiment, budget=budget, seeds=seeds, rounds=rounds, variants=parse_ids(variants),
-                            first_seed=first_seed, on_run=finished)
+    report = bench_feedback(experiment, budget=budget, seeds=seeds, rounds=rounds,
+                            variants=parse_ids(variants, "--variants"), first_seed=first_seed, on_run=finished)
     _show_feedback(report, markdown, out)
 
 

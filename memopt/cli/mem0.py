@@ -46,7 +46,7 @@ def check(
         top_k = int((block.get("search") or {}).get("limit") or 10)
     instructions = options.answer_prompt_text(answer_prompt)
     name, loaded = load_data(data)
-    chosen = select(loaded, options.parse_ids(conversations))
+    chosen = select(loaded, options.parse_ids(conversations, "--conversations"))
     progress = Console(stderr=True, soft_wrap=True, highlight=False)
     result = check_mem0(fragment, chosen, limit=limit, top_k=top_k, answer_prompt=instructions, server_url=server,
                         on_progress=lambda message: progress.print(f"[dim]{message}[/]"))

@@ -71,10 +71,15 @@ def _cut(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
-def parse_ids(value: str | None) -> list[str] | None:
-    """A comma-separated id list (None when empty)."""
-    ids = [v.strip() for v in (value or "").split(",") if v.strip()]
-    return ids or None
+def parse_ids(value: str | None, option: str) -> list[str] | None:
+    """A comma-separated id list of ``option`` (None when the option is not given); given with no id in it (``,``,
+    ``""``) it is a `ConfigError`, not a silent "all"."""
+    if value is None:
+        return None
+    ids = [v.strip() for v in value.split(",") if v.strip()]
+    if not ids:
+        raise ConfigError(f"{option} {value!r}: no id in it; give comma-separated ids, or leave {option} out for all.")
+    return ids
 
 
 def prompts_dir(value: Path | None) -> Path | None:

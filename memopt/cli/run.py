@@ -62,7 +62,8 @@ def run(
 
         result = run_pipeline(pipeline, data, prompts=options.prompts_dir(prompts), lm=options.lm_list(lm),
                               judge_lm=options.judge_lm(judge_lm), limit=limit,
-                              conversations=options.parse_ids(conversations), concurrency=concurrency, seed=seed,
+                              conversations=options.parse_ids(conversations, "--conversations"),
+                              concurrency=concurrency, seed=seed,
                               knobs=options.parse_knobs(knob), on_case=on_case,
                               on_plan=lambda n: progress.update(task, total=n), trace_dir=trace,
                               cache=not no_cache, engine=engine, **({"timeout": timeout} if timeout else {}))

@@ -36,7 +36,7 @@ def show(
     check_writable(out, reads=[graph])
     if png is not None:
         check_writable(png, option="--png", reads=[graph, out])
-    highlight = options.parse_ids(path)
+    highlight = options.parse_ids(path, "--path")
     source = str(graph)
     if trace_id is not None:
         from memopt.tracking.traces import case_graph_of_trace

@@ -108,6 +108,8 @@ def _turn(raw: Any, session: int, source: str, where: str) -> Turn:
 
 def _case(raw: Any, sample_id: str, n: int, source: str, where: str) -> Case:
     question = _get(raw, "question", str, source, where)
+    if not question.strip():
+        raise _fail(source, f"{where}.question", "empty; write the question, or remove the entry.")
     category = raw.get("category")
     if not isinstance(category, int) or not 1 <= category <= 5:
         raise _fail(source, f"{where}.category", f"expected an integer 1-5, found {category!r}.")

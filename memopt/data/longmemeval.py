@@ -124,6 +124,8 @@ def _instance(reader: _Reader, item: Any, where: str) -> Conversation:
         raise reader.fail(f"{where}.question_type", f"{qtype!r} is not a LongMemEval question type "
                                                     f"({', '.join(QUESTION_TYPES)}).")
     question = reader.get(item, "question", (str,), where)
+    if not question.strip():
+        raise reader.fail(f"{where}.question", "empty; write the question, or remove the instance.")
     answer = reader.get(item, "answer", (str, int, float), where)
     date = reader.get(item, "question_date", (str,), where, required=False)
     if date is not None and parse_lme_date(date) is None:
