@@ -154,8 +154,12 @@ def test_synth_mixes_in_a_documented_share_of_hard_questions_with_correct_golds(
     regular_turns = {t["text"] for s in plain for k, v in s["conversation"].items() if isinstance(v, list) for t in v}
     hard_turns = {t["text"] for s in samples for k, v in s["conversation"].items() if isinstance(v, list) for t in v}
     assert regular_turns <= hard_turns  # the stories are told beside the regular events, which stay as they were
-    with pytest.raises(DataError, match="hard_percent must be between 0 and 90"):
+    with pytest.raises(DataError, match=r"^synthetic spec synthetic:conversations=6,sessions=8,seed=0,"
+                                         r"hard_percent=95: hard_percent=95; it must be between 0 and 90"):
         SynthSpec(hard_percent=95)
+    with pytest.raises(DataError, match=r"sessions=0,seed=0,questions_per_conversation=0: sessions=0, "
+                                         r"questions_per_conversation=0; .* must be at least 1"):
+        SynthSpec(sessions=0, questions_per_conversation=0)
     assert SynthSpec(hard_percent=0).describe().endswith(",hard_percent=0")
 
 

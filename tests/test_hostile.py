@@ -163,7 +163,7 @@ CORPUS: list[tuple[str, list[str], str]] = [
     ("run-data-a-directory", ["run", "-p", "rag", "--data", "{b}/a_dir"], "a_dir"),
     ("run-synth-unknown-option", ["run", "-p", "rag", "--data", "synthetic:bogus=1"], "bogus=1"),
     ("run-synth-5000-digits", ["run", "-p", "rag", "--data", f"synthetic:seed={BIG}"], "seed"),
-    ("run-synth-zero", ["run", "-p", "rag", "--data", "synthetic:conversations=0"], "conversations"),
+    ("run-synth-zero", ["run", "-p", "rag", "--data", "synthetic:conversations=0"], ":conversations=0,sessions=8"),
     ("run-synth-huge", ["run", "-p", "rag", "--data", "synthetic:conversations=100000000"], "conversations"),
     ("run-conversations-unknown", ["run", "-p", "rag", "--data", DATA, "--conversations", "nope"], "nope"),
     ("run-conversations-no-id", ["run", "-p", "rag", "--data", DATA, "--conversations", ","], "--conversations ','"),

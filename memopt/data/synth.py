@@ -109,15 +109,18 @@ class SynthSpec:
     hard_percent: int = 20
 
     def __post_init__(self) -> None:
-        if self.conversations < 1 or self.sessions < 1 or self.questions_per_conversation < 1:
-            raise DataError(f"synthetic spec {self}: conversations, sessions and questions_per_conversation must "
-                            "be at least 1.")
+        small = [f"{key}={getattr(self, key)}" for key in ("conversations", "sessions", "questions_per_conversation")
+                 if getattr(self, key) < 1]
+        if small:
+            raise DataError(f"synthetic spec {self.describe()}: {', '.join(small)}; conversations, sessions and "
+                            "questions_per_conversation must be at least 1.")
         if self.conversations * self.sessions > MAX_SESSIONS:
-            raise DataError(f"synthetic spec {self}: conversations × sessions = "
+            raise DataError(f"synthetic spec {self.describe()}: conversations × sessions = "
                             f"{self.conversations * self.sessions:,} sessions; at most {MAX_SESSIONS:,} are "
                             "generated (write bigger sets in parts with `memopt data synth`).")
         if not 0 <= self.hard_percent <= 90:
-            raise DataError(f"synthetic spec {self}: hard_percent must be between 0 and 90.")
+            raise DataError(f"synthetic spec {self.describe()}: hard_percent={self.hard_percent}; it must be between 0 "
+                            "and 90.")
 
     def describe(self) -> str:
         """The spec as a data name: ``synthetic:conversations=6,sessions=8,seed=0`` (plus options off their default)."""
