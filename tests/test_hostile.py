@@ -254,6 +254,8 @@ CORPUS: list[tuple[str, list[str], str]] = [
      "a_dir"),
     # memopt show
     ("show-missing", ["show", "{b}/graphs/missing.json", "-o", "{b}/v.html"], "missing.json"),
+    ("show-trace-id-store-not-a-database", ["show", "--trace-id", "tr-1", "--tracking-uri", "sqlite:///{b}/notjson.json",
+                                            "-o", "{b}/v.html"], "file is not a database"),
     ("show-not-json", ["show", "{b}/graphs/notjson.json", "-o", "{b}/v.html"], "notjson.json"),
     ("show-wrong-schema", ["show", "{b}/graphs/schema.json", "-o", "{b}/v.html"], "schema.json"),
     ("show-nodes-not-a-list", ["show", "{b}/graphs/nodes.json", "-o", "{b}/v.html"], "nodes.json"),

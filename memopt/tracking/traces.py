@@ -320,7 +320,7 @@ def case_graph_of_trace(trace_id: str, tracking_uri: str | None, dst: str | Path
     """Download the graph of a case traced by `CaseTraces` (its round's artifact) into ``dst``."""
     from mlflow.exceptions import MlflowException
 
-    from memopt.tracking.store import URI_ORDER, download_artifacts, load_mlflow, resolve_tracking_uri
+    from memopt.tracking.store import URI_ORDER, download_artifacts, load_mlflow, resolve_tracking_uri, store_failure
 
     uri = resolve_tracking_uri(tracking_uri)
     if uri.startswith("sqlite:///") and not Path(uri.removeprefix("sqlite:///").split("?", 1)[0]).is_file():
@@ -328,8 +328,12 @@ def case_graph_of_trace(trace_id: str, tracking_uri: str | None, dst: str | Path
     try:
         trace = load_mlflow().MlflowClient(uri).get_trace(trace_id, display=False)
     except MlflowException as e:
+        if e.error_code != "RESOURCE_DOES_NOT_EXIST":
+            raise store_failure(uri, f"reading trace {trace_id}", e) from None
         raise ConfigError(f"trace {trace_id!r} not found in the tracking store {uri} ({e.message}). The store is "
                           f"chosen by {URI_ORDER}; pass the URI the optimize run was logged to.") from None
+    except Exception as e:  # not a store at all (a file that is no database, a URI MLflow cannot open)
+        raise store_failure(uri, f"reading trace {trace_id}", e) from None
     info = trace.info
     graph, run_id = info.tags.get("memopt.graph"), info.trace_metadata.get("mlflow.sourceRun")
     if not graph or not run_id:
