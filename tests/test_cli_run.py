@@ -34,6 +34,23 @@ def test_run_writes_results_in_the_documented_schema(tmp_path):
     assert sum(v["n"] for v in metrics["by_category"].values()) == metrics["n"]
 
 
+def test_run_with_exported_prompts_uses_their_knobs_under_the_command_line_ones(tmp_path):
+    from memopt.prompts import load_prompts, write_prompts
+
+    tuned = tmp_path / "tuned"
+    write_prompts("mem0", load_prompts("mem0", ["extract", "update", "answer"]), tuned)
+    (tuned / "mem0" / "knobs.yaml").write_text("knobs:\n  top_k: 3\n  similar_k: 2\nrun_id: abc\nsource: run\n")
+    out = tmp_path / "r.json"
+    done = memopt("run", "-p", "mem0", "--data", SMALL, "--prompts", str(tuned), "--knob", "similar_k=4",
+                  "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(out.read_text())["knobs"] == {"top_k": 3, "similar_k": 4}  # the score's knobs, --knob first
+    assert f"knobs from {tuned / 'mem0' / 'knobs.yaml'}: top_k=3 (--knob overrides)" in done.stderr
+    (tuned / "mem0" / "knobs.yaml").write_text("knobs:\n  chunk_size: 3\n")
+    done = memopt("run", "-p", "mem0", "--data", SMALL, "--prompts", str(tuned), "--out", str(out))
+    assert done.returncode == 2 and "knobs.yaml: chunk_size not a knob of mem0" in done.stderr, done.stderr
+
+
 @pytest.mark.slow  # over 4 s (CI runs it with -m slow)
 def test_bad_arguments_exit_2_with_one_message(tmp_path):
     for args, expected in [

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -52,6 +53,7 @@ def run(
     progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TextColumn("F1 {task.fields[f1]:.3f}"), TimeElapsedColumn(), console=console,
                         disable=not console.is_terminal)
+    knobs = _knobs(pipeline, options.prompts_dir(prompts), options.parse_knobs(knob), console)
     seen: list[float] = []
     with progress:
         task = progress.add_task(f"{pipeline}", total=None, f1=0.0)
@@ -64,7 +66,7 @@ def run(
                               judge_lm=options.judge_lm(judge_lm), limit=limit,
                               conversations=options.parse_ids(conversations, "--conversations"),
                               concurrency=concurrency, seed=seed,
-                              knobs=options.parse_knobs(knob), on_case=on_case,
+                              knobs=knobs, on_case=on_case,
                               on_plan=lambda n: progress.update(task, total=n), trace_dir=trace,
                               cache=not no_cache, engine=engine, **({"timeout": timeout} if timeout else {}))
     result.save(out)
@@ -84,6 +86,28 @@ def run(
                                    f"(more than {ERROR_LIMIT:.0%}); see the 'error' field in {out}. Most common "
                                    f"({count}): {escape(error.splitlines()[0])}[/]", highlight=False)
         sys.exit(1)
+
+
+def _knobs(pipeline: str, prompts: Path | None, given: dict[str, int], console: Any) -> dict[str, int]:
+    """The ``--knob`` values over those of the prompts directory's ``knobs.yaml`` (what `memopt export --format text`
+    writes beside tuned prompts: the score was measured with both), saying which were taken from the file."""
+    from memopt.errors import ConfigError
+    from memopt.export_knobs import KNOBS_FILE, load_knobs
+    from memopt.systems import system_class
+
+    if prompts is None or not (prompts / pipeline / KNOBS_FILE).is_file():
+        return given
+    path = prompts / pipeline / KNOBS_FILE
+    tuned = load_knobs(prompts, pipeline).values
+    unknown = sorted(set(tuned) - set(system_class(pipeline).defaults))
+    if unknown:
+        raise ConfigError(f"{path}: {', '.join(unknown)} not a knob of {pipeline} (knobs: "
+                          f"{', '.join(sorted(system_class(pipeline).defaults))}); fix the file or remove it.")
+    taken = {k: v for k, v in sorted(tuned.items()) if k not in given}
+    if taken:
+        console.print(f"knobs from {path}: {' '.join(f'{k}={v}' for k, v in taken.items())} (--knob overrides)",
+                      highlight=False, soft_wrap=True)
+    return {**tuned, **given}
 
 
 def _malformed(metrics: dict, usage: dict) -> str:
