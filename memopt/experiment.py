@@ -223,7 +223,7 @@ class BudgetConfig(_Strict):
 class MLflowConfig(_Strict):
     """Where rounds are logged, and which evaluated cases become MLflow traces (see `memopt.tracking.traces`)."""
 
-    experiment: str = "memopt"
+    experiment: str = Field("memopt", min_length=1, max_length=500)  # MLflow's limit on an experiment name
     tracking_uri: str | None = None
     # prompts register as <prompt_prefix>.<pipeline>.<op>: on a shared server, one prefix per person or stream
     prompt_prefix: str | None = Field(None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]*$", max_length=64)

@@ -88,6 +88,7 @@ def base(tmp_path_factory) -> Path:
     _write(root / "exp" / "list.yaml", "- pipeline\n- mem0\n")
     _write(root / "exp" / "typo.yaml", "pipeline: mem0\nroundz: 2\n")
     _write(root / "exp" / "twice.yaml", "pipeline: mem0\nrounds: 2\nseed: 1\nrounds: 5\n")
+    _write(root / "exp" / "longname.yaml", f"pipeline: mem0\nmlflow: {{experiment: {'x' * 501}}}\n")
     _write(root / "exp" / "bigint.yaml", f"pipeline: mem0\nseed: {BIG}\n")
     _write(root / "exp" / "deep.yaml", "pipeline: mem0\nknobs: " + "[" * 3_000 + "]" * 3_000 + "\n")
     _write(root / "exp" / "ok.yaml", f"pipeline: mem0\ndata: {{source: '{OPT_DATA}'}}\nrounds: 1\n")
@@ -202,6 +203,8 @@ CORPUS: list[tuple[str, list[str], str]] = [
     ("optimize-5000-digit-int", ["optimize", "{b}/exp/bigint.yaml"], "bigint.yaml"),
     ("optimize-deeply-nested-yaml", ["optimize", "{b}/exp/deep.yaml"], "deep.yaml"),
     ("optimize-key-written-twice", ["optimize", "{b}/exp/twice.yaml"], "'rounds' is written twice"),
+    ("optimize-experiment-name-too-long", ["optimize", "{b}/exp/longname.yaml"],
+     "mlflow.experiment: String should have at most 500 characters"),
     ("optimize-attribution-unknown", ["optimize", "{b}/exp/ok.yaml", "--attribution", "telepathy"], "telepathy"),
     ("optimize-optimizer-unknown", ["optimize", "{b}/exp/ok.yaml", "--optimizer", "annealing"], "annealing"),
     ("optimize-knob-negative", ["optimize", "{b}/exp/negknob.yaml"], "top_k"),
