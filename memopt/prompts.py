@@ -69,6 +69,9 @@ def load_prompts(pipeline: str, operations: list[str], directory: str | Path | N
             raise PromptError(f"prompt file {path} is not UTF-8 text.") from None
         if not text:
             raise PromptError(f"prompt file {path} is empty; write the instruction of {pipeline}.{op} in it.")
+        if "\x00" in text:
+            raise PromptError(f"prompt file {path} holds a NUL character (at offset {text.index(chr(0))}): not an "
+                              "instruction text; is it the right file?")
         texts[op] = text
     return texts
 

@@ -107,6 +107,8 @@ def base(tmp_path_factory) -> Path:
     _write(root / "prompts_huge" / "rag" / "answer.md", "Answer. " * 12_500 + "!")  # 100,001 bytes: read at once
     _write(root / "prompts_huge" / "rag" / "rewrite_query.md", "Rewrite the question.")
     (root / "prompts_empty").mkdir()
+    _write(root / "prompts_nul" / "rag" / "answer.md", "Answer the question.\x00")
+    _write(root / "prompts_nul" / "rag" / "rewrite_query.md", "Rewrite the question.")
     _write(root / "prompts_typo" / "rag" / "answer.md", "Answer the question.")
     _write(root / "prompts_typo" / "rag" / "rewrite_query.md", "Rewrite the question.")
     _write(root / "prompts_typo" / "rag" / "anwser.md", "Answer briefly.")  # the edit meant for answer.md
@@ -192,6 +194,8 @@ CORPUS: list[tuple[str, list[str], str]] = [
     ("run-prompt-of-no-operation", ["run", "-p", "rag", "--data", DATA, "--prompts", "{b}/prompts_typo"],
      "rag/anwser.md is the prompt of no operation of rag"),
     ("check-prompts-prompt-of-no-operation", ["check-prompts", "{b}/prompts_typo"], "rag/anwser.md"),
+    ("run-prompt-with-a-nul", ["run", "-p", "rag", "--data", DATA, "--prompts", "{b}/prompts_nul"],
+     "answer.md holds a NUL character"),
     ("run-out-is-a-directory", ["run", "-p", "rag", "--data", DATA, "--out", "{b}/a_dir"], "a_dir"),
     ("run-out-under-a-file", ["run", "-p", "rag", "--data", DATA, "--out", "{b}/a_file/r.json"], "a_file"),
     ("run-trace-is-a-file", ["run", "-p", "rag", "--data", DATA, "--trace", "{b}/a_file"], "a_file"),
