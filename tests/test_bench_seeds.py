@@ -68,6 +68,57 @@ def test_bench_optimize_reports_each_run_as_it_finishes_from_the_first_seed(tmp_
     assert [r["seed"] for r in report["runs"]] == [5, 5]
 
 
+def _optimize_report(runs, experiments=("quickstart",), **changes):
+    oracles = {name: {"test_f1": 0.69, "seed_test_f1": 0.25, "seconds": 3.0} for name in experiments}
+    return {"budget": 12000, "rounds": 8, "seeds": 3, "planned": len(runs), "oracles": oracles, "runs": runs} | changes
+
+
+def test_bench_merge_joins_optimize_reports_run_apart(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    from memopt.bench.optimize import merge_optimize
+    from memopt.errors import ConfigError
+
+    gains = {"memtrace": [0.38, 0.37, 0.38, 0.36, 0.37, 0.38], "gepa_outcome": [0.09, 0.05, 0.12, 0.03, 0.15, 0.08]}
+    runs = _runs(gains)
+    low, high = [r for r in runs if r["seed"] < 3], [r for r in runs if r["seed"] >= 3]
+    locomo = [{**r, "experiment": "locomo_mem0"} for r in low]
+    merged = merge_optimize({"a.json": _optimize_report(low), "b.json": _optimize_report(high),
+                             "c.json": _optimize_report(locomo, experiments=("locomo_mem0",))})
+    assert merged["comparisons"]["quickstart"] == compare(runs, CLAIMS, variant_key="optimizer")
+    assert merged["comparisons"]["quickstart"]["memtrace > gepa_outcome"]["n"] == 6  # paired across the files
+    assert merged["comparisons"]["locomo_mem0"]["memtrace > gepa_outcome"]["n"] == 3
+    assert [(r["experiment"], r["optimizer"], r["seeds"]) for r in merged["rows"]] == [
+        ("quickstart", "memtrace", 6), ("quickstart", "gepa_outcome", 6), ("quickstart", "oracle (best subset)", 1),
+        ("locomo_mem0", "memtrace", 3), ("locomo_mem0", "gepa_outcome", 3), ("locomo_mem0", "oracle (best subset)", 1)]
+    assert merged["complete"] and merged["seeds"] == 6
+    with pytest.raises(ConfigError, match=r"b.json: quickstart memtrace at seed 0 is also in a.json; .*--first-seed"):
+        merge_optimize({"a.json": _optimize_report(low), "b.json": _optimize_report(low[:1])})
+    with pytest.raises(ConfigError, match=r"b.json: budget 6000, but a.json has 12000"):
+        merge_optimize({"a.json": _optimize_report(low), "b.json": _optimize_report(high, budget=6000)})
+    with pytest.raises(ConfigError, match=r"b.json: its oracle or seed prompts score differently from a.json's"):
+        merge_optimize({"a.json": _optimize_report(low),
+                        "b.json": _optimize_report(high, oracles={"quickstart": {"test_f1": 0.6}})})
+    with pytest.raises(ConfigError, match=r"runs of 'locomo_mem0' but no report holds its oracle"):
+        merge_optimize({"a.json": _optimize_report(low + locomo)})
+
+    files = [tmp_path / "a.json", tmp_path / "b.json"]
+    for path, part in zip(files, (low, high), strict=True):
+        path.write_text(json.dumps(_optimize_report(part)))
+    feedback = tmp_path / "f.json"
+    feedback.write_text(json.dumps({"experiment": "quickstart", "budget": 6000, "rounds": 8, "oracle": {}, "runs": []}))
+    done = subprocess.run([sys.executable, "-m", "memopt", "bench", "merge", *map(str, files), "--markdown"],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "| quickstart | memtrace | 6 |" in done.stdout
+    assert "quickstart: memtrace > gepa_outcome: holds" in done.stdout
+    done = subprocess.run([sys.executable, "-m", "memopt", "bench", "merge", str(files[0]), str(feedback)],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 2 and "is a `bench optimize` report and" in done.stderr, done.stderr
+
+
 @pytest.mark.slow  # four optimizations (CI runs it with -m slow)
 def test_bench_optimize_runs_seeds_and_prints_intervals_and_verdicts(tmp_path):
     import json

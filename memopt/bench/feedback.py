@@ -29,7 +29,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memopt.bench.seeds import Claim, compare, comparison_table, fmt_interval, interval
+from memopt.bench.seeds import (
+    Claim,
+    check_same_oracle,
+    collect_runs,
+    compare,
+    comparison_table,
+    fmt_interval,
+    interval,
+    planned_runs,
+)
 
 if TYPE_CHECKING:
     from memopt.systems.base import MemorySystem
@@ -114,41 +123,19 @@ def merge_feedback(reports: dict[str, dict[str, Any]]) -> dict[str, Any]:
     false: ``--out`` is written after every run) adds the runs it finished."""
     from memopt.errors import ConfigError
 
-    if not reports:
-        raise ConfigError("bench merge: no reports given; pass the --out files of `memopt bench feedback` runs.")
-    for name, report in reports.items():
-        missing = [key for key in ("experiment", "budget", "rounds", "oracle", "runs")
-                   if not isinstance(report, dict) or key not in report]
-        if missing or not isinstance(report["oracle"], dict):
-            what = f"missing {', '.join(missing)}" if missing else "its oracle is not a mapping"
-            raise ConfigError(f"{name}: not a `memopt bench feedback --out` report ({what}).")
+    runs = collect_runs(reports, command="memopt bench feedback",
+                        keys=("experiment", "budget", "rounds", "oracle", "runs"), run_keys=_RUN_KEYS,
+                        identity=lambda run: f"{run['variant']} at seed {run['seed']}")
     first, head = next(iter(reports)), next(iter(reports.values()))
     for name, report in reports.items():
-        for key, label in (("experiment", "experiment"), ("budget", "budget"), ("rounds", "rounds")):
+        for key in ("experiment", "budget", "rounds"):
             if report[key] != head[key]:
-                raise ConfigError(f"{name}: {label} {report[key]!r}, but {first} has {head[key]!r}; merge reports of "
+                raise ConfigError(f"{name}: {key} {report[key]!r}, but {first} has {head[key]!r}; merge reports of "
                                   "one experiment at one budget and rounds.")
-        if report["oracle"].get("test_f1") != head["oracle"].get("test_f1") or \
-                report["oracle"].get("seed_test_f1") != head["oracle"].get("seed_test_f1"):
-            raise ConfigError(f"{name}: its oracle or seed prompts score differently from {first}'s (test F1 "
-                              f"{report['oracle'].get('test_f1')} against {head['oracle'].get('test_f1')}): not "
-                              "the same data, split or code; merge reports measured alike.")
-    seen: dict[tuple[str, int], str] = {}
-    runs: list[dict[str, Any]] = []
-    for name, report in reports.items():
-        for i, run in enumerate(report["runs"] if isinstance(report["runs"], list) else [None]):
-            lacking = [k for k in _RUN_KEYS if k not in run] if isinstance(run, dict) else list(_RUN_KEYS)
-            if lacking:
-                raise ConfigError(f"{name}: runs[{i}] is not a bench run (missing {', '.join(lacking)}).")
-            key = (run["variant"], run["seed"])
-            if key in seen:
-                raise ConfigError(f"{name}: {run['variant']} at seed {run['seed']} is also in {seen[key]}; "
-                                  "give each bench its own seeds (`memopt bench feedback --first-seed`).")
-            seen[key] = name
-            runs.append(run)
+        check_same_oracle(name, report["oracle"], first, head["oracle"])
     names = list(dict.fromkeys(run["variant"] for run in runs))
-    planned = sum(r["planned"] if isinstance(r.get("planned"), int) else len(r["runs"]) for r in reports.values())
-    return _report(head["experiment"], head["budget"], head["rounds"], head["oracle"], runs, names, planned)
+    return _report(head["experiment"], head["budget"], head["rounds"], head["oracle"], runs, names,
+                   planned_runs(reports))
 
 
 class _Best:

@@ -21,9 +21,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from memopt.bench.seeds import Claim, compare, comparison_table, fmt_interval, interval
+from memopt.bench.seeds import (
+    Claim,
+    check_same_oracle,
+    collect_runs,
+    compare,
+    comparison_table,
+    fmt_interval,
+    interval,
+    planned_runs,
+)
 
-__all__ = ["bench_optimize", "optimize_rows", "markdown_table", "VARIANTS", "CLAIMS", "DEFAULT_SEEDS"]
+__all__ = ["bench_optimize", "merge_optimize", "optimize_rows", "markdown_table", "VARIANTS", "CLAIMS",
+           "DEFAULT_SEEDS"]
 
 DEFAULT_SEEDS = 5
 VARIANTS: dict[str, dict[str, str]] = {
@@ -76,19 +86,55 @@ def bench_optimize(experiments: list[str | Path], *, budget: int, rounds: int | 
                              "lm_calls": summary["lm_calls"], "rounds": len(summary["rounds"]),
                              "seconds": round(time.perf_counter() - started, 1)})
                 if on_run is not None:
-                    on_run(runs[-1], _report(budget, seeds, runs, oracles, names, planned))
-    return _report(budget, seeds, runs, oracles, names, planned)
+                    on_run(runs[-1], _report(budget, rounds, seeds, runs, oracles, names, planned))
+    return _report(budget, rounds, seeds, runs, oracles, names, planned)
 
 
-def _report(budget: int, seeds: int, runs: list[dict[str, Any]], oracles: dict[str, dict[str, Any]],
-            names: list[str], planned: int) -> dict[str, Any]:
+_RUN_KEYS = ("experiment", "optimizer", "seed", "test_f1_before", "test_f1_after", "gain", "lm_calls", "seconds")
+
+
+def merge_optimize(reports: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """One report from `bench_optimize` reports by file name (seeds or experiments split over processes): their runs
+    together, rows and comparisons computed again, paired by seed as in one bench. The reports must share the budget
+    and rounds, score each experiment's oracle alike, and hold no experiment's optimizer at one seed twice;
+    otherwise a `ConfigError` names the files."""
+    from memopt.errors import ConfigError
+
+    runs = collect_runs(reports, command="memopt bench optimize", keys=("budget", "rounds", "oracles", "runs"),
+                        run_keys=_RUN_KEYS,
+                        identity=lambda r: f"{r['experiment']} {r['optimizer']} at seed {r['seed']}")
+    first, head = next(iter(reports)), next(iter(reports.values()))
+    oracles: dict[str, dict[str, Any]] = {}
+    where: dict[str, str] = {}
+    for name, report in reports.items():
+        for key in ("budget", "rounds"):
+            if report[key] != head[key]:
+                raise ConfigError(f"{name}: {key} {report[key]!r}, but {first} has {head[key]!r}; merge reports of "
+                                  "one budget and rounds.")
+        if not isinstance(report["oracles"], dict):
+            raise ConfigError(f"{name}: not a `memopt bench optimize --out` report (its oracles are not a mapping).")
+        for experiment, oracle in report["oracles"].items():
+            check_same_oracle(name, oracle, where.get(experiment, name), oracles.get(experiment))
+            oracles.setdefault(experiment, oracle)
+            where.setdefault(experiment, name)
+    stray = next((r for r in runs if r["experiment"] not in oracles), None)
+    if stray is not None:
+        raise ConfigError(f"bench merge: runs of {stray['experiment']!r} but no report holds its oracle; pass the "
+                          "--out files as `memopt bench optimize` wrote them.")
+    names = list(dict.fromkeys(run["optimizer"] for run in runs))
+    seeds = len({run["seed"] for run in runs})
+    return _report(head["budget"], head["rounds"], seeds, runs, oracles, names, planned_runs(reports))
+
+
+def _report(budget: int, rounds: int | None, seeds: int, runs: list[dict[str, Any]],
+            oracles: dict[str, dict[str, Any]], names: list[str], planned: int) -> dict[str, Any]:
     rows, comparisons = [], {}
     for experiment, oracle in oracles.items():
         mine = [r for r in runs if r["experiment"] == experiment]
         rows += optimize_rows(mine, oracle, names, experiment)
         comparisons[experiment] = compare(mine, CLAIMS, variant_key="optimizer")
-    return {"budget": budget, "seeds": seeds, "complete": len(runs) >= planned, "planned": planned, "rows": rows,
-            "comparisons": comparisons, "runs": list(runs)}
+    return {"budget": budget, "rounds": rounds, "seeds": seeds, "complete": len(runs) >= planned, "planned": planned,
+            "oracles": oracles, "rows": rows, "comparisons": comparisons, "runs": list(runs)}
 
 
 def optimize_rows(runs: list[dict[str, Any]], oracle: dict[str, Any], names: list[str],

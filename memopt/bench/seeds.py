@@ -24,14 +24,14 @@ claim is bounded by the headroom ``b`` leaves, not by ``a``'s feedback.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from memopt.stats import MAX_SEEDS_NEEDED, paired_test, seeds_needed, verdict
 
 __all__ = ["Claim", "EQUIVALENT_WITHIN", "interval", "compare", "comparison_table", "fmt_interval", "needed_text",
-           "ceiling_text"]
+           "ceiling_text", "collect_runs", "planned_runs", "check_same_oracle"]
 
 EQUIVALENT_WITHIN = 0.05
 
@@ -137,3 +137,52 @@ def comparison_table(comparisons: dict[str, dict[str, Any]]) -> str:
         lines.append(f"| {label} | {c['n']} | {c['mean']:+.3f} ± {c['sd']:.3f} | {fmt_interval(c['low'], c['high'])}"
                      f" | {p} | {c['verdict']} | {needed_text(c)} |" + (f" {ceiling_text(c)} |" if ceiling else ""))
     return "\n".join(lines)
+
+
+def collect_runs(reports: dict[str, Any], *, command: str, keys: tuple[str, ...], run_keys: tuple[str, ...],
+                 identity: Callable[[dict[str, Any]], str]) -> list[dict[str, Any]]:
+    """The runs of bench reports by file name (``--out`` files of ``command``, for `memopt bench merge`), checked:
+    each report a mapping with ``keys``, each run one with ``run_keys``, and no run (named by ``identity``, e.g.
+    "attribution at seed 0") in two reports; otherwise a `ConfigError` naming the file."""
+    from memopt.errors import ConfigError
+
+    if not reports:
+        raise ConfigError(f"bench merge: no reports given; pass the --out files of `{command}` runs.")
+    for name, report in reports.items():
+        missing = [key for key in keys if not isinstance(report, dict) or key not in report]
+        if missing:
+            raise ConfigError(f"{name}: not a `{command} --out` report (missing {', '.join(missing)}).")
+    seen: dict[str, str] = {}
+    runs: list[dict[str, Any]] = []
+    for name, report in reports.items():
+        for i, run in enumerate(report["runs"] if isinstance(report["runs"], list) else [None]):
+            lacking = [k for k in run_keys if k not in run] if isinstance(run, dict) else list(run_keys)
+            if lacking:
+                raise ConfigError(f"{name}: runs[{i}] is not a bench run (missing {', '.join(lacking)}).")
+            key = identity(run)
+            if key in seen:
+                raise ConfigError(f"{name}: {key} is also in {seen[key]}; give each bench its own seeds "
+                                  f"(`{command} --first-seed`).")
+            seen[key] = name
+            runs.append(run)
+    return runs
+
+
+def planned_runs(reports: dict[str, Any]) -> int:
+    """The runs the merged benches planned: each report's ``planned``, else the runs it holds."""
+    return sum(r["planned"] if isinstance(r.get("planned"), int) else len(r["runs"]) for r in reports.values())
+
+
+def check_same_oracle(name: str, oracle: Any, first: str, theirs: Any) -> None:
+    """A `ConfigError` unless report ``name``'s oracle scores as ``first``'s does (same data, split and code)."""
+    from memopt.errors import ConfigError
+
+    if not isinstance(oracle, dict):
+        raise ConfigError(f"{name}: its oracle is not a mapping; pass the --out file of a bench run.")
+    if not isinstance(theirs, dict):
+        return
+    if oracle.get("test_f1") != theirs.get("test_f1") or oracle.get("seed_test_f1") != theirs.get("seed_test_f1"):
+        raise ConfigError(f"{name}: its oracle or seed prompts score differently from {first}'s (test F1 "
+                          f"{oracle.get('test_f1')} against {theirs.get('test_f1')}): not the same data, split or "
+                          "code; merge reports measured alike.")
+

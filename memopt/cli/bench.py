@@ -162,7 +162,7 @@ def optimize(
     per 1,000 LM calls of each optimizer at an equal budget, next to the oracle row (the best subset of catalogue
     directives, no optimizer); each claim of the target ordering with its p-value (stated only where
     significant)."""
-    from memopt.bench.optimize import bench_optimize, markdown_table
+    from memopt.bench.optimize import bench_optimize
     from memopt.cli.options import parse_ids
 
     _check_out(out)
@@ -173,6 +173,12 @@ def optimize(
 
     report = bench_optimize(files, budget=budget, rounds=rounds, variants=parse_ids(variants, "--optimizers"),
                             seeds=seeds, first_seed=first_seed, on_run=finished)
+    _show_optimize(report, markdown, out)
+
+
+def _show_optimize(report: dict[str, Any], markdown: bool, out: Path | None) -> None:
+    from memopt.bench.optimize import markdown_table
+
     shown = [{"experiment": r["experiment"], "optimizer": r["optimizer"], "seeds": str(r["seeds"]),
               "F1 before": f"{r['test_f1_before']:.3f}",
               "after ± sd": f"{r['test_f1_after']:.3f} ± {r['test_f1_after_sd']:.3f}",
@@ -180,7 +186,9 @@ def optimize(
               "95 % interval": fmt_interval(r["gain_low"], r["gain_high"]),
               "share of oracle gain": "—" if r["share_of_oracle_gain"] is None else f"{r['share_of_oracle_gain']:.2f}",
               "LM calls": f"{r['lm_calls']:,}", "s / run": str(r["seconds"])} for r in report["rows"]]
-    _print(shown, f"optimizers at {budget} LM calls, {seeds} seed(s) (SimLM, simulated)", None)
+    _print(shown, f"optimizers at {report['budget']} LM calls, {report['seeds']} seed(s) (SimLM, simulated)", None)
+    if not report.get("complete", True):
+        print(f"partial: {len(report['runs'])} of the {report['planned']} runs planned")
     for experiment, comparisons in report["comparisons"].items():
         _print_claims(comparisons, experiment)
     if markdown:
@@ -268,13 +276,15 @@ def feedback(
 
 @app.command("merge")
 def merge(
-    reports: list[Path] = typer.Argument(..., help="`memopt bench feedback --out` files of one experiment and budget."),
+    reports: list[Path] = typer.Argument(..., help="`memopt bench feedback --out` files of one experiment and budget, "
+                                                   "or `memopt bench optimize --out` files of one budget."),
     markdown: bool = typer.Option(False, "--markdown", help="Also print the table as Markdown (as in docs/)."),
     out: Path = typer.Option(None, "--out", help="Write the merged report as JSON."),
 ) -> None:
-    """Merge `memopt bench feedback` reports run with different seeds into one: rows, verdicts (paired by seed) and
-    directive counts over all their runs."""
+    """Merge bench reports run apart (seeds split over processes with --first-seed, or an interrupted bench and the
+    rest) into one: rows and verdicts (paired by seed) over all their runs, printed as the bench prints them."""
     from memopt.bench.feedback import merge_feedback
+    from memopt.bench.optimize import merge_optimize
     from memopt.errors import ConfigError
     from memopt.files import read_json
 
@@ -282,10 +292,19 @@ def merge(
         check_writable(out, reads=reports)
     if len(set(reports)) < len(reports):
         raise ConfigError("bench merge: a report is named twice; name each --out file once.")
-    report = merge_feedback({str(path): read_json(path, missing="no such report; pass the --out file of a "
-                                                                 "`memopt bench feedback` run.")
-                             for path in reports})
-    _show_feedback(report, markdown, out)
+    found = {str(path): read_json(path, missing="no such report; pass the --out file of a `memopt bench feedback` "
+                                                "or `memopt bench optimize` run.") for path in reports}
+    kinds = {name: "optimize" if isinstance(r, dict) and ("oracles" in r or "comparisons" in r) else "feedback"
+             for name, r in found.items()}
+    if len(set(kinds.values())) > 1:
+        optimize = next(name for name, kind in kinds.items() if kind == "optimize")
+        feedback = next(name for name, kind in kinds.items() if kind == "feedback")
+        raise ConfigError(f"bench merge: {optimize} is a `bench optimize` report and {feedback} is not; merge "
+                          "reports of one bench.")
+    if "optimize" in kinds.values():
+        _show_optimize(merge_optimize(found), markdown, out)
+    else:
+        _show_feedback(merge_feedback(found), markdown, out)
 
 
 def _show_feedback(report: dict[str, Any], markdown: bool, out: Path | None) -> None:
