@@ -29,16 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memopt.bench.seeds import (
-    Claim,
-    check_same_oracle,
-    collect_runs,
-    compare,
-    comparison_table,
-    fmt_interval,
-    interval,
-    planned_runs,
-)
+from memopt.bench.seeds import Claim, compare, comparison_table, fmt_interval, interval
 
 if TYPE_CHECKING:
     from memopt.systems.base import MemorySystem
@@ -121,6 +112,7 @@ def merge_feedback(reports: dict[str, dict[str, Any]]) -> dict[str, Any]:
     The reports must be of one experiment, budget, rounds and oracle (the same data and split), and no kind's seed
     may be in two of them; otherwise a `ConfigError` names the files. An interrupted bench's report (``complete``
     false: ``--out`` is written after every run) adds the runs it finished."""
+    from memopt.bench.seeds import check_same_oracle, collect_runs, planned_runs
     from memopt.errors import ConfigError
 
     runs = collect_runs(reports, command="memopt bench feedback",

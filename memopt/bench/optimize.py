@@ -21,16 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from memopt.bench.seeds import (
-    Claim,
-    check_same_oracle,
-    collect_runs,
-    compare,
-    comparison_table,
-    fmt_interval,
-    interval,
-    planned_runs,
-)
+from memopt.bench.seeds import Claim, compare, comparison_table, fmt_interval, interval
 
 __all__ = ["bench_optimize", "merge_optimize", "optimize_rows", "markdown_table", "VARIANTS", "CLAIMS",
            "DEFAULT_SEEDS"]
@@ -98,6 +89,7 @@ def merge_optimize(reports: dict[str, dict[str, Any]]) -> dict[str, Any]:
     together, rows and comparisons computed again, paired by seed as in one bench. The reports must share the budget
     and rounds, score each experiment's oracle alike, and hold no experiment's optimizer at one seed twice;
     otherwise a `ConfigError` names the files."""
+    from memopt.bench.seeds import check_same_oracle, collect_runs, planned_runs
     from memopt.errors import ConfigError
 
     runs = collect_runs(reports, command="memopt bench optimize", keys=("budget", "rounds", "oracles", "runs"),
