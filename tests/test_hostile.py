@@ -532,3 +532,23 @@ def test_prompt_files_cannot_be_named_outside_their_folder(tmp_path):
         with pytest.raises(PromptError, match="not a plain file name"):
             write_prompts(pipeline, {op: "text"}, tmp_path / "out")  # e.g. op names from a tampered checkpoint
     assert not (tmp_path / "out").exists() and not (tmp_path.parent / "escaped.md").exists()
+
+
+def test_a_byte_order_mark_is_no_part_of_a_file(tmp_path, monkeypatch, capsys):
+    """A UTF-8 BOM (as Windows editors write it) before a data file or a prompt file is ignored: the data loads, and
+    the prompt is the same instruction (same hash), not one starting with an invisible character."""
+    from memopt.files import read_json
+    from memopt.prompts import SEED_PROMPTS, load_prompts, prompt_hash
+
+    bom = b"\xef\xbb\xbf"
+    data = _write(tmp_path / "data.json", bom + json.dumps(_locomo()).encode())
+    assert read_json(data, missing="") == _locomo()
+    for op in ("answer", "rewrite_query"):
+        _write(tmp_path / "prompts" / "rag" / f"{op}.md", bom + (SEED_PROMPTS / "rag" / f"{op}.md").read_bytes())
+    texts = load_prompts("rag", ["answer", "rewrite_query"], tmp_path / "prompts")
+    seed = load_prompts("rag", ["answer", "rewrite_query"])
+    assert {op: prompt_hash(t) for op, t in texts.items()} == {op: prompt_hash(t) for op, t in seed.items()}
+    (tmp_path / "cwd").mkdir()
+    code, _, err = _run(["run", "-p", "rag", "--data", str(data), "--prompts", str(tmp_path / "prompts"), "--out",
+                         str(tmp_path / "r.json")], tmp_path / "cwd", monkeypatch, capsys)
+    assert code == 0, err
