@@ -112,6 +112,11 @@ def base(tmp_path_factory) -> Path:
     _write(root / "prompts_typo" / "rag" / "answer.md", "Answer the question.")
     _write(root / "prompts_typo" / "rag" / "rewrite_query.md", "Rewrite the question.")
     _write(root / "prompts_typo" / "rag" / "anwser.md", "Answer briefly.")  # the edit meant for answer.md
+    for name, knobs in (("fraction", "knobs: {top_k: 2.7}\n"), ("infinite", "knobs: {top_k: .inf}\n"),
+                        ("scores", "knobs: {top_k: 3}\nscores: 5\n")):  # hand-edited knobs.yaml beside exported prompts
+        _write(root / f"prompts_knobs_{name}" / "rag" / "answer.md", "Answer the question.")
+        _write(root / f"prompts_knobs_{name}" / "rag" / "rewrite_query.md", "Rewrite the question.")
+        _write(root / f"prompts_knobs_{name}" / "rag" / "knobs.yaml", knobs)
     # a traced run, its graph, and bad graphs
     run_pipeline("rag", DATA, judge_lm="sim", trace_dir=root / "trace").save(root / "results.json")
     other = run_pipeline("rag", "synthetic:conversations=2,sessions=2,seed=9,questions_per_conversation=6",
@@ -196,6 +201,12 @@ CORPUS: list[tuple[str, list[str], str]] = [
     ("check-prompts-prompt-of-no-operation", ["check-prompts", "{b}/prompts_typo"], "rag/anwser.md"),
     ("run-prompt-with-a-nul", ["run", "-p", "rag", "--data", DATA, "--prompts", "{b}/prompts_nul"],
      "answer.md holds a NUL character"),
+    ("run-knobs-file-fraction", ["run", "-p", "rag", "--data", DATA, "--prompts", "{b}/prompts_knobs_fraction"],
+     "rag/knobs.yaml: knobs.top_k: 2.7 is not a whole number"),  # it ran with top_k=2
+    ("run-knobs-file-infinite", ["run", "-p", "rag", "--data", DATA, "--prompts", "{b}/prompts_knobs_infinite"],
+     "rag/knobs.yaml: not a knobs file (cannot convert float infinity"),
+    ("export-knobs-file-scores-not-a-mapping", ["export", "{b}/prompts_knobs_scores", "--format", "text", "--out",
+                                                "{b}/t"], "rag/knobs.yaml: not a knobs file"),
     ("run-out-is-a-directory", ["run", "-p", "rag", "--data", DATA, "--out", "{b}/a_dir"], "a_dir"),
     ("run-out-under-a-file", ["run", "-p", "rag", "--data", DATA, "--out", "{b}/a_file/r.json"], "a_file"),
     ("run-trace-is-a-file", ["run", "-p", "rag", "--data", DATA, "--trace", "{b}/a_file"], "a_file"),
