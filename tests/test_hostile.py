@@ -81,6 +81,19 @@ def base(tmp_path_factory) -> Path:
     _write(root / "newlineid.json", json.dumps([{**samples[0], "sample_id": "conv\n1"}]))
     _write(root / "hashcollision.json", json.dumps([{**samples[0], "sample_id": a}, {**samples[1], "sample_id": b}]))
     _write(root / "noqa.json", json.dumps([{k: v for k, v in sample.items() if k != "qa"} for sample in samples]))
+    conv, qa = samples[0]["conversation"], samples[0]["qa"]
+    first, second = conv["session_1"][0]["dia_id"], conv["session_2"][0]["dia_id"]
+    for name, edit in (("dupdia", lambda c: c["session_2"][0].update(dia_id=first)),
+                       ("emptydia", lambda c: c["session_1"][0].update(dia_id="")),
+                       ("atdia", lambda c: c["session_2"][0].update(dia_id=f"{first}@2")),
+                       ("session01", lambda c: c.update(session_01=[{**c["session_2"][0], "dia_id": "D9:1"}],
+                                                        session_01_date_time=c["session_1_date_time"]))):
+        edited = json.loads(json.dumps(conv))
+        edit(edited)
+        _write(root / f"{name}.json", json.dumps([{**samples[0], "conversation": edited}]))
+    assert second != first
+    _write(root / "boolcat.json", json.dumps([{**samples[0], "qa": [{**qa[0], "category": True}]}]))
+    _write(root / "listanswer.json", json.dumps([{**samples[0], "qa": [{**qa[0], "category": 4, "answer": ["x"]}]}]))
     _write(root / "a_file", "not a directory")
     (root / "a_dir").mkdir()
     # experiments
@@ -166,6 +179,18 @@ CORPUS: list[tuple[str, list[str], str]] = [
     ("run-data-empty-sample-id", ["run", "-p", "rag", "--data", "{b}/emptyid.json"], "[0].sample_id: ''"),
     ("run-data-empty-question", ["run", "-p", "rag", "--data", "{b}/emptyq.json"], "[0].qa[0].question: empty"),
     ("run-data-sample-id-with-newline", ["run", "-p", "rag", "--data", "{b}/newlineid.json"], "'conv\\n1'"),
+    ("run-data-dia-id-twice", ["run", "-p", "rag", "--data", "{b}/dupdia.json"],
+     "session_2[0].dia_id: 'D1:1' is the dia_id of an earlier turn too"),  # it became version 2 of turn D1:1
+    ("run-data-empty-dia-id", ["run", "-p", "rag", "--data", "{b}/emptydia.json", "--trace", "{b}/t"],
+     "session_1[0].dia_id: '': a dia_id must be"),  # tracebacks from the tracer, and a graph without the turn
+    ("run-data-dia-id-with-a-version", ["run", "-p", "rag", "--data", "{b}/atdia.json"],
+     "session_2[0].dia_id: 'D1:1@2'"),  # read as version 2 of turn D1:1 in the graph
+    ("run-data-session-numbered-twice", ["run", "-p", "rag", "--data", "{b}/session01.json"],
+     "conversation.session_01: a second session 1"),
+    ("run-data-category-true", ["run", "-p", "rag", "--data", "{b}/boolcat.json"],
+     "[0].qa[0].category: expected an integer 1-5, found True"),
+    ("run-data-answer-a-list", ["run", "-p", "rag", "--data", "{b}/listanswer.json"],
+     "[0].qa[0].answer: expected the gold answer as text or a number, found ['x']"),  # it was scored against "['x']"
     ("run-trace-ids-share-a-file", ["run", "-p", "rag", "--data", "{b}/hashcollision.json", "--trace", "{b}/t"],
      "would both be written to the file conv_1-"),
     ("run-data-a-directory", ["run", "-p", "rag", "--data", "{b}/a_dir"], "a_dir"),
