@@ -112,6 +112,7 @@ def base(tmp_path_factory) -> Path:
     _write(root / "exp" / "badlm.yaml",
            f"pipeline: mem0\ndata: {{source: '{OPT_DATA}'}}\nlm: {{judge: 'not a spec'}}\n")
     _write(root / "exp" / "noprompts.yaml", f"pipeline: mem0\ndata: {{source: '{OPT_DATA}'}}\nprompts: nowhere\n")
+    _write(root / "exp" / "nansplit.yaml", f"pipeline: mem0\ndata: {{source: '{OPT_DATA}', split: [.nan, 0.5, 0.5]}}\n")
     _write(root / "exp" / "onesplit.yaml",
            "pipeline: mem0\ndata: {source: 'synthetic:conversations=1,sessions=2'}\n")
     # prompts
@@ -251,6 +252,7 @@ CORPUS: list[tuple[str, list[str], str]] = [
     ("optimize-search-zero", ["optimize", "{b}/exp/zerosearch.yaml"], "top_k"),
     ("optimize-lm-bad-spec", ["optimize", "{b}/exp/badlm.yaml"], "lm.judge: LM spec 'not a spec'"),
     ("optimize-prompts-missing", ["optimize", "{b}/exp/noprompts.yaml"], "nowhere"),
+    ("optimize-split-not-a-number", ["optimize", "{b}/exp/nansplit.yaml"], "nansplit.yaml: data.split"),
     ("optimize-one-conversation", ["optimize", "{b}/exp/onesplit.yaml"], "conversation"),
     ("optimize-data-missing", ["optimize", "{b}/exp/ok.yaml", "--data", "{b}/missing.json"], "missing.json"),
     ("optimize-resume-traversal", ["optimize", "{b}/exp/ok.yaml", "--resume", "../../x"], "../../x"),
