@@ -590,3 +590,15 @@ def test_a_byte_order_mark_is_no_part_of_a_file(tmp_path, monkeypatch, capsys):
     code, _, err = _run(["run", "-p", "rag", "--data", str(data), "--prompts", str(tmp_path / "prompts"), "--out",
                          str(tmp_path / "r.json")], tmp_path / "cwd", monkeypatch, capsys)
     assert code == 0, err
+
+
+@pytest.mark.parametrize("seed", [-5, 2**32 - 1])
+def test_any_integer_seed_optimizes(seed, tmp_path, monkeypatch, capsys):
+    """The seed plus the round seeds Optuna's sampler, which takes 0 to 2**32 - 1 only: a negative seed or one at the
+    top ended round 1 in a traceback from numpy, after round 0's LM calls."""
+    exp = _write(tmp_path / "exp.yaml", f"pipeline: rag\ndata: {{source: '{OPT_DATA}'}}\nrounds: 1\nseed: {seed}\n")
+    (tmp_path / "cwd").mkdir()
+    code, _, err = _run(["optimize", str(exp), "--tracking-uri", f"sqlite:///{tmp_path}/mlflow.db"], tmp_path / "cwd",
+                        monkeypatch, capsys)
+    assert code == 0, err
+    assert "round 1/1" in err
