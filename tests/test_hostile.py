@@ -136,6 +136,8 @@ def base(tmp_path_factory) -> Path:
     other = run_pipeline("rag", "synthetic:conversations=2,sessions=2,seed=9,questions_per_conversation=6",
                          judge_lm="sim", limit=3)
     other.save(root / "other_results.json")
+    _write(root / "future_results.json", json.dumps({**json.loads((root / "results.json").read_text()),
+                                                     "schema_version": 99}))
     graph = sorted((root / "trace").glob("*.json"))[0]
     doc = json.loads(graph.read_text())
     _write(root / "graphs" / "notjson.json", "{")
@@ -290,6 +292,8 @@ CORPUS: list[tuple[str, list[str], str]] = [
     ("attribute-trace-malformed", ["attribute", "-r", "{b}/results.json", "-t", "{b}/trace_bad"], "g.json"),
     ("attribute-graphs-without-answers", ["attribute", "-r", "{b}/results.json", "-t", "{b}/trace_emptied"],
      "the graph holds no answer to it"),
+    ("attribute-results-of-a-newer-memopt", ["attribute", "-r", "{b}/future_results.json", "-t", "{b}/trace"],
+     "future_results.json: results schema_version 99; this memopt reads version 1"),  # read as version 1
     ("attribute-other-run", ["attribute", "-r", "{b}/other_results.json", "-t", "{b}/trace"], "other_results.json"),
     ("attribute-method-unknown", ["attribute", "-r", "{b}/results.json", "-t", "{b}/trace", "-m", "dowsing"],
      "dowsing"),
