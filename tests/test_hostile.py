@@ -94,6 +94,11 @@ def base(tmp_path_factory) -> Path:
     assert second != first
     _write(root / "boolcat.json", json.dumps([{**samples[0], "qa": [{**qa[0], "category": True}]}]))
     _write(root / "listanswer.json", json.dumps([{**samples[0], "qa": [{**qa[0], "category": 4, "answer": ["x"]}]}]))
+    run = {"variant": "outcome", "seed": 0, "test_f1_before": 0.4, "test_f1_after": 0.5, "gain": 0.1, "lm_calls": 90,
+           "seconds": 0.2}
+    report = {"experiment": "quickstart", "budget": 300, "rounds": 1, "oracle": {"test_f1": 0.8}, "runs": [run]}
+    _write(root / "bench1.json", json.dumps(report))
+    _write(root / "bench2.json", json.dumps({**report, "runs": [{**run, "seed": 1, "test_f1_after": [0.5]}]}))
     _write(root / "a_file", "not a directory")
     (root / "a_dir").mkdir()
     # experiments
@@ -369,6 +374,8 @@ CORPUS: list[tuple[str, list[str], str]] = [
                                                "--data", DATA, "--cases-dir", "{b}/a_file"], "--cases-dir"),
     ("bench-attribution-cases-dir-under-a-file", ["bench", "attribution", "--pipelines", "mem0", "--data", DATA,
                                                   "--cases-dir", "{b}/a_file/bench"], "a_file"),
+    ("bench-merge-run-field-edited", ["bench", "merge", "{b}/bench1.json", "{b}/bench2.json"],
+     "bench2.json: runs[0].test_f1_after: expected a number, found [0.5]"),  # a TypeError from statistics
     ("bench-simlm-out-is-a-directory", ["bench", "simlm", "--out", "{b}/a_dir"], "a_dir"),
 ]
 

@@ -22,6 +22,7 @@ final prompts add to the seed's (and drop), as SimLM reads them (`directive_chan
 
 from __future__ import annotations
 
+import math
 import statistics
 import time
 from collections import Counter
@@ -105,6 +106,22 @@ def _report(experiment: str, budget: int, rounds: int, oracle: dict[str, Any], r
 _RUN_KEYS = ("variant", "seed", "test_f1_before", "test_f1_after", "gain", "lm_calls", "seconds")
 
 
+def _misfit(run: dict[str, Any]) -> str | None:
+    """The first field of a (hand-edited) bench run that the report cannot be computed from, said as ``key: what``."""
+    if not isinstance(run["variant"], str):
+        return f"variant: expected a feedback kind's name, found {run['variant']!r:.40}"
+    for key in _RUN_KEYS[1:]:
+        value = run[key]
+        if isinstance(value, bool) or not isinstance(value, int if key == "seed" else (int, float)) or \
+                not math.isfinite(value):
+            return f"{key}: expected {'an integer' if key == 'seed' else 'a number'}, found {value!r:.40}"
+    for key in ("directives_added", "directives_dropped"):
+        value = run.get(key, {})
+        if not isinstance(value, dict) or not all(isinstance(ids, list) for ids in value.values()):
+            return f"{key}: expected a mapping of op to a list of directives, found {value!r:.40}"
+    return None
+
+
 def merge_feedback(reports: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """One report from bench reports by file name (`bench_feedback`, e.g. seeds split over processes): their runs
     together, rows, verdicts and directive counts computed again, paired by seed as in one bench.
@@ -140,6 +157,9 @@ def merge_feedback(reports: dict[str, dict[str, Any]]) -> dict[str, Any]:
             lacking = [k for k in _RUN_KEYS if k not in run] if isinstance(run, dict) else list(_RUN_KEYS)
             if lacking:
                 raise ConfigError(f"{name}: runs[{i}] is not a bench run (missing {', '.join(lacking)}).")
+            if (misfit := _misfit(run)) is not None:
+                raise ConfigError(f"{name}: runs[{i}].{misfit}; merge the reports as `memopt bench feedback` wrote "
+                                  "them.")
             key = (run["variant"], run["seed"])
             if key in seen:
                 raise ConfigError(f"{name}: {run['variant']} at seed {run['seed']} is also in {seen[key]}; "
