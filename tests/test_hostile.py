@@ -613,3 +613,19 @@ def test_any_integer_seed_optimizes(seed, tmp_path, monkeypatch, capsys):
                         monkeypatch, capsys)
     assert code == 0, err
     assert "round 1/1" in err
+
+
+def test_a_server_delay_of_more_than_an_hour_is_refused():
+    """`serve --delay inf` (or 1e300) started a server whose every answer was a 500 from time.sleep's OverflowError
+    (`bench latency` and `bench workers` pass their --delay to it and take the same bound)."""
+    from typer.testing import CliRunner
+
+    from memopt.cli import app
+
+    sock = _busy_port()  # were --delay taken, serve would stop on the port in use instead, naming the port
+    try:
+        for delay in ("inf", "1e300", "3601"):
+            done = CliRunner().invoke(app, ["serve", "--delay", delay, "--port", str(sock.getsockname()[1])])
+            assert done.exit_code == 2 and "--delay" in done.output, done.output
+    finally:
+        sock.close()
