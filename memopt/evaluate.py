@@ -98,6 +98,10 @@ class RunResult:
     @classmethod
     def from_dict(cls, raw: dict[str, Any], *, source: str = "<results>") -> RunResult:
         """Read a ``results.json`` document back."""
+        version = raw.get("schema_version", 1) if isinstance(raw, dict) else 1
+        if isinstance(version, int) and version > SCHEMA_VERSION:
+            raise DataError(f"{source}: results schema_version {version}; this memopt reads version {SCHEMA_VERSION} "
+                            "(the file is of a newer memopt: upgrade memopt to read it).")
         try:
             cases = [CaseResult(**{**{"error": None}, **c}) for c in raw["cases"]]
             for i, case in enumerate(cases):

@@ -85,7 +85,8 @@ class DataConfig(_Strict):
     @field_validator("split")
     @classmethod
     def _fractions(cls, value: tuple[float, float, float]) -> tuple[float, float, float]:
-        if any(v < 0 for v in value) or abs(sum(value) - 1.0) > 1e-6 or value[0] == 0 or value[1] == 0:
+        if not all(0 <= v <= 1 for v in value) or value[0] == 0 or value[1] == 0 or \
+                not abs(sum(value) - 1.0) <= 1e-6:  # `not <=`: a NaN fails it (it passed `> 1e-6`)
             raise ValueError("three fractions (train, val, test) summing to 1, train and val above 0")
         return value
 

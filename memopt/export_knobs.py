@@ -93,11 +93,15 @@ def _from_directory(root: Path, pipeline: str) -> Knobs:
     try:
         raw = load_yaml(path.read_text(encoding="utf-8")) or {}
         values = {str(k): int(v) for k, v in (raw.get("knobs") or {}).items()}
-    except (yaml.YAMLError, AttributeError, TypeError, ValueError) as e:
-        raise ConfigError(f"{path}: not a knobs file ({e}); expected 'knobs: {{top_k: 10}}' (what memopt export "
-                          "--format text writes).") from None
-    return Knobs({**_defaults(pipeline).values, **values}, raw.get("run_id"), dict(raw.get("scores") or {}),
-                 str(raw.get("source") or "file"))
+        scores = dict(raw.get("scores") or {})
+    except (yaml.YAMLError, AttributeError, TypeError, ValueError, OverflowError, RecursionError) as e:
+        raise ConfigError(f"{path}: not a knobs file ({' '.join(str(e).split())}); expected 'knobs: {{top_k: 10}}' "
+                          "(what memopt export --format text writes).") from None
+    for key, value in (raw.get("knobs") or {}).items():  # int() above takes 2.7 for 2 and true for 1
+        if isinstance(value, (bool, float)) or values[str(key)] < 1:
+            raise ConfigError(f"{path}: knobs.{key}: {value!r} is not a whole number of at least 1 (knobs are counts "
+                              "and sizes); fix the file or remove it.")
+    return Knobs({**_defaults(pipeline).values, **values}, raw.get("run_id"), scores, str(raw.get("source") or "file"))
 
 
 def load_knobs(source: str | Path, pipeline: str, *, tracking_uri: str | None = None) -> Knobs:

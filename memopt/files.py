@@ -12,7 +12,8 @@ a slug plus 8 hex digits of its SHA-256; and the resulting path must stay inside
 many files are named at once (`distinct_names`), two ids that still share a name are one `DataError`
 naming both, before any work, so one file never overwrites another.
 
-Text read as JSON must be valid Unicode: a lone surrogate escape (``"\\ud800"``), which no UTF-8 file
+A UTF-8 byte order mark at the start of a file (as Windows editors write it) is ignored. Text read as JSON must
+be valid Unicode: a lone surrogate escape (``"\\ud800"``), which no UTF-8 file
 can hold, is one `DataError` naming the file and the JSON path.
 """
 
@@ -57,7 +58,7 @@ def read_text(path: str | Path, *, missing: str) -> str:
     """The UTF-8 text of a file; ``missing`` says what to do when it does not exist."""
     path = _existing_file(path, missing)
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8-sig")  # a byte order mark (Windows editors) is no part of the text
     except UnicodeDecodeError:
         raise DataError(f"{path}: not UTF-8 text.") from None
     except OSError as e:
@@ -69,7 +70,7 @@ def read_json(path: str | Path, *, missing: str) -> Any:
     path = _existing_file(path, missing)
     try:
         raw = path.read_bytes()
-        text = (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode("utf-8")
+        text = (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode("utf-8-sig")  # a BOM is ignored
         data = json.loads(text)
         if _SURROGATE_ESCAPE.search(text):  # rare: walk the data only then
             _check_unicode(path, data, "$")

@@ -64,7 +64,7 @@ def load_prompts(pipeline: str, operations: list[str], directory: str | Path | N
             raise PromptError(f"prompt file {path} is {size:,} bytes; an instruction of more than "
                               f"{MAX_PROMPT_BYTES:,} bytes is refused (is it the right file?).")
         try:
-            text = path.read_text(encoding="utf-8").strip()
+            text = path.read_text(encoding="utf-8-sig").strip()  # a byte order mark is not part of the instruction
         except UnicodeDecodeError:
             raise PromptError(f"prompt file {path} is not UTF-8 text.") from None
         if not text:

@@ -101,6 +101,8 @@ def test_bench_merge_joins_optimize_reports_run_apart(tmp_path):
     with pytest.raises(ConfigError, match=r"b.json: its oracle or seed prompts score differently from a.json's"):
         merge_optimize({"a.json": _optimize_report(low),
                         "b.json": _optimize_report(high, oracles={"quickstart": {"test_f1": 0.6}})})
+    with pytest.raises(ConfigError, match=r"b.json: runs\[0\].lm_calls: expected a number, found 'many'; merge "):
+        merge_optimize({"a.json": _optimize_report(low), "b.json": _optimize_report([{**high[0], "lm_calls": "many"}])})
     with pytest.raises(ConfigError, match=r"runs of 'locomo_mem0' but no report holds its oracle"):
         merge_optimize({"a.json": _optimize_report(low + locomo)})
 

@@ -81,6 +81,24 @@ def base(tmp_path_factory) -> Path:
     _write(root / "newlineid.json", json.dumps([{**samples[0], "sample_id": "conv\n1"}]))
     _write(root / "hashcollision.json", json.dumps([{**samples[0], "sample_id": a}, {**samples[1], "sample_id": b}]))
     _write(root / "noqa.json", json.dumps([{k: v for k, v in sample.items() if k != "qa"} for sample in samples]))
+    conv, qa = samples[0]["conversation"], samples[0]["qa"]
+    first, second = conv["session_1"][0]["dia_id"], conv["session_2"][0]["dia_id"]
+    for name, edit in (("dupdia", lambda c: c["session_2"][0].update(dia_id=first)),
+                       ("emptydia", lambda c: c["session_1"][0].update(dia_id="")),
+                       ("atdia", lambda c: c["session_2"][0].update(dia_id=f"{first}@2")),
+                       ("session01", lambda c: c.update(session_01=[{**c["session_2"][0], "dia_id": "D9:1"}],
+                                                        session_01_date_time=c["session_1_date_time"]))):
+        edited = json.loads(json.dumps(conv))
+        edit(edited)
+        _write(root / f"{name}.json", json.dumps([{**samples[0], "conversation": edited}]))
+    assert second != first
+    _write(root / "boolcat.json", json.dumps([{**samples[0], "qa": [{**qa[0], "category": True}]}]))
+    _write(root / "listanswer.json", json.dumps([{**samples[0], "qa": [{**qa[0], "category": 4, "answer": ["x"]}]}]))
+    run = {"variant": "outcome", "seed": 0, "test_f1_before": 0.4, "test_f1_after": 0.5, "gain": 0.1, "lm_calls": 90,
+           "seconds": 0.2}
+    report = {"experiment": "quickstart", "budget": 300, "rounds": 1, "oracle": {"test_f1": 0.8}, "runs": [run]}
+    _write(root / "bench1.json", json.dumps(report))
+    _write(root / "bench2.json", json.dumps({**report, "runs": [{**run, "seed": 1, "test_f1_after": [0.5]}]}))
     _write(root / "a_file", "not a directory")
     (root / "a_dir").mkdir()
     # experiments
@@ -99,6 +117,7 @@ def base(tmp_path_factory) -> Path:
     _write(root / "exp" / "badlm.yaml",
            f"pipeline: mem0\ndata: {{source: '{OPT_DATA}'}}\nlm: {{judge: 'not a spec'}}\n")
     _write(root / "exp" / "noprompts.yaml", f"pipeline: mem0\ndata: {{source: '{OPT_DATA}'}}\nprompts: nowhere\n")
+    _write(root / "exp" / "nansplit.yaml", f"pipeline: mem0\ndata: {{source: '{OPT_DATA}', split: [.nan, 0.5, 0.5]}}\n")
     _write(root / "exp" / "onesplit.yaml",
            "pipeline: mem0\ndata: {source: 'synthetic:conversations=1,sessions=2'}\n")
     # prompts
@@ -112,11 +131,18 @@ def base(tmp_path_factory) -> Path:
     _write(root / "prompts_typo" / "rag" / "answer.md", "Answer the question.")
     _write(root / "prompts_typo" / "rag" / "rewrite_query.md", "Rewrite the question.")
     _write(root / "prompts_typo" / "rag" / "anwser.md", "Answer briefly.")  # the edit meant for answer.md
+    for name, knobs in (("fraction", "knobs: {top_k: 2.7}\n"), ("infinite", "knobs: {top_k: .inf}\n"),
+                        ("scores", "knobs: {top_k: 3}\nscores: 5\n")):  # hand-edited knobs.yaml beside exported prompts
+        _write(root / f"prompts_knobs_{name}" / "rag" / "answer.md", "Answer the question.")
+        _write(root / f"prompts_knobs_{name}" / "rag" / "rewrite_query.md", "Rewrite the question.")
+        _write(root / f"prompts_knobs_{name}" / "rag" / "knobs.yaml", knobs)
     # a traced run, its graph, and bad graphs
     run_pipeline("rag", DATA, judge_lm="sim", trace_dir=root / "trace").save(root / "results.json")
     other = run_pipeline("rag", "synthetic:conversations=2,sessions=2,seed=9,questions_per_conversation=6",
                          judge_lm="sim", limit=3)
     other.save(root / "other_results.json")
+    _write(root / "future_results.json", json.dumps({**json.loads((root / "results.json").read_text()),
+                                                     "schema_version": 99}))
     graph = sorted((root / "trace").glob("*.json"))[0]
     doc = json.loads(graph.read_text())
     _write(root / "graphs" / "notjson.json", "{")
@@ -161,6 +187,18 @@ CORPUS: list[tuple[str, list[str], str]] = [
     ("run-data-empty-sample-id", ["run", "-p", "rag", "--data", "{b}/emptyid.json"], "[0].sample_id: ''"),
     ("run-data-empty-question", ["run", "-p", "rag", "--data", "{b}/emptyq.json"], "[0].qa[0].question: empty"),
     ("run-data-sample-id-with-newline", ["run", "-p", "rag", "--data", "{b}/newlineid.json"], "'conv\\n1'"),
+    ("run-data-dia-id-twice", ["run", "-p", "rag", "--data", "{b}/dupdia.json"],
+     "session_2[0].dia_id: 'D1:1' is the dia_id of an earlier turn too"),  # it became version 2 of turn D1:1
+    ("run-data-empty-dia-id", ["run", "-p", "rag", "--data", "{b}/emptydia.json", "--trace", "{b}/t"],
+     "session_1[0].dia_id: '': a dia_id must be"),  # tracebacks from the tracer, and a graph without the turn
+    ("run-data-dia-id-with-a-version", ["run", "-p", "rag", "--data", "{b}/atdia.json"],
+     "session_2[0].dia_id: 'D1:1@2'"),  # read as version 2 of turn D1:1 in the graph
+    ("run-data-session-numbered-twice", ["run", "-p", "rag", "--data", "{b}/session01.json"],
+     "conversation.session_01: a second session 1"),
+    ("run-data-category-true", ["run", "-p", "rag", "--data", "{b}/boolcat.json"],
+     "[0].qa[0].category: expected an integer 1-5, found True"),
+    ("run-data-answer-a-list", ["run", "-p", "rag", "--data", "{b}/listanswer.json"],
+     "[0].qa[0].answer: expected the gold answer as text or a number, found ['x']"),  # it was scored against "['x']"
     ("run-trace-ids-share-a-file", ["run", "-p", "rag", "--data", "{b}/hashcollision.json", "--trace", "{b}/t"],
      "would both be written to the file conv_1-"),
     ("run-data-a-directory", ["run", "-p", "rag", "--data", "{b}/a_dir"], "a_dir"),
@@ -196,6 +234,12 @@ CORPUS: list[tuple[str, list[str], str]] = [
     ("check-prompts-prompt-of-no-operation", ["check-prompts", "{b}/prompts_typo"], "rag/anwser.md"),
     ("run-prompt-with-a-nul", ["run", "-p", "rag", "--data", DATA, "--prompts", "{b}/prompts_nul"],
      "answer.md holds a NUL character"),
+    ("run-knobs-file-fraction", ["run", "-p", "rag", "--data", DATA, "--prompts", "{b}/prompts_knobs_fraction"],
+     "rag/knobs.yaml: knobs.top_k: 2.7 is not a whole number"),  # it ran with top_k=2
+    ("run-knobs-file-infinite", ["run", "-p", "rag", "--data", DATA, "--prompts", "{b}/prompts_knobs_infinite"],
+     "rag/knobs.yaml: not a knobs file (cannot convert float infinity"),
+    ("export-knobs-file-scores-not-a-mapping", ["export", "{b}/prompts_knobs_scores", "--format", "text", "--out",
+                                                "{b}/t"], "rag/knobs.yaml: not a knobs file"),
     ("run-out-is-a-directory", ["run", "-p", "rag", "--data", DATA, "--out", "{b}/a_dir"], "a_dir"),
     ("run-out-under-a-file", ["run", "-p", "rag", "--data", DATA, "--out", "{b}/a_file/r.json"], "a_file"),
     ("run-trace-is-a-file", ["run", "-p", "rag", "--data", DATA, "--trace", "{b}/a_file"], "a_file"),
@@ -215,6 +259,7 @@ CORPUS: list[tuple[str, list[str], str]] = [
     ("optimize-search-zero", ["optimize", "{b}/exp/zerosearch.yaml"], "top_k"),
     ("optimize-lm-bad-spec", ["optimize", "{b}/exp/badlm.yaml"], "lm.judge: LM spec 'not a spec'"),
     ("optimize-prompts-missing", ["optimize", "{b}/exp/noprompts.yaml"], "nowhere"),
+    ("optimize-split-not-a-number", ["optimize", "{b}/exp/nansplit.yaml"], "nansplit.yaml: data.split"),
     ("optimize-one-conversation", ["optimize", "{b}/exp/onesplit.yaml"], "conversation"),
     ("optimize-data-missing", ["optimize", "{b}/exp/ok.yaml", "--data", "{b}/missing.json"], "missing.json"),
     ("optimize-resume-traversal", ["optimize", "{b}/exp/ok.yaml", "--resume", "../../x"], "../../x"),
@@ -252,6 +297,8 @@ CORPUS: list[tuple[str, list[str], str]] = [
     ("attribute-trace-malformed", ["attribute", "-r", "{b}/results.json", "-t", "{b}/trace_bad"], "g.json"),
     ("attribute-graphs-without-answers", ["attribute", "-r", "{b}/results.json", "-t", "{b}/trace_emptied"],
      "the graph holds no answer to it"),
+    ("attribute-results-of-a-newer-memopt", ["attribute", "-r", "{b}/future_results.json", "-t", "{b}/trace"],
+     "future_results.json: results schema_version 99; this memopt reads version 1"),  # read as version 1
     ("attribute-other-run", ["attribute", "-r", "{b}/other_results.json", "-t", "{b}/trace"], "other_results.json"),
     ("attribute-method-unknown", ["attribute", "-r", "{b}/results.json", "-t", "{b}/trace", "-m", "dowsing"],
      "dowsing"),
@@ -327,6 +374,8 @@ CORPUS: list[tuple[str, list[str], str]] = [
                                                "--data", DATA, "--cases-dir", "{b}/a_file"], "--cases-dir"),
     ("bench-attribution-cases-dir-under-a-file", ["bench", "attribution", "--pipelines", "mem0", "--data", DATA,
                                                   "--cases-dir", "{b}/a_file/bench"], "a_file"),
+    ("bench-merge-run-field-edited", ["bench", "merge", "{b}/bench1.json", "{b}/bench2.json"],
+     "bench2.json: runs[0].test_f1_after: expected a number, found [0.5]"),  # a TypeError from statistics
     ("bench-simlm-out-is-a-directory", ["bench", "simlm", "--out", "{b}/a_dir"], "a_dir"),
 ]
 
@@ -532,3 +581,51 @@ def test_prompt_files_cannot_be_named_outside_their_folder(tmp_path):
         with pytest.raises(PromptError, match="not a plain file name"):
             write_prompts(pipeline, {op: "text"}, tmp_path / "out")  # e.g. op names from a tampered checkpoint
     assert not (tmp_path / "out").exists() and not (tmp_path.parent / "escaped.md").exists()
+
+
+def test_a_byte_order_mark_is_no_part_of_a_file(tmp_path, monkeypatch, capsys):
+    """A UTF-8 BOM (as Windows editors write it) before a data file or a prompt file is ignored: the data loads, and
+    the prompt is the same instruction (same hash), not one starting with an invisible character."""
+    from memopt.files import read_json
+    from memopt.prompts import SEED_PROMPTS, load_prompts, prompt_hash
+
+    bom = b"\xef\xbb\xbf"
+    data = _write(tmp_path / "data.json", bom + json.dumps(_locomo()).encode())
+    assert read_json(data, missing="") == _locomo()
+    for op in ("answer", "rewrite_query"):
+        _write(tmp_path / "prompts" / "rag" / f"{op}.md", bom + (SEED_PROMPTS / "rag" / f"{op}.md").read_bytes())
+    texts = load_prompts("rag", ["answer", "rewrite_query"], tmp_path / "prompts")
+    seed = load_prompts("rag", ["answer", "rewrite_query"])
+    assert {op: prompt_hash(t) for op, t in texts.items()} == {op: prompt_hash(t) for op, t in seed.items()}
+    (tmp_path / "cwd").mkdir()
+    code, _, err = _run(["run", "-p", "rag", "--data", str(data), "--prompts", str(tmp_path / "prompts"), "--out",
+                         str(tmp_path / "r.json")], tmp_path / "cwd", monkeypatch, capsys)
+    assert code == 0, err
+
+
+@pytest.mark.parametrize("seed", [-5, 2**32 - 1])
+def test_any_integer_seed_optimizes(seed, tmp_path, monkeypatch, capsys):
+    """The seed plus the round seeds Optuna's sampler, which takes 0 to 2**32 - 1 only: a negative seed or one at the
+    top ended round 1 in a traceback from numpy, after round 0's LM calls."""
+    exp = _write(tmp_path / "exp.yaml", f"pipeline: rag\ndata: {{source: '{OPT_DATA}'}}\nrounds: 1\nseed: {seed}\n")
+    (tmp_path / "cwd").mkdir()
+    code, _, err = _run(["optimize", str(exp), "--tracking-uri", f"sqlite:///{tmp_path}/mlflow.db"], tmp_path / "cwd",
+                        monkeypatch, capsys)
+    assert code == 0, err
+    assert "round 1/1" in err
+
+
+def test_a_server_delay_of_more_than_an_hour_is_refused():
+    """`serve --delay inf` (or 1e300) started a server whose every answer was a 500 from time.sleep's OverflowError
+    (`bench latency` and `bench workers` pass their --delay to it and take the same bound)."""
+    from typer.testing import CliRunner
+
+    from memopt.cli import app
+
+    sock = _busy_port()  # were --delay taken, serve would stop on the port in use instead, naming the port
+    try:
+        for delay in ("inf", "1e300", "3601"):
+            done = CliRunner().invoke(app, ["serve", "--delay", delay, "--port", str(sock.getsockname()[1])])
+            assert done.exit_code == 2 and "--delay" in done.output, done.output
+    finally:
+        sock.close()

@@ -105,6 +105,19 @@ def _report(experiment: str, budget: int, rounds: int, oracle: dict[str, Any], r
 _RUN_KEYS = ("variant", "seed", "test_f1_before", "test_f1_after", "gain", "lm_calls", "seconds")
 
 
+def _misfit(run: dict[str, Any]) -> str | None:
+    """The first field of a (hand-edited) bench run that the report cannot be computed from, said as ``key: what``."""
+    from memopt.bench.seeds import field_misfit
+
+    if (misfit := field_misfit(run, names=("variant",), numbers=_RUN_KEYS[1:])) is not None:
+        return misfit
+    for key in ("directives_added", "directives_dropped"):
+        value = run.get(key, {})
+        if not isinstance(value, dict) or not all(isinstance(ids, list) for ids in value.values()):
+            return f"{key}: expected a mapping of op to a list of directives, found {value!r:.40}"
+    return None
+
+
 def merge_feedback(reports: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """One report from bench reports by file name (`bench_feedback`, e.g. seeds split over processes): their runs
     together, rows, verdicts and directive counts computed again, paired by seed as in one bench.
@@ -117,7 +130,7 @@ def merge_feedback(reports: dict[str, dict[str, Any]]) -> dict[str, Any]:
 
     runs = collect_runs(reports, command="memopt bench feedback",
                         keys=("experiment", "budget", "rounds", "oracle", "runs"), run_keys=_RUN_KEYS,
-                        identity=lambda run: f"{run['variant']} at seed {run['seed']}")
+                        identity=lambda run: f"{run['variant']} at seed {run['seed']}", misfit=_misfit)
     first, head = next(iter(reports)), next(iter(reports.values()))
     for name, report in reports.items():
         for key in ("experiment", "budget", "rounds"):

@@ -89,12 +89,13 @@ def merge_optimize(reports: dict[str, dict[str, Any]]) -> dict[str, Any]:
     together, rows and comparisons computed again, paired by seed as in one bench. The reports must share the budget
     and rounds, score each experiment's oracle alike, and hold no experiment's optimizer at one seed twice;
     otherwise a `ConfigError` names the files."""
-    from memopt.bench.seeds import check_same_oracle, collect_runs, planned_runs
+    from memopt.bench.seeds import check_same_oracle, collect_runs, field_misfit, planned_runs
     from memopt.errors import ConfigError
 
     runs = collect_runs(reports, command="memopt bench optimize", keys=("budget", "rounds", "oracles", "runs"),
                         run_keys=_RUN_KEYS,
-                        identity=lambda r: f"{r['experiment']} {r['optimizer']} at seed {r['seed']}")
+                        identity=lambda r: f"{r['experiment']} {r['optimizer']} at seed {r['seed']}",
+                        misfit=lambda r: field_misfit(r, names=_RUN_KEYS[:2], numbers=_RUN_KEYS[2:]))
     first, head = next(iter(reports)), next(iter(reports.values()))
     oracles: dict[str, dict[str, Any]] = {}
     where: dict[str, str] = {}

@@ -24,6 +24,7 @@ claim is bounded by the headroom ``b`` leaves, not by ``a``'s feedback.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -31,7 +32,7 @@ from typing import Any
 from memopt.stats import MAX_SEEDS_NEEDED, paired_test, seeds_needed, verdict
 
 __all__ = ["Claim", "EQUIVALENT_WITHIN", "interval", "compare", "comparison_table", "fmt_interval", "needed_text",
-           "ceiling_text", "collect_runs", "planned_runs", "check_same_oracle"]
+           "ceiling_text", "collect_runs", "planned_runs", "check_same_oracle", "field_misfit"]
 
 EQUIVALENT_WITHIN = 0.05
 
@@ -140,10 +141,12 @@ def comparison_table(comparisons: dict[str, dict[str, Any]]) -> str:
 
 
 def collect_runs(reports: dict[str, Any], *, command: str, keys: tuple[str, ...], run_keys: tuple[str, ...],
-                 identity: Callable[[dict[str, Any]], str]) -> list[dict[str, Any]]:
+                 identity: Callable[[dict[str, Any]], str],
+                 misfit: Callable[[dict[str, Any]], str | None] | None = None) -> list[dict[str, Any]]:
     """The runs of bench reports by file name (``--out`` files of ``command``, for `memopt bench merge`), checked:
-    each report a mapping with ``keys``, each run one with ``run_keys``, and no run (named by ``identity``, e.g.
-    "attribution at seed 0") in two reports; otherwise a `ConfigError` naming the file."""
+    each report a mapping with ``keys``, each run one with ``run_keys`` whose fields ``misfit`` finds nothing wrong
+    with, and no run (named by ``identity``, e.g. "attribution at seed 0") in two reports; otherwise a
+    `ConfigError` naming the file."""
     from memopt.errors import ConfigError
 
     if not reports:
@@ -159,6 +162,8 @@ def collect_runs(reports: dict[str, Any], *, command: str, keys: tuple[str, ...]
             lacking = [k for k in run_keys if k not in run] if isinstance(run, dict) else list(run_keys)
             if lacking:
                 raise ConfigError(f"{name}: runs[{i}] is not a bench run (missing {', '.join(lacking)}).")
+            if misfit is not None and (wrong := misfit(run)) is not None:
+                raise ConfigError(f"{name}: runs[{i}].{wrong}; merge the reports as `{command}` wrote them.")
             key = identity(run)
             if key in seen:
                 raise ConfigError(f"{name}: {key} is also in {seen[key]}; give each bench its own seeds "
@@ -185,4 +190,18 @@ def check_same_oracle(name: str, oracle: Any, first: str, theirs: Any) -> None:
         raise ConfigError(f"{name}: its oracle or seed prompts score differently from {first}'s (test F1 "
                           f"{oracle.get('test_f1')} against {theirs.get('test_f1')}): not the same data, split or "
                           "code; merge reports measured alike.")
+
+
+def field_misfit(run: dict[str, Any], *, names: tuple[str, ...], numbers: tuple[str, ...]) -> str | None:
+    """The first field of a (hand-edited) bench run a report cannot be computed from, said as ``key: what``:
+    ``names`` must be text, ``numbers`` finite numbers (``seed`` an integer); None when all are."""
+    for key in names:
+        if not isinstance(run[key], str):
+            return f"{key}: expected a name, found {run[key]!r:.40}"
+    for key in numbers:
+        value = run[key]
+        if isinstance(value, bool) or not isinstance(value, int if key == "seed" else (int, float)) or \
+                not math.isfinite(value):
+            return f"{key}: expected {'an integer' if key == 'seed' else 'a number'}, found {value!r:.40}"
+    return None
 

@@ -359,7 +359,8 @@ def oracle(
 
 @app.command("latency")
 def latency(
-    delay: float = typer.Option(0.2, "--delay", min=0.0, help="Seconds the SimLM server waits before every answer."),
+    delay: float = typer.Option(0.2, "--delay", min=0.0, max=3600.0,
+                                help="Seconds the SimLM server waits before every answer."),
     concurrency: list[int] = typer.Option([16], "--concurrency", "-c", min=1, max=256,
                                           help="LM calls in flight per role (repeatable: one run each)."),
     budget: int = typer.Option(2500, "--budget", min=1, help="LM-call budget (the quickstart's, cut to fit)."),
@@ -400,7 +401,8 @@ def latency(
 def workers(
     workers: list[int] = typer.Option([1, 2, 3], "--workers", "-w", min=1, max=16,
                                       help="`memopt worker` processes (repeatable: one round each)."),
-    delay: float = typer.Option(0.2, "--delay", min=0.0, help="Seconds the SimLM server waits before every answer."),
+    delay: float = typer.Option(0.2, "--delay", min=0.0, max=3600.0,
+                                help="Seconds the SimLM server waits before every answer."),
     concurrency: int = typer.Option(4, "--concurrency", "-c", min=1, max=256, help="lm.concurrency of each process."),
     trials: int = typer.Option(12, "--trials", min=1, help="optimizer.trials of the round."),
     batch: int = typer.Option(6, "--batch", min=1, help="optimizer.trial_batch (configurations scored at once)."),

@@ -23,7 +23,7 @@ def serve(
     fail_rate: float = typer.Option(0.0, "--fail-rate", min=0.0, max=1.0,
                                     help="Probability that a chat completion fails with --status."),
     status: int = typer.Option(429, "--status", help="HTTP status of injected failures: 429 or 500."),
-    delay: float = typer.Option(0.0, "--delay", min=0.0, help="Seconds to wait before every answer."),
+    delay: float = typer.Option(0.0, "--delay", min=0.0, max=3600.0, help="Seconds to wait before every answer."),
     malformed_rate: float = typer.Option(0.0, "--malformed-rate", min=0.0, max=1.0,
                                          help="Probability that a reply is garbled (no parsable output fields)."),
 ) -> None:

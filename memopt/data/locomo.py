@@ -6,7 +6,10 @@ dia_id, text}]}, qa[{question, answer | adversarial_answer, evidence, category}]
 (adversarial) questions have the gold answer "Not mentioned"; the tempting wrong answer is kept as
 ``Case.adversarial_answer``.
 
-Malformed input raises one `DataError` naming the file and the JSON path of the problem.
+Malformed input raises one `DataError` naming the file and the JSON path of the problem; so do a dia_id that is
+empty, holds ``@`` (the graphs' version mark) or a control character, or is another turn's of the sample (each names
+one node of the graph), two keys for one session (``session_1`` and ``session_01``), and a gold answer that is
+empty, true / false, a list or an object.
 """
 
 from __future__ import annotations
@@ -77,15 +80,23 @@ def _sample(sample: Any, source: str, where: str) -> Conversation:
     cwhere = f"{where}.conversation"
     speaker_a = _get(conv, "speaker_a", str, source, cwhere)
     speaker_b = _get(conv, "speaker_b", str, source, cwhere)
-    sessions = []
+    sessions, dia_ids = [], set()
     for key in sorted((k for k in conv if _SESSION_KEY.match(k)), key=lambda k: int(k.split("_")[1])):
         index = int(key.split("_")[1])
+        if sessions and sessions[-1].index == index:
+            raise _fail(source, f"{cwhere}.{key}", f"a second session {index} (session_{index} is there too); number "
+                        "the sessions session_1, session_2, ...")
         raw_turns = _get(conv, key, list, source, cwhere)
         date_time = conv.get(f"{key}_date_time")
         if not isinstance(date_time, str):
             raise _fail(source, f"{cwhere}.{key}_date_time",
                         'missing or not a string (e.g. "1:56 pm on 8 May, 2023").')
         turns = tuple(_turn(t, index, source, f"{cwhere}.{key}[{j}]") for j, t in enumerate(raw_turns))
+        for j, turn in enumerate(turns):  # a dia_id names one turn: evidence, and its node in the graphs
+            if turn.dia_id in dia_ids:
+                raise _fail(source, f"{cwhere}.{key}[{j}].dia_id", f"{turn.dia_id!r} is the dia_id of an earlier "
+                            "turn too; give every turn its own (D<session>:<turn>).")
+            dia_ids.add(turn.dia_id)
         sessions.append(Session(index, date_time, parse_session_date(date_time), turns))
     if not sessions:
         raise _fail(source, cwhere, "no session_N lists found.")
@@ -99,6 +110,9 @@ def _sample(sample: Any, source: str, where: str) -> Conversation:
 def _turn(raw: Any, session: int, source: str, where: str) -> Turn:
     speaker = _get(raw, "speaker", str, source, where)
     dia_id = _get(raw, "dia_id", str, source, where)
+    if not dia_id.strip() or "@" in dia_id or any(unicodedata.category(c) == "Cc" for c in dia_id):
+        raise _fail(source, f"{where}.dia_id", f"{dia_id!r}: a dia_id must be non-empty text without '@', line breaks "
+                    "or control characters (it names the turn's node in the graphs, e.g. D1:3).")
     text = _get(raw, "text", str, source, where)
     caption = raw.get("blip_caption")
     if isinstance(caption, str) and caption:
@@ -111,13 +125,16 @@ def _case(raw: Any, sample_id: str, n: int, source: str, where: str) -> Case:
     if not question.strip():
         raise _fail(source, f"{where}.question", "empty; write the question, or remove the entry.")
     category = raw.get("category")
-    if not isinstance(category, int) or not 1 <= category <= 5:
+    if isinstance(category, bool) or not isinstance(category, int) or not 1 <= category <= 5:
         raise _fail(source, f"{where}.category", f"expected an integer 1-5, found {category!r}.")
     adversarial = raw.get("adversarial_answer")
     if category == 5:
         gold = NOT_MENTIONED
     elif "answer" in raw and raw["answer"] is not None:
         gold = str(raw["answer"])
+        if isinstance(raw["answer"], (bool, list, dict)) or not gold.strip():
+            raise _fail(source, f"{where}.answer", f"expected the gold answer as text or a number, found "
+                        f"{raw['answer']!r:.60}.")
     else:
         raise _fail(source, f"{where}.answer", "missing (only category 5 questions may omit it).")
     evidence = raw.get("evidence", [])

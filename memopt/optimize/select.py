@@ -75,7 +75,8 @@ def select(candidates: dict[str, list[str]], search: dict[str, list[int]], knobs
         return params | {f"knob:{k}": trial.suggest_categorical(f"knob:{k}", list(values))
                          for k, values in search.items()}
 
-    sampler = optuna.samplers.TPESampler(seed=seed, n_startup_trials=3, constant_liar=True)
+    # numpy takes seeds 0 to 2**32 - 1 only: the experiment's seed (any integer) plus the round, folded into them
+    sampler = optuna.samplers.TPESampler(seed=seed % 2**32, n_startup_trials=3, constant_liar=True)
     study = optuna.create_study(direction="maximize", sampler=sampler)
     study.enqueue_trial({**{f"op:{op}": 0 for op in ops}, **{f"knob:{k}": knobs[k] for k in search
                                                               if knobs.get(k) in search[k]}})
