@@ -224,12 +224,19 @@ class BudgetConfig(_Strict):
 class MLflowConfig(_Strict):
     """Where rounds are logged, and which evaluated cases become MLflow traces (see `memopt.tracking.traces`)."""
 
-    experiment: str = Field("memopt", min_length=1, max_length=500)  # MLflow's limit on an experiment name
+    experiment: str = Field("memopt", max_length=500)  # MLflow's limit on an experiment name
     tracking_uri: str | None = None
     # prompts register as <prompt_prefix>.<pipeline>.<op>: on a shared server, one prefix per person or stream
     prompt_prefix: str | None = Field(None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]*$", max_length=64)
     traces: Literal["failed", "sample", "all", "none"] = "sample"
     max_traces: int = Field(12, ge=1, le=1000)  # = memopt.tracking.traces.MAX_TRACES
+
+    @field_validator("experiment")
+    @classmethod
+    def _listable(cls, value: str) -> str:
+        if not value.strip() or any(ord(c) < 32 or ord(c) == 127 for c in value):
+            raise ValueError("a name with text and no line breaks or control characters (the MLflow UI lists it)")
+        return value
 
 
 class ConfirmConfig(_Strict):

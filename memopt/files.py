@@ -145,8 +145,10 @@ def check_writable(path: str | Path, *, option: str = "--out", directory: bool =
 
     Checked before any work is done: a file path must not be a directory (a directory path not a
     file), its nearest existing parent must be a writable directory, and it must not be one of the files
-    the command ``reads`` (writing it would replace an input).
+    the command ``reads`` (writing it would replace an input), nor a name of blanks or line breaks only.
     """
+    if not Path(path).name.strip() and str(path) not in (".", ".."):
+        raise ConfigError(f"{option} {str(path)!r}: a file name of blanks only; give a name such as results.json.")
     path = Path(path)
     for source in reads:
         if source is not None and _same_file(path, Path(source)):

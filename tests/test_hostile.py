@@ -107,6 +107,7 @@ def base(tmp_path_factory) -> Path:
     _write(root / "exp" / "typo.yaml", "pipeline: mem0\nroundz: 2\n")
     _write(root / "exp" / "twice.yaml", "pipeline: mem0\nrounds: 2\nseed: 1\nrounds: 5\n")
     _write(root / "exp" / "longname.yaml", f"pipeline: mem0\nmlflow: {{experiment: {'x' * 501}}}\n")
+    _write(root / "exp" / "blankname.yaml", "pipeline: mem0\nmlflow: {experiment: \"run\\n2\"}\n")
     _write(root / "exp" / "bigint.yaml", f"pipeline: mem0\nseed: {BIG}\n")
     _write(root / "exp" / "deep.yaml", "pipeline: mem0\nknobs: " + "[" * 3_000 + "]" * 3_000 + "\n")
     _write(root / "exp" / "ok.yaml", f"pipeline: mem0\ndata: {{source: '{OPT_DATA}'}}\nrounds: 1\n")
@@ -253,6 +254,9 @@ CORPUS: list[tuple[str, list[str], str]] = [
     ("optimize-key-written-twice", ["optimize", "{b}/exp/twice.yaml"], "'rounds' is written twice"),
     ("optimize-experiment-name-too-long", ["optimize", "{b}/exp/longname.yaml"],
      "mlflow.experiment: String should have at most 500 characters"),
+    ("optimize-experiment-name-with-a-line-break", ["optimize", "{b}/exp/blankname.yaml"],
+     "mlflow.experiment: Value error, a name with text and no line breaks"),
+    ("run-out-of-blanks", ["run", "-p", "rag", "--data", DATA, "--out", " "], "--out ' ': a file name of blanks only"),
     ("optimize-attribution-unknown", ["optimize", "{b}/exp/ok.yaml", "--attribution", "telepathy"], "telepathy"),
     ("optimize-optimizer-unknown", ["optimize", "{b}/exp/ok.yaml", "--optimizer", "annealing"], "annealing"),
     ("optimize-knob-negative", ["optimize", "{b}/exp/negknob.yaml"], "top_k"),
