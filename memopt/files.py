@@ -147,7 +147,7 @@ def check_writable(path: str | Path, *, option: str = "--out", directory: bool =
     file), its nearest existing parent must be a writable directory, and it must not be one of the files
     the command ``reads`` (writing it would replace an input), nor a name of blanks or line breaks only.
     """
-    if not Path(path).name.strip() and str(path) not in (".", ".."):
+    if Path(path).name and not Path(path).name.strip():
         raise ConfigError(f"{option} {str(path)!r}: a file name of blanks only; give a name such as results.json.")
     path = Path(path)
     for source in reads:
