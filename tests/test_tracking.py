@@ -138,6 +138,30 @@ def test_resume_reattaches_and_unknown_runs_are_config_errors(store, tmp_path):
     nowhere = f"sqlite:///{tmp_path}/nowhere.db"
     with pytest.raises(ConfigError, match="no tracking store"):
         run_info(run_id, nowhere)
+
+
+def test_a_run_another_process_runs_cannot_be_resumed_until_that_process_ends(store, tmp_path):
+    import signal
+
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time\nfrom memopt.tracking import Tracker\n"
+        f"t = Tracker({store!r})\nprint(t.start('run', {{}}), flush=True)\ntime.sleep(120)\n")],
+        stdout=subprocess.PIPE, text=True, cwd=tmp_path)
+    try:
+        run_id = holder.stdout.readline().strip()
+        assert len(run_id) == 32, run_id
+        with pytest.raises(ConfigError, match=f"run {run_id} of .* is being run by another memopt process"):
+            Tracker(store).resume(run_id)  # two processes would log the same rounds twice
+        assert run_info(run_id, store)["status"] == "RUNNING"
+    finally:
+        holder.send_signal(signal.SIGKILL)  # as a crash: the lock goes with the process
+        holder.wait(30)
+    again = Tracker(store)
+    again.resume(run_id)
+    again.finish("FINISHED")
+    later = Tracker(store)
+    later.resume(run_id)  # finish released it
+    later.finish("FINISHED")
     assert not (tmp_path / "nowhere.db").exists()
 
 

@@ -29,6 +29,7 @@ from memopt.tracking.store import (
     GuardedStore,
     cause,
     download_artifacts,
+    hold_run,
     load_mlflow,
     open_run,
     resolve_tracking_uri,
@@ -169,6 +170,7 @@ class Tracker(_RunLog):
         self.prompt_prefix = prompt_prefix  # mlflow.prompt_prefix keeps a team's prompt streams apart
         self._experiment_id: str | None = None
         self._mlflow_client: Any = None
+        self._held: Any = None  # the parent run's lock (`hold_run`) while this process runs it
 
     def _client(self) -> Any:
         return self.open()._mlflow_client
@@ -220,6 +222,7 @@ class Tracker(_RunLog):
             self._experiment_id = experiment.experiment_id
         run = client.create_run(self._experiment_id, run_name=cut(redact(run_name), KEY_LIMIT),
                                 tags=entries({**(tags or {}), "memopt.kind": "optimize"}, TAG_LIMIT))
+        self._held = hold_run(self.tracking_uri, run.info.run_id)
         self._run_id = run.info.run_id
         self._activate()
         self._log_params(params)
@@ -264,6 +267,7 @@ class Tracker(_RunLog):
         """Reattach to an existing parent run (marked RUNNING again); round runs a killed process left
         RUNNING are marked KILLED."""
         _, run, _ = open_run(run_id, self.tracking_uri)
+        self._held = hold_run(self.tracking_uri, run.info.run_id)  # not while another process runs it
         self._experiment_id = run.info.experiment_id
         self._run_id = run.info.run_id
         client = self._client()
@@ -318,7 +322,12 @@ class Tracker(_RunLog):
         """End the parent run with ``status`` (FINISHED, FAILED or KILLED)."""
         if status not in _STATUSES:
             raise ValueError(f"run status {status!r}: expected one of {', '.join(_STATUSES)}.")
-        self._client().set_terminated(self.run_id, status)
+        try:
+            self._client().set_terminated(self.run_id, status)
+        finally:
+            if self._held is not None:
+                self._held.close()
+                self._held = None
 
     def ui_hint(self) -> str:
         """How to look at this run in the MLflow UI."""

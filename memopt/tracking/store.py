@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import re
@@ -176,6 +177,30 @@ def store_lock(uri: str) -> Any:
         return nullcontext()
     db.parent.mkdir(parents=True, exist_ok=True)
     return file_lock(db.with_name(db.name + ".lock"))
+
+
+def hold_run(uri: str, run_id: str) -> Any:
+    """Hold the lock of an optimize run of a sqlite store for as long as this process runs it (``.close()`` ends it,
+    and so does the process's end, a SIGKILL included); a `ConfigError` when another process holds it: a run is run
+    or resumed by one process at a time. A byte of ``mlflow.db.runs.lock`` per run, so no file per run is left
+    behind; other stores are not locked (their server does not say who runs a run), nor systems without fcntl."""
+    db = sqlite_path(uri)
+    try:
+        import fcntl
+    except ImportError:  # not POSIX
+        return nullcontext()
+    if db is None:
+        return nullcontext()
+    db.parent.mkdir(parents=True, exist_ok=True)
+    handle = open(db.with_name(db.name + ".runs.lock"), "a+b")  # noqa: SIM115 (held until the run ends)
+    offset = int(hashlib.sha256(run_id.encode()).hexdigest()[:10], 16)
+    try:
+        fcntl.lockf(handle, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, offset)
+    except OSError:
+        handle.close()
+        raise ConfigError(f"MLflow run {run_id} of {shown_uri(uri)} is being run by another memopt process on this "
+                          "machine; wait for it to end (or stop it: Ctrl-C, SIGTERM), then resume it.") from None
+    return handle
 
 
 def open_run(run_id: str, tracking_uri: str | None) -> tuple[Any, Any, str]:
