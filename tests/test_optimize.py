@@ -169,6 +169,11 @@ def test_export_round_trip_reproduces_the_runs_val_f1(quickstart, tmp_path):
                           conversations=[c.sample_id for c in val], judge_lm=None,
                           knobs=knobs["knobs"])  # the exported knobs alone reproduce the run
     assert result.metrics["f1"] == pytest.approx(summary["final"]["val_f1"], abs=1e-4)
+    ran = _memopt("run", "-p", "mem0", "--data", experiment.data.source, "--prompts", str(tmp_path / "tuned"),
+                  "--conversations", ",".join(c.sample_id for c in val), "--out", str(tmp_path / "val.json"), cwd=cwd)
+    assert ran.returncode == 0 and "knobs from " in ran.stderr, ran.stderr  # `memopt run` takes knobs.yaml itself
+    val_f1 = json.loads((tmp_path / "val.json").read_text())["metrics"]["f1"]
+    assert val_f1 == pytest.approx(summary["final"]["val_f1"], abs=1e-4)
 
 
 def _finished_rounds(uri: str, experiment: str) -> int:
