@@ -231,3 +231,14 @@ def test_mlflow_is_imported_lazily_and_stays_quiet(tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stderr == "", done.stderr
     assert "mlflow server --backend-store-uri" in done.stdout and (tmp_path / "mlruns").is_dir()
+
+
+def test_only_a_sqlite_store_locks_its_runs(tmp_path):
+    from memopt.tracking.store import hold_run
+
+    for uri in ("http://127.0.0.1:5000", "postgresql://u@localhost/db", "sqlite:///:memory:"):
+        assert hold_run(uri, "a" * 32) is None  # a server does not say who runs a run: nothing to hold
+    held = hold_run(f"sqlite:///{tmp_path}/mlflow.db", "a" * 32)
+    assert (tmp_path / "mlflow.db.runs.lock").is_file()
+    held.close()
+

@@ -180,17 +180,18 @@ def store_lock(uri: str) -> Any:
 
 
 def hold_run(uri: str, run_id: str) -> Any:
-    """Hold the lock of an optimize run of a sqlite store for as long as this process runs it (``.close()`` ends it,
-    and so does the process's end, a SIGKILL included); a `ConfigError` when another process holds it: a run is run
-    or resumed by one process at a time. A byte of ``mlflow.db.runs.lock`` per run, so no file per run is left
-    behind; other stores are not locked (their server does not say who runs a run), nor systems without fcntl."""
+    """Hold the lock of an optimize run of a sqlite store for as long as this process runs it (``.close()`` of what
+    it returns ends it, and so does the process's end, a SIGKILL included); a `ConfigError` when another process
+    holds it: a run is run or resumed by one process at a time. A byte of ``mlflow.db.runs.lock`` per run, so no
+    file per run is left behind. Other stores are not locked (their server does not say who runs a run), nor
+    systems without fcntl: None."""
     db = sqlite_path(uri)
     try:
         import fcntl
     except ImportError:  # not POSIX
-        return nullcontext()
+        return None
     if db is None:
-        return nullcontext()
+        return None
     db.parent.mkdir(parents=True, exist_ok=True)
     handle = open(db.with_name(db.name + ".runs.lock"), "a+b")  # noqa: SIM115 (held until the run ends)
     offset = int(hashlib.sha256(run_id.encode()).hexdigest()[:10], 16)
