@@ -126,17 +126,13 @@ def merge_feedback(reports: dict[str, dict[str, Any]]) -> dict[str, Any]:
     may be in two of them; otherwise a `ConfigError` names the files. An interrupted bench's report (``complete``
     false: ``--out`` is written after every run) adds the runs it finished."""
     from memopt.bench.seeds import check_same_oracle, collect_runs, planned_runs
-    from memopt.errors import ConfigError
 
     runs = collect_runs(reports, command="memopt bench feedback",
-                        keys=("experiment", "budget", "rounds", "oracle", "runs"), run_keys=_RUN_KEYS,
+                        keys=("experiment", "budget", "rounds", "oracle", "runs"),
+                        same=("experiment", "budget", "rounds"), run_keys=_RUN_KEYS,
                         identity=lambda run: f"{run['variant']} at seed {run['seed']}", misfit=_misfit)
     first, head = next(iter(reports)), next(iter(reports.values()))
     for name, report in reports.items():
-        for key in ("experiment", "budget", "rounds"):
-            if report[key] != head[key]:
-                raise ConfigError(f"{name}: {key} {report[key]!r}, but {first} has {head[key]!r}; merge reports of "
-                                  "one experiment at one budget and rounds.")
         check_same_oracle(name, report["oracle"], first, head["oracle"])
     names = list(dict.fromkeys(run["variant"] for run in runs))
     return _report(head["experiment"], head["budget"], head["rounds"], head["oracle"], runs, names,

@@ -93,17 +93,13 @@ def merge_optimize(reports: dict[str, dict[str, Any]]) -> dict[str, Any]:
     from memopt.errors import ConfigError
 
     runs = collect_runs(reports, command="memopt bench optimize", keys=("budget", "rounds", "oracles", "runs"),
-                        run_keys=_RUN_KEYS,
+                        same=("budget", "rounds"), run_keys=_RUN_KEYS,
                         identity=lambda r: f"{r['experiment']} {r['optimizer']} at seed {r['seed']}",
                         misfit=lambda r: field_misfit(r, names=_RUN_KEYS[:2], numbers=_RUN_KEYS[2:]))
-    first, head = next(iter(reports)), next(iter(reports.values()))
+    head = next(iter(reports.values()))
     oracles: dict[str, dict[str, Any]] = {}
     where: dict[str, str] = {}
     for name, report in reports.items():
-        for key in ("budget", "rounds"):
-            if report[key] != head[key]:
-                raise ConfigError(f"{name}: {key} {report[key]!r}, but {first} has {head[key]!r}; merge reports of "
-                                  "one budget and rounds.")
         if not isinstance(report["oracles"], dict):
             raise ConfigError(f"{name}: not a `memopt bench optimize --out` report (its oracles are not a mapping).")
         for experiment, oracle in report["oracles"].items():

@@ -140,13 +140,13 @@ def comparison_table(comparisons: dict[str, dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def collect_runs(reports: dict[str, Any], *, command: str, keys: tuple[str, ...], run_keys: tuple[str, ...],
-                 identity: Callable[[dict[str, Any]], str],
+def collect_runs(reports: dict[str, Any], *, command: str, keys: tuple[str, ...], same: tuple[str, ...],
+                 run_keys: tuple[str, ...], identity: Callable[[dict[str, Any]], str],
                  misfit: Callable[[dict[str, Any]], str | None] | None = None) -> list[dict[str, Any]]:
     """The runs of bench reports by file name (``--out`` files of ``command``, for `memopt bench merge`), checked:
-    each report a mapping with ``keys``, each run one with ``run_keys`` whose fields ``misfit`` finds nothing wrong
-    with, and no run (named by ``identity``, e.g. "attribution at seed 0") in two reports; otherwise a
-    `ConfigError` naming the file."""
+    each report a mapping with ``keys``, equal to the first in ``same`` (budget, rounds, ...), each run one with
+    ``run_keys`` whose fields ``misfit`` finds nothing wrong with, and no run (named by ``identity``, e.g.
+    "attribution at seed 0") in two reports; otherwise a `ConfigError` naming the file."""
     from memopt.errors import ConfigError
 
     if not reports:
@@ -155,6 +155,12 @@ def collect_runs(reports: dict[str, Any], *, command: str, keys: tuple[str, ...]
         missing = [key for key in keys if not isinstance(report, dict) or key not in report]
         if missing:
             raise ConfigError(f"{name}: not a `{command} --out` report (missing {', '.join(missing)}).")
+    first, head = next(iter(reports.items()))
+    for name, report in reports.items():
+        for key in same:
+            if report[key] != head[key]:
+                raise ConfigError(f"{name}: {key} {report[key]!r}, but {first} has {head[key]!r}; merge reports of "
+                                  f"one {', '.join(same)}.")
     seen: dict[str, str] = {}
     runs: list[dict[str, Any]] = []
     for name, report in reports.items():

@@ -99,10 +99,10 @@ def _knobs(pipeline: str, prompts: Path | None, given: dict[str, int], console: 
         return given
     path = prompts / pipeline / KNOBS_FILE
     tuned = load_knobs(prompts, pipeline).values
-    unknown = sorted(set(tuned) - set(system_class(pipeline).defaults))
-    if unknown:
-        raise ConfigError(f"{path}: {', '.join(unknown)} not a knob of {pipeline} (knobs: "
-                          f"{', '.join(sorted(system_class(pipeline).defaults))}); fix the file or remove it.")
+    try:
+        system_class(pipeline).check_knobs(tuned)
+    except ConfigError as e:
+        raise ConfigError(f"{path}: {e} Fix the file or remove it.") from None
     taken = {k: v for k, v in sorted(tuned.items()) if k not in given}
     if taken:
         console.print(f"knobs from {path}: {' '.join(f'{k}={v}' for k, v in taken.items())} (--knob overrides)",
