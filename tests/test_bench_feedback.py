@@ -232,3 +232,76 @@ def test_an_interrupted_bench_keeps_its_finished_runs_for_merge(tmp_path):
                             text=True, cwd=tmp_path, env={**os.environ, "COLUMNS": "200"})
     assert merged.returncode == 0, merged.stderr
     assert f"quickstart: partial, {len(part['runs'])} of the 4 runs planned" in merged.stdout
+
+
+def test_resplit_reports_each_run_against_its_own_splits_oracle(tmp_path):
+    from memopt.bench.feedback import bench_feedback
+    from memopt.optimize.loop import splits_of
+
+    tiny = tmp_path / "tiny.yaml"
+    tiny.write_text(QUICKSTART.read_text().replace("conversations=12,sessions=8", "conversations=5,sessions=3"))
+    report = bench_feedback(tiny, budget=700, seeds=2, rounds=1, variants=["outcome"], resplit=True)
+    assert report["resplit"] is True and sorted(report["split_oracles"]) == ["0", "1"]
+    splits = {seed: oracle["split"] for seed, oracle in report["split_oracles"].items()}
+    assert splits["0"] != splits["1"]  # each seed is its own split of the data
+    for run in report["runs"]:
+        oracle = report["split_oracles"][str(run["seed"])]
+        assert run["split_seed"] == run["seed"] and run["oracle_test_f1"] == oracle["test_f1"]
+        assert run["test_f1_before"] == oracle["seed_test_f1"]  # the seed prompts on that split's test
+        experiment = load_experiment(tiny, {"data.split_seed": run["seed"]})
+        assert [[c.sample_id for c in part] for part in splits_of(experiment)[1:]] == \
+            [oracle["split"][k] for k in ("train", "val", "test")]
+    row = {r["variant"]: r for r in report["rows"]}["oracle"]
+    per_seed = [o["test_f1"] - o["seed_test_f1"] for o in report["split_oracles"].values()]
+    assert row["runs"] == 2 and row["gain"] == pytest.approx(sum(per_seed) / 2, abs=1e-4)
+    assert row["gain_sd"] > 0 or per_seed[0] == per_seed[1]
+    mean_oracle = sum(o["test_f1"] for o in report["split_oracles"].values()) / 2
+    assert report["oracle"] == {"test_f1": pytest.approx(mean_oracle, abs=1e-4),
+                                "seed_test_f1": pytest.approx(row["test_f1_before"], abs=1e-4), "per_split": True}
+
+
+def _split_run(variant: str, seed: int, gain: float, before: float, oracle: float) -> dict:
+    return {"variant": variant, "seed": seed, "gain": gain, "test_f1_before": before, "test_f1_after": before + gain,
+            "lm_calls": 100, "seconds": 1.0, "split_seed": seed, "oracle_test_f1": oracle}
+
+
+def test_resplit_rows_ceiling_and_merge_pair_each_seed_with_its_split():
+    from memopt.bench.feedback import merge_feedback
+    from memopt.errors import ConfigError
+
+    befores, oracles = [0.2, 0.3, 0.1, 0.25], [0.5, 0.4, 0.6, 0.45]
+    runs = [_split_run("attribution", s, g, befores[s], oracles[s]) for s, g in enumerate([0.28, 0.09, 0.45, 0.19])]
+    runs += [_split_run("outcome", s, g, befores[s], oracles[s]) for s, g in enumerate([0.20, 0.05, 0.30, 0.12])]
+    split_oracles = {str(s): {"test_f1": oracles[s], "seed_test_f1": befores[s], "split": {"test": [str(s)]},
+                              "seconds": 2.0} for s in range(4)}
+
+    def report(part: list[dict], seeds: range) -> dict:
+        return {"experiment": "locomo_mem0", "budget": 20000, "rounds": 8, "resplit": True,
+                "split_oracles": {str(s): split_oracles[str(s)] for s in seeds},
+                "oracle": {"test_f1": 0.0, "seed_test_f1": 0.0, "per_split": True}, "runs": part}
+
+    merged = merge_feedback({"a.json": report([r for r in runs if r["seed"] < 2], range(2)),
+                             "b.json": report([r for r in runs if r["seed"] >= 2], range(2, 4))})
+    rows = {r["variant"]: r for r in merged["rows"]}
+    oracle_gains = [o - b for o, b in zip(oracles, befores, strict=True)]
+    assert rows["oracle"]["gain"] == pytest.approx(sum(oracle_gains) / 4, abs=1e-4) and rows["oracle"]["runs"] == 4
+    assert rows["oracle"]["gain_sd"] > 0 and rows["oracle"]["seconds"] == 2.0
+    # a row's share is its mean gain over the mean gain of its own seeds' oracles, not of one split's
+    assert rows["attribution"]["share_of_oracle_gain"] == pytest.approx(
+        (0.28 + 0.09 + 0.45 + 0.19) / sum(oracle_gains), abs=1e-3)
+    # at the ceiling, each seed scores its own split's oracle: per seed 0.30, 0.10, 0.50, 0.20 against outcome's
+    assert merged["ordering"] == ordering(runs, ceiling=dict(enumerate(oracle_gains)))
+    assert merged["ordering"]["attribution > outcome"]["ceiling_seeds_needed"] != \
+        ordering(runs, ceiling=sum(oracle_gains) / 4)["attribution > outcome"]["ceiling_seeds_needed"]
+    assert merged["oracle"]["per_split"] is True and merged["oracle"]["test_f1"] == pytest.approx(0.4875)
+
+    fixed = _report([r for r in runs if r["seed"] >= 2], experiment="locomo_mem0", budget=20000)
+    with pytest.raises(ConfigError, match=r"a.json splits the data per seed \(--resplit\) and b.json does not"):
+        merge_feedback({"a.json": report([r for r in runs if r["seed"] < 2], range(2)), "b.json": fixed})
+    other = report([r for r in runs if r["seed"] >= 2], range(2, 4))
+    other["split_oracles"]["1"] = {**split_oracles["1"], "test_f1": 0.9}  # seed 1 split scored otherwise
+    with pytest.raises(ConfigError, match=r"b.json: its oracle or seed prompts score differently from a.json's"):
+        merge_feedback({"a.json": report([r for r in runs if r["seed"] < 2], range(2)), "b.json": other})
+    lost = report([r for r in runs if r["seed"] >= 2], range(2, 3))  # seed 3's oracle missing
+    with pytest.raises(ConfigError, match=r"b.json: runs\[1\] has no split oracle"):
+        merge_feedback({"a.json": report([r for r in runs if r["seed"] < 2], range(2)), "b.json": lost})

@@ -10,6 +10,11 @@ attribution, take the LLM ops round-robin (see `memopt.optimize.reflective`). Th
 (``attribution_prose``, ``attribution_json``, ...: memopt's attribution examples written in another format,
 `memopt.feedback_formats`) run only when named in ``variants``.
 
+With ``resplit`` each seed also splits the data its own way (``data.split_seed`` = the seed), so the kinds are
+compared over splits of the data as well as over the optimizer's randomness: one fixed split can reward, on test,
+choices its val rates lower (docs/optimize.md, "What the targets need"). The oracle is then chosen per split, each
+run is reported against its split's oracle, and the oracle row is the mean of the seeds' oracles.
+
 Each row: test F1 before and after (mean ± sd over seeds), the gain (mean ± sd and its 95 % t
 interval), the share of the catalogue oracle's gain (`memopt.bench.oracle`), LM calls and seconds
 per run; plus the oracle row. Each claim of the target ordering (attribution > outcome > score ≈ empty
@@ -22,6 +27,7 @@ final prompts add to the seed's (and drop), as SimLM reads them (`directive_chan
 
 from __future__ import annotations
 
+import json
 import statistics
 import time
 from collections import Counter
@@ -32,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 from memopt.bench.seeds import Claim, compare, comparison_table, fmt_interval, interval
 
 if TYPE_CHECKING:
+    from memopt.experiment import Experiment
     from memopt.systems.base import MemorySystem
 
 __all__ = ["bench_feedback", "merge_feedback", "default_variants", "feedback_rows", "ordering", "markdown_table",
@@ -45,12 +52,13 @@ DEFAULT_SEEDS = 5
 
 
 def bench_feedback(experiment: str | Path, *, budget: int, seeds: int = DEFAULT_SEEDS, rounds: int | None = None,
-                   variants: list[str] | None = None, first_seed: int | None = None,
+                   variants: list[str] | None = None, first_seed: int | None = None, resplit: bool = False,
                    on_run: Callable[[dict[str, Any], dict[str, Any]], None] | None = None) -> dict[str, Any]:
-    """Run every feedback kind for ``seeds`` seeds from ``first_seed`` (default: the experiment's); returns runs,
-    rows, the oracle and the ordering verdicts. ``on_run(run, report)`` hears each finished run with the report of
-    the runs so far (``complete`` false until the last)."""
-    from memopt.bench.oracle import catalogue_oracle, share_of_gain
+    """Run every feedback kind for ``seeds`` seeds from ``first_seed`` (default: the experiment's), each on its own
+    split of the data with ``resplit``; returns runs, rows, the oracle(s) and the ordering verdicts.
+    ``on_run(run, report)`` hears each finished run with the report of the runs so far (``complete`` false until
+    the last)."""
+    from memopt.bench.oracle import share_of_gain
     from memopt.errors import ConfigError
     from memopt.experiment import load_experiment
     from memopt.feedback_kinds import kind_names
@@ -65,41 +73,84 @@ def bench_feedback(experiment: str | Path, *, budget: int, seeds: int = DEFAULT_
         raise ConfigError(f"--variants: unknown feedback {', '.join(unknown)} (known: {', '.join(known)}).")
     base = load_experiment(experiment, {"budget.max_lm_calls": budget, "rounds": rounds, "seed": first_seed})
     seed_system = make_system(base.pipeline, prompts=base.prompts, **base.knobs)
-    started = time.perf_counter()
-    oracle = catalogue_oracle(base)
-    oracle["seconds"] = round(time.perf_counter() - started, 1)
+    oracles = _Oracles()
+    oracle = None if resplit else oracles.of(base)
     runs = []
     for offset in range(seeds):
+        split = {"data.split_seed": base.seed + offset} if resplit else {}
         for name in names:
             exp = load_experiment(experiment, {"optimizer.name": "memtrace", "optimizer.feedback": name,
                                                "budget.max_lm_calls": budget, "rounds": rounds,
-                                               "seed": base.seed + offset})
+                                               "seed": base.seed + offset, **split})
+            mine = oracles.of(exp)
             started = time.perf_counter()
             best = _Best()
             summary = run_experiment(exp, tracker=NullTracker(), observers=[best])
             before, after = summary["baseline"]["test_f1"], summary["final"]["test_f1"]
             added, dropped = directive_changes(seed_system, best.instructions)
             runs.append({"variant": name, "seed": exp.seed, "test_f1_before": before, "test_f1_after": after,
-                         "gain": round(after - before, 4), "share": share_of_gain(before, after, oracle["test_f1"]),
+                         "gain": round(after - before, 4), "share": share_of_gain(before, after, mine["test_f1"]),
                          "lm_calls": summary["lm_calls"], "rounds": len(summary["rounds"]),
                          "attribution_judge_calls": sum(r.get("attribution", {}).get("judge_calls", 0)
                                                         for r in summary["rounds"]),
                          "stopped": summary.get("stopped"), "knobs": summary.get("best_knobs", {}),
                          "directives_added": added, "directives_dropped": dropped,
-                         "seconds": round(time.perf_counter() - started, 1)})
+                         "seconds": round(time.perf_counter() - started, 1),
+                         **({"split_seed": exp.data.split_seed, "oracle_test_f1": mine["test_f1"]} if resplit else {})})
             if on_run is not None:
-                on_run(runs[-1], _report(base.name, budget, base.rounds, oracle, runs, names, seeds * len(names)))
-    return _report(base.name, budget, base.rounds, oracle, runs, names, seeds * len(names))
+                on_run(runs[-1], _report(base.name, budget, base.rounds, oracle, runs, names, seeds * len(names),
+                                         split_oracles=oracles.by_split_seed if resplit else None))
+    return _report(base.name, budget, base.rounds, oracle, runs, names, seeds * len(names),
+                   split_oracles=oracles.by_split_seed if resplit else None)
 
 
-def _report(experiment: str, budget: int, rounds: int, oracle: dict[str, Any], runs: list[dict[str, Any]],
-            names: list[str], planned: int) -> dict[str, Any]:
+class _Oracles:
+    """The catalogue oracle of each split of the data, computed once per split (split seeds may split alike)."""
+
+    def __init__(self) -> None:
+        self.by_split: dict[tuple[tuple[str, ...], ...], dict[str, Any]] = {}
+        self.by_split_seed: dict[str, dict[str, Any]] = {}
+
+    def of(self, experiment: Experiment) -> dict[str, Any]:
+        """The oracle of ``experiment``'s split (its data, ``data.split`` and ``data.split_seed``)."""
+        from memopt.bench.oracle import catalogue_oracle
+        from memopt.optimize.loop import splits_of
+
+        parts = tuple(tuple(c.sample_id for c in part) for part in splits_of(experiment)[1:])
+        if parts not in self.by_split:
+            started = time.perf_counter()
+            self.by_split[parts] = catalogue_oracle(experiment)
+            self.by_split[parts]["seconds"] = round(time.perf_counter() - started, 1)
+            self.by_split[parts]["split"] = dict(zip(("train", "val", "test"), map(list, parts), strict=True))
+        self.by_split_seed[str(experiment.data.split_seed)] = self.by_split[parts]
+        return self.by_split[parts]
+
+
+def _report(experiment: str, budget: int, rounds: int, oracle: dict[str, Any] | None, runs: list[dict[str, Any]],
+            names: list[str], planned: int, split_oracles: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The report of ``runs`` against the experiment's ``oracle``, or (``resplit``) each against its split's, of
+    ``split_oracles`` by split seed."""
+    if split_oracles is not None:
+        oracle = _mean_oracle(runs)
     rows = feedback_rows(runs, oracle, names)
-    ceiling = next((r["gain"] for r in rows if r["variant"] == "oracle"), None)
+    ceiling: float | dict[int, float] | None = next((r["gain"] for r in rows if r["variant"] == "oracle"), None)
+    if split_oracles is not None:
+        ceiling = {r["seed"]: r["oracle_test_f1"] - r["test_f1_before"] for r in runs}
+        searched = {json.dumps(o.get("split"), sort_keys=True): o.get("seconds", 0.0) for o in split_oracles.values()}
+        if rows and rows[-1]["variant"] == "oracle" and searched:
+            rows[-1]["seconds"] = round(statistics.fmean(searched.values()), 1)
     return {"experiment": experiment, "budget": budget, "rounds": rounds,
             "seeds": sorted({r["seed"] for r in runs}), "complete": len(runs) >= planned, "planned": planned,
+            **({"resplit": True, "split_oracles": split_oracles} if split_oracles is not None else {}),
             "oracle": oracle, "rows": rows, "ordering": ordering(runs, ceiling=ceiling),
             "directives": directive_counts(runs, names), "runs": list(runs)}
+
+
+def _mean_oracle(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """With ``resplit``: the oracle's and the seed prompts' test F1, each the mean over the seeds' splits."""
+    by_seed = {r["seed"]: (r["oracle_test_f1"], r["test_f1_before"]) for r in runs}
+    means = [round(statistics.fmean(v[i] for v in by_seed.values()), 4) if by_seed else None for i in (0, 1)]
+    return {"test_f1": means[0], "seed_test_f1": means[1], "per_split": True}
 
 
 _RUN_KEYS = ("variant", "seed", "test_f1_before", "test_f1_after", "gain", "lm_calls", "seconds")
@@ -122,21 +173,56 @@ def merge_feedback(reports: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """One report from bench reports by file name (`bench_feedback`, e.g. seeds split over processes): their runs
     together, rows, verdicts and directive counts computed again, paired by seed as in one bench.
 
-    The reports must be of one experiment, budget, rounds and oracle (the same data and split), and no kind's seed
-    may be in two of them; otherwise a `ConfigError` names the files. An interrupted bench's report (``complete``
-    false: ``--out`` is written after every run) adds the runs it finished."""
+    The reports must be of one experiment, budget, rounds and oracle (the same data and split; with ``--resplit``,
+    the same oracle for each split seed they share), and no kind's seed may be in two of them; otherwise a
+    `ConfigError` names the files. An interrupted bench's report (``complete`` false: ``--out`` is written after
+    every run) adds the runs it finished."""
     from memopt.bench.seeds import check_same_oracle, collect_runs, planned_runs
+    from memopt.errors import ConfigError
 
     runs = collect_runs(reports, command="memopt bench feedback",
                         keys=("experiment", "budget", "rounds", "oracle", "runs"),
                         same=("experiment", "budget", "rounds"), run_keys=_RUN_KEYS,
                         identity=lambda run: f"{run['variant']} at seed {run['seed']}", misfit=_misfit)
     first, head = next(iter(reports)), next(iter(reports.values()))
-    for name, report in reports.items():
-        check_same_oracle(name, report["oracle"], first, head["oracle"])
     names = list(dict.fromkeys(run["variant"] for run in runs))
+    resplit = {name: bool(report.get("resplit")) for name, report in reports.items()}
+    if len(set(resplit.values())) > 1:
+        one, other = (next(name for name, r in resplit.items() if r is flag) for flag in (True, False))
+        raise ConfigError(f"bench merge: {one} splits the data per seed (--resplit) and {other} does not; merge "
+                          "reports of one kind of split.")
+    split_oracles = _merge_split_oracles(reports) if head.get("resplit") else None
+    if split_oracles is None:
+        for name, report in reports.items():
+            check_same_oracle(name, report["oracle"], first, head["oracle"])
     return _report(head["experiment"], head["budget"], head["rounds"], head["oracle"], runs, names,
-                   planned_runs(reports))
+                   planned_runs(reports), split_oracles=split_oracles)
+
+
+def _merge_split_oracles(reports: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The split oracles of ``resplit`` reports, one per split seed; a split seed's oracle must score alike in every
+    report that has it."""
+    from memopt.bench.seeds import check_same_oracle
+    from memopt.errors import ConfigError
+
+    merged: dict[str, dict[str, Any]] = {}
+    where: dict[str, str] = {}
+    for name, report in reports.items():
+        oracles = report.get("split_oracles")
+        if not isinstance(oracles, dict):
+            raise ConfigError(f"{name}: split_oracles is not a mapping of split seed to oracle; merge the reports as "
+                              "`memopt bench feedback --resplit` wrote them.")
+        for seed, oracle in oracles.items():
+            if seed in merged:
+                check_same_oracle(name, oracle, where[seed], merged[seed])
+            else:
+                merged[seed], where[seed] = oracle, name
+    for name, report in reports.items():
+        for i, run in enumerate(report["runs"]):
+            if str(run.get("split_seed")) not in merged or not isinstance(run.get("oracle_test_f1"), (int, float)):
+                raise ConfigError(f"{name}: runs[{i}] has no split oracle (split_seed, oracle_test_f1); merge the "
+                                  "reports as `memopt bench feedback --resplit` wrote them.")
+    return merged
 
 
 class _Best:
@@ -188,7 +274,8 @@ def default_variants() -> list[str]:
 
 
 def feedback_rows(runs: list[dict[str, Any]], oracle: dict[str, Any], names: list[str]) -> list[dict[str, Any]]:
-    """One row per feedback kind (mean, sd and 95 % interval over seeds), then the oracle row."""
+    """One row per feedback kind (mean, sd and 95 % interval over seeds), then the oracle row; runs of a ``resplit``
+    bench (each with its split's ``oracle_test_f1``) are measured against their own splits' oracles."""
     from memopt.bench.oracle import share_of_gain
 
     rows = []
@@ -198,13 +285,16 @@ def feedback_rows(runs: list[dict[str, Any]], oracle: dict[str, Any], names: lis
             continue
         before = interval([r["test_f1_before"] for r in mine])["mean"]
         after, gain = interval([r["test_f1_after"] for r in mine]), interval([r["gain"] for r in mine])
+        ceiling = statistics.fmean(r["oracle_test_f1"] for r in mine) if oracle.get("per_split") else oracle["test_f1"]
         rows.append({"variant": name, "ops": "blamed" if _uses_attribution(name) else "round-robin",
                      "test_f1_before": before, "test_f1_after": after["mean"],
                      "test_f1_after_sd": after["sd"], "gain": gain["mean"], "gain_sd": gain["sd"],
                      "gain_low": gain["low"], "gain_high": gain["high"],
-                     "share_of_oracle_gain": share_of_gain(before, after["mean"], oracle["test_f1"]),
+                     "share_of_oracle_gain": share_of_gain(before, after["mean"], ceiling),
                      "lm_calls": round(statistics.fmean(r["lm_calls"] for r in mine)),
                      "seconds": round(statistics.fmean(r["seconds"] for r in mine), 1), "runs": len(mine)})
+    if oracle.get("per_split"):
+        return [*rows, *_split_oracle_row(runs)]
     before = rows[0]["test_f1_before"] if rows else oracle.get("seed_test_f1")
     gain = round(oracle["test_f1"] - before, 4) if before is not None else None
     rows.append({"variant": "oracle", "ops": "best directive subset, no optimizer", "test_f1_before": before,
@@ -214,13 +304,27 @@ def feedback_rows(runs: list[dict[str, Any]], oracle: dict[str, Any], names: lis
     return rows
 
 
+def _split_oracle_row(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The oracle row of a ``resplit`` bench: each seed's split's oracle, mean ± sd and interval over the seeds."""
+    by_seed = {r["seed"]: (r["test_f1_before"], r["oracle_test_f1"]) for r in runs}
+    if not by_seed:
+        return []
+    before = interval([b for b, _ in by_seed.values()])["mean"]
+    after, gain = interval([o for _, o in by_seed.values()]), interval([o - b for b, o in by_seed.values()])
+    return [{"variant": "oracle", "ops": "best directive subset of each split, no optimizer", "test_f1_before": before,
+             "test_f1_after": after["mean"], "test_f1_after_sd": after["sd"], "gain": gain["mean"],
+             "gain_sd": gain["sd"], "gain_low": gain["low"], "gain_high": gain["high"], "share_of_oracle_gain": 1.0,
+             "lm_calls": 0, "seconds": 0.0, "runs": len(by_seed)}]
+
+
 def _uses_attribution(name: str) -> bool:
     from memopt.feedback_kinds import get_kind
 
     return get_kind(name).uses_attribution
 
 
-def ordering(runs: list[dict[str, Any]], *, ceiling: float | None = None) -> dict[str, dict[str, Any]]:
+def ordering(runs: list[dict[str, Any]], *, ceiling: float | dict[int, float] | None = None
+             ) -> dict[str, dict[str, Any]]:
     """Each claim of the target ordering (`CLAIMS`: attribution > outcome > score ≈ empty > misleading, attribution
     ≥ 1.5 × outcome) tested on the gains, paired by seed (`memopt.bench.seeds.compare`): a verdict, "holds" only
     where it is significant; with the oracle's gain as ``ceiling``, the seeds a run at the ceiling would need."""

@@ -25,7 +25,7 @@ claim is bounded by the headroom ``b`` leaves, not by ``a``'s feedback.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,9 +66,11 @@ def _by_seed(runs: list[dict[str, Any]], key: str, variant_key: str, name: str) 
 
 
 def compare(runs: list[dict[str, Any]], claims: Sequence[Claim], *, key: str = "gain",
-            variant_key: str = "variant", ceiling: float | None = None) -> dict[str, dict[str, Any]]:
+            variant_key: str = "variant", ceiling: float | Mapping[int, float] | None = None
+            ) -> dict[str, dict[str, Any]]:
     """Each claim tested on ``key`` of the runs, paired by seed: {label: {verdict, n, mean, sd, low, high, t, p}};
-    verdict "n/a" when either side has no run; with ``ceiling``, also ``ceiling_seeds_needed`` (module docstring)."""
+    verdict "n/a" when either side has no run; with ``ceiling`` (one, or one per seed), also
+    ``ceiling_seeds_needed`` (module docstring)."""
     out: dict[str, dict[str, Any]] = {}
     for claim in claims:
         a, b = _by_seed(runs, key, variant_key, claim.a), _by_seed(runs, key, variant_key, claim.b)
@@ -87,13 +89,14 @@ def compare(runs: list[dict[str, Any]], claims: Sequence[Claim], *, key: str = "
             needed = seeds_needed(test.mean, test.sd) or f"more than {MAX_SEEDS_NEEDED}"
         out[claim.label] = {"verdict": said, **test.to_dict(), "seeds": seeds, "seeds_needed": needed}
         if ceiling is not None and not claim.equivalent and test.n > 1:
-            out[claim.label]["ceiling_seeds_needed"] = _at_ceiling(ceiling, [b[s] for s in seeds], claim.scale)
+            at = [ceiling[s] for s in seeds] if isinstance(ceiling, Mapping) else [ceiling] * len(seeds)
+            out[claim.label]["ceiling_seeds_needed"] = _at_ceiling(at, [b[s] for s in seeds], claim.scale)
     return out
 
 
-def _at_ceiling(ceiling: float, b: list[float], scale: float) -> int | str:
-    """The seeds a run scoring ``ceiling`` on every seed would need to beat ``scale × b`` (paired), or "never"."""
-    at = paired_test([ceiling] * len(b), b, scale=scale)
+def _at_ceiling(ceiling: list[float], b: list[float], scale: float) -> int | str:
+    """The seeds a run scoring ``ceiling`` (per seed) would need to beat ``scale × b`` (paired), or "never"."""
+    at = paired_test(ceiling, b, scale=scale)
     if at.mean <= 0:
         return "never"
     return seeds_needed(at.mean, at.sd) or f"more than {MAX_SEEDS_NEEDED}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -256,6 +257,9 @@ def feedback(
     first_seed: int = typer.Option(None, "--first-seed", min=0,
                                    help="Seed of the first run (default: the experiment's); split seeds over "
                                         "processes with it, then `memopt bench merge` their --out files."),
+    resplit: bool = typer.Option(False, "--resplit", help="Each seed also splits the data its own way "
+                                                          "(data.split_seed = the seed), with its own oracle: "
+                                                          "compare over splits, not on one."),
     markdown: bool = typer.Option(False, "--markdown", help="Also print the table as Markdown (as in docs/)."),
     out: Path = typer.Option(None, "--out", help="Write {rows, oracle, ordering, directives, runs} as JSON."),
 ) -> None:
@@ -270,7 +274,8 @@ def feedback(
         _progress(run["variant"], run, so_far, out)
 
     report = bench_feedback(experiment, budget=budget, seeds=seeds, rounds=rounds,
-                            variants=parse_ids(variants, "--variants"), first_seed=first_seed, on_run=finished)
+                            variants=parse_ids(variants, "--variants"), first_seed=first_seed, resplit=resplit,
+                            on_run=finished)
     _show_feedback(report, markdown, out)
 
 
@@ -319,6 +324,9 @@ def _show_feedback(report: dict[str, Any], markdown: bool, out: Path | None) -> 
               "LM calls": f"{r['lm_calls']:,}", "s / run": str(r["seconds"])} for r in report["rows"]]
     contiguous = len(seeds) > 1 and seeds == list(range(seeds[0], seeds[-1] + 1))
     span = f"{len(seeds)} seed(s)" + (f" ({seeds[0]}–{seeds[-1]})" if contiguous else "")
+    if report.get("resplit"):
+        splits = len({json.dumps(o.get("split"), sort_keys=True) for o in report["split_oracles"].values()})
+        span += f", each its own split ({splits} distinct)"
     _print(shown, f"{report['experiment']}: feedback kinds at {budget} LM calls, {span} "
                   "(memtrace optimizer; SimLM, simulated)", None)
     if not report.get("complete", True):
