@@ -105,7 +105,8 @@ def bench_feedback(experiment: str | Path, *, budget: int, seeds: int = DEFAULT_
 
 
 class _Oracles:
-    """The catalogue oracle of each split of the data, computed once per split (split seeds may split alike)."""
+    """The catalogue oracle of each split of the data (which conversations are in train, val and test), computed
+    once per split: split seeds may split alike."""
 
     def __init__(self) -> None:
         self.by_split: dict[tuple[tuple[str, ...], ...], dict[str, Any]] = {}
@@ -116,7 +117,7 @@ class _Oracles:
         from memopt.bench.oracle import catalogue_oracle
         from memopt.optimize.loop import splits_of
 
-        parts = tuple(tuple(c.sample_id for c in part) for part in splits_of(experiment)[1:])
+        parts = tuple(tuple(sorted(c.sample_id for c in part)) for part in splits_of(experiment)[1:])
         if parts not in self.by_split:
             started = time.perf_counter()
             self.by_split[parts] = catalogue_oracle(experiment)
