@@ -5,8 +5,12 @@ Each prompt is compared with its seed (the sentences the seed did not hold are *
 - ``contradiction`` (blocks): a pair of sentences, one of them new, that conflict on a directive
   (`memopt.lm.edits.conflicts`: opposite stances, or a restriction the other rule does not have);
 - ``leakage`` (blocks): a new sentence holds a speaker name of the data the run saw, or a run of
-  ``NGRAM`` words from its turns or questions, that the seed does not hold: exported, one user's
-  conversation would end up in every user's prompt;
+  ``NGRAM`` words from its turns or questions, that the seed does not hold; or it is copied from the
+  feedback and holds an item of a gold answer ("Only watching movies and left out making desserts.",
+  from an observation on the gold "Watching movies, making desserts"; abstentions are no one's data):
+  exported, one user's conversation would end up in every user's prompt. A gold item outside a copied
+  sentence is not blocked: items such as "two weeks", "a pet" or "7 May 2023" are also the words of
+  ordinary rules and examples;
 - ``fragment`` (warns): a new sentence without a verb, or copied from the feedback the reflection read;
 - ``growth`` (warns): the prompt is more than ``MAX_GROWTH`` longer than its seed.
 
@@ -25,7 +29,7 @@ from memopt.data.model import Conversation
 from memopt.lm.edits import conflicts, is_fragment, sentence_spans
 
 __all__ = ["Issue", "CheckReport", "TrainingData", "PromptGuard", "check_prompt", "check_prompts", "check_source",
-           "run_data", "NGRAM", "MAX_GROWTH", "BLOCKING"]
+           "run_data", "gold_items", "NGRAM", "MAX_GROWTH", "BLOCKING"]
 
 NGRAM = 6
 MAX_GROWTH = 0.25
@@ -80,22 +84,41 @@ def _ngrams(words: list[str], n: int = NGRAM) -> set[tuple[str, ...]]:
 
 @dataclass(frozen=True)
 class TrainingData:
-    """What a run saw that must not end up in a prompt: speaker names, and word runs of turns and questions."""
+    """What a run saw that must not end up in a prompt: speaker names, word runs of turns and questions, and the
+    items of gold answers (as word tuples)."""
 
     names: frozenset[str]
     ngrams: frozenset[tuple[str, ...]]
+    answers: frozenset[tuple[str, ...]] = frozenset()
 
     @classmethod
     def of(cls, conversations: Iterable[Conversation]) -> TrainingData:
-        """The names and ``NGRAM``-word runs of these conversations (every turn and question)."""
+        """The names, ``NGRAM``-word runs (every turn and question) and gold answer items of these conversations."""
         names: set[str] = set()
         grams: set[tuple[str, ...]] = set()
+        answers: set[tuple[str, ...]] = set()
         for conv in conversations:
             names.update(n for n in (conv.speaker_a, conv.speaker_b) if n and n.strip())
             texts = [t.text for s in conv.sessions for t in s.turns] + [c.question for c in conv.cases]
             for text in texts:
                 grams |= _ngrams(_words(text))
-        return cls(frozenset(names), frozenset(grams))
+            answers.update(item for case in conv.cases for item in gold_items(case.gold))
+        return cls(frozenset(names), frozenset(grams), frozenset(answers))
+
+
+def gold_items(gold: str) -> list[tuple[str, ...]]:
+    """The items of a gold answer (split at commas, semicolons and "and") as word tuples; none for an abstention."""
+    from memopt.metrics import is_abstention
+
+    if is_abstention(gold):
+        return []
+    return [words for part in re.split(r"[,;]|\band\b", gold) if (words := tuple(_words(part)))]
+
+
+def _holds(words: list[str], item: tuple[str, ...]) -> bool:
+    """Whether ``item`` occurs in ``words`` as a run of whole words."""
+    n = len(item)
+    return any(tuple(words[i:i + n]) == item for i in range(len(words) - n + 1))
 
 
 def _kind(pipeline: str, op: str) -> str:
@@ -142,6 +165,13 @@ def check_prompt(op: str, kind: str, text: str, *, seed: str | None = None, data
             if runs:
                 issues.append(Issue(op, "leakage", f"{len(runs)} run(s) of {NGRAM} words from the data's turns or "
                                                    f"questions in {sentence!r} (first: {' '.join(runs[0])!r})"))
+            words, seed_words = _words(sentence), _words(seed_text)
+            copied_here = bool(feedback) and len(words) >= 3 and _norm(sentence) in _norm(feedback)
+            golds = sorted(" ".join(item) for item in data.answers
+                           if copied_here and _holds(words, item) and not _holds(seed_words, item))
+            if golds:
+                issues.append(Issue(op, "leakage", f"gold answer item(s) {', '.join(map(repr, golds[:3]))} of the "
+                                                   f"data in {sentence!r}"))
     copied = _norm(feedback)
     for sentence in new:
         if is_fragment(sentence) and not sentence.rstrip().endswith(":"):

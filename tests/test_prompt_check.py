@@ -106,6 +106,33 @@ def test_check_blocks_a_kept_contradiction_and_a_leaked_name_or_word_run():
     assert not clean.blocking, clean.text()
 
 
+def test_a_sentence_copied_from_the_feedback_with_a_gold_answer_item_is_leakage():
+    # Seen in a LoCoMo run: the reflection copied an observation on a partial answer into the answer prompt, and
+    # the round kept it ("Only Watching movies and left out making desserts."): no speaker name, no 6-word run.
+    turns = (Turn("D1:1", "Joanna", "Besides writing, I also enjoy watching movies and making desserts.", 1),)
+    case = Case("c1", "s1", "What kind of interests do Joanna and Nate share?", "Watching movies, making desserts",
+                ("D1:1",), 1)
+    other = Case("c2", "s1", "How long ago did Nate adopt the turtles?", "two weeks", ("D1:1",), 2)
+    data = TrainingData.of([Conversation("s1", "Joanna", "Nate", (Session(1, "8 May 2023", None, turns),),
+                                         (case, other))])
+    feedback = ("Example 1:\nQuestion: What kind of interests do Joanna and Nate share?\nGold answer: Watching movies, "
+                "making desserts\nObservation: The gold answer lists 2 items; the response gave only Watching movies "
+                "and left out making desserts.\n")
+    guard = PromptGuard("mem0", dict(SEED), data)
+    leaky = [p["prompt"] for seed in range(8) for p in propose(
+        {"operation": OPERATION["answer"], "current_instruction": SEED["answer"], "feedback": feedback,
+         "n_candidates": 4}, seed)["proposals"] if "making desserts" in p["prompt"]]
+    assert leaky  # SimLM, like a careless reflection LM, copies the observation in some proposals
+    for prompt in leaky:
+        blocked = guard.blocks("answer", prompt, feedback)
+        assert [i.kind for i in blocked] == ["leakage"] and "'making desserts'" in blocked[0].message, blocked
+    # A rule that merely shares words with a gold answer ("two weeks") and was not copied from the feedback stays.
+    rule = edit(SEED["answer"], "Turn phrases like 'two weeks ago' into the date they mean.", "answer").prompt
+    assert not guard.blocks("answer", rule, feedback)
+    abstain = edit(SEED["answer"], "Reply 'Not mentioned' when nothing answers it.", "answer").prompt
+    assert not guard.blocks("answer", abstain, "Gold answer: Not mentioned\n" + feedback)
+
+
 def test_check_warns_on_fragments_and_growth_without_blocking():
     tuned = {"extract": SEED["extract"] + "\n- Only part of them.\n" + "- Use complete sentences.\n" * 200}
     report = check_prompts("mem0", tuned, seed={"extract": SEED["extract"]})
