@@ -265,7 +265,7 @@ def _split_run(variant: str, seed: int, gain: float, before: float, oracle: floa
             "lm_calls": 100, "seconds": 1.0, "split_seed": seed, "oracle_test_f1": oracle}
 
 
-def test_resplit_rows_ceiling_and_merge_pair_each_seed_with_its_split():
+def test_resplit_rows_ceiling_and_merge_pair_each_seed_with_its_split(tmp_path):
     from memopt.bench.feedback import merge_feedback
     from memopt.errors import ConfigError
 
@@ -305,3 +305,12 @@ def test_resplit_rows_ceiling_and_merge_pair_each_seed_with_its_split():
     lost = report([r for r in runs if r["seed"] >= 2], range(2, 3))  # seed 3's oracle missing
     with pytest.raises(ConfigError, match=r"b.json: runs\[1\] has no split oracle"):
         merge_feedback({"a.json": report([r for r in runs if r["seed"] < 2], range(2)), "b.json": lost})
+
+    files = [tmp_path / "a.json", tmp_path / "b.json"]
+    files[0].write_text(json.dumps(report([r for r in runs if r["seed"] < 2], range(2))))
+    files[1].write_text(json.dumps(report([r for r in runs if r["seed"] >= 2], range(2, 4))))
+    done = subprocess.run([sys.executable, "-m", "memopt", "bench", "merge", *map(str, files), "--markdown"],
+                          capture_output=True, text=True, env={**os.environ, "COLUMNS": "250"}, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "4 seed(s) (0–3), each its own split (4 distinct)" in done.stdout
+    assert "| oracle | best directive subset of each split, no optimizer |" in done.stdout
