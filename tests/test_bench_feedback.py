@@ -305,6 +305,9 @@ def test_resplit_rows_ceiling_and_merge_pair_each_seed_with_its_split(tmp_path):
     lost = report([r for r in runs if r["seed"] >= 2], range(2, 3))  # seed 3's oracle missing
     with pytest.raises(ConfigError, match=r"b.json: runs\[1\] has no split oracle"):
         merge_feedback({"a.json": report([r for r in runs if r["seed"] < 2], range(2)), "b.json": lost})
+    nan = report([{**r, "oracle_test_f1": float("nan")} for r in runs if r["seed"] >= 2], range(2, 4))
+    with pytest.raises(ConfigError, match=r"b.json: runs\[0\] has no split oracle"):
+        merge_feedback({"a.json": report([r for r in runs if r["seed"] < 2], range(2)), "b.json": nan})
 
     files = [tmp_path / "a.json", tmp_path / "b.json"]
     files[0].write_text(json.dumps(report([r for r in runs if r["seed"] < 2], range(2))))

@@ -28,6 +28,7 @@ final prompts add to the seed's (and drop), as SimLM reads them (`directive_chan
 from __future__ import annotations
 
 import json
+import math
 import statistics
 import time
 from collections import Counter
@@ -220,7 +221,9 @@ def _merge_split_oracles(reports: dict[str, dict[str, Any]]) -> dict[str, dict[s
                 merged[seed], where[seed] = oracle, name
     for name, report in reports.items():
         for i, run in enumerate(report["runs"]):
-            if str(run.get("split_seed")) not in merged or not isinstance(run.get("oracle_test_f1"), (int, float)):
+            value = run.get("oracle_test_f1")
+            if str(run.get("split_seed")) not in merged or isinstance(value, bool) or \
+                    not isinstance(value, (int, float)) or not math.isfinite(value):
                 raise ConfigError(f"{name}: runs[{i}] has no split oracle (split_seed, oracle_test_f1); merge the "
                                   "reports as `memopt bench feedback --resplit` wrote them.")
     return merged
