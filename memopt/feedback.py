@@ -32,7 +32,7 @@ import networkx as nx
 
 from memopt.attribution.case import FailedCase, text_of
 from memopt.attribution.types import Attribution
-from memopt.text import find_relative_dates, has_absolute_date, overlap, stem_set
+from memopt.text import answer_items, find_relative_dates, has_absolute_date, overlap, stem_set
 from memopt.trace.graph import op_stages
 
 __all__ = ["Feedback", "build_feedback", "outcome_feedback", "score_feedback", "empty_feedback",
@@ -156,7 +156,7 @@ def _kept_relative(case: FailedCase, attribution: Attribution) -> bool:
 
 def _partial(gold: str, prediction: str) -> list[str]:
     """The observation that an answer gave some, not all, of the gold's items (none when it gave all or none)."""
-    items = [part.strip(" .") for part in re.split(r",|;|\band\b", gold) if stem_set(part)]
+    items = answer_items(gold)
     given = [item for item in items if overlap(item, prediction) >= 0.5]
     if len(items) < 2 or not given or len(given) == len(items):
         return []

@@ -107,12 +107,11 @@ class TrainingData:
 
 
 def gold_items(gold: str) -> list[tuple[str, ...]]:
-    """The items of a gold answer (split at commas, semicolons and "and") as word tuples; none for an abstention."""
+    """The items of a gold answer (`memopt.text.answer_items`) as word tuples; none for an abstention."""
     from memopt.metrics import is_abstention
+    from memopt.text import answer_items
 
-    if is_abstention(gold):
-        return []
-    return [words for part in re.split(r"[,;]|\band\b", gold) if (words := tuple(_words(part)))]
+    return [] if is_abstention(gold) else [tuple(_words(item)) for item in answer_items(gold)]
 
 
 def _holds(words: list[str], item: tuple[str, ...]) -> bool:
@@ -153,9 +152,12 @@ def check_prompt(op: str, kind: str, text: str, *, seed: str | None = None, data
                 seen.add((rule, other.text))
                 issues.append(Issue(op, "contradiction", f"{rule!r} contradicts {other.text!r} "
                                                          f"({', '.join(sorted(set(found)))})"))
+    copied = _norm(feedback)
+    copies = {sentence for sentence in new if copied and len(_words(sentence)) >= 3 and _norm(sentence) in copied}
     if data is not None:
         seed_text = seed or ""
-        seed_grams = _ngrams(_words(seed_text))
+        seed_words = _words(seed_text)
+        seed_grams = _ngrams(seed_words)
         for sentence in new:
             names = sorted(n for n in data.names if re.search(rf"(?<!\w){re.escape(n)}(?!\w)", sentence)
                            and not re.search(rf"(?<!\w){re.escape(n)}(?!\w)", seed_text))
@@ -165,18 +167,16 @@ def check_prompt(op: str, kind: str, text: str, *, seed: str | None = None, data
             if runs:
                 issues.append(Issue(op, "leakage", f"{len(runs)} run(s) of {NGRAM} words from the data's turns or "
                                                    f"questions in {sentence!r} (first: {' '.join(runs[0])!r})"))
-            words, seed_words = _words(sentence), _words(seed_text)
-            copied_here = bool(feedback) and len(words) >= 3 and _norm(sentence) in _norm(feedback)
+            words = _words(sentence)
             golds = sorted(" ".join(item) for item in data.answers
-                           if copied_here and _holds(words, item) and not _holds(seed_words, item))
+                           if _holds(words, item) and not _holds(seed_words, item)) if sentence in copies else []
             if golds:
                 issues.append(Issue(op, "leakage", f"gold answer item(s) {', '.join(map(repr, golds[:3]))} of the "
                                                    f"data in {sentence!r}"))
-    copied = _norm(feedback)
     for sentence in new:
         if is_fragment(sentence) and not sentence.rstrip().endswith(":"):
             issues.append(Issue(op, "fragment", f"no verb: {sentence!r}"))
-        elif copied and len(_words(sentence)) >= 3 and _norm(sentence) in copied:
+        elif sentence in copies:
             issues.append(Issue(op, "fragment", f"copied from the feedback: {sentence!r}"))
     if seed and len(text) > len(seed) * (1 + MAX_GROWTH):
         issues.append(Issue(op, "growth", f"{len(text)} characters, {len(text) / len(seed) - 1:+.0%} against the "

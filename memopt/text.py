@@ -23,6 +23,7 @@ from typing import Any
 import Stemmer
 
 __all__ = [
+    "answer_items",
     "STOPWORDS",
     "MONTHS",
     "WEEKDAYS",
@@ -92,6 +93,11 @@ def stem_set(text: str) -> frozenset[str]:
     """The stems of the content words of a text, frozen and remembered (the same turns are compared again and
     again: every extracted fact against its session's turns)."""
     return frozenset(stem(w) for w in content_words(text))
+
+
+def answer_items(gold: str) -> list[str]:
+    """The items of a gold answer: its parts between commas, semicolons and "and" that hold a content word."""
+    return [part.strip(" .") for part in re.split(r",|;|\band\b", gold) if stem_set(part)]
 
 
 def stems(text: str) -> set[str]:

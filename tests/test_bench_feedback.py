@@ -257,7 +257,9 @@ def test_resplit_reports_each_run_against_its_own_splits_oracle(tmp_path):
     assert row["gain_sd"] > 0 or per_seed[0] == per_seed[1]
     mean_oracle = sum(o["test_f1"] for o in report["split_oracles"].values()) / 2
     assert report["oracle"] == {"test_f1": pytest.approx(mean_oracle, abs=1e-4),
-                                "seed_test_f1": pytest.approx(row["test_f1_before"], abs=1e-4), "per_split": True}
+                                "seed_test_f1": pytest.approx(row["test_f1_before"], abs=1e-4), "per_split": True,
+                                "seconds": row["seconds"]}
+    assert row["seconds"] == pytest.approx(sum(o["seconds"] for o in report["split_oracles"].values()) / 2, abs=0.06)
 
 
 def _split_run(variant: str, seed: int, gain: float, before: float, oracle: float) -> dict:

@@ -28,7 +28,6 @@ final prompts add to the seed's (and drop), as SimLM reads them (`directive_chan
 from __future__ import annotations
 
 import json
-import math
 import statistics
 import time
 from collections import Counter
@@ -75,7 +74,7 @@ def bench_feedback(experiment: str | Path, *, budget: int, seeds: int = DEFAULT_
     base = load_experiment(experiment, {"budget.max_lm_calls": budget, "rounds": rounds, "seed": first_seed})
     seed_system = make_system(base.pipeline, prompts=base.prompts, **base.knobs)
     oracles = _Oracles()
-    oracle = None if resplit else oracles.of(base)
+    oracle: dict[str, Any] = {} if resplit else oracles.of(base)
     runs = []
     for offset in range(seeds):
         split = {"data.split_seed": base.seed + offset} if resplit else {}
@@ -83,7 +82,7 @@ def bench_feedback(experiment: str | Path, *, budget: int, seeds: int = DEFAULT_
             exp = load_experiment(experiment, {"optimizer.name": "memtrace", "optimizer.feedback": name,
                                                "budget.max_lm_calls": budget, "rounds": rounds,
                                                "seed": base.seed + offset, **split})
-            mine = oracles.of(exp)
+            mine = oracles.of(exp) if resplit else oracle
             started = time.perf_counter()
             best = _Best()
             summary = run_experiment(exp, tracker=NullTracker(), observers=[best])
@@ -133,14 +132,11 @@ def _report(experiment: str, budget: int, rounds: int, oracle: dict[str, Any] | 
     """The report of ``runs`` against the experiment's ``oracle``, or (``resplit``) each against its split's, of
     ``split_oracles`` by split seed."""
     if split_oracles is not None:
-        oracle = _mean_oracle(runs)
+        oracle = _mean_oracle(runs, split_oracles)
     rows = feedback_rows(runs, oracle, names)
     ceiling: float | dict[int, float] | None = next((r["gain"] for r in rows if r["variant"] == "oracle"), None)
     if split_oracles is not None:
         ceiling = {r["seed"]: r["oracle_test_f1"] - r["test_f1_before"] for r in runs}
-        searched = {json.dumps(o.get("split"), sort_keys=True): o.get("seconds", 0.0) for o in split_oracles.values()}
-        if rows and rows[-1]["variant"] == "oracle" and searched:
-            rows[-1]["seconds"] = round(statistics.fmean(searched.values()), 1)
     return {"experiment": experiment, "budget": budget, "rounds": rounds,
             "seeds": sorted({r["seed"] for r in runs}), "complete": len(runs) >= planned, "planned": planned,
             **({"resplit": True, "split_oracles": split_oracles} if split_oracles is not None else {}),
@@ -148,11 +144,14 @@ def _report(experiment: str, budget: int, rounds: int, oracle: dict[str, Any] | 
             "directives": directive_counts(runs, names), "runs": list(runs)}
 
 
-def _mean_oracle(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """With ``resplit``: the oracle's and the seed prompts' test F1, each the mean over the seeds' splits."""
+def _mean_oracle(runs: list[dict[str, Any]], split_oracles: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """With ``resplit``: the oracle's and the seed prompts' test F1, each the mean over the seeds' splits, and the
+    seconds one split's oracle took on average."""
     by_seed = {r["seed"]: (r["oracle_test_f1"], r["test_f1_before"]) for r in runs}
     means = [round(statistics.fmean(v[i] for v in by_seed.values()), 4) if by_seed else None for i in (0, 1)]
-    return {"test_f1": means[0], "seed_test_f1": means[1], "per_split": True}
+    searched = {json.dumps(o.get("split"), sort_keys=True): o.get("seconds", 0.0) for o in split_oracles.values()}
+    return {"test_f1": means[0], "seed_test_f1": means[1], "per_split": True,
+            "seconds": round(statistics.fmean(searched.values()), 1) if searched else 0.0}
 
 
 _RUN_KEYS = ("variant", "seed", "test_f1_before", "test_f1_after", "gain", "lm_calls", "seconds")
@@ -204,7 +203,7 @@ def merge_feedback(reports: dict[str, dict[str, Any]]) -> dict[str, Any]:
 def _merge_split_oracles(reports: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """The split oracles of ``resplit`` reports, one per split seed; a split seed's oracle must score alike in every
     report that has it."""
-    from memopt.bench.seeds import check_same_oracle
+    from memopt.bench.seeds import check_same_oracle, field_misfit
     from memopt.errors import ConfigError
 
     merged: dict[str, dict[str, Any]] = {}
@@ -221,9 +220,8 @@ def _merge_split_oracles(reports: dict[str, dict[str, Any]]) -> dict[str, dict[s
                 merged[seed], where[seed] = oracle, name
     for name, report in reports.items():
         for i, run in enumerate(report["runs"]):
-            value = run.get("oracle_test_f1")
-            if str(run.get("split_seed")) not in merged or isinstance(value, bool) or \
-                    not isinstance(value, (int, float)) or not math.isfinite(value):
+            if str(run.get("split_seed")) not in merged or "oracle_test_f1" not in run or \
+                    field_misfit(run, names=(), numbers=("oracle_test_f1",)) is not None:
                 raise ConfigError(f"{name}: runs[{i}] has no split oracle (split_seed, oracle_test_f1); merge the "
                                   "reports as `memopt bench feedback --resplit` wrote them.")
     return merged
@@ -298,7 +296,7 @@ def feedback_rows(runs: list[dict[str, Any]], oracle: dict[str, Any], names: lis
                      "lm_calls": round(statistics.fmean(r["lm_calls"] for r in mine)),
                      "seconds": round(statistics.fmean(r["seconds"] for r in mine), 1), "runs": len(mine)})
     if oracle.get("per_split"):
-        return [*rows, *_split_oracle_row(runs)]
+        return [*rows, *_split_oracle_row(runs, oracle.get("seconds", 0.0))]
     before = rows[0]["test_f1_before"] if rows else oracle.get("seed_test_f1")
     gain = round(oracle["test_f1"] - before, 4) if before is not None else None
     rows.append({"variant": "oracle", "ops": "best directive subset, no optimizer", "test_f1_before": before,
@@ -308,7 +306,7 @@ def feedback_rows(runs: list[dict[str, Any]], oracle: dict[str, Any], names: lis
     return rows
 
 
-def _split_oracle_row(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _split_oracle_row(runs: list[dict[str, Any]], seconds: float) -> list[dict[str, Any]]:
     """The oracle row of a ``resplit`` bench: each seed's split's oracle, mean ± sd and interval over the seeds."""
     by_seed = {r["seed"]: (r["test_f1_before"], r["oracle_test_f1"]) for r in runs}
     if not by_seed:
@@ -318,7 +316,7 @@ def _split_oracle_row(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{"variant": "oracle", "ops": "best directive subset of each split, no optimizer", "test_f1_before": before,
              "test_f1_after": after["mean"], "test_f1_after_sd": after["sd"], "gain": gain["mean"],
              "gain_sd": gain["sd"], "gain_low": gain["low"], "gain_high": gain["high"], "share_of_oracle_gain": 1.0,
-             "lm_calls": 0, "seconds": 0.0, "runs": len(by_seed)}]
+             "lm_calls": 0, "seconds": seconds, "runs": len(by_seed)}]
 
 
 def _uses_attribution(name: str) -> bool:
