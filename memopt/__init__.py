@@ -10,7 +10,10 @@ import os
 # retries for 20+ seconds. This must run before anything imports LiteLLM (DSPy does).
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from memopt.errors import MemoptError  # noqa: E402
+from memopt.core import moved  # noqa: E402
+from memopt.core.errors import MemoptError  # noqa: E402
+
+moved.install()  # the import paths of modules that moved into folders keep working, with a FutureWarning
 
 __version__ = "0.1.0"
 __all__ = ["MemoptError", "__version__"]

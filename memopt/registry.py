@@ -28,7 +28,7 @@ from collections.abc import Callable
 from importlib.metadata import EntryPoint, entry_points
 from typing import Generic, TypeVar
 
-from memopt.errors import ConfigError, PluginError
+from memopt.core.errors import ConfigError, PluginError
 
 __all__ = ["Registry", "SHIPPED_BY", "entry_adopter", "load_entry_point", "entry_point_where", "entry_points_by_name",
            "dist_name"]

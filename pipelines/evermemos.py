@@ -17,10 +17,10 @@ import dspy
 
 from memopt.data.model import Conversation, Session, Turn
 from memopt.lm.signatures import AnswerQuestion, ExtractFacts, SegmentConversation, SummarizeSegment, UpdateProfile
-from memopt.ops import produce
-from memopt.store import MemoryStore
 from memopt.systems import MemorySystem, OpSpec, memory_system
 from memopt.systems.helpers import best_sources, item_line, session_date, turn_lines
+from memopt.systems.ops import produce
+from memopt.systems.store import MemoryStore
 
 __all__ = ["EverMemOS", "RRF_K"]
 

@@ -12,9 +12,9 @@ import dspy
 
 from memopt.data.model import Conversation
 from memopt.lm.signatures import AnswerQuestion
-from memopt.ops import produce
 from memopt.systems import MemorySystem, OpSpec, memory_system
 from memopt.systems.helpers import item_line, session_date
+from memopt.systems.ops import produce
 
 __all__ = ["LongContext"]
 

@@ -13,10 +13,10 @@ import dspy
 
 from memopt.data.model import Conversation, Session
 from memopt.lm.signatures import AnswerQuestion, RewriteQuery
-from memopt.ops import produce
-from memopt.store import MemoryStore
 from memopt.systems import MemorySystem, OpSpec, memory_system
 from memopt.systems.helpers import StoreMemory, item_line, session_date
+from memopt.systems.ops import produce
+from memopt.systems.store import MemoryStore
 
 __all__ = ["RAG"]
 

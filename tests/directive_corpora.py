@@ -85,7 +85,7 @@ def check_targets(figures: dict[str, Any], sizes: tuple[int, int]) -> None:
 
 
 def report(name: str) -> None:
-    """Print a corpus' figures and misses (``python -m tests.test_directive_reading_<name>``)."""
+    """Print a corpus' figures and misses (``python -m tests.simlm.test_corpora NAME``)."""
     result = corpus_figures(load_corpus(name))
     g, n = result["grants"], result["negatives"]
     print(f"{name:<8} recognised {result['recognised'] / g:.1%} ({result['recognised']} of {g}); read backwards "

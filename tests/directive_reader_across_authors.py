@@ -144,7 +144,7 @@ def held_out_figures(held: str, *, earlier_only: bool = False) -> dict[str, Any]
 def main() -> None:
     """Print, per held-out author, the classifier's and the agreement reader's figures beside the rule reader's, and
     the agreement reader's mean over authors with a 95 % interval (t over authors)."""
-    from memopt.stats import mean_sd, t_quantile
+    from memopt.core.stats import mean_sd, t_quantile
 
     print("| held-out author | classifier, trained on every other author: recognised, false | trained on the authors "
           "before it | agreement reader, trained on the authors before it: recognised, read backwards, false | "

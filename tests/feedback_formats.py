@@ -4,7 +4,7 @@
 source turns, what the op produced or read, observation), one per kind of loss, in memopt's voice.
 `renderings(cases, half)` writes them in each format:
 
-- the **tuned** half: the format controls of the bench (`memopt.feedback_formats.render`: prose, qa, json,
+- the **tuned** half: the format controls of the bench (`memopt.feedback.formats.render`: prose, qa, json,
   table, bullets, yaml, intl), which the reader was tuned on;
 - the **held-out** half: other wordings and layouts of the same formats, written here before the reader
   was changed and measured once at the end (`measure`); nothing in the reader was tuned on them.
@@ -21,7 +21,7 @@ import json
 import re
 from collections.abc import Callable
 
-from memopt.feedback_formats import FORMATS, ExampleParts, render
+from memopt.feedback.formats import FORMATS, ExampleParts, render
 
 E = ExampleParts
 CASES: list[ExampleParts] = [
@@ -68,7 +68,7 @@ KIND = {"mem0.extract": "extract", "mem0.update": "update", "mem0.answer": "answ
 
 
 def native(cases: list[ExampleParts]) -> str:
-    """memopt's own attribution format (`memopt.feedback._example`), the reference."""
+    """memopt's own attribution format (`memopt.feedback.build._example`), the reference."""
     out = []
     for i, p in enumerate(cases, start=1):
         lines = [f"Example {i}:", f"Question: {p.question}", f"Gold answer: {p.gold}", f"System answered: {p.answer}",
@@ -250,7 +250,7 @@ def real_table(half: str) -> list[str]:
     import statistics
 
     from memopt.data.source import load_data
-    from memopt.feedback_formats import parts_of
+    from memopt.feedback.formats import parts_of
     from memopt.lm.spec import parse_lm_specs
     from memopt.optimize.reflective import ReflectiveOptimizer
     from memopt.optimize.scoring import Scorer

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from memopt.errors import MemoptError
+from memopt.core.errors import MemoptError
 
 __all__ = ["mutations", "check_loader", "check_inputs"]
 

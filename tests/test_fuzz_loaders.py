@@ -10,9 +10,9 @@ import random
 
 import pytest
 
+from memopt.core.errors import ConfigError
 from memopt.data.locomo import load_locomo, to_locomo
 from memopt.data.synth import SynthSpec, synthetic_conversations
-from memopt.errors import ConfigError
 from tests.fuzz import check_inputs, check_loader
 
 SPEC = SynthSpec(conversations=2, sessions=2, seed=3, questions_per_conversation=5)
@@ -55,9 +55,9 @@ def test_synthetic_spec_parser_never_raises_anything_but_one_error():
 
 
 def test_results_graph_and_experiment_loaders_survive_mutations(tmp_path):
-    from memopt.evaluate import RunResult
-    from memopt.experiment import load_experiment
-    from memopt.pipeline_run import run_pipeline
+    from memopt.evaluate.pipeline import run_pipeline
+    from memopt.evaluate.run import RunResult
+    from memopt.optimize.experiment import load_experiment
     from memopt.trace.io import load_graph
     from memopt.trace.render import graph_view
 
@@ -94,9 +94,9 @@ def test_attribution_of_mutated_graphs_and_results_gives_one_clear_error(tmp_pat
     TypeError or AttributeError inside attribution.
     """
     from memopt.attribution.attribute_run import attribute_run
-    from memopt.evaluate import RunResult
-    from memopt.judge import make_judge
-    from memopt.pipeline_run import run_pipeline
+    from memopt.evaluate.pipeline import run_pipeline
+    from memopt.evaluate.run import RunResult
+    from memopt.judge.judges import make_judge
 
     trace = tmp_path / "trace"
     run_pipeline("mem0", SPEC.describe(), judge_lm=None, limit=10, trace_dir=trace).save(tmp_path / "r.json")
@@ -131,8 +131,8 @@ def _first(nodes: list[dict], kind: str) -> dict:
     (lambda g: g["graph"]["operations"].update(extract="x"), "graph.operations.extract: expected an object"),
 ], ids=["undirected", "nameless-memory", "turn-value", "op-start", "numeric-gold", "op-declaration"])
 def test_a_damaged_graph_field_is_named(tmp_path, damage, names):
-    from memopt.errors import DataError
-    from memopt.pipeline_run import run_pipeline
+    from memopt.core.errors import DataError
+    from memopt.evaluate.pipeline import run_pipeline
     from memopt.trace.io import load_graph
 
     trace = tmp_path / "trace"

@@ -1,6 +1,6 @@
 """The package's source holds only text every supported Python compiles: no string constant (docstrings included)
 with a lone surrogate. Python 3.13 cleans docstrings at compile time as UTF-8, so a docstring spelling
-``"\\ud800"`` unescaped made ``import memopt.files`` (and so every command) fail there with UnicodeEncodeError."""
+``"\\ud800"`` unescaped made ``import memopt.core.files`` (and so every command) fail there with UnicodeEncodeError."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ Writes the page `memopt show` would write next to OUT.png (OUT.html) and has Chr
 default ``chromium`` on the PATH, e.g. Debian's /usr/bin/chromium) render it headless, offline, with a
 throw-away profile. ``--node ID`` opens the page at ``#node=ID`` (that node selected and centred at
 zoom 1), the way to see labels close up. CI checks the layout without a browser
-(``tests/test_render.py::test_layout_keeps_nodes_and_labels_apart_and_inside_the_view``).
+(``tests/trace/test_render.py::test_layout_keeps_nodes_and_labels_apart_and_inside_the_view``).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from urllib.parse import quote
 
 def main(argv: list[str] | None = None) -> int:
     """Render the viewer of a graph file and screenshot it; returns the browser's exit code."""
-    from memopt.files import write_atomic
+    from memopt.core.files import write_atomic
     from memopt.trace.io import load_graph
     from memopt.trace.render import render_html
 

@@ -1,6 +1,6 @@
 """`attribute_run`: attribute every failed case of a traced run (the API behind `memopt attribute`).
 
-Cases are attributed ``workers`` at a time (each in a copy of the caller's context, `memopt.parallel`);
+Cases are attributed ``workers`` at a time (each in a copy of the caller's context, `memopt.core.parallel`);
 the attributions come back in the order of the graph files and their cases, as a serial run gives them.
 """
 
@@ -16,10 +16,10 @@ import networkx as nx
 from memopt.attribution.case import FailedCase, failed_cases, is_failed
 from memopt.attribution.methods import attribute
 from memopt.attribution.types import Attribution
-from memopt.errors import DataError
-from memopt.evaluate import RunResult
-from memopt.judge import Judge
-from memopt.parallel import map_ordered
+from memopt.core.errors import DataError
+from memopt.core.parallel import map_ordered
+from memopt.evaluate.run import RunResult
+from memopt.judge.judges import Judge
 from memopt.trace.graph import answer_of
 from memopt.trace.io import load_graph
 

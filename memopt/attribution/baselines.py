@@ -46,9 +46,9 @@ import networkx as nx
 
 from memopt.attribution.case import FailedCase, Probe, pseudo_discount, text_of
 from memopt.attribution.types import Attribution
-from memopt.judge import Judge
+from memopt.core.text import format_date, parse_session_date
+from memopt.judge.judges import Judge
 from memopt.taxonomy import error_of_stages
-from memopt.text import format_date, parse_session_date
 from memopt.trace.graph import latest, memory_as_of, op_stages, ops_in_order, steering_ops
 
 __all__ = ["OpView", "case_ops", "op_view", "serialize_trace", "blame_response", "step_by_step", "binary_search",
@@ -229,7 +229,7 @@ def serialize_trace(case: FailedCase) -> str:
 
     Each block: ``[op_id] operation (stage)`` (its first declared stage), ``reads: …``, ``writes: …`` and,
     when the op deleted units, ``deletes: …``; items are separated by `` | `` (the format
-    `memopt.judge_rules.judge_locate` reads).
+    `memopt.judge.rules.judge_locate` reads).
     """
     blocks = []
     for op in case_ops(case):

@@ -31,8 +31,8 @@ import networkx as nx
 from memopt.attribution.evidence import seed_evidence
 from memopt.attribution.normalise import item_day, normalise_numbers, plain, reading
 from memopt.data.model import NOT_MENTIONED
-from memopt.judge import Judge
-from memopt.metrics import is_abstention
+from memopt.judge.judges import Judge
+from memopt.judge.metrics import is_abstention
 from memopt.trace.graph import answer_of, latest, op_stages, ops_in_order, steering_ops, variables
 
 __all__ = ["FailedCase", "Probe", "pseudo_discount", "text_of", "failed_cases", "is_failed", "produces_content",

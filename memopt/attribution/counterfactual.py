@@ -35,9 +35,9 @@ import networkx as nx
 
 from memopt.attribution.case import FailedCase, Probe, is_content, text_of
 from memopt.attribution.types import Attribution
-from memopt.judge import Judge
+from memopt.core.text import format_date, parse_session_date
+from memopt.judge.judges import Judge
 from memopt.taxonomy import error_of_stage
-from memopt.text import format_date, parse_session_date
 from memopt.trace.graph import op_stages
 
 __all__ = ["counterfactual", "verify", "correction", "candidates", "locally_wrong", "with_units"]

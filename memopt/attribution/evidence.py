@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import networkx as nx
 
-from memopt.store import MemoryStore
+from memopt.systems.store import MemoryStore
 from memopt.trace.graph import variables
 
 __all__ = ["pseudo_evidence", "seed_evidence"]

@@ -35,9 +35,9 @@ import networkx as nx
 from memopt.attribution.case import FailedCase, Probe, text_of
 from memopt.attribution.counterfactual import counterfactual
 from memopt.attribution.inject import effective, injections
-from memopt.errors import DataError
-from memopt.files import read_json, safe_name, write_json
-from memopt.judge import Judge
+from memopt.core.errors import DataError
+from memopt.core.files import read_json, safe_name, write_json
+from memopt.judge.judges import Judge
 from memopt.trace import load_graph, replay, save_graph
 
 __all__ = ["BenchCase", "build_bench", "load_bench", "score_bench", "case_view", "grounded", "SCHEMA"]
@@ -127,7 +127,7 @@ def build_bench(pipelines: list[str], data: str, out_dir: str | Path, judge: Jud
                 limit_per_conversation: int | None = None,
                 on_progress: Callable[[str], None] | None = None) -> tuple[list[BenchCase], Path]:
     """Run each pipeline traced on ``data``, inject faults, label failures; save under ``out_dir``."""
-    from memopt.pipeline_run import run_pipeline
+    from memopt.evaluate.pipeline import run_pipeline
 
     out_dir = Path(out_dir)
     graphs = out_dir / "graphs"

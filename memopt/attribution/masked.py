@@ -25,9 +25,9 @@ from typing import Any
 
 from memopt.attribution.case import FailedCase, pseudo_discount
 from memopt.attribution.types import Attribution
-from memopt.errors import one_line
-from memopt.judge import Judge
-from memopt.parallel import map_ordered
+from memopt.core.errors import one_line
+from memopt.core.parallel import map_ordered
+from memopt.judge.judges import Judge
 
 __all__ = ["masked_fault", "masked_faults", "MaskedFault"]
 

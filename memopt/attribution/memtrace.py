@@ -26,7 +26,7 @@ import time
 
 from memopt.attribution.case import FailedCase, Probe, pseudo_discount
 from memopt.attribution.types import Attribution
-from memopt.judge import Judge
+from memopt.judge.judges import Judge
 from memopt.trace.graph import op_stages, versions_of
 
 __all__ = ["memtrace"]

@@ -22,7 +22,7 @@ from memopt.attribution.counterfactual import verify as verify_attribution
 from memopt.attribution.memtrace import memtrace
 from memopt.attribution.registry import METHODS, attribution_method, get_method
 from memopt.attribution.types import Attribution
-from memopt.judge import Judge
+from memopt.judge.judges import Judge
 
 __all__ = ["METHODS", "attribute"]
 

@@ -10,7 +10,7 @@ meets "three". Case and punctuation are left to the judge (SimLM compares word s
 A message's own date is used to resolve what it says, not read as something it states: a line "Timestamp:
 18 March 2023" under an unrelated remark does not make that remark hold "18 March 2023".
 
-Limits: only the relative forms of `memopt.text.find_relative_dates` are resolved ("last Friday", "two
+Limits: only the relative forms of `memopt.core.text.find_relative_dates` are resolved ("last Friday", "two
 days ago", "last week", ...); vaguer ones ("recently", "a while back") stay unresolved and do not
 match a date, which is the point (they lost the date). A line without any date of its own and no
 dated item around it is read as written. Numbers above twenty in words are not converted.
@@ -22,7 +22,7 @@ import datetime as dt
 import re
 from typing import Any
 
-from memopt.text import WEEKDAYS, find_relative_dates, format_date, parse_session_date, resolve_relative_dates
+from memopt.core.text import WEEKDAYS, find_relative_dates, format_date, parse_session_date, resolve_relative_dates
 
 __all__ = ["item_day", "normalise_numbers", "plain", "reading"]
 

@@ -23,7 +23,7 @@ from memopt.registry import Registry, entry_adopter
 if TYPE_CHECKING:
     from memopt.attribution.case import FailedCase
     from memopt.attribution.types import Attribution
-    from memopt.judge import Judge
+    from memopt.judge.judges import Judge
 
 __all__ = ["AttributionMethod", "attribution_method", "attribution_methods", "method_names", "get_method",
            "METHODS", "GROUP"]

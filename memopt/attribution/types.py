@@ -10,8 +10,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memopt.errors import DataError
-from memopt.files import write_atomic
+from memopt.core.errors import DataError
+from memopt.core.files import write_atomic
 from memopt.taxonomy import ERROR_TYPES
 
 __all__ = ["Attribution", "save_attributions", "load_attributions"]

@@ -38,7 +38,7 @@ def bench_attribution(*, pipelines: list[str], data: str, cases_dir: str | Path,
                       cases_file: str | Path | None = None) -> dict[str, Any]:
     """Build or load the bench and score methods: ``{"results": [...], "cases": path, "counts": {...}}``."""
     from memopt.attribution.fault_bench import build_bench, load_bench, score_bench
-    from memopt.judge import LexicalJudge
+    from memopt.judge.judges import LexicalJudge
 
     if cases_file is None:
         cases, path = build_bench(pipelines, data, cases_dir, LexicalJudge())
@@ -60,7 +60,7 @@ def bench_long_graph(sessions: int = 1000, questions: int = 6, methods: tuple[st
     from memopt.attribution.inject import effective, injections
     from memopt.attribution.registry import get_method
     from memopt.data.synth import SynthSpec, synthetic_conversations
-    from memopt.judge import LexicalJudge
+    from memopt.judge.judges import LexicalJudge
     from memopt.lm.build import make_lm
     from memopt.systems import make_system
     from memopt.trace import replay, trace
@@ -107,7 +107,7 @@ def bench_long_graph(sessions: int = 1000, questions: int = 6, methods: tuple[st
 
 def _split_files(directory: Path) -> dict[str, list[Path]]:
     """MemTraceBench's layout, ``DIR/<split>/*.json`` (splits in the dataset's order); loose files: split ``other``."""
-    from memopt.errors import DataError
+    from memopt.core.errors import DataError
 
     if not directory.is_dir():
         raise DataError(f"{directory}: not a directory; pass the MemTraceBench root (DIR/<split>/*.json).")
@@ -132,7 +132,7 @@ def score_memtracebench(directory: str | Path, methods: list[str] | None = None)
     from memopt.attribution.case import FailedCase
     from memopt.attribution.evidence import seed_evidence
     from memopt.attribution.registry import get_method
-    from memopt.judge import LexicalJudge
+    from memopt.judge.judges import LexicalJudge
     from memopt.trace.graph import answer_of
     from memopt.trace.memtracebench import load_memtrace
 

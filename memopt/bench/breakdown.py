@@ -49,7 +49,7 @@ def breakdown(run: Callable[[], tuple[int, float]]) -> list[dict[str, Any]]:
     try:
         import yappi
     except ImportError:
-        from memopt.errors import ConfigError
+        from memopt.core.errors import ConfigError
 
         raise ConfigError("--breakdown needs yappi: pip install -e '.[dev]' (or pip install yappi)") from None
     yappi.clear_stats()

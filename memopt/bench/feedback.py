@@ -1,6 +1,6 @@
 """`memopt bench feedback`: one optimizer, one budget, five kinds of feedback, several seeds.
 
-For one experiment, the ``memtrace`` optimizer runs with each registered feedback kind (`memopt.feedback_kinds`:
+For one experiment, the ``memtrace`` optimizer runs with each registered feedback kind (`memopt.feedback.kinds`:
 attribution, outcome, score, empty, misleading, then plug-ins) at the same LM-call budget and number of rounds,
 untracked, for ``seeds`` seeds (the experiment's seed, +1, +2, ...). The seed drives SimLM's
 reflection (which candidates it writes), Optuna's sampler and therefore the proposals and the
@@ -8,7 +8,7 @@ selection; the data, its split and what the task and judge LMs do are the same f
 attribution, misleading and empty rewrite memopt's blamed ops; outcome and score, having no
 attribution, take the LLM ops round-robin (see `memopt.optimize.reflective`). The format controls
 (``attribution_prose``, ``attribution_json``, ...: memopt's attribution examples written in another format,
-`memopt.feedback_formats`) run only when named in ``variants``.
+`memopt.feedback.formats`) run only when named in ``variants``.
 
 With ``resplit`` each seed also splits the data its own way (``data.split_seed`` = the seed), so the kinds are
 compared over splits of the data as well as over the optimizer's randomness: one fixed split can reward, on test,
@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 from memopt.bench.seeds import Claim, compare, comparison_table, fmt_interval, interval
 
 if TYPE_CHECKING:
-    from memopt.experiment import Experiment
+    from memopt.optimize.experiment import Experiment
     from memopt.systems.base import MemorySystem
 
 __all__ = ["bench_feedback", "merge_feedback", "default_variants", "feedback_rows", "ordering", "markdown_table",
@@ -59,9 +59,9 @@ def bench_feedback(experiment: str | Path, *, budget: int, seeds: int = DEFAULT_
     ``on_run(run, report)`` hears each finished run with the report of the runs so far (``complete`` false until
     the last)."""
     from memopt.bench.oracle import share_of_gain
-    from memopt.errors import ConfigError
-    from memopt.experiment import load_experiment
-    from memopt.feedback_kinds import kind_names
+    from memopt.core.errors import ConfigError
+    from memopt.feedback.kinds import kind_names
+    from memopt.optimize.experiment import load_experiment
     from memopt.optimize.loop import run_experiment
     from memopt.systems import make_system
     from memopt.tracking import NullTracker
@@ -179,7 +179,7 @@ def merge_feedback(reports: dict[str, dict[str, Any]]) -> dict[str, Any]:
     `ConfigError` names the files. An interrupted bench's report (``complete`` false: ``--out`` is written after
     every run) adds the runs it finished."""
     from memopt.bench.seeds import check_same_oracle, collect_runs, planned_runs
-    from memopt.errors import ConfigError
+    from memopt.core.errors import ConfigError
 
     runs = collect_runs(reports, command="memopt bench feedback",
                         keys=("experiment", "budget", "rounds", "oracle", "runs"),
@@ -204,7 +204,7 @@ def _merge_split_oracles(reports: dict[str, dict[str, Any]]) -> dict[str, dict[s
     """The split oracles of ``resplit`` reports, one per split seed; a split seed's oracle must score alike in every
     report that has it."""
     from memopt.bench.seeds import check_same_oracle, field_misfit
-    from memopt.errors import ConfigError
+    from memopt.core.errors import ConfigError
 
     merged: dict[str, dict[str, Any]] = {}
     where: dict[str, str] = {}
@@ -228,7 +228,7 @@ def _merge_split_oracles(reports: dict[str, dict[str, Any]]) -> dict[str, dict[s
 
 
 class _Best:
-    """Hears a run's best prompts (`memopt.run_events.BestChanged`): the prompts the run ends with."""
+    """Hears a run's best prompts (`memopt.optimize.events.BestChanged`): the prompts the run ends with."""
 
     def __init__(self) -> None:
         self.instructions: dict[str, str] = {}
@@ -270,7 +270,7 @@ def directive_counts(runs: list[dict[str, Any]], names: list[str]) -> dict[str, 
 
 def default_variants() -> list[str]:
     """Every registered feedback kind but the format controls (``attribution_prose``, ...: run when asked)."""
-    from memopt.feedback_kinds import get_kind, kind_names
+    from memopt.feedback.kinds import get_kind, kind_names
 
     return [name for name in kind_names() if get_kind(name).rendering_of is None]
 
@@ -320,7 +320,7 @@ def _split_oracle_row(runs: list[dict[str, Any]], seconds: float) -> list[dict[s
 
 
 def _uses_attribution(name: str) -> bool:
-    from memopt.feedback_kinds import get_kind
+    from memopt.feedback.kinds import get_kind
 
     return get_kind(name).uses_attribution
 

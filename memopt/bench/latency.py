@@ -89,7 +89,7 @@ class served:
 
 def _experiment(path: Path, url: str, concurrency: int, budget: int, rounds: int, model: str,
                 engine: str = "litellm") -> Any:
-    from memopt.experiment import load_experiment
+    from memopt.optimize.experiment import load_experiment
 
     spec = f"openai/{model}@{url}"
     return load_experiment(path, {"lm.task": spec, "lm.judge": spec, "lm.reflection": spec,
@@ -110,8 +110,8 @@ def anchors(*, model: str = "gpt-4.1-mini", calls: int = 200, concurrency: int =
     LiteLLM engine and the cache from that many threads against a server waiting ``delay`` s, with its wall / ideal."""
     import dspy
 
+    from memopt.core.parallel import worker_pool
     from memopt.lm.cache import configure_cache
-    from memopt.parallel import worker_pool
 
     class Answer(dspy.Signature):
         memories: str = dspy.InputField()
@@ -215,8 +215,8 @@ def bench_latency(*, delay: float = 0.2, concurrency: list[int] | None = None, b
     first, so no row's CPU includes the experiment's first imports; with ``profile``, ``breakdown`` per engine of the
     first run's CPU (`memopt.bench.breakdown`)."""
     from memopt.bench.breakdown import breakdown
-    from memopt.experiment import load_experiment
     from memopt.lm.cache import configure_cache
+    from memopt.optimize.experiment import load_experiment
 
     load_experiment(experiment)  # a missing or bad file is one error now, not after the anchors' calls
     levels = concurrency or [16]

@@ -46,8 +46,8 @@ def bench_optimize(experiments: list[str | Path], *, budget: int, rounds: int | 
     {budget, seeds, complete, planned, runs, rows, comparisons}. ``on_run(run, report)`` hears each finished run
     with the report of the runs so far (``complete`` false until the last)."""
     from memopt.bench.oracle import catalogue_oracle, share_of_gain
-    from memopt.errors import ConfigError
-    from memopt.experiment import load_experiment
+    from memopt.core.errors import ConfigError
+    from memopt.optimize.experiment import load_experiment
     from memopt.optimize.loop import run_experiment
     from memopt.tracking import NullTracker
 
@@ -90,7 +90,7 @@ def merge_optimize(reports: dict[str, dict[str, Any]]) -> dict[str, Any]:
     and rounds, score each experiment's oracle alike, and hold no experiment's optimizer at one seed twice;
     otherwise a `ConfigError` names the files."""
     from memopt.bench.seeds import check_same_oracle, collect_runs, field_misfit, planned_runs
-    from memopt.errors import ConfigError
+    from memopt.core.errors import ConfigError
 
     runs = collect_runs(reports, command="memopt bench optimize", keys=("budget", "rounds", "oracles", "runs"),
                         same=("budget", "rounds"), run_keys=_RUN_KEYS,

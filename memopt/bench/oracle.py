@@ -24,7 +24,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from memopt.experiment import Experiment
+from memopt.optimize.experiment import Experiment
 from memopt.systems.base import MemorySystem
 
 __all__ = ["oracle_instructions", "subset_instructions", "directives_on", "missing_directives", "catalogue_oracle",

@@ -17,7 +17,7 @@ __all__ = ["bench_pipelines", "bench_simlm"]
 def bench_pipelines(data: str = "synthetic:conversations=20,sessions=8,seed=0", *, concurrency: int | None = None,
                     pipelines: list[str] | None = None) -> list[dict[str, Any]]:
     """One row per pipeline: cases, seconds, cases/s, task LM calls per case, F1."""
-    from memopt.pipeline_run import run_pipeline
+    from memopt.evaluate.pipeline import run_pipeline
     from memopt.systems import system_names
     from memopt.systems.base import clear_ingest_cache
 
@@ -37,7 +37,7 @@ def bench_simlm(data: str = "synthetic:conversations=4,sessions=8,seed=0", repea
     import dspy
 
     from memopt.data.source import load_data
-    from memopt.evaluate import evaluate
+    from memopt.evaluate.run import evaluate
     from memopt.lm.build import make_lm
     from memopt.simlm import SimLM, operation_of, parse_prompt
     from memopt.systems import make_system, system_names

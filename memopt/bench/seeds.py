@@ -1,7 +1,7 @@
 """Runs over seeds, compared the way a sceptic would: mean ± sd, 95 % intervals, paired tests, verdicts.
 
 The benches that run variants over several seeds (`memopt bench feedback`, `memopt bench optimize`) pair
-runs by seed and test each claim of their target ordering with `memopt.stats.paired_test`. A claim is
+runs by seed and test each claim of their target ordering with `memopt.core.stats.paired_test`. A claim is
 one of:
 
 - ``a > b`` (or ``a ≥ 1.5 × b``: ``scale`` 1.5): "holds" when the paired difference ``a − scale × b`` is
@@ -13,7 +13,7 @@ one of:
 
 With one seed nothing is significant. Every verdict carries its n, mean difference, sd, interval and p; a
 claim "not significant" whose difference points its way also carries ``seeds_needed``: how many paired seeds
-would make that difference significant if its mean and sd held (`memopt.stats.seeds_needed`; "more than
+would make that difference significant if its mean and sd held (`memopt.core.stats.seeds_needed`; "more than
 10000" past that), the figure to declare before a larger run.
 
 Given a ``ceiling`` (the best-subset oracle's gain, `memopt bench feedback`), each ``a > b`` claim also carries
@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memopt.stats import MAX_SEEDS_NEEDED, paired_test, seeds_needed, verdict
+from memopt.core.stats import MAX_SEEDS_NEEDED, paired_test, seeds_needed, verdict
 
 __all__ = ["Claim", "EQUIVALENT_WITHIN", "interval", "compare", "comparison_table", "fmt_interval", "needed_text",
            "ceiling_text", "collect_runs", "planned_runs", "check_same_oracle", "field_misfit"]
@@ -150,7 +150,7 @@ def collect_runs(reports: dict[str, Any], *, command: str, keys: tuple[str, ...]
     each report a mapping with ``keys``, equal to the first in ``same`` (budget, rounds, ...), each run one with
     ``run_keys`` whose fields ``misfit`` finds nothing wrong with, and no run (named by ``identity``, e.g.
     "attribution at seed 0") in two reports; otherwise a `ConfigError` naming the file."""
-    from memopt.errors import ConfigError
+    from memopt.core.errors import ConfigError
 
     if not reports:
         raise ConfigError(f"bench merge: no reports given; pass the --out files of `{command}` runs.")
@@ -189,7 +189,7 @@ def planned_runs(reports: dict[str, Any]) -> int:
 
 def check_same_oracle(name: str, oracle: Any, first: str, theirs: Any) -> None:
     """A `ConfigError` unless report ``name``'s oracle scores as ``first``'s does (same data, split and code)."""
-    from memopt.errors import ConfigError
+    from memopt.core.errors import ConfigError
 
     if not isinstance(oracle, dict):
         raise ConfigError(f"{name}: its oracle is not a mapping; pass the --out file of a bench run.")

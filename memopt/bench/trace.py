@@ -29,7 +29,7 @@ def bench_trace_overhead(data: str = "synthetic:conversations=20,sessions=8,seed
     import dspy
 
     from memopt.data.source import load_data
-    from memopt.evaluate import evaluate
+    from memopt.evaluate.run import evaluate
     from memopt.simlm import SimEngine
     from memopt.systems import make_system
     from memopt.systems.base import clear_ingest_cache
@@ -58,7 +58,7 @@ def bench_trace_overhead(data: str = "synthetic:conversations=20,sessions=8,seed
 
 def _big_graph(sessions: int, pipeline: str, out: Any) -> None:
     """In the child process: put the row of `_big_graph_row` on ``out``, or ``{"error": ...}`` when it fails."""
-    from memopt.errors import one_line
+    from memopt.core.errors import one_line
 
     try:
         row = _big_graph_row(sessions, pipeline)
@@ -102,7 +102,7 @@ def _big_graph_row(sessions: int, pipeline: str) -> dict[str, Any]:
 
 def bench_big_graph(sessions: int = 1000, pipeline: str = "mem0") -> dict[str, Any]:
     """Build, save and load the graph of one long conversation; peak memory of the process doing it."""
-    from memopt import errors
+    from memopt.core import errors
 
     ctx = multiprocessing.get_context("spawn")
     queue = ctx.Queue()
@@ -127,7 +127,7 @@ def _result_of(child: Any, queue: Any) -> dict[str, Any]:
     """What the child put on ``queue``; a `MemoptError` when it ended without putting anything (no endless wait)."""
     import queue as queues
 
-    from memopt.errors import MemoptError
+    from memopt.core.errors import MemoptError
 
     while True:
         try:
@@ -146,7 +146,7 @@ def _round_one(experiment: str | Path, mode: str) -> tuple[float, dict[str, floa
     """Wall seconds of round 1 (between the ends of rounds 0 and 1) and that round's ``traces.*`` metrics."""
     import mlflow
 
-    from memopt.experiment import load_experiment
+    from memopt.optimize.experiment import load_experiment
     from memopt.optimize.loop import run_experiment
     from memopt.systems.base import clear_ingest_cache
     from memopt.tracking import Tracker

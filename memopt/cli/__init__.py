@@ -3,7 +3,7 @@
 Command modules import only typer at module level; heavy libraries (DSPy, MLflow, LiteLLM) are
 imported inside the commands that need them, so `memopt --help` stays fast. Errors a user can fix
 (`MemoptError`) are printed as one message, with exit code 2. Ctrl-C and SIGTERM end any command
-the same way: one "interrupted" line, exit code 130 (SIGINT) or 143 (SIGTERM), see `memopt.interrupts`.
+the same way: one "interrupted" line, exit code 130 (SIGINT) or 143 (SIGTERM), see `memopt.core.interrupts`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import sys
 
 import typer
 
-from memopt.errors import MemoptError
+from memopt.core.errors import MemoptError
 
 __all__ = ["app", "main"]
 
@@ -84,7 +84,7 @@ def _interrupted(exc: BaseException) -> bool:
 
 def main() -> None:
     """Entry point of the `memopt` console script."""
-    from memopt import interrupts
+    from memopt.core import interrupts
 
     interrupts.handle_sigterm()
     if not sys.stdout.isatty() and "COLUMNS" not in os.environ:

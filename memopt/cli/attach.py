@@ -36,9 +36,9 @@ def mem0(
     """Feed the conversations to your Mem0 under the tap, answer, score; write graphs and results."""
     from rich.console import Console
 
+    from memopt.core.errors import ConfigError
+    from memopt.core.files import check_writable
     from memopt.data.source import load_data, select
-    from memopt.errors import ConfigError
-    from memopt.files import check_writable
     from memopt.live.attach import attach_mem0, load_answers, load_config
 
     if answers is not None and answer_prompt is not None:

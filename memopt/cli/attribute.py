@@ -40,9 +40,9 @@ def attribute(
     from memopt.attribution.attribute_run import attribute_run, summarize_attributions
     from memopt.attribution.registry import get_method
     from memopt.attribution.types import save_attributions
-    from memopt.errors import ConfigError, MemoptError
-    from memopt.evaluate import RunResult
-    from memopt.files import check_writable
+    from memopt.core.errors import ConfigError, MemoptError
+    from memopt.core.files import check_writable
+    from memopt.evaluate.run import RunResult
 
     try:
         get_method(method)
@@ -93,7 +93,7 @@ def _write_memtracebench(trace: Path, found: list, out: Path) -> int:
 
 def _judge(spec: str, concurrency: int | None, *, cache: bool) -> tuple:
     """The judge for a spec, and how many cases to attribute at once (the judge LM's concurrency)."""
-    from memopt.judge import make_judge, named_judge
+    from memopt.judge.judges import make_judge, named_judge
     from memopt.lm.pool import LMSlots, role_concurrency
 
     if named_judge(spec):

@@ -11,7 +11,7 @@ import typer
 
 from memopt.bench.seeds import ceiling_text, fmt_interval, needed_text
 from memopt.cli import options
-from memopt.files import check_writable, write_json
+from memopt.core.files import check_writable, write_json
 
 app = typer.Typer(help="Benchmarks: print figures as a table (and JSON with --out).", no_args_is_help=True)
 
@@ -290,8 +290,8 @@ def merge(
     rest) into one: rows and verdicts (paired by seed) over all their runs, printed as the bench prints them."""
     from memopt.bench.feedback import merge_feedback
     from memopt.bench.optimize import merge_optimize
-    from memopt.errors import ConfigError
-    from memopt.files import read_json
+    from memopt.core.errors import ConfigError
+    from memopt.core.files import read_json
 
     if out is not None:
         check_writable(out, reads=reports)
@@ -348,7 +348,7 @@ def oracle(
     """Val and test F1 of the seed prompts, the all-on prompt (every catalogue directive) and the best-subset
     oracle (directive subsets per op and knobs chosen on val), with SimLM as task LM."""
     from memopt.bench.oracle import catalogue_oracle
-    from memopt.experiment import load_experiment
+    from memopt.optimize.experiment import load_experiment
 
     _check_out(out)
     result = catalogue_oracle(load_experiment(experiment))

@@ -25,7 +25,7 @@ def check_prompts(
     warn."""
     from rich.console import Console
 
-    from memopt.prompt_check import check_source
+    from memopt.tracking.sources import check_source
 
     _, _, report = check_source(source, pipeline=pipeline, data=data, seed_dir=seed, tracking_uri=tracking_uri)
     Console(soft_wrap=True, highlight=False, markup=False).print(report.text())

@@ -23,9 +23,9 @@ def synth(
                                     "question, its conversation as the haystack; for format tests)."),
 ) -> None:
     """Generate synthetic conversations with evidence-linked questions, as LoCoMo or LongMemEval JSON."""
+    from memopt.core.errors import ConfigError
+    from memopt.core.files import check_writable
     from memopt.data.synth import SynthSpec, write_synthetic
-    from memopt.errors import ConfigError
-    from memopt.files import check_writable
 
     check_writable(out)
     spec = SynthSpec(conversations=conversations, sessions=sessions, seed=seed, hard_percent=hard_percent)

@@ -33,12 +33,11 @@ def export(
     DSPy, or as prompt files; the prompt check runs first."""
     from rich.console import Console
 
-    from memopt.errors import ConfigError
-    from memopt.export import FORMATS, export, mem0_fragment, write_tuned_prompts
-    from memopt.export_knobs import load_knobs
-    from memopt.files import check_writable
-    from memopt.prompt_check import check_source
-    from memopt.prompts import prompt_path
+    from memopt.core.errors import ConfigError
+    from memopt.core.files import check_writable
+    from memopt.export.formats import FORMATS, export, mem0_fragment, write_tuned_prompts
+    from memopt.systems.prompts import prompt_path
+    from memopt.tracking.sources import check_source, load_knobs
 
     if fmt not in FORMATS:
         raise ConfigError(f"--format {fmt!r}: choose one of {', '.join(FORMATS)}.")

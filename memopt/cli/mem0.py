@@ -34,9 +34,9 @@ def check(
     from rich.console import Console
 
     from memopt.cli.tables import mem0_check_table
+    from memopt.core.files import check_writable, write_json
     from memopt.data.source import load_data, select
-    from memopt.files import check_writable, write_json
-    from memopt.mem0_check import check_mem0, load_fragment
+    from memopt.export.mem0_check import check_mem0, load_fragment
 
     if out is not None:
         check_writable(out)

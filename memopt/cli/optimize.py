@@ -45,8 +45,8 @@ def optimize(
     from rich.markup import escape
 
     from memopt.cli.tables import rounds_table, usage_table
-    from memopt.experiment import load_experiment
-    from memopt.files import check_writable, write_json
+    from memopt.core.files import check_writable, write_json
+    from memopt.optimize.experiment import load_experiment
     from memopt.tracking import check_run_id
 
     if out is not None:
@@ -67,7 +67,7 @@ def optimize(
     if estimate:
         _estimate(exp)
         return
-    from memopt.progress import RoundProgress
+    from memopt.core.progress import RoundProgress
     from memopt.tracking import Tracker
 
     console = Console(stderr=True, soft_wrap=True)
@@ -148,7 +148,7 @@ ROLES = ("task", "judge", "reflection")
 def lm_overrides(values: list[str]) -> dict[str, str | list[str]]:
     """``--lm`` values as experiment overrides: ``SPEC`` sets every role, ``ROLE=SPEC`` one; a role given twice
     load-balances its endpoints."""
-    from memopt.errors import ConfigError
+    from memopt.core.errors import ConfigError
 
     found: dict[str, list[str]] = {}
     for value in values:
@@ -169,7 +169,7 @@ def lm_overrides(values: list[str]) -> dict[str, str | list[str]]:
 
 def round_line(record, rounds: int) -> str:
     """One round as a line: scores, blame, the decision, LM calls, time."""
-    from memopt.progress import clock
+    from memopt.core.progress import clock
 
     test = (record.test or {}).get("f1")
     judge = record.val.get("judge")

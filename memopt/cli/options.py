@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from memopt.errors import ConfigError, DataError
-from memopt.files import read_text
+from memopt.core.errors import ConfigError, DataError
+from memopt.core.files import read_text
 
 if TYPE_CHECKING:
     from memopt.lm.spec import LMSpec

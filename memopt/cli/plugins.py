@@ -24,7 +24,7 @@ def plugins(
     from rich.markup import escape
     from rich.table import Table
 
-    from memopt.errors import ConfigError
+    from memopt.core.errors import ConfigError
 
     if kind is not None and kind not in KINDS:
         raise ConfigError(f"--kind {kind!r}: choose one of {', '.join(KINDS)}.")
@@ -46,8 +46,8 @@ def plugins(
 def _registry(kind: str) -> Registry:
     """The registry of one pluggable kind (memory systems have their own, `memopt.systems`)."""
     from memopt.attribution.registry import attribution_methods
-    from memopt.feedback_kinds import feedback_kinds
-    from memopt.judge import judges
+    from memopt.feedback.kinds import feedback_kinds
+    from memopt.judge.judges import judges
     from memopt.lm.providers import lm_providers
     from memopt.optimize.registry import optimizers
 
@@ -57,7 +57,7 @@ def _registry(kind: str) -> Registry:
 
 def _rows(kind: str) -> list[tuple[str, str, str, str]]:
     """(kind, name, what it declares, where it comes from) for every name of one kind."""
-    from memopt.errors import MemoptError
+    from memopt.core.errors import MemoptError
 
     if kind == "systems":
         from memopt.systems import clash, system_class, system_names, system_source

@@ -42,9 +42,9 @@ def run(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from memopt.cli.tables import category_table
-    from memopt.evaluate import ERROR_LIMIT
-    from memopt.files import check_writable
-    from memopt.pipeline_run import run_pipeline
+    from memopt.core.files import check_writable
+    from memopt.evaluate.pipeline import run_pipeline
+    from memopt.evaluate.run import ERROR_LIMIT
 
     check_writable(out, reads=[data, *(sorted(trace.glob("*.json")) if trace is not None and trace.is_dir() else [])])
     if trace is not None:
@@ -91,8 +91,8 @@ def run(
 def _knobs(pipeline: str, prompts: Path | None, given: dict[str, int], console: Any) -> dict[str, int]:
     """The ``--knob`` values over those of the prompts directory's ``knobs.yaml`` (what `memopt export --format text`
     writes beside tuned prompts: the score was measured with both), saying which were taken from the file."""
-    from memopt.errors import ConfigError
-    from memopt.export_knobs import KNOBS_FILE, load_knobs
+    from memopt.core.errors import ConfigError
+    from memopt.export.knobs import KNOBS_FILE, load_knobs
     from memopt.systems import system_class
 
     if prompts is None or not (prompts / pipeline / KNOBS_FILE).is_file():

@@ -26,8 +26,8 @@ def show(
     png: Path = typer.Option(None, "--png", help="Also write a static PNG preview here."),
 ) -> None:
     """Write an evolution graph as one self-contained HTML page (pan, zoom, click a node for its details)."""
-    from memopt.errors import ConfigError
-    from memopt.files import check_writable, write_atomic
+    from memopt.core.errors import ConfigError
+    from memopt.core.files import check_writable, write_atomic
     from memopt.trace.memtracebench import open_graph
     from memopt.trace.render import graph_view, render_png, view_html
 

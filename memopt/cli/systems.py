@@ -17,7 +17,7 @@ def systems(
     from rich.markup import escape
     from rich.table import Table
 
-    from memopt.errors import MemoptError
+    from memopt.core.errors import MemoptError
     from memopt.systems import clash, system_class, system_names, system_source
 
     console = Console(soft_wrap=True)

@@ -30,8 +30,8 @@ def worker(
 ) -> None:
     """Score trials of a running `memopt optimize` (shared Optuna storage) until the run ends."""
     from memopt.cli.optimize import lm_overrides
-    from memopt.errors import ConfigError
-    from memopt.experiment import load_experiment
+    from memopt.core.errors import ConfigError
+    from memopt.optimize.experiment import load_experiment
     from memopt.optimize.loop import check_experiment
     from memopt.optimize.worker import run_worker
 

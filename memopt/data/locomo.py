@@ -19,10 +19,10 @@ import unicodedata
 from pathlib import Path
 from typing import Any
 
+from memopt.core.errors import DataError
+from memopt.core.files import read_json
+from memopt.core.text import parse_session_date
 from memopt.data.model import NOT_MENTIONED, Case, Conversation, Session, Turn
-from memopt.errors import DataError
-from memopt.files import read_json
-from memopt.text import parse_session_date
 
 __all__ = ["load_locomo", "parse_locomo", "to_locomo"]
 

@@ -32,10 +32,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from memopt.core.errors import DataError
+from memopt.core.files import read_json, write_json
+from memopt.core.text import MONTHS
 from memopt.data.model import NOT_MENTIONED, Case, Conversation, Session, Turn
-from memopt.errors import DataError
-from memopt.files import read_json, write_json
-from memopt.text import MONTHS
 
 __all__ = ["QUESTION_TYPES", "is_longmemeval", "load_longmemeval", "parse_longmemeval", "parse_lme_date",
            "write_synthetic_longmemeval"]

@@ -15,12 +15,12 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+from memopt.core.errors import DataError
+from memopt.core.files import read_json
 from memopt.data.locomo import parse_locomo
 from memopt.data.longmemeval import is_longmemeval, parse_longmemeval
 from memopt.data.model import Conversation
 from memopt.data.synth import SynthSpec, synthetic_conversations
-from memopt.errors import DataError
-from memopt.files import read_json
 
 __all__ = ["parse_synth_spec", "load_data", "data_path", "select"]
 

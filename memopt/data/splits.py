@@ -11,7 +11,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memopt.errors import ConfigError
+from memopt.core.errors import ConfigError
 
 __all__ = ["Split", "split_ids"]
 

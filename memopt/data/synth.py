@@ -29,11 +29,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memopt.core.errors import DataError
+from memopt.core.files import write_json
+from memopt.core.text import MONTHS, WEEKDAYS, format_date
 from memopt.data.model import NOT_MENTIONED
 from memopt.data.synth_hard import Story, plan_stories
-from memopt.errors import DataError
-from memopt.files import write_json
-from memopt.text import MONTHS, WEEKDAYS, format_date
 
 __all__ = ["SynthSpec", "generate", "generate_with_kinds", "write_synthetic", "synthetic_conversations",
            "MAX_SESSIONS"]

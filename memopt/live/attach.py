@@ -15,7 +15,7 @@ write what `memopt attribute` and `memopt show` read: one evolution graph per co
   application's (``answers``: a JSONL file of ``{"case_id" | "question", "answer"}``) or memopt's
   ``answer`` op on ``lm`` with ``answer_prompt`` (default: the seed prompt of memopt's mem0 system).
 - **Output**: ``trace_dir/records.jsonl`` (the recording), ``trace_dir/<sample id>.json`` (graphs built
-  from the recording alone), and a `memopt.evaluate.RunResult` (pipeline ``mem0``, judged by SimLM's
+  from the recording alone), and a `memopt.evaluate.run.RunResult` (pipeline ``mem0``, judged by SimLM's
   lexical rules) whose ``run_id`` the graphs carry.
 """
 
@@ -31,9 +31,9 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from memopt.core.errors import ConfigError, DataError, LMError
 from memopt.data.model import Conversation
-from memopt.errors import ConfigError, DataError, LMError
-from memopt.evaluate import CaseResult, RunResult
+from memopt.evaluate.run import CaseResult, RunResult
 from memopt.lm.spec import LMSpec, sim_spec, spec_list
 
 __all__ = ["attach_mem0", "load_config", "load_answers", "RECORDING"]
@@ -48,7 +48,7 @@ def load_config(path: str | Path) -> dict[str, Any]:
     """A Mem0 config from a YAML or JSON file; anything but a mapping is a `ConfigError` naming the file."""
     import yaml
 
-    from memopt.files import load_yaml
+    from memopt.core.files import load_yaml
 
     path = Path(path)
     if not path.is_file():
@@ -108,7 +108,7 @@ def _import_memory() -> tuple[Any, str]:
 def _mem0(config: dict[str, Any], offline: bool) -> Iterator[tuple[Any, str, Any]]:
     """A Mem0 ``Memory`` built from the config (offline: on a SimLM server and a temporary store), its version,
     and the server started (or None)."""
-    from memopt.mem0_check import _offline_env, _probe, _quiet, mem0_config
+    from memopt.export.mem0_check import _offline_env, _probe, _quiet, mem0_config
 
     config = {key: value for key, value in config.items() if key != "memopt"}  # memopt's knobs block (export)
     with contextlib.ExitStack() as stack:
@@ -156,16 +156,16 @@ def attach_mem0(config: dict[str, Any], conversations: list[Conversation], trace
     """Run the user's Mem0 under the tap on the conversations; write the recording and graphs (see the module doc)."""
     import dspy
 
-    from memopt.evaluate import case_metrics
-    from memopt.files import inside, safe_name
-    from memopt.judge import LexicalJudge
+    from memopt.core.files import inside, safe_name
+    from memopt.evaluate.run import case_metrics
+    from memopt.export.mem0_check import plan_cases
+    from memopt.judge.judges import LexicalJudge
+    from memopt.judge.metrics import exact_match, locomo_f1
     from memopt.live.decode import decoder_for
     from memopt.live.graph import build_graphs
     from memopt.live.records import read_records
     from memopt.live.tap import trace_mem0
     from memopt.lm.build import make_lm
-    from memopt.mem0_check import plan_cases
-    from memopt.metrics import exact_match, locomo_f1
     from memopt.systems import make_system
     from memopt.systems.helpers import item_line, session_date
     from memopt.trace.io import save_graph
@@ -230,7 +230,7 @@ def attach_mem0(config: dict[str, Any], conversations: list[Conversation], trace
 def _add(memory: Any, session: Any, user_id: str, date: str) -> None:
     from openai import OpenAIError
 
-    from memopt.mem0_check import session_messages
+    from memopt.export.mem0_check import session_messages
 
     try:
         memory.add(session_messages(session), user_id=user_id, metadata={"session_date": date})

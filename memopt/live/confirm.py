@@ -26,7 +26,7 @@ def confirm_in_mem0(prompts: dict[str, dict[str, str]], splits: dict[str, list[C
                     top_k: int = 10) -> dict[str, dict[str, dict[str, float]]]:
     """F1 and judge accuracy of each labelled prompt set (``{"seed": {...}, "best": {...}}``) in the real Mem0,
     per split: ``{label: {split: {"f1", "judge", "n"}}}``."""
-    from memopt.export import mem0_fragment
+    from memopt.export.formats import mem0_fragment
     from memopt.live.attach import attach_mem0
 
     out: dict[str, dict[str, dict[str, float]]] = {}

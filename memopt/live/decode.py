@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from memopt.errors import ConfigError
+from memopt.core.errors import ConfigError
 
 __all__ = ["Decoder", "Mem0V1", "Mem0V2", "decoder_for", "parse_reply", "AddStep", "PROMPT_KEYS", "SUPPORTED"]
 

@@ -27,11 +27,11 @@ from typing import Any
 
 import networkx as nx
 
-from memopt.events import OpEvent, StoreEvent, VarEvent, conversation_scope
 from memopt.live.decode import AddStep, Decoder, decoder_for
-from memopt.ops import OpCall
-from memopt.prompts import prompt_hash
 from memopt.systems.base import OpSpec
+from memopt.systems.events import OpEvent, StoreEvent, VarEvent, conversation_scope
+from memopt.systems.ops import OpCall
+from memopt.systems.prompts import prompt_hash
 
 __all__ = ["build_graphs", "LIVE_OPERATIONS", "PIPELINE"]
 

@@ -34,7 +34,7 @@ import threading
 from pathlib import Path
 from typing import IO, Any
 
-from memopt.errors import DataError
+from memopt.core.errors import DataError
 
 __all__ = ["SCHEMA", "SCHEMA_VERSION", "RECORD_TYPES", "RecordWriter", "read_records"]
 

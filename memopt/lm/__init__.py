@@ -1,4 +1,7 @@
-"""LMs: SimLM (the embedded simulated default), LM specs per role, and the standard signatures.
+"""LMs: LM specs per role, building DSPy LMs, usage and costs, the reply cache, and the standard signatures.
+
+What it may import: `memopt.core`, `memopt.registry` and `memopt.taxonomy`. SimLM (`memopt.simlm`) is an LM
+provider registered here by name (``sim``), so this package never imports it.
 
 The names below are loaded on first use, so ``import memopt.lm`` imports neither DSPy nor LiteLLM
 nor the HTTP server. The standard signatures (which need DSPy) live in `memopt.lm.signatures`.
@@ -6,7 +9,7 @@ nor the HTTP server. The standard signatures (which need DSPy) live in `memopt.l
 
 from __future__ import annotations
 
-from memopt.lazy import lazy_names
+from memopt.core.lazy import lazy_names
 
 __all__ = [
     "LMSpec",
@@ -19,10 +22,6 @@ __all__ = [
     "describe_lm",
     "api_key_env",
     "explain_lm_error",
-    "SimServer",
-    "ServerStats",
-    "SimLM",
-    "SimEngine",
 ]
 
 _HOME = {
@@ -31,8 +30,6 @@ _HOME = {
     **dict.fromkeys(["ModelUsage", "UsageMeter"], "memopt.lm.usage"),
     "make_lm": "memopt.lm.build",
     "explain_lm_error": "memopt.lm.explain",
-    **dict.fromkeys(["SimServer", "ServerStats"], "memopt.simlm"),
-    **dict.fromkeys(["SimLM", "SimEngine"], "memopt.simlm"),
 }
 
 

@@ -20,7 +20,7 @@ import contextlib
 import io
 from typing import TYPE_CHECKING, Any
 
-from memopt.errors import ConfigError
+from memopt.core.errors import ConfigError
 from memopt.lm.spec import SPEC_FORMS, LMSpec, client_params, missing_api_key, parse_lm_specs
 from memopt.lm.usage import PRICES_ATTRIBUTE
 

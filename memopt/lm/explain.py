@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memopt.errors import LMError
+from memopt.core.errors import LMError
 from memopt.lm.failures import failure_kind
 from memopt.lm.redaction import redact
 from memopt.lm.spec import LMSpec, api_key_env

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memopt.errors import ConfigError, LMError
+from memopt.core.errors import ConfigError, LMError
 
 if TYPE_CHECKING:
     import dspy

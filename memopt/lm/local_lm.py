@@ -1,7 +1,7 @@
 """`LocalLM`: the ``dspy.LM`` of the ``local`` spec, whose failed calls say how memopt's llama.cpp server died.
 
 Contract: a call that raises while the server process this memopt started for the model has ended
-raises `memopt.errors.LMError` instead, naming the spec and how the server died
+raises `memopt.core.errors.LMError` instead, naming the spec and how the server died
 (`memopt.lm.local.server_death`: a crash of llama-cpp-python's build on this CPU with the rebuild
 command, another signal, or an exit code). Any other failure passes through unchanged. It is
 imported only when a ``local`` LM is built (it imports DSPy).
@@ -14,7 +14,7 @@ from typing import Any
 
 import dspy
 
-from memopt.errors import LMError
+from memopt.core.errors import LMError
 from memopt.lm.failures import failure_kind
 
 __all__ = ["LocalLM"]

@@ -24,7 +24,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from memopt.errors import ConfigError
+from memopt.core.errors import ConfigError
 from memopt.lm.spec import LMSpec, spec_list
 
 __all__ = ["DEFAULT_CONCURRENCY", "MAX_CONCURRENCY", "LMSlots", "default_concurrency", "role_concurrency",

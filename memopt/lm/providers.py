@@ -40,7 +40,7 @@ class LMProvider:
 _adopt = entry_adopter("LM provider", LMProvider, "a function of (LMSpec, seed) returning a DSPy engine")
 
 
-lm_providers: Registry[LMProvider] = Registry("LM provider", GROUP, "memopt.lm.provider_builtins", _adopt)
+lm_providers: Registry[LMProvider] = Registry("LM provider", GROUP, "memopt.simlm.provider", _adopt)
 
 
 def lm_provider(name: str, *, simulated: bool = False) -> Callable[[EngineFactory], LMProvider]:

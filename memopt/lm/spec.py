@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from memopt.errors import ConfigError
+from memopt.core.errors import ConfigError
 
 __all__ = [
     "SPEC_FORMS",

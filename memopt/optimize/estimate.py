@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from memopt.experiment import Experiment
+from memopt.optimize.experiment import Experiment
 
 __all__ = ["estimate_experiment", "round_zero_cost", "BASIS"]
 
@@ -45,10 +45,10 @@ def round_zero_cost(experiment: Experiment) -> float | None:
     """Dollars round 0 (scoring the starting prompts on val and test) is expected to cost: a dry pass of that
     round alone, priced like `estimate_experiment`; None when a configured model has no price."""
     from memopt.lm.costs import price
+    from memopt.optimize.events import make_tracker
     from memopt.optimize.loop import run_experiment
     from memopt.optimize.scoring import ROLE_OF
     from memopt.systems.base import clear_ingest_cache
-    from memopt.tracking import NullTracker
 
     usage: dict[str, dict[str, Any]] = {}
 
@@ -58,7 +58,7 @@ def round_zero_cost(experiment: Experiment) -> float | None:
 
     clear_ingest_cache()
     try:
-        run_experiment(_dry(experiment), tracker=NullTracker(), on_round=stop)
+        run_experiment(_dry(experiment), tracker=make_tracker("untracked", experiment), on_round=stop)
     except _RoundZeroDone:
         pass
     costs = [price(getattr(experiment.lm, ROLE_OF[meter]), u["input_tokens"], u["output_tokens"])
@@ -69,15 +69,15 @@ def round_zero_cost(experiment: Experiment) -> float | None:
 def estimate_experiment(experiment: Experiment) -> dict[str, Any]:
     """Expected calls, tokens and cost per meter and in total, from a dry pass with SimLM (see the module doc)."""
     from memopt.lm.costs import cost_label, free, price
+    from memopt.optimize.events import make_tracker
     from memopt.optimize.loop import run_experiment
     from memopt.optimize.scoring import METERS, ROLE_OF
     from memopt.systems.base import clear_ingest_cache
-    from memopt.tracking import NullTracker
 
     clear_ingest_cache()
     dry = _dry(experiment)
     started = time.perf_counter()
-    summary = run_experiment(dry, tracker=NullTracker())
+    summary = run_experiment(dry, tracker=make_tracker("untracked", dry))
     seconds = time.perf_counter() - started
     meters: dict[str, dict[str, Any]] = {}
     for meter in METERS:

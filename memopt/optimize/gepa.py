@@ -3,7 +3,7 @@
 The metric scores each answer by LoCoMo F1. When GEPA asks for feedback on one predictor
 (``pred_name``), the failed case is run again traced with that candidate's instructions (carried
 by the prediction, see `MemorySystem.forward`), attributed with memopt's method, and only the
-predictor the failure is blamed on gets the specific feedback (`memopt.feedback`); the others are
+predictor the failure is blamed on gets the specific feedback (`memopt.feedback.build`); the others are
 told the failure lies elsewhere. With ``feedback="outcome"`` (the ``gepa_outcome`` peer) every
 predictor gets the same outcome text instead — question, gold answer, prediction and F1, what a
 GEPA user writes — and no case is run again. Proposals go through the same reflection signature as the
@@ -23,14 +23,14 @@ from memopt.attribution.case import FailedCase
 from memopt.attribution.evidence import seed_evidence
 from memopt.attribution.methods import attribute
 from memopt.data.model import Case, Conversation
-from memopt.feedback_kinds import FeedbackRequest, get_kind
-from memopt.metrics import locomo_f1
+from memopt.feedback.kinds import FeedbackRequest, get_kind
+from memopt.judge.metrics import locomo_f1
 from memopt.optimize.propose import propose_instructions
 from memopt.optimize.reflective import RoundOutcome
 from memopt.optimize.scoring import Scored, Scorer
 from memopt.optimize.select import Choice
-from memopt.prompts import prompt_hash
 from memopt.systems.base import MemorySystem
+from memopt.systems.prompts import prompt_hash
 
 __all__ = ["AttributionFeedbackMetric", "FeedbackProposer", "GepaOptimizer", "examples_of", "run_gepa"]
 

@@ -5,7 +5,7 @@ only if the val F1 improves, reports val and test scores (F1 and judge accuracy)
 system and moves the state on. ``resume`` continues after the last completed round of a parent run;
 a round killed half-way is run again.
 
-The loop records nothing itself: it emits typed events (`memopt.run_events`) to the run's tracker
+The loop records nothing itself: it emits typed events (`memopt.optimize.events`) to the run's tracker
 (MLflow by default, `memopt.tracking`: prompt versions, metrics, artifacts, traces, the checkpoint
 of every round) and to any observers given. `OptimizeRun` holds what one run works with.
 
@@ -27,22 +27,13 @@ from contextlib import contextmanager, suppress
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from memopt.core.errors import ConfigError, EvaluationFailed, MemoptError, TrackingError
+from memopt.core.interrupts import deferred
 from memopt.data.model import Conversation
 from memopt.data.source import load_data, select
 from memopt.data.splits import split_ids
-from memopt.errors import ConfigError, EvaluationFailed, MemoptError, TrackingError
-from memopt.experiment import Experiment
-from memopt.feedback_kinds import get_kind
-from memopt.interrupts import deferred
-from memopt.optimize.reflective import RoundOutcome, StateRepeated
-from memopt.optimize.registry import Optimizer
-from memopt.optimize.resume import STATE_ARTIFACT, load_checkpoint
-from memopt.optimize.scoring import BudgetExhausted, LMSettings, Scorer
-from memopt.optimize.state import OptimizeState, RoundRecord
-from memopt.optimize.story import candidates_of, commit_message, decision_of, trials_of
-from memopt.optimize.summary import BUDGET_COVERS, summary_of, usage_summary
-from memopt.optimize.workers import attach_pool
-from memopt.run_events import (
+from memopt.feedback.kinds import get_kind
+from memopt.optimize.events import (
     BestChanged,
     Observers,
     RoundDropped,
@@ -58,8 +49,17 @@ from memopt.run_events import (
     RunStarted,
     RunSummarized,
     Tracker,
-    default_tracker,
+    make_tracker,
 )
+from memopt.optimize.experiment import Experiment
+from memopt.optimize.reflective import RoundOutcome, StateRepeated
+from memopt.optimize.registry import Optimizer
+from memopt.optimize.resume import STATE_ARTIFACT, load_checkpoint
+from memopt.optimize.scoring import BudgetExhausted, LMSettings, Scorer
+from memopt.optimize.state import OptimizeState, RoundRecord
+from memopt.optimize.story import candidates_of, commit_message, decision_of, trials_of
+from memopt.optimize.summary import BUDGET_COVERS, summary_of, usage_summary
+from memopt.optimize.workers import attach_pool
 from memopt.systems.base import MemorySystem
 
 __all__ = ["run_experiment", "OptimizeRun", "check_experiment", "make_scorer", "splits_of", "data_fingerprint",
@@ -267,7 +267,7 @@ class OptimizeRun:
         self.emit(RoundEnded(index, "FINISHED"))
 
 
-def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker: Tracker | None = None,
+def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker: Tracker | str | None = None,
                    observers: Sequence[RunObserver] = (), on_round: Callable[[RoundRecord], None] | None = None,
                    scorer: Scorer | None = None, progress: Any = None) -> dict[str, Any] | None:
     """Run (or resume) an optimization; returns the summary (see `summary_of`).
@@ -275,9 +275,10 @@ def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker
     Everything is checked before the first LM call (`check_experiment`, the data, the prompts, on
     resume the pipeline and the data fingerprint). Interrupted (Ctrl-C, SIGTERM) or failed, the parent
     run ends KILLED or FAILED with its last checkpoint, and ``resume`` continues from it, also when
-    round 0 never finished. ``tracker`` keeps the record (default: MLflow, the experiment's ``mlflow``
-    section); ``observers`` hear every event too (`memopt.run_events`). ``progress``
-    (`memopt.progress.RoundProgress`) shows a live line within each round.
+    round 0 never finished. ``tracker`` keeps the record: a `Tracker`, or the name of a registered one
+    (``"untracked"``; default ``"mlflow"``, the experiment's ``mlflow`` section); ``observers`` hear every
+    event too (`memopt.optimize.events`). ``progress`` (`memopt.core.progress.RoundProgress`) shows a live line
+    within each round.
 
     A run starts with an empty ingestion cache (`clear_ingest_cache`), so what it spends and finds does not
     depend on what ran before it in the process (a bench's earlier runs, a notebook's earlier cells).
@@ -293,7 +294,7 @@ def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker
         scorer.progress = progress
     optimizer = _optimizer(experiment, scorer)
     pool = attach_pool(experiment, optimizer, fingerprint)  # optimizer.storage: trials for `memopt worker`s
-    tracker = tracker if tracker is not None else default_tracker(experiment)
+    tracker = make_tracker(tracker or "mlflow", experiment) if tracker is None or isinstance(tracker, str) else tracker
     seed_system = make_system(experiment.pipeline, prompts=experiment.prompts, **experiment.knobs)
     tracker.check_prompts(seed_system.name, seed_system.instructions())
     optimizer.guard = _guard(seed_system, trainset + valset + testset)
@@ -358,7 +359,7 @@ def _attached(tracker: Tracker) -> bool:
 
 def _guard(seed_system: MemorySystem, seen: list[Conversation]) -> Any:
     """The prompt check every candidate passes: against the seed prompts and the data of every split."""
-    from memopt.prompt_check import PromptGuard, TrainingData
+    from memopt.export.check import PromptGuard, TrainingData
 
     return PromptGuard(seed_system.name, seed_system.instructions(), TrainingData.of(seen))
 

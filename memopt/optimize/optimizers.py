@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from memopt.optimize.registry import Optimizer, optimizer
 
 if TYPE_CHECKING:
-    from memopt.experiment import Experiment
+    from memopt.optimize.experiment import Experiment
     from memopt.optimize.scoring import Scorer
 
 __all__: list[str] = []

@@ -28,10 +28,9 @@ def _parts(item: Any) -> tuple[str, list[str]]:
 
 
 def as_edit(current: str, text: str, operation: str) -> tuple[str, list[str]]:
-    """A proposal that only appended sentences to ``current``, turned into edits (`memopt.lm.edits.edit`): each
+    """A proposal that only appended sentences to ``current``, turned into edits (`memopt.simlm.edits.edit`): each
     appended sentence replaces the sentences it contradicts; any other proposal is returned as it is."""
-    from memopt.lm.edits import edit, sentence_spans
-    from memopt.simlm import operation_kind
+    from memopt.simlm import edit, operation_kind, sentence_spans
 
     base = current.strip()
     if not text.startswith(base) or text == base:

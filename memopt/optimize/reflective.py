@@ -5,12 +5,12 @@ Each round of `ReflectiveOptimizer.step` reads as: evaluate the current system o
 ``candidates`` revised instructions for the most blamed LLM ops (only those) → select among
 candidates and knobs with Optuna on the val split → keep the best if it beats the current val F1.
 
-``feedback`` names a registered feedback kind (`memopt.feedback_kinds`): what the reflection LM reads,
+``feedback`` names a registered feedback kind (`memopt.feedback.kinds`): what the reflection LM reads,
 and, by the kind's ``uses_attribution``, which ops are rewritten:
 
 - kinds that use attribution (``attribution``, memopt's; the ``misleading`` and ``empty`` controls)
   rewrite memopt's blamed ops. memopt's own kinds (`ranks_ops`) rank them by the failures the trace
-  explains (`memopt.feedback.Feedback.explained`), and set aside the ops whose rewrites lost in the
+  explains (`memopt.feedback.build.Feedback.explained`), and set aside the ops whose rewrites lost in the
   rounds before until the others had their turn (an accepted round resets this); the controls take
   the ``ops_per_round`` most blamed, as they were measured;
 - kinds without (``outcome``, ``score``): like a GEPA user, they take the LLM ops round-robin
@@ -43,15 +43,15 @@ from memopt.attribution.masked import masked_faults
 from memopt.attribution.methods import attribute
 from memopt.attribution.replay import AttributionCache, fingerprints, stratified_sample
 from memopt.attribution.types import Attribution
+from memopt.core.errors import one_line
+from memopt.core.parallel import map_ordered
 from memopt.data.model import Conversation
-from memopt.errors import one_line
-from memopt.feedback import Feedback
-from memopt.feedback_kinds import FeedbackKind, FeedbackRequest, get_kind
+from memopt.feedback.build import Feedback
+from memopt.feedback.kinds import FeedbackKind, FeedbackRequest, get_kind
 from memopt.optimize.propose import Proposal, propose_instructions
 from memopt.optimize.scoring import Scored, Scorer
 from memopt.optimize.select import Choice, select
 from memopt.optimize.state import RoundRecord
-from memopt.parallel import map_ordered
 from memopt.systems.base import MemorySystem
 from memopt.trace.replay import replay_lm
 
@@ -93,7 +93,7 @@ class ReflectiveOptimizer:
     # proposals
     candidates: int = 4
     ops_per_round: int = 2
-    feedback: str = "attribution"  # a registered feedback kind (`memopt.feedback_kinds`)
+    feedback: str = "attribution"  # a registered feedback kind (`memopt.feedback.kinds`)
     # attribution
     attribution: str = "memtrace"
     verify: bool = False
@@ -111,7 +111,7 @@ class ReflectiveOptimizer:
     min_gain: float = 0.0
     # reproducibility
     seed: int = 0
-    # the prompt check every candidate passes before it is tried (`memopt.prompt_check.PromptGuard`)
+    # the prompt check every candidate passes before it is tried (`memopt.export.check.PromptGuard`)
     guard: Any = None
     trial_pool: Any = None  # hook: a `memopt.optimize.workers.TrialPool` when optimizer.storage is set
     cache: AttributionCache = field(default_factory=AttributionCache)

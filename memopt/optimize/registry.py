@@ -8,7 +8,7 @@ package through an entry point in the ``memopt.optimizers`` group whose value is
 optimizer reads is declared on registration, and the experiment's validation reads it:
 
 - ``feedback``: the one feedback kind it reads (``score_only`` reads ``score``), None for any kind;
-- ``gepa_feedback``: it takes only the feedback kinds declared ``gepa=True`` (`memopt.feedback_kinds`).
+- ``gepa_feedback``: it takes only the feedback kinds declared ``gepa=True`` (`memopt.feedback.kinds`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from memopt.registry import Registry, entry_adopter
 
 if TYPE_CHECKING:
     from memopt.data.model import Conversation
-    from memopt.experiment import Experiment
     from memopt.optimize.reflective import RoundOutcome
     from memopt.optimize.scoring import Scorer
     from memopt.systems.base import MemorySystem
@@ -46,7 +45,9 @@ class Optimizer(Protocol):
         """The optimizer's settings, logged as ``optimizer.*`` params."""
 
 
-Factory = Callable[["Experiment", "Scorer"], Optimizer]
+# A factory of (the `memopt.optimize.experiment.Experiment`, its `Scorer`) → Optimizer. The experiment model is not
+# imported here: it validates its ``optimizer`` key against this registry, so this module stays below it.
+Factory = Callable[[Any, "Scorer"], Optimizer]
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,7 @@ class OptimizerEntry:
     feedback: str | None = None
     gepa_feedback: bool = False
 
-    def __call__(self, experiment: Experiment, scorer: Scorer) -> Optimizer:
+    def __call__(self, experiment: Any, scorer: Scorer) -> Optimizer:
         """The optimizer of an experiment."""
         return self.build(experiment, scorer)
 
@@ -69,7 +70,7 @@ class OptimizerEntry:
         if self.feedback is not None and feedback != self.feedback:
             return f"{self.name} reads feedback {self.feedback!r} only; feedback {feedback!r} needs name: memtrace"
         if self.gepa_feedback:
-            from memopt.feedback_kinds import feedback_kinds, get_kind
+            from memopt.feedback.kinds import feedback_kinds, get_kind
 
             if not get_kind(feedback).gepa:
                 takes = " or ".join(n for n in feedback_kinds.shipped() if get_kind(n).gepa)

@@ -4,7 +4,7 @@
 was started with (``experiment.json``), and refuses a resume that would change what the run is: another
 pipeline, other data (the fingerprint of every split), or other round settings (``ROUND_SETTINGS``:
 optimizer, attribution method, seed), each error naming the old and the new value. The budget and the
-number of rounds may change. It only reads, through the run's tracker (`memopt.run_events.Tracker`:
+number of rounds may change. It only reads, through the run's tracker (`memopt.optimize.events.Tracker`:
 `run_params`, `read_artifact`); the tracker reattaches afterwards.
 """
 
@@ -13,13 +13,13 @@ from __future__ import annotations
 import tempfile
 from typing import TYPE_CHECKING, Any
 
-from memopt.errors import ConfigError, DataError
-from memopt.experiment import Experiment
-from memopt.files import read_json
+from memopt.core.errors import ConfigError, DataError
+from memopt.core.files import read_json
+from memopt.optimize.experiment import Experiment
 from memopt.optimize.state import OptimizeState
 
 if TYPE_CHECKING:
-    from memopt.run_events import Tracker
+    from memopt.optimize.events import Tracker
 
 __all__ = ["load_checkpoint", "STATE_ARTIFACT", "EXPERIMENT_ARTIFACT", "ROUND_SETTINGS"]
 

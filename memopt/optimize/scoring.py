@@ -22,10 +22,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from memopt.core.errors import ConfigError, EvaluationFailed
 from memopt.data.model import Conversation
-from memopt.errors import ConfigError, EvaluationFailed
-from memopt.evaluate import ERROR_LIMIT, CaseResult, case_metrics, evaluate
-from memopt.judge import LMJudge
+from memopt.evaluate.run import ERROR_LIMIT, CaseResult, case_metrics, evaluate
+from memopt.judge.judges import LMJudge
 from memopt.lm.build import make_lm
 from memopt.lm.pool import LMSlots, role_concurrency, threads_for
 from memopt.lm.usage import ModelUsage, UsageMeter
@@ -53,7 +53,7 @@ class Scored:
 
 @dataclass(frozen=True)
 class LMSettings:
-    """How an optimization calls its LMs (see `memopt.experiment.LMConfig`)."""
+    """How an optimization calls its LMs (see `memopt.optimize.experiment.LMConfig`)."""
 
     concurrency: int | dict[str, int] | None = None
     timeout: float | None = 120.0
@@ -64,7 +64,7 @@ class LMSettings:
 
 
 class NullProgress:
-    """Progress that shows nothing (the default; `memopt.progress.RoundProgress` shows a live line)."""
+    """Progress that shows nothing (the default; `memopt.core.progress.RoundProgress` shows a live line)."""
 
     def phase(self, name: str, total: int) -> None:
         """Start a phase of ``total`` cases."""

@@ -18,8 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from memopt.core.parallel import map_ordered
 from memopt.optimize.scoring import BudgetExhausted
-from memopt.parallel import map_ordered
 
 __all__ = ["Choice", "select", "ERRORED"]
 

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from memopt.errors import ConfigError
+from memopt.core.errors import ConfigError
 
 __all__ = ["open_storage", "run_study_name", "round_study_name", "identity_of", "mismatch", "display_url",
            "HEARTBEAT_S",

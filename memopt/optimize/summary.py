@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memopt.experiment import Experiment
+from memopt.optimize.experiment import Experiment
 from memopt.optimize.scoring import METERS, ROLE_OF
 from memopt.optimize.state import OptimizeState, RoundRecord
 

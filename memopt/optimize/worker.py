@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from memopt.errors import ConfigError
+from memopt.core.errors import ConfigError
 from memopt.optimize.storage import (
     HEARTBEAT_S,
     PREFIX,

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
-from memopt.errors import ConfigError, EvaluationFailed
+from memopt.core.errors import ConfigError, EvaluationFailed
 from memopt.lm.usage import ModelUsage
 from memopt.optimize.storage import (
     display_url,

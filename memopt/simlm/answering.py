@@ -14,9 +14,7 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 
-from memopt.metrics import is_abstention
-from memopt.simlm.reading import Item, context_items
-from memopt.text import (
+from memopt.core.text import (
     DATE_PATTERN,
     MONTHS,
     STOPWORDS,
@@ -31,6 +29,8 @@ from memopt.text import (
     stem,
     words,
 )
+from memopt.judge.metrics import is_abstention
+from memopt.simlm.reading import Item, context_items
 
 __all__ = ["Question", "analyze", "answer", "query_terms", "is_abstention", "NOT_MENTIONED"]
 

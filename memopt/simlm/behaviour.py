@@ -5,7 +5,7 @@ directive ids, and returns the output fields. See `memopt.simlm.directives` for 
 changes.
 
 The judges' rules (`judge_answer`, `judge_contains`, `judge_locate`) are lexical and take no directives;
-they live in `memopt.judge_rules`, shared with `memopt.judge.LexicalJudge`, so SimLM as judge LM and the
+they live in `memopt.judge.rules`, shared with `memopt.judge.judges.LexicalJudge`, so SimLM as judge LM and the
 lexical judge always agree.
 """
 
@@ -15,6 +15,7 @@ import json
 import re
 from typing import Any
 
+from memopt.core.text import overlap, parse_session_date, resolve_relative_dates, sentences, stems
 from memopt.simlm import answering
 from memopt.simlm.reading import (
     conversation_lines,
@@ -25,7 +26,6 @@ from memopt.simlm.reading import (
     subject_of,
     topic_stems,
 )
-from memopt.text import overlap, parse_session_date, resolve_relative_dates, sentences, stems
 
 __all__ = [
     "extract",

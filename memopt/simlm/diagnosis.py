@@ -30,9 +30,9 @@ from __future__ import annotations
 
 import re
 
+from memopt.core.text import find_relative_dates, has_absolute_date, overlap, stems, words
 from memopt.simlm.answering import analyze, is_abstention
 from memopt.simlm.example_parts import Example, holds
-from memopt.text import find_relative_dates, has_absolute_date, overlap, stems, words
 
 __all__ = ["LOSSES", "diagnose", "fixable"]
 

@@ -1,6 +1,6 @@
 """SimLM's embedding model: a deterministic *lexical* embedding, not a semantic one.
 
-The features of a text are the Porter stems of its content words (`memopt.text`: stopwords dropped,
+The features of a text are the Porter stems of its content words (`memopt.core.text`: stopwords dropped,
 clitics removed, so "Alice's" counts as "alice"); a text without content words uses all its words, an
 empty text one fixed feature. Each feature is hashed with BLAKE2b (stable across processes and Python
 versions) to one of ``dimensions`` coordinates and a sign, weighted 1 + ln(count), and the vector is
@@ -16,7 +16,7 @@ import hashlib
 import math
 from collections import Counter
 
-from memopt.text import content_words, stem, words
+from memopt.core.text import content_words, stem, words
 
 __all__ = ["embed", "DEFAULT_DIMENSIONS", "MAX_DIMENSIONS"]
 

@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from memopt import judge_rules
+from memopt.judge import rules as judge_rules
 from memopt.simlm import behaviour, mem0_formats, reflect
 from memopt.simlm.directives import active_directives
 from memopt.simlm.embedding import DEFAULT_DIMENSIONS, embed

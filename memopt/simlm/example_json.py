@@ -14,9 +14,9 @@ import json
 import re
 from typing import Any
 
+from memopt.core.text import words
 from memopt.simlm.example_layouts import LABEL_WORDS, TURN, TURN_CONTEXT, structured_blocks
 from memopt.simlm.example_parts import FIRST_PERSON, QUESTION, is_advice, role_of
-from memopt.text import words
 
 __all__ = ["blocks", "json_examples", "sentences"]
 

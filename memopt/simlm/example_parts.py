@@ -14,9 +14,9 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from memopt.judge_rules import has_dates_of, recall
+from memopt.core.text import DATE_PATTERN, MONTHS, STOPWORDS, WEEKDAYS, has_absolute_date, words
+from memopt.judge.rules import has_dates_of, recall
 from memopt.simlm.answering import analyze, is_abstention
-from memopt.text import DATE_PATTERN, MONTHS, STOPWORDS, WEEKDAYS, has_absolute_date, words
 
 __all__ = ["Example", "holds", "lead_words", "role_of", "is_statement", "is_advice", "assign_answers",
            "subject_of_question", "QUESTION", "QUOTE", "FIRST_PERSON", "NOT_NAMES", "META"]

@@ -41,6 +41,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from memopt.core.text import find_relative_dates, words
 from memopt.simlm.example_json import blocks, json_examples, sentences
 from memopt.simlm.example_layouts import LABEL_WORDS, TURN, TURN_CONTEXT, error_or_op, normalize
 from memopt.simlm.example_parts import (
@@ -56,7 +57,6 @@ from memopt.simlm.example_parts import (
     lead_words,
     role_of,
 )
-from memopt.text import find_relative_dates, words
 
 __all__ = ["Reading", "read_feedback"]
 

@@ -9,7 +9,7 @@ the SimLM operation it asks for; the directives come from the prompt text, as fo
   speaker of a line is the name its content starts with (``user: Alice: I moved ...`` → Alice, the way
   memopt feeds LoCoMo turns to Mem0), else the role capitalised (``User``, ``Assistant``). The session
   date is the last ``Today's date is <date>.`` sentence of the prompt that parses ("8 May 2023",
-  "2023-05-08"; `memopt.text.parse_session_date`); without one, relative dates stay unresolved.
+  "2023-05-08"; `memopt.core.text.parse_session_date`); without one, relative dates stay unresolved.
   Directives are read from the system text.
 - **Update decision** → operation ``update``, reply ``{"memory": [{"id", "text", "event", "old_memory"}]}``.
   One user message: the update prompt, then Mem0's fixed text: the current memories as a Python repr
@@ -38,7 +38,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from memopt.text import parse_session_date, python_literal
+from memopt.core.text import parse_session_date, python_literal
 
 __all__ = ["Mem0Request", "read_request", "render_reply", "MEMORY_MARKER", "EMPTY_MARKER", "FACTS_MARKER",
            "OUTPUT_MARKER"]

@@ -10,7 +10,7 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 
-from memopt.text import (
+from memopt.core.text import (
     STOPWORDS,
     clauses,
     content_words,

@@ -6,7 +6,7 @@ examples in the feedback, whatever their format (`memopt.simlm.examples`), compa
 infer what was lost in each (`memopt.simlm.diagnosis`), and keeps only the losses the operation
 being rewritten could have caused (its kind, read from the operation's description by
 `operation_kind`). Each candidate is the current instruction *edited* with a few rules
-(`memopt.lm.edits.edit`): a rule replaces the sentences it contradicts in place (or widens them), else
+(`memopt.simlm.edits.edit`): a rule replaces the sentences it contradicts in place (or widens them), else
 it becomes the next item of the prompt's rule list; sections, examples and output format are kept.
 Every edit comes with a one-line rationale (the candidate's ``changes``). The rules are:
 
@@ -39,9 +39,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from memopt.lm.edits import edit, is_fragment
 from memopt.simlm.diagnosis import LOSSES, diagnose, fixable
 from memopt.simlm.directives import IRRELEVANT, Directive, active_directives, directives_for
+from memopt.simlm.edits import edit, is_fragment
 from memopt.simlm.examples import read_feedback
 
 __all__ = ["propose", "operation_kind", "read_evidence", "generic", "Evidence", "ADVICE_FOLLOW_RATE",

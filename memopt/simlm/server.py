@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from memopt.errors import ConfigError
+from memopt.core.errors import ConfigError
 from memopt.simlm import SimLM
 from memopt.simlm.embedding import DEFAULT_DIMENSIONS, MAX_DIMENSIONS
 

@@ -4,7 +4,7 @@ A memory system ingests a conversation into its memory (``ingest``), then answer
 it (``ask``, ``answer_case``). Each
 LLM operation is a named ``dspy.Predict`` whose instructions come from a prompt file
 (``<prompts>/<system>/<op>.md``); each non-LLM operation (chunk, retrieve, truncate, fuse, store
-writes) is a plain function. All of them run through `memopt.ops.run_op`, so a tracer can record
+writes) is a plain function. All of them run through `memopt.systems.ops.run_op`, so a tracer can record
 them and a replayer can intercept them. Systems are registered with `memopt.systems.memory_system`
 (which validates the `OpSpec` declarations) and built by name with `memopt.systems.make_system`.
 
@@ -22,11 +22,11 @@ Contract for subclasses (in the spirit of gepa's adapter):
   so a replay that overrides the output changes the memory accordingly.
 - Operation ids are ``<op>:<sample_id>:<key>`` with a key that is stable across runs, so a replay
   can name the op to override.
-- A failure inside ``build_memory`` or ``respond`` may raise: the harness (`memopt.evaluate`)
+- A failure inside ``build_memory`` or ``respond`` may raise: the harness (`memopt.evaluate.run`)
   scores the affected cases as failed with the error kept and goes on.
 - An LLM operation runs with the adapter its LM carries, if any (`memopt.lm.adapter.adapter_scope`).
 - Calls of a chain that do not depend on it may start early (``with self.ahead() as start``, see
-  `memopt.parallel.ahead`) while the harness runs work concurrently and no replay intercepts; a tracer
+  `memopt.core.parallel.ahead`) while the harness runs work concurrently and no replay intercepts; a tracer
   still receives their events in a serial run's order.
 - Ingestion is cached by (pipeline, conversation content, ingest-op prompts, ingest knobs, task
   LM): evaluating a new answer prompt does not re-ingest. The cache is bypassed while a tracer
@@ -49,14 +49,14 @@ from typing import Any, ClassVar, Literal
 
 import dspy
 
+from memopt.core.errors import ConfigError
+from memopt.core.parallel import ahead, ahead_allowed
 from memopt.data.model import Case, Conversation
-from memopt.errors import ConfigError
-from memopt.events import OpEvent, conversation_scope, emit, held, listening
 from memopt.lm.adapter import adapter_scope
 from memopt.lm.build import ask
-from memopt.ops import OpCall, intercepting, produce, run_op
-from memopt.parallel import ahead, ahead_allowed
-from memopt.prompts import load_prompts, prompt_hash
+from memopt.systems.events import OpEvent, conversation_scope, emit, held, listening
+from memopt.systems.ops import OpCall, intercepting, produce, run_op
+from memopt.systems.prompts import load_prompts, prompt_hash
 
 __all__ = ["OpSpec", "MemorySystem", "clear_ingest_cache"]
 
@@ -368,7 +368,7 @@ class MemorySystem(dspy.Module):
 
     @contextlib.contextmanager
     def ahead(self) -> Iterator[Callable[[Callable[[], Any]], Callable[[], Any]]]:
-        """`memopt.parallel.ahead`: off while a replay intercepts (it overrides ops in their serial order); while a
+        """`memopt.core.parallel.ahead`: off while a replay intercepts (it overrides ops in their serial order); while a
         tracer listens, each early call's events reach it when its result is taken, as in a serial run."""
         with ahead(enabled=not intercepting()) as start:
             if not (listening() and ahead_allowed()):

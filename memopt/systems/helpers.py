@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from memopt.core.text import format_date, overlap, stem_set
 from memopt.data.model import Session, Turn
-from memopt.store import MemoryStore
-from memopt.text import format_date, overlap, stem_set
+from memopt.systems.store import MemoryStore
 
 __all__ = ["StoreMemory", "session_date", "turn_lines", "item_line", "best_sources"]
 

@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 
 import dspy
 
-from memopt.errors import PluginError
+from memopt.core.errors import PluginError
 from memopt.registry import Registry, entry_point_where
 from memopt.systems.base import MemorySystem, OpSpec
 from memopt.taxonomy import STAGES

@@ -20,8 +20,8 @@ from typing import Any
 
 import networkx as nx
 
-from memopt.errors import DataError
-from memopt.files import read_json, write_atomic
+from memopt.core.errors import DataError
+from memopt.core.files import read_json, write_atomic
 from memopt.trace.graph import SCHEMA_VERSION
 
 __all__ = ["graph_to_json", "graph_from_json", "save_graph", "load_graph", "export_graphml", "SCHEMA"]

@@ -50,8 +50,8 @@ from typing import Any
 
 import networkx as nx
 
-from memopt.errors import DataError
-from memopt.files import read_json
+from memopt.core.errors import DataError
+from memopt.core.files import read_json
 from memopt.taxonomy import ERROR_TYPES
 from memopt.trace.smartcomment import validate_document
 from memopt.trace.smartcomment_read import convert

@@ -35,7 +35,7 @@ from typing import Any
 
 import networkx as nx
 
-from memopt.errors import ConfigError
+from memopt.core.errors import ConfigError
 from memopt.trace._viewer_template import DATA_MARK, PAGE, TITLE_MARK
 from memopt.trace.graph import answer_of
 

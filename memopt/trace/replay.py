@@ -28,10 +28,10 @@ from typing import Any
 
 import networkx as nx
 
+from memopt.core.errors import ConfigError
+from memopt.core.text import parse_session_date
 from memopt.data.model import Conversation, Session, Turn
-from memopt.errors import ConfigError
-from memopt.ops import OpCall, intercept
-from memopt.text import parse_session_date
+from memopt.systems.ops import OpCall, intercept
 from memopt.trace.graph import ops_in_order, variables
 from memopt.trace.tracer import inputs_hash, jsonable, trace
 

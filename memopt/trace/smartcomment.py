@@ -36,8 +36,8 @@ from typing import Any
 
 import networkx as nx
 
-from memopt.errors import ConfigError, DataError
-from memopt.files import write_json
+from memopt.core.errors import ConfigError, DataError
+from memopt.core.files import write_json
 from memopt.taxonomy import ERROR_TYPES
 from memopt.trace.graph import answer_of, latest, op_stages, ops_in_order, variables
 

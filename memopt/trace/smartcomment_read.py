@@ -13,8 +13,8 @@ from typing import Any
 
 import networkx as nx
 
-from memopt.errors import DataError
-from memopt.text import python_literal
+from memopt.core.errors import DataError
+from memopt.core.text import python_literal
 from memopt.trace.graph import SCHEMA_VERSION
 from memopt.trace.tracer import inputs_hash
 
@@ -383,7 +383,7 @@ class _Converter:
         turns = [n for n in self.nodes.values() if self.kinds[n["full_node_id"]] == "turn"]
         keys = {n["full_node_id"]: n["session_id"] for n in turns}
         if len(turns) > 1 and len(set(keys.values())) == len(turns):
-            from memopt.text import parse_session_date
+            from memopt.core.text import parse_session_date
 
             days = {fid: parse_session_date(_turn_value(self.nodes[fid], 0).get("timestamp") or "") for fid in keys}
             if all(days.values()):

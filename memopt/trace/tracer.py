@@ -1,6 +1,6 @@
 """Record a memory system's run as evolution graphs, one per conversation.
 
-``with trace(system) as tracer:`` listens to the events the system emits (`memopt.events`) and to
+``with trace(system) as tracer:`` listens to the events the system emits (`memopt.systems.events`) and to
 DSPy's LM callbacks, and builds `tracer.graphs[sample_id]` as described in
 `memopt.trace.graph`. Tracing never changes results: the tracer only observes (a failing handler
 is logged, never raised), and the ingestion cache is bypassed while it listens so every operation
@@ -21,8 +21,8 @@ from typing import Any
 import networkx as nx
 
 from memopt.data.model import Case
-from memopt.events import Event, OpEvent, StoreEvent, VarEvent, current_conversation, listen
-from memopt.ops import OpCall
+from memopt.systems.events import Event, OpEvent, StoreEvent, VarEvent, current_conversation, listen
+from memopt.systems.ops import OpCall
 from memopt.trace.graph import SCHEMA_VERSION, split_ref
 
 __all__ = ["Tracer", "trace", "jsonable", "inputs_hash"]

@@ -1,7 +1,7 @@
 """MLflow tracking of `optimize` experiments: one parent run per experiment, one nested run per round.
 
 The package observes a run, it is never called by the loop: `memopt.optimize.loop` emits typed events
-(`memopt.run_events`) and `Tracker` / `NullTracker` turn them into store calls (`recorder.py`).
+(`memopt.optimize.events`) and `Tracker` / `NullTracker` turn them into store calls (`recorder.py`).
 Modules: `store.py` (where the store is, reading runs, every call guarded), `entries.py` (values
 made safe), `runs.py` (parent and round runs), `null.py` (a tracker that records nothing),
 `prompts.py` (the prompt registry), `recorder.py` (events → runs), `artifacts.py` (what a round and

@@ -17,13 +17,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memopt.files import safe_name
+from memopt.core.files import safe_name
 from memopt.optimize.story import round_markdown, run_description
-from memopt.prompts import write_prompts
+from memopt.systems.prompts import write_prompts
 
 if TYPE_CHECKING:
     from memopt.data.model import Conversation
-    from memopt.experiment import Experiment
+    from memopt.optimize.experiment import Experiment
     from memopt.optimize.reflective import RoundOutcome
     from memopt.optimize.state import OptimizeState, RoundRecord
     from memopt.systems.base import MemorySystem

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from memopt.errors import ConfigError
+from memopt.core.errors import ConfigError
 from memopt.tracking.prompts import check_prompts, prompt_name
 from memopt.tracking.runs import recorder_of
 

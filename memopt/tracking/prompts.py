@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from contextlib import nullcontext
 from typing import Any
 
-from memopt.errors import ConfigError
+from memopt.core.errors import ConfigError
 from memopt.lm.redaction import credential_values, redact
 
 __all__ = ["prompt_name", "check_prompt_secret", "check_prompts", "register_prompts", "set_prompt_aliases"]

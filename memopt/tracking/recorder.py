@@ -1,4 +1,4 @@
-"""How a tracker turns the events of an `optimize` run (`memopt.run_events`) into MLflow runs.
+"""How a tracker turns the events of an `optimize` run (`memopt.optimize.events`) into MLflow runs.
 
 `RunRecorder` holds the store (a `Tracker`, or a `NullTracker` that records nothing) and, per event:
 
@@ -27,8 +27,8 @@ from memopt.optimize.story import parent_metrics
 from memopt.tracking.artifacts import log_round, log_summary, save_best, split_frames
 from memopt.tracking.traces import CaseTraces
 
-if TYPE_CHECKING:  # events are told apart by their ``kind``: memopt.run_events is not imported when recording
-    from memopt.run_events import (
+if TYPE_CHECKING:  # events are told apart by their ``kind``: memopt.optimize.events is not imported when recording
+    from memopt.optimize.events import (
         RoundDropped,
         RoundEnded,
         RoundFinished,

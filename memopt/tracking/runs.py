@@ -20,7 +20,7 @@ from contextlib import contextmanager, nullcontext, suppress
 from pathlib import Path
 from typing import Any
 
-from memopt.errors import ConfigError, MemoptError, TrackingError
+from memopt.core.errors import ConfigError, MemoptError, TrackingError
 from memopt.lm.redaction import redact
 from memopt.tracking.entries import KEY_LIMIT, PARAM_LIMIT, TAG_LIMIT, cut, entries, flatten, redacted_copy, scrub
 from memopt.tracking.prompts import check_prompts, register_prompts, set_prompt_aliases
@@ -90,7 +90,7 @@ class _RunLog:
         parts = Path(artifact_file).parts
         if not parts or Path(artifact_file).is_absolute() or ".." in parts:
             raise ConfigError(f"artifact name {artifact_file!r} would leave the run's artifact folder; name files "
-                              "from data with memopt.files.safe_name.")
+                              "from data with memopt.core.files.safe_name.")
         self._client().log_text(self.run_id, redact(text), artifact_file)
 
     def log_dict(self, data: Any, artifact_file: str) -> None:

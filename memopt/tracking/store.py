@@ -12,7 +12,7 @@
   call, which SQLite would otherwise answer by creating a new, empty store at the old path; a call that
   fails because the file moved while it ran says so too (SQLite itself would say "readonly" or "I/O error").
 - Once the store is gone or unreachable (or a call outlasted a held signal's grace period,
-  `memopt.interrupts.deferred`), later calls fail at once with the same error, so the cleanup after an
+  `memopt.core.interrupts.deferred`), later calls fail at once with the same error, so the cleanup after an
   error or a Ctrl-C (ending runs, the last checkpoint) costs no more retries.
 - `HTTP_DEFAULTS` bound MLflow's HTTP retries (each overridable by its environment variable).
 """
@@ -27,8 +27,8 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
-from memopt.errors import ConfigError, MemoptError, TrackingError
-from memopt.files import file_lock
+from memopt.core.errors import ConfigError, MemoptError, TrackingError
+from memopt.core.files import file_lock
 from memopt.lm.redaction import redact
 
 __all__ = ["DEFAULT_TRACKING_URI", "URI_ORDER", "HTTP_DEFAULTS", "shown_uri", "sqlite_path", "store_failure", "cause",
@@ -111,7 +111,7 @@ class GuardedStore:
             try:
                 return attr(*args, **kwargs)
             except KeyboardInterrupt:
-                from memopt.interrupts import cut_short
+                from memopt.core.interrupts import cut_short
 
                 if cut_short():  # a held signal outlasted the call: the store stopped answering; do not wait again
                     self.broken = TrackingError(f"MLflow tracking store {shown_uri(self._uri)}: {step} did not "

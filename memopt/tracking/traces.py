@@ -54,7 +54,7 @@ from typing import Any
 
 import networkx as nx
 
-from memopt.errors import ConfigError
+from memopt.core.errors import ConfigError
 from memopt.lm.redaction import redact
 from memopt.optimize.story import TRACED_NOTE
 from memopt.trace.explain import plain_reason
@@ -110,7 +110,7 @@ def _assessments(result: Any, attribution: Any, judge: str, blamed_span: str | N
     code = AssessmentSource(source_type="CODE", source_id="memopt")
     out = [Expectation(name=EXPECTED, value=redact(result.gold), source=code),
            Feedback(name=F1, value=float(result.f1), source=AssessmentSource(source_type="CODE",
-                                                                             source_id="memopt.metrics.locomo_f1"))]
+                                                                             source_id="memopt.judge.metrics.locomo_f1"))]
     if result.correct is not None:
         out.append(Feedback(name=JUDGE, value=bool(result.correct), rationale=f"F1 {result.f1:.3f}",
                             source=AssessmentSource(source_type="LLM_JUDGE", source_id=redact(judge))))

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memopt.feedback import Feedback, build_feedback
-from memopt.feedback_kinds import FeedbackRequest, feedback_kind
+from memopt.feedback import Feedback, FeedbackRequest, build_feedback, feedback_kind
 
 
 @feedback_kind("error_counts", uses_attribution=True, control=True)

@@ -22,9 +22,7 @@ import dspy
 
 from memopt.data.model import Conversation, Session
 from memopt.lm.signatures import AnswerQuestion
-from memopt.ops import produce
-from memopt.store import MemoryStore
-from memopt.systems import MemorySystem, OpSpec, memory_system
+from memopt.systems import MemoryStore, MemorySystem, OpSpec, memory_system, produce
 from memopt.systems.helpers import item_line, session_date, turn_lines
 
 __all__ = ["SummaryBuffer", "SummarizeSession"]
