@@ -130,3 +130,22 @@ def test_a_circle_is_caught(tmp_path):
 def _module_of_in(root: Path, path: Path) -> str:
     parts = list(path.relative_to(root).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def test_a_moved_import_path_still_imports_and_says_where_it_went():
+    import importlib
+    import sys
+
+    from memopt.core.moved import MOVED
+    from memopt.systems.store import MemoryStore
+
+    for old in ("memopt.store", "memopt.experiment"):
+        sys.modules.pop(old, None)
+    with pytest.warns(FutureWarning, match=r"memopt\.store moved to memopt\.systems\.store"):
+        old = importlib.import_module("memopt.store")
+    assert old.MemoryStore is MemoryStore
+    with pytest.warns(FutureWarning, match="memopt.optimize.experiment"):
+        from memopt.experiment import load_experiment  # noqa: F401
+    for old_path, new_path in MOVED.items():  # every entry names a module that exists, at a path that does not
+        assert importlib.util.find_spec(new_path) is not None, new_path
+        assert not (ROOT / (old_path.replace(".", "/") + ".py")).exists(), old_path

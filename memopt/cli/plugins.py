@@ -12,14 +12,14 @@ if TYPE_CHECKING:
 
 __all__ = ["plugins"]
 
-KINDS = ("systems", "attribution", "feedback", "optimizers", "judges", "lm")
+KINDS = ("systems", "attribution", "feedback", "optimizers", "judges", "lm", "trackers")
 
 
 def plugins(
     kind: str = typer.Option(None, "--kind", "-k", help="Only this kind: " + ", ".join(KINDS) + "."),
 ) -> None:
-    """List memory systems, attribution methods, feedback kinds, optimizers, judges and in-process LM providers
-    (shipped and plug-ins); exit 2 if one is broken."""
+    """List memory systems, attribution methods, feedback kinds, optimizers, judges, in-process LM providers and
+    trackers (shipped and plug-ins); exit 2 if one is broken."""
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
@@ -49,10 +49,11 @@ def _registry(kind: str) -> Registry:
     from memopt.feedback.kinds import feedback_kinds
     from memopt.judge.judges import judges
     from memopt.lm.providers import lm_providers
+    from memopt.optimize.events import trackers
     from memopt.optimize.registry import optimizers
 
     return {"attribution": attribution_methods, "feedback": feedback_kinds, "optimizers": optimizers,
-            "judges": judges, "lm": lm_providers}[kind]
+            "judges": judges, "lm": lm_providers, "trackers": trackers}[kind]
 
 
 def _rows(kind: str) -> list[tuple[str, str, str, str]]:
@@ -92,7 +93,7 @@ def _declares(kind: str, obj: Any) -> str:
         return "gepa feedback kinds" if obj.gepa_feedback else reads
     if kind == "lm":
         return "simulated" if obj.simulated else "–"
-    if kind == "judges":
+    if kind in ("judges", "trackers"):
         return "–"
     flags = [("uses attribution" if obj.uses_attribution else "round-robin ops"),
              *(["gepa"] if obj.gepa else []), *(["control"] if obj.control else [])]

@@ -13,6 +13,7 @@ from memopt.judge.judges import LexicalJudge, judges, make_judge
 from memopt.lm.build import make_lm
 from memopt.lm.providers import lm_providers
 from memopt.lm.spec import parse_lm_spec
+from memopt.optimize.events import trackers
 from memopt.optimize.experiment import load_experiment
 from memopt.optimize.registry import get_optimizer, optimizers
 from tests.conftest import ROOT
@@ -76,6 +77,24 @@ from memopt.simlm import SimEngine
 twin = LMProvider("twin", lambda spec, seed: SimEngine(seed=int(spec.arg or seed)), simulated=True)
 '''
 
+TRACKER_PLUGIN = '''
+from memopt.tracking import NullTracker
+
+HEARD = []
+
+
+class Listening(NullTracker):
+    """Records nothing, like NullTracker, but keeps the kind of every event it hears."""
+
+    def on_event(self, event):
+        HEARD.append(event.kind)
+        return super().on_event(event)
+
+
+def listening(experiment):
+    return Listening()
+'''
+
 
 @pytest.fixture
 def installed(tmp_path, monkeypatch):
@@ -83,7 +102,7 @@ def installed(tmp_path, monkeypatch):
     site = tmp_path / "site"
     site.mkdir()
     monkeypatch.syspath_prepend(str(site))
-    registries = (optimizers, judges, lm_providers)
+    registries = (optimizers, judges, lm_providers, trackers)
 
     def install(*args: object) -> None:
         _distribution(site, *args)  # type: ignore[arg-type]
@@ -146,3 +165,17 @@ def test_a_plugin_cannot_take_a_shipped_optimizer_judge_or_provider_name(install
         judges.register("lexical", lambda **_: None, module="someone_else")
     with pytest.raises(PluginError, match="ships with memopt"):
         optimizers.register("gepa", lambda e, s: None, module="someone_else")
+
+
+def test_an_installed_tracker_is_chosen_by_name_and_hears_the_run(installed):
+    from memopt.optimize.loop import run_experiment
+
+    installed("plugin-listen", "memopt.trackers", {"listening": "plugin_listen:listening"}, "plugin_listen",
+              TRACKER_PLUGIN)
+    assert trackers.shipped() == ["mlflow", "untracked"] and "listening" in trackers.names()
+    experiment = load_experiment(QUICKSTART, {"rounds": 1, "budget.max_lm_calls": 400})
+    run_experiment(experiment, tracker="listening")
+    heard = sys.modules["plugin_listen"].HEARD
+    assert heard[0] == "run_started" and heard[-1] == "run_finished" and "round_scored" in heard
+    with pytest.raises(PluginError, match="ships with memopt"):
+        trackers.register("mlflow", lambda e: None, module="someone_else")
