@@ -3,10 +3,10 @@
 `mechanism_of` names the mechanism of one attributed case: the blamed operation, the error type, and what
 was lost there (`LOSSES`), read from the attribution's evidence path and the graph, never from a model:
 
-- ``ExtractionError``: ``speaker`` when the extraction op never kept a statement of the evidence turn's
-  speaker anywhere in the conversation while it kept other speakers' (a restriction to one speaker); else
-  ``date`` when the evidence turn tells the time relatively ("last Friday") and the question asks when; else
-  ``detail`` (one statement of a speaker whose other statements were kept);
+- ``ExtractionError``: ``speaker`` when the blamed op kept other speakers' statements and none of the evidence
+  turn's speaker (or, when it kept nothing at all, when no op of its kind ever kept that speaker while keeping
+  others): a restriction to one speaker; else ``date`` when the evidence turn tells the time relatively ("last
+  Friday") and the question asks when; else ``detail`` (one statement of a speaker whose others were kept);
 - ``UpdateError``: ``overwritten`` when the version that replaced the one holding the answer came from a later
   turn (a new fact took the memory's place), else ``trimmed``;
 - ``DeletionError``: ``deleted``; ``RetrievalError``: ``not_retrieved``;
@@ -106,11 +106,12 @@ def _speaker_of(G: nx.DiGraph, ref: str) -> str | None:
     return value.get("speaker") if isinstance(value, dict) else None
 
 
-def speakers_kept(G: nx.DiGraph, operation: str) -> tuple[set[str], set[str]]:
-    """(speakers whose turns ops of ``operation`` read, speakers whose statements they kept in what they wrote)."""
+def speakers_kept(G: nx.DiGraph, operation: str, op_id: str | None = None) -> tuple[set[str], set[str]]:
+    """(speakers whose turns ops of ``operation`` — or the op ``op_id`` alone — read, speakers whose statements they
+    kept in what they wrote)."""
     read, kept = set(), set()
     for op, d in G.nodes(data=True):
-        if d.get("type") != "op" or d.get("operation") != operation:
+        if d.get("type") != "op" or d.get("operation") != operation or op_id not in (None, op):
             continue
         for v in G.predecessors(op):
             value = G.nodes[v].get("value")
@@ -170,8 +171,11 @@ def _extraction_loss(G: nx.DiGraph | None, a: Any, question: str, evidence: tupl
     value = G.nodes[turn].get("value") if turn is not None else None
     if not isinstance(value, dict):
         return "detail"
-    read, kept = speakers_kept(G, a.operation)
-    if value.get("speaker") not in kept and kept and len(read) > 1:
+    speaker = value.get("speaker")
+    read, kept = speakers_kept(G, a.operation, a.op_id)
+    if not kept:  # the op kept nothing: did any op of its kind ever keep this speaker?
+        read, kept = speakers_kept(G, a.operation)
+    if speaker not in kept and kept and len(read) > 1:
         return "speaker"
     if find_relative_dates(str(value.get("text", ""))) and _WHEN.match(question or ""):
         return "date"
