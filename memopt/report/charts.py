@@ -85,10 +85,10 @@ def funnel_svg(evidence: dict[str, Any]) -> str:
     """How far the gold evidence of the failed cases got: into memory, the store at question time, the context."""
     n = evidence["funnel_cases"]
     reached = evidence["reached"]
-    rows = [("failed cases with gold evidence", n), ("its information entered memory", reached["memory"]),
+    rows = [("answerable failed cases with gold evidence", n), ("its information entered memory", reached["memory"]),
             ("the store held it at question time", reached["question_time"]),
             ("it reached the answer's context", reached["context"])]
-    left, width = 240, 360
+    left, width = 290, 360
     body = []
     for i, (label, k) in enumerate(rows):
         y = 8 + i * 28

@@ -128,7 +128,7 @@ _MARKDOWN = """# {{ r.title }}
 {{ r.evidence.gold }} case(s) with gold evidence turns, {{ r.evidence.found_by_words }} with evidence found by words.
 {%- if r.evidence.funnel_cases %} Of the {{ r.evidence.funnel_cases }} with gold evidence, its information entered
 memory in {{ r.evidence.reached.memory }}, the store held it at question time in {{ r.evidence.reached.question_time }},
-it reached the answer's context in {{ r.evidence.reached.context }}.{% endif %}
+it reached the answer's context in {{ r.evidence.reached.context }} (unanswerable questions left out).{% endif %}
 
 ## Recurring mechanisms
 {% for g in r.groups %}

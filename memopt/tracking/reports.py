@@ -44,16 +44,17 @@ class RunReports:
         self.rounds.append({"round": record.round, "failures": dict(record.failures_by_type)})
         self.last = (record, outcome, pipeline)
         if record.round == 1:
-            self._log(store, "round-0", record, outcome, pipeline,
-                      "the starting prompts (round 0), as round 1 attributed their failures on the train split")
+            self._log(store, "round-0", record, outcome, pipeline, "the starting prompts (round 0)",
+                      "round 1's attribution of the starting prompts' failures on the train split")
 
     def run_ending(self, store: Any) -> None:
         """Log ``report/final`` from the last round that attributed failures."""
         if self.last is None:
             return
         record, outcome, pipeline = self.last
-        self._log(store, "final", record, outcome, pipeline,
-                  f"the last round (round {record.round}): the failures of the prompts it started from")
+        self._log(store, "final", record, outcome, pipeline, f"the final round (round {record.round})",
+                  f"round {record.round}'s attribution of the failures of the prompts it started from, on the train "
+                  "split")
 
     def markdown(self) -> str:
         """The description's line linking the reports (empty when none was logged)."""
@@ -63,14 +64,14 @@ class RunReports:
         return (f"\n\n**Diagnostic reports** (artifacts of this run): {links}; `memopt report <run id> --round "
                 f"{self.logged[0].removeprefix('round-')}` writes one where you are.\n")
 
-    def _log(self, store: Any, name: str, record: Any, outcome: Any, pipeline: str, what: str) -> None:
+    def _log(self, store: Any, name: str, record: Any, outcome: Any, pipeline: str, what: str, source: str) -> None:
         from memopt.report import build_report, diagnosis_of_cases, report_files
 
         try:
-            diagnosis = diagnosis_of_cases(outcome.attributions, source=what, flagged=self.flagged)
+            diagnosis = diagnosis_of_cases(outcome.attributions, source=source, flagged=self.flagged)
             diagnosis.rounds = list(self.rounds) if name == "final" else []
             diagnosis.cost = {f"round_{k}": v for k, v in (record.attribution or {}).items()}
-            report = build_report(diagnosis, title=f"Why {pipeline} answered wrong: {what.split(':')[0]}")
+            report = build_report(diagnosis, title=f"Why {pipeline} answered wrong: {what}")
             files = report_files(report, diagnosis)
         except Exception as e:  # noqa: BLE001 — a report is never worth a run
             _log.warning("the %s report was not built: %s", name, one_line(e))

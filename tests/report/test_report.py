@@ -45,7 +45,8 @@ def test_each_planted_mechanism_is_a_group_of_its_own(planted):
     assert speaker_group != overwrite_group
     assert members[speaker_group] == one_speaker and members[overwrite_group] == overwrite
     # the same op and error type hold a failure of another mechanism: only "what was lost" keeps it apart
-    blamed = {a.case_id: (a.operation, a.error_type) for a in load_attributions(planted["trace"] / "attributions.jsonl")}
+    attributions = load_attributions(planted["trace"] / "attributions.jsonl")
+    blamed = {a.case_id: (a.operation, a.error_type) for a in attributions}
     same_place = {c for c in planted["failed"] - one_speaker
                   if blamed.get(c) == blamed[next(iter(one_speaker))]}
     assert same_place and not same_place & members[speaker_group]
