@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import tempfile
 from pathlib import Path
 
@@ -50,6 +51,9 @@ def report(
         data = build_report(diagnosis, title=title, overview=overview, writer=writer)
         files = report_files(data, diagnosis)
     else:
+        if not re.fullmatch(r"[0-9a-f]{32}", source):
+            raise ConfigError(f"{source}: no such directory, nor the run id of a `memopt optimize` (32 hex digits); "
+                              "pass a trace directory, a MemTraceBench directory or a run id.")
         if attributions is not None or labels is not None:
             raise ConfigError(f"{source}: no such directory; --attributions and --labels go with a directory (an "
                               "optimize run's report was built from its own attributions).")

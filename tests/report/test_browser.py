@@ -74,6 +74,10 @@ def test_quickstart_round_0_report_from_mlflow(tmp_path):
     shots.mkdir()
     assert check_page(tmp_path / "round-0" / "report.html", counts, shots) >= 3
     assert "round 0" in (tmp_path / "round-0" / "report.md").read_text()
+    memopt("report", run_id, "--round", "final", "--tracking-uri", uri, "--out", "final", cwd=tmp_path)
+    final = json.loads((tmp_path / "final" / "report.json").read_text())
+    assert final["rounds"] == [{"round": 1, "failures": {k.removeprefix("failures."): int(v) for k, v in
+                                                        round_1.data.metrics.items() if k.startswith("failures.")}}]
     if os.environ.get("MEMOPT_UPDATE_SCREENSHOTS"):
         for png in shots.glob("*.png"):
             shutil.copy(png, ROOT / "docs" / "images" / png.name)
