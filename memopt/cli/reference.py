@@ -2,7 +2,8 @@
 every experiment key from the pydantic model, the graph schema from its module docstring.
 
 The docs build calls `expand` on every page (``docs/hooks.py``): a line ``<!-- reference:NAME -->`` is replaced by
-the Markdown of NAME (``commands``, ``experiment``, ``graph-schema``). Nothing here is imported by a command.
+the Markdown of NAME (``commands``, ``bench-commands``, ``experiment``, ``graph-schema``). Nothing here is imported by a
+command.
 """
 
 from __future__ import annotations
@@ -118,9 +119,10 @@ def _usage(path: list[str], command: Any) -> str:
     return " ".join(pieces)
 
 
-def commands_markdown(app: Any = None) -> str:
+def commands_markdown(app: Any = None, *, only: str | None = None, skip: tuple[str, ...] = ()) -> str:
     """Every command of the `memopt` CLI as Markdown: a heading, its help, its usage and a table of its arguments
-    and options (declarations, help, defaults, ranges and environment variables as ``--help`` prints them)."""
+    and options (declarations, help, defaults, ranges and environment variables as ``--help`` prints them).
+    ``only`` keeps the commands under one top-level name (``"bench"``), ``skip`` leaves those under others out."""
     import typer
 
     if app is None:
@@ -128,6 +130,8 @@ def commands_markdown(app: Any = None) -> str:
     root = typer.main.get_command(app)
     lines: list[str] = []
     for path, command, ctx in _commands(root, ["memopt"], None):
+        if (only is not None and path[1] != only) or path[1] in skip:
+            continue
         lines += [f"### `{' '.join(path)}`", "", inspect.cleandoc(command.help or ""), "", "```text",
                   _usage(path, command), "```", ""]
         rows = [p.get_help_record(ctx) for p in command.params if not p.hidden]
@@ -282,7 +286,12 @@ def graph_schema_markdown() -> str:
     return "\n".join(lines) + "\n"
 
 
-MARKERS = {"commands": commands_markdown, "experiment": experiment_markdown, "graph-schema": graph_schema_markdown}
+MARKERS = {
+    "commands": lambda: commands_markdown(skip=("bench",)),
+    "bench-commands": lambda: commands_markdown(only="bench"),
+    "experiment": experiment_markdown,
+    "graph-schema": graph_schema_markdown,
+}
 
 
 def expand(markdown: str) -> str:
