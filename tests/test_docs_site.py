@@ -100,6 +100,18 @@ for op in ("extract", "update", "answer"):
 """
 
 
+def test_readme_tour_is_the_tested_tour():
+    """The README's tour runs only commands the getting-started test runs (or, for the server, names as not run)."""
+    def bare(command: str) -> str:
+        return command.split("  #")[0].strip()
+
+    tested = {bare(c) for c in shell_commands((DOCS / "getting-started.md").read_text())}
+    tour = shell_commands((ROOT / "README.md").read_text())[2:]
+    assert len(tour) >= 4
+    for command in tour:
+        assert bare(command) in tested, command
+
+
 def test_no_page_is_too_long_to_read():
     """Every page, the reference pages as the build makes them, within MAX_PAGE_LINES."""
     long = {p.name: n for p in DOCS.glob("*.md") if (n := reference.expand(p.read_text()).count("\n")) > MAX_PAGE_LINES}
