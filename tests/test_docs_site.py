@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from memopt.cli import reference
-from memopt.experiment import Experiment
+from memopt.optimize.experiment import Experiment
 from tests.conftest import ROOT
 
 DOCS = ROOT / "docs"

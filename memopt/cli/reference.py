@@ -218,7 +218,7 @@ def experiment_keys(model: Any = None, prefix: str = "") -> dict[str, str]:
     from pydantic_core import PydanticUndefined
 
     if model is None:
-        from memopt.experiment import Experiment as model
+        from memopt.optimize.experiment import Experiment as model
     leaves, sections = _experiment_rows(model, prefix)
     dumped = _defaults_of(model)
     out = {}
@@ -239,7 +239,7 @@ def experiment_markdown(model: Any = None) -> str:
     from pydantic_core import PydanticUndefined
 
     if model is None:
-        from memopt.experiment import Experiment as model
+        from memopt.optimize.experiment import Experiment as model
     defaults = experiment_keys(model)
     lines: list[str] = []
 
