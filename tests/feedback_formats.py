@@ -12,7 +12,7 @@ source turns, what the op produced or read, observation), one per kind of loss, 
 `native(cases)` writes memopt's own attribution format (the reference). `measure(...)` reads a rendering with
 SimLM's reader and returns examples found, fields recovered and evidence strength. ``python -m
 tests.feedback_formats [--held-out]`` prints the figures of one half on these cases (`fixture_table`) and on
-memopt's real attribution feedback re-rendered (`real_table`), as in docs/simlm.md.
+memopt's real attribution feedback re-rendered (`real_table`), as in docs/changelog-reader.md.
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ import sys
 
 import yaml
 
+from memopt.cli.reference import expand
 from memopt.simlm.directives import catalogue_table
 from tests.conftest import ROOT
 
@@ -27,7 +28,7 @@ def test_readme_starts_with_the_two_setup_commands():
 
 
 def test_readme_fits_on_a_screen_and_links_only_existing_pages():
-    assert README.count("\n") <= 200
+    assert README.count("\n") <= 120  # a front door: the tour and the evidence in short, the rest in docs/
     links = re.findall(r"\]\((docs/[^)#]+)", README)
     assert links
     for link in links:
@@ -55,6 +56,6 @@ def test_every_command_in_help_is_documented():
     done = subprocess.run([sys.executable, "-m", "memopt", "--help"], capture_output=True, text=True, timeout=60)
     commands = re.findall(r"│ (\w[\w-]*)\s{2,}", done.stdout)
     assert commands, done.stdout
-    page = (DOCS / "commands.md").read_text()
+    page = expand((DOCS / "commands.md").read_text())  # the page's reference is made from the CLI at build time
     for command in commands:
         assert f"memopt {command}" in page, command

@@ -334,7 +334,7 @@ def ordering(runs: list[dict[str, Any]], *, ceiling: float | dict[int, float] | 
 
 
 def markdown_table(report: dict[str, Any]) -> str:
-    """The rows as the Markdown table of docs/optimize.md, then the comparisons (difference, interval, p, verdict)."""
+    """The rows as the Markdown table of docs/benchmarks.md, then the comparisons (difference, interval, p, verdict)."""
     lines = ["| experiment | budget | seeds | feedback | ops rewritten | test F1 before | after (mean ± sd) "
              "| gain (mean ± sd) | 95 % interval of gain | share of oracle gain | LM calls | s / run |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]

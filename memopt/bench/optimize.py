@@ -155,7 +155,7 @@ def optimize_rows(runs: list[dict[str, Any]], oracle: dict[str, Any], names: lis
 
 
 def markdown_table(report: dict[str, Any]) -> str:
-    """The rows as the Markdown table of docs/optimize.md, then each experiment's comparisons."""
+    """The rows as the Markdown table of docs/benchmarks.md, then each experiment's comparisons."""
     lines = ["| experiment | optimizer | seeds | test F1 before | after (mean ± sd) | gain (mean ± sd) "
              "| 95 % interval of gain | share of oracle gain | LM calls | gain per 1k calls |",
              "|---|---|---|---|---|---|---|---|---|---|"]

@@ -148,7 +148,9 @@ class AttributionConfig(_Strict):
     sample: int | None = Field(60, ge=1)
     replay: bool = True
     masked: bool = True
-    labels: str | None = None
+    labels: str | None = Field(None, description="A team's labels (`memopt label`'s `labels.jsonl`): the cases "
+                                                 "it flags as no memory failure leave every round's failures and "
+                                                 "feedback.")
 
     @field_validator("method")
     @classmethod

@@ -2,7 +2,7 @@
 
 Write a system as a `MemorySystem` subclass that declares its operations, register it with
 ``@memory_system("name")`` (and, from an installed package, an entry point in the
-``memopt.memory_systems`` group), and build it by name with `make_system`. See docs/systems.md
+``memopt.memory_systems`` group), and build it by name with `make_system`. See docs/own-system.md
 ("Bring your own memory system") and `memopt.systems.base` for the contract.
 
 What it may import: `memopt.core`, `memopt.registry`, `memopt.taxonomy`, `memopt.data` and `memopt.lm`; the tracer
