@@ -27,6 +27,8 @@ FLOORS = [
     ["evaluate"],
     ["attribution"],
     ["feedback"],
+    ["report"],
+    ["label"],
     ["export"],
     ["live"],
     ["optimize"],

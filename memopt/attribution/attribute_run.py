@@ -39,10 +39,12 @@ def graph_files(trace_dir: str | Path) -> list[Path]:
 
 def attribute_run(results: RunResult, trace_dir: str | Path, judge: Judge, *, method: str = "memtrace",
                   verify: bool = False, masked: bool = False, on_case: Callable[[Attribution], None] | None = None,
-                  source: str = "the results", workers: int = 1) -> list[Attribution]:
+                  source: str = "the results", workers: int = 1, flagged: frozenset[str] = frozenset()
+                  ) -> list[Attribution]:
     """Blame every failed case of ``results`` on the graphs in ``trace_dir``, ``workers`` cases at a time; with
     ``masked``, each failure blamed upstream is followed by the answer op's fault behind it, when there is one
-    (`memopt.attribution.masked`; replayed on the LM the graph recorded).
+    (`memopt.attribution.masked`; replayed on the LM the graph recorded). Cases in ``flagged`` (labelled as no
+    memory failure, `memopt.attribution.labels`) are left out.
 
     Before any judge call, the graphs are checked to belong to the run of the results (`check_same_run`;
     ``source`` names the results file in its errors).
@@ -65,7 +67,7 @@ def attribute_run(results: RunResult, trace_dir: str | Path, judge: Judge, *, me
         raise DataError(f"{path}: case {case_id} failed in {source}, but the graph holds no answer to it "
                         f"({len(unanswered)} failed case(s) so); the graph is damaged: write it again with "
                         "`memopt run --trace DIR`.")
-    cases = [case for _, G in graphs for case in failed_cases(G, by_id)]
+    cases = [case for _, G in graphs for case in failed_cases(G, by_id) if case.case_id not in flagged]
 
     def one(case: FailedCase) -> Attribution:
         attribution = attribute(case, judge, method, verify=verify)

@@ -38,10 +38,12 @@ def _register() -> None:
         data,
         directives,
         export,
+        label,
         lm_check,
         mem0,
         optimize,
         plugins,
+        report,
         run,
         serve,
         show,
@@ -53,6 +55,8 @@ def _register() -> None:
     app.command("worker")(worker.worker)
     app.command("run")(run.run)
     app.command("attribute")(attribute.attribute)
+    app.command("report")(report.report)
+    app.command("label")(label.label)
     app.add_typer(data.app, name="data")
     app.add_typer(bench.app, name="bench")
     app.command("serve")(serve.serve)

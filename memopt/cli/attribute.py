@@ -30,6 +30,9 @@ def attribute(
     memtracebench_out: Path = typer.Option(None, "--memtracebench-out", file_okay=False,
                                            help="Also write each graph as a smartcomment (MemTraceBench-format) file "
                                                 "here, with the attributions as its annotations."),
+    labels: Path = typer.Option(None, "--labels", dir_okay=False,
+                                help="A team's labels (`memopt label`); its flagged cases leave the failures "
+                                     "(default: labels.jsonl in the --trace directory, when there is one)."),
     concurrency: int = options.CONCURRENCY,
     no_cache: bool = options.NO_CACHE,
 ) -> None:
@@ -38,6 +41,7 @@ def attribute(
     from rich.table import Table
 
     from memopt.attribution.attribute_run import attribute_run, summarize_attributions
+    from memopt.attribution.labels import labels_beside, load_labels
     from memopt.attribution.registry import get_method
     from memopt.attribution.types import save_attributions
     from memopt.core.errors import ConfigError, MemoptError
@@ -50,9 +54,10 @@ def attribute(
         raise ConfigError(f"--method: {e}") from None
     check_writable(out, reads=[results, *(sorted(trace.glob("*.json")) if trace.is_dir() else [])])
     run = RunResult.load(results)
+    labelled = load_labels(labels) if labels is not None else load_labels(labels_beside(trace), missing_ok=True)
     judge, workers = _judge(judge_lm, concurrency, cache=not no_cache)
     found = attribute_run(run, trace, judge, method=method, verify=verify, masked=masked, source=str(results),
-                          workers=workers)
+                          workers=workers, flagged=labelled.flagged)
     save_attributions(found, out)
     summary = summarize_attributions(found)
     console = Console(soft_wrap=True)
@@ -69,6 +74,8 @@ def attribute(
     console.print(table)
     extra = f", verified {summary['verified']:.0%}" if summary["verified"] is not None else ""
     extra += f"; {summary['behind']} answer-op faults behind them" if masked else ""
+    if labelled.flagged:
+        extra += (f"; {len(labelled.flagged)} case(s) flagged in {labelled.path} left out (not memory failures)")
     console.print(f"{summary['judge_calls_per_case']} judge calls per case{extra} → {out}", highlight=False)
     if memtracebench_out is not None:
         written = _write_memtracebench(trace, found, memtracebench_out)

@@ -106,6 +106,9 @@ def attribution(
     memtracebench: Path = typer.Option(None, "--memtracebench", file_okay=False,
                                        help="Instead, score methods on MemTraceBench files (DIR/<split>/*.json, "
                                             "smartcomment graphs with annotations): one table per split."),
+    labels: Path = typer.Option(None, "--labels", dir_okay=False,
+                                help="Instead, score methods against a team's labels (`memopt label`'s labels.jsonl); "
+                                     "flagged cases are left out."),
     out: Path = typer.Option(None, "--out", help="Write {results, cases, counts} as JSON."),
 ) -> None:
     """Fault-injection bench: error-type and op-id accuracy, judge calls and seconds per case, per method."""
@@ -114,6 +117,9 @@ def attribution(
     from memopt.taxonomy import ERROR_TYPES
 
     _check_out(out)
+    if labels is not None:
+        _labels(labels, methods, out)
+        return
     if memtracebench is None and cases is None:  # new cases go there: refuse a file before any work
         check_writable(cases_dir, option="--cases-dir", directory=True)
         check_writable(cases_dir / "graphs", option="--cases-dir", directory=True)
@@ -139,6 +145,19 @@ def attribution(
     if long_sessions:
         report["long_graph"] = bench_long_graph(long_sessions)
         _print(report["long_graph"], f"one {long_sessions}-session mem0 conversation", None)
+    if out is not None:
+        write_json(out, report)
+
+
+def _labels(path: Path, methods: str | None, out: Path | None) -> None:
+    """``--labels``: every method against a team's labels, one table."""
+    from memopt.bench.labels import score_labels
+    from memopt.cli.options import parse_ids
+
+    report = score_labels(path, parse_ids(methods, "--methods"))
+    decisions = ", ".join(f"{k} {v}" for k, v in report["decisions"].items()) or "none"
+    _print(report["results"], f"attribution methods against the labels of {path} (SimLM judge, simulated)", None)
+    typer.echo(f"labels: {decisions}; {report['left_out']} flagged case(s) left out")
     if out is not None:
         write_json(out, report)
 

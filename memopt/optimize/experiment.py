@@ -139,6 +139,8 @@ class AttributionConfig(_Strict):
     of a case whose ops are byte-identical to when it was attributed (`memopt.attribution.replay`); ``masked``
     also replays each failure blamed upstream with the evidence in the answer op's context and blames the answer op
     when it still answers wrong (`memopt.attribution.masked`: one task and one judge call per such failure).
+    ``labels`` names a team's labels (`memopt label`'s ``labels.jsonl``): the cases it flags as no memory failure
+    (a wrong expected answer, a wrong judge verdict) leave every round's failures and feedback.
     """
 
     method: str = "memtrace"
@@ -146,6 +148,9 @@ class AttributionConfig(_Strict):
     sample: int | None = Field(60, ge=1)
     replay: bool = True
     masked: bool = True
+    labels: str | None = Field(None, description="A team's labels (`memopt label`'s `labels.jsonl`): the cases "
+                                                 "it flags as no memory failure leave every round's failures and "
+                                                 "feedback.")
 
     @field_validator("method")
     @classmethod

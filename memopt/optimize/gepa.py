@@ -51,6 +51,7 @@ class AttributionFeedbackMetric:
     scorer: Scorer
     method: str = "memtrace"
     feedback: str = "attribution"
+    flagged: frozenset[str] = frozenset()  # cases a reviewer flagged as no memory failure: no attribution feedback
     _cache: dict[tuple[str, str], Any] = field(default_factory=dict)
 
     def __call__(self, gold: Any, pred: Any, trace: Any = None, pred_name: str | None = None,
@@ -63,6 +64,9 @@ class AttributionFeedbackMetric:
         if pred_name is None:
             return score
         kind = get_kind(self.feedback)
+        if case.case_id in self.flagged:
+            return dspy.Prediction(score=score, feedback="A reviewer flagged this case as no memory failure (a wrong "
+                                                         "expected answer or judge verdict): no feedback from it.")
         if not kind.uses_attribution:
             return dspy.Prediction(score=score, feedback=(f"Question: {case.question}\nGold answer: {case.gold}\n"
                                                           f"Prediction: {pred.answer}\nScore: F1 {score:.2f}"))
@@ -140,7 +144,7 @@ class FeedbackProposer:
 
 def run_gepa(system: MemorySystem, scorer: Scorer, *, trainset: list[Conversation], valset: list[Conversation],
              method: str = "memtrace", seed: int = 0, calls_per_case: float = 2.0, feedback: str = "attribution",
-             proposer: FeedbackProposer | None = None) -> MemorySystem:
+             proposer: FeedbackProposer | None = None, flagged: frozenset[str] = frozenset()) -> MemorySystem:
     """Optimize with `dspy.GEPA` within the scorer's remaining LM-call budget; returns the best system.
 
     GEPA stops when the budget is spent (a stop callback) or after about ``remaining / calls_per_case``
@@ -152,7 +156,7 @@ def run_gepa(system: MemorySystem, scorer: Scorer, *, trainset: list[Conversatio
     train, val = examples_of(trainset), examples_of(valset)
     left = scorer.remaining() - scorer.last_report_calls  # keep what the round's val/test report will take
     metric_calls = max(len(val) + 1, int(left / max(calls_per_case, 1.0)))
-    optimizer = dspy.GEPA(metric=AttributionFeedbackMetric(system, scorer, method, feedback),
+    optimizer = dspy.GEPA(metric=AttributionFeedbackMetric(system, scorer, method, feedback, flagged),
                           instruction_proposer=proposer or FeedbackProposer(system, scorer),
                           max_metric_calls=metric_calls,
                           reflection_minibatch_size=3, candidate_selection_strategy="pareto", use_merge=False,
@@ -180,6 +184,7 @@ class GepaOptimizer:
     seed: int = 0
     feedback: str = "attribution"
     guard: Any = None
+    flagged: frozenset[str] = frozenset()  # cases labelled as no memory failure (`memopt.attribution.labels`)
 
     def step(self, system: MemorySystem, round_index: int, *, trainset: list[Conversation],
              valset: list[Conversation], current_val: float) -> RoundOutcome:
@@ -190,7 +195,7 @@ class GepaOptimizer:
         proposer = FeedbackProposer(system, self.scorer, self.guard)
         best = run_gepa(system, self.scorer, trainset=trainset, valset=valset, method=self.method,
                         seed=self.seed + round_index, calls_per_case=per_case, feedback=self.feedback,
-                        proposer=proposer)
+                        proposer=proposer, flagged=self.flagged)
         current = system.instructions()
         changed = {op: text for op, text in best.instructions().items() if text != current[op]}
         val_f1 = float(start.metrics["f1"])

@@ -29,7 +29,15 @@ def _reflective(experiment: Experiment, scorer: Scorer) -> Optimizer:
                                seed=experiment.seed, sample=experiment.attribution.sample,
                                replay=experiment.attribution.replay, masked=experiment.attribution.masked,
                                stop_on_repeat=o.stop_on_repeat,
-                               reuse_train=o.reuse_train)
+                               reuse_train=o.reuse_train, flagged=_flagged(experiment))
+
+
+def _flagged(experiment: Experiment) -> frozenset[str]:
+    """The cases the experiment's labels file (``attribution.labels``) flags as no memory failure."""
+    from memopt.attribution.labels import load_labels
+
+    path = experiment.attribution.labels
+    return load_labels(path).flagged if path else frozenset()
 
 
 @optimizer("memtrace")
@@ -50,4 +58,4 @@ def gepa(experiment: Experiment, scorer: Scorer) -> Optimizer:
     from memopt.optimize.gepa import GepaOptimizer
 
     return GepaOptimizer(scorer, method=experiment.attribution.method, seed=experiment.seed,
-                         feedback=experiment.optimizer.feedback_kind)
+                         feedback=experiment.optimizer.feedback_kind, flagged=_flagged(experiment))

@@ -100,6 +100,7 @@ class ReflectiveOptimizer:
     sample: int | None = None  # new attributions per round, stratified (category × blamed-op candidate); None: all
     replay: bool = True  # reuse attributions of byte-identical cases (`memopt.attribution.replay`)
     masked: bool = True  # also probe the answer op behind an upstream fault (`memopt.attribution.masked`)
+    flagged: frozenset[str] = frozenset()  # cases labelled as no memory failure: left out (`attribution.labels`)
     # stopping
     stop_on_repeat: bool = False
     # budget: reuse the last training run when the system did not change (a rejected round)
@@ -199,7 +200,8 @@ class ReflectiveOptimizer:
         by_id = {r.case_id: r.to_dict() for r in train.results}
         # Sorted by case key (the order of the results), so concurrency never reorders attributions or feedback.
         rank = {case_id: i for i, case_id in enumerate(by_id)}
-        cases = sorted((case for G in train.graphs.values() for case in failed_cases(G, by_id)),
+        cases = sorted((case for G in train.graphs.values() for case in failed_cases(G, by_id)
+                        if case.case_id not in self.flagged),
                        key=lambda case: (rank.get(case.case_id, len(rank)), case.case_id))
         prints = fingerprints(cases, method=self.attribution, verify=self.verify) if self.replay else {}
         replayed = {c.case_id: found for c in cases if (found := self.cache.get(prints.get(c.case_id, ""))) is not None}

@@ -4,7 +4,8 @@
 ``<``, ``>`` and ``&`` escaped, so no value can close the script element) at `DATA_MARK`. The script
 reads that JSON and draws the layout `graph_view` computed (world pixels in ``meta.layout``, node
 ``px`` / ``py`` / ``r``) on a canvas: the wheel zooms the time axis, shift + wheel the lanes, drag
-pans, hovering shows a node's full label, a click selects; ``#node=ID`` in the URL selects and centres
+pans, hovering shows a node's full label, a click selects (and tells a page that embeds the viewer, with a
+``memopt:select`` event on the window whose ``detail`` is the node id); ``#node=ID`` in the URL selects and centres
 a node. Nodes shrink with the columns so they
 never overlap; a label is drawn only where it fits before the next node of its lane (cut like
 `memopt.trace.render.shown_label`), and only when the lanes are tall enough. The side panel is
@@ -332,6 +333,7 @@ aside pre { margin: 0; padding: 6px; background: #f3f5f7; border-radius: 4px; wh
 
   function select(n, center) {
     selected = n;
+    window.dispatchEvent(new CustomEvent("memopt:select", { detail: n ? n.id : null }));  // a page embedding the view
     panel.textContent = "";
     if (!n) { draw(); return; }
     if (center) centerOn(n);

@@ -120,8 +120,9 @@ def _description(summary: Mapping[str, Any], experiment: Experiment, sizes: tupl
 
 
 def log_summary(tracker: Any, summary: Mapping[str, Any], state: OptimizeState, experiment: Experiment,
-                sizes: tuple[int, int, int], data: str) -> None:
-    """The parent run's confirmation metrics, summary, final metrics, ``best`` aliases, stop tag and description."""
+                sizes: tuple[int, int, int], data: str, *, extra: str = "") -> None:
+    """The parent run's confirmation metrics, summary, final metrics, ``best`` aliases, stop tag and description
+    (``extra`` appended to it)."""
     if "confirm" in summary:
         tracker.log_metrics({f"confirm.{label}.{split}_{key}": value
                              for label in ("seed", "best") for split, m in summary["confirm"][label].items()
@@ -135,4 +136,4 @@ def log_summary(tracker: Any, summary: Mapping[str, Any], state: OptimizeState, 
     if summary.get("stopped"):
         tracker.set_tags({"memopt.stopped": summary["stopped"]})
     tracker.describe(_description(summary, experiment, sizes, data, best.prompt_versions,
-                                  {r.round: r.prompt_versions for r in state.records}))
+                                  {r.round: r.prompt_versions for r in state.records}) + extra)

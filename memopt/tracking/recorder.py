@@ -7,11 +7,11 @@
 | `RunStarted` | the parent run (params), ``experiment.json``, a "running" description, the data splits |
 | `RunResumed` | the parent run reattached (RUNNING again; rounds a killed process left RUNNING → KILLED) |
 | `RoundStarted` | a nested run ``round-<i>`` (round 0: ``round-0 (starting prompts)``) |
-| `RoundScored` | the round's traces (rounds ≥ 1), prompt versions, metrics and artifacts (`artifacts.log_round`) |
+| `RoundScored` | the round's traces (rounds ≥ 1), prompt versions, metrics, artifacts; round 1: ``report/round-0/`` |
 | `RoundFinished` | the parent run's per-round metrics, the checkpoint ``state/state.json``; the round's run ends |
 | `RoundDropped` | the tag ``memopt.stopped`` on the round's run |
 | `RoundEnded` | the round's run ended with the status, unless it ended already |
-| `RunEnding` | the final checkpoint, ``best_prompts/``, ``best_knobs.json`` |
+| `RunEnding` | the final checkpoint, ``best_prompts/``, ``best_knobs.json``, ``report/final/`` |
 | `RunSummarized` | ``summary.json``, summary metrics, ``best`` aliases, the stop tag, the description |
 | `RunFinished` | the parent run ended with the status |
 
@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from memopt.optimize.resume import EXPERIMENT_ARTIFACT, STATE_ARTIFACT
 from memopt.optimize.story import parent_metrics
 from memopt.tracking.artifacts import log_round, log_summary, save_best, split_frames
+from memopt.tracking.reports import RunReports
 from memopt.tracking.traces import CaseTraces
 
 if TYPE_CHECKING:  # events are told apart by their ``kind``: memopt.optimize.events is not imported when recording
@@ -54,6 +55,7 @@ class RunRecorder:
         self.data = ""
         self.sizes = (0, 0, 0)
         self.traces = CaseTraces()
+        self.reports = RunReports()
         self._round: Any = None
 
     def on_event(self, event: RunEvent) -> None:
@@ -91,6 +93,7 @@ class RunRecorder:
                                      versions=dict(event.versions_used))
             traces_md = traced.markdown(getattr(self.store, "tracking_uri", ""))
         log_round(self._round, event.system, record, outcome, event.before, traces_md)
+        self.reports.round_scored(self.store, record, outcome, event.system.name)
 
     def _round_finished(self, event: RoundFinished) -> None:
         self.store.log_metrics(parent_metrics(event.record, event.state.best_val), step=event.record.round)
@@ -108,9 +111,11 @@ class RunRecorder:
     def _run_ending(self, event: RunEnding) -> None:
         self.store.log_dict(event.state.to_dict(), STATE_ARTIFACT)
         save_best(self.store, event.state)
+        self.reports.run_ending(self.store)
 
     def _run_summarized(self, event: RunSummarized) -> None:
-        log_summary(self.store, event.summary, event.state, self.experiment, self.sizes, self.data)
+        log_summary(self.store, event.summary, event.state, self.experiment, self.sizes, self.data,
+                    extra=self.reports.markdown())
 
     def _run_finished(self, event: RunFinished) -> None:
         self.store.finish(event.status)

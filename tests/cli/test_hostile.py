@@ -293,6 +293,12 @@ CORPUS: list[tuple[str, list[str], str]] = [
     ("optimize-out-where-nothing-is-written", ["optimize", "{b}/exp/ok.yaml", "--out", "/proc/memopt-s.json"],
      "--out /proc/memopt-s.json: cannot write in /proc"),  # os.access says yes to root there: a probe file says no
     # memopt attribute
+    ("report-source-missing", ["report", "{b}/nowhere", "-o", "{b}/cwd/report"], "nowhere"),
+    ("report-no-attributions", ["report", "{b}/trace", "-o", "{b}/cwd/report"], "attributions.jsonl"),
+    ("report-attributions-not-jsonl", ["report", "{b}/trace", "-a", "{b}/notjson.json", "-o", "{b}/cwd/report"],
+     "notjson.json: line 1"),
+    ("label-dir-missing", ["label", "{b}/nowhere"], "nowhere"),
+    ("label-no-attributions", ["label", "{b}/trace"], "attributions.jsonl"),
     ("attribute-results-missing", ["attribute", "-r", "{b}/missing.json", "-t", "{b}/trace"], "missing.json"),
     ("attribute-results-not-results", ["attribute", "-r", "{b}/good.json", "-t", "{b}/trace"], "good.json"),
     ("attribute-results-deep", ["attribute", "-r", "{b}/deep.json", "-t", "{b}/trace"], "deep.json"),
