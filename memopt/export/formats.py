@@ -223,7 +223,7 @@ def _save_dspy_program(pipeline: str, instructions: dict[str, str], out: Path, k
         raise ConfigError(f"--out {out}: exists and is not a DSPy program memopt exported; choose a new directory.")
     _check_operations(pipeline, instructions)
     system = system_class(pipeline)(instructions=instructions, **(knobs.values if knobs is not None else {}))
-    tmp = out.with_name(f".{out.name}.{secrets.token_hex(4)}.tmp")
+    tmp = out.with_name(f".{out.name}-{secrets.token_hex(4)}-tmp")  # DSPy wants a folder name without a suffix
     try:
         system.save(str(tmp), save_program=True)
         if knobs is not None:
