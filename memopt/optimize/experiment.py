@@ -31,6 +31,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     ValidationError,
     ValidationInfo,
     field_serializer,
@@ -226,8 +227,9 @@ class MLflowConfig(_Strict):
 
     experiment: str = Field("memopt", max_length=500)  # MLflow's limit on an experiment name
     tracking_uri: str | None = None
-    # prompts register as <prompt_prefix>.<pipeline>.<op>: on a shared server, one prefix per person or stream
-    prompt_prefix: str | None = Field(None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]*$", max_length=64)
+    # prompts register as <scope>.<pipeline>.<op>; the scope is the experiment's name unless this prefix is set
+    # (one per person or stream on a shared server; "" registers <pipeline>.<op>): memopt.tracking.prompts
+    prompt_prefix: str | None = Field(None, pattern=r"^([A-Za-z0-9][A-Za-z0-9_-]*)?$", max_length=64)
     traces: Literal["failed", "sample", "all", "none"] = "sample"
     max_traces: int = Field(12, ge=1, le=1000)  # = memopt.tracking.traces.MAX_TRACES
 
@@ -265,6 +267,12 @@ class Experiment(_Strict):
     knobs: dict[str, int] = Field(default_factory=dict)
     mlflow: MLflowConfig = Field(default_factory=MLflowConfig)
     confirm: ConfirmConfig | None = None
+    _file: str | None = PrivateAttr(default=None)  # the YAML it was read from (`load_experiment`)
+
+    @property
+    def file(self) -> str | None:
+        """The experiment file this experiment was read from, as given (None when built in Python)."""
+        return self._file
 
 
 def _where(loc: tuple[Any, ...]) -> str:
@@ -334,4 +342,5 @@ def load_experiment(path: str | Path, overrides: dict[str, Any] | None = None) -
     if unknown:
         raise ConfigError(f"{path}: knobs / optimizer.search: {', '.join(unknown)} not a knob of {experiment.pipeline} "
                           f"(knobs: {', '.join(sorted(system.defaults))}).")
+    experiment._file = str(path)
     return experiment

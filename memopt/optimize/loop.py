@@ -413,7 +413,7 @@ def _baseline(run: OptimizeRun, fingerprint: str) -> None:
     run.scorer.label = f"round 0/{run.experiment.rounds}"
     with run.round(0, "round-0 (starting prompts)"):
         record = _record(0, run.scorer, system, run.valset, run.testset, None, started)
-        run.emit(RoundScored(record, None, system, system.instructions()))
+        run.emit(RoundScored(record, None, system, system.instructions(), reported=dict(run.scorer.last_report)))
         with deferred():  # the checkpoint and the end of the round's run go together
             val = float(record.val["f1"])
             run.state = OptimizeState(system.name, 1, system.instructions(), dict(system.knobs), val, 0, val,
@@ -455,7 +455,8 @@ def _round(run: OptimizeRun) -> None:
             record = _record(index, run.scorer, current, run.valset, run.testset, outcome, started, before=before,
                              before_knobs=dict(state.knobs), current_val=state.current_val,
                              min_gain=float(getattr(run.optimizer, "min_gain", 0.0)))
-            run.emit(RoundScored(record, outcome, current, before, state.records[-1].prompt_versions))
+            run.emit(RoundScored(record, outcome, current, before, state.records[-1].prompt_versions,
+                                 dict(run.scorer.last_report)))
             with deferred():  # the state changes, its checkpoint and the end of the round's run go together
                 state.instructions, state.knobs, state.current_val = instructions, knobs, current_val
                 state.records.append(record)
