@@ -1,6 +1,7 @@
 """Which code ran a run: memopt's version and, when memopt runs from a git checkout, its commit.
 
-`code_tags` are the tags a parent run gets: ``memopt.version``; from a checkout, MLflow's own
+`code_tags` are the tags a parent run gets: ``memopt.version``, MLflow's ``mlflow.source.name`` (the runs list's
+Source column: ``memopt optimize``); from a checkout, MLflow's own
 ``mlflow.source.git.commit`` (the run page shows it) and ``memopt.git.dirty`` (``true`` when files differ from
 that commit). Git is asked with a short timeout and never fails a run: without git, or outside a checkout, the
 commit tags are left out.
@@ -28,7 +29,8 @@ def code_tags() -> dict[str, str]:
     """``memopt.version``, and the commit of the checkout memopt runs from (see the module docstring)."""
     import memopt
 
-    tags = {"memopt.version": memopt.__version__}
+    tags = {"memopt.version": memopt.__version__, "mlflow.source.name": "memopt optimize",
+            "mlflow.source.type": "LOCAL"}
     source = Path(memopt.__file__).resolve().parent
     commit = _git("rev-parse", "HEAD", cwd=source)
     if commit:

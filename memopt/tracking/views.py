@@ -27,8 +27,10 @@ _STATE_TAG = "mlflow.sharedViewState."  # MLflow's experiment tag of a shared vi
 
 
 def _view() -> str:
+    """The view's state: the columns (MLflow applies widths to the columns it is given an order for)."""
     columns = [f"metrics.`{name}`" for name in RESULT_COLUMNS] + ["attributes.`Dataset`"]
-    return json.dumps({"selectedColumns": columns, "columnWidths": {c: 175 for c in columns[:-1]}},
+    widths = {c: 8 * len(c.split("`")[1]) + 24 for c in columns[:-1]}
+    return json.dumps({"selectedColumns": columns, "columnOrder": columns, "columnWidths": widths},
                       separators=(",", ":"))
 
 
