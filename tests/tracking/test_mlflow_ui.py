@@ -52,7 +52,7 @@ def test_traces_page_of_a_round_shows_its_assessments(tmp_path):
     assert shot["error_type"] == blame.value == "UpdateError"
     for text in (shot["span"], "Assessments", blame.rationale, "memopt.attribution.memtrace"):
         assert text in shot["detail"], text
-    assert [_png_size(p) for p in shot["pngs"]] == [(2000, 1100)] * 6
+    assert [_png_size(p) for p in shot["pngs"]] == [(2000, 1100)] * 7
     parent = client.get_run(shot["parent"])
     metrics = parent.data.metrics
     # the runs list shows the result columns, with this run's values, without a click
@@ -68,3 +68,6 @@ def test_traces_page_of_a_round_shows_its_assessments(tmp_path):
     best = client.load_prompt(f"prompts:/{shot['prompt_name']}@best")
     for text in ("best", "Commit message", best.commit_message):
         assert text in shot["prompt"], text
+    reflection = client.get_trace(shot["reflection"])  # a proposal: what the reflection LM was asked and answered
+    for text in ("System", "User", "Assistant", reflection.info.tags["mlflow.traceName"], "candidate "):
+        assert text in shot["reflection_page"], text
