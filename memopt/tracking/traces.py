@@ -3,12 +3,14 @@
 Contract:
 
 - **What is traced.** After a round's train evaluation and attribution, `CaseTraces.log` picks cases
-  by the experiment's ``mlflow.traces``: ``failed`` — wrong answers, taken in turn from each (error
-  type, blamed op) group so rare failures are not crowded out, then errored cases; ``sample``
-  (default) — the same plus a seeded sample of passing cases (a tenth of the cap, at least one);
-  ``all`` — every case, failed first; ``none`` — nothing. At most ``mlflow.max_traces`` per round
-  (default `MAX_TRACES`). Rounds without a train evaluation (round 0, ``gepa``) log none; rounds
-  evaluated untraced (``score_only``) log root spans only.
+  by the experiment's ``mlflow.traces``: ``failed`` — wrong answers with an attribution, taken in turn
+  from each (error type, blamed op) group so rare failures are not crowded out, then wrong answers
+  without one, then errored cases; ``sample`` (default) — the same plus a seeded sample of passing
+  cases (a tenth of the cap, at least one); ``all`` — every case, failed first; ``none`` — nothing.
+  At most ``mlflow.max_traces`` per round (default `MAX_TRACES`). One trace per case per round that
+  ran it: a round that reused the last train run (``outcome.reused_train``) logs none. Rounds without
+  a train evaluation (round 0, ``gepa``) log none; rounds evaluated untraced (``score_only``) log root
+  spans only.
 - **Spans** come from memopt's evolution graph after the round (`memopt.tracking.spans`: the
   case, the ingest ops it depends on grouped by session, its query ops; inputs, outputs, timing,
   token usage, prompt versions), never from live instrumentation, so nothing is recorded twice.
@@ -26,11 +28,13 @@ Contract:
   ``memtrace.blamed_op`` (the blamed operation, e.g. ``update``) and ``memtrace.error_type`` (``none`` for a
   passed case, ``unattributed`` for a failure without attribution, ``error`` for an errored case),
   ``memopt.graph`` (the round artifact ``graphs/<sample_id>.json.gz`` holding the conversation's
-  graph, read back by `case_graph_of_trace` for ``memopt show --trace-id``), and
-  ``mlflow.linkedPrompts``; each trace is also linked to its prompt versions in the store
+  graph, read back by `case_graph_of_trace` for ``memopt show --trace-id``), ``memopt.kind = case``,
+  and ``mlflow.linkedPrompts``; each trace is also linked to its prompt versions in the store
   (``link_prompt_versions_to_trace``), so a prompt version's Traces tab lists the cases that ran it.
-  The round logs metrics ``traces.logged``, ``traces.spans``,
-  ``traces.seconds``.
+  A failure also carries ``memopt.prompt_after`` (the version its round produced for the blamed step)
+  and, without an attribution, ``memopt.unattributed`` (why, from ``outcome.unattributed``). The
+  recorder logs `RoundTraces.metrics` (``traces.logged``, ``traces.spans``, ``traces.seconds``) after
+  the round's scores; ``round.md``'s links start at the tracking server, else are relative to the UI.
 - **Cost.** Traces go through MLflow's store API in bulk — one ``start_trace`` per trace carrying its
   assessments, one ``log_spans`` for all spans of the round — not through the live tracing provider,
   which writes every span and every assessment in a store call of its own. Every text is redacted
