@@ -91,7 +91,7 @@ def optimize(
     try:
         with RoundProgress(console, scorer.usage, lambda u: _spend(exp, u)) as progress:
             summary = run_experiment(exp, resume=resume, tracker=tracker, on_round=on_round, scorer=scorer,
-                                     progress=progress)
+                                     progress=progress, experiment_file=str(experiment))
     except KeyboardInterrupt:
         run_id = resume or tracker.started_run_id()
         if run_id is not None:

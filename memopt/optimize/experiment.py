@@ -31,7 +31,6 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    PrivateAttr,
     ValidationError,
     ValidationInfo,
     field_serializer,
@@ -267,12 +266,6 @@ class Experiment(_Strict):
     knobs: dict[str, int] = Field(default_factory=dict)
     mlflow: MLflowConfig = Field(default_factory=MLflowConfig)
     confirm: ConfirmConfig | None = None
-    _file: str | None = PrivateAttr(default=None)  # the YAML it was read from (`load_experiment`)
-
-    @property
-    def file(self) -> str | None:
-        """The experiment file this experiment was read from, as given (None when built in Python)."""
-        return self._file
 
 
 def _where(loc: tuple[Any, ...]) -> str:
@@ -342,5 +335,4 @@ def load_experiment(path: str | Path, overrides: dict[str, Any] | None = None) -
     if unknown:
         raise ConfigError(f"{path}: knobs / optimizer.search: {', '.join(unknown)} not a knob of {experiment.pipeline} "
                           f"(knobs: {', '.join(sorted(system.defaults))}).")
-    experiment._file = str(path)
     return experiment

@@ -88,8 +88,9 @@ def _claim(storage: Any, study: Any) -> Any | None:
 
 
 def run_worker(experiment: Any, url: str, *, join: str | None = None, wait: float = 60.0, name: str = "",
-               on_trial: Callable[[str], None] | None = None) -> WorkerReport:
-    """Score the queued trials of one run until the coordinator ends it; returns what this worker did."""
+               on_trial: Callable[[str], None] | None = None, experiment_file: str | None = None) -> WorkerReport:
+    """Score the queued trials of one run until the coordinator ends it; returns what this worker did
+    (``experiment_file``: the YAML the experiment was read from, for the message when no run is found)."""
     import optuna
 
     from memopt.optimize.loop import data_fingerprint, make_scorer, splits_of
@@ -98,7 +99,7 @@ def run_worker(experiment: Any, url: str, *, join: str | None = None, wait: floa
     storage = open_storage(url, key="--storage", create=False)
     _, trainset, valset, testset = splits_of(experiment)
     mine = identity_of(experiment, data_fingerprint(trainset, valset, testset))
-    run = find_run(storage, experiment.name, join, wait=wait, experiment_file=getattr(experiment, "file", None))
+    run = find_run(storage, experiment.name, join, wait=wait, experiment_file=experiment_file)
     run_id = run.study_name[len(PREFIX):]
     differ = mismatch(mine, run.user_attrs.get("identity", {}))
     if differ:

@@ -163,8 +163,10 @@ class TrialPool:
         return [results[key] for key in keys]
 
 
-def attach_pool(experiment: Any, optimizer: Any, data_fingerprint: str) -> TrialPool | None:
-    """The `TrialPool` of ``optimizer.storage`` (connected now), set on the optimizer; None without a storage."""
+def attach_pool(experiment: Any, optimizer: Any, data_fingerprint: str,
+                experiment_file: str | None = None) -> TrialPool | None:
+    """The `TrialPool` of ``optimizer.storage`` (connected now), set on the optimizer; None without a storage.
+    ``experiment_file`` (the YAML the experiment was read from) is what the hint that starts workers names."""
     import sys
 
     url = experiment.optimizer.storage
@@ -175,7 +177,7 @@ def attach_pool(experiment: Any, optimizer: Any, data_fingerprint: str) -> Trial
                           f"{experiment.optimizer.name}; remove optimizer.storage (--storage).")
     pool = TrialPool(url, identity_of(experiment, data_fingerprint), experiment.name,
                      wait_note=lambda note: print(note, file=sys.stderr, flush=True),
-                     experiment_file=getattr(experiment, "file", None))
+                     experiment_file=experiment_file)
     optimizer.trial_pool = pool
     return pool
 

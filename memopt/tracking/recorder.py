@@ -87,7 +87,9 @@ class RunRecorder:
     def _run_resumed(self, event: RunResumed) -> None:
         self._attach(event)
         self.store.resume(event.run_id)
-        self.store.set_tags({f"memopt.resumed.{key.rsplit('.', 1)[-1]}": value for key, value in code_tags().items()})
+        code = code_tags()  # the code that resumes it, beside the code that started it
+        named = {"version": "memopt.version", "git_commit": "mlflow.source.git.commit", "git_dirty": "memopt.git.dirty"}
+        self.store.set_tags({f"memopt.resumed.{name}": code[key] for name, key in named.items() if key in code})
 
     def _round_started(self, event: RoundStarted) -> None:
         self._round = self.store.open_round(event.index, event.name)

@@ -239,5 +239,6 @@ def test_a_run_of_memopt_0_2_is_resumed_under_its_old_names(tmp_path):
     assert resumed["run_id"] == summary["run_id"] and [r["round"] for r in resumed["rounds"]] == [1, 2]
     assert set(resumed["rounds"][-1]["prompt_versions"]) == {"mem0.extract", "mem0.update", "mem0.answer"}
     assert not [p.name for p in client.search_prompts() if p.name.startswith("memopt-quickstart.")]
-    note = client.get_run(summary["run_id"]).data.tags["mlflow.note.content"]
-    assert note.startswith("**test F1") and "`prompts:/mem0." in note
+    tags = client.get_run(summary["run_id"]).data.tags
+    assert tags["mlflow.note.content"].startswith("**test F1") and "`prompts:/mem0." in tags["mlflow.note.content"]
+    assert "memopt.version" not in tags and tags["memopt.resumed.version"]  # started by the old code, resumed by this
