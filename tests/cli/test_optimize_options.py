@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import shutil
 import subprocess
 import sys
 
@@ -64,3 +65,24 @@ def test_seed_and_concurrency_reach_the_run_and_the_printed_export_command_works
                               capture_output=True, text=True, timeout=300)
     assert exported.returncode == 0, exported.stderr[-2000:]
     assert (tmp_path / "other" / "tuned-prompts" / "mem0" / "extract.md").is_file()
+
+
+@pytest.mark.slow  # a coordinator up to its first batch of trials (CI runs it with -m slow)
+def test_a_coordinator_without_workers_prints_the_command_that_starts_one(tmp_path):
+    import os
+    import signal
+
+    shutil.copy(ROOT / "experiments" / "team.yaml", tmp_path / "my team.yaml")
+    proc = subprocess.Popen([sys.executable, "-m", "memopt", "optimize", "my team.yaml", "--storage",
+                             f"sqlite:///{tmp_path}/trials.db", "--tracking-uri", f"sqlite:///{tmp_path}/mlflow.db"],
+                            cwd=tmp_path, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+                            start_new_session=True)
+    try:
+        hint = next((line for line in proc.stderr if line.startswith("waiting for workers: ")), "")
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(60)
+    command = shlex.split(hint.removeprefix("waiting for workers: "))
+    assert command[:3] == ["memopt", "worker", "my team.yaml"], hint
+    assert command[3:5] == ["--storage", f"sqlite:///{tmp_path}/trials.db"] and command[5] == "--join", hint
+    assert len(command[6]) == 32, hint
