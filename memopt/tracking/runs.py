@@ -210,6 +210,9 @@ class Tracker(_RunLog):
         return self
 
     def _lock(self) -> Any:
+        store = self._mlflow_client
+        if store is not None and store._vanished("taking the store's lock"):  # never make a vanished store's folder
+            raise store.broken
         try:
             return store_lock(self.tracking_uri)
         except OSError as e:  # the store's folder cannot be made: a file is in the way, or no permission
