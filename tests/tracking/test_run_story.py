@@ -143,18 +143,13 @@ def _rounds(client, summary) -> dict[int, object]:
 
 
 def test_each_proposal_is_a_reflection_trace_and_candidates_trials_cases_are_tables(story):
-    import mlflow
-
-    _, uri, summary, client = story
+    _, _, summary, client = story
     rounds = _rounds(client, summary)
     experiment_id = client.get_run(summary["run_id"]).info.experiment_id
     ids = [r.info.run_id for r in rounds.values()]
-    with pytest.MonkeyPatch.context():
-        mlflow.set_tracking_uri(uri)
-        mlflow.set_experiment(experiment_id=experiment_id)
-        candidates = mlflow.load_table("candidates.json", run_ids=ids, extra_columns=["run_id"])
-        trials = mlflow.load_table("trials.json", run_ids=ids)
-        cases = mlflow.load_table("cases.json", run_ids=ids)
+    candidates = client.load_table(experiment_id, "candidates.json", run_ids=ids, extra_columns=["run_id"])
+    trials = client.load_table(experiment_id, "trials.json", run_ids=ids)  # mlflow.load_table: the active one's
+    cases = client.load_table(experiment_id, "cases.json", run_ids=ids)
     for index in range(1, len(rounds)):
         run = rounds[index]
         reflections = client.search_traces(locations=[experiment_id], run_id=run.info.run_id, include_spans=True,
