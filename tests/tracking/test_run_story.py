@@ -143,7 +143,10 @@ def _rounds(client, summary) -> dict[int, object]:
 
 
 def test_each_proposal_is_a_reflection_trace_and_candidates_trials_cases_are_tables(story):
-    _, _, summary, client = story
+    import mlflow
+
+    _, uri, summary, client = story
+    mlflow.set_tracking_uri(uri)  # MLflow's load_table finds runs by the process-wide URI (conftest puts it back)
     rounds = _rounds(client, summary)
     experiment_id = client.get_run(summary["run_id"]).info.experiment_id
     ids = [r.info.run_id for r in rounds.values()]
