@@ -16,8 +16,10 @@ def export(
                                  help="An optimize run id (MLflow), or a prompts directory <dir>/<pipeline>/<op>.md."),
     fmt: str = typer.Option(..., "--format", "-f",
                             help="mem0 (Mem0 1.x config fragment), mem0-v2 (Mem0 2.x custom_instructions), "
-                                 "dspy (DSPy program JSON) or text (a prompts directory)."),
-    out: Path = typer.Option(..., "--out", "-o", help="File to write (a directory for --format text)."),
+                                 "dspy (a DSPy program: a directory for dspy.load, or a state file *.json) or "
+                                 "text (a prompts directory)."),
+    out: Path = typer.Option(..., "--out", "-o", help="File to write (a directory for --format text, and for "
+                                                      "--format dspy unless it ends in .json)."),
     pipeline: str = typer.Option(None, "--pipeline", "-p", help="Pipeline to export, when SOURCE holds several."),
     tracking_uri: str = typer.Option(None, "--tracking-uri",
                                      help="MLflow store of the run (default: $MLFLOW_TRACKING_URI, else "
@@ -35,13 +37,13 @@ def export(
 
     from memopt.core.errors import ConfigError
     from memopt.core.files import check_writable
-    from memopt.export.formats import FORMATS, export, mem0_fragment, write_tuned_prompts
+    from memopt.export.formats import FORMATS, dspy_load_line, export, mem0_fragment, write_tuned_prompts
     from memopt.systems.prompts import prompt_path
     from memopt.tracking.sources import check_source, load_knobs
 
     if fmt not in FORMATS:
         raise ConfigError(f"--format {fmt!r}: choose one of {', '.join(FORMATS)}.")
-    check_writable(out, directory=fmt == "text")
+    check_writable(out, directory=fmt == "text" or (fmt == "dspy" and out.suffix != ".json"))
     name, instructions, report = check_source(source, pipeline=pipeline, data=data, seed_dir=seed,
                                               tracking_uri=tracking_uri)
     console = Console(soft_wrap=True, highlight=False, markup=False)
@@ -57,6 +59,8 @@ def export(
     if fmt == "text":
         for op in sorted(instructions):
             console.print(f"  wrote {prompt_path(name, op, path)}")
+    if fmt == "dspy":
+        console.print(f"load it: {dspy_load_line(name, path, knobs)}")
     if fmt.startswith("mem0"):
         fragment = mem0_fragment(name, instructions, v2=fmt == "mem0-v2")
         for note in (fragment.date_note, *fragment.notes):

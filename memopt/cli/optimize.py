@@ -31,7 +31,10 @@ def optimize(
                                help="Override `budget.max_lm_calls` (task, judge, reflection and reporting calls)."),
     max_cost: float = typer.Option(None, "--max-cost", min=0.0, help="Override `budget.max_cost_usd`: stop cleanly "
                                    "once this many dollars are billed (LiteLLM's prices)."),
-    concurrency: int = options.CONCURRENCY,
+    seed: int = typer.Option(None, "--seed", help="Override `seed` (SimLM, optimizer proposals and trials; the data "
+                             "split keeps `data.split_seed`)."),
+    concurrency: int = options.LM_CONCURRENCY,
+    workers: int = options.WORKERS_DEPRECATED,
     timeout: float = options.TIMEOUT,
     no_cache: bool = options.NO_CACHE,
     estimate: bool = typer.Option(False, "--estimate", help="Print the expected LM calls, tokens and cost of the "
@@ -53,7 +56,8 @@ def optimize(
         check_writable(out, reads=[experiment, data])
     if resume is not None:
         check_run_id(resume)
-    exp = load_experiment(experiment, {**lm_overrides(lm or []), "rounds": rounds,
+    concurrency = options.concurrency_of(concurrency, workers)
+    exp = load_experiment(experiment, {**lm_overrides(lm or []), "rounds": rounds, "seed": seed,
                                        "mlflow.tracking_uri": tracking_uri, "data.source": data,
                                        "optimizer.storage": storage,
                                        "optimizer.name": optimizer, "optimizer.feedback": feedback,
@@ -87,14 +91,14 @@ def optimize(
     try:
         with RoundProgress(console, scorer.usage, lambda u: _spend(exp, u)) as progress:
             summary = run_experiment(exp, resume=resume, tracker=tracker, on_round=on_round, scorer=scorer,
-                                     progress=progress)
+                                     progress=progress, experiment_file=str(experiment))
     except KeyboardInterrupt:
         run_id = resume or tracker.started_run_id()
         if run_id is not None:
             again = _resume_command(experiment, run_id, {"--tracking-uri": tracking_uri, "--data": data,
                                                          "--optimizer": optimizer, "--feedback": feedback,
                                                          "--attribution": attribution, "--rounds": rounds,
-                                                         "--storage": storage},
+                                                         "--storage": storage, "--seed": seed},
                                     lm or [])
             console.print(f"MLflow run {run_id} ended KILLED at its last checkpoint; continue it with "
                           f"`{escape(again)}`", highlight=False)
@@ -113,12 +117,24 @@ def optimize(
     if summary["stopped"]:
         stdout.print(f"stopped: {summary['stopped']}", highlight=False)
     stdout.print(f"MLflow: {tracker.ui_hint()}", highlight=False)
-    stdout.print(f"Export: memopt export {summary['run_id']} --format text --out tuned-prompts", highlight=False)
+    stdout.print(f"Export: {export_command(summary['run_id'], tracker.tracking_uri)}", highlight=False)
     if out is not None:
         write_json(out, summary)
     if summary["status"] == "FAILED":
         console.print(f"[bold red]error:[/] {escape(summary['stopped'])}", highlight=False)
         sys.exit(1)
+
+
+def export_command(run_id: str, tracking_uri: str) -> str:
+    """The command that exports a run's best prompts, with the store it is in (unless it is the default one)."""
+    import shlex
+
+    from memopt.tracking import DEFAULT_TRACKING_URI, shown_uri
+
+    command = ["memopt", "export", run_id, "--format", "text", "--out", "tuned-prompts"]
+    if tracking_uri != DEFAULT_TRACKING_URI:
+        command += ["--tracking-uri", shown_uri(tracking_uri)]
+    return shlex.join(command)
 
 
 def _warn_if_round_zero_exceeds(exp, console) -> None:

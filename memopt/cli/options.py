@@ -13,8 +13,8 @@ from memopt.core.files import read_text
 if TYPE_CHECKING:
     from memopt.lm.spec import LMSpec
 
-__all__ = ["LM", "JUDGE_LM", "DATA", "PROMPTS", "SEED", "CONCURRENCY", "TIMEOUT", "NO_CACHE",
-           "parse_knobs", "parse_ids", "lm_list", "judge_lm"]
+__all__ = ["LM", "JUDGE_LM", "DATA", "PROMPTS", "SEED", "CONCURRENCY", "LM_CONCURRENCY", "WORKERS_DEPRECATED",
+           "concurrency_of", "TIMEOUT", "NO_CACHE", "parse_knobs", "parse_ids", "lm_list", "judge_lm"]
 
 LM = typer.Option("sim", "--lm", envvar="MEMOPT_LM",
                   help="Task LM spec: 'sim' (SimLM, simulated), 'local' (SmolLM2-135M on llama.cpp, needs "
@@ -30,6 +30,27 @@ CONCURRENCY = typer.Option(None, "--concurrency", "--workers", "-c", "-w", min=1
                            help="LM calls in flight at once per LM role: conversations, questions, trials and "
                                 "attributions run in parallel up to it (default: 8 for APIs and servers, 1 for sim "
                                 "and local; --workers is the old name).")
+LM_CONCURRENCY = typer.Option(None, "--concurrency", "-c", min=1, max=256, envvar="MEMOPT_CONCURRENCY",
+                              help="LM calls in flight at once per LM role: conversations, questions, trials and "
+                                   "attributions run in parallel up to it (default: 8 for APIs and servers, 1 for "
+                                   "sim and local). Not worker processes: those are `memopt worker`.")
+WORKERS_DEPRECATED = typer.Option(None, "--workers", "-w", min=1, max=256, hidden=True,
+                                  help="Deprecated: the old name of --concurrency.")
+
+
+def concurrency_of(concurrency: int | None, workers: int | None) -> int | None:
+    """``--concurrency``, or the deprecated ``--workers`` with a warning on stderr saying what it is."""
+    if workers is None:
+        return concurrency
+    if concurrency is not None and concurrency != workers:
+        raise ConfigError(f"--workers {workers} and --concurrency {concurrency}: --workers is the old name of "
+                          "--concurrency; give --concurrency only.")
+    typer.echo(f"warning: --workers is deprecated: it sets LM concurrency (calls in flight), not worker processes; "
+               f"use --concurrency {workers}. Worker processes that score trials are `memopt worker` "
+               "(docs/scaling-out.md).", err=True)
+    return workers
+
+
 TIMEOUT = typer.Option(None, "--timeout", min=0.1, help="Seconds an LM call may take (default 120); then it is "
                                                         "retried, and after the last retry that case errors.")
 NO_CACHE = typer.Option(False, "--no-cache", help="Do not use the on-disk reply cache of real LMs "

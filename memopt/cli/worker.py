@@ -41,6 +41,6 @@ def worker(
         raise ConfigError(f"{experiment}: give --storage URL (the coordinator's optimizer.storage).")
     check_experiment(exp)
     report = run_worker(exp, exp.optimizer.storage, join=join, wait=wait, name=name,
-                        on_trial=lambda what: typer.echo(f"scored {what}", err=True))
+                        on_trial=lambda what: typer.echo(f"scored {what}", err=True), experiment_file=str(experiment))
     typer.echo(f"run {report.run_id} ended: {report.trials} trial(s) scored, {report.calls} LM call(s), "
                f"{report.lost} taken back")

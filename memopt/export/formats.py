@@ -11,8 +11,11 @@ Sources (`memopt.tracking.sources.load_source`; this module reads directories, `
 Formats (`export`; every file is written atomically, temp file then replace):
 
 - ``text``: a prompts directory ``<out>/<pipeline>/<op>.md`` that ``memopt run --prompts`` accepts.
-- ``dspy``: the pipeline's DSPy program state (``system.save``); ``make_system(name).load(out)``
-  restores the instructions.
+- ``dspy``: the pipeline as a DSPy program. ``--out DIR`` (no suffix) saves the whole program
+  (``system.save(DIR, save_program=True)``: instructions and knobs), which ``dspy.load(DIR, allow_pickle=True)``
+  loads the way DSPy loads any saved program (memopt must be installed where it is loaded: the program's class is
+  memopt's); ``--out FILE.json`` saves its state only, which ``make_system(name, **knobs).load(FILE)`` restores
+  (`dspy_load_line` says the one line).
 - ``mem0`` (mem0ai 1.0.x, ``mem0`` pipeline only): ``{"version": "v1.1",
   "custom_fact_extraction_prompt", "custom_update_memory_prompt"}``. Mem0 parses the extraction reply
   as JSON with a ``facts`` key and adds its own JSON sentence only when the prompt never says "json",
@@ -51,7 +54,7 @@ from memopt.export.knobs import KNOBS_FILE, MEM0_BLOCK, Knobs, add_to_dspy_json
 from memopt.systems import prompts as prompt_files
 
 __all__ = ["FORMATS", "JSON_INSTRUCTION", "DATE_LINE", "Mem0Fragment", "load_directory", "mem0_fragment", "export",
-           "write_tuned_prompts"]
+           "write_tuned_prompts", "dspy_load_line"]
 
 FORMATS = ("mem0", "mem0-v2", "dspy", "text")
 JSON_INSTRUCTION = 'Return the facts as JSON: {"facts": ["...", "..."]}'
@@ -170,6 +173,8 @@ def export(pipeline: str, instructions: dict[str, str], fmt: str, out: str | Pat
         if knobs is not None:
             _atomic_write(out / pipeline / KNOBS_FILE, knobs.yaml())
         return out
+    if fmt == "dspy" and out.suffix != ".json":
+        return _save_dspy_program(pipeline, instructions, out, knobs)
     if out.is_dir():
         raise ConfigError(f"--out {out}: is a directory; --format {fmt} writes one JSON file.")
     if fmt == "dspy":
@@ -199,6 +204,45 @@ def _save_dspy(pipeline: str, instructions: dict[str, str], out: Path, knobs: Kn
     finally:
         tmp.unlink(missing_ok=True)
     return out
+
+
+_PROGRAM_FILES = {"program.pkl", "metadata.json", KNOBS_FILE}
+
+
+def _save_dspy_program(pipeline: str, instructions: dict[str, str], out: Path, knobs: Knobs | None = None) -> Path:
+    """The whole program in a directory (DSPy's ``save_program=True``), knobs set on it and in ``knobs.yaml``; an
+    earlier export there is replaced, any other folder is refused."""
+    import shutil
+
+    from memopt.systems import system_class
+
+    if out.suffix:
+        raise ConfigError(f"--out {out}: --format dspy writes a program directory (a path without a suffix, loaded "
+                          "with dspy.load) or a state file named *.json.")
+    if out.exists() and (not out.is_dir() or not {p.name for p in out.iterdir()} <= _PROGRAM_FILES):
+        raise ConfigError(f"--out {out}: exists and is not a DSPy program memopt exported; choose a new directory.")
+    _check_operations(pipeline, instructions)
+    system = system_class(pipeline)(instructions=instructions, **(knobs.values if knobs is not None else {}))
+    tmp = out.with_name(f".{out.name}-{secrets.token_hex(4)}-tmp")  # DSPy wants a folder name without a suffix
+    try:
+        system.save(str(tmp), save_program=True)
+        if knobs is not None:
+            (tmp / KNOBS_FILE).write_text(knobs.yaml(), encoding="utf-8")
+        if out.exists():
+            shutil.rmtree(out)
+        os.replace(tmp, out)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return out
+
+
+def dspy_load_line(pipeline: str, out: str | Path, knobs: Knobs | None = None) -> str:
+    """The one line that loads a ``--format dspy`` export in Python."""
+    if Path(out).suffix != ".json":
+        return f"import dspy; program = dspy.load({str(out)!r}, allow_pickle=True)"
+    given = "".join(f", {k}={v}" for k, v in sorted((knobs.values if knobs is not None else {}).items()))
+    return (f"from memopt.systems import make_system; program = make_system({pipeline!r}{given}); "
+            f"program.load({str(out)!r})")
 
 
 def write_tuned_prompts(pipeline: str, instructions: dict[str, str], root: str | Path | None = None) -> list[Path]:

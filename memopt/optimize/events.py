@@ -89,13 +89,15 @@ class RoundStarted:
 @dataclass(frozen=True)
 class RoundScored:
     """A round measured and decided: its record, what the optimizer found (None for round 0), the system it ended
-    with and the prompts it started from; ``versions_used`` the prompt versions the round ran with."""
+    with and the prompts it started from; ``versions_used`` the prompt versions the round ran with; ``reported``
+    the case results of its val / test report (`memopt.evaluate.run.CaseResult` per split)."""
 
     record: RoundRecord
     outcome: RoundOutcome | None
     system: MemorySystem
     before: Mapping[str, str]
     versions_used: Mapping[str, int] = field(default_factory=dict)
+    reported: Mapping[str, Sequence[Any]] = field(default_factory=dict)
     kind: Literal["round_scored"] = field(default="round_scored", init=False)
 
 

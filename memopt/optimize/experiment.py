@@ -231,8 +231,9 @@ class MLflowConfig(_Strict):
 
     experiment: str = Field("memopt", max_length=500)  # MLflow's limit on an experiment name
     tracking_uri: str | None = None
-    # prompts register as <prompt_prefix>.<pipeline>.<op>: on a shared server, one prefix per person or stream
-    prompt_prefix: str | None = Field(None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]*$", max_length=64)
+    # prompts register as <scope>.<pipeline>.<op>; the scope is the experiment's name unless this prefix is set
+    # (one per person or stream on a shared server; "" registers <pipeline>.<op>): memopt.tracking.prompts
+    prompt_prefix: str | None = Field(None, pattern=r"^([A-Za-z0-9][A-Za-z0-9_-]*)?$", max_length=64)
     traces: Literal["failed", "sample", "all", "none"] = "sample"
     max_traces: int = Field(12, ge=1, le=1000)  # = memopt.tracking.traces.MAX_TRACES
 

@@ -25,7 +25,7 @@ from memopt.attribution.methods import attribute
 from memopt.data.model import Case, Conversation
 from memopt.feedback.kinds import FeedbackRequest, get_kind
 from memopt.judge.metrics import locomo_f1
-from memopt.optimize.propose import propose_instructions
+from memopt.optimize.propose import Reflection, reflect
 from memopt.optimize.reflective import RoundOutcome
 from memopt.optimize.scoring import Scored, Scorer
 from memopt.optimize.select import Choice
@@ -119,6 +119,7 @@ class FeedbackProposer:
     guard: Any = None
     rationales: dict[tuple[str, str], str] = field(default_factory=dict)
     rejected: list[str] = field(default_factory=list)
+    reflections: list[Reflection] = field(default_factory=list)  # every call of the reflection LM, in order
 
     def __call__(self, candidate: dict[str, str], reflective_dataset: dict[str, list[dict[str, Any]]],
                  components_to_update: list[str]) -> dict[str, str]:
@@ -129,9 +130,10 @@ class FeedbackProposer:
             records = reflective_dataset.get(name) or []
             feedback = "\n\n".join(str(r.get("Feedback", "")) for r in records) or "No feedback."
             spec = self.system.op_spec(name)
-            proposals = propose_instructions(self.scorer.reflection_lm,
-                                             operation=f"{self.system.name}.{name}: {spec.description}",
-                                             current=candidate[name], feedback=feedback, k=1)
+            reflection = reflect(self.scorer.reflection_lm, op=name, operation=f"{self.system.name}.{name}: "
+                                 f"{spec.description}", current=candidate[name], feedback=feedback, k=1)
+            self.reflections.append(reflection)
+            proposals = reflection.proposals
             blocked = self.guard.blocks(name, proposals[0].text, feedback) if proposals and self.guard else []
             self.rejected += [f"{name}: {issue.kind}: {issue.message}" for issue in blocked]
             if proposals and not blocked:
@@ -206,7 +208,8 @@ class GepaOptimizer:
         choice = Choice(changed, dict(system.knobs), val_f1, trials=1)
         rationales = {op: proposer.rationales.get((op, text), "rewritten by GEPA") for op, text in changed.items()}
         return RoundOutcome(Scored([], {}, {}), [], {}, {op: [text] for op, text in changed.items()}, choice,
-                            bool(changed) and val_f1 > current_val, rationales=rationales, rejected=proposer.rejected)
+                            bool(changed) and val_f1 > current_val, rationales=rationales, rejected=proposer.rejected,
+                            reflections=proposer.reflections)
 
     def describe(self) -> dict[str, Any]:
         """The optimizer's configuration, for logging."""

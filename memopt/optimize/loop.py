@@ -269,7 +269,8 @@ class OptimizeRun:
 
 def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker: Tracker | str | None = None,
                    observers: Sequence[RunObserver] = (), on_round: Callable[[RoundRecord], None] | None = None,
-                   scorer: Scorer | None = None, progress: Any = None) -> dict[str, Any] | None:
+                   scorer: Scorer | None = None, progress: Any = None,
+                   experiment_file: str | None = None) -> dict[str, Any] | None:
     """Run (or resume) an optimization; returns the summary (see `summary_of`).
 
     Everything is checked before the first LM call (`check_experiment`, the data, the prompts, on
@@ -278,7 +279,8 @@ def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker
     round 0 never finished. ``tracker`` keeps the record: a `Tracker`, or the name of a registered one
     (``"untracked"``; default ``"mlflow"``, the experiment's ``mlflow`` section); ``observers`` hear every
     event too (`memopt.optimize.events`). ``progress`` (`memopt.core.progress.RoundProgress`) shows a live line
-    within each round.
+    within each round. ``experiment_file`` (the YAML it was read from) is named by the command it prints to
+    start `memopt worker`s (``optimizer.storage``).
 
     A run starts with an empty ingestion cache (`clear_ingest_cache`), so what it spends and finds does not
     depend on what ran before it in the process (a bench's earlier runs, a notebook's earlier cells).
@@ -293,7 +295,7 @@ def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker
     if progress is not None:
         scorer.progress = progress
     optimizer = _optimizer(experiment, scorer)
-    pool = attach_pool(experiment, optimizer, fingerprint)  # optimizer.storage: trials for `memopt worker`s
+    pool = attach_pool(experiment, optimizer, fingerprint, experiment_file)  # optimizer.storage: `memopt worker`s
     tracker = make_tracker(tracker or "mlflow", experiment) if tracker is None or isinstance(tracker, str) else tracker
     seed_system = make_system(experiment.pipeline, prompts=experiment.prompts, **experiment.knobs)
     tracker.check_prompts(seed_system.name, seed_system.instructions())
@@ -413,7 +415,7 @@ def _baseline(run: OptimizeRun, fingerprint: str) -> None:
     run.scorer.label = f"round 0/{run.experiment.rounds}"
     with run.round(0, "round-0 (starting prompts)"):
         record = _record(0, run.scorer, system, run.valset, run.testset, None, started)
-        run.emit(RoundScored(record, None, system, system.instructions()))
+        run.emit(RoundScored(record, None, system, system.instructions(), reported=dict(run.scorer.last_report)))
         with deferred():  # the checkpoint and the end of the round's run go together
             val = float(record.val["f1"])
             run.state = OptimizeState(system.name, 1, system.instructions(), dict(system.knobs), val, 0, val,
@@ -455,7 +457,8 @@ def _round(run: OptimizeRun) -> None:
             record = _record(index, run.scorer, current, run.valset, run.testset, outcome, started, before=before,
                              before_knobs=dict(state.knobs), current_val=state.current_val,
                              min_gain=float(getattr(run.optimizer, "min_gain", 0.0)))
-            run.emit(RoundScored(record, outcome, current, before, state.records[-1].prompt_versions))
+            run.emit(RoundScored(record, outcome, current, before, state.records[-1].prompt_versions,
+                                 dict(run.scorer.last_report)))
             with deferred():  # the state changes, its checkpoint and the end of the round's run go together
                 state.instructions, state.knobs, state.current_val = instructions, knobs, current_val
                 state.records.append(record)

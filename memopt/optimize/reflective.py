@@ -38,7 +38,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from memopt.attribution.case import FailedCase, failed_cases
+from memopt.attribution.case import FailedCase, failed_cases, is_failed
 from memopt.attribution.masked import masked_faults
 from memopt.attribution.methods import attribute
 from memopt.attribution.replay import AttributionCache, fingerprints, stratified_sample
@@ -48,7 +48,7 @@ from memopt.core.parallel import map_ordered
 from memopt.data.model import Conversation
 from memopt.feedback.build import Feedback
 from memopt.feedback.kinds import FeedbackKind, FeedbackRequest, get_kind
-from memopt.optimize.propose import Proposal, propose_instructions
+from memopt.optimize.propose import Proposal, Reflection, reflect
 from memopt.optimize.scoring import Scored, Scorer
 from memopt.optimize.select import Choice, select
 from memopt.optimize.state import RoundRecord
@@ -83,6 +83,9 @@ class RoundOutcome:
     attribution: dict[str, int] = field(default_factory=dict)  # failed, sampled, replayed, attributed,
     # judge_calls, masked
     inputs_digest: str = ""  # of the prompts, knobs and feedback the round saw (``stop_on_repeat`` compares them)
+    reflections: list[Reflection] = field(default_factory=list)  # each call of the reflection LM: asked, answered
+    reused_train: bool = False  # the train split was not run again (a rejected round before left the system as it was)
+    unattributed: dict[str, str] = field(default_factory=dict)  # failures without an attribution: case id → why
 
 
 @dataclass
@@ -120,15 +123,20 @@ class ReflectiveOptimizer:
     stale: dict[str, int] = field(default_factory=dict)  # op → rounds in a row its rewrites were tried and lost
     last_train: tuple[str, Scored] | None = field(default=None, repr=False)  # (system digest, its training run)
     trial_calls: int = 0  # the most LM calls one trial configuration has taken: the budget sizes a batch by it
+    unattributed: dict[str, str] = field(default_factory=dict)  # the last round's failures left unattributed: why
 
     def step(self, system: MemorySystem, round_index: int, *, trainset: list[Conversation],
              valset: list[Conversation], current_val: float) -> RoundOutcome:
         """One round: evaluate → attribute → feedback → propose → select (the caller logs and checkpoints)."""
+        prior = self.last_train[1] if self.last_train is not None else None
         train = self._evaluate(system, trainset)
+        reused = train is prior  # the last training run again: its cases were traced by the round that ran them
+        self.unattributed = {}
         blamed, unattributed, spent = self._attribute(train) if self.attributes else ([], 0, {})
         feedback = self._feedback(system, train, blamed, round_index)
         digest = self._check_repeat(system, feedback, round_index)
-        proposals = self._propose(system, feedback)
+        reflections = self._propose(system, feedback)
+        proposals = {r.op: r.proposals for r in reflections}
         candidates, rationales, rejected = self._check(proposals, feedback)
         choice = self._select(system, candidates, valset, current_val, round_index)
         accepted = bool(choice.instructions or choice.knobs != system.knobs) and choice.val_f1 > current_val + \
@@ -142,8 +150,11 @@ class ReflectiveOptimizer:
             types[a.error_type] = types.get(a.error_type, 0) + 1
         chosen = {op: rationales[(op, text)] for op, text in choice.instructions.items()}
         self._learn(feedback, accepted)
+        why = dict(self.unattributed) if self.attributes else \
+            {r.case_id: f"not attributed: feedback {self.feedback} reads no attribution" for r in train.results
+             if not r.error and is_failed(r.to_dict())}
         return RoundOutcome(train, blamed, feedback, candidates, choice, accepted, counts, types, unattributed,
-                            chosen, rejected, spent, digest)
+                            chosen, rejected, spent, digest, reflections, reused, why)
 
     def resume(self, records: Sequence[RoundRecord]) -> None:
         """Continue after a checkpoint's rounds: the ops they set aside are set aside again (`_learn` replayed on
@@ -236,6 +247,15 @@ class ReflectiveOptimizer:
             else:
                 continue
             kept += [(c, first), *([second] if second is not None else [])]
+        failed_ids = {c.case_id for c in cases}
+        self.unattributed = {c.case_id: (f"not in the round's attribution sample (attribution.sample: {self.sample} "
+                                         f"new attributions of {len(cases) - len(replayed)} failures)")
+                             for c in cases if c.case_id not in replayed and c.case_id not in todo}
+        self.unattributed |= {case.case_id: "its attribution failed (a judge call errored)"
+                              for case, a in zip(fresh, found, strict=True) if a is None}
+        self.unattributed |= {r.case_id: "not attributable: its graph holds no answer step"
+                              for r in train.results if r.case_id not in failed_ids and not r.error
+                              and is_failed(r.to_dict())}
         spent = {"failed": len(cases), "sampled": len(todo), "replayed": len(replayed), "attributed": len(new),
                  "judge_calls": sum(a.judge_calls + (b[1].judge_calls if b else 0) for a, b in new.values()),
                  "masked": sum(a.masked_by is not None for _, a in kept)}
@@ -285,17 +305,17 @@ class ReflectiveOptimizer:
         return kind.uses_attribution and (not kind.control or kind.rendering_of is not None)
 
     # 4. propose
-    def _propose(self, system: MemorySystem, feedback: dict[str, Feedback]) -> dict[str, list[Proposal]]:
+    def _propose(self, system: MemorySystem, feedback: dict[str, Feedback]) -> list[Reflection]:
+        """One call of the reflection LM per op with feedback, in the order of ``feedback``."""
         current = system.instructions()
         self.scorer.check()
 
-        def propose(op: str) -> list[Proposal]:
-            return propose_instructions(self.scorer.reflection_lm,
-                                        operation=f"{system.name}.{op}: {system.op_spec(op).description}",
-                                        current=current[op], feedback=feedback[op].text(), k=self.candidates)
+        def propose(op: str) -> Reflection:
+            return reflect(self.scorer.reflection_lm, op=op,
+                           operation=f"{system.name}.{op}: {system.op_spec(op).description}",
+                           current=current[op], feedback=feedback[op].text(), k=self.candidates)
 
-        ops = list(feedback)
-        return dict(zip(ops, map_ordered(propose, ops, workers=self.scorer.concurrency["reflection"]), strict=True))
+        return map_ordered(propose, list(feedback), workers=self.scorer.concurrency["reflection"])
 
     # 4b. check: a candidate with a contradiction or leaked training data is never tried
     def _check(self, proposals: dict[str, list[Proposal]], feedback: dict[str, Feedback]

@@ -109,6 +109,7 @@ class Scorer:
         self.progress: Any = NullProgress()
         self.label = ""
         self.last_report_calls = 0
+        self.last_report: dict[str, list[CaseResult]] = {}  # the last report's case results, per split
 
     # --- usage and budget ---------------------------------------------------------------------
     def usage_by_meter(self) -> dict[str, ModelUsage]:
@@ -183,7 +184,8 @@ class Scorer:
         return Scored(results, metrics, graphs)
 
     def report(self, system: MemorySystem, splits: dict[str, list[Conversation]]) -> dict[str, dict[str, Any]]:
-        """Metrics of each split for the record (F1 and judge accuracy), all splits evaluated together (counted).
+        """Metrics of each split for the record (F1 and judge accuracy), all splits evaluated together (counted);
+        the case results stay in ``last_report`` until the next report.
 
         Raises `EvaluationFailed` when a split errored beyond ``max_error_rate``.
         """
@@ -195,9 +197,10 @@ class Scorer:
                                  workers=self.workers, on_case=lambda _: self.progress.advance())
         self.last_report_calls = self.usage().calls - before
         out = {}
+        self.last_report = {}
         for name, convs in splits.items():
             ids = {c.sample_id for c in convs}
-            mine = [r for r in results if r.sample_id in ids]
+            mine = self.last_report[name] = [r for r in results if r.sample_id in ids]
             out[name] = case_metrics(mine, judged=True)
             self._fail_if_errored(f"{name} report", mine, out[name])
         return out

@@ -4,8 +4,10 @@ Views over the data a round produced (no LM calls, no MLflow): `candidates_of` l
 instruction with its diff and the best val F1 and knobs of the trials that used it; `trials_of` every
 Optuna trial; `decision_of` says why the round kept or rejected its best trial; `commit_message` is
 the prompt version's message (what changed, why, the val F1 it moved; an optional one-line rationale);
-`round_markdown` is ``round.md``; `run_description` the parent run's Markdown description;
-`parent_metrics` the per-round metrics of the parent run (its line charts).
+`round_markdown` is ``round.md``; `run_description` the parent run's Markdown description, opening with
+its result (`result_line`), `round_description` a round run's; `parent_metrics` the per-round metrics of the
+parent run (its line charts), `result_metrics` its result (baseline, best, gain: columns of the runs list);
+`category_key` names a question category in metric names (``1-multi-hop``).
 """
 
 from __future__ import annotations
@@ -14,8 +16,11 @@ import difflib
 from collections.abc import Mapping
 from typing import Any
 
+from memopt.data.model import CATEGORIES
+
 __all__ = ["candidates_of", "trials_of", "decision_of", "commit_message", "round_markdown", "run_description",
-           "parent_metrics", "describe_config", "TRACED_NOTE"]
+           "parent_metrics", "describe_config", "TRACED_NOTE", "result_line", "result_metrics", "round_description",
+           "category_key"]
 
 TRACED_NOTE = ("Traced cases (each round's Traces tab, the experiment's Quality page) are a pick of mostly *failed* "
                "train cases, so their `traced_case.f1` / `traced_case.judge` averages are far below the run's score; "
@@ -133,30 +138,46 @@ def parent_metrics(record: Any, best_val: float) -> dict[str, Any]:
             "rounds/test": {"f1": test.get("f1"), "judge": test.get("judge")}, "rounds/best": {"val_f1": best_val}}
 
 
+_SCORES = ("val_f1", "test_f1", "val_judge", "test_judge")
+
+
+def result_line(summary: Mapping[str, Any]) -> str:
+    """The run's result in one line, what its description opens with: ``test F1 0.245 → 0.610 (+0.365) in 8,856
+    calls`` (val F1 when there is no test split)."""
+    base, final = summary["baseline"], summary["final"]
+    split = "test" if base.get("test_f1") is not None and final.get("test_f1") is not None else "val"
+    before, after = base[f"{split}_f1"], final[f"{split}_f1"]
+    line = f"{split} F1 {_num(before)} → {_num(after)} ({_signed(before, after)}) in {summary['lm_calls']:,} calls"
+    if summary.get("status", "FINISHED") != "FINISHED":
+        line += f" · {summary['status']}"
+    return line
+
+
 def run_description(summary: Mapping[str, Any], *, data: str, sizes: tuple[int, int, int], lms: str,
                     optimizer: str, prompts: Mapping[str, int],
-                    versions: Mapping[int, Mapping[str, int]] | None = None) -> str:
-    """The parent run's Markdown description: what ran, what won, each round's decision and prompt changes (with a
-    link that opens the prompt at its previous version, so MLflow's Compare shows the old text on the left)."""
+                    versions: Mapping[int, Mapping[str, int]] | None = None, best: str = "") -> str:
+    """The parent run's Markdown description: the result first (`result_line`), the run's best prompt versions (by
+    number, so they stay its own whoever holds ``@best`` later) and what became of ``@best`` (``best``), then what
+    ran, baseline / best / gain, each round's decision and prompt changes (with a link that opens the prompt at its
+    previous version, so MLflow's Compare shows the old text on the left)."""
     base, final = summary["baseline"], summary["final"]
-    lines = [f"**memopt optimize** · experiment `{summary['experiment']}` · pipeline `{summary['pipeline']}` · "
-             f"status {summary['status']}", "",
-             f"Data `{data}`: {sizes[0]} train / {sizes[1]} val / {sizes[2]} test conversations. "
-             f"Optimizer: {optimizer}. LMs: {lms}.", "",
-             "| | val F1 | test F1 | val judge | test judge |", "|---|---|---|---|---|",
-             f"| baseline (round 0) | {_num(base['val_f1'])} | {_num(base['test_f1'])} | {_num(base['val_judge'])} | "
-             f"{_num(base['test_judge'])} |",
-             f"| best (round {final['round']}) | {_num(final['val_f1'])} | {_num(final['test_f1'])} | "
-             f"{_num(final['val_judge'])} | {_num(final['test_judge'])} |",
-             f"| gain | {_signed(base['val_f1'], final['val_f1'])} | {_signed(base['test_f1'], final['test_f1'])} | "
-             f"{_signed(base['val_judge'], final['val_judge'])} | {_signed(base['test_judge'], final['test_judge'])} |",
-             ""]
+    lines = [f"**{result_line(summary)}** · best round {final['round']} of {len(summary['rounds'])}", ""]
+    if prompts:
+        named = ", ".join(f"`prompts:/{name}/{v}`" for name, v in sorted(prompts.items()))
+        lines += [f"This run's best prompts: {named}" + (f"; `@best` {best}" if best else "") + ".", ""]
+    lines += [f"**memopt optimize** · experiment `{summary['experiment']}` · pipeline `{summary['pipeline']}` · "
+              f"status {summary['status']}", "",
+              f"Data `{data}`: {sizes[0]} train / {sizes[1]} val / {sizes[2]} test conversations. "
+              f"Optimizer: {optimizer}. LMs: {lms}.", "",
+              "| | val F1 | test F1 | val judge | test judge |", "|---|---|---|---|---|",
+              f"| baseline (round 0) | {_num(base['val_f1'])} | {_num(base['test_f1'])} | {_num(base['val_judge'])} | "
+              f"{_num(base['test_judge'])} |",
+              f"| best (round {final['round']}) | {_num(final['val_f1'])} | {_num(final['test_f1'])} | "
+              f"{_num(final['val_judge'])} | {_num(final['test_judge'])} |",
+              "| gain | " + " | ".join(_signed(base[k], final[k]) for k in _SCORES) + " |", ""]
     knobs = ", ".join(f"{k}={v}" for k, v in sorted(summary["best_knobs"].items()))
     if knobs:
         lines += [f"Best knobs: {knobs}.", ""]
-    if prompts:
-        lines += ["Best prompts: " + ", ".join(f"`prompts:/{name}@best` (version {v})"
-                                              for name, v in sorted(prompts.items())) + ".", ""]
     if summary.get("stopped"):
         lines += [f"Stopped: {summary['stopped']}.", ""]
     lines += ["### Rounds", ""]
@@ -169,4 +190,42 @@ def run_description(summary: Mapping[str, Any], *, data: str, sizes: tuple[int, 
             compare = f" ([v{old} → v{new}](#/prompts/{name}?promptVersion={old}), then Compare)" if old and new else ""
             lines.append(f"  - {message}{compare}")
     lines += ["", TRACED_NOTE]
+    return "\n".join(lines)
+
+
+def result_metrics(summary: Mapping[str, Any]) -> dict[str, float | None]:
+    """The parent run's result as metrics the runs list can show side by side: ``result/<score>.baseline``,
+    ``.best`` and ``.gain`` for val / test F1 and judge accuracy (names that sort together, in that order)."""
+    base, final, gain = summary["baseline"], summary["final"], summary["gain"]
+    return {f"result/{score}.{part}": value for score in ("test_f1", "val_f1", "test_judge", "val_judge")
+            for part, value in (("baseline", base.get(score)), ("best", final.get(score)), ("gain", gain.get(score)))}
+
+
+def category_key(category: str | int) -> str:
+    """A question category as a metric name part: its number and name (``1-multi-hop``), the number alone when
+    it has no name."""
+    name = CATEGORIES.get(int(category)) if str(category).isdigit() else None
+    slug = "-".join(name.replace("/", " ").split()) if name else ""
+    return f"{category}-{slug}" if slug else str(category)
+
+
+def round_description(record: Any, prompts: Mapping[str, int], *, traces: int = 0, reflections: int = 0) -> str:
+    """A round run's Markdown description: its scores and decision first, then the prompt versions it ended with
+    and what it logged."""
+    test = (record.test or {}).get("f1")
+    lines = [f"**round {record.round}: val F1 {_num(record.val.get('f1'))}"
+             + (f", test F1 {_num(test)}" if test is not None else "") + "** · "
+             + (record.decision or ("starting prompts" if not record.round else
+                                    "accepted" if record.accepted else "kept the current prompts")), ""]
+    if prompts:
+        changed = set(record.changed_ops)
+        lines += ["Prompts after the round: " + ", ".join(
+            f"`prompts:/{name}/{v}`" + (" (changed)" if name.rsplit(".", 1)[-1] in changed else "")
+            for name, v in sorted(prompts.items())) + ".", ""]
+    if record.blamed_ops:
+        lines += [f"Blamed: {_counts(record.blamed_ops)}; failures by type: {_counts(record.failures_by_type)}.", ""]
+    logged = [f"{traces} case traces" if traces else "", f"{reflections} reflection traces" if reflections else ""]
+    if any(logged):
+        lines += [" and ".join(x for x in logged if x) + " (the **Traces** tab); every candidate and trial in "
+                  "`candidates.json` / `trials.json`, the story in `round.md`.", ""]
     return "\n".join(lines)

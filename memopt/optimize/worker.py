@@ -46,7 +46,8 @@ class WorkerReport:
         self.lost = 0  # trials the coordinator took back (this worker was taken for dead)
 
 
-def find_run(storage: Any, experiment_name: str, join: str | None, *, wait: float) -> Any:
+def find_run(storage: Any, experiment_name: str, join: str | None, *, wait: float,
+             experiment_file: str | None = None) -> Any:
     """The run study to work for: ``join``'s, else the newest open run of this experiment (waiting ``wait`` s)."""
     import optuna
 
@@ -67,7 +68,8 @@ def find_run(storage: Any, experiment_name: str, join: str | None, *, wait: floa
                 raise ConfigError(f"--join {join}: no run {join} in this storage (waited {wait:g} s); give the run "
                                   "id `memopt optimize` printed, and the same --storage.")
             raise ConfigError(f"no open run of experiment {experiment_name!r} in this storage (waited {wait:g} s); "
-                              "start `memopt optimize EXPERIMENT --storage URL` first, or pass --join RUN_ID.")
+                              f"start `memopt optimize {experiment_file or 'EXPERIMENT.yaml'} --storage URL` first "
+                              "(the same storage URL), or pass --join RUN_ID.")
         time.sleep(POLL_S)
 
 
@@ -86,8 +88,9 @@ def _claim(storage: Any, study: Any) -> Any | None:
 
 
 def run_worker(experiment: Any, url: str, *, join: str | None = None, wait: float = 60.0, name: str = "",
-               on_trial: Callable[[str], None] | None = None) -> WorkerReport:
-    """Score the queued trials of one run until the coordinator ends it; returns what this worker did."""
+               on_trial: Callable[[str], None] | None = None, experiment_file: str | None = None) -> WorkerReport:
+    """Score the queued trials of one run until the coordinator ends it; returns what this worker did
+    (``experiment_file``: the YAML the experiment was read from, for the message when no run is found)."""
     import optuna
 
     from memopt.optimize.loop import data_fingerprint, make_scorer, splits_of
@@ -96,7 +99,7 @@ def run_worker(experiment: Any, url: str, *, join: str | None = None, wait: floa
     storage = open_storage(url, key="--storage", create=False)
     _, trainset, valset, testset = splits_of(experiment)
     mine = identity_of(experiment, data_fingerprint(trainset, valset, testset))
-    run = find_run(storage, experiment.name, join, wait=wait)
+    run = find_run(storage, experiment.name, join, wait=wait, experiment_file=experiment_file)
     run_id = run.study_name[len(PREFIX):]
     differ = mismatch(mine, run.user_attrs.get("identity", {}))
     if differ:

@@ -59,11 +59,12 @@ class TrialPool:
     """The coordinator's side: queue a batch of configurations in the round's study, wait for workers, count."""
 
     def __init__(self, url: str, identity: dict[str, Any], experiment_name: str, *,
-                 wait_note: Callable[[str], None] | None = None) -> None:
+                 wait_note: Callable[[str], None] | None = None, experiment_file: str | None = None) -> None:
         self.url = url
         self.storage = open_storage(url)
         self.identity = identity
         self.experiment_name = experiment_name
+        self.experiment_file = experiment_file  # what the workers' command line names (the coordinator's file)
         self.run_id: str | None = None
         self.wait_note = wait_note
         self._batches = 0
@@ -87,6 +88,15 @@ class TrialPool:
             return
         optuna.load_study(study_name=run_study_name(self.run_id), storage=self.storage).set_user_attr(
             "state", "finished")
+
+    def worker_command(self) -> str:
+        """The command that starts a worker for this run (the storage's password, if any, masked)."""
+        import shlex
+
+        where = shlex.quote(self.experiment_file) if self.experiment_file else "<the experiment file of this run>"
+        shown = display_url(self.url)
+        masked = " (put the storage's password back in, or set PGPASSWORD)" if shown != self.url else ""
+        return f"memopt worker {where} --storage {shlex.quote(shown)} --join {self.run_id}{masked}"
 
     def round_study(self, round_index: int) -> Any:
         """Round ``round_index``'s study, new (a half-done one of a killed coordinator is dropped)."""
@@ -147,15 +157,16 @@ class TrialPool:
             if len(results) < len(keys):
                 if not noted and self.wait_note is not None and not any(t.state == TrialState.RUNNING
                                                                         for t in trials):
-                    self.wait_note(f"waiting for workers: memopt worker EXPERIMENT --storage "
-                                   f"{display_url(self.url)} --join {self.run_id}")
+                    self.wait_note(f"waiting for workers: {self.worker_command()}")
                     noted = True
                 time.sleep(POLL_S)
         return [results[key] for key in keys]
 
 
-def attach_pool(experiment: Any, optimizer: Any, data_fingerprint: str) -> TrialPool | None:
-    """The `TrialPool` of ``optimizer.storage`` (connected now), set on the optimizer; None without a storage."""
+def attach_pool(experiment: Any, optimizer: Any, data_fingerprint: str,
+                experiment_file: str | None = None) -> TrialPool | None:
+    """The `TrialPool` of ``optimizer.storage`` (connected now), set on the optimizer; None without a storage.
+    ``experiment_file`` (the YAML the experiment was read from) is what the hint that starts workers names."""
     import sys
 
     url = experiment.optimizer.storage
@@ -165,7 +176,8 @@ def attach_pool(experiment: Any, optimizer: Any, data_fingerprint: str) -> Trial
         raise ConfigError(f"optimizer.storage: workers score the trials of memtrace and score_only, not of "
                           f"{experiment.optimizer.name}; remove optimizer.storage (--storage).")
     pool = TrialPool(url, identity_of(experiment, data_fingerprint), experiment.name,
-                     wait_note=lambda note: print(note, file=sys.stderr, flush=True))
+                     wait_note=lambda note: print(note, file=sys.stderr, flush=True),
+                     experiment_file=experiment_file)
     optimizer.trial_pool = pool
     return pool
 

@@ -250,6 +250,17 @@ class MemorySystem(dspy.Module):
     def __deepcopy__(self, memo: dict) -> MemorySystem:
         return type(self)(prompts=self.prompts_dir, instructions=self.instructions(), **self.knobs)
 
+    def __getstate__(self) -> dict[str, Any]:
+        """What pickling keeps (``save(path, save_program=True)``, then ``dspy.load``): the program (its predictors,
+        knobs, prompts folder), not the memory of conversations it ingested, nor its lock."""
+        state = {k: v for k, v in super().__getstate__().items() if k != "_lock"}
+        state["_states"] = {}
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        self._lock = threading.Lock()
+
     # --- memory lifecycle --------------------------------------------------------------------------
     def ingest(self, conversation: Conversation) -> None:
         """Build (or fetch from the ingestion cache) the memory of one conversation."""

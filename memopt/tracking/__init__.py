@@ -5,7 +5,9 @@ The package observes a run, it is never called by the loop: `memopt.optimize.loo
 Modules: `store.py` (where the store is, reading runs, every call guarded), `entries.py` (values
 made safe), `runs.py` (parent and round runs), `null.py` (a tracker that records nothing),
 `prompts.py` (the prompt registry), `recorder.py` (events → runs), `artifacts.py` (what a round and
-a run log), `traces.py` and `spans.py` (cases as MLflow traces).
+a run log), `traces.py` and `spans.py` (cases as MLflow traces), `reflections.py` (each proposal as a
+trace), `tables.py` (candidates, trials and cases as MLflow tables), `views.py` (the runs list's result
+columns, links into the UI), `provenance.py` (the code version of a run).
 
 Contract:
 
@@ -25,16 +27,20 @@ Contract:
 - **Parallel runs.** A fresh ``sqlite:`` store is created (MLflow's schema migration) under a file
   lock next to the database (``mlflow.db.lock``, `store_lock`), so optimize runs started together
   on a new store all succeed; experiment creation and prompt registration take the same lock.
-- **Prompts.** `RoundLog.register_prompts` registers ``<pipeline>.<op>`` in the MLflow prompt
-  registry only when the text differs from the latest version (tags ``round``, ``parent_version``;
+- **Prompts.** `RoundLog.register_prompts` registers ``<scope>.<pipeline>.<op>`` (the scope: the
+  experiment's name, or ``mlflow.prompt_prefix``) in the MLflow prompt registry, a new version only
+  for a text the name does not hold yet (tags ``round``, ``parent_version``, ``memopt.created_by``;
   the commit message one string, or one per op), links every version the round used to the round's
   run and the prompt to the run's experiment (MLflow's ``_mlflow_experiment_ids`` prompt tag, so the
-  experiment's Prompts tab lists it) and points the alias ``round-<i>`` at it; `Tracker.set_prompt_aliases`
-  points others (``best``). The check and the registration hold the store lock, so identical prompts
-  of parallel runs share one version. Prompt text is stored verbatim, never masked: a prompt that
-  holds an LM credential is refused (`check_prompt_secret`).
+  experiment's Prompts tab lists it) and tags the version ``memopt.rounds.<run id>``;
+  `Tracker.claim_best` moves ``@best`` only to a run that beats its holder on the same data and task
+  model (`memopt.tracking.prompts`). The check and the registration hold the store lock, so identical
+  prompts of parallel runs share one version. Prompt text is stored verbatim, never masked: a prompt
+  that holds an LM credential is refused (`check_prompt_secret`).
 - **Story of the run.** `Tracker.describe` sets the parent run's Markdown description
-  (``mlflow.note.content``); `Tracker.log_datasets` logs the data splits as MLflow dataset inputs.
+  (``mlflow.note.content``); `Tracker.log_datasets` logs the data splits as MLflow dataset inputs;
+  `log_table` logs a table ``mlflow.load_table`` reads back; the experiment keeps a shared view of its
+  runs with their result columns (`memopt.tracking.views`).
 - **Secrets.** Every param, tag, metric name, text, dict and commit message passes through
   `memopt.lm.redaction.redact`, which masks the values of LM credential variables only (``*_API_KEY``,
   ``*_TOKEN``, ``*_SECRET``, ... of at least 8 characters); param and tag keys that name a secret

@@ -83,6 +83,9 @@ class NullTracker:
     def log_dict(self, data: Any, artifact_file: str) -> None:
         """Nothing."""
 
+    def log_table(self, data: Mapping[str, list[Any]], artifact_file: str) -> None:
+        """Nothing."""
+
     def log_artifact(self, local_path: str | Path, artifact_path: str | None = None) -> None:
         """Nothing."""
 
@@ -92,8 +95,8 @@ class NullTracker:
     def describe(self, markdown: str) -> None:
         """Nothing."""
 
-    def set_prompt_aliases(self, versions: Mapping[str, int], alias: str) -> None:
-        """Nothing."""
+    def claim_best(self, versions: Mapping[str, int], *, val_f1: float | None, basis: str) -> None:
+        """No registry: nothing to claim."""
 
     def log_datasets(self, name: str, splits: Mapping[str, Any]) -> None:
         """Nothing."""

@@ -23,7 +23,7 @@ from typing import Any
 from memopt.core.errors import ConfigError, MemoptError, TrackingError
 from memopt.lm.redaction import redact
 from memopt.tracking.entries import KEY_LIMIT, PARAM_LIMIT, TAG_LIMIT, cut, entries, flatten, redacted_copy, scrub
-from memopt.tracking.prompts import check_prompts, register_prompts, set_prompt_aliases
+from memopt.tracking.prompts import SCOPE_TAG, BestClaim, check_prompts, claim_best, prompt_scope, register_prompts
 from memopt.tracking.store import (
     URI_ORDER,
     GuardedStore,
@@ -37,6 +37,7 @@ from memopt.tracking.store import (
     shown_uri,
     store_lock,
 )
+from memopt.tracking.views import runs_page, share_result_view, ui_base
 
 __all__ = ["Tracker", "RoundLog", "UI_COMMAND", "recorder_of"]
 
@@ -93,6 +94,16 @@ class _RunLog:
                               "from data with memopt.core.files.safe_name.")
         self._client().log_text(self.run_id, redact(text), artifact_file)
 
+    def log_table(self, data: Mapping[str, list[Any]], artifact_file: str) -> None:
+        """Log a table (column → values; texts redacted by the caller) as ``artifact_file`` (``.json``), which
+        ``mlflow.load_table`` reads back."""
+        parts = Path(artifact_file).parts
+        if not parts or Path(artifact_file).is_absolute() or ".." in parts or Path(artifact_file).suffix != ".json":
+            raise ConfigError(f"table name {artifact_file!r}: a .json file inside the run's artifact folder.")
+        with warnings.catch_warnings():  # pandas' notice on how MLflow selects text columns
+            warnings.simplefilter("ignore")
+            self._client().log_table(self.run_id, data=dict(data), artifact_file=artifact_file)
+
     def log_dict(self, data: Any, artifact_file: str) -> None:
         """Log JSON-able data as ``artifact_file`` (YAML for .yaml/.yml, else JSON); secrets dropped or masked."""
         if Path(artifact_file).suffix in (".yaml", ".yml"):
@@ -121,9 +132,11 @@ class RoundLog(_RunLog):
     """What one optimization round logs, bound to its nested run."""
 
     def __init__(self, client: Any, run_id: str, index: int, lock: Any = nullcontext,
-                 experiment_id: str | None = None, prompt_prefix: str | None = None) -> None:
+                 experiment_id: str | None = None, prompt_prefix: str | None = None,
+                 parent_run_id: str | None = None) -> None:
         super().__init__()
-        self.prompt_prefix = prompt_prefix  # names become <prefix>.<pipeline>.<op> (mlflow.prompt_prefix)
+        self.prompt_prefix = prompt_prefix  # names become <prefix>.<pipeline>.<op> (the run's prompt scope)
+        self.parent_run_id = parent_run_id
         self._mlflow_client = client
         self._run_id = run_id
         self.index = index
@@ -152,11 +165,12 @@ class RoundLog(_RunLog):
 
     def register_prompts(self, pipeline: str, instructions: Mapping[str, str], *,
                          commit_message: str | Mapping[str, str], round_index: int) -> dict[str, int]:
-        """Register changed prompts as new versions linked to this round, aliased ``round-<i>`` (see
-        `memopt.tracking.prompts.register_prompts`); name → version."""
+        """The version of each prompt (a new one only for a text not registered yet), linked to this round and
+        tagged with it (see `memopt.tracking.prompts.register_prompts`); name → version."""
         stream = f"{self.prompt_prefix}.{pipeline}" if self.prompt_prefix else pipeline
         return register_prompts(self._client(), self.run_id, stream, instructions, commit_message=commit_message,
-                                round_index=round_index, lock=self._lock, experiment_id=self.experiment_id)
+                                round_index=round_index, lock=self._lock, experiment_id=self.experiment_id,
+                                parent_run_id=self.parent_run_id)
 
 
 class Tracker(_RunLog):
@@ -167,7 +181,9 @@ class Tracker(_RunLog):
         super().__init__()
         self.tracking_uri = resolve_tracking_uri(tracking_uri)
         self.experiment = experiment
-        self.prompt_prefix = prompt_prefix  # mlflow.prompt_prefix keeps a team's prompt streams apart
+        self.prompt_prefix = prompt_prefix  # mlflow.prompt_prefix: set, it replaces the experiment's scope
+        # prompts register as <scope>.<pipeline>.<op>: by default the experiment's, so experiments never collide
+        self.prompt_scope = prompt_prefix if prompt_prefix is not None else prompt_scope(experiment)
         self._experiment_id: str | None = None
         self._mlflow_client: Any = None
         self._held: Any = None  # the parent run's lock (`hold_run`) while this process runs it
@@ -194,6 +210,9 @@ class Tracker(_RunLog):
         return self
 
     def _lock(self) -> Any:
+        store = self._mlflow_client
+        if store is not None and store._vanished("taking the store's lock"):  # never make a vanished store's folder
+            raise store.broken
         try:
             return store_lock(self.tracking_uri)
         except OSError as e:  # the store's folder cannot be made: a file is in the way, or no permission
@@ -221,11 +240,13 @@ class Tracker(_RunLog):
         if experiment is not None:
             self._experiment_id = experiment.experiment_id
         run = client.create_run(self._experiment_id, run_name=cut(redact(run_name), KEY_LIMIT),
-                                tags=entries({**(tags or {}), "memopt.kind": "optimize"}, TAG_LIMIT))
+                                tags=entries({**(tags or {}), "memopt.kind": "optimize",
+                                              SCOPE_TAG: self.prompt_scope}, TAG_LIMIT))
         self._held = hold_run(self.tracking_uri, run.info.run_id)
         self._run_id = run.info.run_id
         self._activate()
         self._log_params(params)
+        share_result_view(client, self._experiment_id)
         return self._run_id
 
     def _activate(self) -> None:
@@ -242,10 +263,11 @@ class Tracker(_RunLog):
         """Set the parent run's description (MLflow's ``mlflow.note.content`` tag, shown on the run page)."""
         self.set_tags({"mlflow.note.content": markdown})
 
-    def set_prompt_aliases(self, versions: Mapping[str, int], alias: str) -> None:
-        """Point ``alias`` (``best``) of each prompt at the given version (``{"mem0.extract": 3}``) and link that
-        version to the parent run (its Overview lists it under "Registered prompts")."""
-        set_prompt_aliases(self._client(), self.run_id, versions, alias)
+    def claim_best(self, versions: Mapping[str, int], *, val_f1: float | None, basis: str) -> BestClaim:
+        """Point ``@best`` of each prompt at the given version (``{"q.mem0.extract": 3}``) when the run's ``val_f1``
+        beats the holders' on the same ``basis`` (`memopt.tracking.prompts.claim_best`); the versions are linked to
+        the parent run (its Overview lists them under "Registered prompts")."""
+        return claim_best(self._client(), self.run_id, versions, val_f1=val_f1, basis=basis, lock=self._lock)
 
     def log_datasets(self, name: str, splits: Mapping[str, Any]) -> None:
         """Log each split (a pandas DataFrame, one row per conversation) as an MLflow dataset input of the parent
@@ -268,10 +290,13 @@ class Tracker(_RunLog):
         RUNNING are marked KILLED."""
         _, run, _ = open_run(run_id, self.tracking_uri)
         self._held = hold_run(self.tracking_uri, run.info.run_id)  # not while another process runs it
+        # the names the run registered: a run of memopt 0.2 has no scope tag, its names had the prefix or none
+        self.prompt_scope = run.data.tags.get(SCOPE_TAG, self.prompt_prefix or "")
         self._experiment_id = run.info.experiment_id
         self._run_id = run.info.run_id
         client = self._client()
         self._activate()
+        share_result_view(client, self._experiment_id)
         client.update_run(self._run_id, status="RUNNING")
         orphans = client.search_runs([self._experiment_id], filter_string=(
             f"tags.mlflow.parentRunId = '{self._run_id}' and attributes.status = 'RUNNING'"))
@@ -284,7 +309,7 @@ class Tracker(_RunLog):
         client = self._client()
         run = client.create_run(self._experiment_id, run_name=cut(redact(name or f"round-{index}"), KEY_LIMIT),
                                 tags={"mlflow.parentRunId": parent, "memopt.round": str(index), "memopt.kind": "round"})
-        return RoundLog(client, run.info.run_id, index, self._lock, self._experiment_id, self.prompt_prefix)
+        return RoundLog(client, run.info.run_id, index, self._lock, self._experiment_id, self.prompt_scope, parent)
 
     @contextmanager
     def round(self, index: int, name: str | None = None) -> Iterator[RoundLog]:
@@ -330,19 +355,21 @@ class Tracker(_RunLog):
                 self._held = None
 
     def ui_hint(self) -> str:
-        """How to look at this run in the MLflow UI."""
+        """How to look at this run in the MLflow UI: the experiment's runs with their results, and the run."""
         where = f"experiment {self.experiment!r}"
-        page = ""
-        if self._experiment_id is not None:
-            page = f"#/experiments/{self._experiment_id}" + (f"/runs/{self._run_id}" if self._run_id else "")
-            where += f", run {self._run_id}" if self._run_id else ""
         uri = shown_uri(self.tracking_uri)
+        base = ui_base(self.tracking_uri) or "http://127.0.0.1:5000/"
+        pages = f"{base}#/experiments"
+        if self._experiment_id is not None:
+            pages = f"{runs_page(self._experiment_id, base)} (its runs with their results)"
+            if self._run_id:
+                pages += f" or {base}#/experiments/{self._experiment_id}/runs/{self._run_id} (this run)"
         if uri.startswith(("http://", "https://")):
-            return f"open {uri.rstrip('/')}/{page} ({where})"
-        command = f"{UI_COMMAND} --backend-store-uri {uri} --workers 1"
+            return f"open {pages}; {where}"
+        command = f"{UI_COMMAND} --backend-store-uri {uri} --port 5000 --workers 1"
         if uri.startswith("sqlite:///") and not uri.removeprefix("sqlite:///").startswith("/"):
             command += f" (run in {Path.cwd()})"
-        return f"{command}, then open http://127.0.0.1:5000/{page} ({where})"
+        return f"{command}, then open {pages}; {where}"
 
 
 def recorder_of(tracker: Any) -> Any:

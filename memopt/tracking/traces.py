@@ -3,12 +3,14 @@
 Contract:
 
 - **What is traced.** After a round's train evaluation and attribution, `CaseTraces.log` picks cases
-  by the experiment's ``mlflow.traces``: ``failed`` — wrong answers, taken in turn from each (error
-  type, blamed op) group so rare failures are not crowded out, then errored cases; ``sample``
-  (default) — the same plus a seeded sample of passing cases (a tenth of the cap, at least one);
-  ``all`` — every case, failed first; ``none`` — nothing. At most ``mlflow.max_traces`` per round
-  (default `MAX_TRACES`). Rounds without a train evaluation (round 0, ``gepa``) log none; rounds
-  evaluated untraced (``score_only``) log root spans only.
+  by the experiment's ``mlflow.traces``: ``failed`` — wrong answers with an attribution, taken in turn
+  from each (error type, blamed op) group so rare failures are not crowded out, then wrong answers
+  without one, then errored cases; ``sample`` (default) — the same plus a seeded sample of passing
+  cases (a tenth of the cap, at least one); ``all`` — every case, failed first; ``none`` — nothing.
+  At most ``mlflow.max_traces`` per round (default `MAX_TRACES`). One trace per case per round that
+  ran it: a round that reused the last train run (``outcome.reused_train``) logs none. Rounds without
+  a train evaluation (round 0, ``gepa``) log none; rounds evaluated untraced (``score_only``) log root
+  spans only.
 - **Spans** come from memopt's evolution graph after the round (`memopt.tracking.spans`: the
   case, the ingest ops it depends on grouped by session, its query ops; inputs, outputs, timing,
   token usage, prompt versions), never from live instrumentation, so nothing is recorded twice.
@@ -26,11 +28,13 @@ Contract:
   ``memtrace.blamed_op`` (the blamed operation, e.g. ``update``) and ``memtrace.error_type`` (``none`` for a
   passed case, ``unattributed`` for a failure without attribution, ``error`` for an errored case),
   ``memopt.graph`` (the round artifact ``graphs/<sample_id>.json.gz`` holding the conversation's
-  graph, read back by `case_graph_of_trace` for ``memopt show --trace-id``), and
-  ``mlflow.linkedPrompts``; each trace is also linked to its prompt versions in the store
+  graph, read back by `case_graph_of_trace` for ``memopt show --trace-id``), ``memopt.kind = case``,
+  and ``mlflow.linkedPrompts``; each trace is also linked to its prompt versions in the store
   (``link_prompt_versions_to_trace``), so a prompt version's Traces tab lists the cases that ran it.
-  The round logs metrics ``traces.logged``, ``traces.spans``,
-  ``traces.seconds``.
+  A failure also carries ``memopt.prompt_after`` (the version its round produced for the blamed step)
+  and, without an attribution, ``memopt.unattributed`` (why, from ``outcome.unattributed``). The
+  recorder logs `RoundTraces.metrics` (``traces.logged``, ``traces.spans``, ``traces.seconds``) after
+  the round's scores; ``round.md``'s links start at the tracking server, else are relative to the UI.
 - **Cost.** Traces go through MLflow's store API in bulk — one ``start_trace`` per trace carrying its
   assessments, one ``log_spans`` for all spans of the round — not through the live tracing provider,
   which writes every span and every assessment in a store call of its own. Every text is redacted
@@ -59,9 +63,10 @@ from memopt.lm.redaction import redact
 from memopt.optimize.story import TRACED_NOTE
 from memopt.trace.explain import plain_reason
 from memopt.tracking.spans import MAX_TEXT, GraphIndex, case_spans
-from memopt.tracking.store import shown_uri
+from memopt.tracking.views import ui_base
 
 __all__ = ["TRACE_MODES", "MAX_TRACES", "ATTRIBUTION", "JUDGE", "F1", "BLAMED_OP", "ERROR_TYPE", "TRACED_NOTE",
+           "PROMPT_AFTER", "UNATTRIBUTED", "outcome_why",
            "CaseTraces", "RoundTraces", "pick_cases",
            "CaseGraph", "case_graph_of_trace"]
 
@@ -69,6 +74,7 @@ TRACE_MODES = ("failed", "sample", "all", "none")
 MAX_TRACES = 12  # the default of the experiment's mlflow.max_traces
 ATTRIBUTION, JUDGE, F1, EXPECTED = "memtrace.attribution", "traced_case.judge", "traced_case.f1", "expected_response"
 BLAMED_OP, ERROR_TYPE = "memtrace.blamed_op", "memtrace.error_type"
+PROMPT_AFTER, UNATTRIBUTED = "memopt.prompt_after", "memopt.unattributed"
 _log = logging.getLogger(__name__)
 
 
@@ -78,15 +84,16 @@ def _passed(result: Any) -> bool:
 
 
 def pick_cases(results: list[Any], blamed: dict[str, Any], *, mode: str, limit: int, seed: int) -> list[Any]:
-    """The cases of a round to trace: failed ones round-robin over (error type, op), errored, a passing sample."""
+    """The cases of a round to trace: attributed failures round-robin over (error type, op), then failures without
+    an attribution, errored cases, and a passing sample."""
     if mode == "none":
         return []
     groups: dict[tuple[str, str], list[Any]] = {}
     for r in results:
-        if not r.error and not _passed(r):
-            a = blamed.get(r.case_id)
-            groups.setdefault((a.error_type, a.operation) if a else ("", ""), []).append(r)
+        if not r.error and not _passed(r) and (a := blamed.get(r.case_id)) is not None:
+            groups.setdefault((a.error_type, a.operation), []).append(r)
     failed = [r for batch in _interleave(list(groups.values())) for r in batch]
+    failed += [r for r in results if not r.error and not _passed(r) and r.case_id not in blamed]
     failed += [r for r in results if r.error]
     passed = [r for r in results if not r.error and _passed(r)]
     if mode == "failed":
@@ -130,35 +137,56 @@ def _assessments(result: Any, attribution: Any, judge: str, blamed_span: str | N
 
 @dataclass
 class RoundTraces:
-    """What `CaseTraces.log` wrote for one round: (case id, outcome, error type, op id, trace id) per trace."""
+    """What `CaseTraces.log` wrote for one round: per trace (case id, outcome, error type or why it has none, op id,
+    trace id, the prompt version its round produced for the blamed op)."""
 
     run_id: str = ""
     experiment_id: str = ""
-    traces: list[tuple[str, str, str, str, str]] = field(default_factory=list)
+    traces: list[tuple[str, str, str, str, str, str]] = field(default_factory=list)
     spans: int = 0
     seconds: float = 0.0
     evaluated: int = 0
     mode: str = "none"
     error: str | None = None
+    ran_in: int | None = None  # the round that ran (and traced) this round's train cases, when it is an earlier one
+
+    def metrics(self) -> dict[str, Any]:
+        """The round's ``traces.*`` metrics (logged after its scores: bookkeeping comes last)."""
+        return {"traces": {"logged": len(self.traces), "spans": self.spans, "seconds": self.seconds}}
 
     def markdown(self, tracking_uri: str) -> str:
-        """The ``## Traces`` section of ``round.md``: how to find the traces, and a link per trace."""
+        """The ``## Traces`` section of ``round.md``: how to find the traces, and a link per trace (links start at
+        the tracking server's address, or are relative to the MLflow UI's when the store is a database)."""
         if not self.traces:
-            why = f"tracing failed: {self.error}" if self.error else f"mlflow.traces: {self.mode}, or no traced cases"
+            if self.ran_in is not None:
+                why = (f"its train cases were not run again: round {self.ran_in} ran them with the same prompts and "
+                       f"knobs, and its traces hold them")
+            else:
+                why = f"tracing failed: {self.error}" if self.error else \
+                    f"mlflow.traces: {self.mode}, or no traced cases"
             return f"## Traces\n\nNo traces for this round ({why}).\n"
-        base = shown_uri(tracking_uri).rstrip("/") if tracking_uri.startswith(("http://", "https://")) else \
-            "http://127.0.0.1:5000"
+        base = ui_base(tracking_uri)
+        where = "" if base else " (links are relative to the MLflow UI's address)"
         lines = ["## Traces", "",
                  f"{len(self.traces)} of {self.evaluated} train cases logged as MLflow traces on this round's run "
                  f"(`mlflow.traces: {self.mode}`); in the UI: the run → **Traces** tab, or the experiment's "
-                 f"[Traces page]({base}/#/experiments/{self.experiment_id}/traces). From Python:", "",
+                 f"[Traces page]({base}#/experiments/{self.experiment_id}/traces){where}. From Python:", "",
                  "```python", f'mlflow.search_traces(locations=["{self.experiment_id}"], run_id="{self.run_id}", '
                  f"filter_string=\"feedback.`{ATTRIBUTION}` = 'UpdateError'\")", "```", "",
-                 "| case | outcome | error type | blamed op | trace |", "|---|---|---|---|---|"]
-        for case_id, outcome, error_type, op_id, trace_id in self.traces:
-            url = f"{base}/#/experiments/{self.experiment_id}/traces?selectedEvaluationId={trace_id}"
-            lines.append(f"| {case_id} | {outcome} | {error_type or '—'} | {op_id or '—'} | [{trace_id}]({url}) |")
+                 "| case | outcome | error type | blamed op | prompt after the round | trace |",
+                 "|---|---|---|---|---|---|"]
+        for case_id, outcome, error_type, op_id, trace_id, after in self.traces:
+            url = f"{base}#/experiments/{self.experiment_id}/traces?selectedEvaluationId={trace_id}"
+            prompts = ", ".join(_prompt_link(uri, base) for uri in after.split(", ") if uri) or "—"
+            lines.append(f"| {case_id} | {outcome} | {error_type or '—'} | {op_id or '—'} | {prompts} | "
+                         f"[{trace_id}]({url}) |")
         return "\n".join([*lines, ""])
+
+
+def _prompt_link(uri: str, base: str) -> str:
+    """``prompts:/<name>/<version>`` as a Markdown link to the version on the prompt's page."""
+    name, _, version = uri.removeprefix("prompts:/").rpartition("/")
+    return f"[{name} v{version}]({base}#/prompts/{name}?promptVersion={version})"
 
 
 @dataclass
@@ -169,6 +197,7 @@ class CaseTraces:
     limit: int = MAX_TRACES
     judge: str = "sim"
     seed: int = 0
+    ran_in: int | None = None  # the last round that ran (and traced) the train split
 
     @classmethod
     def of(cls, experiment: Any) -> CaseTraces:
@@ -176,25 +205,32 @@ class CaseTraces:
         return cls(experiment.mlflow.traces, experiment.mlflow.max_traces,
                    " + ".join(spec.raw for spec in experiment.lm.judge), experiment.seed)
 
-    def log(self, log: Any, outcome: Any, *, round_index: int, versions: dict[str, int]) -> RoundTraces:
+    def log(self, log: Any, outcome: Any, *, round_index: int, versions: dict[str, int],
+            produced: dict[str, list[str]] | None = None) -> RoundTraces:
         """Trace the picked cases of a round on its run (a `RoundLog`; a null tracker, which has no store client,
-        gets none); never raises (a failure is a warning and a run tag)."""
+        gets none), unless the round reused an earlier round's train run (its cases are traced there: one trace
+        per case per round that ran it). ``versions``: the prompt versions the round ran with; ``produced``: per
+        operation, the ``prompts:/name/version`` it ended with that steer it (``""``: all of them). Never raises
+        (a failure is a warning and a run tag)."""
         results = outcome.train.results if outcome is not None else []
+        if outcome is not None and getattr(outcome, "reused_train", False):
+            return RoundTraces(mode=self.mode, evaluated=len(results),
+                               ran_in=self.ran_in if self.ran_in is not None else round_index - 1)
         if self.mode == "none" or not results or not hasattr(log, "_client"):
             return RoundTraces(mode=self.mode, evaluated=len(results))
+        self.ran_in = round_index
         started = time.perf_counter()
         try:
-            written = self._log(log, outcome, round_index, versions)
+            written = self._log(log, outcome, round_index, versions, produced or {})
         except Exception as e:  # noqa: BLE001 — tracing must never end a round
             _log.warning("round %d: MLflow traces not logged: %s", round_index, e)
             log.set_tags({"memopt.traces_error": f"{type(e).__name__}: {e}"})
             return RoundTraces(mode=self.mode, evaluated=len(results), error=f"{type(e).__name__}: {e}")
         written.seconds = time.perf_counter() - started
-        log.log_metrics({"traces": {"logged": len(written.traces), "spans": written.spans,
-                                    "seconds": written.seconds}}, step=round_index)
         return written
 
-    def _log(self, log: Any, outcome: Any, round_index: int, versions: dict[str, int]) -> RoundTraces:
+    def _log(self, log: Any, outcome: Any, round_index: int, versions: dict[str, int],
+             produced: dict[str, list[str]]) -> RoundTraces:
         from mlflow.entities import TraceInfo, TraceLocation, TraceState
         from mlflow.tracing.client import TracingClient
 
@@ -222,11 +258,19 @@ class CaseTraces:
             entities = _entities(trace.spans)
             root = entities[0]
             label = "error" if result.error else "passed" if _passed(result) else "failed"
-            tags = {"mlflow.traceName": result.case_id, "memopt.case_id": result.case_id,
+            tags = {"mlflow.traceName": result.case_id, "memopt.kind": "case", "memopt.case_id": result.case_id,
                     "memopt.case": result.case_id.rsplit(":", 1)[-1], "memopt.round": str(round_index),
                     "memopt.outcome": label, BLAMED_OP: attribution.operation if attribution else "none",
                     ERROR_TYPE: attribution.error_type if attribution else
                     ("error" if result.error else "none" if label == "passed" else "unattributed")}
+            after = ""
+            if label == "failed":
+                after = ", ".join(produced.get(attribution.operation if attribution else "", [])
+                                  or produced.get("", []))
+                if after:
+                    tags[PROMPT_AFTER] = after
+                if attribution is None:
+                    tags[UNATTRIBUTED] = outcome_why(outcome, result.case_id)
             if result.sample_id in artifacts:
                 tags["memopt.graph"] = artifacts[result.sample_id]
             if linked := trace.prompts():
@@ -240,8 +284,9 @@ class CaseTraces:
                 trace_metadata={"mlflow.sourceRun": log.run_id}, tags=tags,
                 assessments=_assessments(result, attribution, self.judge, trace.blamed_span, G)))
             spans += entities
-            written.traces.append((result.case_id, label, attribution.error_type if attribution else "",
-                                   attribution.op_id if attribution else "", trace.trace_id))
+            written.traces.append((result.case_id, label, attribution.error_type if attribution else
+                                   tags.get(UNATTRIBUTED, ""), attribution.op_id if attribution else "",
+                                   trace.trace_id, after))
         tracing.log_spans(experiment_id, spans)
         written.spans = len(spans)
         _link_prompts(client, linked_by_trace)
@@ -263,6 +308,11 @@ class CaseTraces:
         return out
 
 
+def outcome_why(outcome: Any, case_id: str) -> str:
+    """Why a failure of a round has no attribution (the optimizer says; else: not picked for attribution)."""
+    return redact((getattr(outcome, "unattributed", None) or {}).get(case_id, "not attributed this round"))[:MAX_TEXT]
+
+
 def _link_prompts(client: Any, linked: dict[str, list[dict[str, str]]]) -> None:
     """Link each trace to the prompt versions it ran with in the store too, so a prompt's **Traces** tab lists it."""
     versions: dict[tuple[str, str], Any] = {}
@@ -281,10 +331,13 @@ def _note_experiment(client: Any, experiment_id: str) -> None:
 
 
 def _prompts_of(versions: dict[str, int], pipeline: str | None) -> dict[str, tuple[str, int]]:
-    """Registry versions (``{"mem0.extract": 2}``) keyed by operation, for the pipeline of a graph."""
-    prefix = f"{pipeline}."
-    return {name.removeprefix(prefix): (name, v) for name, v in versions.items()
-            if pipeline and name.startswith(prefix)}
+    """Registry versions (``{"quickstart.mem0.extract": 2}``, any scope) keyed by operation, for a graph's pipeline."""
+    out = {}
+    for name, version in versions.items():
+        stream, _, op = name.rpartition(".")
+        if pipeline and (stream == pipeline or stream.endswith(f".{pipeline}")):
+            out[op] = (name, version)
+    return out
 
 
 def _entities(spans: list[dict[str, Any]]) -> list[Any]:

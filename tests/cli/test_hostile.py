@@ -337,7 +337,7 @@ CORPUS: list[tuple[str, list[str], str]] = [
                             "--tracking-uri", "sqlite:///{b}/none.db"], "f" * 32),
     ("export-prompts-empty", ["export", "{b}/prompts_empty", "--format", "text", "--out", "{b}/t"], "prompts_empty"),
     ("export-prompts-not-utf8", ["export", "{b}/prompts_binary", "--format", "text", "--out", "{b}/t"], "answer.md"),
-    ("export-out-is-a-directory", ["export", "{b}/prompts_binary", "--format", "dspy", "--out", "{b}/a_dir"],
+    ("export-out-is-a-directory", ["export", "{b}/prompts_binary", "--format", "mem0", "--out", "{b}/a_dir"],
      "a_dir"),
     # memopt check-prompts
     ("check-prompts-source-traversal", ["check-prompts", "../../x"], "../../x"),

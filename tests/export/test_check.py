@@ -229,7 +229,7 @@ def test_rationales_become_per_prompt_commit_messages(tmp_path):
                              round_index=1)
         log.end()
     tracker.finish()
-    version = mlflow.MlflowClient(uri).load_prompt("prompts:/mem0.extract@latest")
+    version = mlflow.MlflowClient(uri).load_prompt("prompts:/memopt-test.mem0.extract@latest")  # experiment-scoped
     assert version.commit_message == messages["extract"]
 
 

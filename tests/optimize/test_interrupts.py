@@ -135,5 +135,5 @@ def test_two_runs_started_together_on_a_fresh_store_both_succeed(tmp_path):
     assert len(ids) == 2
     client = mlflow.MlflowClient(uri)
     assert all(client.get_run(i).info.status == "FINISHED" for i in ids)
-    seed = [v for v in client.search_prompt_versions("long_context.answer") if v.tags.get("round") == "0"]
+    seed = [v for v in client.search_prompt_versions("interrupts.long_context.answer") if v.tags.get("round") == "0"]
     assert len(seed) == 1  # the identical starting prompt is registered once and shared

@@ -124,7 +124,7 @@ def test_quickstart_logs_parent_rounds_and_prompt_versions(quickstart):
     assert "val.f1" in one.data.metrics and "failures.ExtractionError" in one.data.metrics
     artifacts = {a.path for a in client.list_artifacts(one.info.run_id)}
     assert {"attributions.jsonl", "feedback.md", "round.md", "graphs"} <= artifacts
-    versions = list(client.search_prompt_versions("mem0.extract"))
+    versions = list(client.search_prompt_versions("memopt-quickstart.mem0.extract"))  # the experiment's scope
     assert len(versions) >= 2
     newest = max(versions, key=lambda v: v.version)
     assert newest.tags["round"] != "0" and newest.tags["parent_version"] != "none"

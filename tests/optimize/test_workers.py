@@ -156,7 +156,7 @@ def test_prompt_prefix_keeps_two_streams_of_one_pipeline_apart(tmp_path):
 
     store = f"sqlite:///{tmp_path / 'mlflow.db'}"
     alice, bob = Tracker(store, "team", prompt_prefix="alice"), Tracker(store, "team", prompt_prefix="bob")
-    alice.start("alice-run", {})
+    alice_run = alice.start("alice-run", {})
     bob.start("bob-run", {})
     seen = []
     for index, (tracker, text) in enumerate([(alice, "Extract facts."), (bob, "Extract every fact."),
@@ -169,7 +169,8 @@ def test_prompt_prefix_keeps_two_streams_of_one_pipeline_apart(tmp_path):
                     {"bob.mem0.extract": 1}]
     client = mlflow.MlflowClient(store)
     assert client.get_prompt_version("alice.mem0.extract", 2).tags["parent_version"] == "1"
-    assert client.load_prompt("prompts:/alice.mem0.extract@round-3").template == "Extract dated facts."
+    assert client.get_prompt_version("alice.mem0.extract", 2).template == "Extract dated facts."
+    assert client.get_prompt_version("alice.mem0.extract", 2).tags[f"memopt.rounds.{alice_run}"] == "3"
 
 
 # --- end to end on PostgreSQL ---------------------------------------------------------------------------------

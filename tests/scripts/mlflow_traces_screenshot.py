@@ -6,19 +6,23 @@ Without ``--store`` it runs a quickstart of ``--rounds`` rounds (default 1: ``me
 experiments/quickstart.yaml --rounds 1``) in a temporary directory; with it, it uses the ``mlflow.db``
 and ``mlruns/`` an optimize run left in DIR. It starts ``mlflow server`` on a free port of 127.0.0.1 (one worker, no
 job runner), drives Debian's ``/usr/bin/chromium`` headless over the DevTools protocol on a pipe
-(no extra packages), and writes two PNGs into ``--out`` (default ``./mlflow-screenshots``):
+(no extra packages), and writes seven PNGs into ``--out`` (default ``./mlflow-screenshots``):
 
 - ``round-traces.png``: experiment → run ``round-1`` → **Traces** tab: one row per traced case with
   the assessment columns ``traced_case.f1``, ``traced_case.judge`` and ``memtrace.attribution`` and their summaries;
 - ``trace.png``: one UpdateError (else DeletionError, else any failed) trace opened from that table,
   its blamed op span selected, the **Assess** pane open (the ``memtrace.attribution`` feedback
   expanded: reason and metadata);
-- ``run-overview.png``: the parent run's Overview, its Markdown description (baseline / best / gain,
-  each round's decision and prompt changes);
-- ``run-chart.png``: the parent run's **Model metrics**, the ``rounds`` section first (val / test F1
-  and judge accuracy per round as lines);
-- ``prompt.png``: the prompt ``<pipeline>.extract`` (or the first prompt) on the experiment's
-  **Prompts** page, its versions with the ``@best`` / ``@round-N`` aliases and the commit message.
+- ``runs.png``: the experiment's runs list opened on memopt's shared view (``?viewStateShareKey=memopt-result``):
+  each run's ``result/test_f1.baseline``, ``.best``, ``.gain`` columns without a click;
+- ``run-overview.png``: the parent run's Overview, its Markdown description as it opens (no "Show more"): the
+  result on its first line;
+- ``run-chart.png``: the parent run's **Model metrics**, the ``result`` section first (baseline, best and gain
+  of val / test F1 and judge accuracy), then ``rounds`` (the same per round as lines);
+- ``prompt.png``: the prompt ``<scope>.<pipeline>.extract`` (or the first prompt) on the experiment's
+  **Prompts** page, its versions with the ``@best`` alias and the commit message;
+- ``reflection.png``: a reflection trace of round 1: the messages the reflection LM was sent (system, user) and
+  its reply, one span per candidate.
 
 The server is stopped (its whole process group) when the script ends. PNGs are not committed.
 """
@@ -171,7 +175,8 @@ def round_and_trace(store: Path) -> dict[str, str]:
     [run, *_] = client.search_runs([e.experiment_id for e in client.search_experiments()],
                                    filter_string="tags.`memopt.round` = '1'", order_by=["attributes.start_time DESC"])
     experiment = run.info.experiment_id
-    traces = client.search_traces(locations=[experiment], run_id=run.info.run_id, include_spans=False)
+    traces = client.search_traces(locations=[experiment], run_id=run.info.run_id, include_spans=False,
+                                  filter_string="tags.`memopt.kind` = 'case'")
     order = {"UpdateError": 0, "DeletionError": 1}
     blamed = sorted(((order.get(a.value, 2), t.info.trace_id, a) for t in traces for a in t.info.assessments
                      if a.name == ATTRIBUTION), key=lambda x: x[:2])
@@ -182,9 +187,11 @@ def round_and_trace(store: Path) -> dict[str, str]:
     parent = run.data.tags["mlflow.parentRunId"]
     prompts = sorted(p.name for p in client.search_prompts(filter_string=f"experiment_id = '{experiment}'"))
     prompt = next((p for p in prompts if p.endswith(".extract")), prompts[0] if prompts else "")
+    reflections = client.search_traces(locations=[experiment], run_id=run.info.run_id, include_spans=False,
+                                       filter_string="tags.`memopt.kind` = 'reflection'")
     return {"experiment": experiment, "run": run.info.run_id, "trace": trace_id, "error_type": assessment.value,
             "span": f"{assessment.metadata['operation']}:{op_id.rsplit(':', 1)[-1]}", "parent": parent,
-            "prompt_name": prompt}
+            "prompt_name": prompt, "reflection": reflections[0].info.trace_id if reflections else ""}
 
 
 def _free_port() -> int:
@@ -251,25 +258,32 @@ def capture(store: Path, out: Path) -> dict[str, Any]:
         finally:
             browser.close()
     return {**found, "table": table, "detail": detail, **story,
-            "pngs": [out / "round-traces.png", out / "trace.png", out / "run-overview.png", out / "run-chart.png",
-                     out / "prompt.png"]}
+            "pngs": [out / "round-traces.png", out / "trace.png", out / "runs.png", out / "run-overview.png",
+                     out / "run-chart.png", out / "prompt.png", out / "reflection.png"]}
 
 
 def _story(browser: Browser, url: str, found: dict[str, str], out: Path) -> dict[str, str]:
-    """The parent run's description and charts, and a prompt's page; each page's text."""
+    """The experiment's runs with their results, the parent run's description and charts, and a prompt's page; each
+    page's text (the overview's also as its description's first line, as the page opens)."""
+    from memopt.tracking.views import runs_page
+
     run = f"{url}/#/experiments/{found['experiment']}/runs/{found['parent']}"
     texts = {}
-    for name, page, expect in (("overview", run, "memopt optimize"), ("chart", f"{run}/model-metrics", "rounds"),
-                               ("prompt", f"{url}/#/prompts/{found['prompt_name']}", "Commit message")):
+    reflection = f"{url}/#/experiments/{found['experiment']}/traces?selectedEvaluationId={found['reflection']}"
+    for name, page, expect in (("runs", runs_page(found["experiment"], f"{url}/"), "result/test_f1.best"),
+                               ("overview", run, "Description"), ("chart", f"{run}/model-metrics", "rounds"),
+                               ("prompt", f"{url}/#/prompts/{found['prompt_name']}", "Commit message"),
+                               ("reflection_page", reflection, "reflect ")):
         browser.open(page, expect)
         browser.click('[aria-label="Close guidance"]')
         browser.click('[aria-label="Close"]')
-        if name == "overview":
-            browser.click(text="Show more")  # the whole description
         time.sleep(6 if name == "chart" else 2)  # charts draw after their data arrives
         texts[name] = browser.text()
-        browser.screenshot(out / {"overview": "run-overview.png", "chart": "run-chart.png",
-                                  "prompt": "prompt.png"}[name])
+        if name == "overview":  # the description as it opens, before any "Show more"
+            texts["first_line"] = next((line for line in texts[name].split("Description", 1)[-1].splitlines()
+                                        if line.strip()), "")
+        browser.screenshot(out / {"runs": "runs.png", "overview": "run-overview.png", "chart": "run-chart.png",
+                                  "prompt": "prompt.png", "reflection_page": "reflection.png"}[name])
     return texts
 
 

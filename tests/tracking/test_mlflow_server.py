@@ -71,14 +71,15 @@ def test_optimize_logs_rounds_and_prompt_versions_to_an_mlflow_server(mlflow_ser
                                 filter_string=f"tags.mlflow.parentRunId = '{summary['run_id']}'")
     assert sorted(r.data.tags["memopt.round"] for r in rounds) == ["0", "1"]
     assert all(r.info.status == "FINISHED" and "val.f1" in r.data.metrics for r in rounds)
-    versions = list(client.search_prompt_versions("mem0.extract"))
-    assert versions and summary["rounds"][0]["prompt_versions"]["mem0.extract"] == max(v.version for v in versions)
+    versions = list(client.search_prompt_versions("memopt-remote.mem0.extract"))  # scoped by the experiment
+    assert versions and summary["rounds"][0]["prompt_versions"]["memopt-remote.mem0.extract"] == \
+        max(v.version for v in versions)
     assert {a.path for a in client.list_artifacts(summary["run_id"])} >= {"summary.json", "state", "best_prompts"}
     done = subprocess.run([sys.executable, "-m", "memopt", "export", summary["run_id"], "--format", "text", "--out",
                            str(tmp_path / "tuned"), "--tracking-uri", mlflow_server], capture_output=True, text=True,
                           timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     best = summary["final"]["round"]
-    version = summary["rounds"][best - 1]["prompt_versions"]["mem0.extract"] if best else 1
-    registered = client.load_prompt(f"prompts:/mem0.extract/{version}")
+    version = summary["rounds"][best - 1]["prompt_versions"]["memopt-remote.mem0.extract"] if best else 1
+    registered = client.load_prompt(f"prompts:/memopt-remote.mem0.extract/{version}")
     assert (tmp_path / "tuned" / "mem0" / "extract.md").read_text().strip() == registered.template.strip()

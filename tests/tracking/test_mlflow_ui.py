@@ -7,6 +7,7 @@ The same code writes the screenshots of docs/mlflow.md: ``python tests/scripts/m
 
 from __future__ import annotations
 
+import json
 import os
 import struct
 from pathlib import Path
@@ -41,7 +42,8 @@ def test_traces_page_of_a_round_shows_its_assessments(tmp_path):
     store.mkdir()
     shot = capture(one_round_store(store), tmp_path / "png")
     client = mlflow.MlflowClient(f"sqlite:///{store / 'mlflow.db'}")
-    traces = client.search_traces(locations=[shot["experiment"]], run_id=shot["run"], include_spans=False)
+    traces = client.search_traces(locations=[shot["experiment"]], run_id=shot["run"], include_spans=False,
+                                  filter_string="tags.`memopt.kind` = 'case'")
     types = {a.value for t in traces for a in t.info.assessments if a.name == ATTRIBUTION}
     assert len(traces) == 12 and {"UpdateError", "ExtractionError"} <= types
     for column in (ATTRIBUTION, "traced_case.judge", "traced_case.f1", "Expected output", *types):
@@ -50,12 +52,22 @@ def test_traces_page_of_a_round_shows_its_assessments(tmp_path):
     assert shot["error_type"] == blame.value == "UpdateError"
     for text in (shot["span"], "Assessments", blame.rationale, "memopt.attribution.memtrace"):
         assert text in shot["detail"], text
-    assert [_png_size(p) for p in shot["pngs"]] == [(2000, 1100)] * 5
+    assert [_png_size(p) for p in shot["pngs"]] == [(2000, 1100)] * 7
     parent = client.get_run(shot["parent"])
-    assert "| gain |" in parent.data.tags["mlflow.note.content"]
-    for text in ("memopt optimize", "baseline (round 0)", "gain", "Rounds"):
-        assert text in shot["overview"], text
-    assert "rounds" in shot["chart"] and "val.f1" in shot["chart"] and "test.f1" in shot["chart"]
+    metrics = parent.data.metrics
+    # the runs list shows the result columns, with this run's values, without a click
+    for column in ("result/test_f1.baseline", "result/test_f1.best", "result/test_f1.gain"):
+        assert column in shot["runs"] and f"{metrics[column]:.4g}"[:5] in shot["runs"], column
+    # the run page opens on the result: its first visible line is "test F1 a → b (+g) in N calls"
+    summary = json.loads((store / "summary.json").read_text())
+    assert shot["first_line"].startswith(
+        f"test F1 {summary['baseline']['test_f1']:.3f} → {summary['final']['test_f1']:.3f} "
+        f"({summary['gain']['test_f1']:+.3f}) in {summary['lm_calls']:,} calls"), shot["first_line"]
+    chart = shot["chart"]  # the result section first (baseline, best, gain), then the rounds' curves
+    assert chart.index("result") < chart.index("test_f1.best") < chart.index("rounds"), chart[-600:]
     best = client.load_prompt(f"prompts:/{shot['prompt_name']}@best")
-    for text in ("best", "round-0", "Commit message", best.commit_message):
+    for text in ("best", "Commit message", best.commit_message):
         assert text in shot["prompt"], text
+    reflection = client.get_trace(shot["reflection"])  # a proposal: what the reflection LM was asked and answered
+    for text in ("System", "User", "Assistant", reflection.info.tags["mlflow.traceName"], "candidate "):
+        assert text in shot["reflection_page"], text

@@ -62,13 +62,13 @@ def test_parent_run_with_two_rounds_metrics_and_prompt_versions(store, tmp_path)
     tracker.log_metrics({"best.f1": 0.6}, step=2)
     tracker.finish()
 
-    assert v1 == {"mem0.answer": 1, "mem0.extract": 1, "mem0.update": 1}
-    assert v2 == again == {"mem0.answer": 1, "mem0.extract": 1, "mem0.update": 2}
+    assert v1 == {"exp-a.mem0.answer": 1, "exp-a.mem0.extract": 1, "exp-a.mem0.update": 1}
+    assert v2 == again == {"exp-a.mem0.answer": 1, "exp-a.mem0.extract": 1, "exp-a.mem0.update": 2}
     client = mlflow.MlflowClient(store)
-    assert [int(v.version) for v in client.search_prompt_versions("mem0.extract")] == [1]
-    update_v2 = client.get_prompt_version("mem0.update", 2)
+    assert [int(v.version) for v in client.search_prompt_versions("exp-a.mem0.extract")] == [1]
+    update_v2 = client.get_prompt_version("exp-a.mem0.update", 2)
     assert update_v2.tags["round"] == "2" and update_v2.tags["parent_version"] == "1"
-    assert client.get_prompt_version("mem0.update", 1).tags["parent_version"] == "none"
+    assert client.get_prompt_version("exp-a.mem0.update", 1).tags["parent_version"] == "none"
     assert update_v2.template == changed["update"].strip()
     assert 0 < len(update_v2.commit_message) <= 1000 and update_v2.commit_message.startswith("UpdateError x3")
 
@@ -79,8 +79,8 @@ def test_parent_run_with_two_rounds_metrics_and_prompt_versions(store, tmp_path)
     assert [r.data.tags["memopt.round"] for r in nested] == ["1", "2"]
     assert {r.info.status for r in nested} == {"FINISHED"}
     linked = json.loads(nested[1].data.tags["mlflow.linkedPrompts"])
-    assert {(p["name"], str(p["version"])) for p in linked} == {("mem0.answer", "1"), ("mem0.extract", "1"),
-                                                                ("mem0.update", "2")}
+    assert {(p["name"], str(p["version"])) for p in linked} == {
+        ("exp-a.mem0.answer", "1"), ("exp-a.mem0.extract", "1"), ("exp-a.mem0.update", "2")}
     history = client.get_metric_history(nested[1].info.run_id, "val.by_category.2.f1")
     assert [(m.step, m.value) for m in history] == [(2, 0.5)]
     assert "val.by_category.2.judge" not in nested[0].data.metrics
@@ -92,7 +92,7 @@ def test_parent_run_with_two_rounds_metrics_and_prompt_versions(store, tmp_path)
     assert len(info["params"]["long"]) == 6000 and info["metrics"]["best.f1"] == 0.6
     assert experiment.artifact_location.startswith(str(tmp_path / "mlruns"))
     hint = tracker.ui_hint()
-    assert f"mlflow server --backend-store-uri {store} --workers 1" in hint and run_id in hint
+    assert f"mlflow server --backend-store-uri {store} --port 5000 --workers 1" in hint and run_id in hint
 
 
 def test_failing_round_is_failed_and_the_error_propagates(store):
@@ -199,7 +199,7 @@ def test_no_secret_reaches_params_tags_metrics_texts_or_prompts(store, tmp_path,
                  *run.data.tags.values(), *run.data.metrics]
         local = Path(client.download_artifacts(run.info.run_id, "", str(tmp_path / "dl" / run.info.run_id)))
         seen += [p.read_text() for p in local.rglob("*") if p.is_file()]
-    version = client.get_prompt_version("rag.answer", 1)
+    version = client.get_prompt_version("memopt.rag.answer", 1)  # the experiment's scope, "memopt"
     seen += [version.template, version.commit_message]
     everything = "\n".join(seen)
     assert SECRET not in everything and "SECRET123" not in everything
