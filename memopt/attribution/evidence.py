@@ -19,22 +19,22 @@ import datetime as dt
 import math
 import weakref
 from collections import Counter
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
 
 import networkx as nx
+import numpy as np
 
 from memopt.attribution.need import gold_pieces, is_quantity, states_quantity, topic_stems
 from memopt.attribution.normalise import canonical_dates, item_day, normalise_numbers, reading
 from memopt.core.text import content_words, find_dates, overlap, parse_session_date, stem, stem_set
-from memopt.lm.embedding import Embedder, LocalEmbedder, cosine
+from memopt.lm.embedding import Embedder, LocalEmbedder
 from memopt.trace.graph import variables
 
-__all__ = ["EvidenceSettings", "retrieve_turns", "pick_evidence", "pseudo_evidence", "seed_evidence", "turn_day",
-           "turn_text", "query_variants", "RRF_K"]
+__all__ = ["EvidenceSettings", "TurnIndex", "graph_index", "retrieve_turns", "pick_evidence", "pseudo_evidence",
+           "seed_evidence", "turn_day", "turn_text", "query_variants", "RRF_K"]
 
 RRF_K = 60
-_INDEX: weakref.WeakKeyDictionary[nx.DiGraph, dict[str, Any]] = weakref.WeakKeyDictionary()
+_INDEX: weakref.WeakKeyDictionary[nx.DiGraph, tuple[tuple[int, str], TurnIndex]] = weakref.WeakKeyDictionary()
 
 
 @dataclass(frozen=True)
@@ -76,60 +76,93 @@ def query_variants(question: str, expected: str) -> list[str]:
     return [q for q in dict.fromkeys(found) if q]
 
 
-def _index(G: nx.DiGraph, embedder: Embedder) -> dict[str, Any]:
+@dataclass
+class TurnIndex:
+    """Turns ready to be ranked: their ids, texts, BM25 statistics and vectors (of one embedder)."""
+
+    ids: list[str]
+    texts: list[str]
+    embedder: Embedder
+    docs: list[Counter[str]] = field(default_factory=list)
+    lengths: list[int] = field(default_factory=list)
+    df: Counter[str] = field(default_factory=Counter)
+    vectors: np.ndarray | None = None
+
+    @classmethod
+    def build(cls, ids: list[str], texts: list[str], embedder: Embedder) -> TurnIndex:
+        """Index turns (ids and their texts, read as `turn_text` reads them)."""
+        docs = [[stem(w) for w in content_words(normalise_numbers(t))] for t in texts]
+        vectors = _unit(np.asarray(embedder.embed(texts), dtype=float)) if texts else None
+        return cls(list(ids), list(texts), embedder, [Counter(d) for d in docs], [len(d) for d in docs],
+                   Counter(s for doc in docs for s in set(doc)), vectors)
+
+    def bm25(self, query: str) -> list[int]:
+        """Turn positions by Okapi BM25 (k1 1.5, b 0.75), best first (turns sharing no word left out)."""
+        n = len(self.ids)
+        average = sum(self.lengths) / n if n else 0.0
+        terms = [stem(w) for w in content_words(normalise_numbers(query))]
+        scores = []
+        for i, doc in enumerate(self.docs):
+            score = 0.0
+            for term in terms:
+                tf = doc.get(term, 0)
+                if tf:
+                    idf = math.log(1 + (n - self.df[term] + 0.5) / (self.df[term] + 0.5))
+                    score += idf * tf * 2.5 / (tf + 1.5 * (0.25 + 0.75 * self.lengths[i] / (average or 1.0)))
+            scores.append(score)
+        return [i for i in sorted(range(n), key=lambda i: -scores[i]) if scores[i] > 0]
+
+    def dense(self, vector: list[float]) -> list[int]:
+        """Turn positions by cosine similarity to a query vector, best first."""
+        if self.vectors is None:
+            return []
+        scores = self.vectors @ _unit(np.asarray([vector], dtype=float))[0]
+        return [int(i) for i in np.argsort(-scores, kind="stable")]
+
+    def rank(self, question: str, expected: str = "", *, k: int = 8, how: str = "fused") -> list[str]:
+        """The ``k`` best turn ids for the query variants: ``fused`` (reciprocal rank fusion of BM25 and dense over
+        every variant), ``bm25`` or ``dense`` alone (fused over the variants)."""
+        if not self.ids:
+            return []
+        variants = query_variants(question, expected)
+        vectors = self.embedder.embed(variants) if how != "bm25" else [[] for _ in variants]
+        fused: Counter[int] = Counter()
+        for variant, vector in zip(variants, vectors, strict=True):
+            lists = [*([self.bm25(variant)] if how in ("fused", "bm25") else []),
+                     *([self.dense(vector)] if how in ("fused", "dense") else [])]
+            for ranking in lists:
+                for rank, i in enumerate(ranking, start=1):
+                    fused[i] += 1.0 / (RRF_K + rank)
+        return [self.ids[i] for i in sorted(fused, key=lambda i: (-fused[i], i))[:k]]
+
+
+def _unit(matrix: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return matrix / np.where(norms == 0, 1.0, norms)
+
+
+def graph_index(G: nx.DiGraph, embedder: Embedder) -> TurnIndex:
+    """The turn index of a graph (cached on the graph for one embedder until the graph changes size)."""
     cached = _INDEX.get(G)
     key = (G.number_of_nodes(), embedder.spec)
-    if cached is not None and cached["key"] == key:
-        return cached
+    if cached is not None and cached[0] == key:
+        return cached[1]
     turns = [n for n in variables(G, "turn") if G.nodes[n]["version"] == 1]
-    texts = [turn_text(G, n) for n in turns]
-    docs = [[stem(w) for w in content_words(normalise_numbers(t))] for t in texts]
-    frequency: Counter[str] = Counter(s for doc in docs for s in set(doc))
-    built = {"key": key, "turns": turns, "docs": [Counter(d) for d in docs], "lengths": [len(d) for d in docs],
-             "df": frequency, "vectors": embedder.embed(texts) if texts else []}
-    _INDEX[G] = built
-    return built
-
-
-def _bm25(index: dict[str, Any], query: str) -> list[int]:
-    n, docs, lengths, df = len(index["turns"]), index["docs"], index["lengths"], index["df"]
-    average = sum(lengths) / n if n else 0.0
-    terms = [stem(w) for w in content_words(normalise_numbers(query))]
-    scores = []
-    for i, doc in enumerate(docs):
-        score = 0.0
-        for term in terms:
-            tf = doc.get(term, 0)
-            if tf:
-                idf = math.log(1 + (n - df[term] + 0.5) / (df[term] + 0.5))
-                score += idf * tf * 2.5 / (tf + 1.5 * (0.25 + 0.75 * lengths[i] / (average or 1.0)))
-        scores.append(score)
-    return [i for i in sorted(range(n), key=lambda i: -scores[i]) if scores[i] > 0]
+    index = TurnIndex.build(turns, [turn_text(G, n) for n in turns], embedder)
+    _INDEX[G] = (key, index)
+    return index
 
 
 def retrieve_turns(G: nx.DiGraph, question: str, expected: str = "", *, k: int = 8,
                    embedder: Embedder | None = None) -> list[str]:
     """The ``k`` turn variables of the graph most likely to be the evidence, best first (see the module doc)."""
-    embedder = embedder if embedder is not None else LocalEmbedder()
-    index = _index(G, embedder)
-    if not index["turns"]:
-        return []
-    variants = query_variants(question, expected)
-    fused: Counter[int] = Counter()
-    queries = embedder.embed(variants)
-    for variant, vector in zip(variants, queries, strict=True):
-        dense = sorted(range(len(index["turns"])), key=lambda i: -cosine(vector, index["vectors"][i]))
-        for ranking in (_bm25(index, variant), dense):
-            for rank, i in enumerate(ranking, start=1):
-                fused[i] += 1.0 / (RRF_K + rank)
-    ranked = sorted(fused, key=lambda i: (-fused[i], i))
-    return [index["turns"][i] for i in ranked[:k]]
+    return graph_index(G, embedder if embedder is not None else LocalEmbedder()).rank(question, expected, k=k)
 
 
 def _weights(G: nx.DiGraph, embedder: Embedder) -> tuple[dict[str, float], float]:
-    index = _index(G, embedder)
-    n = max(1, len(index["turns"]))
-    return {s: math.log(1 + n / (1 + c)) for s, c in index["df"].items()}, math.log(1 + n)
+    index = graph_index(G, embedder)
+    n = max(1, len(index.ids))
+    return {s: math.log(1 + n / (1 + c)) for s, c in index.df.items()}, math.log(1 + n)
 
 
 def pick_evidence(G: nx.DiGraph, question: str, expected: str, ranked: list[str],

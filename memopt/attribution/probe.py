@@ -16,6 +16,7 @@ together when each piece is held by one of them.
 from __future__ import annotations
 
 import datetime as dt
+import weakref
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Protocol
@@ -39,6 +40,8 @@ from memopt.judge.rules import CONTAINS_RECALL_THRESHOLD
 from memopt.trace.graph import variables
 
 __all__ = ["Probe", "Question", "node_reading"]
+
+_READINGS: weakref.WeakKeyDictionary[nx.DiGraph, tuple[int, dict[str, str]]] = weakref.WeakKeyDictionary()
 
 
 class Question(Protocol):
@@ -127,8 +130,15 @@ class Probe:
         return overlap(words, canonical_dates(self.read(turn))) >= CONTAINS_RECALL_THRESHOLD
 
     def read(self, node: str) -> str:
-        """A variable's value as a careful reader reads it (`node_reading`)."""
-        return node_reading(self.case.G.nodes[node], self.case.day_of(node))
+        """A variable's value as a careful reader reads it (`node_reading`; remembered per graph)."""
+        G = self.case.G
+        cached = _READINGS.get(G)
+        if cached is None or cached[0] != G.number_of_nodes():
+            cached = (G.number_of_nodes(), {})
+            _READINGS[G] = cached
+        if node not in cached[1]:
+            cached[1][node] = node_reading(G.nodes[node], self.case.day_of(node))
+        return cached[1][node]
 
     @cached_property
     def names(self) -> str:
