@@ -231,11 +231,12 @@ def failed_cases(G: nx.DiGraph, results: dict[str, dict[str, Any]]) -> list[Fail
         result = results.get(case["case_id"])
         if result is None or not is_failed(result) or answer_of(G, case["key"]) is None:
             continue
-        evidence, pseudo = seed_evidence(G, case["question"], case["gold"], tuple(case.get("evidence") or ()))
+        gold = str(case.get("gold") or "")
+        evidence, pseudo = seed_evidence(G, case["question"], gold, tuple(case.get("evidence") or ()))
         category = case.get("category")  # a name (not a number) in a graph imported from MemTraceBench
-        out.append(FailedCase(G, case["case_id"], case["question"], case["gold"], evidence,
+        out.append(FailedCase(G, case["case_id"], case["question"], gold, evidence,
                               result.get("prediction", ""), category if isinstance(category, int) else 0, pseudo,
-                              case.get("date")))
+                              case.get("date") or case.get("question_date")))
     return out
 
 

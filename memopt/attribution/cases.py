@@ -116,7 +116,8 @@ def failed_case(traced: TracedGraph, case: dict[str, Any], expected: str, predic
     evidence, retrieved = seed_evidence(G, case["question"], expected, given, settings)
     category = case.get("category")
     return FailedCase(G, case["case_id"], case["question"], expected, evidence, prediction,
-                      category if isinstance(category, int) else 0, retrieved, date or case.get("date"))
+                      category if isinstance(category, int) else 0, retrieved,
+                      date or case.get("date") or case.get("question_date"))
 
 
 def cases_from_file(graphs: list[TracedGraph], lines: list[CaseLine], *, source: str, gold_evidence: bool = True,

@@ -72,6 +72,7 @@ def turn_text(G: nx.DiGraph, node: str) -> str:
 
 def query_variants(question: str, expected: str) -> list[str]:
     """The queries evidence is retrieved with: question + expected answer, the question, the expected answer."""
+    expected = expected or ""
     found = [f"{question} {expected}".strip(), question.strip(), expected.strip()]
     return [q for q in dict.fromkeys(found) if q]
 

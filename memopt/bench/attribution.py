@@ -160,7 +160,7 @@ def score_memtracebench(directory: str | Path, methods: list[str] | None = None,
                     given = tuple(turns.get(e) or e.rpartition("@")[0] or e for e in a.source_evidence_ids)
                     seeded, pseudo = seed_evidence(G, a.query, gold, given if source == "gold" else ())
                     case = FailedCase(G, f"{G.graph['conversation']}:{a.case_key}", a.query, gold, seeded,
-                                      a.prediction or "", 0, pseudo, dates.get(a.case_key))
+                                      a.prediction or "", 0, pseudo, dates.get(a.case_key) or a.question_date)
                     cases[source].append((case, a.final_error_type, a.final_op_id))
         for method in chosen:
             for source in evidence:
