@@ -6,7 +6,7 @@ any of the three opens with `memopt.trace.readers.open_trace` (and ``memopt attr
 from __future__ import annotations
 
 import gzip
-import json
+import re
 from pathlib import Path
 
 import networkx as nx
@@ -45,10 +45,7 @@ def _is_recording(path: Path) -> bool:
     from memopt.live.records import SCHEMA
 
     first = _head(path).split("\n", 1)[0]
-    try:
-        return path.suffix == ".jsonl" and json.loads(first).get("schema") == SCHEMA
-    except (ValueError, AttributeError):
-        return False
+    return path.suffix == ".jsonl" and re.search(rf'"schema"\s*:\s*"{re.escape(SCHEMA)}"', first) is not None
 
 
 @trace_reader("memopt", recognises=_is_memopt, describes="memopt graph files (*.json from memopt run --trace)")
