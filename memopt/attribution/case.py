@@ -21,6 +21,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+import weakref
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -196,21 +197,43 @@ class FailedCase:
     def derived_from(self, turns: list[str], kinds: frozenset[str] | None = None) -> list[str]:
         """Variables (of the given kinds) whose recorded provenance includes one of these turn variables, oldest
         first."""
-        wanted = {self.G.nodes[t]["name"].removeprefix("turn:") for t in turns}
-        refs = {f"turn:{d}" for d in wanted}
-        out = []
-        for node in variables(self.G):
-            d = self.G.nodes[node]
-            if kinds is not None and d["kind"] not in kinds:
-                continue
-            if wanted & set(d.get("sources") or ()) or refs & set(d.get("derived_from") or ()):
-                out.append(node)
-        return out
+        index = _provenance(self.G)
+        found = {v for t in turns for v in index.get(self.G.nodes[t]["name"].removeprefix("turn:"), ())}
+        order = _creation(self.G)
+        return sorted((v for v in found if kinds is None or self.G.nodes[v]["kind"] in kinds), key=order.__getitem__)
 
     def ops_before(self, op: str) -> list[str]:
         """Operations that started before ``op``, oldest first."""
         start = self.G.nodes[op]["start"]
         return [n for n in ops_in_order(self.G) if self.G.nodes[n]["start"] < start]
+
+
+_PROVENANCE: weakref.WeakKeyDictionary[nx.DiGraph, tuple[int, dict[str, set[str]], dict[str, int]]] = \
+    weakref.WeakKeyDictionary()
+
+
+def _index(G: nx.DiGraph) -> tuple[dict[str, set[str]], dict[str, int]]:
+    """dia_id → the variables derived from it, and variable → its place in creation order (cached on the graph
+    until it changes size)."""
+    cached = _PROVENANCE.get(G)
+    if cached is None or cached[0] != G.number_of_nodes():
+        by_turn: dict[str, set[str]] = {}
+        for node in variables(G):
+            d = G.nodes[node]
+            refs = {r.removeprefix("turn:") for r in d.get("derived_from") or () if r.startswith("turn:")}
+            for dia in {*(d.get("sources") or ()), *refs}:
+                by_turn.setdefault(dia, set()).add(node)
+        cached = (G.number_of_nodes(), by_turn, {n: i for i, n in enumerate(variables(G))})
+        _PROVENANCE[G] = cached
+    return cached[1], cached[2]
+
+
+def _provenance(G: nx.DiGraph) -> dict[str, set[str]]:
+    return _index(G)[0]
+
+
+def _creation(G: nx.DiGraph) -> dict[str, int]:
+    return _index(G)[1]
 
 
 PSEUDO_EVIDENCE_FACTOR = 0.7

@@ -84,34 +84,42 @@ class TurnIndex:
     ids: list[str]
     texts: list[str]
     embedder: Embedder
-    docs: list[Counter[str]] = field(default_factory=list)
-    lengths: list[int] = field(default_factory=list)
+    postings: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    lengths: np.ndarray | None = None
     df: Counter[str] = field(default_factory=Counter)
     vectors: np.ndarray | None = None
 
     @classmethod
     def build(cls, ids: list[str], texts: list[str], embedder: Embedder) -> TurnIndex:
         """Index turns (ids and their texts, read as `turn_text` reads them)."""
-        docs = [[stem(w) for w in content_words(normalise_numbers(t))] for t in texts]
+        docs = [Counter(stem(w) for w in content_words(normalise_numbers(t))) for t in texts]
+        found: dict[str, tuple[list[int], list[int]]] = {}
+        for i, doc in enumerate(docs):
+            for term, tf in doc.items():
+                at, counts = found.setdefault(term, ([], []))
+                at.append(i)
+                counts.append(tf)
+        postings = {t: (np.asarray(at), np.asarray(counts, dtype=float)) for t, (at, counts) in found.items()}
         vectors = _unit(np.asarray(embedder.embed(texts), dtype=float)) if texts else None
-        return cls(list(ids), list(texts), embedder, [Counter(d) for d in docs], [len(d) for d in docs],
-                   Counter(s for doc in docs for s in set(doc)), vectors)
+        return cls(list(ids), list(texts), embedder, postings,
+                   np.asarray([sum(d.values()) for d in docs], dtype=float),
+                   Counter({t: len(at) for t, (at, _) in found.items()}), vectors)
 
     def bm25(self, query: str) -> list[int]:
         """Turn positions by Okapi BM25 (k1 1.5, b 0.75), best first (turns sharing no word left out)."""
         n = len(self.ids)
-        average = sum(self.lengths) / n if n else 0.0
-        terms = [stem(w) for w in content_words(normalise_numbers(query))]
-        scores = []
-        for i, doc in enumerate(self.docs):
-            score = 0.0
-            for term in terms:
-                tf = doc.get(term, 0)
-                if tf:
-                    idf = math.log(1 + (n - self.df[term] + 0.5) / (self.df[term] + 0.5))
-                    score += idf * tf * 2.5 / (tf + 1.5 * (0.25 + 0.75 * self.lengths[i] / (average or 1.0)))
-            scores.append(score)
-        return [i for i in sorted(range(n), key=lambda i: -scores[i]) if scores[i] > 0]
+        if not n or self.lengths is None:
+            return []
+        average = float(self.lengths.mean()) or 1.0
+        scores = np.zeros(n)
+        for term in [stem(w) for w in content_words(normalise_numbers(query))]:
+            if term not in self.postings:
+                continue
+            at, tf = self.postings[term]
+            idf = math.log(1 + (n - self.df[term] + 0.5) / (self.df[term] + 0.5))
+            scores[at] += idf * tf * 2.5 / (tf + 1.5 * (0.25 + 0.75 * self.lengths[at] / average))
+        order = np.argsort(-scores, kind="stable")
+        return [int(i) for i in order if scores[i] > 0]
 
     def dense(self, vector: list[float]) -> list[int]:
         """Turn positions by cosine similarity to a query vector, best first."""
@@ -169,7 +177,9 @@ def _weights(G: nx.DiGraph, embedder: Embedder) -> tuple[dict[str, float], float
 def pick_evidence(G: nx.DiGraph, question: str, expected: str, ranked: list[str],
                   embedder: Embedder | None = None) -> list[str]:
     """The retrieved turns attribution starts from (see the module docstring), best first."""
-    texts = {t: canonical_dates(normalise_numbers(turn_text(G, t))) for t in ranked}
+    index = graph_index(G, embedder if embedder is not None else LocalEmbedder())
+    said = dict(zip(index.ids, index.texts, strict=True))
+    texts = {t: canonical_dates(normalise_numbers(said.get(t) or turn_text(G, t))) for t in ranked}
     if is_quantity(expected) and not any(states_quantity(expected, texts[t], question) for t in ranked):
         weight, unseen = _weights(G, embedder if embedder is not None else LocalEmbedder())
         asked = topic_stems(question)

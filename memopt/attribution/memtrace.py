@@ -205,8 +205,11 @@ def _losses(case: FailedCase, probe: Probe, index: int, asked: int, querying: se
     """Where the ``index``-th piece was lost, on every copy that held it before the question."""
     G = case.G
     turns = list(probe.pieces[index].turns)
-    writers = {v: next(iter(G.predecessors(v)), None) for v in G}
-    pool = [v for v in case.derived_from(turns) if G.nodes[v]["created"] < asked and writers.get(v) not in querying
+
+    def writer(v: str) -> str | None:
+        return next(iter(G.predecessors(v)), None)
+
+    pool = [v for v in case.derived_from(turns) if G.nodes[v]["created"] < asked and writer(v) not in querying
             and v not in turns]
     held = [*turns, *(v for v in pool if v in live and probe.holds_piece(v, index))]
     held_any.extend(v for v in held if v not in held_any)
@@ -224,7 +227,7 @@ def _losses(case: FailedCase, probe: Probe, index: int, asked: int, querying: se
         if passed and not (overwritten and "action" in d):
             continue  # passed on (a store unit's overwrite is a loss even when side copies were made of it)
         if overwritten:
-            op = writers[after]
+            op = writer(after)
             kind = "DeletionError" if G.nodes[after].get("deleted") else "UpdateError"
             out.append(_Loss(G.nodes[op]["start"], op, v, after, kind, "action" in d))
             continue

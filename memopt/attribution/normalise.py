@@ -29,10 +29,12 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from functools import lru_cache
 from typing import Any
 
 from memopt.core.text import (
     WEEKDAYS,
+    DateMention,
     find_dates,
     find_relative_dates,
     format_date,
@@ -60,12 +62,19 @@ def normalise_numbers(text: str) -> str:
     return _NUMBER_WORD.sub(lambda m: str(_UNITS.index(m.group(1).lower())), text)
 
 
+@lru_cache(maxsize=65536)
+def _dates(text: str) -> tuple[DateMention, ...]:
+    """`memopt.core.text.find_dates`, remembered (the same lines are read again and again)."""
+    return tuple(find_dates(text))
+
+
+@lru_cache(maxsize=65536)
 def canonical_dates(text: str) -> str:
     """Each date with a day and a month written one way, "3 June" or "3 June 2023" ("June 3rd", "2023-06-03",
     "3rd of June" alike), so words compare as well as dates."""
     from memopt.core.text import MONTHS
 
-    for m in find_dates(text):
+    for m in _dates(text):
         if m.day is not None and m.month is not None:
             text = text.replace(m.text, f"{m.day} {MONTHS[m.month - 1]}" + (f" {m.year}" if m.year else ""), 1)
     return text
@@ -106,7 +115,7 @@ def _nearest(day: int, month: int, near: dt.date) -> dt.date | None:
 
 def complete_years(line: str, day: dt.date) -> str:
     """``line`` with each date that has a day and month but no year given the year nearest ``day``."""
-    mentions = [m for m in find_dates(line) if m.year is None and m.day is not None and m.month is not None]
+    mentions = [m for m in _dates(line) if m.year is None and m.day is not None and m.month is not None]
     for m in mentions:
         full = _nearest(m.day, m.month, day)
         if full is not None:

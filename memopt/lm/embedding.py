@@ -22,6 +22,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Protocol
 
 from memopt.core.errors import ConfigError, LMError
@@ -47,6 +48,7 @@ class Embedder(Protocol):
         """One vector per text, in order."""
 
 
+@lru_cache(maxsize=262144)
 def _slot(feature: str, dims: int) -> tuple[int, float]:
     h = int.from_bytes(hashlib.blake2b(feature.encode(), digest_size=8).digest(), "big")
     return h % dims, 1.0 if h >> 63 else -1.0
@@ -61,17 +63,21 @@ class LocalEmbedder:
     simulated: bool = True
 
     def _vector(self, text: str) -> list[float]:
+        import numpy as np
+
         features: Counter[str] = Counter()
         for word in content_words(text) or words(text):
             features[stem(word)] += 1
             padded = f"<{word}>"
             features.update(f"#{padded[i:i + 3]}" for i in range(len(padded) - 2))
-        vector = [0.0] * self.dims
-        for feature, count in features.items():
-            index, sign = _slot(feature, self.dims)
-            vector[index] += sign * (1.0 + math.log(count))
-        norm = math.sqrt(sum(v * v for v in vector)) or 1.0
-        return [v / norm for v in vector]
+        vector = np.zeros(self.dims)
+        if features:
+            slots = [_slot(feature, self.dims) for feature in features]
+            weights = [sign * (1.0 + math.log(count)) for (_, sign), count in zip(slots, features.values(),
+                                                                                   strict=True)]
+            np.add.at(vector, [index for index, _ in slots], weights)
+        norm = float(np.linalg.norm(vector)) or 1.0
+        return (vector / norm).tolist()
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One unit vector per text."""
