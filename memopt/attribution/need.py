@@ -1,20 +1,20 @@
 """What a failed answer needs: the pieces of information a context must hold for the answer to be right.
 
 The gold decides. A gold that lists things ("Biscuit and Mochi", "Arabic, English and French") needs each item
-(a *piece*); any other gold is one piece. A piece is held by a text that states it (`piece_held`): the judge
-finds the piece in it, and, when the question names people, the line is about them — the judge finds the piece
-with the names, or the line names no one else ("Sam recommends the pierogi in Krakow" does not hold "Krakow"
-for "Which cities did Chloe travel to?"). The names never outvote the gold: a line naming the people but not
-the gold holds nothing.
+(a *piece*); any other gold is one piece. A piece is held by a text the judge finds it in (`memopt.attribution.
+probe.Probe`), unless every line with the piece's words is about someone else (`about_someone_else`: its subject
+is a name neither the question nor the gold holds, and it names no one the question names: "Sam recommends the
+pierogi in Krakow" does not hold "Krakow" for "Which cities did Chloe travel to?"). The question's names are never
+part of what the judge looks for, so they cannot outvote a one-word gold.
 
 A **computed** answer (a count, a sum, an ordinal, "N weeks ago": a gold made of numbers and units that no
-evidence turn states) is held nowhere as such; it needs the facts it is computed from. Each informative
-evidence turn is a piece (`computed_pieces`): a line holds it when it is about what the question asks (most of
-the words the turn shares with the question) and is that turn's fact rather than another's (it shares more of
-the turn's own words than of any other evidence turn's, and at least a third of them); for a question about
-time (ago, since, how long, after, before) the line must also state the turn's day (the date the turn gives,
-else the day it was said, a day either way). The question date, when known, resolves what the question
-says relative to it. Matching a line to a turn is lexical (word stems), whichever judge runs.
+evidence turn states, `is_quantity` and `states_quantity`) is held nowhere as such; it needs the facts it is
+computed from. Each evidence turn that shares a word with the question is a piece (`computed_pieces`): a line
+holds it when it has most of the words the turn shares with the question (half or more) and is that turn's fact
+rather than another's (it shares more of the turn's own words than of any other evidence turn's, and at least a
+third of them); for a question about time (ago, since, how long, after, before, when) the line must also state
+the turn's day (the date the turn gives, else the day it was said, a day either way). Matching a line to a turn is
+lexical (word stems), whichever judge runs.
 """
 
 from __future__ import annotations
@@ -52,6 +52,10 @@ _GENERIC = frozenset("user assistant he she they we you it its there here this t
                      "everyone people".split())
 _CALENDAR = frozenset(w.lower() for w in "January February March April May June July August September October "
                       "November December Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split())
+
+
+_SCAFFOLD = frozenset(stem(w) for w in _UNITS + _NUMBERS + _ORDINALS + "how many much long ago total overall "
+                      "altogether count number".split())
 
 
 @dataclass(frozen=True)
@@ -92,10 +96,6 @@ def is_quantity(gold: str) -> bool:
     tokens = [t for t in re.findall(r"[£$€]?[\w.,:%]+", gold) if t.strip(".,")]
     return bool(tokens) and all(_QUANTITY_WORD.match(t.strip(".,")) for t in tokens) and any(
         any(c.isdigit() for c in t) or t.lower().strip(".,") in _NUMBERS + _ORDINALS for t in tokens)
-
-
-_SCAFFOLD = frozenset(stem(w) for w in _UNITS + _NUMBERS + _ORDINALS + "how many much long ago total overall "
-                      "altogether count number".split())
 
 
 def topic_stems(question: str) -> frozenset[str]:

@@ -430,12 +430,24 @@ class _Converter:
                         start=None, end=None, started_at=op["created_at"], seconds=None, lm_calls=0, input_tokens=0,
                         output_tokens=0, error=None, overridden=False, parent=None, sc_op_id=op_id,
                         sc_op_name=op.get("op_name"), sc_category=op.get("category"), comment=op.get("comment"))
-        stage = _stage(operation, op.get("category"))
+        stage = _stage(operation, op.get("category")) or (None if case is not None or operation == "judge"
+                                                          else self._acted(reads, writes))
         if stage is not None:
             self.G.nodes[node]["category"] = stage
         self.keys[node] = key
         self.G.add_edges_from(((v, node) for v in reads), rel="read")
         self.G.add_edges_from(((node, v) for v in writes), rel="write")
+
+    def _acted(self, reads: list[str], writes: list[str]) -> str | None:
+        """The stage of an ingestion op its category does not name, from what it did: a delete → deletion, a new
+        version of an existing unit → update, anything written from conversation turns → extraction."""
+        if any(self.G.nodes[w].get("deleted") for w in writes):
+            return "deletion"
+        if any("action" in self.G.nodes[w] and self.G.nodes[w]["version"] > 1 for w in writes):
+            return "update"
+        if writes and any(self.G.nodes[r]["kind"] == "turn" for r in reads):
+            return "extraction"
+        return None
 
     def _clock(self) -> None:
         G, H = self.G, nx.DiGraph(self.G.edges)
