@@ -7,7 +7,7 @@ computed answer, the facts it is computed from. A variable holds a piece when
 - it is a raw copy of such a turn (a chunk, a buffer, a context made of turns): the turn's words verbatim,
   no judge call;
 - its value, read carefully (`memopt.attribution.normalise.reading`: dates against the item's own date, years
-  completed, numbers as digits), states the piece (`memopt.attribution.need`; one or two judge calls).
+  completed, numbers as digits), states the piece (`memopt.attribution.need`; one judge call).
 
 A deleted version holds nothing. A variable holds the information when it holds every piece; variables cover it
 together when each piece is held by one of them.
