@@ -1,20 +1,30 @@
-"""`attribute_run`: attribute every failed case of a traced run (the API behind `memopt attribute`).
+"""The API behind `memopt attribute`: attribute every failed case of a trace.
+
+- `attribute_run`: a run memopt made (``memopt run``): its results file says which cases failed.
+- `attribute_trace`: any trace directory (`memopt.trace.readers.open_trace`: memopt's graphs, a tapped Mem0's
+  recording, smartcomment / MemTraceBench graphs with or without annotations); which cases failed comes from a
+  cases file (`memopt.attribution.cases`), else from the judge ops the graphs hold; a system prior
+  (`memopt.attribution.prior`) names the stages of foreign ops.
 
 Cases are attributed ``workers`` at a time (each in a copy of the caller's context, `memopt.core.parallel`);
-the attributions come back in the order of the graph files and their cases, as a serial run gives them.
+the attributions come back in the order of the graph files and their cases, as a serial run gives them. Each
+carries the question, the graph's own op id and op name, and where its evidence came from (`finish`).
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import networkx as nx
 
 from memopt.attribution.case import FailedCase, failed_cases, is_failed
+from memopt.attribution.evidence import EvidenceSettings
 from memopt.attribution.methods import attribute
+from memopt.attribution.prior import SystemPrior
 from memopt.attribution.types import Attribution
 from memopt.core.errors import DataError
 from memopt.core.parallel import map_ordered
@@ -23,7 +33,7 @@ from memopt.judge.judges import Judge
 from memopt.trace.graph import answer_of
 from memopt.trace.io import load_graph
 
-__all__ = ["attribute_run", "check_same_run", "graph_files", "summarize_attributions"]
+__all__ = ["attribute_run", "attribute_trace", "check_same_run", "finish", "graph_files", "summarize_attributions"]
 
 
 def graph_files(trace_dir: str | Path) -> list[Path]:
@@ -70,7 +80,7 @@ def attribute_run(results: RunResult, trace_dir: str | Path, judge: Judge, *, me
     cases = [case for _, G in graphs for case in failed_cases(G, by_id) if case.case_id not in flagged]
 
     def one(case: FailedCase) -> Attribution:
-        attribution = attribute(case, judge, method, verify=verify)
+        attribution = finish(case, attribute(case, judge, method, verify=verify))
         if on_case is not None:
             on_case(attribution)
         return attribution
@@ -78,11 +88,59 @@ def attribute_run(results: RunResult, trace_dir: str | Path, judge: Judge, *, me
     firsts = map_ordered(one, cases, workers=workers)
     if not masked:
         return firsts
-    behind = masked_faults(list(zip(cases, firsts, strict=True)), judge, workers=workers)
+    behind = {k: (c, finish(c, a)) for k, (c, a) in
+              masked_faults(list(zip(cases, firsts, strict=True)), judge, workers=workers).items()}
     if on_case is not None:
         for _, attribution in behind.values():
             on_case(attribution)
     return [a for first in firsts for a in (first, *([behind[first.case_id][1]] if first.case_id in behind else []))]
+
+
+def finish(case: FailedCase, attribution: Attribution) -> Attribution:
+    """An attribution as `memopt attribute` writes it: the question, the graph's own op id (a smartcomment graph's
+    ``op-…``; memopt's node kept as ``node_id``), the op's own name, where the evidence came from."""
+    node = attribution.node
+    d = case.G.nodes[node] if node in case.G else {}
+    own = d.get("sc_op_id")
+    return replace(attribution, question=case.question, op_id=own or node, node_id=node if own else "",
+                   op_name=str(d.get("sc_op_name") or attribution.operation),
+                   evidence="retrieved" if case.pseudo_evidence else "gold")
+
+
+def attribute_trace(trace_dir: str | Path, judge: Judge, *, cases_file: str | Path | None = None,
+                    method: str = "memtrace", prior: SystemPrior | None = None, gold_evidence: bool = True,
+                    settings: EvidenceSettings | None = None, on_case: Callable[[Attribution], None] | None = None,
+                    workers: int = 1, flagged: frozenset[str] = frozenset()) -> list[Attribution]:
+    """Blame every failed case of any trace directory (see the module docstring): the cases of ``cases_file``,
+    else those the graphs' judge ops judged wrong. ``gold_evidence`` False ignores the gold evidence a graph
+    holds (evidence is retrieved, as for a graph without it). Cases in ``flagged`` (labelled as no memory
+    failure, `memopt.attribution.labels`) are left out."""
+    from memopt.attribution.cases import cases_from_file, cases_from_judges, load_cases
+    from memopt.attribution.prior import apply_prior
+    from memopt.trace.readers import open_trace
+
+    lines = load_cases(cases_file) if cases_file is not None else None
+    graphs = open_trace(trace_dir)
+    if prior is not None:
+        for traced in graphs:
+            apply_prior(traced.graph, prior)
+    if lines is not None:
+        cases = cases_from_file(graphs, lines, source=str(cases_file), gold_evidence=gold_evidence, settings=settings)
+    else:
+        cases = cases_from_judges(graphs, gold_evidence=gold_evidence, settings=settings)
+        if not cases:
+            raise DataError(f"{trace_dir}: no failed case to attribute: the graphs hold no judge op that judged an "
+                            "answer wrong; name the failures with --cases FILE (JSON lines: question, expected, "
+                            "optional prediction, date, graph), or pass --results of a `memopt run`.")
+    cases = [case for case in cases if case.case_id not in flagged]
+
+    def one(case: FailedCase) -> Attribution:
+        attribution = finish(case, attribute(case, judge, method))
+        if on_case is not None:
+            on_case(attribution)
+        return attribution
+
+    return map_ordered(one, cases, workers=workers)
 
 
 def check_same_run(results: RunResult, graphs: list[tuple[Path, nx.DiGraph]], *, source: str,
@@ -129,7 +187,7 @@ def summarize_attributions(attributions: list[Attribution]) -> dict[str, Any]:
         "n": n,
         "behind": len(attributions) - n,
         "by_error_type": dict(Counter(a.error_type for a in firsts).most_common()),
-        "by_operation": dict(Counter(a.operation for a in firsts).most_common()),
+        "by_operation": dict(Counter(a.op_name or a.operation for a in firsts).most_common()),
         "judge_calls_per_case": round(sum(a.judge_calls for a in attributions) / n, 2) if n else 0.0,
         "verified": round(sum(verified) / len(verified), 3) if verified else None,
     }

@@ -5,11 +5,9 @@ conversation and exposes the nodes methods need: the answer, the answer op, the 
 the op that wrote the context, the evidence turns. `Probe` asks the judge whether a variable holds
 the needed information, counting judge calls and caching verdicts.
 
-"Holds the information" means: the variable's text states the gold answer about the people and
-things the question names (`FailedCase.information`; a judge call); or,
-for raw copies of the conversation (turns, chunks, contexts made of turns), it contains the
-evidence turns verbatim (checked by string inclusion, no judge call), because an answer step given
-the raw evidence can answer.
+"Holds the information" is `memopt.attribution.probe.Probe`'s rule (re-exported here): every piece the gold
+needs, stated by the variable's text as the judge reads it, or the evidence turns verbatim for raw copies of the
+conversation (turns, chunks, contexts made of turns), because an answer step given the raw evidence can answer.
 
 What an op is comes from its system's declaration recorded in the graph (`op_stages`,
 `steering_ops`), never from its name: the retrieval ops are the case's ops of stage ``retrieval``
@@ -20,18 +18,21 @@ store-unit version, or a variable an extraction op wrote (a fact).
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
-from dataclasses import dataclass, field
+import weakref
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
 import networkx as nx
 
-from memopt.attribution.evidence import seed_evidence
-from memopt.attribution.normalise import item_day, normalise_numbers, plain, reading
+from memopt.attribution.evidence import seed_evidence, turn_day
+from memopt.attribution.normalise import item_day
+from memopt.attribution.probe import Probe
+from memopt.core.text import parse_session_date
 from memopt.data.model import NOT_MENTIONED
-from memopt.judge.judges import Judge
 from memopt.judge.metrics import is_abstention
 from memopt.trace.graph import answer_of, latest, op_stages, ops_in_order, steering_ops, variables
 
@@ -50,10 +51,6 @@ def text_of(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
-def _squeeze(text: str) -> str:
-    return " ".join(text.split())
-
-
 @dataclass
 class FailedCase:
     """One failed question on its conversation's graph."""
@@ -66,6 +63,7 @@ class FailedCase:
     prediction: str = ""
     category: int = 0
     pseudo_evidence: bool = False
+    date: str | None = None
 
     @property
     def key(self) -> str:
@@ -102,6 +100,15 @@ class FailedCase:
         return next((v for v in self.G.predecessors(self.answer_op) if self.G.nodes[v]["kind"] == "context"), None)
 
     @cached_property
+    def context_vars(self) -> list[str]:
+        """What the answer op read as its context: the context variable, else the content it read directly (a
+        long-context buffer, units), never the question, a prompt or a query."""
+        if self.context_var is not None:
+            return [self.context_var]
+        return [v for v in self.G.predecessors(self.answer_op)
+                if self.G.nodes[v]["kind"] not in ("question", "prompt", "query", "gold", "judgement")]
+
+    @cached_property
     def context_op(self) -> str | None:
         """The operation that wrote the context (retrieve, fuse, truncate)."""
         if self.context_var is None:
@@ -117,10 +124,15 @@ class FailedCase:
     @cached_property
     def retrieval_ops(self) -> list[str]:
         """Query-time ops between the store and the context (retrieve, fuse, truncate), oldest first: ops of
-        stage ``retrieval`` that steer no other op."""
+        stage ``retrieval`` that steer no other op; in a graph memopt did not make, any op of the question
+        before its answer that declares no other stage."""
         steering = steering_ops(self.G)
-        return [n for n in self.query_ops if "retrieval" in op_stages(self.G, n)
-                and self.G.nodes[n]["operation"] not in steering]
+        declared = self.G.graph.get("operations") or {}
+        start = self.G.nodes[self.answer_op]["start"]
+        return [n for n in self.query_ops if self.G.nodes[n]["operation"] not in steering
+                and ("retrieval" in op_stages(self.G, n) or (
+                    self.G.nodes[n]["operation"] not in declared and not op_stages(self.G, n)
+                    and self.G.nodes[n]["start"] < start))]
 
     @cached_property
     def evidence_turns(self) -> list[str]:
@@ -147,6 +159,25 @@ class FailedCase:
         return out
 
     @cached_property
+    def turn_words(self) -> dict[str, str]:
+        """Evidence turn variable → its words as a copy of it holds them."""
+        return dict(zip(self.evidence_turns, self.evidence_words, strict=True))
+
+    def day_of(self, node: str) -> dt.date | None:
+        """The day a variable was said or written: a turn's own date or its session's (`turn_day`); another
+        variable's own date (its value's or metadata's timestamp), else the session date it was stored with."""
+        d = self.G.nodes[node]
+        if d.get("kind") == "turn":
+            return turn_day(self.G, node)
+        value = d.get("value")
+        return item_day(value if isinstance(value, dict) else {}, d.get("metadata"), d.get("session_date"))
+
+    @cached_property
+    def asked(self) -> dt.date | None:
+        """The day the question was asked, when known."""
+        return parse_session_date(self.date) if self.date else None
+
+    @cached_property
     def extractors(self) -> list[str]:
         """Ingest ops that read an evidence turn and wrote content (extract, facts, episode, chunk), oldest first."""
         G = self.G
@@ -161,16 +192,15 @@ class FailedCase:
 
     def derived(self, kinds: frozenset[str] | None = None) -> list[str]:
         """Variables (of the given kinds) whose recorded provenance includes an evidence turn, oldest first."""
-        wanted = set(self.evidence)
-        refs = {f"turn:{d}" for d in wanted}
-        out = []
-        for node in variables(self.G):
-            d = self.G.nodes[node]
-            if kinds is not None and d["kind"] not in kinds:
-                continue
-            if wanted & set(d.get("sources") or ()) or refs & set(d.get("derived_from") or ()):
-                out.append(node)
-        return out
+        return self.derived_from(self.evidence_turns, kinds)
+
+    def derived_from(self, turns: list[str], kinds: frozenset[str] | None = None) -> list[str]:
+        """Variables (of the given kinds) whose recorded provenance includes one of these turn variables, oldest
+        first."""
+        index = _provenance(self.G)
+        found = {v for t in turns for v in index.get(self.G.nodes[t]["name"].removeprefix("turn:"), ())}
+        order = _creation(self.G)
+        return sorted((v for v in found if kinds is None or self.G.nodes[v]["kind"] in kinds), key=order.__getitem__)
 
     def ops_before(self, op: str) -> list[str]:
         """Operations that started before ``op``, oldest first."""
@@ -178,41 +208,32 @@ class FailedCase:
         return [n for n in ops_in_order(self.G) if self.G.nodes[n]["start"] < start]
 
 
-@dataclass
-class Probe:
-    """Asks the judge whether variables hold the needed information; counts and caches judge calls."""
+_PROVENANCE: weakref.WeakKeyDictionary[nx.DiGraph, tuple[int, dict[str, set[str]], dict[str, int]]] = \
+    weakref.WeakKeyDictionary()
 
-    case: FailedCase
-    judge: Judge
-    calls: int = 0
-    _verdicts: dict[str, bool] = field(default_factory=dict)
 
-    def raw_holds(self, text: str) -> bool:
-        """Whether a raw text contains every evidence turn verbatim (its words, with or without its speaker; no
-        judge call)."""
-        texts = self.case.evidence_words
-        squeezed = _squeeze(text)
-        return bool(texts) and all(_squeeze(t) in squeezed for t in texts)
+def _index(G: nx.DiGraph) -> tuple[dict[str, set[str]], dict[str, int]]:
+    """dia_id → the variables derived from it, and variable → its place in creation order (cached on the graph
+    until it changes size)."""
+    cached = _PROVENANCE.get(G)
+    if cached is None or cached[0] != G.number_of_nodes():
+        by_turn: dict[str, set[str]] = {}
+        for node in variables(G):
+            d = G.nodes[node]
+            refs = {r.removeprefix("turn:") for r in d.get("derived_from") or () if r.startswith("turn:")}
+            for dia in {*(d.get("sources") or ()), *refs}:
+                by_turn.setdefault(dia, set()).add(node)
+        cached = (G.number_of_nodes(), by_turn, {n: i for i, n in enumerate(variables(G))})
+        _PROVENANCE[G] = cached
+    return cached[1], cached[2]
 
-    def holds_text(self, text: str) -> bool:
-        """Whether a text states the information (the gold, about what the question names; one judge call).
-        Numbers written as words count as digits on both sides (`memopt.attribution.normalise`)."""
-        self.calls += 1
-        return self.judge.contains(normalise_numbers(self.case.information), normalise_numbers(text))
 
-    def holds(self, node: str) -> bool:
-        """Whether a variable holds the needed information (see the module docstring)."""
-        if node not in self._verdicts:
-            d = self.case.G.nodes[node]
-            if d["kind"] == "turn":  # an evidence turn is (a piece of) the information itself
-                self._verdicts[node] = node in self.case.evidence_turns
-            elif d.get("deleted"):
-                self._verdicts[node] = False
-            else:
-                value = d.get("value")
-                day = item_day(value, d.get("metadata"))
-                self._verdicts[node] = self.raw_holds(plain(value)) or self.holds_text(reading(value, day))
-        return self._verdicts[node]
+def _provenance(G: nx.DiGraph) -> dict[str, set[str]]:
+    return _index(G)[0]
+
+
+def _creation(G: nx.DiGraph) -> dict[str, int]:
+    return _index(G)[1]
 
 
 PSEUDO_EVIDENCE_FACTOR = 0.7
@@ -233,10 +254,12 @@ def failed_cases(G: nx.DiGraph, results: dict[str, dict[str, Any]]) -> list[Fail
         result = results.get(case["case_id"])
         if result is None or not is_failed(result) or answer_of(G, case["key"]) is None:
             continue
-        evidence, pseudo = seed_evidence(G, case["question"], case["gold"], tuple(case.get("evidence") or ()))
+        gold = str(case.get("gold") or "")
+        evidence, pseudo = seed_evidence(G, case["question"], gold, tuple(case.get("evidence") or ()))
         category = case.get("category")  # a name (not a number) in a graph imported from MemTraceBench
-        out.append(FailedCase(G, case["case_id"], case["question"], case["gold"], evidence,
-                              result.get("prediction", ""), category if isinstance(category, int) else 0, pseudo))
+        out.append(FailedCase(G, case["case_id"], case["question"], gold, evidence,
+                              result.get("prediction", ""), category if isinstance(category, int) else 0, pseudo,
+                              case.get("date") or case.get("question_date")))
     return out
 
 

@@ -1,35 +1,58 @@
 """The ``memtrace`` method: iterative subgraph tracing from a failed answer back to its cause.
 
-1. Unanswerable question, or the context read by the answer op holds the information →
-   ``ResponseError`` at the answer op.
-2. Otherwise, look at the store as it was when the question was asked: the live units derived
-   from the evidence turns (for a long-context pipeline, the evidence turns themselves). If one
-   holds the information → ``RetrievalError`` at the first retrieval op of the question that read
-   it and wrote nothing holding it (a rerank, a fusion, a truncation), else at the first search
-   that did not bring it back.
-3. Otherwise follow the information forward from the evidence turns through every variable derived
-   from them before the question (buffers, temporary documents, MemCells, facts, unit versions: any
-   number of hops and ops). A copy is lost where its next version no longer holds it (an overwrite
-   or a trim → ``UpdateError``, a delete → ``DeletionError``), or where every op that read it wrote
-   nothing holding it (typed by that op's stage: extraction → ``ExtractionError``; an evidence turn
-   nothing kept → the first extraction op that read it). The op that lost the last copy is blamed;
-   a store unit's loss decides before a side copy's (a prompt that listed the memories).
+What the answer needs is a list of pieces (`memopt.attribution.need`: the items the gold lists, or the facts a
+computed answer is computed from); "holds" is `memopt.attribution.probe.Probe`'s rule.
 
-"Holds" is `Probe.holds` (verbatim evidence words, or the judge on a careful reading:
-`memopt.attribution.normalise`). Only variables on the evidence's provenance are judged, so judge
-calls stay few on long graphs.
+1. Unanswerable question, or the context the answer op read holds every piece → ``ResponseError`` at the
+   answer op.
+2. Otherwise, look at the store as it was when the question was asked: the live units derived from the
+   evidence turns (for a long-context pipeline, the evidence turns the retrieval read). If they hold every
+   piece → ``RetrievalError`` at the first retrieval op of the question that read a piece and wrote nothing
+   holding it (a rerank, a fusion, a truncation), else at the first search that did not bring it back.
+3. Otherwise follow each missing piece forward from the turns it comes from through every variable derived
+   from them before the question (buffers, candidate facts, MemCells, unit versions: any number of hops and
+   ops). Information lives only in variables something reads: a copy no op reads and no answer depends on (a
+   debug dump, an audit log, a transcript cache) keeps nothing alive, unless it is a store unit. A copy is
+   lost where its next version no longer holds it, or where every op that read it wrote nothing (alive)
+   holding it. What the op did decides the type: an overwrite is an ``UpdateError``, a delete a
+   ``DeletionError``, whatever the op is called; a copy read and not kept is an ``ExtractionError`` (for an
+   op its system declared, or a system prior named, the type of its stage). An evidence turn nothing kept is
+   blamed on the op that read *that* turn (the earliest that writes something alive).
+4. The **earliest decisive** loss is blamed: among the losses of the missing pieces, a store unit's loss
+   before a side copy's, then the earliest in execution order (correcting it alone keeps the piece to the
+   question).
+
+Only variables on the evidence's provenance are judged, so judge calls stay few on long graphs.
 """
 
 from __future__ import annotations
 
 import time
+import weakref
+from dataclasses import dataclass
+
+import networkx as nx
 
 from memopt.attribution.case import FailedCase, Probe, pseudo_discount
 from memopt.attribution.types import Attribution
 from memopt.judge.judges import Judge
 from memopt.trace.graph import op_stages, versions_of
 
-__all__ = ["memtrace"]
+__all__ = ["memtrace", "alive"]
+
+_TYPE = {"extraction": "ExtractionError", "update": "UpdateError", "deletion": "DeletionError",
+         "retrieval": "RetrievalError", "response": "ResponseError"}
+_ALIVE: weakref.WeakKeyDictionary[nx.DiGraph, tuple[int, frozenset[str]]] = weakref.WeakKeyDictionary()
+
+
+@dataclass(frozen=True)
+class _Loss:
+    start: int
+    op: str
+    kept: str
+    lost: str | None
+    error_type: str
+    stored: bool
 
 
 def _result(case: FailedCase, probe: Probe, started: float, error_type: str, op: str, reason: str,
@@ -39,38 +62,60 @@ def _result(case: FailedCase, probe: Probe, started: float, error_type: str, op:
                        "memtrace", time.perf_counter() - started)
 
 
+def alive(G: nx.DiGraph) -> frozenset[str]:
+    """The variables information can live in: store units, and every variable a store unit or an answer derives
+    from (cached on the graph until it changes size)."""
+    cached = _ALIVE.get(G)
+    if cached is not None and cached[0] == G.number_of_nodes():
+        return cached[1]
+    targets = [n for n, d in G.nodes(data=True) if d.get("type") == "variable"
+               and ("action" in d or d.get("kind") == "answer")]
+    found: set[str] = set(targets)
+    stack = list(targets)
+    while stack:
+        for parent in G.predecessors(stack.pop()):
+            if parent not in found:
+                found.add(parent)
+                stack.append(parent)
+    result = frozenset(n for n in found if G.nodes[n].get("type") == "variable")
+    _ALIVE[G] = (G.number_of_nodes(), result)
+    return result
+
+
 def memtrace(case: FailedCase, judge: Judge) -> Attribution:
     """Blame the earliest decisive faulty operation of one failed case (see the module docstring)."""
     started = time.perf_counter()
     G, probe = case.G, Probe(case, judge)
-    answer_op, context = case.answer_op, case.context_var
+    answer_op, context = case.answer_op, case.context_vars
     evidence = case.evidence_turns[:1]
     if case.unanswerable:
         return _result(case, probe, started, "ResponseError", answer_op,
                        "the question cannot be answered from the conversation; the answer op did not abstain",
-                       [context, answer_op, case.answer_var])
-    if context is None or probe.holds(context):
+                       [*context, answer_op, case.answer_var])
+    if not context or probe.covers(context):
         return _result(case, probe, started, "ResponseError", answer_op,
                        "the context held the needed information; the answer op did not use it",
-                       [*evidence, context, answer_op, case.answer_var])
+                       [*evidence, *context, answer_op, case.answer_var])
     retrieval = case.retrieval_ops
     asked = G.nodes[retrieval[0] if retrieval else answer_op]["start"]
     candidates = [u for u in case.stored() if G.nodes[u]["created"] < asked and _live_at(G, u, asked)]
     candidates += [t for t in case.evidence_turns if any(G.has_edge(t, r) for r in retrieval)]
-    held = [u for u in candidates if probe.holds(u)]
-    if held and retrieval:
+    if retrieval and candidates and probe.covers(candidates):
+        held = next(u for u in candidates if probe.pieces_held(u))
         op = _retrieval_loss(case, probe, retrieval)
         return _result(case, probe, started, "RetrievalError", op,
-                       f"the store held the information at question time ({held[0]}) but the context did not",
-                       [*evidence, held[0], op, context, answer_op])
-    return _upstream(case, probe, started, asked)
+                       f"the store held the information at question time ({held}) but the context did not",
+                       [*evidence, held, op, *context, answer_op])
+    return _upstream(case, probe, started, asked, probe.missing(candidates))
 
 
 def _retrieval_loss(case: FailedCase, probe: Probe, retrieval: list[str]) -> str:
-    """The retrieval op where the information stopped: the first that read it and wrote nothing holding it (a
-    rerank, a fusion, a truncation), else the first search that did not bring it back. A result list another
-    question's op wrote first and this op wrote again (same items, same identity) counts as this op's output."""
+    """The retrieval op where the information stopped: the first that read a piece and wrote nothing holding it
+    (a rerank, a fusion, a truncation), else the first search that did not bring every piece back. A result list
+    another question's op wrote first and this op wrote again (same items, same identity) counts as this op's
+    output."""
     G, mine = case.G, set(case.query_ops)
+    every = range(len(probe.pieces))
 
     def again(v: str) -> bool:
         d = G.nodes[v]
@@ -83,17 +128,20 @@ def _retrieval_loss(case: FailedCase, probe: Probe, retrieval: list[str]) -> str
     def writes(op: str) -> list[str]:
         return [*G.successors(op), *(v for v in G.predecessors(op) if again(v))]
 
+    def held(nodes: list[str]) -> set[int]:
+        return {i for i in every if any(probe.holds_piece(v, i) for v in nodes)}
+
     def carried(op: str) -> bool:
         out = writes(op)
-        return any(probe.holds(w) for w in out) if out else any(probe.holds(v) for v in reads(op))
+        return len(held(out if out else reads(op))) == len(probe.pieces)
 
-    droppers = [r for r in retrieval if writes(r) and any(probe.holds(v) for v in reads(r)) and not carried(r)]
+    droppers = [r for r in retrieval if writes(r) and held(reads(r)) - held(writes(r))]
     if droppers:
         return droppers[0]
     return next((r for r in retrieval if not carried(r)), retrieval[0])
 
 
-def _live_at(G, node: str, time: int) -> bool:
+def _live_at(G: nx.DiGraph, node: str, time: int) -> bool:
     d = G.nodes[node]
     if d.get("deleted"):
         return False
@@ -108,35 +156,65 @@ def _query_time(case: FailedCase) -> set[str]:
     return {n for n, d in case.G.nodes(data=True) if d.get("type") == "op" and n.endswith(suffixes)}
 
 
-def _error_of(G, op: str, lost: str | None, overwritten: bool) -> str:
-    """The error type of a loss at ``op``: a deleted version → DeletionError; an overwritten version → UpdateError;
-    else by the op's stage (extraction first)."""
-    if lost is not None and G.nodes[lost].get("deleted"):
-        return "DeletionError"
+def _drop_type(G: nx.DiGraph, op: str) -> str:
+    """The type of a copy an op read and did not keep: its declared (or prior-named) stage's, extraction first;
+    for an op nothing declares, ExtractionError (the information never entered memory there)."""
+    d = G.nodes[op]
+    if d["operation"] not in (G.graph.get("operations") or {}) and not d.get("prior_stage"):
+        return "ExtractionError"
     stages = op_stages(G, op)
-    order = ("update", "extraction", "deletion") if overwritten else ("extraction", "update", "deletion")
-    for stage in (*order, "retrieval", "response"):
+    for stage in ("extraction", "update", "deletion", "retrieval", "response"):
         if stage in stages:
             return _TYPE[stage]
-    return "UpdateError" if overwritten else "ExtractionError"
+    return "ExtractionError"
 
 
-_TYPE = {"extraction": "ExtractionError", "update": "UpdateError", "deletion": "DeletionError",
-         "retrieval": "RetrievalError", "response": "ResponseError"}
-
-
-def _upstream(case: FailedCase, probe: Probe, started: float, asked: int) -> Attribution:
-    """Follow the information from the evidence turns through every variable built before the question; blame the
-    op where its last copy was lost (an overwrite, a trim, a delete, or an op that read it and wrote nothing
-    holding it); a store unit's loss comes before a side copy's (a prompt listing the memories)."""
+def _upstream(case: FailedCase, probe: Probe, started: float, asked: int, missing: list[int]) -> Attribution:
+    """Follow each missing piece from its turns through every variable built before the question; blame the
+    earliest decisive loss (see the module docstring)."""
     G = case.G
-    evidence = case.evidence_turns[:1]
     querying = _query_time(case)
-    writers = {v: next(iter(G.predecessors(v)), None) for v in G}
-    pool = [v for v in case.derived() if G.nodes[v]["created"] < asked and writers.get(v) not in querying]
-    held = [*case.evidence_turns, *(v for v in pool if v not in case.evidence_turns and probe.holds(v))]
+    live = alive(G)
+    losses: list[_Loss] = []
+    held_any: list[str] = []
+    for index in missing or range(len(probe.pieces)):
+        found = _losses(case, probe, index, asked, querying, live, held_any)
+        if found:
+            losses.append(min(found, key=lambda loss: (not loss.stored, loss.start)))
+    evidence = case.evidence_turns[:1]
+    if not losses:
+        stored = [v for v in held_any if "action" in G.nodes[v]]
+        if not stored and not case.extractors:
+            return _result(case, probe, started, "ResponseError", case.answer_op,
+                           "no extraction step: the information only ever existed in the raw turns",
+                           [*evidence, *case.context_vars, case.answer_op], confidence=0.6)
+        op = case.retrieval_ops[0] if case.retrieval_ops else case.answer_op
+        return _result(case, probe, started, "RetrievalError" if case.retrieval_ops else "ResponseError", op,
+                       "a variable held the information but it was not retrieved",
+                       [*evidence, (stored or held_any or [None])[0], op], 0.6)
+    loss = min(losses, key=lambda loss: (not loss.stored, loss.start))
+    verb = {"DeletionError": "deleted it", "UpdateError": "overwrote or trimmed it"}.get(loss.error_type,
+                                                                                       "dropped it")
+    return _result(case, probe, started, loss.error_type, loss.op, f"{loss.kept} held the information; "
+                   f"{loss.op} {verb}" + (f" ({loss.lost})" if loss.lost else ""),
+                   [*evidence, loss.kept, loss.op, loss.lost])
+
+
+def _losses(case: FailedCase, probe: Probe, index: int, asked: int, querying: set[str], live: frozenset[str],
+            held_any: list[str]) -> list[_Loss]:
+    """Where the ``index``-th piece was lost, on every copy that held it before the question."""
+    G = case.G
+    turns = list(probe.pieces[index].turns)
+
+    def writer(v: str) -> str | None:
+        return next(iter(G.predecessors(v)), None)
+
+    pool = [v for v in case.derived_from(turns) if G.nodes[v]["created"] < asked and writer(v) not in querying
+            and v not in turns]
+    held = [*turns, *(v for v in pool if v in live and probe.holds_piece(v, index))]
+    held_any.extend(v for v in held if v not in held_any)
     holding = set(held)
-    losses: list[tuple[int, str, str, str, bool]] = []
+    out = []
     for v in held:
         d = G.nodes[v]
         chain = versions_of(G, d["name"])
@@ -145,28 +223,21 @@ def _upstream(case: FailedCase, probe: Probe, started: float, asked: int) -> Att
         consumers = sorted((op for op in G.successors(v) if op not in querying and G.nodes[op]["start"] < asked),
                            key=lambda op: G.nodes[op]["start"])
         overwritten = after is not None and after not in holding
-        if any(w in holding for op in consumers for w in G.successors(op)) and not (overwritten and "action" in d):
+        passed = any(w in holding for op in consumers for w in G.successors(op))
+        if passed and not (overwritten and "action" in d):
             continue  # passed on (a store unit's overwrite is a loss even when side copies were made of it)
         if overwritten:
-            op = writers[after]
-            losses.append((G.nodes[op]["start"], op, v, after, True))
-        elif d["kind"] == "turn" and case.extractors:
-            losses.append((G.nodes[case.extractors[0]]["start"], case.extractors[0], v, "", False))
-        elif consumers and "action" not in d:
-            losses.append((G.nodes[consumers[0]]["start"], consumers[0], v, "", False))
-    if not losses:
-        stored = [v for v in held if "action" in G.nodes[v]]
-        if held == case.evidence_turns and not case.extractors:
-            return _result(case, probe, started, "ResponseError", case.answer_op,
-                           "no extraction step: the information only ever existed in the raw turns",
-                           [*evidence, case.context_var, case.answer_op], confidence=0.6)
-        op = case.retrieval_ops[0] if case.retrieval_ops else case.answer_op
-        return _result(case, probe, started, "RetrievalError" if case.retrieval_ops else "ResponseError", op,
-                       "a variable held the information but it was not retrieved",
-                       [*evidence, (stored or held)[0], op], 0.6)
-    stored_losses = [loss for loss in losses if "action" in G.nodes[loss[2]]]  # the store's copy decides first
-    _, op, kept, lost, overwritten = max(stored_losses or losses, key=lambda loss: loss[0])
-    error_type = _error_of(G, op, lost or None, overwritten)
-    verb = {"DeletionError": "deleted it", "UpdateError": "overwrote or trimmed it"}.get(error_type, "dropped it")
-    return _result(case, probe, started, error_type, op, f"{kept} held the information; {op} {verb}"
-                   + (f" ({lost})" if lost else ""), [*evidence, kept, op, lost or None])
+            op = writer(after)
+            kind = "DeletionError" if G.nodes[after].get("deleted") else "UpdateError"
+            out.append(_Loss(G.nodes[op]["start"], op, v, after, kind, "action" in d))
+            continue
+        if "action" in d:
+            continue  # a store unit that stays: the store holds this piece
+        keepers = [op for op in consumers if any(w in live for w in G.successors(op))]
+        if d["kind"] == "turn" and not consumers:
+            keepers = [op for op in case.extractors if G.nodes[op]["start"] > d["created"]][:1]
+        chosen = (keepers or consumers)[:1]
+        if chosen:
+            op = chosen[0]
+            out.append(_Loss(G.nodes[op]["start"], op, v, None, _drop_type(G, op), False))
+    return out

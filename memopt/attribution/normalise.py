@@ -1,36 +1,60 @@
 """What a careful reader does before deciding whether a variable holds the information.
 
-`reading` turns a variable's value into lines a judge can read, each relative date resolved against
-the date *that item* was written (`item_day`): a MemBase message's own ``Timestamp:`` line, the
-value's ``timestamp`` field, the node's ``metadata.timestamp``, else the unit's session date; so
-"last Friday" said on Monday 8 May 2023 reads "on 5 May 2023", "last weekend" "the weekend before 8 May 2023".
-Numbers written as words become digits ("three kittens" → "3 kittens") on both sides, so a gold "3"
-meets "three". Case and punctuation are left to the judge (SimLM compares word stems).
+`reading` turns a variable's value into lines a judge can read, each date read against the date *that item*
+was written (`item_day`): a MemBase message's own ``Timestamp:`` line, a line's own date stamp
+(``[6 February, 2023] Marco: ...``, ``2023-04-08: User ...``), a section header (``=== Session 3 (12 March,
+2023) ===``), the value's ``timestamp`` or ``date`` field, the node's ``metadata.timestamp``, else the unit's
+session date. With that day:
 
-A message's own date is used to resolve what it says, not read as something it states: a line "Timestamp:
-18 March 2023" under an unrelated remark does not make that remark hold "18 March 2023".
+- relative dates are resolved: "last Friday" said on Monday 8 May 2023 reads "on 5 May 2023", "last weekend"
+  "the weekend before 8 May 2023", "on Friday the 12th" said on 15 May 2023 "on 12 May 2023";
+- a date without a year gets the year that puts it nearest the item's day: "hiked Snowdon on 12 May" written
+  on 15 May 2023 reads "12 May 2023", "moving on 1 April" written on 12 March 2023 "1 April 2023" (Mem0's facts
+  usually omit the year; LoCoMo's golds carry it).
 
-Limits: only the relative forms of `memopt.core.text.find_relative_dates` are resolved ("last Friday", "two
-days ago", "last week", ...); vaguer ones ("recently", "a while back") stay unresolved and do not
-match a date, which is the point (they lost the date). A line without any date of its own and no
-dated item around it is read as written. Numbers above twenty in words are not converted.
+Numbers written as words become digits ("three kittens" → "3 kittens") on both sides, so a gold "3" meets
+"three". Case and punctuation are left to the judge (SimLM compares word stems).
+
+A message's own date is used to read what it says, not read as something it states: a line "Timestamp:
+18 March 2023" under an unrelated remark does not make that remark hold "18 March 2023"; a stamp that only dates
+its line stays (it is what a context shows the answer step).
+
+Limits: only the relative forms of `memopt.core.text.find_relative_dates` and "the Nth" are resolved; vaguer
+ones ("recently", "a while back") stay unresolved and do not match a date, which is the point (they lost the
+date). A line with no date of its own and no dated item around it is read as written. Numbers above twenty
+in words are not converted.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import re
+from functools import lru_cache
 from typing import Any
 
-from memopt.core.text import WEEKDAYS, find_relative_dates, format_date, parse_session_date, resolve_relative_dates
+from memopt.core.text import (
+    WEEKDAYS,
+    DateMention,
+    find_dates,
+    find_relative_dates,
+    format_date,
+    parse_session_date,
+    resolve_relative_dates,
+)
 
-__all__ = ["item_day", "normalise_numbers", "plain", "reading"]
+__all__ = ["canonical_dates", "complete_years", "item_day", "normalise_numbers", "plain", "reading"]
 
 _UNITS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
           "seventeen eighteen nineteen twenty").split()
 _NUMBER_WORD = re.compile(r"\b(" + "|".join(_UNITS[1:]) + r")\b", re.IGNORECASE)
 _STAMP_LINE = re.compile(r"^\s*(?:Timestamp|Date|Time)\s*:\s*(?P<stamp>.+)$", re.IGNORECASE)
+_HEADER = re.compile(r"^\s*[=#*\-\[]{0,4}\s*(?:session|day|conversation|chat)?\s*\w{0,6}\s*\(?"
+                     r"(?P<stamp>[^()\]]{6,60}?)\)?\s*[=#*\-\]]{2,}\s*$", re.IGNORECASE)
+_PREFIX = re.compile(r"^\s*(?:[-*•]\s*)?(?:\[(?P<bracket>[^\]]{6,60})\]"
+                     r"|(?P<iso>\d{4}-\d{2}-\d{2})(?:[ T][\d:.]+)?\s*:)")
 _LAST_WEEKDAY = re.compile(r"\b(?:last|this past) (" + "|".join(WEEKDAYS) + r")\b", re.IGNORECASE)
+_THE_NTH = re.compile(r"\b(?:on\s+)?(?:(?P<wd>" + "|".join(WEEKDAYS) + r"),?\s+)?the\s+(?P<n>3[01]|[12]\d|0?[1-9])"
+                      r"(?:st|nd|rd|th)\b(?!\s+of\b)", re.IGNORECASE)
 
 
 def normalise_numbers(text: str) -> str:
@@ -38,10 +62,29 @@ def normalise_numbers(text: str) -> str:
     return _NUMBER_WORD.sub(lambda m: str(_UNITS.index(m.group(1).lower())), text)
 
 
+@lru_cache(maxsize=65536)
+def _dates(text: str) -> tuple[DateMention, ...]:
+    """`memopt.core.text.find_dates`, remembered (the same lines are read again and again)."""
+    return tuple(find_dates(text))
+
+
+@lru_cache(maxsize=65536)
+def canonical_dates(text: str) -> str:
+    """Each date with a day and a month written one way, "3 June" or "3 June 2023" ("June 3rd", "2023-06-03",
+    "3rd of June" alike), so words compare as well as dates."""
+    from memopt.core.text import MONTHS
+
+    for m in _dates(text):
+        if m.day is not None and m.month is not None:
+            text = text.replace(m.text, f"{m.day} {MONTHS[m.month - 1]}" + (f" {m.year}" if m.year else ""), 1)
+    return text
+
+
 def item_day(value: Any, metadata: dict[str, Any] | None = None, fallback: str | None = None) -> dt.date | None:
-    """The day an item was written: its value's ``timestamp``, its metadata's, else ``fallback`` (a session date)."""
-    for stamp in ((value.get("timestamp") if isinstance(value, dict) else None),
-                  (metadata or {}).get("timestamp"), fallback):
+    """The day an item was written: its value's ``timestamp`` (or ``date``), its metadata's, else ``fallback``
+    (a session date)."""
+    own = [value.get("timestamp"), value.get("date")] if isinstance(value, dict) else []
+    for stamp in (*own, (metadata or {}).get("timestamp"), fallback):
         if isinstance(stamp, str) and (day := parse_session_date(stamp)) is not None:
             return day
     return None
@@ -60,36 +103,99 @@ def plain(value: Any) -> str:
     return "\n".join(_leaves(value))
 
 
-def _resolve(line: str, day: dt.date) -> str:
-    if not find_relative_dates(line):
-        return line
+def _nearest(day: int, month: int, near: dt.date) -> dt.date | None:
+    found = []
+    for year in (near.year - 1, near.year, near.year + 1):
+        try:
+            found.append(dt.date(year, month, day))
+        except ValueError:
+            continue
+    return min(found, key=lambda d: abs((d - near).days)) if found else None
 
-    def exact(m: re.Match) -> str:
-        back = (day.weekday() - WEEKDAYS.index(m.group(1).capitalize())) % 7 or 7
-        return f"on {format_date(day - dt.timedelta(days=back))}"
 
-    return resolve_relative_dates(_LAST_WEEKDAY.sub(exact, line), day)
+def complete_years(line: str, day: dt.date) -> str:
+    """``line`` with each date that has a day and month but no year given the year nearest ``day``."""
+    mentions = [m for m in _dates(line) if m.year is None and m.day is not None and m.month is not None]
+    for m in mentions:
+        full = _nearest(m.day, m.month, day)
+        if full is not None:
+            line = line.replace(m.text, format_date(full), 1)
+    return line
 
 
-def reading(value: Any, day: dt.date | None = None) -> str:
-    """A value as lines a careful reader reads: text leaves of structured values, relative dates resolved against
-    each item's own date (a ``Timestamp:`` line dates the lines before it and is then dropped, as are ``id``,
-    ``score`` and ``timestamp`` fields), numbers as digits."""
+def _the_nth(m: re.Match, day: dt.date) -> str:
+    n = int(m.group("n"))
+    back = day.replace(day=1) - dt.timedelta(days=1)
+    for month in (day, back):
+        try:
+            found = month.replace(day=n)
+        except ValueError:
+            continue
+        weekday = m.group("wd")
+        if found <= day and (weekday is None or WEEKDAYS[found.weekday()].lower() == weekday.lower()):
+            return f"on {format_date(found)}"
+    return m.group(0)
+
+
+def _resolve(line: str, day: dt.date | None, near: dt.date | None = None) -> str:
+    if day is None:
+        return complete_years(line, near) if near is not None else line
+    if find_relative_dates(line) or _LAST_WEEKDAY.search(line):
+        def exact(m: re.Match) -> str:
+            back = (day.weekday() - WEEKDAYS.index(m.group(1).capitalize())) % 7 or 7
+            return f"on {format_date(day - dt.timedelta(days=back))}"
+
+        line = resolve_relative_dates(_LAST_WEEKDAY.sub(exact, line), day)
+    line = _THE_NTH.sub(lambda m: _the_nth(m, day), line)
+    return complete_years(line, day)
+
+
+def _own_stamp(line: str) -> dt.date | None:
+    """The date a line's own prefix stamp gives (``[date] ...``, ``2023-04-08: ...``), or None."""
+    m = _PREFIX.match(line)
+    if m is None:
+        return None
+    return parse_session_date(m.group("bracket") or m.group("iso") or "")
+
+
+def _header_day(line: str) -> dt.date | None:
+    """The date a section header gives (``=== Session 3 (11:00 am on 12 March, 2023) ===``), or None."""
+    m = _HEADER.match(line)
+    return parse_session_date(m.group("stamp")) if m else None
+
+
+def reading(value: Any, day: dt.date | None = None, near: dt.date | None = None) -> str:
+    """A value as lines a careful reader reads: text leaves of structured values, dates read against each item's
+    own date (a ``Timestamp:`` line dates the lines before it and is then dropped; a section header dates the
+    lines after it; a line's own stamp dates that line), numbers as digits; ``id``, ``score`` and ``timestamp``
+    fields are left out. ``near`` (the day the item was stored, when it has no date of its own) only completes
+    years: relative dates are not resolved against it."""
     if isinstance(value, dict) and day is None:
         day = item_day(value)
     if isinstance(value, list):
-        return "\n".join(reading(v, item_day(v) or day) for v in value)
+        return "\n".join(reading(v, item_day(v) or day, near) for v in value)
     if isinstance(value, dict):
-        return "\n".join(reading(v, day) for k, v in value.items() if k not in ("id", "score", "timestamp"))
-    lines = _leaves(value)
+        return "\n".join(reading(v, day, near) for k, v in value.items() if k not in ("id", "score", "timestamp"))
     out: list[str] = []
     pending: list[str] = []
-    for line in lines:
+    section = day
+    for line in _leaves(value):
         stamp = _STAMP_LINE.match(line)
         if stamp and (when := parse_session_date(stamp.group("stamp"))) is not None:
             out += [_resolve(p, when) for p in pending]
             pending = []
-        else:
-            pending.append(line)
-    out += [_resolve(p, day) if day is not None else p for p in pending]
+            continue
+        if (header := _header_day(line)) is not None:
+            out += [_resolve(p, section, near) for p in pending]
+            pending, section = [], header
+            out.append(line)
+            continue
+        own = _own_stamp(line)
+        if own is not None:
+            out += [_resolve(p, section, near) for p in pending]
+            pending = []
+            out.append(_resolve(line, own))
+            continue
+        pending.append(line)
+    out += [_resolve(p, section, near) for p in pending]
     return normalise_numbers("\n".join(out))

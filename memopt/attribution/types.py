@@ -1,12 +1,17 @@
 """The result of attribution: which operation a failed answer is blamed on, and why.
 
-Saved as JSON lines, one `Attribution` per failed case.
+Saved as JSON lines, one `Attribution` per failed case. ``op_id`` is the graph's own id of the blamed op (a
+smartcomment ``op-…`` for a smartcomment graph, memopt's op id otherwise), ``op_name`` its name there
+(``summarizer.rewrite_running_summary``; memopt's operation for memopt's graphs), ``node_id`` the op's node in
+memopt's graph when that differs from ``op_id``; ``question`` the failed question; ``evidence`` where the turns
+it started from came from (``gold`` or ``retrieved``). Lines written before these fields existed read with
+them empty.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +38,10 @@ class Attribution:
     method: str = ""
     seconds: float = 0.0
     details: dict[str, Any] = field(default_factory=dict)
+    question: str = ""
+    op_name: str = ""
+    node_id: str = ""
+    evidence: str = ""
 
     def __post_init__(self) -> None:
         if self.error_type not in ERROR_TYPES:
@@ -49,10 +58,17 @@ class Attribution:
         out["evidence_path"] = list(self.evidence_path)
         return out
 
+    @property
+    def node(self) -> str:
+        """The op's node in memopt's graph (``node_id`` when set, else ``op_id``)."""
+        return self.node_id or self.op_id
+
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> Attribution:
-        """Read the JSON form back."""
-        return cls(**{**raw, "evidence_path": tuple(raw.get("evidence_path", ()))})
+        """Read the JSON form back (keys this version does not know are left out)."""
+        known = {f.name for f in fields(cls)}
+        return cls(**{**{k: v for k, v in raw.items() if k in known},
+                      "evidence_path": tuple(raw.get("evidence_path", ()))})
 
 
 def save_attributions(attributions: list[Attribution], path: str | Path) -> Path:

@@ -114,7 +114,7 @@ def _split_files(directory: Path) -> dict[str, list[Path]]:
     found = {d.name: sorted(d.glob("*.json")) for d in sorted(directory.iterdir()) if d.is_dir()}
     found = {k: v for k, v in found.items() if v}
     if loose := sorted(directory.glob("*.json")):
-        found["other"] = loose
+        found[directory.name or "other"] = loose
     if not found:
         raise DataError(f"{directory}: no MemTraceBench files (expected {'/, '.join(MEMTRACEBENCH_SPLITS)}/ "
                         "directories of *.json graphs).")
@@ -122,8 +122,10 @@ def _split_files(directory: Path) -> dict[str, list[Path]]:
     return {s: found[s] for s in order}
 
 
-def score_memtracebench(directory: str | Path, methods: list[str] | None = None) -> dict[str, Any]:
-    """Score methods on MemTraceBench files per split with the official metrics (error-type and exact op_id accuracy).
+def score_memtracebench(directory: str | Path, methods: list[str] | None = None,
+                        evidence: tuple[str, ...] = ("gold",)) -> dict[str, Any]:
+    """Score methods on MemTraceBench files per split with the official metrics (error-type and exact op_id accuracy),
+    each with the annotations' gold evidence and with evidence retrieved as for a trace without it (``evidence``).
 
     As the official loader does, annotations whose label is not one of the five memory errors are
     skipped and counted. A case memopt cannot rebuild (no prediction in its graph) stays in the count
@@ -131,7 +133,6 @@ def score_memtracebench(directory: str | Path, methods: list[str] | None = None)
     """
     from memopt.attribution.case import FailedCase
     from memopt.attribution.evidence import seed_evidence
-    from memopt.attribution.registry import get_method
     from memopt.judge.judges import LexicalJudge
     from memopt.trace.graph import answer_of
     from memopt.trace.memtracebench import load_memtrace
@@ -139,37 +140,48 @@ def score_memtracebench(directory: str | Path, methods: list[str] | None = None)
     chosen = scored_methods(methods, replay=False)
     rows, skipped, labels, files = [], {}, {}, {}
     for split, paths in _split_files(Path(directory)).items():
-        cases: list[tuple[Any, str, str]] = []
+        cases: dict[str, list[tuple[Any, str, str]]] = {e: [] for e in evidence}
         skipped[split], labels[split], files[split] = 0, Counter(), len(paths)
         for path in paths:
             G, annotations = load_memtrace(path, split=split)
             turns = {d["sc_id"]: d["name"].removeprefix("turn:") for _, d in G.nodes(data=True)
                      if d.get("kind") == "turn" and "sc_id" in d}
+            dates = {c["key"]: c.get("date") for c in G.graph.get("cases") or []}
             for a in annotations:
                 if not a.memory_error:
                     skipped[split] += 1
                     continue
                 labels[split][a.final_error_type] += 1
-                if a.case_key is None or answer_of(G, a.case_key) is None:
-                    cases.append((None, a.final_error_type, a.final_op_id))
-                    continue
-                gold = a.golden_answers[0] if a.golden_answers else ""  # a list of golden answers: alternatives
-                given = tuple(turns.get(e) or e.rpartition("@")[0] or e for e in a.source_evidence_ids)
-                evidence, pseudo = seed_evidence(G, a.query, gold, given)
-                case = FailedCase(G, f"{G.graph['conversation']}:{a.case_key}", a.query, gold, evidence,
-                                  a.prediction or "", 0, pseudo)
-                cases.append((case, a.final_error_type, a.final_op_id))
+                for source in evidence:
+                    if a.case_key is None or answer_of(G, a.case_key) is None:
+                        cases[source].append((None, a.final_error_type, a.final_op_id))
+                        continue
+                    gold = a.golden_answers[0] if a.golden_answers else ""  # a list of golden answers: alternatives
+                    given = tuple(turns.get(e) or e.rpartition("@")[0] or e for e in a.source_evidence_ids)
+                    seeded, pseudo = seed_evidence(G, a.query, gold, given if source == "gold" else ())
+                    case = FailedCase(G, f"{G.graph['conversation']}:{a.case_key}", a.query, gold, seeded,
+                                      a.prediction or "", 0, pseudo, dates.get(a.case_key) or a.question_date)
+                    cases[source].append((case, a.final_error_type, a.final_op_id))
         for method in chosen:
-            right_type = right_op = calls = 0
-            for case, error_type, op_id in cases:
-                if case is None:
-                    continue
-                found = get_method(method)(case, LexicalJudge())
-                right_type += found.error_type == error_type
-                right_op += case.G.nodes[found.op_id].get("sc_op_id", found.op_id) == op_id
-                calls += found.judge_calls
-            n = max(1, len(cases))
-            rows.append({"split": split, "method": method, "n": len(cases), "type_accuracy": round(right_type / n, 3),
-                         "op_accuracy": round(right_op / n, 3), "judge_calls_per_case": round(calls / n, 2)})
+            for source in evidence:
+                rows.append({"split": split, "method": method, "evidence": source,
+                             **_score(cases[source], method, LexicalJudge)})
     return {"results": rows, "skipped_non_memory": skipped, "labels": {k: dict(v) for k, v in labels.items()},
             "files": files}
+
+
+def _score(cases: list[tuple[Any, str, str]], method: str, judge: Any) -> dict[str, Any]:
+    """n, type and op accuracy and judge calls per case of one method on labelled cases ((case, type, sc op id))."""
+    from memopt.attribution.registry import get_method
+
+    right_type = right_op = calls = 0
+    for case, error_type, op_id in cases:
+        if case is None:
+            continue
+        found = get_method(method)(case, judge())
+        right_type += found.error_type == error_type
+        right_op += case.G.nodes[found.op_id].get("sc_op_id", found.op_id) == op_id
+        calls += found.judge_calls
+    n = max(1, len(cases))
+    return {"n": len(cases), "type_accuracy": round(right_type / n, 3), "op_accuracy": round(right_op / n, 3),
+            "judge_calls_per_case": round(calls / n, 2)}

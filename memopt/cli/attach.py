@@ -28,6 +28,8 @@ def mem0(
     offline: bool = typer.Option(False, "--offline",
                                  help="Replace the config's LLM, embedder and stores by SimLM and a temporary local "
                                       "Qdrant (nothing leaves the machine)."),
+    yes: bool = typer.Option(False, "--yes", help="Without --offline: confirm that the data set is written into the "
+                                                  "stores your config names (its vector store and history database)."),
     lm: str = typer.Option("sim", "--lm", help="LM of memopt's answer op (without --answers)."),
     limit: int = typer.Option(None, "--limit", "-n", min=1, help="Answer at most N questions (in data order)."),
     conversations: str = typer.Option(None, "--conversations", help="Only these sample ids, comma-separated."),
@@ -53,7 +55,7 @@ def mem0(
     chosen = select(loaded, options.parse_ids(conversations, "--conversations"))
     progress = Console(stderr=True, soft_wrap=True, highlight=False)
     result = attach_mem0(fragment, chosen, trace, answers=given, answer_prompt=instructions,
-                         lm=options.lm_list([lm]), offline=offline,
+                         lm=options.lm_list([lm]), offline=offline, write_stores=yes,
                          top_k=top_k, limit=limit, data_name=name,
                          on_progress=lambda message: progress.print(f"[dim]{message}[/]"))
     result.save(out)
@@ -61,4 +63,5 @@ def mem0(
     Console(soft_wrap=True, highlight=False).print(
         f"{result.lm} on {name}{' (simulated)' if result.simulated else ''}: F1 {m['f1']:.3f}, judge "
         f"{m['judge']:.3f}, {m['n']} questions; graphs and records.jsonl → {trace}/, results → {out}; next: "
-        f"memopt attribute --results {out} --trace {trace}", markup=False)
+        f"memopt attribute --results {out} --trace {trace} (or, without gold: memopt attribute {trace} --cases "
+        "FILE)", markup=False)

@@ -1,4 +1,4 @@
-"""`memopt attribute`: blame every failed answer of a traced run on its earliest decisive faulty op."""
+"""`memopt attribute`: blame every failed answer of a trace on its earliest decisive faulty op."""
 
 from __future__ import annotations
 
@@ -12,27 +12,45 @@ __all__ = ["attribute"]
 
 
 def attribute(
-    results: Path = typer.Option(..., "--results", "-r", help="results.json written by `memopt run`."),
-    trace: Path = typer.Option(..., "--trace", "-t", help="The graph directory of that run (`memopt run --trace`)."),
+    trace_dir: Path = typer.Argument(None, metavar="[TRACE]",
+                                     help="A trace directory: memopt's graphs, a tapped Mem0's records.jsonl, or "
+                                          "smartcomment / MemTraceBench graphs (with or without annotations)."),
+    results: Path = typer.Option(None, "--results", "-r", help="results.json written by `memopt run` (says which "
+                                                                "cases failed; the trace is that run's --trace)."),
+    trace: Path = typer.Option(None, "--trace", "-t", help="The trace directory (the same as TRACE)."),
+    cases: Path = typer.Option(None, "--cases",
+                               help="The failed cases, JSON lines: question, expected (the answer or the user's "
+                                    "correction), optional prediction, date, graph. Without it (and --results), the "
+                                    "graphs' own judge ops say which answers were wrong."),
+    prior: Path = typer.Option(None, "--prior", help="A system prior (YAML: overview, stages: {op-name pattern: "
+                                                      "stage}) for graphs memopt did not make."),
+    retrieve: bool = typer.Option(False, "--retrieve", help="Retrieve the evidence even where the graphs hold gold "
+                                                            "evidence (as for a production trace)."),
+    top_k: int = typer.Option(8, "--evidence-k", min=1, max=100, help="Turns retrieved as evidence when there is "
+                                                                      "no gold evidence."),
+    embedding_lm: str = typer.Option("sim", "--embedding-lm", envvar="MEMOPT_EMBEDDING_LM",
+                                     help="The embedding LM of evidence retrieval: 'sim' (a deterministic local "
+                                          "embedding), a LiteLLM embedding model, or 'MODEL@http://host:port/v1'."),
     method: str = typer.Option("memtrace", "--method", "-m",
                                help="A registered attribution method (`memopt plugins` lists them; "
                                     "plug-ins included)."),
-    verify: bool = typer.Option(False, "--verify", help="Confirm each blamed op by replay with an oracle correction."),
+    verify: bool = typer.Option(False, "--verify", help="Confirm each blamed op by replay with an oracle correction "
+                                                        "(runs of `memopt run` only, with --results)."),
     masked: bool = typer.Option(False, "--masked",
                                 help="Also blame the answer op behind each upstream fault when, replayed with the "
                                      "evidence in its context, it still answers wrong (an extra line with "
                                      "details.masked_by; one task call on the LM the graph recorded and one judge "
-                                     "call per such failure)."),
+                                     "call per such failure; with --results only)."),
     judge_lm: str = typer.Option("sim", "--judge-lm", envvar="MEMOPT_JUDGE_LM",
                                  help="Judge: an LM spec ('sim', 'openai/...'), or a registered judge: 'lexical' "
                                       "(SimLM's rules, direct), plug-ins (`memopt plugins --kind judges`)."),
     out: Path = typer.Option(Path("attributions.jsonl"), "--out", "-o", help="Where to write the attributions."),
     memtracebench_out: Path = typer.Option(None, "--memtracebench-out", file_okay=False,
                                            help="Also write each graph as a smartcomment (MemTraceBench-format) file "
-                                                "here, with the attributions as its annotations."),
+                                                "here, with the attributions as its annotations (with --results)."),
     labels: Path = typer.Option(None, "--labels", dir_okay=False,
                                 help="A team's labels (`memopt label`); its flagged cases leave the failures "
-                                     "(default: labels.jsonl in the --trace directory, when there is one)."),
+                                     "(default: labels.jsonl in the trace directory, when there is one)."),
     concurrency: int = options.CONCURRENCY,
     no_cache: bool = options.NO_CACHE,
 ) -> None:
@@ -52,16 +70,42 @@ def attribute(
         get_method(method)
     except MemoptError as e:
         raise ConfigError(f"--method: {e}") from None
-    check_writable(out, reads=[results, *(sorted(trace.glob("*.json")) if trace.is_dir() else [])])
-    run = RunResult.load(results)
+    if trace_dir is not None and trace is not None and trace_dir != trace:
+        raise ConfigError(f"TRACE {trace_dir} and --trace {trace}: name the trace directory once.")
+    trace = trace_dir if trace_dir is not None else trace
+    if trace is None:
+        raise ConfigError("name the trace directory: memopt attribute TRACE [--cases FILE] (or --results "
+                          "results.json --trace DIR for a `memopt run`).")
+    if results is not None and cases is not None:
+        raise ConfigError("--results and --cases exclude each other: the results of a `memopt run` say which cases "
+                          "failed; a cases file names them for any other trace.")
+    for flag, on in (("--verify", verify), ("--masked", masked), ("--memtracebench-out", memtracebench_out)):
+        if on and results is None:
+            raise ConfigError(f"{flag} needs --results: it replays or rewrites the graphs of a `memopt run`.")
+    inputs = [p for p in (results, cases, prior) if p is not None]
+    check_writable(out, reads=[*inputs, *(sorted(trace.glob("*.json*")) if trace.is_dir() else [])])
     labelled = load_labels(labels) if labels is not None else load_labels(labels_beside(trace), missing_ok=True)
     judge, workers = _judge(judge_lm, concurrency, cache=not no_cache)
-    found = attribute_run(run, trace, judge, method=method, verify=verify, masked=masked, source=str(results),
-                          workers=workers, flagged=labelled.flagged)
+    if results is not None:
+        run = RunResult.load(results)
+        found = attribute_run(run, trace, judge, method=method, verify=verify, masked=masked, source=str(results),
+                              workers=workers, flagged=labelled.flagged)
+        what = run.pipeline
+    else:
+        from memopt.attribution.attribute_run import attribute_trace
+        from memopt.attribution.evidence import EvidenceSettings
+        from memopt.attribution.prior import load_prior
+        from memopt.lm.embedding import make_embedder
+
+        settings = EvidenceSettings(top_k, make_embedder(embedding_lm))
+        found = attribute_trace(trace, judge, cases_file=cases, method=method,
+                                prior=load_prior(prior) if prior is not None else None, gold_evidence=not retrieve,
+                                settings=settings, workers=workers, flagged=labelled.flagged)
+        what = str(trace)
     save_attributions(found, out)
     summary = summarize_attributions(found)
     console = Console(soft_wrap=True)
-    table = Table(title=f"{summary['n']} failed cases of {run.pipeline} · {method}"
+    table = Table(title=f"{summary['n']} failed cases of {what} · {method}"
                   + (" · simulated judge" if judge.simulated else ""))
     table.add_column("error type")
     table.add_column("n", justify="right")
@@ -72,7 +116,9 @@ def attribute(
         t, o = types[i] if i < len(types) else ("", ""), ops[i] if i < len(ops) else ("", "")
         table.add_row(str(t[0]), str(t[1]), str(o[0]), str(o[1]))
     console.print(table)
+    retrieved = sum(a.evidence == "retrieved" for a in found)
     extra = f", verified {summary['verified']:.0%}" if summary["verified"] is not None else ""
+    extra += f"; evidence retrieved for {retrieved} of {len(found)}" if retrieved else ""
     extra += f"; {summary['behind']} answer-op faults behind them" if masked else ""
     if labelled.flagged:
         extra += (f"; {len(labelled.flagged)} case(s) flagged in {labelled.path} left out (not memory failures)")

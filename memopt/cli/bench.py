@@ -105,7 +105,18 @@ def attribution(
                                       help="Also time methods on one N-session conversation (e.g. 1000)."),
     memtracebench: Path = typer.Option(None, "--memtracebench", file_okay=False,
                                        help="Instead, score methods on MemTraceBench files (DIR/<split>/*.json, "
-                                            "smartcomment graphs with annotations): one table per split."),
+                                            "smartcomment graphs with annotations): one table per split, each "
+                                            "method with the gold evidence and with retrieved evidence."),
+    stripped: Path = typer.Option(None, "--stripped", file_okay=False,
+                                  help="With --memtracebench: also attribute these graphs (the same files without "
+                                       "annotations or evidence ids) from a cases file alone, as `memopt attribute "
+                                       "STRIPPED --cases FILE` does, scored against --memtracebench's labels."),
+    stripped_cases: Path = typer.Option(None, "--stripped-cases", dir_okay=False,
+                                        help="The cases file of --stripped (default: cases.jsonl in the "
+                                             "--memtracebench directory)."),
+    scale: str = typer.Option(None, "--scale", help="Instead, cases per second and peak memory of `memopt attribute "
+                                                    "TRACE --cases FILE` at these multiples of the quickstart's "
+                                                    "failures, e.g. 1,10,100 (each size in a fresh process)."),
     labels: Path = typer.Option(None, "--labels", dir_okay=False,
                                 help="Instead, score methods against a team's labels (`memopt label`'s labels.jsonl); "
                                      "flagged cases are left out."),
@@ -114,24 +125,47 @@ def attribution(
     """Fault-injection bench: error-type and op-id accuracy, judge calls and seconds per case, per method."""
     from memopt.bench.attribution import bench_attribution, bench_long_graph, score_memtracebench
     from memopt.cli.options import parse_ids
+    from memopt.core.errors import ConfigError
     from memopt.taxonomy import ERROR_TYPES
 
     _check_out(out)
     if labels is not None:
         _labels(labels, methods, out)
         return
+    if scale is not None:
+        from memopt.bench.diagnose import QUICKSTART_DATA, bench_scale
+
+        try:
+            sizes = tuple(int(x) for x in scale.split(",") if x.strip())
+        except ValueError:
+            raise ConfigError(f"--scale {scale!r}: comma-separated whole numbers, e.g. 1,10,100.") from None
+        if not sizes or min(sizes) < 1:
+            raise ConfigError(f"--scale {scale!r}: each size must be at least 1.")
+        rows = bench_scale(sizes)
+        _print(rows, f"attribution from a trace and a cases file (retrieved evidence), the quickstart's failures "
+                     f"({QUICKSTART_DATA}, mem0) copied N times; SimLM judge, simulated", out)
+        return
+    if stripped is not None and memtracebench is None:
+        raise ConfigError("--stripped needs --memtracebench (the annotated graphs whose labels it is scored on).")
     if memtracebench is None and cases is None:  # new cases go there: refuse a file before any work
         check_writable(cases_dir, option="--cases-dir", directory=True)
         check_writable(cases_dir / "graphs", option="--cases-dir", directory=True)
         check_writable(cases_dir / "cases.json", option="--cases-dir")
     if memtracebench is not None:
-        report = score_memtracebench(memtracebench, parse_ids(methods, "--methods"))
+        report = score_memtracebench(memtracebench, parse_ids(methods, "--methods"), evidence=("gold", "retrieved"))
         for split, n_files in report["files"].items():
             rows = [{k: v for k, v in r.items() if k != "split"} for r in report["results"] if r["split"] == split]
             labels = ", ".join(f"{t} {c}" for t, c in report["labels"][split].items()) or "none"
             _print(rows, f"MemTraceBench · {split} ({n_files} graphs; SimLM judge, simulated)", None)
             typer.echo(f"{split}: memory-error labels {labels}; "
                        f"{report['skipped_non_memory'][split]} non-memory labels skipped")
+        if stripped is not None:
+            from memopt.bench.diagnose import score_cases
+
+            cases_file = stripped_cases or memtracebench / "cases.jsonl"
+            report["stripped"] = score_cases(memtracebench, stripped, cases_file, parse_ids(methods, "--methods"))
+            _print(report["stripped"], f"{stripped} with {cases_file} alone (no annotations, no evidence ids; "
+                                       "SimLM judge, simulated)", None)
         if out is not None:
             write_json(out, report)
         return
@@ -158,6 +192,38 @@ def _labels(path: Path, methods: str | None, out: Path | None) -> None:
     decisions = ", ".join(f"{k} {v}" for k, v in report["decisions"].items()) or "none"
     _print(report["results"], f"attribution methods against the labels of {path} (SimLM judge, simulated)", None)
     typer.echo(f"labels: {decisions}; {report['left_out']} flagged case(s) left out")
+    if out is not None:
+        write_json(out, report)
+
+
+@app.command("evidence")
+def evidence(
+    source: str = typer.Argument(..., help="MemTraceBench-format graphs (a directory), a LoCoMo or LongMemEval file, "
+                                           "or a synthetic spec: any data with gold evidence."),
+    ks: str = typer.Option("1,2,4,8,16", "--k", help="Comma-separated k of recall@k."),
+    embedding_lm: str = typer.Option("sim", "--embedding-lm", envvar="MEMOPT_EMBEDDING_LM",
+                                     help="The embedding LM: 'sim' (a deterministic local embedding), a LiteLLM "
+                                          "embedding model, or 'MODEL@http://host:port/v1'."),
+    limit: int = typer.Option(None, "--limit", min=1, help="At most this many questions."),
+    out: Path = typer.Option(None, "--out", help="Also write the report as JSON."),
+) -> None:
+    """recall@k (and hit@k) of the evidence attribution retrieves without gold, against the data's gold evidence:
+    BM25, dense, and their fusion (with the expected answer in the query), and the fusion on the question alone."""
+    from memopt.bench.evidence import bench_evidence
+    from memopt.core.errors import ConfigError
+    from memopt.lm.embedding import make_embedder
+
+    _check_out(out)
+    try:
+        chosen = tuple(sorted({int(k) for k in ks.split(",") if k.strip()}))
+    except ValueError:
+        raise ConfigError(f"--k {ks!r}: comma-separated whole numbers, e.g. 1,2,4,8.") from None
+    if not chosen or min(chosen) < 1:
+        raise ConfigError(f"--k {ks!r}: each k must be at least 1.")
+    report = bench_evidence(source, ks=chosen, embedder=make_embedder(embedding_lm), limit=limit)
+    rows = [{k: v for k, v in r.items() if not k.startswith("hit@")} for r in report["rows"]]
+    _print(rows, f"evidence recall@k · {source} ({report['questions']} questions with gold evidence; "
+                 f"embedding {report['embedding']})", None)
     if out is not None:
         write_json(out, report)
 

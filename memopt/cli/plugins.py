@@ -12,14 +12,14 @@ if TYPE_CHECKING:
 
 __all__ = ["plugins"]
 
-KINDS = ("systems", "attribution", "feedback", "optimizers", "judges", "lm", "trackers")
+KINDS = ("systems", "attribution", "feedback", "optimizers", "judges", "lm", "trackers", "readers")
 
 
 def plugins(
     kind: str = typer.Option(None, "--kind", "-k", help="Only this kind: " + ", ".join(KINDS) + "."),
 ) -> None:
-    """List memory systems, attribution methods, feedback kinds, optimizers, judges, in-process LM providers and
-    trackers (shipped and plug-ins); exit 2 if one is broken."""
+    """List memory systems, attribution methods, feedback kinds, optimizers, judges, in-process LM providers,
+    trackers and trace readers (shipped and plug-ins); exit 2 if one is broken."""
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
@@ -51,9 +51,10 @@ def _registry(kind: str) -> Registry:
     from memopt.lm.providers import lm_providers
     from memopt.optimize.events import trackers
     from memopt.optimize.registry import optimizers
+    from memopt.trace.readers import trace_readers
 
     return {"attribution": attribution_methods, "feedback": feedback_kinds, "optimizers": optimizers,
-            "judges": judges, "lm": lm_providers, "trackers": trackers}[kind]
+            "judges": judges, "lm": lm_providers, "trackers": trackers, "readers": trace_readers}[kind]
 
 
 def _rows(kind: str) -> list[tuple[str, str, str, str]]:
@@ -95,6 +96,8 @@ def _declares(kind: str, obj: Any) -> str:
         return "simulated" if obj.simulated else "–"
     if kind in ("judges", "trackers"):
         return "–"
+    if kind == "readers":
+        return obj.describes or "–"
     flags = [("uses attribution" if obj.uses_attribution else "round-robin ops"),
              *(["gepa"] if obj.gepa else []), *(["control"] if obj.control else [])]
     return ", ".join(flags)

@@ -7,7 +7,8 @@ the real Mem0 on the val and test conversations, and both figures are logged. Th
 blamed ops map to Mem0's config keys as `memopt export --format mem0` maps them: ``extract`` →
 ``custom_fact_extraction_prompt`` (with the session-date line), ``update`` → ``custom_update_memory_prompt``;
 ``answer`` is memopt's answer op over ``Memory.search`` (Mem0 has no answer step). Offline (the default),
-Mem0 runs on SimLM as `memopt attach mem0 --offline` runs it; ``offline: false`` uses the Mem0 config
+Mem0 runs on SimLM as `memopt attach mem0 --offline` runs it; ``offline: false`` (the experiment's own
+confirmation that the stores it names may be written, as ``--yes`` is attach's) uses the Mem0 config
 given in ``config`` (a YAML or JSON file: its LLM, embedder and stores).
 """
 
@@ -38,6 +39,6 @@ def confirm_in_mem0(prompts: dict[str, dict[str, str]], splits: dict[str, list[C
                 continue
             with tempfile.TemporaryDirectory(prefix="memopt-confirm-") as tmp:
                 run = attach_mem0(fragment, conversations, tmp, answer_prompt=instructions.get("answer"),
-                                  offline=offline, top_k=top_k)
+                                  offline=offline, write_stores=not offline, top_k=top_k)
             out[label][split] = {"f1": run.metrics["f1"], "judge": run.metrics["judge"], "n": run.metrics["n"]}
     return out

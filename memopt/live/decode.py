@@ -80,6 +80,7 @@ class AddStep:
     decisions: list[dict[str, Any]] | None = None  # None: no update call
     history: list[dict[str, Any]] = field(default_factory=list)
     error: str | None = None
+    at: str | None = None  # the wall-clock time of the call (recordings from before it existed: None)
 
 
 class Decoder:

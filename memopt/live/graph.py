@@ -104,7 +104,7 @@ class _Builder:
         user, note = step.user_id, step.session or {}
         index = note.get("index")
         key = f"S{index}" if index is not None else f"A{step.call}"
-        date = note.get("date_time") or (step.metadata or {}).get("session_date")
+        date = note.get("date_time") or (step.metadata or {}).get("session_date") or step.at
         ids = note.get("dia_ids") or []
         turns = []
         for i, message in enumerate(m for m in step.messages if isinstance(m, dict) and m.get("role") != "system"):
@@ -209,10 +209,11 @@ class _Builder:
         with self.op(user, "answer", key, "llm", {"question": case["question"], "context": context},
                      [question, context_ref], case.get("prompt") or "") as answer:
             answer["output"] = {"answer": case["answer"]}
-            self.var(f"answer:{user}:{key}", case["answer"], [context_ref], answer["op_id"])
+            self.var(f"answer:{user}:{key}", case["answer"] if case["answer"] is not None else "", [context_ref],
+                     answer["op_id"])
         return {"case_id": case.get("case_id") or f"{user}:{key}", "key": key, "question": case["question"],
                 "gold": case.get("gold"), "evidence": list(case.get("evidence") or []),
-                "category": case.get("category")}
+                "category": case.get("category"), **({"date": case["date"]} if case.get("date") else {})}
 
 
 class _Turn:
@@ -242,10 +243,12 @@ def _decisions(step: AddStep, seen: dict[str, str | None], written: list[dict[st
 
 
 def _steps(decoder: Decoder, records: list[dict[str, Any]]) -> Iterator[tuple[str, Any]]:
-    """``("add", AddStep)`` at the end of each add call and ``("case", (case, search))`` per case, in order."""
+    """``("add", AddStep)`` at the end of each add call and ``("case", (case, search))`` per case, in order; a
+    ``Memory.search`` no case names is a case of its own (its query the question, its answer unknown)."""
     notes: dict[str, dict[str, Any]] = {}
     open_steps: dict[int, AddStep] = {}
     searches: dict[int, dict[str, Any]] = {}
+    named = {r.get("search_call") for r in records if r.get("type") == "case"}
     for record in sorted(records, key=lambda r: r.get("seq", 0)):
         kind, call = record["type"], record.get("call")
         if kind == "session":
@@ -253,14 +256,19 @@ def _steps(decoder: Decoder, records: list[dict[str, Any]]) -> Iterator[tuple[st
         elif kind == "add" and record.get("phase") == "start":
             user = str(record.get("user_id") or "user")
             open_steps[call] = AddStep(call, user, list(record.get("messages") or []),
-                                       dict(record.get("metadata") or {}), notes.pop(user, None))
+                                       dict(record.get("metadata") or {}), notes.pop(user, None),
+                                       at=record.get("at"))
         elif kind == "add" and call in open_steps:
             step = open_steps.pop(call)
             step.error = record.get("error")
             yield "add", step
         elif kind == "search":
             searches.setdefault(call, {}).update({k: v for k, v in record.items() if k in ("user_id", "query", "limit",
-                                                                                        "results")})
+                                                                                        "results", "at")})
+            found = searches[call]
+            if record.get("phase") == "end" and call not in named and found.get("query") and found.get("user_id"):
+                yield "case", ({"user_id": found["user_id"], "case_id": f"{found['user_id']}:s{call}",
+                                "question": str(found["query"]), "answer": None, "search_call": call}, found)
         elif kind == "case":
             yield "case", (record, searches.get(record.get("search_call")))
         elif call in open_steps:

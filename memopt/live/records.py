@@ -10,8 +10,8 @@ Each record has ``type``, ``seq`` (1, 2, … in recording order) and ``call`` (t
 ``Memory.add`` / ``Memory.search`` call it happened in, or null outside any). Types:
 
 - ``add`` / ``search`` (``phase`` ``start`` or ``end``): the public call, its ``user_id``, ``metadata``,
-  ``messages`` (add) or ``query`` and ``limit`` (search); at ``end`` its ``results`` as Mem0 returned
-  them, or ``error``.
+  ``messages`` (add) or ``query`` and ``limit`` (search), at ``start`` the wall-clock time ``at`` (ISO 8601;
+  recordings made before it existed have none); at ``end`` its ``results`` as Mem0 returned them, or ``error``.
 - ``llm``: one ``llm.generate_response`` call: ``messages`` sent, ``response`` text, ``error``.
 - ``embed``: ``text`` (a list for ``embed_batch``) and ``action`` of one embedding call (no vector).
 - ``vs.search`` / ``vs.keyword_search``: ``query``, ``limit``, ``filters``, ``hits`` (``[{id, text, score}]``
@@ -22,9 +22,10 @@ Each record has ``type``, ``seq`` (1, 2, … in recording order) and ``call`` (t
   ``memory_id``, ``old_memory``, ``new_memory``, ``event``, ``created_at``), read by rowid after it.
 - ``session``: an annotation by the caller before an ``add``: ``user_id``, ``index``, ``date_time``,
   ``dia_ids`` (one per message), ``speakers``.
-- ``case``: a question the application answered: ``user_id``, ``case_id``, ``question``,
-  ``answer``, ``search_call`` (the ``Memory.search`` call whose hits it read), optional ``gold``,
-  ``evidence``, ``category``, ``context``.
+- ``case``: a question the application answered: ``user_id``, ``case_id``, ``question``, ``answer``,
+  ``search_call`` (the ``Memory.search`` call whose hits it read), ``at`` (wall-clock), optional ``date`` (the day
+  it was asked, when the application says), ``gold``, ``evidence``, ``category``, ``context``. A ``search`` no
+  case names is a question too, its answer unknown (a cases file gives it: `memopt.attribution.cases`).
 """
 
 from __future__ import annotations

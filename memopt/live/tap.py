@@ -100,7 +100,8 @@ class Mem0Tap:
                     self._active = number
                     if kind == "search":
                         self._last_search = number
-                    self.writer.write(kind, number, phase="start", **self.decoder.call_fields(kind, args, kwargs))
+                    self.writer.write(kind, number, phase="start", at=_now(),
+                                      **self.decoder.call_fields(kind, args, kwargs))
                     try:
                         result = original(*args, **kwargs)
                     except Exception as e:
@@ -178,12 +179,19 @@ class Mem0Tap:
 
     def answer(self, question: str, answer: str, *, user_id: str, case_id: str | None = None,
                search_call: int | None = None, gold: str | None = None, evidence: list[str] | None = None,
-               category: int | None = None, context: str | None = None, prompt: str | None = None) -> None:
-        """Record the application's answer to a question (read from the latest ``search`` unless told)."""
+               category: int | None = None, context: str | None = None, prompt: str | None = None,
+               date: str | None = None) -> None:
+        """Record the application's answer to a question (read from the latest ``search`` unless told; ``date``:
+        the day it was asked, when not today). Gold and evidence are optional: production has neither."""
         self.writer.write("case", None, user_id=user_id, case_id=case_id, question=question, answer=answer,
                           search_call=search_call if search_call is not None else self._last_search, gold=gold,
                           evidence=list(evidence or []), category=category, context=context,
-                          prompt=prompt)
+                          prompt=prompt, date=date, at=_now())
+
+
+def _now() -> str:
+    """The wall-clock time a call was made, ISO 8601 (the day a production recording's items were said)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%S")
 
 
 def _results(result: Any) -> Any:

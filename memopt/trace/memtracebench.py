@@ -36,8 +36,9 @@ the edges through ops. The conversion lives in `memopt.trace.smartcomment_read`.
 `memopt.trace.smartcomment.to_memtrace` carries ``metadata["memopt"]`` and comes back as the graph it
 was written from.
 
-Annotations (``data.annotations``) are read as the official loader reads them; labels outside the five
-memory error types (annotation or judge errors) are kept, and skipped by scoring.
+Annotations (``data.annotations``) are read as the official loader reads them (with the ``question_date`` an
+annotation may carry); labels outside the five memory error types (annotation or judge errors) are kept, and
+skipped by scoring.
 """
 
 from __future__ import annotations
@@ -71,6 +72,7 @@ class Annotation:
     final_error_type: str | None
     final_op_id: str | None
     case_key: str | None
+    question_date: str | None = None
 
     @property
     def memory_error(self) -> bool:
@@ -129,9 +131,10 @@ def _annotation(item: Any, path: str, source: str, question_key: dict[str, str],
     if error_type in ERROR_TYPES and op_id not in ops:
         raise DataError(f"{source}: {path}.final_op_id: {op_id!r} is not an op_id of data.operations.")
     prediction = item.get("prediction")
+    asked = field("question_date", (str,), required=False)
     return Annotation(query_id, str(field("query", (str,))), tuple(str(g) for g in golden),
                       None if prediction is None else str(prediction), tuple(str(e) for e in evidence), error_type,
-                      op_id, question_key.get(query_id) or question_key.get(query_id.rpartition("@")[0]))
+                      op_id, question_key.get(query_id) or question_key.get(query_id.rpartition("@")[0]), asked)
 
 
 def from_memtrace(doc: Any, *, source: str = "<memtrace>", split: str | None = None

@@ -18,7 +18,7 @@ from memopt.core.text import python_literal
 from memopt.trace.graph import SCHEMA_VERSION
 from memopt.trace.tracer import inputs_hash
 
-__all__ = ["convert", "decode_value"]
+__all__ = ["convert", "date_of", "decode_value"]
 
 _SENTINEL = "COMMENT:NONE@1"
 _SUFFIX = "\nBelow is this message's metadata:"
@@ -75,7 +75,7 @@ def decode_value(raw: str) -> Any:
 
 def _base_kind(node: dict[str, Any]) -> str | None:
     cls, category = node.get("class_name") or "", node["category"]
-    if cls == "query" and category in ("message & query", "message"):
+    if cls == "query" and category in ("message & query", "message", "query"):
         return "question"
     if category == "message":
         return "turn"
@@ -91,6 +91,22 @@ def _base_kind(node: dict[str, Any]) -> str | None:
         return "gold"
     if cls in ("judge_response", "judge_score"):
         return "judgement"
+    return None
+
+
+_DATE_KEYS = ("session_date", "session_date_time", "date_time", "date", "timestamp", "time", "run_date")
+
+
+def date_of(meta: Any, keys: tuple[str, ...] = _DATE_KEYS) -> str | None:
+    """The conversation date a metadata dict gives (the first of ``keys`` that reads as a date), or None."""
+    from memopt.core.text import parse_session_date
+
+    if not isinstance(meta, dict):
+        return None
+    for key in keys:
+        found = meta.get(key)
+        if isinstance(found, str) and parse_session_date(found) is not None:
+            return found
     return None
 
 
@@ -168,6 +184,8 @@ class _Converter:
             self.by_op[e["op_id"]].append((i, e))
             self.rank[i] = r
         self.kinds = {fid: _base_kind(n) for fid, n in self.nodes.items()}
+        self.session_meta = {str(x.get("session_id")): x.get("metadata") or {}
+                             for x in data["data"].get("sessions") or [] if isinstance(x, dict)}
         self.pipeline = _pipeline(meta, split)
         self.G = nx.DiGraph()
         self.keys: dict[str, tuple] = {}
@@ -327,14 +345,17 @@ class _Converter:
             attrs["metadata"] = {**attrs["metadata"], "timestamp": attrs["metadata"].get("timestamp")
                                  or value.pop("timestamp")}
             value.pop("timestamp", None)
+        said = date_of(attrs["metadata"]) or date_of(self.session_meta.get(str(n.get("session_id"))))
         if kind == "memory":
             attrs.update(action="DELETE" if deleted_edge is not None else ("ADD" if int(version) == 1 else "UPDATE"),
                          deleted=deleted_edge is not None)
             if n.get("class_name") == "chunk":  # a store unit of raw conversation text (RAG's chunks)
                 attrs["kind"] = "chunk"
             stamp = (value.get("timestamp") if isinstance(value, dict) else None) or attrs["metadata"].get("timestamp")
-            if stamp:
-                attrs["session_date"] = str(stamp)
+            if stamp or said:
+                attrs["session_date"] = str(stamp or said)
+        elif said and kind not in ("question", "answer", "gold", "judgement"):
+            attrs["session_date"] = said
         self.G.add_node(node, **attrs)
 
     def _ensure(self, node: str) -> None:
@@ -409,12 +430,24 @@ class _Converter:
                         start=None, end=None, started_at=op["created_at"], seconds=None, lm_calls=0, input_tokens=0,
                         output_tokens=0, error=None, overridden=False, parent=None, sc_op_id=op_id,
                         sc_op_name=op.get("op_name"), sc_category=op.get("category"), comment=op.get("comment"))
-        stage = _stage(operation, op.get("category"))
+        stage = _stage(operation, op.get("category")) or (None if case is not None or operation == "judge"
+                                                          else self._acted(reads, writes))
         if stage is not None:
             self.G.nodes[node]["category"] = stage
         self.keys[node] = key
         self.G.add_edges_from(((v, node) for v in reads), rel="read")
         self.G.add_edges_from(((node, v) for v in writes), rel="write")
+
+    def _acted(self, reads: list[str], writes: list[str]) -> str | None:
+        """The stage of an ingestion op its category does not name, from what it did: a delete → deletion, a new
+        version of an existing unit → update, anything written from conversation turns → extraction."""
+        if any(self.G.nodes[w].get("deleted") for w in writes):
+            return "deletion"
+        if any("action" in self.G.nodes[w] and self.G.nodes[w]["version"] > 1 for w in writes):
+            return "update"
+        if writes and any(self.G.nodes[r]["kind"] == "turn" for r in reads):
+            return "extraction"
+        return None
 
     def _clock(self) -> None:
         G, H = self.G, nx.DiGraph(self.G.edges)
@@ -455,7 +488,7 @@ class _Converter:
 
     def _graph_attrs(self) -> None:
         G, cases = self.G, []
-        gold = self._gold()
+        gold, verdicts = self._gold(), self._verdicts()
         for _, d in sorted(G.nodes(data=True), key=lambda p: p[1].get("created", 0)):
             if d.get("kind") != "question":
                 continue
@@ -464,13 +497,17 @@ class _Converter:
                 continue
             meta = d["metadata"]
             evidence = [e for e in meta.get("evidence") or [] if isinstance(e, str)]
+            asked = date_of(meta, ("question_date", "date")) or date_of(
+                self.session_meta.get(str(self.nodes[d["sc_id"]].get("session_id"))), ("question_date",))
             cases.append({"case_id": f"{self.conv}:{key}", "key": key, "question": str(d["value"]),
                           "gold": gold.get(key, ""), "evidence": evidence,
-                          "category": meta.get("category") or meta.get("question_type")})
+                          "category": meta.get("category") or meta.get("question_type"),
+                          **({"date": asked} if asked else {}),
+                          **({"judged": verdicts[key]} if key in verdicts else {})})
         sessions = {}
-        for _, d in G.nodes(data=True):
+        for _, d in sorted(G.nodes(data=True), key=lambda p: p[1].get("created", 0)):
             if d.get("kind") == "turn":
-                stamp = d["metadata"].get("timestamp") or d["metadata"].get("date") or d["created_at"]
+                stamp = date_of(d["metadata"]) or d.get("session_date") or d["created_at"]
                 sessions.setdefault(d["value"]["session"], str(stamp))
         declared = self.meta.get("operations")
         operations = {str(k): v for k, v in declared.items() if isinstance(v, dict)} if isinstance(declared, dict) \
@@ -484,14 +521,52 @@ class _Converter:
         gold: dict[str, str] = {}
         for n, d in self.G.nodes(data=True):
             if d.get("kind") == "gold":
+                value = d["value"][0] if isinstance(d["value"], list) and d["value"] else d["value"]
                 for op in self.G.successors(n):
                     case = next((q for q in self.G.predecessors(op) if self.G.nodes[q].get("kind") == "question"),
                                 None)
                     if case is not None:
-                        gold.setdefault(self.G.nodes[case]["name"].rsplit(":", 1)[-1], str(d["value"]))
+                        gold.setdefault(self.G.nodes[case]["name"].rsplit(":", 1)[-1], str(value))
         return gold
 
+    def _verdicts(self) -> dict[str, bool]:
+        """Question key → whether its judge op judged the answer right: a ``judge_score`` (0/1, "0.0"/"1.0")
+        written from the question directly or through a ``judge_response`` (CORRECT / WRONG)."""
+        G, out = self.G, {}
+        for n, d in G.nodes(data=True):
+            if d.get("kind") != "judgement":
+                continue
+            verdict = _verdict(d["value"])
+            if verdict is None:
+                continue
+            seen, stack, key = {n}, [n], None
+            while stack and key is None:
+                for op in G.predecessors(stack.pop()):
+                    for v in G.predecessors(op):
+                        kind = G.nodes[v].get("kind")
+                        if kind == "question":
+                            key = G.nodes[v]["name"].rsplit(":", 1)[-1]
+                        elif kind == "judgement" and v not in seen:
+                            seen.add(v)
+                            stack.append(v)
+            if key is not None and (d.get("sc_class") == "judge_score" or key not in out):
+                out[key] = verdict
+        return out
 
+
+
+
+def _verdict(value: Any) -> bool | None:
+    """A judge's output as right (True) or wrong (False): a score 0 / 1, or CORRECT / WRONG; None otherwise."""
+    text = str(value).strip().strip('"').upper()
+    if text in ("CORRECT", "RIGHT", "TRUE", "YES"):
+        return True
+    if text in ("WRONG", "INCORRECT", "FALSE", "NO"):
+        return False
+    try:
+        return float(text) >= 0.5
+    except ValueError:
+        return None
 
 
 def convert(data: dict[str, Any], *, source: str, split: str | None = None) -> nx.DiGraph:

@@ -3,8 +3,9 @@
 Two small LoCoMo-format conversations, each with two speakers over two dated sessions. The second speaker tells
 facts about themselves (lost when the extraction keeps one speaker only: SimLM's ``all_participants`` directive
 missing); the first speaker adopts a pet, then "also got" another (overwritten when the update merges compatible
-facts: ``update_on_contradiction`` missing), and tells what they did "last Saturday" (a third extraction failure,
-not planted by either directive). The seed prompts of memopt's ``mem0`` lack both directives; `prompts` writes them
+facts: ``update_on_contradiction`` missing), tells what they did "last Saturday", and gives a quilt to a neighbour
+named in a second clause (a detail an extraction without ``keep_details`` cuts: an extraction failure of a third
+kind, planted by neither directive). The seed prompts of memopt's ``mem0`` lack both directives; `prompts` writes them
 with either directive put back, so a test can tell which cases each mechanism caused: those that pass once it is
 put back.
 """
@@ -31,7 +32,8 @@ def _conversation(i: int, a: str, b: str) -> dict:
          (a, "I ran a half marathon last Saturday."), (b, "I bought a red bicycle for my commute.")],
         [(a, "We also got a kitten named Mochi, so the house is busy."),
          (b, "I moved to a flat in Denver near the park."), (a, "I visited my grandmother in Lisbon yesterday."),
-         (b, "I have been learning pottery at the Clay Studio.")],
+         (b, "I have been learning pottery at the Clay Studio."),
+         (a, "I finished the quilt at last, and I gave it to my neighbour Edith.")],
     ]
     conversation: dict = {"speaker_a": a, "speaker_b": b}
     for n, turns in enumerate(sessions, start=1):
@@ -43,7 +45,8 @@ def _conversation(i: int, a: str, b: str) -> dict:
           (f"Where did {b} move?", "Denver", "D2:2", 4), (f"What is {b} learning?", "pottery", "D2:4", 4),
           (f"What is the name of {a}'s beagle?", "Rocky", "D1:1", 4),
           (f"When did {a} run a half marathon?", "6 May 2023", "D1:3", 2),
-          (f"When did {a} visit her grandmother?", "13 May 2023", "D2:3", 2)]
+          (f"When did {a} visit her grandmother?", "13 May 2023", "D2:3", 2),
+          (f"Who did {a} give the quilt to?", "Edith", "D2:5", 4)]
     return {"sample_id": f"plant-{i}", "conversation": conversation,
             "qa": [{"question": q, "answer": g, "evidence": [e], "category": c} for q, g, e, c in qa]}
 

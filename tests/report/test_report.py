@@ -80,14 +80,14 @@ def test_flagged_cases_leave_the_report_and_masked_faults_are_counted_apart(plan
     lines = (planted["trace"] / "attributions.jsonl").read_text().splitlines()
     first, second = json.loads(lines[0]), json.loads(lines[1])
     behind = {**second, "op_id": "answer:x", "operation": "answer", "error_type": "ResponseError",
-              "details": {"masked_by": second["op_id"]}, "question": "an extra field issue 44 may add"}
+              "details": {"masked_by": second["op_id"]}, "team_note": "a field memopt does not know"}
     path = tmp_path / "attributions.jsonl"
     path.write_text("\n".join([*lines, json.dumps(behind)]) + "\n")
     report = build_report(load_diagnosis(planted["trace"], attributions=path, flagged=frozenset({first["case_id"]})))
     assert report["n"] == len(lines) - 1 and report["behind"] == 1 and report["flagged"] == 1
     assert all(first["case_id"] not in g["cases"] for g in report["groups"])
     [(attribution, extras)] = [x for x in read_attribution_lines(path) if x[0].masked_by]
-    assert extras == {"question": "an extra field issue 44 may add"}
+    assert extras == {"team_note": "a field memopt does not know"}
 
 
 def test_a_damaged_graph_is_named_and_its_cases_are_left_out(planted, tmp_path):

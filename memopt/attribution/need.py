@@ -1,0 +1,182 @@
+"""What a failed answer needs: the pieces of information a context must hold for the answer to be right.
+
+The gold decides. A gold that lists things ("Biscuit and Mochi", "Arabic, English and French") needs each item
+(a *piece*); any other gold is one piece. A piece is held by a text the judge finds it in (`memopt.attribution.
+probe.Probe`), unless every line with the piece's words is about someone else (`about_someone_else`: its subject
+is a name neither the question nor the gold holds, and it names no one the question names: "Sam recommends the
+pierogi in Krakow" does not hold "Krakow" for "Which cities did Chloe travel to?"). The question's names are never
+part of what the judge looks for, so they cannot outvote a one-word gold.
+
+A **computed** answer (a count, a sum, an ordinal, "N weeks ago": a gold made of numbers and units that no
+evidence turn states, `is_quantity` and `states_quantity`) is held nowhere as such; it needs the facts it is
+computed from. Each evidence turn that shares a word with the question is a piece (`computed_pieces`): a line
+holds it when it has most of the words the turn shares with the question (half or more) and is that turn's fact
+rather than another's (it shares more of the turn's own words than of any other evidence turn's, and at least a
+third of them); for a question about time (ago, since, how long, after, before, when) the line must also state
+the turn's day (the date the turn gives, else the day it was said, a day either way). Matching a line to a turn is
+lexical (word stems), whichever judge runs.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from memopt.attribution.normalise import normalise_numbers
+from memopt.core.text import DATE_PATTERN, answer_items, find_dates, overlap, stem, stem_set, words
+
+__all__ = ["Piece", "gold_pieces", "is_quantity", "asks_time", "names_in", "computed_pieces", "computed_held",
+           "about_someone_else", "without_dates", "topic_stems", "states_quantity"]
+
+_ORDINALS = ("first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth "
+             "fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth").split()
+_NUMBERS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+            "seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand "
+            "half dozen").split()
+_UNITS = ("times time attempts attempt weeks week days day months month years year hours hour minutes minute "
+          "seconds second pounds pound dollars dollar euros euro gbp usd eur km kilometres kilometers miles mile "
+          "metres meters kg kilos litres liters items people ago total overall").split()
+_QUALIFIERS = "the a an about around roughly approximately over under more less than at least most nearly almost " \
+              "just only exactly some".split()
+_QUANTITY_WORD = re.compile(r"^(?:[£$€]?\d+(?:[.,:]\d+)*(?:st|nd|rd|th|%|k)?|" + "|".join(
+    _ORDINALS + _NUMBERS + _UNITS + _QUALIFIERS) + r")$", re.IGNORECASE)
+_TIME_QUESTION = re.compile(r"\b(?:ago|since|how long|how many (?:days|weeks|months|years|hours)|after|before|"
+                            r"when|what date|which day)\b", re.IGNORECASE)
+_NAME = re.compile(r"\b[A-Z][a-z]+(?:'s)?\b")
+_NOT_NAMES = frozenset("what when where who whom which why how does did is are was were has have do can would will "
+                       "i the a an on in at of for by to and or but my your his her their our it this that".split())
+_LEAD = re.compile(r"^[\s\-*•\d:./()\[\],]*(?:[^\]]{0,60}\]\s*)?(?:\d{4}-\d{2}-\d{2}:?\s*)?")
+_GENERIC = frozenset("user assistant he she they we you it its there here this that these those someone "
+                     "everyone people".split())
+_CALENDAR = frozenset(w.lower() for w in "January February March April May June July August September October "
+                      "November December Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split())
+
+
+_SCAFFOLD = frozenset(stem(w) for w in _UNITS + _NUMBERS + _ORDINALS + "how many much long ago total overall "
+                      "altogether count number".split())
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One thing a right answer needs: a gold item, or (computed answers) one evidence turn's fact."""
+
+    text: str
+    turns: tuple[str, ...] = ()
+    computed: bool = False
+    day: dt.date | None = None
+
+
+def names_in(question: str) -> list[str]:
+    """The people and things a question names (capitalised words after its first, without question words)."""
+    found = [w.removesuffix("'s") for w in _NAME.findall(question)[1:] if w.lower() not in _NOT_NAMES]
+    return list(dict.fromkeys(found))
+
+
+def about_someone_else(line: str, question: str, gold: str) -> bool:
+    """Whether a line's subject (its first word, past bullets and date stamps) is a name neither the question nor
+    the gold holds, and the line names no one the question names: "Sam recommends the pierogi in Krakow" is
+    about Sam, not Chloe."""
+    known = {w.lower() for w in re.findall(r"[A-Za-z]+", f"{question} {gold}")}
+    head = _LEAD.sub("", line)
+    first = re.match(r"([A-Z][a-z]+)(?:'s)?\b", head)
+    if first is None:
+        return False
+    subject = first.group(1).lower()
+    if subject in known or subject in _CALENDAR or subject in _NOT_NAMES or subject in _GENERIC:
+        return False
+    named = {n.lower() for n in names_in(question)}
+    return not any(re.search(rf"\b{re.escape(n)}\b", line, re.IGNORECASE) for n in named)
+
+
+def is_quantity(gold: str) -> bool:
+    """Whether a gold is made only of numbers, ordinals, units and qualifiers ("3", "Four", "the fourth",
+    "7 weeks", "269 pounds", "more than 4 minutes")."""
+    tokens = [t for t in re.findall(r"[£$€]?[\w.,:%]+", gold) if t.strip(".,")]
+    return bool(tokens) and all(_QUANTITY_WORD.match(t.strip(".,")) for t in tokens) and any(
+        any(c.isdigit() for c in t) or t.lower().strip(".,") in _NUMBERS + _ORDINALS for t in tokens)
+
+
+def topic_stems(question: str) -> frozenset[str]:
+    """What a question asks about: its content stems without the scaffolding of a count or a duration ("how
+    many", "weeks", "ago")."""
+    return stem_set(normalise_numbers(question)) - _SCAFFOLD
+
+
+def states_quantity(gold: str, text: str, question: str) -> bool:
+    """Whether a text states a quantity gold: its words (dates left out), and, for a bare number ("3", "two"),
+    that number beside a word of the question ("two half marathons", not "2 hours")."""
+    gold, text = normalise_numbers(gold).strip(" ."), normalise_numbers(without_dates(text))
+    if overlap(gold, text) < 1.0:
+        return False
+    if not re.fullmatch(r"(?:the\s+)?\d+", gold, re.IGNORECASE):
+        return True
+    asked = topic_stems(question)
+    tokens = [stem(w) for w in words(text)]
+    numbers = stem_set(gold)
+    return any(t in numbers and asked & set(tokens[i + 1:i + 4]) for i, t in enumerate(tokens))
+
+
+def without_dates(text: str) -> str:
+    """A text with its dates left out (a quantity gold "3" is not stated by "on 3 June")."""
+    return DATE_PATTERN.sub(" ", text)
+
+
+def asks_time(question: str) -> bool:
+    """Whether a question asks about time (how long ago, since, after, before, when)."""
+    return bool(_TIME_QUESTION.search(question))
+
+
+def gold_pieces(gold: str) -> list[str]:
+    """The items a gold lists ("Porto and Krakow" → Porto, Krakow); a gold with a date, or one item, is whole."""
+    if find_dates(gold):
+        return [gold]
+    items = answer_items(gold)
+    return items if len(items) > 1 else [gold]
+
+
+def _topic(turn_text: str, question: str) -> frozenset[str]:
+    return stem_set(normalise_numbers(turn_text)) & stem_set(normalise_numbers(question))
+
+
+def computed_pieces(question: str, turns: Sequence[tuple[str, str, dt.date | None]]) -> list[Piece]:
+    """One piece per evidence turn ``(node, text, day)`` that shares a word with the question (see the module
+    docstring); the day is kept for questions about time."""
+    timed = asks_time(question)
+    out = []
+    for node, text, day in turns:
+        if not _topic(text, question):
+            continue
+        stated = [m for m in find_dates(text) if m.day is not None and m.month is not None and m.year is not None]
+        when = dt.date(stated[0].year, stated[0].month, stated[0].day) if stated else day
+        out.append(Piece(text, (node,), computed=True, day=when if timed else None))
+    return out
+
+
+def _states_day(line: str, day: dt.date) -> bool:
+    for m in find_dates(line):
+        if m.day is None or m.month is None:
+            continue
+        try:
+            said = dt.date(m.year or day.year, m.month, m.day)
+        except ValueError:
+            continue
+        if abs((said - day).days) <= 1:
+            return True
+    return False
+
+
+def computed_held(piece: Piece, line: str, question: str, others: Sequence[Piece]) -> bool:
+    """Whether one line holds a computed piece (see the module docstring)."""
+    topic = _topic(piece.text, question)
+    if overlap(topic, normalise_numbers(line)) < 0.5:
+        return False
+    own = stem_set(normalise_numbers(piece.text)) - stem_set(normalise_numbers(question))
+    if own:
+        mine = overlap(own, normalise_numbers(line))
+        rivals = [overlap(stem_set(normalise_numbers(o.text)) - stem_set(normalise_numbers(question)),
+                          normalise_numbers(line)) for o in others if o is not piece]
+        if mine < 1 / 3 or any(r > mine for r in rivals):
+            return False
+    return piece.day is None or _states_day(line, piece.day)

@@ -1,0 +1,212 @@
+"""`Probe`: asks the judge whether variables hold what a failed answer needs; counts and caches judge calls.
+
+What the answer needs is a list of pieces (`memopt.attribution.need`): the items the gold lists, or, for a
+computed answer, the facts it is computed from. A variable holds a piece when
+
+- it is an evidence turn the piece comes from (the turn is the information itself);
+- it is a raw copy of such a turn (a chunk, a buffer, a context made of turns): the turn's words verbatim,
+  no judge call;
+- its value, read carefully (`memopt.attribution.normalise.reading`: dates against the item's own date, years
+  completed, numbers as digits), states the piece (`memopt.attribution.need`; one judge call).
+
+A deleted version holds nothing. A variable holds the information when it holds every piece; variables cover it
+together when each piece is held by one of them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import weakref
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Protocol
+
+import networkx as nx
+
+from memopt.attribution.need import (
+    Piece,
+    about_someone_else,
+    computed_held,
+    computed_pieces,
+    gold_pieces,
+    is_quantity,
+    names_in,
+    states_quantity,
+)
+from memopt.attribution.normalise import canonical_dates, item_day, normalise_numbers, plain, reading
+from memopt.core.text import overlap, parse_session_date
+from memopt.judge.judges import Judge
+from memopt.judge.rules import CONTAINS_RECALL_THRESHOLD
+from memopt.trace.graph import variables
+
+__all__ = ["Probe", "Question", "node_reading"]
+
+_READINGS: weakref.WeakKeyDictionary[nx.DiGraph, tuple[int, dict[str, str]]] = weakref.WeakKeyDictionary()
+
+
+class Question(Protocol):
+    """What a probe reads of a failed case (`memopt.attribution.case.FailedCase` is one)."""
+
+    G: nx.DiGraph
+    question: str
+    gold: str
+    pseudo_evidence: bool
+
+    @property
+    def evidence_turns(self) -> list[str]:
+        """The evidence turn variables."""
+
+    @property
+    def evidence_words(self) -> list[str]:
+        """The words of each evidence turn as a copy of it holds them."""
+
+    @property
+    def turn_words(self) -> dict[str, str]:
+        """Evidence turn variable → its words as a copy of it holds them."""
+
+    def day_of(self, node: str) -> dt.date | None:
+        """The day a variable was said or written, when known."""
+
+
+def _squeeze(text: str) -> str:
+    return " ".join(text.split())
+
+
+def node_reading(d: dict[str, Any], said: dt.date | None = None) -> str:
+    """A variable's value as a careful reader reads it: a turn's text against the day it was said (``said``, else
+    its own date); anything else against its own date, its session's day completing years only."""
+    value = d.get("value")
+    if d.get("kind") == "turn" and isinstance(value, dict):
+        return reading(str(value.get("text", "")), said or item_day(value, d.get("metadata"), d.get("session_date")))
+    day = item_day(value, d.get("metadata"))
+    stored = d.get("session_date")
+    near = parse_session_date(stored) if isinstance(stored, str) else None
+    return reading(value, day, near)
+
+
+@dataclass
+class Probe:
+    """Asks the judge whether variables hold the needed information; counts and caches judge calls."""
+
+    case: Question
+    judge: Judge
+    calls: int = 0
+    _verdicts: dict[tuple[str, int], bool] = field(default_factory=dict)
+
+    # --- what is needed -------------------------------------------------------------------------------
+    def _contains(self, information: str, text: str) -> bool:
+        self.calls += 1
+        return self.judge.contains(canonical_dates(normalise_numbers(information)),
+                                   canonical_dates(normalise_numbers(text)))
+
+    @cached_property
+    def computed(self) -> bool:
+        """Whether the gold is computed: a quantity no evidence turn states (its words, dates left out)."""
+        case = self.case
+        if not is_quantity(case.gold) or not case.evidence_turns:
+            return False
+        return not any(states_quantity(case.gold, self.read(t), case.question) for t in case.evidence_turns)
+
+    @cached_property
+    def pieces(self) -> tuple[Piece, ...]:
+        """The pieces the answer needs (`memopt.attribution.need`); each gold item comes from the evidence turns
+        that hold its words (all of them when none does)."""
+        case = self.case
+        if self.computed:
+            turns = [(t, self.read(t), case.day_of(t)) for t in case.evidence_turns]
+            found = computed_pieces(case.question, turns)
+            if found:
+                return tuple(found)
+        out = []
+        for part in gold_pieces(case.gold):
+            sources = [t for t in case.evidence_turns if self._states(part, t)]
+            if not sources and case.pseudo_evidence:  # retrieved evidence: turns of the graph stating it
+                sources = [t for t in variables(case.G, "turn") if self._states(part, t)][:3]
+            out.append(Piece(part, tuple(sources or ([] if case.pseudo_evidence else case.evidence_turns))))
+        return tuple(out)
+
+    def _states(self, part: str, turn: str) -> bool:
+        words = normalise_numbers(canonical_dates(part))
+        return overlap(words, canonical_dates(self.read(turn))) >= CONTAINS_RECALL_THRESHOLD
+
+    def read(self, node: str) -> str:
+        """A variable's value as a careful reader reads it (`node_reading`; remembered per graph)."""
+        G = self.case.G
+        cached = _READINGS.get(G)
+        if cached is None or cached[0] != G.number_of_nodes():
+            cached = (G.number_of_nodes(), {})
+            _READINGS[G] = cached
+        if node not in cached[1]:
+            cached[1][node] = node_reading(G.nodes[node], self.case.day_of(node))
+        return cached[1][node]
+
+    @cached_property
+    def names(self) -> str:
+        """The people and things the question names, as one string ('' when none)."""
+        return " ".join(names_in(self.case.question))
+
+    # --- does a variable hold it -------------------------------------------------------------------------
+    def raw_holds(self, text: str) -> bool:
+        """Whether a raw text contains every evidence turn verbatim (its words, with or without its speaker; no
+        judge call)."""
+        texts = self.case.evidence_words
+        squeezed = _squeeze(text)
+        return bool(texts) and all(_squeeze(t) in squeezed for t in texts)
+
+    def _raw_piece(self, text: str, piece: Piece) -> bool:
+        squeezed = _squeeze(text)
+        words = self.case.turn_words
+        return any(t in words and _squeeze(words[t]) in squeezed for t in piece.turns)
+
+    def text_holds_piece(self, text: str, piece: Piece) -> bool:
+        """Whether a (read) text states one piece: the judge finds the piece in it (one call), and a line that
+        has the piece's words is not about someone the question does not name (`need.about_someone_else`)."""
+        if piece.computed:
+            return any(computed_held(piece, line, self.case.question, self.pieces) for line in text.splitlines())
+        if not self._contains(piece.text, text):
+            return False
+        if not self.names:
+            return True
+        words = normalise_numbers(canonical_dates(piece.text))
+        lines = [line for line in canonical_dates(text).splitlines()
+                 if overlap(words, normalise_numbers(line)) >= CONTAINS_RECALL_THRESHOLD]
+        return not lines or any(not about_someone_else(line, self.case.question, self.case.gold) for line in lines)
+
+    def holds_piece(self, node: str, index: int) -> bool:
+        """Whether a variable holds the ``index``-th piece."""
+        key = (node, index)
+        if key not in self._verdicts:
+            d, piece = self.case.G.nodes[node], self.pieces[index]
+            if node in piece.turns:
+                verdict = True
+            elif d.get("deleted"):
+                verdict = False
+            elif self._raw_piece(plain(d.get("value")), piece):
+                verdict = True
+            elif d.get("kind") == "turn" and piece.computed:
+                verdict = False
+            else:
+                verdict = self.text_holds_piece(self.read(node), piece)
+            self._verdicts[key] = verdict
+        return self._verdicts[key]
+
+    def pieces_held(self, node: str) -> frozenset[int]:
+        """The indexes of the pieces a variable holds."""
+        return frozenset(i for i in range(len(self.pieces)) if self.holds_piece(node, i))
+
+    def holds(self, node: str) -> bool:
+        """Whether a variable holds the needed information (every piece)."""
+        return all(self.holds_piece(node, i) for i in range(len(self.pieces)))
+
+    def covers(self, nodes: list[str]) -> bool:
+        """Whether the variables together hold every piece."""
+        return not self.missing(nodes)
+
+    def missing(self, nodes: list[str]) -> list[int]:
+        """The pieces none of the variables holds."""
+        return [i for i in range(len(self.pieces)) if not any(self.holds_piece(n, i) for n in nodes)]
+
+    def holds_text(self, text: str) -> bool:
+        """Whether a text states the information (every piece; judge calls). Numbers written as words count as
+        digits on both sides (`memopt.attribution.normalise`)."""
+        return all(self._raw_piece(text, p) or self.text_holds_piece(text, p) for p in self.pieces)
