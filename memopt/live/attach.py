@@ -108,7 +108,7 @@ def _import_memory() -> tuple[Any, str]:
 def _mem0(config: dict[str, Any], offline: bool) -> Iterator[tuple[Any, str, Any]]:
     """A Mem0 ``Memory`` built from the config (offline: on a SimLM server and a temporary store), its version,
     and the server started (or None)."""
-    from memopt.export.mem0_check import _offline_env, _probe, _quiet, mem0_config
+    from memopt.export.mem0_check import _offline_env, _probe, _quiet, mem0_config, rejected_config
 
     config = {key: value for key, value in config.items() if key != "memopt"}  # memopt's knobs block (export)
     with contextlib.ExitStack() as stack:
@@ -130,7 +130,7 @@ def _mem0(config: dict[str, Any], offline: bool) -> Iterator[tuple[Any, str, Any
             with _quiet("mem0.memory.main"):
                 memory = Memory.from_config(config)
         except (ValidationError, ValueError) as e:
-            raise ConfigError(f"Mem0 rejected the config: {e}") from None
+            raise rejected_config(config, e) from None
         try:
             yield memory, version, server
         finally:

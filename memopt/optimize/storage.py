@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from memopt.core.errors import ConfigError
+from memopt.lm.redaction import quoted_uri, redact, remember_uri
 
 __all__ = ["open_storage", "run_study_name", "round_study_name", "identity_of", "mismatch", "display_url",
            "HEARTBEAT_S",
@@ -46,15 +47,8 @@ def round_study_name(run_id: str, round_index: int) -> str:
 
 
 def display_url(url: str) -> str:
-    """The storage URL with any password hidden (for messages and logs)."""
-    from sqlalchemy.engine import make_url
-
-    if url.startswith("journal:"):
-        return url
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except Exception:  # noqa: BLE001 - not a URL SQLAlchemy reads: shown as given, it holds no password we know of
-        return url
+    """The storage URL with any password hidden (for messages and logs): `memopt.lm.redaction.redact`."""
+    return redact(url)
 
 
 def _check_journal(path: Path, key: str) -> None:
@@ -106,6 +100,8 @@ def open_storage(url: str, *, key: str = "optimizer.storage", create: bool = Tru
 
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)  # heartbeat, stale trials
+    remember_uri(url)
+    url = quoted_uri(url)  # a password holding '@' or '/' reaches the server whole
     shown = display_url(url)
     path = ""  # the file of a journal or SQLite storage
     if url.startswith("journal:"):
@@ -138,7 +134,7 @@ def open_storage(url: str, *, key: str = "optimizer.storage", create: bool = Tru
                               heartbeat_stale_trial_callback=RetryHeartbeatStaleTrialCallback(max_retry=STALE_RETRIES),
                               engine_kwargs=_engine_kwargs(url))
         except Exception as e:  # noqa: BLE001 - SQLAlchemy/driver errors of every kind: one message naming the URL
-            reason = " ".join(str(getattr(e, "orig", None) or e).split())[:300]
+            reason = redact(" ".join(str(getattr(e, "orig", None) or e).split()))[:300]
             # Processes that start together on an empty database race to create Optuna's tables: the losers retry.
             if ("already exists" in reason or "duplicate key" in reason) and attempt + 1 < SCHEMA_ATTEMPTS:
                 time.sleep(0.5 * (attempt + 1))

@@ -29,7 +29,7 @@ from typing import Any
 
 from memopt.core.errors import ConfigError, MemoptError, TrackingError
 from memopt.core.files import file_lock
-from memopt.lm.redaction import redact
+from memopt.lm.redaction import mask_log_handlers, quoted_uri, redact, remember_uri
 
 __all__ = ["DEFAULT_TRACKING_URI", "URI_ORDER", "HTTP_DEFAULTS", "shown_uri", "sqlite_path", "store_failure", "cause",
            "GuardedStore", "resolve_tracking_uri", "load_mlflow", "check_run_id", "store_lock", "run_info",
@@ -39,15 +39,15 @@ DEFAULT_TRACKING_URI = "sqlite:///mlflow.db"
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 
 URI_ORDER = "--tracking-uri (the tracking_uri argument), else $MLFLOW_TRACKING_URI, else sqlite:///mlflow.db"
-_USERINFO = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^:/@\s]*):(?P<password>[^@/\s]+)@")
 # MLflow's defaults retry an unreachable server for minutes (7 retries, backoff factor 2, 120 s timeouts).
 HTTP_DEFAULTS = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2", "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
                  "MLFLOW_HTTP_REQUEST_TIMEOUT": "20"}
 
 
 def shown_uri(text: str) -> str:
-    """``text`` with the password of every URI in it masked (``http://user:***@host``): for messages and logs."""
-    return _USERINFO.sub(r"\g<head>:***@", text)
+    """``text`` with the password of every URI in it masked (``http://user:***@host``, up to the URI's last ``@``)
+    and every secret: `memopt.lm.redaction.redact`, the one rule for messages, logs and what is stored."""
+    return redact(text)
 
 
 def sqlite_path(uri: str) -> Path | None:
@@ -67,13 +67,13 @@ def cause(error: BaseException) -> str:
             return f"the tracking server cannot be reached: {said}, after MLflow's retries"
     database = re.search(r"\((sqlite3\.\w+|psycopg2?\.\w+|pymysql\.\w+)\) ([^\n]+)", text)
     if database:  # SQLAlchemy's first line is often about its session; the driver's says what happened
-        return shown_uri(redact(f"{database[1]}: {database[2]}"))[:300]
+        return redact(f"{database[1]}: {database[2]}")[:300]
     if isinstance(error, OSError) and error.strerror:
         text = error.strerror + (f": {error.filename}" if error.filename else "")
     else:
         lines = str(error).strip().splitlines()
         text = lines[0] if lines else ""
-    return shown_uri(redact(f"{type(error).__name__}: {text}"))[:300]
+    return redact(f"{type(error).__name__}: {text}")[:300]
 
 
 def _gone(error: BaseException) -> bool:
@@ -140,8 +140,11 @@ class GuardedStore:
 
 
 def resolve_tracking_uri(uri: str | None = None) -> str:
-    """The tracking URI to use: ``uri``, else ``$MLFLOW_TRACKING_URI``, else ``sqlite:///mlflow.db``."""
-    return uri or os.environ.get("MLFLOW_TRACKING_URI") or DEFAULT_TRACKING_URI
+    """The tracking URI to use: ``uri``, else ``$MLFLOW_TRACKING_URI``, else ``sqlite:///mlflow.db``; its password
+    remembered for masking and percent-encoded where a parser would misread it (`memopt.lm.redaction.quoted_uri`)."""
+    chosen = uri or os.environ.get("MLFLOW_TRACKING_URI") or DEFAULT_TRACKING_URI
+    remember_uri(chosen)
+    return quoted_uri(chosen)
 
 
 def load_mlflow() -> Any:
@@ -149,6 +152,7 @@ def load_mlflow() -> Any:
     import mlflow
 
     logging.getLogger("mlflow").setLevel(logging.WARNING)
+    mask_log_handlers("mlflow")  # MLflow logs through a handler of its own
     logging.getLogger("mlflow.store.db.utils").setLevel(logging.CRITICAL)  # logs each error it raises: raised as ours
     os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
     for variable, value in HTTP_DEFAULTS.items():
