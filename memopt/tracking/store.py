@@ -14,7 +14,10 @@
 - Once the store is gone or unreachable (or a call outlasted a held signal's grace period,
   `memopt.core.interrupts.deferred`), later calls fail at once with the same error, so the cleanup after an
   error or a Ctrl-C (ending runs, the last checkpoint) costs no more retries.
-- `HTTP_DEFAULTS` bound MLflow's HTTP retries (each overridable by its environment variable).
+- `HTTP_DEFAULTS` bound MLflow's HTTP retries (each overridable by its environment variable), and
+  `DB_ENGINE_ATTEMPTS` its attempts to open a database store (``mlflow.store.db.utils.MAX_RETRY_COUNT``, ten
+  by default: about 100 s of backoff before a PostgreSQL that is down is reported; overridable by
+  ``$MEMOPT_MLFLOW_DB_ATTEMPTS``); ``$PGCONNECT_TIMEOUT`` (libpq) bounds each connection attempt.
 """
 
 from __future__ import annotations
@@ -31,7 +34,8 @@ from memopt.core.errors import ConfigError, MemoptError, TrackingError
 from memopt.core.files import file_lock
 from memopt.lm.redaction import mask_log_handlers, quoted_uri, redact, remember_uri
 
-__all__ = ["DEFAULT_TRACKING_URI", "URI_ORDER", "HTTP_DEFAULTS", "shown_uri", "sqlite_path", "store_failure", "cause",
+__all__ = ["DEFAULT_TRACKING_URI", "URI_ORDER", "HTTP_DEFAULTS", "DB_ENGINE_ATTEMPTS", "shown_uri", "sqlite_path",
+           "store_failure", "cause",
            "GuardedStore", "resolve_tracking_uri", "load_mlflow", "check_run_id", "store_lock", "run_info",
            "download_artifacts", "open_run"]
 
@@ -42,6 +46,9 @@ URI_ORDER = "--tracking-uri (the tracking_uri argument), else $MLFLOW_TRACKING_U
 # MLflow's defaults retry an unreachable server for minutes (7 retries, backoff factor 2, 120 s timeouts).
 HTTP_DEFAULTS = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2", "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
                  "MLFLOW_HTTP_REQUEST_TIMEOUT": "20"}
+# MLflow opens a database store with up to 10 attempts, sleeping 0.1 * (2**n - 1) s after the n-th (~100 s in all;
+# mlflow/store/db/utils.py, create_sqlalchemy_engine_with_retry); 3 attempts sleep 0.4 s, as HTTP's 2 retries.
+DB_ENGINE_ATTEMPTS = 3
 
 
 def shown_uri(text: str) -> str:
@@ -157,6 +164,11 @@ def load_mlflow() -> Any:
     os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
     for variable, value in HTTP_DEFAULTS.items():
         os.environ.setdefault(variable, value)
+    os.environ.setdefault("PGCONNECT_TIMEOUT", "20")  # libpq: seconds per connection attempt to PostgreSQL
+    import mlflow.store.db.utils as db_utils
+
+    attempts = os.environ.get("MEMOPT_MLFLOW_DB_ATTEMPTS", "")
+    db_utils.MAX_RETRY_COUNT = int(attempts) if attempts.isdigit() and int(attempts) > 0 else DB_ENGINE_ATTEMPTS
     return mlflow
 
 
