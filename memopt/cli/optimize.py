@@ -83,7 +83,7 @@ def optimize(
         nonlocal done
         done += 1
         progress.round_done(done, exp.rounds - record.round)
-        console.print(round_line(record, exp.rounds), highlight=False)
+        console.print(escape(round_line(record, exp.rounds)), highlight=False)
 
     try:
         with RoundProgress(console, scorer.usage, lambda u: _spend(exp, u)) as progress:
@@ -213,7 +213,7 @@ def round_line(record, rounds: int) -> str:
     if errored:
         parts.append(f"{errored} errored cases")
     parts.append(f"{record.lm_calls:,} LM calls so far, {clock(record.seconds)}")
-    return " · ".join(parts)
+    return " · ".join(parts) + "".join(f"\nwarning: {warning}" for warning in getattr(record, "warnings", []))
 
 
 def _f1(value: float | None) -> str:

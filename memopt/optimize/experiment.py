@@ -261,6 +261,8 @@ class Experiment(_Strict):
     rounds: int = Field(4, ge=1, le=100)
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
     max_error_rate: float = Field(0.2, ge=0.0, le=1.0)
+    judge_check: Literal["stop", "warn"] = "stop"  # a judge failing its check (`memopt.judge.check`) stops the run,
+    # or (warn) the run goes on with a warning every round
     seed: int = 0
     prompts: str | None = None
     knobs: dict[str, int] = Field(default_factory=dict)
