@@ -87,12 +87,65 @@ def read_json(path: str | Path, *, missing: str) -> Any:
         raise DataError(f"{path}: unreadable ({e}).") from None
 
 
+MAX_YAML_VALUES = 100_000  # values a YAML document may expand to, its aliases followed (a config holds far fewer)
+
+
 def load_yaml(text: str) -> Any:
     """YAML text read with the safe loader (libyaml's where installed); a key written twice in one mapping is a
-    ``yaml.YAMLError`` naming the key and its line, not the silent last-one-wins of plain YAML."""
+    ``yaml.YAMLError`` naming the key and its line, not the silent last-one-wins of plain YAML. Aliases are followed
+    only as far as `MAX_YAML_VALUES` values: a few hundred bytes of nested aliases (the "billion laughs") would
+    expand to billions of values for whatever reads the document next, so such a document is a ``yaml.YAMLError``."""
+    loader = _unique_key_loader()(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_expansion(node)
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+def _check_expansion(root: Any) -> None:
+    """A ``yaml.YAMLError`` when the node graph, its aliases expanded, holds more than `MAX_YAML_VALUES` values or
+    an alias inside itself (counted once per distinct node, so the check itself stays small)."""
     import yaml
 
-    return yaml.load(text, Loader=_unique_key_loader())  # noqa: S506 (a safe loader)
+    sizes: dict[int, int] = {}
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    open_nodes: set[int] = set()
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if done:
+            open_nodes.discard(key)
+            children = _children(node)
+            sizes[key] = 1 + sum(sizes[id(c)] for c in children)
+            if sizes[key] > MAX_YAML_VALUES:
+                raise yaml.constructor.ConstructorError(
+                    problem=f"its aliases expand to more than {MAX_YAML_VALUES:,} values (at line "
+                            f"{node.start_mark.line + 1}; nested aliases that repeat each other, as in the 'billion "
+                            "laughs'); write the values out instead of aliasing them")
+            continue
+        if key in sizes:
+            continue
+        if key in open_nodes:
+            raise yaml.constructor.ConstructorError(
+                problem=f"an alias refers to the value that holds it (at line {node.start_mark.line + 1}); a "
+                        "document must not contain itself")
+        open_nodes.add(key)
+        stack.append((node, True))
+        stack.extend((child, False) for child in _children(node) if id(child) not in sizes)
+
+
+def _children(node: Any) -> list[Any]:
+    import yaml
+
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
 
 
 @functools.cache

@@ -112,10 +112,8 @@ def mem0_fragment(pipeline: str, instructions: dict[str, str], *, v2: bool = Fal
     missing = [op for op in needed if not instructions.get(op, "").strip()]
     if missing:
         raise ConfigError(f"--format {fmt} needs the mem0 prompt(s) {', '.join(missing)}; they are missing.")
-    lines = instructions["extract"].strip().splitlines()
-    if lines and lines[-1].strip() == DATE_LINE:
-        lines.pop()
-    body = "\n".join(lines).rstrip()
+    lines = [line for line in instructions["extract"].strip().splitlines() if line.strip() != DATE_LINE]
+    body = "\n".join(lines).strip()  # the date line of an earlier 1.x export, wherever an edit moved it
     if v2:
         bare = "\n".join(line for line in body.splitlines() if line.strip() != JSON_INSTRUCTION).strip()
         return Mem0Fragment({"custom_instructions": bare}, None, (_V2_NOTE,))
