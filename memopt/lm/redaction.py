@@ -13,7 +13,8 @@
   URIs), in the forms they may take (as written, percent-decoded, percent-encoded), wherever they occur.
 
 For data (`redact_tree`): the value under a key that names a secret (`secret_key`: ``api_key``,
-``password``, ``secret``, ``credential``, ``token`` as a word, so ``max_tokens`` stays) is ``***``, and
+``password``, ``secret``, ``credential``, a key ending in the word ``token``, so ``access_token`` is one and
+``max_tokens`` or ``token_budget`` is not) is ``***``, and
 every string passes through `redact`. Only values long enough to be secrets are masked outside URIs, so an
 unrelated variable (``DB_PASSWORD=user``) never rewrites prompts, answers or data.
 """
@@ -40,8 +41,7 @@ SECRET_MIN_LENGTH = 8
 # MLFLOW_TRACKING_PASSWORD).
 _CREDENTIAL_NAME = re.compile(r"(?:API_?KEY|_TOKEN|_SECRET|_SECRET_ACCESS_KEY|_ACCESS_KEY_ID|PASSWORD|_PASSWD)$",
                               re.IGNORECASE)
-_SECRET_KEY = re.compile(r"api[_-]?key|secret|password|passwd|credential|(?:^|[^a-z])token(?:$|[^a-z])",
-                         re.IGNORECASE)
+_SECRET_KEY = re.compile(r"api[_-]?key|secret|password|passwd|credential|(?:^|[^a-z])token$", re.IGNORECASE)
 # scheme://user:PASSWORD@host where PASSWORD runs to the last '@' followed by a host (a name or [address], an
 # optional port, then '/', '?', '#', punctuation or the URI's end: a space, a quote, a bracket; not a second URI).
 _END = r"\s'\"<>`"

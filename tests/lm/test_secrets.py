@@ -83,8 +83,9 @@ def test_values_under_secret_keys_are_masked_in_data() -> None:
     config = {"llm": {"provider": "openai", "config": {"api_key": "sk-short", "model": "gpt-4.1-mini",
                                                        "max_tokens": 200}},
               "vector_store": {"config": {"url": "http://qdrant:6333", "password": "hunter2", "token": 12345}},
-              "storage": "postgresql://u:Sekr3t@db/x"}
+              "storage": "postgresql://u:Sekr3t@db/x", "knobs": {"token_budget": 4000, "access_token": "abc"}}
     shown = redact_tree(config)
+    assert shown["knobs"] == {"token_budget": 4000, "access_token": "***"}  # a knob named after tokens is no secret
     assert shown["llm"]["config"] == {"api_key": "***", "model": "gpt-4.1-mini", "max_tokens": 200}
     assert shown["vector_store"]["config"] == {"url": "http://qdrant:6333", "password": "***", "token": "***"}
     assert shown["storage"] == "postgresql://u:***@db/x"
