@@ -311,9 +311,9 @@ def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker
             picks_up(run.state.records)
         _restore(run, run.state.memory)
     status, stopped, summary, raising = "FINISHED", None, None, True
-    run.judge = check_run_judge(experiment, scorer, trainset + valset,
+    tracker.open()  # a store that cannot be used fails here, before any LM call, and never while signals wait
+    run.judge = check_run_judge(experiment, scorer, trainset + valset,  # before round 0 trusts the judge
                                 run.state.memory.get("judge") if run.state is not None else None)
-    tracker.open()  # a store that cannot be used fails here, before any round, and never while signals wait
     try:
         with deferred():
             if resume is not None:
