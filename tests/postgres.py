@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["postgres_bin", "postgres_server"]
+__all__ = ["postgres_bin", "postgres_server", "stop_server", "start_server"]
 
 
 def postgres_bin() -> Path | None:
@@ -60,6 +60,7 @@ def _run_as() -> list[str]:
 
 
 _reachable: dict[Path, Path] = {}
+_servers: dict[str, list[str]] = {}  # port -> the pg_ctl command line (without its action) of a running server
 
 
 def _reachable_by(as_user: list[str], bindir: Path) -> Path:
@@ -104,6 +105,7 @@ def postgres_server(databases: tuple[str, ...] = ("memopt",)) -> Iterator[dict[s
     options = f"-h 127.0.0.1 -p {port} -k {root} -c max_connections=200 -c fsync=off"
     subprocess.run([*as_user, str(bindir / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(root / "log"),
                     "-w", "-t", "60", "start"], check=True, capture_output=True, env=env)
+    _servers[str(port)] = [*as_user, str(bindir / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(root / "log")]
     try:
         import psycopg
 
@@ -112,6 +114,23 @@ def postgres_server(databases: tuple[str, ...] = ("memopt",)) -> Iterator[dict[s
                 conn.execute(f'CREATE DATABASE "{db}"')
         yield {db: f"postgresql://postgres@127.0.0.1:{port}/{db}" for db in databases}
     finally:
+        _servers.pop(str(port), None)
         subprocess.run([*as_user, str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"],
                        capture_output=True, env=env)
         shutil.rmtree(root, ignore_errors=True)
+
+
+def _port(url: str) -> str:
+    return url.rsplit("@", 1)[1].split("/", 1)[0].rsplit(":", 1)[1]
+
+
+def stop_server(url: str) -> None:
+    """Stop the server of ``url`` (one `postgres_server` started) at once, as a crash or an outage would."""
+    subprocess.run([*_servers[_port(url)], "-m", "immediate", "-w", "stop"], check=True, capture_output=True,
+                   env={**os.environ, "LC_ALL": "C"})
+
+
+def start_server(url: str) -> None:
+    """Start the stopped server of ``url`` again (same data, same port); returns once it accepts connections."""
+    subprocess.run([*_servers[_port(url)], "-w", "-t", "60", "start"], check=True, capture_output=True,
+                   env={**os.environ, "LC_ALL": "C"})

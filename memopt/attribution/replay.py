@@ -140,3 +140,46 @@ class AttributionCache:
     def candidate(self, case: FailedCase) -> str:
         """The case's blamed-op candidate: the op it was last blamed on, or `NEW`."""
         return self.last_op.get(case.case_id, NEW)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form, for an optimizer's checkpoint: the attributions, the blamed ops, and each masked fault with
+        its replayed case (each replayed graph once)."""
+        from memopt.trace.io import graph_to_json
+
+        graphs: dict[int, str] = {}
+        stored: dict[str, Any] = {}
+        masked: dict[str, Any] = {}
+        for fingerprint, fault in self.masked.items():
+            if fault is None:
+                masked[fingerprint] = None
+                continue
+            case, attribution = fault
+            key = graphs.setdefault(id(case.G), str(len(graphs)))
+            if key not in stored:
+                stored[key] = graph_to_json(case.G)
+            masked[fingerprint] = {"case": {"graph": key, "case_id": case.case_id, "question": case.question,
+                                            "gold": case.gold, "evidence": list(case.evidence),
+                                            "prediction": case.prediction, "category": case.category,
+                                            "pseudo_evidence": case.pseudo_evidence},
+                                   "attribution": attribution.to_dict()}
+        return {"by_fingerprint": {fp: a.to_dict() for fp, a in self.by_fingerprint.items()},
+                "last_op": dict(self.last_op), "masked": masked, "graphs": stored}
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> AttributionCache:
+        """Read `to_dict`'s form back."""
+        from memopt.trace.io import graph_from_json
+
+        graphs = {key: graph_from_json(data, source="the checkpoint's attribution cache")
+                  for key, data in (raw.get("graphs") or {}).items()}
+        masked: dict[str, MaskedFault] = {}
+        for fingerprint, fault in (raw.get("masked") or {}).items():
+            if fault is None:
+                masked[fingerprint] = None
+                continue
+            case = dict(fault["case"])
+            G = graphs[case.pop("graph")]
+            masked[fingerprint] = (FailedCase(G, **{**case, "evidence": tuple(case["evidence"])}),
+                                   Attribution.from_dict(fault["attribution"]))
+        return cls({fp: Attribution.from_dict(a) for fp, a in (raw.get("by_fingerprint") or {}).items()},
+                   dict(raw.get("last_op") or {}), masked)

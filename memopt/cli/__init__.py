@@ -89,8 +89,10 @@ def _interrupted(exc: BaseException) -> bool:
 def main() -> None:
     """Entry point of the `memopt` console script."""
     from memopt.core import interrupts
+    from memopt.lm.redaction import mask_process_output
 
     interrupts.handle_sigterm()
+    mask_process_output()  # logs, warnings and tracebacks pass through the one masking rule
     if not sys.stdout.isatty() and "COLUMNS" not in os.environ:
         os.environ["COLUMNS"] = str(PIPED_COLUMNS)  # rich's 80 columns would fold the tables of a log or a pipe
     try:
@@ -99,9 +101,9 @@ def main() -> None:
         from rich.console import Console
         from rich.markup import escape
 
-        from memopt.tracking import shown_uri
+        from memopt.lm.redaction import redact
 
-        Console(stderr=True, soft_wrap=True).print(f"[bold red]error:[/] {escape(shown_uri(str(e)))}", highlight=False)
+        Console(stderr=True, soft_wrap=True).print(f"[bold red]error:[/] {escape(redact(str(e)))}", highlight=False)
         sys.exit(e.exit_code)
     except (KeyboardInterrupt, SystemExit) as e:
         if not _interrupted(e):

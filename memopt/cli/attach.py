@@ -42,6 +42,7 @@ def mem0(
     from memopt.core.files import check_writable
     from memopt.data.source import load_data, select
     from memopt.live.attach import attach_mem0, load_answers, load_config
+    from memopt.lm.redaction import remember_secrets
 
     if answers is not None and answer_prompt is not None:
         raise ConfigError("--answers and --answer-prompt exclude each other: the answers are your application's, "
@@ -49,6 +50,7 @@ def mem0(
     check_writable(out)
     check_writable(trace, option="--trace", directory=True)
     fragment = load_config(config)
+    remember_secrets(fragment)  # its keys and passwords are masked wherever they would show
     given = load_answers(answers) if answers is not None else None
     instructions = options.answer_prompt_text(answer_prompt)
     name, loaded = load_data(data)

@@ -37,10 +37,12 @@ def check(
     from memopt.core.files import check_writable, write_json
     from memopt.data.source import load_data, select
     from memopt.export.mem0_check import check_mem0, load_fragment
+    from memopt.lm.redaction import remember_secrets
 
     if out is not None:
         check_writable(out)
     fragment = load_fragment(config)
+    remember_secrets(fragment)  # its keys and passwords are masked wherever they would show
     if top_k is None:
         block = fragment.get("memopt") if isinstance(fragment.get("memopt"), dict) else {}
         top_k = int((block.get("search") or {}).get("limit") or 10)

@@ -18,9 +18,10 @@ def optimize(
     out: Path = typer.Option(None, "--out", "-o", help="Write the summary JSON here."),
     rounds: int = typer.Option(None, "--rounds", min=1, help="Override `rounds`."),
     tracking_uri: str = typer.Option(None, "--tracking-uri", help="Override `mlflow.tracking_uri`."),
-    storage: str = typer.Option(None, "--storage", help="Override `optimizer.storage`: an Optuna storage "
-                                "(postgresql://..., sqlite:///FILE.db, journal:FILE) where `memopt worker` processes "
-                                "score the trials."),
+    storage: str = typer.Option(None, "--storage", envvar="MEMOPT_STORAGE", help="Override `optimizer.storage`: an "
+                                "Optuna storage (postgresql://..., sqlite:///FILE.db, journal:FILE) where `memopt "
+                                "worker` processes score the trials; a URL holding a password is best given in "
+                                "$MEMOPT_STORAGE."),
     data: str = typer.Option(None, "--data", help="Override `data.source` (a LoCoMo file or a synthetic spec)."),
     optimizer: str = typer.Option(None, "--optimizer", help="Override `optimizer.name`: a registered optimizer "
                                  "(`memopt plugins --kind optimizers` lists them)."),
@@ -86,7 +87,7 @@ def optimize(
         nonlocal done
         done += 1
         progress.round_done(done, exp.rounds - record.round)
-        console.print(round_line(record, exp.rounds), highlight=False)
+        console.print(escape(round_line(record, exp.rounds)), highlight=False)
 
     try:
         with RoundProgress(console, scorer.usage, lambda u: _spend(exp, u)) as progress:
@@ -101,7 +102,7 @@ def optimize(
                                                          "--storage": storage, "--seed": seed},
                                     lm or [])
             console.print(f"MLflow run {run_id} ended KILLED at its last checkpoint; continue it with "
-                          f"`{escape(again)}`", highlight=False)
+                          f"`{escape(again)}`{escape(_password_note(tracking_uri, storage))}", highlight=False)
         raise
     stdout = Console(soft_wrap=True)
     stdout.print(rounds_table(summary))
@@ -149,13 +150,39 @@ def _warn_if_round_zero_exceeds(exp, console) -> None:
                       "prompt is optimized.", highlight=False)
 
 
+# Where the resume command takes a URL holding a password from: the environment, never the printed text.
+PASSWORD_VARIABLES = {"--storage": "MEMOPT_STORAGE", "--tracking-uri": "MLFLOW_TRACKING_URI"}
+
+
 def _resume_command(experiment: Path, run_id: str, overrides: dict[str, object], lm: list[str] | None = None) -> str:
-    """The command that continues run ``run_id``: the same store and the same overrides (a resume refuses drift)."""
+    """The command that continues run ``run_id``: the same store and the same overrides (a resume refuses drift).
+    A URL holding a password is read from its environment variable (``"$MEMOPT_STORAGE"``), never printed."""
     import shlex
 
-    given = [part for option, value in overrides.items() if value is not None for part in (option, str(value))]
-    given += [part for spec in lm or [] for part in ("--lm", spec)]
-    return shlex.join(["memopt", "optimize", str(experiment), "--resume", run_id, *given])
+    from memopt.lm.redaction import redact, uri_password
+
+    given = []
+    for option, value in overrides.items():
+        if value is None:
+            continue
+        if option in PASSWORD_VARIABLES and uri_password(str(value)):
+            given += [option, f'"${PASSWORD_VARIABLES[option]}"']
+        else:
+            given += [option, shlex.quote(str(value))]
+    given += [part for spec in lm or [] for part in ("--lm", shlex.quote(spec))]
+    return redact(" ".join([shlex.join(["memopt", "optimize", str(experiment), "--resume", run_id]), *given]))
+
+
+def _password_note(tracking_uri: str | None, storage: str | None) -> str:
+    """What the resume command needs set in the environment: each URL whose password it does not print."""
+    from memopt.lm.redaction import redact, uri_password
+
+    needed = [f"{PASSWORD_VARIABLES[option]}={redact(value)}" for option, value
+              in (("--tracking-uri", tracking_uri), ("--storage", storage)) if value and uri_password(value)]
+    if not needed:
+        return ""
+    return (f"; it reads {' and '.join(v.split('=', 1)[0] for v in needed)} from the environment: set "
+            f"{'; '.join(needed)} with the real password (masked here as ***, it is never printed)")
 
 
 ROLES = ("task", "judge", "reflection")
@@ -202,7 +229,7 @@ def round_line(record, rounds: int) -> str:
     if errored:
         parts.append(f"{errored} errored cases")
     parts.append(f"{record.lm_calls:,} LM calls so far, {clock(record.seconds)}")
-    return " · ".join(parts)
+    return " · ".join(parts) + "".join(f"\nwarning: {warning}" for warning in getattr(record, "warnings", []))
 
 
 def _f1(value: float | None) -> str:

@@ -69,6 +69,8 @@ EXPERIMENT_NOTES: dict[str, str] = {
     "budget.max_cost_usd": "The most dollars the run may be billed (LiteLLM's prices); `null` = no cost limit.",
     "max_error_rate": "Share of errored cases in an evaluation above which the round stops.",
     "seed": "Seed of SimLM, the reflection and Optuna's sampler.",
+    "judge_check": "What a judge that fails its check before round 0 does (`memopt.judge.check`: clear-cut cases "
+                   "and known pairs): `stop` ends the run with one error; `warn` goes on, with a warning every round.",
     "prompts": "Directory of starting prompts shaped `<dir>/<pipeline>/<op>.md` (default: the seed prompts).",
     "knobs": "Starting knob values (`{top_k: 10}`); names must be knobs of the pipeline.",
     "mlflow.experiment": "The MLflow experiment the runs are logged to.",

@@ -18,8 +18,9 @@ __all__ = ["worker"]
 
 def worker(
     experiment: Path = typer.Argument(..., help="The experiment YAML the coordinator runs."),
-    storage: str = typer.Option(None, "--storage", help="The coordinator's Optuna storage (postgresql://..., "
-                                "sqlite:///FILE.db, journal:FILE); default: the experiment's optimizer.storage."),
+    storage: str = typer.Option(None, "--storage", envvar="MEMOPT_STORAGE", help="The coordinator's Optuna storage "
+                                "(postgresql://..., sqlite:///FILE.db, journal:FILE; or $MEMOPT_STORAGE); default: "
+                                "the experiment's optimizer.storage."),
     join: str = typer.Option(None, "--join", help="The MLflow parent run id of the optimize run to work for "
                              "(default: the newest open run of this experiment in the storage)."),
     wait: float = typer.Option(60.0, "--wait", min=0.0, help="Seconds to wait for the run to appear."),

@@ -7,7 +7,7 @@ what to do. The CLI prints the message alone (no traceback) and exits with code 
 from __future__ import annotations
 
 __all__ = ["one_line", "MemoptError", "DataError", "ConfigError", "LMError", "PromptError", "PluginError",
-           "EvaluationFailed", "TrackingError"]
+           "EvaluationFailed", "TrackingError", "StorageError"]
 
 
 class MemoptError(Exception):
@@ -44,6 +44,10 @@ class EvaluationFailed(MemoptError):
 
 class TrackingError(MemoptError):
     """The MLflow tracking store failed mid-run (gone, full, read-only, unreachable; names the store and the step)."""
+
+
+class StorageError(MemoptError):
+    """The Optuna storage of a team run failed mid-run (names the storage, the step and how to go on)."""
 
 
 def one_line(exc: BaseException) -> str:

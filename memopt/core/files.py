@@ -33,8 +33,8 @@ from typing import Any
 
 from memopt.core.errors import ConfigError, DataError
 
-__all__ = ["read_json", "read_text", "write_atomic", "write_json", "check_writable", "safe_name", "inside",
-           "file_lock", "distinct_names"]
+__all__ = ["read_json", "read_text", "write_atomic", "write_folder", "write_json", "check_writable", "safe_name",
+           "inside", "file_lock", "distinct_names"]
 
 _PLAIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -87,12 +87,65 @@ def read_json(path: str | Path, *, missing: str) -> Any:
         raise DataError(f"{path}: unreadable ({e}).") from None
 
 
+MAX_YAML_VALUES = 100_000  # values a YAML document may expand to, its aliases followed (a config holds far fewer)
+
+
 def load_yaml(text: str) -> Any:
     """YAML text read with the safe loader (libyaml's where installed); a key written twice in one mapping is a
-    ``yaml.YAMLError`` naming the key and its line, not the silent last-one-wins of plain YAML."""
+    ``yaml.YAMLError`` naming the key and its line, not the silent last-one-wins of plain YAML. Aliases are followed
+    only as far as `MAX_YAML_VALUES` values: a few hundred bytes of nested aliases (the "billion laughs") would
+    expand to billions of values for whatever reads the document next, so such a document is a ``yaml.YAMLError``."""
+    loader = _unique_key_loader()(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_expansion(node)
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+def _check_expansion(root: Any) -> None:
+    """A ``yaml.YAMLError`` when the node graph, its aliases expanded, holds more than `MAX_YAML_VALUES` values or
+    an alias inside itself (counted once per distinct node, so the check itself stays small)."""
     import yaml
 
-    return yaml.load(text, Loader=_unique_key_loader())  # noqa: S506 (a safe loader)
+    sizes: dict[int, int] = {}
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    open_nodes: set[int] = set()
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if done:
+            open_nodes.discard(key)
+            children = _children(node)
+            sizes[key] = 1 + sum(sizes[id(c)] for c in children)
+            if sizes[key] > MAX_YAML_VALUES:
+                raise yaml.constructor.ConstructorError(
+                    problem=f"its aliases expand to more than {MAX_YAML_VALUES:,} values (at line "
+                            f"{node.start_mark.line + 1}; nested aliases that repeat each other, as in the 'billion "
+                            "laughs'); write the values out instead of aliasing them")
+            continue
+        if key in sizes:
+            continue
+        if key in open_nodes:
+            raise yaml.constructor.ConstructorError(
+                problem=f"an alias refers to the value that holds it (at line {node.start_mark.line + 1}); a "
+                        "document must not contain itself")
+        open_nodes.add(key)
+        stack.append((node, True))
+        stack.extend((child, False) for child in _children(node) if id(child) not in sizes)
+
+
+def _children(node: Any) -> list[Any]:
+    import yaml
+
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
 
 
 @functools.cache
@@ -199,6 +252,69 @@ def write_atomic(path: str | Path, data: str | bytes) -> Path:
                             "another path.") from None
         raise
     return path
+
+
+def write_folder(folder: str | Path, files: dict[str, str | bytes]) -> Path:
+    """Write ``files`` (relative path → content) into ``folder`` all at once: the folder is built beside it (a copy
+    of what it holds, then the new files) and swapped in by one rename, so a reader sees the old folder or the new
+    one, never a mix. A write the system refuses (disk full, read-only) is a `DataError` naming ``folder``, which is
+    left as it was. Files of the folder that ``files`` does not name are kept."""
+    import shutil
+
+    folder = Path(folder)
+    staged = folder.with_name(f".{folder.name}.{secrets.token_hex(4)}.new")
+    try:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        if folder.is_dir():
+            shutil.copytree(folder, staged, symlinks=True)
+        else:
+            staged.mkdir()
+        for name, data in files.items():
+            path = inside(staged, name)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
+        _swap(staged, folder)
+    except BaseException as e:
+        shutil.rmtree(staged, ignore_errors=True)
+        if isinstance(e, OSError):
+            raise DataError(f"{folder}: cannot be written ({e.strerror or e}); it was left as it was (nothing of the "
+                            "new files is in it). Free space or choose another path, then run the command "
+                            "again.") from None
+        raise
+    return folder
+
+
+def _swap(staged: Path, folder: Path) -> None:
+    """Put the folder ``staged`` in the place of ``folder`` by one rename (Linux's exchange when ``folder`` exists,
+    else two renames, the old folder put back if the second fails); ``staged`` is gone afterwards."""
+    import shutil
+
+    if not folder.exists():
+        os.rename(staged, folder)
+        return
+    if _exchange(staged, folder):
+        shutil.rmtree(staged, ignore_errors=True)  # now the old folder
+        return
+    old = folder.with_name(f".{folder.name}.{secrets.token_hex(4)}.old")
+    os.rename(folder, old)
+    try:
+        os.rename(staged, folder)
+    except BaseException:
+        os.rename(old, folder)
+        raise
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths atomically (``renameat2(RENAME_EXCHANGE)``); False where the system cannot."""
+    import ctypes
+
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (AttributeError, OSError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    return renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
 
 
 def write_json(path: str | Path, data: Any, *, indent: int | None = 1) -> Path:

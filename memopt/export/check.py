@@ -2,15 +2,20 @@
 
 Each prompt is compared with its seed (the sentences the seed did not hold are *new*):
 
-- ``contradiction`` (blocks): a pair of sentences, one of them new, that conflict on a directive
-  (`memopt.simlm.edits.conflicts`: opposite stances, or a restriction the other rule does not have);
-- ``leakage`` (blocks): a new sentence holds a speaker name of the data the run saw, or a run of
-  ``NGRAM`` words from its turns or questions, that the seed does not hold; or it is copied from the
-  feedback and holds an item of a gold answer ("Only watching movies and left out making desserts.",
-  from an observation on the gold "Watching movies, making desserts"; abstentions are no one's data):
-  exported, one user's conversation would end up in every user's prompt. A gold item outside a copied
-  sentence is not blocked: items such as "two weeks", "a pet" or "7 May 2023" are also the words of
-  ordinary rules and examples;
+- ``injection`` (blocks): a new sentence that turns the model against its operator or users: overriding the
+  instructions, disclosing the prompt or secrets, sending data out, tools and code, jailbreaks, other users'
+  memories, obeying instructions found in the data, smuggled text (`memopt.export.injection`);
+- ``contradiction`` (blocks): a pair of rules, one of them new, that prescribe different actions for one
+  condition with no stated exception or priority (`memopt.export.contradiction`: this module's own reading of
+  rules, not SimLM's reader of instructions);
+- ``leakage`` (blocks): a new sentence holds the data the run saw that the seed does not hold: a speaker's or
+  another proper name, an amount, a count with what it counts, a clock time or duration, a date of the data, a
+  training question, a run of ``NGRAM`` words from its turns or questions, or three words only one user's
+  conversation uses (`memopt.export.leakage`); or it is copied from the feedback and holds an item of a gold
+  answer ("Only watching movies and left out making desserts.", from an observation on the gold "Watching movies,
+  making desserts"; abstentions are no one's data): exported, one user's conversation would end up in every user's
+  prompt. A gold item outside a copied sentence is not blocked: items such as "two weeks", "a pet" or "7 May 2023"
+  are also the words of ordinary rules and examples;
 - ``fragment`` (warns): a new sentence without a verb, or copied from the feedback the reflection read;
 - ``growth`` (warns): the prompt is more than ``MAX_GROWTH`` longer than its seed.
 
@@ -24,14 +29,16 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from memopt.data.model import Conversation
-from memopt.simlm import conflicts, is_fragment, sentence_spans
+from memopt.export.contradiction import contradictions
+from memopt.export.injection import injections
+from memopt.export.leakage import NGRAM, DataFacts, leaks
+from memopt.simlm import is_fragment, sentence_spans
 
 __all__ = ["Issue", "CheckReport", "TrainingData", "PromptGuard", "check_prompt", "check_prompts", "gold_items",
            "NGRAM", "MAX_GROWTH", "BLOCKING"]
 
-NGRAM = 6
 MAX_GROWTH = 0.25
-BLOCKING = frozenset({"contradiction", "leakage"})
+BLOCKING = frozenset({"injection", "contradiction", "leakage"})
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
 
@@ -60,7 +67,7 @@ class CheckReport:
 
     @property
     def blocking(self) -> list[Issue]:
-        """The issues that block (contradictions, leakage)."""
+        """The issues that block (injection, contradictions, leakage)."""
         return [i for i in self.issues if i.blocking]
 
     def text(self) -> str:
@@ -82,16 +89,19 @@ def _ngrams(words: list[str], n: int = NGRAM) -> set[tuple[str, ...]]:
 
 @dataclass(frozen=True)
 class TrainingData:
-    """What a run saw that must not end up in a prompt: speaker names, word runs of turns and questions, and the
-    items of gold answers (as word tuples)."""
+    """What a run saw that must not end up in a prompt: speaker names, word runs of turns and questions, the items
+    of gold answers (as word tuples), and everything else of it a prompt could repeat (`memopt.export.leakage`)."""
 
     names: frozenset[str]
     ngrams: frozenset[tuple[str, ...]]
     answers: frozenset[tuple[str, ...]] = frozenset()
+    facts: DataFacts | None = None
 
     @classmethod
     def of(cls, conversations: Iterable[Conversation]) -> TrainingData:
-        """The names, ``NGRAM``-word runs (every turn and question) and gold answer items of these conversations."""
+        """The names, ``NGRAM``-word runs (every turn and question), gold answer items and the `DataFacts` of these
+        conversations."""
+        conversations = list(conversations)
         names: set[str] = set()
         grams: set[tuple[str, ...]] = set()
         answers: set[tuple[str, ...]] = set()
@@ -101,7 +111,7 @@ class TrainingData:
             for text in texts:
                 grams |= _ngrams(_words(text))
             answers.update(item for case in conv.cases for item in gold_items(case.gold))
-        return cls(frozenset(names), frozenset(grams), frozenset(answers))
+        return cls(frozenset(names), frozenset(grams), frozenset(answers), DataFacts.of(conversations))
 
 
 def gold_items(gold: str) -> list[tuple[str, ...]]:
@@ -133,23 +143,30 @@ def _norm(sentence: str) -> str:
     return " ".join(_words(sentence))
 
 
+def _old(seed: str | None) -> set[str]:
+    """The seed's sentences, normalised, however a reader splits them (a finding in them is not the tuning's)."""
+    if seed is None:
+        return set()
+    from memopt.core.text import sentences
+
+    split = [s.text for s in sentence_spans(seed)]
+    split += [s for line in seed.splitlines() for s in sentences(line.strip(" -*•\t"))]
+    return {_norm(s) for s in split} | {_norm(line) for line in seed.splitlines()}
+
+
 def check_prompt(op: str, kind: str, text: str, *, seed: str | None = None, data: TrainingData | None = None,
                  feedback: str = "") -> list[Issue]:
     """The issues of one prompt (operation kind ``kind``) against its seed, the run's data and its feedback."""
     spans = sentence_spans(text)
-    old = {_norm(s.text) for s in sentence_spans(seed)} if seed is not None else set()
+    old = _old(seed)
     new = [s.text for s in spans if _norm(s.text) not in old]
     issues: list[Issue] = []
-    seen: set[tuple[str, str]] = set()
-    for rule in new:
-        for other in spans:
-            if other.text == rule or (other.text, rule) in seen:
-                continue
-            found = conflicts(kind, rule, other.text) or conflicts(kind, other.text, rule)
-            if found:
-                seen.add((rule, other.text))
-                issues.append(Issue(op, "contradiction", f"{rule!r} contradicts {other.text!r} "
-                                                         f"({', '.join(sorted(set(found)))})"))
+    for sentence, what in injections(text):
+        if _norm(sentence) not in old:
+            issues.append(Issue(op, "injection", f"{what} in {sentence!r}"))
+    for first, second, why in contradictions(text):
+        if _norm(first) not in old or _norm(second) not in old:
+            issues.append(Issue(op, "contradiction", f"{second!r} contradicts {first!r} ({why})"))
     copied = _norm(feedback)
     copies = {sentence for sentence in new if copied and len(_words(sentence)) >= 3 and _norm(sentence) in copied}
     if data is not None:
@@ -171,6 +188,10 @@ def check_prompt(op: str, kind: str, text: str, *, seed: str | None = None, data
             if golds:
                 issues.append(Issue(op, "leakage", f"gold answer item(s) {', '.join(map(repr, golds[:3]))} of the "
                                                    f"data in {sentence!r}"))
+            found = leaks(sentence, data.facts, seed=seed_text) if data.facts is not None and not (
+                names or runs or golds) else []  # one issue a sentence
+            if found:
+                issues.append(Issue(op, "leakage", f"{'; '.join(found)} of the data in {sentence!r}"))
     for sentence in new:
         if is_fragment(sentence) and not sentence.rstrip().endswith(":"):
             issues.append(Issue(op, "fragment", f"no verb: {sentence!r}"))
@@ -192,7 +213,7 @@ def check_prompts(pipeline: str, instructions: Mapping[str, str], *, seed: Mappi
     if seed is None:
         report.notes.append("no seed prompts: every sentence is checked as new, growth is not checked")
     if data is None:
-        report.notes.append("no data: leakage (speaker names, word runs of the turns) is not checked")
+        report.notes.append("no data: leakage (names, numbers, dates, word runs of the turns) is not checked")
     return report
 
 

@@ -8,7 +8,9 @@ Sources (`memopt.tracking.sources.load_source`; this module reads directories, `
   shape and the param ``pipeline``. The MLflow store is ``tracking_uri``, else
   ``$MLFLOW_TRACKING_URI``, else ``sqlite:///mlflow.db``.
 
-Formats (`export`; every file is written atomically, temp file then replace):
+Formats (`export`; all or nothing: a file through a temporary file and a rename, the text format's folder built
+beside it and swapped in at once, `memopt.core.files.write_folder`; a refused write is one error and leaves the
+old export as it was):
 
 - ``text``: a prompts directory ``<out>/<pipeline>/<op>.md`` that ``memopt run --prompts`` accepts.
 - ``dspy``: the pipeline as a DSPy program. ``--out DIR`` (no suffix) saves the whole program
@@ -49,7 +51,8 @@ import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
-from memopt.core.errors import ConfigError
+from memopt.core.errors import ConfigError, DataError
+from memopt.core.files import write_atomic, write_folder
 from memopt.export.knobs import KNOBS_FILE, MEM0_BLOCK, Knobs, add_to_dspy_json
 from memopt.systems import prompts as prompt_files
 
@@ -112,10 +115,8 @@ def mem0_fragment(pipeline: str, instructions: dict[str, str], *, v2: bool = Fal
     missing = [op for op in needed if not instructions.get(op, "").strip()]
     if missing:
         raise ConfigError(f"--format {fmt} needs the mem0 prompt(s) {', '.join(missing)}; they are missing.")
-    lines = instructions["extract"].strip().splitlines()
-    if lines and lines[-1].strip() == DATE_LINE:
-        lines.pop()
-    body = "\n".join(lines).rstrip()
+    lines = [line for line in instructions["extract"].strip().splitlines() if line.strip() != DATE_LINE]
+    body = "\n".join(lines).strip()  # the date line of an earlier 1.x export, wherever an edit moved it
     if v2:
         bare = "\n".join(line for line in body.splitlines() if line.strip() != JSON_INSTRUCTION).strip()
         return Mem0Fragment({"custom_instructions": bare}, None, (_V2_NOTE,))
@@ -127,14 +128,7 @@ def mem0_fragment(pipeline: str, instructions: dict[str, str], *, v2: bool = Fal
 
 
 def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-    try:
-        with open(tmp, "x", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    write_atomic(path, text)  # a refused write is one DataError; the old file stays
 
 
 def _check_operations(pipeline: str, instructions: dict[str, str]) -> None:
@@ -148,13 +142,16 @@ def _check_operations(pipeline: str, instructions: dict[str, str]) -> None:
                           + (f"unknown: {', '.join(unknown)}" if unknown else f"missing: {', '.join(missing)}") + ".")
 
 
-def _write_text_dir(pipeline: str, instructions: dict[str, str], root: Path) -> list[Path]:
-    paths = []
-    for op, text in sorted(instructions.items()):
-        path = prompt_files.prompt_path(pipeline, op, root)
-        _atomic_write(path, text.strip() + "\n")
-        paths.append(path)
-    return paths
+def _write_text_dir(pipeline: str, instructions: dict[str, str], root: Path,
+                    knobs: Knobs | None = None) -> list[Path]:
+    """The prompts (and knobs) of ``pipeline`` into ``<root>/<pipeline>/``, all or nothing (`write_folder`)."""
+    folder = prompt_files.prompt_path(pipeline, next(iter(instructions)), root).parent
+    files = {prompt_files.prompt_path(pipeline, op, root).relative_to(folder).as_posix(): text.strip() + "\n"
+             for op, text in sorted(instructions.items())}
+    if knobs is not None:
+        files[KNOBS_FILE] = knobs.yaml()
+    write_folder(folder, files)
+    return [folder / name for name in files]
 
 
 def export(pipeline: str, instructions: dict[str, str], fmt: str, out: str | Path, knobs: Knobs | None = None) -> Path:
@@ -169,9 +166,7 @@ def export(pipeline: str, instructions: dict[str, str], fmt: str, out: str | Pat
         _check_operations(pipeline, instructions)
         if out.exists() and not out.is_dir():
             raise ConfigError(f"--out {out}: is a file; --format text writes a directory <out>/{pipeline}/<op>.md.")
-        _write_text_dir(pipeline, instructions, out)
-        if knobs is not None:
-            _atomic_write(out / pipeline / KNOBS_FILE, knobs.yaml())
+        _write_text_dir(pipeline, instructions, out, knobs)
         return out
     if fmt == "dspy" and out.suffix != ".json":
         return _save_dspy_program(pipeline, instructions, out, knobs)
@@ -201,6 +196,12 @@ def _save_dspy(pipeline: str, instructions: dict[str, str], out: Path, knobs: Kn
         if knobs is not None:
             add_to_dspy_json(tmp, knobs)
         os.replace(tmp, out)
+    except (OSError, RuntimeError) as e:  # DSPy's save reports a refused write as a RuntimeError
+        refused = e if isinstance(e, OSError) else e.__cause__ or e.__context__
+        if not isinstance(refused, OSError):
+            raise
+        raise DataError(f"--out {out}: cannot be written ({refused.strerror or refused}); it was left as it "
+                        "was.") from None
     finally:
         tmp.unlink(missing_ok=True)
     return out

@@ -60,9 +60,10 @@ from typing import Any
 from memopt.core.errors import ConfigError, DataError, LMError
 from memopt.data.model import Conversation, Session
 from memopt.export.formats import DATE_LINE
+from memopt.lm.redaction import redact, remember_secrets, validation_problems
 
 __all__ = ["check_mem0", "plan_cases", "load_fragment", "mem0_config", "session_messages", "EMBEDDING_DIMS",
-           "MEM0_EXTRA", "REPLACED_KEYS", "SCHEMA_VERSION"]
+           "MEM0_EXTRA", "rejected_config", "REPLACED_KEYS", "SCHEMA_VERSION"]
 
 SCHEMA_VERSION = 1
 EMBEDDING_DIMS = 64
@@ -154,6 +155,17 @@ def _import_mem0() -> tuple[Any, str]:
         raise ConfigError("mem0 was imported before the check with telemetry on; set MEM0_TELEMETRY=False "
                           "before importing mem0 (the check must not reach the network).")
     return Memory, version
+
+
+def rejected_config(config: dict[str, Any], error: Exception) -> ConfigError:
+    """Mem0's refusal of a config as one error that never echoes a value of it (pydantic's ``input_value`` may be
+    an API key): where and what, the config's secrets masked."""
+    from pydantic import ValidationError
+
+    remember_secrets(config)
+    said = validation_problems(error) if isinstance(error, ValidationError) else redact(str(error).splitlines()[0]
+                                                                                           if str(error) else "")
+    return ConfigError(f"Mem0 rejected the config: {said}")
 
 
 def _check_keys(fragment: dict[str, Any], known: set[str]) -> None:
@@ -295,7 +307,7 @@ def check_mem0(config_fragment: dict[str, Any], conversations: list[Conversation
                 with _quiet("mem0.memory.main"):
                     memory = Memory.from_config(mem0_config(config_fragment, url, tmp))
             except (ValidationError, ValueError) as e:
-                raise ConfigError(f"Mem0 rejected the config: {e}") from None
+                raise rejected_config(config_fragment, e) from None
             template = config_fragment.get("custom_fact_extraction_prompt")
             per_conversation: dict[str, dict[str, Any]] = {}
             for conversation, _ in plan:

@@ -148,7 +148,7 @@ def _mem0(config: dict[str, Any], offline: bool, write_stores: bool) -> Iterator
     and the server started (or None)."""
     import logging
 
-    from memopt.export.mem0_check import _offline_env, _probe, _quiet, mem0_config
+    from memopt.export.mem0_check import _offline_env, _probe, _quiet, mem0_config, rejected_config
 
     if not offline:
         stores = stores_of(config)
@@ -178,7 +178,7 @@ def _mem0(config: dict[str, Any], offline: bool, write_stores: bool) -> Iterator
             with _quiet("mem0.memory.main"):
                 memory = Memory.from_config(config)
         except (ValidationError, ValueError) as e:
-            raise ConfigError(f"Mem0 rejected the config: {e}") from None
+            raise rejected_config(config, e) from None
         except Exception as e:  # Mem0's clients raise their own errors (OpenAIError without a key)
             said = str(e).splitlines()[0][:300] if str(e) else "no message"
             raise ConfigError(f"Mem0 could not start with this config ({type(e).__name__}: {said}); its LLM or "

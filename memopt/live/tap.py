@@ -105,16 +105,25 @@ class Mem0Tap:
                     try:
                         result = original(*args, **kwargs)
                     except Exception as e:
+                        self._stop_if_failed()  # a record Mem0's own threads could not write: that is the error
                         self.writer.write(kind, number, phase="end", error=f"{type(e).__name__}: {e}")
                         raise
                     finally:
-                        if kind == "add":
-                            self._read_history(number)
-                        self._active = outer
+                        try:
+                            if kind == "add":
+                                self._read_history(number)
+                        finally:
+                            self._active = outer
+                    self._stop_if_failed()  # Mem0 may have swallowed the failure of a write made in its threads
                     self.writer.write(kind, number, phase="end", results=_results(result))
                     return result
             return call
         return make
+
+    def _stop_if_failed(self) -> None:
+        """Raise the failure of any write of the recording so far (`memopt.live.records.RecordWriter.failure`)."""
+        if self.writer.failure is not None:
+            raise self.writer.failure from None
 
     def _llm(self, original: Callable[..., Any]) -> Callable[..., Any]:
         def generate_response(*args: Any, **kwargs: Any) -> Any:

@@ -26,6 +26,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from memopt.core.errors import ConfigError
+from memopt.lm.redaction import mask_userinfo
 
 __all__ = [
     "SPEC_FORMS",
@@ -59,7 +60,6 @@ _LOCAL = re.compile(r"^local(?::(?P<name>.*))?$")
 _LOCAL_DEFAULT = "smollm2"
 _MODEL = re.compile(r"^[\w.:/@+-]+$")
 _URL_START = re.compile(r"@(?=[A-Za-z][A-Za-z0-9+.-]*://)")
-_CREDENTIALS = re.compile(r"//[^/@\s]*@")
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,7 @@ SpecInput = str | LMSpec | Sequence[str | LMSpec]  # what a public entry (make_l
 
 
 def _bad(spec: str, why: str) -> ConfigError:
-    return ConfigError(f"LM spec {_CREDENTIALS.sub('//***@', spec)!r}: {why}; {SPEC_FORMS}.")
+    return ConfigError(f"LM spec {mask_userinfo(spec)!r}: {why}; {SPEC_FORMS}.")
 
 
 def _check_api_base(spec: str, url: str) -> str:

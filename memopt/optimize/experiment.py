@@ -41,6 +41,7 @@ from pydantic_core import PydanticCustomError
 
 from memopt.core.errors import ConfigError, DataError
 from memopt.core.files import load_yaml, read_text
+from memopt.lm.redaction import redact, remember_secrets, secret_key
 from memopt.lm.spec import LMSpec, parse_lm_specs, sim_spec
 
 __all__ = ["Experiment", "load_experiment", "apply_overrides"]
@@ -266,6 +267,8 @@ class Experiment(_Strict):
     rounds: int = Field(4, ge=1, le=100)
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
     max_error_rate: float = Field(0.2, ge=0.0, le=1.0)
+    judge_check: Literal["stop", "warn"] = "stop"  # a judge failing its check (`memopt.judge.check`) stops the run,
+    # or (warn) the run goes on with a warning every round
     seed: int = 0
     prompts: str | None = None
     knobs: dict[str, int] = Field(default_factory=dict)
@@ -281,7 +284,9 @@ def _got(error: dict[str, Any]) -> str:
     value = error.get("input")
     if error.get("type") in ("extra_forbidden", "missing") or not isinstance(value, str | int | float):
         return ""
-    return f" (got {str(value)[:60]!r})"
+    if any(isinstance(part, str) and secret_key(part) for part in error.get("loc", ())):
+        return ""
+    return f" (got {redact(str(value))[:60]!r})"
 
 
 def apply_overrides(raw: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
@@ -323,6 +328,7 @@ def load_experiment(path: str | Path, overrides: dict[str, Any] | None = None) -
         raise ConfigError(f"{path}: unreadable YAML value ({e}).") from None
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: the experiment must be a mapping of keys (pipeline, data, lm, ...).")
+    remember_secrets([raw, overrides])  # the passwords of its URIs are masked wherever they show from now on
     try:
         experiment = Experiment.model_validate(apply_overrides(raw, overrides or {}))
     except ConfigError as e:

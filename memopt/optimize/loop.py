@@ -24,7 +24,7 @@ import json
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from memopt.core.errors import ConfigError, EvaluationFailed, MemoptError, TrackingError
@@ -52,6 +52,7 @@ from memopt.optimize.events import (
     make_tracker,
 )
 from memopt.optimize.experiment import Experiment
+from memopt.optimize.judging import check_run_judge
 from memopt.optimize.reflective import RoundOutcome, StateRepeated
 from memopt.optimize.registry import Optimizer
 from memopt.optimize.resume import STATE_ARTIFACT, load_checkpoint
@@ -193,6 +194,8 @@ def _record(index: int, scorer: Scorer, system: MemorySystem, valset: list[Conve
                                       before_knobs or {}) if tried else \
             ("kept its proposal" if outcome.accepted else "kept the current prompts (no trials)")
         record.commit_messages = _commit_messages(record, outcome, current_val, outcome.rationales)
+        if outcome.unblamed and not outcome.accepted:
+            record.decision += f" ({outcome.unblamed})"
     return record
 
 
@@ -241,6 +244,7 @@ class OptimizeRun:
     listeners: Observers
     on_round: Callable[[RoundRecord], None] | None = None
     state: OptimizeState | None = None
+    judge: dict[str, Any] = field(default_factory=dict)  # the judge check (`memopt.optimize.judging`)
 
     @property
     def tracker(self) -> Tracker:
@@ -307,8 +311,11 @@ def run_experiment(experiment: Experiment, *, resume: str | None = None, tracker
         scorer.resume_from(run.state.usage, run.state.lm_calls, run.state.tokens)
         if (picks_up := getattr(optimizer, "resume", None)) is not None:  # optional (`Optimizer`)
             picks_up(run.state.records)
+        _restore(run, run.state.memory)
     status, stopped, summary, raising = "FINISHED", None, None, True
     tracker.open()  # a store that cannot be used fails here, before any LM call, and never while signals wait
+    run.judge = check_run_judge(experiment, scorer, trainset + valset,  # before round 0 trusts the judge
+                                run.state.memory.get("judge") if run.state is not None else None)
     try:
         with deferred():
             if resume is not None:
@@ -408,6 +415,22 @@ def _finish(run: OptimizeRun, status: str, stopped: str | None) -> dict[str, Any
         run.emit(RunFinished(status, summary))
 
 
+def _memory(run: OptimizeRun) -> dict[str, Any]:
+    """What the next round depends on beyond the records (`OptimizeState.memory`): the optimizer's own (an
+    optimizer with a ``memory()`` method), and the calls the scorer keeps for the round's report."""
+    remembers = getattr(run.optimizer, "memory", None)
+    return {"optimizer": remembers() if remembers is not None else None,
+            "scorer": {"last_report_calls": run.scorer.last_report_calls}, "judge": dict(run.judge)}
+
+
+def _restore(run: OptimizeRun, memory: dict[str, Any]) -> None:
+    """Take up a checkpoint's `_memory` (an older checkpoint has none: the run resumes as it did before)."""
+    run.scorer.last_report_calls = int((memory.get("scorer") or {}).get("last_report_calls") or 0)
+    restore = getattr(run.optimizer, "restore", None)
+    if restore is not None and memory.get("optimizer"):
+        restore(memory["optimizer"])
+
+
 def _baseline(run: OptimizeRun, fingerprint: str) -> None:
     """Round 0: the starting prompts scored; the first state."""
     started = time.perf_counter()
@@ -415,13 +438,14 @@ def _baseline(run: OptimizeRun, fingerprint: str) -> None:
     run.scorer.label = f"round 0/{run.experiment.rounds}"
     with run.round(0, "round-0 (starting prompts)"):
         record = _record(0, run.scorer, system, run.valset, run.testset, None, started)
+        record.warnings = [run.judge["warning"]] if run.judge.get("warning") else []
         run.emit(RoundScored(record, None, system, system.instructions(), reported=dict(run.scorer.last_report)))
         with deferred():  # the checkpoint and the end of the round's run go together
             val = float(record.val["f1"])
             run.state = OptimizeState(system.name, 1, system.instructions(), dict(system.knobs), val, 0, val,
                                       system.instructions(), dict(system.knobs), [record], record.lm_calls,
                                       record.tokens, run.tracker.run_id, data=run.data, data_fingerprint=fingerprint,
-                                      usage=record.usage)
+                                      usage=record.usage, memory=_memory(run))
             run.emit(RoundFinished(record, run.state))
     run.emit(BestChanged(0, run.state.best_val, dict(run.state.best_instructions), dict(run.state.best_knobs)))
     if run.on_round is not None:
@@ -457,12 +481,14 @@ def _round(run: OptimizeRun) -> None:
             record = _record(index, run.scorer, current, run.valset, run.testset, outcome, started, before=before,
                              before_knobs=dict(state.knobs), current_val=state.current_val,
                              min_gain=float(getattr(run.optimizer, "min_gain", 0.0)))
+            record.warnings = [run.judge["warning"]] if run.judge.get("warning") else []
             run.emit(RoundScored(record, outcome, current, before, state.records[-1].prompt_versions,
                                  dict(run.scorer.last_report)))
             with deferred():  # the state changes, its checkpoint and the end of the round's run go together
                 state.instructions, state.knobs, state.current_val = instructions, knobs, current_val
                 state.records.append(record)
                 state.lm_calls, state.tokens, state.usage = record.lm_calls, record.tokens, record.usage
+                state.memory = _memory(run)
                 if outcome.accepted and state.current_val > state.best_val:
                     state.best_round, state.best_val = index, state.current_val
                     state.best_instructions, state.best_knobs = dict(state.instructions), dict(state.knobs)

@@ -86,6 +86,7 @@ class RoundOutcome:
     reflections: list[Reflection] = field(default_factory=list)  # each call of the reflection LM: asked, answered
     reused_train: bool = False  # the train split was not run again (a rejected round before left the system as it was)
     unattributed: dict[str, str] = field(default_factory=dict)  # failures without an attribution: case id → why
+    unblamed: str = ""  # why nothing was attributed, when the round's feedback needed attributions and got none
 
 
 @dataclass
@@ -124,6 +125,7 @@ class ReflectiveOptimizer:
     last_train: tuple[str, Scored] | None = field(default=None, repr=False)  # (system digest, its training run)
     trial_calls: int = 0  # the most LM calls one trial configuration has taken: the budget sizes a batch by it
     unattributed: dict[str, str] = field(default_factory=dict)  # the last round's failures left unattributed: why
+    last_accepted: bool = True  # whether the last round changed the system (then its training run is not reused)
 
     def step(self, system: MemorySystem, round_index: int, *, trainset: list[Conversation],
              valset: list[Conversation], current_val: float) -> RoundOutcome:
@@ -150,11 +152,13 @@ class ReflectiveOptimizer:
             types[a.error_type] = types.get(a.error_type, 0) + 1
         chosen = {op: rationales[(op, text)] for op, text in choice.instructions.items()}
         self._learn(feedback, accepted)
+        self.last_accepted = accepted
         why = dict(self.unattributed) if self.attributes else \
             {r.case_id: f"not attributed: feedback {self.feedback} reads no attribution" for r in train.results
              if not r.error and is_failed(r.to_dict())}
         return RoundOutcome(train, blamed, feedback, candidates, choice, accepted, counts, types, unattributed,
-                            chosen, rejected, spent, digest, reflections, reused, why)
+                            chosen, rejected, spent, digest, reflections, reused, why,
+                            unblamed=_unblamed(train, spent, unattributed) if self.attributes and not blamed else "")
 
     def resume(self, records: Sequence[RoundRecord]) -> None:
         """Continue after a checkpoint's rounds: the ops they set aside are set aside again (`_learn` replayed on
@@ -165,6 +169,34 @@ class ReflectiveOptimizer:
                 self._learn(record.feedback, record.accepted)
                 if record.inputs_digest:  # checkpoints written before digests were kept have none
                     self.seen.setdefault(record.inputs_digest, record.round)
+
+    def memory(self) -> dict[str, Any]:
+        """What the next round's decisions depend on beyond the records, for the checkpoint (`restore` reads it
+        back): the attribution cache (replays, strata, masked faults), the trial size the budget sizes batches by,
+        and, after a rejected round, the training run the next round reuses."""
+        from memopt.trace.io import graph_to_json
+
+        train = None
+        if self.last_train is not None and not self.last_accepted:
+            key, scored = self.last_train
+            train = {"key": key, "results": [r.to_dict() for r in scored.results], "metrics": scored.metrics,
+                     "graphs": {sid: graph_to_json(G) for sid, G in scored.graphs.items()}}
+        return {"cache": self.cache.to_dict(), "trial_calls": self.trial_calls, "last_train": train}
+
+    def restore(self, memory: dict[str, Any]) -> None:
+        """Take up `memory`'s form of a checkpoint (after `resume`): the next round decides as it would have."""
+        from memopt.evaluate.run import CaseResult
+        from memopt.trace.io import graph_from_json
+
+        self.cache = AttributionCache.from_dict(memory.get("cache") or {})
+        self.trial_calls = int(memory.get("trial_calls") or 0)
+        train = memory.get("last_train")
+        if train:
+            graphs = {sid: graph_from_json(G, source="the checkpoint's training run")
+                      for sid, G in train["graphs"].items()}
+            self.last_train = (train["key"], Scored([CaseResult(**r) for r in train["results"]], train["metrics"],
+                                                    graphs))
+            self.last_accepted = False
 
     def _learn(self, rewritten: Iterable[str], accepted: bool) -> None:
         """Remember which rewritten ops lost (`ranks_ops`): an accepted round changes the system, so every op may
@@ -383,6 +415,21 @@ class ReflectiveOptimizer:
                 "trials": self.trials, "trial_batch": self.trial_batch, "search": self.search,
                 "min_gain": self.min_gain, "verify": self.verify, "sample": self.sample, "replay": self.replay,
                 "stop_on_repeat": self.stop_on_repeat, "reuse_train": self.reuse_train}
+
+
+def _unblamed(train: Scored, spent: dict[str, int], unattributed: int) -> str:
+    """Why a round that needed attributions has none, in words a person can act on."""
+    metrics, failed = train.metrics, spent.get("failed", 0)
+    judge, f1, n = metrics.get("judge"), metrics.get("f1"), metrics.get("n", len(train.results))
+    if failed == 0 and judge is not None and f1 is not None and judge >= 0.999 > f1:
+        return (f"nothing to attribute: the judge called all {n} train answers correct while their F1 is "
+                f"{f1:.3f}; a judge that agrees with everything hides every failure (check lm.judge)")
+    if failed == 0:
+        return f"nothing to attribute: no train answer failed ({n} answers, F1 {f1 if f1 is None else round(f1, 3)})"
+    if unattributed:
+        return (f"nothing attributed: the attribution of {unattributed} of {failed} failed train answers failed "
+                "(their judge calls errored; see the warnings above)")
+    return f"nothing attributed: none of the {failed} failed train answers was sampled or could be blamed on an op"
 
 
 def _digest(value: Any) -> str:

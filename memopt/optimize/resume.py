@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from memopt.core.errors import ConfigError, DataError
 from memopt.core.files import read_json
+from memopt.lm.redaction import redact_tree
 from memopt.optimize.experiment import Experiment
 from memopt.optimize.state import OptimizeState
 
@@ -67,10 +68,10 @@ def _check_drift(run_id: str, recorded: dict[str, Any], experiment: Experiment) 
     Keys the recorded experiment lacks (settings added since it ran) are not compared; the budget and the
     number of rounds may change (a resume is how a run gets more of either).
     """
-    now = experiment.model_dump(mode="json")
+    now = redact_tree(experiment.model_dump(mode="json"))  # the record's URIs are masked: compared masked
     changed = []
     for section in ROUND_SETTINGS:
-        old, new = recorded.get(section), now[section]
+        old, new = redact_tree(recorded.get(section)), now[section]
         if isinstance(new, dict) and isinstance(old, dict):
             changed += [f"{section}.{key} {old[key]!r} → {value!r}" for key, value in new.items()
                         if key in old and old[key] != value]

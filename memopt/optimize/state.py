@@ -2,8 +2,10 @@
 
 Plain, versioned data: `RoundRecord` (what one round measured and decided) and `OptimizeState`
 (where the optimization stands: the current prompts and knobs, the best round so far, every record,
-the data it runs on (its name and `memopt.optimize.loop.data_fingerprint`) and the LM usage per meter
-so far: task, judge, reflection, report). Fields added later have defaults, so older checkpoints
+the data it runs on (its name and `memopt.optimize.loop.data_fingerprint`), the LM usage per meter
+so far: task, judge, reflection, report, and the ``memory`` a resumed round needs to decide as the
+uninterrupted one would: the optimizer's attribution cache and reusable training run, the scorer's
+reserve for the round's report). Fields added later have defaults, so older checkpoints
 still load; without a fingerprint, a resume compares the data name only.
 """
 
@@ -48,6 +50,8 @@ class RoundRecord:
     attribution: dict[str, int] = field(default_factory=dict)  # failed, sampled, replayed, attributed,
     # judge_calls, masked
     inputs_digest: str = ""  # of the prompts, knobs and feedback the round saw (`stop_on_repeat` on --resume)
+    warnings: list[str] = field(default_factory=list)  # what a person must know of this round (a judge that
+    # failed its check under judge_check: warn)
 
     @property
     def errored(self) -> dict[str, int]:
@@ -65,7 +69,7 @@ class RoundRecord:
                 "lm_calls": self.lm_calls,
                 "tokens": self.tokens, "seconds": round(self.seconds, 2), "knobs": self.knobs,
                 "decision": self.decision, "commit_messages": self.commit_messages, "candidates": self.proposals,
-                "trials": self.trials_log}
+                "trials": self.trials_log, "warnings": self.warnings}
 
 
 @dataclass
@@ -89,6 +93,8 @@ class OptimizeState:
     data_fingerprint: str | None = None
     version: int = STATE_VERSION
     usage: dict[str, dict[str, Any]] = field(default_factory=dict)
+    memory: dict[str, Any] = field(default_factory=dict)  # what the next round depends on beyond the records:
+    # the optimizer's (`optimizer.memory()`: attribution cache, a reusable training run) and the scorer's
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""

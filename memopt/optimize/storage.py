@@ -19,12 +19,16 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from memopt.core.errors import ConfigError
+from memopt.core.errors import ConfigError, StorageError
+from memopt.lm.redaction import quoted_uri, redact, remember_uri
 
 __all__ = ["open_storage", "run_study_name", "round_study_name", "identity_of", "mismatch", "display_url",
+           "storage_step",
            "HEARTBEAT_S",
            "GRACE_S", "STALE_RETRIES", "PREFIX"]
 
@@ -33,6 +37,7 @@ SCHEMA_ATTEMPTS = 5  # tries to open a storage whose tables another process is c
 GRACE_S = 8  # no beat for this long: the trial's worker is taken for dead
 STALE_RETRIES = 2  # a dead worker's trial is queued again at most this many times
 PREFIX = "memopt:"
+CONNECT_TIMEOUT_S = 20  # a PostgreSQL that does not answer a connection attempt in this time is taken as down
 
 
 def run_study_name(run_id: str) -> str:
@@ -46,15 +51,47 @@ def round_study_name(run_id: str, round_index: int) -> str:
 
 
 def display_url(url: str) -> str:
-    """The storage URL with any password hidden (for messages and logs)."""
-    from sqlalchemy.engine import make_url
+    """The storage URL with any password hidden (for messages and logs): `memopt.lm.redaction.redact`."""
+    return redact(url)
 
-    if url.startswith("journal:"):
-        return url
+
+def _storage_fault(error: BaseException) -> bool:
+    """Whether an error is the storage's (its database or journal file), not a bug or a user's input."""
+    import optuna
+
+    if isinstance(error, optuna.exceptions.StorageInternalError | OSError):
+        return True
     try:
-        return make_url(url).render_as_string(hide_password=True)
-    except Exception:  # noqa: BLE001 - not a URL SQLAlchemy reads: shown as given, it holds no password we know of
-        return url
+        import sqlalchemy.exc
+
+        return isinstance(error, sqlalchemy.exc.SQLAlchemyError)
+    except ImportError:  # pragma: no cover - Optuna's RDB storage needs SQLAlchemy
+        return False
+
+
+def _root_cause(error: BaseException) -> str:
+    """The first line of the deepest cause of ``error`` (the driver's words: "connection refused", ...), masked."""
+    seen: set[int] = set()
+    while id(error) not in seen and (error.__cause__ or error.__context__) is not None:
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__  # type: ignore[assignment]
+    lines = [line.strip() for line in str(getattr(error, "orig", None) or error).splitlines() if line.strip()]
+    return redact(lines[0] if lines else type(error).__name__)[:200]
+
+
+@contextmanager
+def storage_step(url: str, step: str, then: str) -> Iterator[None]:
+    """Run one step that reads or writes the storage at ``url``: a failure of the storage (a database that stopped,
+    a journal on a full disk) is one `StorageError` naming the storage (password masked), ``step``, the cause and
+    ``then`` (what to do), instead of the chained tracebacks of SQLAlchemy and Optuna."""
+    try:
+        yield
+    except StorageError:
+        raise
+    except Exception as e:
+        if not _storage_fault(e):
+            raise
+        raise StorageError(f"Optuna storage {display_url(url)}: {step} failed ({_root_cause(e)}). {then}") from None
 
 
 def _check_journal(path: Path, key: str) -> None:
@@ -106,6 +143,8 @@ def open_storage(url: str, *, key: str = "optimizer.storage", create: bool = Tru
 
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)  # heartbeat, stale trials
+    remember_uri(url)
+    url = quoted_uri(url)  # a password holding '@' or '/' reaches the server whole
     shown = display_url(url)
     path = ""  # the file of a journal or SQLite storage
     if url.startswith("journal:"):
@@ -138,7 +177,7 @@ def open_storage(url: str, *, key: str = "optimizer.storage", create: bool = Tru
                               heartbeat_stale_trial_callback=RetryHeartbeatStaleTrialCallback(max_retry=STALE_RETRIES),
                               engine_kwargs=_engine_kwargs(url))
         except Exception as e:  # noqa: BLE001 - SQLAlchemy/driver errors of every kind: one message naming the URL
-            reason = " ".join(str(getattr(e, "orig", None) or e).split())[:300]
+            reason = redact(" ".join(str(getattr(e, "orig", None) or e).split()))[:300]
             # Processes that start together on an empty database race to create Optuna's tables: the losers retry.
             if ("already exists" in reason or "duplicate key" in reason) and attempt + 1 < SCHEMA_ATTEMPTS:
                 time.sleep(0.5 * (attempt + 1))
@@ -150,9 +189,12 @@ def open_storage(url: str, *, key: str = "optimizer.storage", create: bool = Tru
 
 
 def _engine_kwargs(url: str) -> dict[str, Any]:
-    """PostgreSQL: test pooled connections before use; SQLite: wait up to 30 s for another process's write lock."""
+    """PostgreSQL: test pooled connections before use, give up a connection attempt after `CONNECT_TIMEOUT_S`;
+    SQLite: wait up to 30 s for another process's write lock."""
     if url.startswith("sqlite"):
         return {"connect_args": {"timeout": 30}}
+    if url.startswith("postgres"):
+        return {"pool_pre_ping": True, "connect_args": {"connect_timeout": CONNECT_TIMEOUT_S}}
     return {"pool_pre_ping": True}
 
 

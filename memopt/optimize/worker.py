@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from memopt.core.errors import ConfigError
+from memopt.lm.redaction import redact
 from memopt.optimize.storage import (
     HEARTBEAT_S,
     PREFIX,
@@ -20,6 +21,7 @@ from memopt.optimize.storage import (
     mismatch,
     open_storage,
     run_study_name,
+    storage_step,
 )
 from memopt.optimize.workers import (
     ERROR,
@@ -48,14 +50,19 @@ class WorkerReport:
 
 def find_run(storage: Any, experiment_name: str, join: str | None, *, wait: float,
              experiment_file: str | None = None) -> Any:
-    """The run study to work for: ``join``'s, else the newest open run of this experiment (waiting ``wait`` s)."""
+    """The run study to work for: ``join``'s, else the newest open run of this experiment, waiting ``wait`` s for it
+    to be open (a resumed run is open again once its coordinator has read its checkpoint)."""
     import optuna
 
     deadline = time.monotonic() + wait
+    ended = False
     while True:
         if join is not None:
             if run_study_name(join) in optuna.get_all_study_names(storage):
-                return optuna.load_study(study_name=run_study_name(join), storage=storage)
+                study = optuna.load_study(study_name=run_study_name(join), storage=storage)
+                if study.user_attrs.get("state") == "open":
+                    return study
+                ended = True
         else:
             runs = [s for s in optuna.get_all_study_summaries(storage, include_best_trial=False)
                     if s.study_name.startswith(PREFIX) and ":round" not in s.study_name
@@ -64,6 +71,10 @@ def find_run(storage: Any, experiment_name: str, join: str | None, *, wait: floa
                 newest = max(runs, key=lambda s: s._study_id)  # the most recently created
                 return optuna.load_study(study_name=newest.study_name, storage=storage)
         if time.monotonic() >= deadline:
+            if ended:
+                raise ConfigError(f"--join {join}: run {join} has ended (waited {wait:g} s for it to be resumed); "
+                                  f"continue it with `memopt optimize EXPERIMENT --resume {join}`, then start the "
+                                  "workers.")
             if join is not None:
                 raise ConfigError(f"--join {join}: no run {join} in this storage (waited {wait:g} s); give the run "
                                   "id `memopt optimize` printed, and the same --storage.")
@@ -99,8 +110,11 @@ def run_worker(experiment: Any, url: str, *, join: str | None = None, wait: floa
     storage = open_storage(url, key="--storage", create=False)
     _, trainset, valset, testset = splits_of(experiment)
     mine = identity_of(experiment, data_fingerprint(trainset, valset, testset))
-    run = find_run(storage, experiment.name, join, wait=wait, experiment_file=experiment_file)
+    with storage_step(url, "finding the run to work for", "Start the database again, then this worker."):
+        run = find_run(storage, experiment.name, join, wait=wait, experiment_file=experiment_file)
     run_id = run.study_name[len(PREFIX):]
+    then = (f"Start the database again; the run's coordinator stops too: continue it with `memopt optimize EXPERIMENT "
+            f"--resume {run_id}`, then start this worker again (`memopt worker EXPERIMENT --join {run_id}`).")
     differ = mismatch(mine, run.user_attrs.get("identity", {}))
     if differ:
         raise ConfigError(f"this experiment does not match run {run_id}'s, so its scores would not be comparable: "
@@ -110,22 +124,24 @@ def run_worker(experiment: Any, url: str, *, join: str | None = None, wait: floa
     report = WorkerReport(run_id)
     worker = name or f"pid{__import__('os').getpid()}"
     while True:
-        if optuna.load_study(study_name=run.study_name, storage=storage).user_attrs.get("state") != "open":
-            return report
-        trial, study = None, None
-        for study_name in sorted(n for n in optuna.get_all_study_names(storage)
-                                 if n.startswith(f"{run.study_name}:round")):
-            try:
-                study = optuna.load_study(study_name=study_name, storage=storage)
-                trial = _claim(storage, study)
-            except KeyError:  # the coordinator dropped the study meanwhile
-                continue
-            if trial is not None:
-                break
+        with storage_step(url, "looking for a queued trial", then):
+            if optuna.load_study(study_name=run.study_name, storage=storage).user_attrs.get("state") != "open":
+                return report
+            trial, study = None, None
+            for study_name in sorted(n for n in optuna.get_all_study_names(storage)
+                                     if n.startswith(f"{run.study_name}:round")):
+                try:
+                    study = optuna.load_study(study_name=study_name, storage=storage)
+                    trial = _claim(storage, study)
+                except KeyError:  # the coordinator dropped the study meanwhile
+                    continue
+                if trial is not None:
+                    break
         if trial is None:
             time.sleep(POLL_S)
             continue
-        _score_trial(storage, trial, seed_system, scorer, valset, worker, report)
+        with storage_step(url, f"scoring trial {trial.number} of {study.study_name}", then):
+            _score_trial(storage, trial, seed_system, scorer, valset, worker, report)
         if on_trial is not None:
             on_trial(f"{study.study_name} trial {trial.number}")
 
@@ -163,7 +179,7 @@ def _score_trial(storage: Any, trial: Any, seed_system: Any, scorer: Any, valset
         errored = scorer.errored(metrics)
         value = -1.0 if errored else float(metrics["f1"])
     except Exception as e:  # noqa: BLE001 - reported to the coordinator, which raises it there
-        error = f"{type(e).__name__}: {' '.join(str(e).split())[:500]}"
+        error = redact(f"{type(e).__name__}: {' '.join(str(e).split())}")[:500]  # stored in the storage: masked
     finally:
         stop.set()
         beater.join()

@@ -33,6 +33,7 @@ from memopt.optimize.storage import (
     open_storage,
     round_study_name,
     run_study_name,
+    storage_step,
 )
 
 __all__ = ["TrialPool", "attach_pool", "POLL_S"]
@@ -70,15 +71,29 @@ class TrialPool:
         self._batches = 0
         self.trials_by_worker: dict[str, int] = {}
 
+    def _step(self, step: str) -> Any:
+        """A storage step of the coordinator: its failure is one `StorageError` saying how to resume the run."""
+        run = self.run_id or "RUN_ID"
+        return storage_step(self.url, step, f"Start the database again, then continue the run with `memopt optimize "
+                                            f"EXPERIMENT --resume {run}` (the same --storage and --tracking-uri) and "
+                                            f"start its workers again (`memopt worker EXPERIMENT --join {run}`).")
+
     def open(self, run_id: str) -> None:
-        """Announce run ``run_id`` (a resumed run is announced again)."""
+        """Announce run ``run_id`` (a resumed run is announced again, once the round its killed coordinator left
+        half-done is dropped: a worker must not score its trials while this coordinator queues the round anew)."""
         import optuna
 
         self.run_id = run_id
-        study = optuna.create_study(study_name=run_study_name(run_id), storage=self.storage, load_if_exists=True)
-        study.set_user_attr("experiment", self.experiment_name)
-        study.set_user_attr("identity", self.identity)
-        study.set_user_attr("state", "open")
+        with self._step("announcing the run to workers"):
+            study = optuna.create_study(study_name=run_study_name(run_id), storage=self.storage, load_if_exists=True)
+            for name in optuna.get_all_study_names(self.storage):
+                if name.startswith(f"{run_study_name(run_id)}:round") and any(
+                        not t.state.is_finished() for t in optuna.load_study(study_name=name, storage=self.storage)
+                        .get_trials(deepcopy=False)):
+                    optuna.delete_study(study_name=name, storage=self.storage)
+            study.set_user_attr("experiment", self.experiment_name)
+            study.set_user_attr("identity", self.identity)
+            study.set_user_attr("state", "open")
 
     def close(self) -> None:
         """Tell the run's workers that it ended (they exit)."""
@@ -86,17 +101,16 @@ class TrialPool:
 
         if self.run_id is None:
             return
-        optuna.load_study(study_name=run_study_name(self.run_id), storage=self.storage).set_user_attr(
-            "state", "finished")
+        with self._step("telling the workers the run ended"):
+            optuna.load_study(study_name=run_study_name(self.run_id), storage=self.storage).set_user_attr(
+                "state", "finished")
 
     def worker_command(self) -> str:
         """The command that starts a worker for this run (the storage's password, if any, masked)."""
         import shlex
 
         where = shlex.quote(self.experiment_file) if self.experiment_file else "<the experiment file of this run>"
-        shown = display_url(self.url)
-        masked = " (put the storage's password back in, or set PGPASSWORD)" if shown != self.url else ""
-        return f"memopt worker {where} --storage {shlex.quote(shown)} --join {self.run_id}{masked}"
+        return f"memopt worker {where} {worker_storage(self.url)} --join {self.run_id}"
 
     def round_study(self, round_index: int) -> Any:
         """Round ``round_index``'s study, new (a half-done one of a killed coordinator is dropped)."""
@@ -104,9 +118,10 @@ class TrialPool:
 
         assert self.run_id is not None, "TrialPool.open(run_id) first"
         name = round_study_name(self.run_id, round_index)
-        if name in optuna.get_all_study_names(self.storage):
-            optuna.delete_study(study_name=name, storage=self.storage)
-        return optuna.create_study(study_name=name, storage=self.storage, direction="maximize")
+        with self._step(f"opening the trials of round {round_index}"):
+            if name in optuna.get_all_study_names(self.storage):
+                optuna.delete_study(study_name=name, storage=self.storage)
+            return optuna.create_study(study_name=name, storage=self.storage, direction="maximize")
 
     def scorer_for(self, system: Any, round_index: int, scorer: Any,
                    cases: int) -> Callable[[list[tuple[dict[str, str], dict[str, int]]]], list[float | None]]:
@@ -128,14 +143,16 @@ class TrialPool:
 
         self._batches += 1
         keys = [f"b{self._batches}:{i}" for i in range(len(configs))]
-        for key, (instructions, knobs) in zip(keys, configs, strict=True):
-            study.enqueue_trial({}, user_attrs={KEY: key, INSTRUCTIONS: instructions, KNOBS: knobs})
+        with self._step(f"queueing {len(keys)} trial(s) in {study.study_name}"):
+            for key, (instructions, knobs) in zip(keys, configs, strict=True):
+                study.enqueue_trial({}, user_attrs={KEY: key, INSTRUCTIONS: instructions, KNOBS: knobs})
         results: dict[str, float | None] = {}
         counted: set[int] = set()
         noted = False
         while len(results) < len(keys):
-            fail_stale_trials(study)
-            trials = [t for t in study.get_trials(deepcopy=False) if t.user_attrs.get(KEY) in keys]
+            with self._step(f"waiting for the workers' trials of {study.study_name}"):
+                fail_stale_trials(study)
+                trials = [t for t in study.get_trials(deepcopy=False) if t.user_attrs.get(KEY) in keys]
             for t in trials:
                 if not t.state.is_finished() or t.number in counted:
                     continue
@@ -180,6 +197,18 @@ def attach_pool(experiment: Any, optimizer: Any, data_fingerprint: str,
                      experiment_file=experiment_file)
     optimizer.trial_pool = pool
     return pool
+
+
+def worker_storage(url: str) -> str:
+    """How a worker is told the storage: ``--storage URL``, or, when the URL holds a password, from the environment
+    (the password is never printed)."""
+    import shlex
+
+    from memopt.lm.redaction import uri_password
+
+    if uri_password(url) is None:
+        return f"--storage {shlex.quote(url)}"
+    return f'--storage "$MEMOPT_STORAGE" (with MEMOPT_STORAGE={display_url(url)}, its password in place of ***)'
 
 
 def _retries() -> int:

@@ -42,8 +42,9 @@ Contract:
   `log_table` logs a table ``mlflow.load_table`` reads back; the experiment keeps a shared view of its
   runs with their result columns (`memopt.tracking.views`).
 - **Secrets.** Every param, tag, metric name, text, dict and commit message passes through
-  `memopt.lm.redaction.redact`, which masks the values of LM credential variables only (``*_API_KEY``,
-  ``*_TOKEN``, ``*_SECRET``, ... of at least 8 characters); param and tag keys that name a secret
+  `memopt.lm.redaction.redact`, the one masking rule: URI passwords (up to a URI's last ``@``), the
+  environment's credentials (``*_API_KEY``, ``*_TOKEN``, ``*_SECRET``, ``*PASSWORD``, ... of at least 8
+  characters) and the passwords memopt was given, in every form; param and tag keys that name a secret
   (``api_key``, ``secret``, ``password``, ``credential``, ``token`` as a word, so ``max_tokens``
   stays; also inside nested dicts) are dropped; a file logged with ``log_artifact`` is uploaded as a
   redacted copy when its text holds a secret.

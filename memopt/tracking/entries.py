@@ -19,19 +19,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from memopt.lm.redaction import redact
+from memopt.lm.redaction import redact, secret_key
 
 __all__ = ["PARAM_LIMIT", "TAG_LIMIT", "KEY_LIMIT", "secret_key", "scrub", "as_text", "cut", "metric_key",
            "entries", "flatten", "redacted_copy"]
 
 PARAM_LIMIT, TAG_LIMIT, KEY_LIMIT = 6000, 8000, 250
-_SECRET_KEY = re.compile(r"api[_-]?key|secret|password|credential|(?:^|[^a-z])token(?:$|[^a-z])", re.IGNORECASE)
 _log = logging.getLogger(__name__)
-
-
-def secret_key(name: str) -> bool:
-    """Whether a param or tag key names a secret (then it is dropped)."""
-    return bool(_SECRET_KEY.search(name))
 
 
 def scrub(value: Any) -> Any:

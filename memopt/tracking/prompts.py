@@ -69,11 +69,16 @@ def _commit_message(text: str) -> str | None:
 
 
 def check_prompt_secret(name: str, text: str) -> None:
-    """Refuse a prompt that holds the value of an LM credential variable: prompts are stored verbatim, never masked."""
+    """Refuse a prompt that holds a secret (`memopt.lm.redaction.redact` would mask part of it): prompts are stored
+    verbatim, never masked."""
     for variable, value in credential_values().items():
         if value in text:
             raise ConfigError(f"prompt {name}: its text holds the value of ${variable}; remove the key from the "
                               "prompt (prompts are logged to MLflow and exported verbatim).")
+    if redact(text) != text:
+        raise ConfigError(f"prompt {name}: its text holds a password or secret memopt was given (a URI's password, a "
+                          "key of the environment); remove it from the prompt (prompts are logged to MLflow and "
+                          "exported verbatim).")
 
 
 def _versions(client: Any, name: str) -> list[Any]:

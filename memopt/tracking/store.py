@@ -14,7 +14,10 @@
 - Once the store is gone or unreachable (or a call outlasted a held signal's grace period,
   `memopt.core.interrupts.deferred`), later calls fail at once with the same error, so the cleanup after an
   error or a Ctrl-C (ending runs, the last checkpoint) costs no more retries.
-- `HTTP_DEFAULTS` bound MLflow's HTTP retries (each overridable by its environment variable).
+- `HTTP_DEFAULTS` bound MLflow's HTTP retries (each overridable by its environment variable), and
+  `DB_ENGINE_ATTEMPTS` its attempts to open a database store (``mlflow.store.db.utils.MAX_RETRY_COUNT``, ten
+  by default: about 100 s of backoff before a PostgreSQL that is down is reported; overridable by
+  ``$MEMOPT_MLFLOW_DB_ATTEMPTS``); ``$PGCONNECT_TIMEOUT`` (libpq) bounds each connection attempt.
 """
 
 from __future__ import annotations
@@ -29,9 +32,10 @@ from typing import Any
 
 from memopt.core.errors import ConfigError, MemoptError, TrackingError
 from memopt.core.files import file_lock
-from memopt.lm.redaction import redact
+from memopt.lm.redaction import mask_log_handlers, quoted_uri, redact, remember_uri
 
-__all__ = ["DEFAULT_TRACKING_URI", "URI_ORDER", "HTTP_DEFAULTS", "shown_uri", "sqlite_path", "store_failure", "cause",
+__all__ = ["DEFAULT_TRACKING_URI", "URI_ORDER", "HTTP_DEFAULTS", "DB_ENGINE_ATTEMPTS", "shown_uri", "sqlite_path",
+           "store_failure", "cause",
            "GuardedStore", "resolve_tracking_uri", "load_mlflow", "check_run_id", "store_lock", "run_info",
            "download_artifacts", "open_run"]
 
@@ -39,15 +43,18 @@ DEFAULT_TRACKING_URI = "sqlite:///mlflow.db"
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 
 URI_ORDER = "--tracking-uri (the tracking_uri argument), else $MLFLOW_TRACKING_URI, else sqlite:///mlflow.db"
-_USERINFO = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^:/@\s]*):(?P<password>[^@/\s]+)@")
 # MLflow's defaults retry an unreachable server for minutes (7 retries, backoff factor 2, 120 s timeouts).
 HTTP_DEFAULTS = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2", "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
                  "MLFLOW_HTTP_REQUEST_TIMEOUT": "20"}
+# MLflow opens a database store with up to 10 attempts, sleeping 0.1 * (2**n - 1) s after the n-th (~100 s in all;
+# mlflow/store/db/utils.py, create_sqlalchemy_engine_with_retry); 3 attempts sleep 0.4 s, as HTTP's 2 retries.
+DB_ENGINE_ATTEMPTS = 3
 
 
 def shown_uri(text: str) -> str:
-    """``text`` with the password of every URI in it masked (``http://user:***@host``): for messages and logs."""
-    return _USERINFO.sub(r"\g<head>:***@", text)
+    """``text`` with the password of every URI in it masked (``http://user:***@host``, up to the URI's last ``@``)
+    and every secret: `memopt.lm.redaction.redact`, the one rule for messages, logs and what is stored."""
+    return redact(text)
 
 
 def sqlite_path(uri: str) -> Path | None:
@@ -67,13 +74,13 @@ def cause(error: BaseException) -> str:
             return f"the tracking server cannot be reached: {said}, after MLflow's retries"
     database = re.search(r"\((sqlite3\.\w+|psycopg2?\.\w+|pymysql\.\w+)\) ([^\n]+)", text)
     if database:  # SQLAlchemy's first line is often about its session; the driver's says what happened
-        return shown_uri(redact(f"{database[1]}: {database[2]}"))[:300]
+        return redact(f"{database[1]}: {database[2]}")[:300]
     if isinstance(error, OSError) and error.strerror:
         text = error.strerror + (f": {error.filename}" if error.filename else "")
     else:
         lines = str(error).strip().splitlines()
         text = lines[0] if lines else ""
-    return shown_uri(redact(f"{type(error).__name__}: {text}"))[:300]
+    return redact(f"{type(error).__name__}: {text}")[:300]
 
 
 def _gone(error: BaseException) -> bool:
@@ -140,8 +147,11 @@ class GuardedStore:
 
 
 def resolve_tracking_uri(uri: str | None = None) -> str:
-    """The tracking URI to use: ``uri``, else ``$MLFLOW_TRACKING_URI``, else ``sqlite:///mlflow.db``."""
-    return uri or os.environ.get("MLFLOW_TRACKING_URI") or DEFAULT_TRACKING_URI
+    """The tracking URI to use: ``uri``, else ``$MLFLOW_TRACKING_URI``, else ``sqlite:///mlflow.db``; its password
+    remembered for masking and percent-encoded where a parser would misread it (`memopt.lm.redaction.quoted_uri`)."""
+    chosen = uri or os.environ.get("MLFLOW_TRACKING_URI") or DEFAULT_TRACKING_URI
+    remember_uri(chosen)
+    return quoted_uri(chosen)
 
 
 def load_mlflow() -> Any:
@@ -149,10 +159,16 @@ def load_mlflow() -> Any:
     import mlflow
 
     logging.getLogger("mlflow").setLevel(logging.WARNING)
+    mask_log_handlers("mlflow")  # MLflow logs through a handler of its own
     logging.getLogger("mlflow.store.db.utils").setLevel(logging.CRITICAL)  # logs each error it raises: raised as ours
     os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
     for variable, value in HTTP_DEFAULTS.items():
         os.environ.setdefault(variable, value)
+    os.environ.setdefault("PGCONNECT_TIMEOUT", "20")  # libpq: seconds per connection attempt to PostgreSQL
+    import mlflow.store.db.utils as db_utils
+
+    attempts = os.environ.get("MEMOPT_MLFLOW_DB_ATTEMPTS", "")
+    db_utils.MAX_RETRY_COUNT = int(attempts) if attempts.isdigit() and int(attempts) > 0 else DB_ENGINE_ATTEMPTS
     return mlflow
 
 

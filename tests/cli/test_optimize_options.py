@@ -38,7 +38,7 @@ def test_worker_hint_names_the_experiment_file_and_the_run(tmp_path):
     secret = TrialPool(f"sqlite:///{tmp_path}/trials.db", {}, "team")
     secret.url, secret.run_id = "postgresql://memopt:hunter2@db:5432/trials", "r" * 32
     command = secret.worker_command()
-    assert "hunter2" not in command and "<the experiment file of this run>" in command and "PGPASSWORD" in command
+    assert "hunter2" not in command and "<the experiment file of this run>" in command and "MEMOPT_STORAGE" in command
 
 
 @pytest.mark.slow  # a one-round optimize (CI runs it with -m slow)

@@ -128,6 +128,16 @@ def test_mem0_v2_leaves_out_the_lines_only_mem0_v1_needs():
     assert "silently ignores custom_instructions" in v2.notes[0]
 
 
+def test_a_date_line_an_edit_moved_off_the_end_is_never_exported_literally():
+    exported_v1 = mem0_fragment("mem0", TUNED).config["custom_fact_extraction_prompt"]
+    lines = exported_v1.splitlines()
+    moved = "\n".join([lines[-1], *lines[:-1], "- Keep names exactly as written."])  # the date line now comes first
+    v2 = mem0_fragment("mem0", {**TUNED, "extract": moved}, v2=True).config["custom_instructions"]
+    assert "{session_date}" not in v2 and v2.endswith("- Keep names exactly as written.")
+    v1 = mem0_fragment("mem0", {**TUNED, "extract": moved}).config["custom_fact_extraction_prompt"]
+    assert v1.count(DATE_LINE) == 1 and v1.endswith(DATE_LINE)  # once, last, where the caller fills it
+
+
 def test_dspy_format_round_trips_through_save_and_load(tmp_path):
     from memopt.systems import make_system
 

@@ -87,6 +87,9 @@ def test_a_worker_without_join_takes_the_newest_open_run_of_its_experiment(tmp_p
     assert find_run(pools["r1"].storage, "team", None, wait=0).study_name == "memopt:r2"
     pools["r2"].close()  # a finished run takes no more workers
     assert find_run(pools["r1"].storage, "team", None, wait=0).study_name == "memopt:r1"
+    with pytest.raises(ConfigError, match=r"--join r2: run r2 has ended .*--resume r2`, then start the workers"):
+        find_run(pools["r1"].storage, "team", "r2", wait=0)  # a worker does not join a run that ended
+    pools["r2"].open("r2")  # ... until its coordinator resumes it
     assert find_run(pools["r1"].storage, "team", "r2", wait=0).study_name == "memopt:r2"  # --join names any run
 
 
