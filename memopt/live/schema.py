@@ -52,7 +52,7 @@ _SPECS: tuple[tuple[str, dict[str, Any], tuple[str, ...]], ...] = (
                  "dia_ids": ("list|null", "id"), "speakers": ("list|null", "str|null")}, ()),
     ("case", {"user_id": "id", "case_id": "id|null", "question": "str", "answer": "str|number",
               "search_call": "int|null", "gold": "str|number|null", "evidence": ("list|null", "str"),
-              "category": "int|null", "context": "str|null", "prompt": "str|null", "at": "number|null",
+              "category": "int|null", "context": "str|null", "prompt": "str|null", "at": "str|number|null",
               "date": "str|null"}, ("user_id", "question", "answer")),
     ("end", {"records": "int"}, ("records",)),
 )

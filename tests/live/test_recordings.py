@@ -89,6 +89,21 @@ def test_binary_deep_and_huge_lines_are_one_error_naming_the_line(line, said, tm
         read_records(damaged)
 
 
+def test_the_case_record_the_tap_writes_reads_back_whole(tmp_path):
+    """What `Mem0Tap.answer` writes (its own clock stamp and date included) passes the schema the reader checks."""
+    from types import SimpleNamespace
+
+    from memopt.live.tap import Mem0Tap
+
+    path = tmp_path / "records.jsonl"
+    tap = SimpleNamespace(writer=RecordWriter(path, {"mem0_version": "1.0.11", "major": 1}), _last_search=None)
+    Mem0Tap.answer(tap, "Where does Bea live?", "Lisbon", user_id="bea", case_id="bea:q1", date="2023-05-07")
+    tap.writer.close()
+    header, records = read_records(path)
+    [case] = [r for r in records if r["type"] == "case"]
+    assert case["answer"] == "Lisbon" and case["date"] == "2023-05-07" and case["at"][:2] == "20"
+
+
 def test_a_recording_is_never_overwritten(tmp_path):
     path = tmp_path / "records.jsonl"
     writer = RecordWriter(path, {"mem0_version": "1.0.11", "major": 1})
