@@ -4,11 +4,14 @@
 from the run's train and val questions and a few known pairs (`memopt.judge.check`). A judge that fails stops the
 run with one `ConfigError` naming the judge and what it got wrong, before any MLflow run or round; with
 ``judge_check: warn`` the run goes on and every round carries the warning. A resumed run whose checkpoint holds a
-passed check of the same judge is not checked again (its calls were counted once, as in the run it continues).
+passed check of the same judge is not checked again (its calls were counted once, as in the run it continues). A
+judge whose every call failed was never heard: that is an LM that is down, which round 0's error limit reports (one
+`EvaluationFailed` naming the split and ``lm.timeout``), so the check logs it and leaves the decision to the limit.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from memopt.core.errors import ConfigError
@@ -17,6 +20,8 @@ from memopt.data.model import Conversation
 from memopt.judge.check import check_judge, judge_probes
 
 __all__ = ["check_run_judge", "judge_name"]
+
+log = logging.getLogger(__name__)
 
 
 def judge_name(experiment: Any) -> str:
@@ -37,6 +42,11 @@ def check_run_judge(experiment: Any, scorer: Any, conversations: list[Conversati
                          ask_all=lambda ask, items: map_ordered(ask, items, workers=scorer.workers))
     if result.passed:
         return {"judge": name, "passed": True, "warning": None}
+    if result.probes and all(v is None for v in result.verdicts):  # never heard: an LM that is down, not a bad judge
+        log.warning("the judge %r (lm.judge) could not be checked before round 0: all %d call(s) failed (first: %s); "
+                    "round 0's error limit decides whether the run goes on", name, len(result.errors),
+                    result.errors[0] if result.errors else "no reply")
+        return {"judge": None, "passed": None, "warning": None}  # checked again on resume
     said = (f"the judge {name!r} (lm.judge) failed its check before round 0: {result.summary()}. A judge that "
             "agrees with everything hides every failure, so nothing would be attributed or improved")
     if experiment.judge_check == "stop":
