@@ -118,6 +118,7 @@ class _Fate:
         self._lock = threading.Lock()
         self.fail_rate, self.malformed_rate = fail_rate, malformed_rate
         self.requests = self.failures = self.malformed = self.embeddings = 0
+        self.arrivals: list[float] = []  # time.monotonic() of each chat-completion request
 
     def draw(self) -> tuple[bool, bool]:
         """(fail, malformed) for the next request, counted."""
@@ -126,6 +127,7 @@ class _Fate:
             fail = fail_draw < self.fail_rate
             malformed = not fail and malformed_draw < self.malformed_rate
             self.requests += 1
+            self.arrivals.append(time.monotonic())
             self.failures += fail
             self.malformed += malformed
             return fail, malformed
@@ -351,6 +353,12 @@ class SimServer:
     def stats(self) -> ServerStats:
         """Counters so far: chat-completion requests, injected failures, malformed replies."""
         return self._fate.stats()
+
+    @property
+    def arrivals(self) -> list[float]:
+        """When each chat-completion request arrived (``time.monotonic()``): how long a client waited to retry."""
+        with self._fate._lock:
+            return list(self._fate.arrivals)
 
     def start(self) -> str:
         """Bind (port 0 picks a free port), serve on a daemon thread, and return the base URL."""
