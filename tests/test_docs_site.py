@@ -96,7 +96,7 @@ assert parent[0].info.run_name.startswith("quickstart-memtrace-seed0-"), parent[
 rounds = sorted(r.info.run_name for r in runs if r not in parent)
 assert rounds == ["round-0 (starting prompts)", "round-1", "round-2", "round-3", "round-4"], rounds
 for op in ("extract", "update", "answer"):
-    assert mlflow.genai.load_prompt(f"prompts:/mem0.{op}@best").template
+    assert mlflow.genai.load_prompt(f"prompts:/memopt-quickstart.mem0.{op}@best").template  # scoped by experiment
 """
 
 

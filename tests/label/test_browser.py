@@ -61,13 +61,15 @@ def test_label_three_cases_in_chromium_then_bench_and_attribute_read_them(tmp_pa
     try:
         with browser.Chromium(1500, 900) as b:
             b.open(url, f"0 / {total} reviewed")
-            viewer_ready = "!!(d && d.querySelector('canvas') && d.getElementById('find'))"
-            b.wait(lambda: _frame(b, viewer_ready), what="the graph viewer")
+            # the viewer of case i: the frame has gone to /view/i (until then it still shows the case before)
+            viewer_ready = ("!!(d && d.location.pathname === '/view/{}' && d.querySelector('canvas') "
+                            "&& d.getElementById('find'))")
+            b.wait(lambda: _frame(b, viewer_ready.format(0)), what="the graph viewer")
             first = b.run("document.getElementById('case-id').textContent")
             b.key("a")  # accept
             b.wait_for(f"1 / {total} reviewed")
             b.wait(lambda: b.run("document.getElementById('case-id').textContent") != first, what="the next case")
-            b.wait(lambda: _frame(b, viewer_ready), what="the graph viewer")
+            b.wait(lambda: _frame(b, viewer_ready.format(1)), what="the graph viewer of the second case")
             second = b.run("document.getElementById('case-id').textContent")
             b.key("c")  # correct: pick another op in the graph (the viewer's search selects it), then a type
             ops = b.run("Array.from(document.getElementById('ops').options).map(o => o.value)")

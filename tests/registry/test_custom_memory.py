@@ -103,5 +103,6 @@ def test_one_round_of_optimize_tunes_its_prompts_and_knobs(site, tmp_path):
     [round_1] = summary["rounds"]
     assert summary["pipeline"] == "summary_buffer"
     assert {"summarize", "compress", "answer"} <= set(round_1["blamed_ops"])
-    assert set(round_1["prompt_versions"]) == {"summary_buffer.summarize", "summary_buffer.answer"}
+    assert set(round_1["prompt_versions"]) == {"memopt-summary-buffer.summary_buffer.summarize",  # the run's scope
+                                              "memopt-summary-buffer.summary_buffer.answer"}
     assert round_1["accepted"] and summary["final"]["val_f1"] > summary["baseline"]["val_f1"]

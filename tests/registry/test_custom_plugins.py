@@ -159,5 +159,6 @@ def test_one_round_of_optimize_with_the_plugin_kind_and_method(site, tmp_path):
     text = Path(client.download_artifacts(one.info.run_id, "feedback.md", str(tmp_path))).read_text()
     sections = re.findall(r"^# (\w+)\n\n(.*)$", text, flags=re.M)
     assert sections and {op for op, _ in sections} <= {"extract", "update", "answer"}
-    assert all(re.fullmatch(r"\d+ failed answers were blamed on this operation \(.+\), with prompt version \w+\.",
-                            body) for _, body in sections)
+    assert all(re.fullmatch(r"\d+ failed answers were blamed on this operation \(.+\), with prompt version "
+                            rf"prompts:/memopt-quickstart\.mem0\.{op}/\d+\.",
+                            body) for op, body in sections)

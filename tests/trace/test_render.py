@@ -276,7 +276,9 @@ function make(id, tag) {
 }
 global.document = { getElementById: id => els[id] || (els[id] = make(id, id)), createElement: t => make("", t) };
 global.window = { devicePixelRatio: 1,
-  addEventListener(t, f) { (on["window:" + t] = on["window:" + t] || []).push(f); } };
+  addEventListener(t, f) { (on["window:" + t] = on["window:" + t] || []).push(f); },
+  dispatchEvent(e) { if (e.type === "memopt:select" && e.detail) global.told = (global.told || 0) + 1; return true; } };
+global.CustomEvent = class { constructor(type, init) { this.type = type; this.detail = init && init.detail; } };
 const fire = (k, ev) => (on[k] || []).forEach(f => f(ev));
 eval(code);
 const canvas = document.getElementById("canvas"), seen = new Set();
@@ -290,7 +292,7 @@ fire("canvas:wheel", { deltaY: -200, clientX: 300, clientY: 200, preventDefault(
 fire("fit:click", {}); fire("gopath:click", {}); fire("window:resize", {});
 fire("find:keydown", { key: "Enter", target: { value: "answer", style: {} } });
 console.log(JSON.stringify({ title: document.getElementById("title").text,
-  banner: document.getElementById("banner").text, clicked: seen.size }));
+  banner: document.getElementById("banner").text, clicked: seen.size, told: global.told || 0 }));
 """
 
 
@@ -306,4 +308,5 @@ def test_viewer_script_runs_under_node_with_a_stub_dom(G, tmp_path):
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["title"] == "viewer test" and path[1] in result["banner"] and result["clicked"] > 10
+    assert result["told"] >= result["clicked"]  # every selection is told to a page that embeds the view
 
