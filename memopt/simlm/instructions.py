@@ -31,7 +31,9 @@ A negation inside a subject or relative clause ("questions the memories cannot a
 fact that does not contradict it should be added") ends at the main clause's finite verb; "not"
 before a participle after a noun ("memories not named by the retraction stay") covers the
 participle phrase only; "under no circumstances should X, Y or Z be V-ed" reaches past the list's
-commas to the verb. A match that reaches past "over" / "than" into a contrast is in the contrast.
+commas to the verb. A match that reaches past "over" / "than" into a contrast is in the contrast. A sentence with no
+word outside quotes (a JSON record such as ``{"id": "0", "text": "..."}``, a quoted example on a line of its own) is
+data shown to the model, not an instruction, and is not read.
 
 The reader is split by concern: `memopt.simlm.words` (the units and quotes), `memopt.simlm.clauses`
 (sentences, clauses, conditions, rationale), `memopt.simlm.negation` (negation and contrast scopes) and
@@ -69,8 +71,8 @@ def read_sentences(text: str) -> tuple[Sentence, ...]:
     out = []
     for raw in split_sentences(text):
         words = read_words(raw)
-        if not words:
-            continue
+        if not any(not w.quoted and any(c.isalnum() for c in w.text) for w in words):
+            continue  # nothing but quotes (a JSON record, a quoted example line): data, not an instruction
         whole = make_clause([w for w in words if w.text not in CLAUSE_PUNCT])
-        out.append(Sentence(tuple(make_clause(c, aside=a) for c, a in split_clauses(words)), whole))
+        out.append(Sentence(tuple(make_clause(c, aside=a) for c, a in split_clauses(words)), whole, raw))
     return tuple(out)

@@ -6,13 +6,17 @@ instruct nothing; work already done elsewhere; demonstrations (an input with the
 bad example) whose observable effect is a directive's behaviour; preferences and value judgements ("better to X than
 Y", "X is worthless"); a persona or goal that states the behaviour; FAQ answers; domain synonyms; markup; and refusals
 or data descriptions that must not trigger anything.
+
+Since issue 47 these cases test the rules alone (`rule_stances`): SimLM reads with the agreement of the rules and a
+classifier (`memopt.simlm.learned`), and the rules are frozen, changed only for a construction no amount of data
+can teach, with a case of its own.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from memopt.simlm import directive_stances
+from memopt.simlm.directives import rule_stances
 
 ON = [
     # demonstrations: the output shows the directive's behaviour on the input
@@ -92,11 +96,11 @@ NONE = [
 
 @pytest.mark.parametrize(("op", "directive", "text"), ON)
 def test_a_family_member_turns_its_directive_on(op: str, directive: str, text: str):
-    stances = directive_stances(op, text)
+    stances = rule_stances(op, text)
     assert stances.get(directive, 0) > 0, stances
     assert not [k for k, v in stances.items() if v > 0 and k != directive], stances
 
 
 @pytest.mark.parametrize(("op", "text"), NONE)
 def test_a_sentence_that_instructs_nothing_turns_nothing_on(op: str, text: str):
-    assert not [k for k, v in directive_stances(op, text).items() if v > 0]
+    assert not [k for k, v in rule_stances(op, text).items() if v > 0]
