@@ -260,6 +260,9 @@ def feedback(
     resplit: bool = typer.Option(False, "--resplit", help="Each seed also splits the data its own way "
                                                           "(data.split_seed = the seed), with its own oracle: "
                                                           "compare over splits, not on one."),
+    renderings: Path = typer.Option(None, "--renderings", help="A Python file of render functions (ExampleParts) -> "
+                                                              "str: each runs as the feedback kind attribution_<name> "
+                                                              "(with --variants, name them there)."),
     markdown: bool = typer.Option(False, "--markdown", help="Also print the table as Markdown (as in docs/)."),
     out: Path = typer.Option(None, "--out", help="Write {rows, oracle, ordering, directives, runs} as JSON."),
 ) -> None:
@@ -267,8 +270,12 @@ def feedback(
     and which catalogue directives each kind's runs ended with."""
     from memopt.bench.feedback import bench_feedback
     from memopt.cli.options import parse_ids
+    from memopt.feedback.kinds import rendering_kinds
 
     _check_out(out)
+    if renderings is not None:
+        rendered = rendering_kinds(str(renderings))
+        variants = variants or ",".join(["attribution", "outcome", *rendered])
 
     def finished(run: dict[str, Any], so_far: dict[str, Any]) -> None:
         _progress(run["variant"], run, so_far, out)
