@@ -9,7 +9,7 @@ from typing import Any
 
 import typer
 
-from memopt.bench.seeds import ceiling_text, fmt_interval, needed_text
+from memopt.bench.seeds import COPIES, ceiling_text, fmt_interval, needed_text
 from memopt.cli import options
 from memopt.core.files import check_writable, write_json
 
@@ -185,7 +185,7 @@ def _show_optimize(report: dict[str, Any], markdown: bool, out: Path | None) -> 
               "after ± sd": f"{r['test_f1_after']:.3f} ± {r['test_f1_after_sd']:.3f}",
               "gain ± sd": f"{r['gain']:+.3f} ± {r['gain_sd']:.3f}",
               "95 % interval": fmt_interval(r["gain_low"], r["gain_high"]),
-              "share of oracle gain": "—" if r["share_of_oracle_gain"] is None else f"{r['share_of_oracle_gain']:.2f}",
+              "share of reference gain": _share(r["share_of_oracle_gain"]),
               "LM calls": f"{r['lm_calls']:,}", "s / run": str(r["seconds"])} for r in report["rows"]]
     _print(shown, f"optimizers at {report['budget']} LM calls, {report['seeds']} seed(s) (SimLM, simulated)", None)
     if not report.get("complete", True):
@@ -208,6 +208,10 @@ def _progress(label: str, run: dict[str, Any], so_far: dict[str, Any], out: Path
         write_json(out, so_far)
 
 
+def _share(share: float | None) -> str:
+    return "—" if share is None else f"{share:.2f}"
+
+
 def _print_claims(comparisons: dict[str, dict[str, Any]], title: str) -> None:
     """One line per claim: its verdict, the paired mean difference, its 95 % interval and p."""
     for claim, c in comparisons.items():
@@ -215,6 +219,10 @@ def _print_claims(comparisons: dict[str, dict[str, Any]], title: str) -> None:
             print(f"{title}: {claim}: n/a")
             continue
         p = "—" if c["p"] is None else f"{c['p']:.3f}"
+        if c["verdict"] == COPIES:
+            print(f"{title}: {claim}: {COPIES}: each side gave one run at all {c['n']} seeds (difference "
+                  f"{c['mean']:+.3f}); no p-value over copies")
+            continue
         seeds = c.get("seeds_needed")  # a count, or "more than ..." beyond the limit
         needed = "" if seeds is None else \
             f"; {'about ' if isinstance(seeds, int) else ''}{needed_text(c)} seeds would show it if the difference held"
@@ -223,13 +231,13 @@ def _print_claims(comparisons: dict[str, dict[str, Any]], title: str) -> None:
 
 
 def _ceiling_clause(c: dict[str, Any]) -> str:
-    """What a run at the oracle on every seed would need, where the claim is not shown (empty otherwise)."""
+    """What a run at the reference on every seed would need, where the claim is not shown (empty otherwise)."""
     at = c.get("ceiling_seeds_needed")
     if at is None or c["verdict"] == "holds":
         return ""
     if at == "never":
-        return "; a run at the oracle on every seed would not beat it on average"
-    return f"; a run at the oracle on every seed would need {'about ' if isinstance(at, int) else ''}" \
+        return "; a run at the reference on every seed would not beat it on average"
+    return f"; a run at the reference on every seed would need {'about ' if isinstance(at, int) else ''}" \
            f"{ceiling_text(c)} seeds"
 
 
@@ -295,7 +303,7 @@ def merge(
 ) -> None:
     """Merge bench reports run apart (seeds split over processes with --first-seed, or an interrupted bench and the
     rest) into one: rows and verdicts (paired by seed) over all their runs, printed as the bench prints them."""
-    from memopt.bench.feedback import merge_feedback
+    from memopt.bench.feedback import merge_experiments, merge_feedback, summary_table
     from memopt.bench.optimize import merge_optimize
     from memopt.core.errors import ConfigError
     from memopt.core.files import read_json
@@ -315,6 +323,13 @@ def merge(
                           "reports of one bench.")
     if "optimize" in kinds.values():
         _show_optimize(merge_optimize(found), markdown, out)
+    elif len({r.get("experiment") for r in found.values() if isinstance(r, dict)}) > 1:
+        merged = merge_experiments(found)  # several experiments: each merged, then one row per experiment
+        for report in merged.values():
+            _show_feedback(report, markdown, None)
+        print(summary_table(merged))
+        if out is not None:
+            write_json(out, {"experiments": merged})
     else:
         _show_feedback(merge_feedback(found), markdown, out)
 
@@ -327,7 +342,7 @@ def _show_feedback(report: dict[str, Any], markdown: bool, out: Path | None) -> 
               "after ± sd": f"{r['test_f1_after']:.3f} ± {r['test_f1_after_sd']:.3f}",
               "gain ± sd": f"{r['gain']:+.3f} ± {r['gain_sd']:.3f}",
               "95 % interval": fmt_interval(r["gain_low"], r["gain_high"]),
-              "share of oracle gain": "—" if r["share_of_oracle_gain"] is None else f"{r['share_of_oracle_gain']:.2f}",
+              "share of reference gain": _share(r["share_of_oracle_gain"]),
               "LM calls": f"{r['lm_calls']:,}", "s / run": str(r["seconds"])} for r in report["rows"]]
     contiguous = len(seeds) > 1 and seeds == list(range(seeds[0], seeds[-1] + 1))
     span = f"{len(seeds)} seed(s)" + (f" ({seeds[0]}–{seeds[-1]})" if contiguous else "")
