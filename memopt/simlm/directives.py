@@ -365,7 +365,8 @@ def sentence_readings(operation: str, instructions: str, model: Classifier | Non
     for sentence in read_sentences(instructions):
         rules = {d.id: sentence_stance(d.cues, sentence) for d in directives}
         scores = _scores(sentence.text) if model is None else model.scores(sentence.text)
-        on = agreement({k: v for k, v in rules.items() if v}, probabilities(scores, allowed))
+        on = agreement({k: v for k, v in rules.items() if v}, probabilities(scores, allowed),
+                       scoped=any(w.scope for w in sentence.whole.words))
         said = {d.id: 1 if d.id in on else -1 if rules[d.id] < 0 else 0 for d in directives}
         out.append((sentence.text, {k: v for k, v in said.items() if v}))
     return out

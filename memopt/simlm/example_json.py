@@ -108,7 +108,6 @@ def _json_fields(obj: dict, prefix: str, reader: Any) -> list[tuple[str, str]]:
     for k, v in texts.items():
         text = f"{v.rstrip('?')}?" if _asks_without_mark(v) and "?" not in v else v
         out.append((f"{prefix} {_key_words(k)}", text))
-    pairs = _old_new(obj)
     for k, v in obj.items():
         if isinstance(v, dict):
             out += _json_fields(v, f"{prefix} {_key_words(k)}", reader)
@@ -117,9 +116,6 @@ def _json_fields(obj: dict, prefix: str, reader: Any) -> list[tuple[str, str]]:
                 [(f"{prefix} {_key_words(k)}", "")]
         elif isinstance(v, list) and not _holds_examples(v):  # parts of this example, e.g. its turns
             out += [f for x in v if isinstance(x, dict) for f in _json_fields(x, f"{prefix} {_key_words(k)}", reader)]
-    if pairs:
-        old, new = pairs
-        out = [f for f in out if f[1] not in (old, new)] + [("", f'"{old}" was replaced by "{new}"')]
     return out
 
 
@@ -130,11 +126,6 @@ def _pair_text(x: Any, reader: Any) -> str:
         return f"{x[0]}: {x[1]}"
     return str(x)
 
-
-def _old_new(obj: dict) -> tuple[str, str] | None:
-    old = [v for k, v in obj.items() if isinstance(v, str) and re.search(r"before|old|previous|had|was", k, re.I)]
-    new = [v for k, v in obj.items() if isinstance(v, str) and re.search(r"after|new|now|became|replac", k, re.I)]
-    return (old[0], new[0]) if len(old) == 1 and len(new) == 1 else None
 
 
 def sentences(text: str) -> list[str]:

@@ -20,9 +20,8 @@ wrapped inside a sentence is joined back) and each sentence into clauses (at ``;
   clause ending its subject with "is not allowed", "is unnecessary", "are forbidden", ... negates
   the subject ("guessing is not allowed").
 - ``rationale``: it stands in a "because ..." / "since ..." clause, which explains and instructs
-  nothing, or in a clause that imagines another setting or plans a later one ("one might ...", "a future
-  version may ...": `memopt.simlm.modality`, which also drops a third party's quoted request and hedges
-  such as ", by itself,").
+  nothing. (Clauses that imagine another setting or plan a later one, "one might ...", "a future version may
+  ...", were marked so by a mood module until issue 47; the classifier has learnt them from the corpora.)
 - ``condition``: it stands in a condition or exception ("unless ...", "if ...", "when ..."). A cue's
   concept found in the main clause outweighs the same concept in its condition ("do not restrict
   extraction to the user unless only one person speaks": the "only" restricts nothing).
@@ -37,8 +36,7 @@ data shown to the model, not an instruction, and is not read.
 
 The reader is split by concern: `memopt.simlm.words` (the units and quotes), `memopt.simlm.clauses`
 (sentences, clauses, conditions, rationale), `memopt.simlm.negation` (negation and contrast scopes) and
-`memopt.simlm.prohibitions` (predicates that negate their subject, "more than" as "only") and
-`memopt.simlm.modality` (hypotheticals, plans, reported speech, hedges).
+`memopt.simlm.prohibitions` (predicates that negate their subject, "more than" as "only").
 
 `Clause.find(pattern)` returns the matches of a regular expression over the clause's words (joined
 by single spaces, lower case), each with the scope of its first word.
@@ -48,9 +46,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from memopt.simlm.clauses import mark_conditions, mark_rationale, split_clauses, split_sentences
+from memopt.simlm.clauses import drop_hedges, mark_conditions, mark_rationale, split_clauses, split_sentences
 from memopt.simlm.labels import mark_label_negation, mark_literal_replies, restore_gapped_verb
-from memopt.simlm.modality import drop_hedges, drop_reported_speech, mark_irrealis
 from memopt.simlm.negation import mark_scopes
 from memopt.simlm.prohibitions import mark_prohibited_subjects, more_than_as_only, privative_nothing
 from memopt.simlm.words import CLAUSE_PUNCT, Clause, Match, Sentence, Word, make_clause, quote_mask, tokens
@@ -60,9 +57,9 @@ __all__ = ["Word", "Match", "Clause", "Sentence", "read_sentences", "quote_mask"
 
 def read_words(sentence: str) -> list[Word]:
     """The words of one sentence with their quotes, negation scopes, rationale and conditions marked."""
-    words = privative_nothing(more_than_as_only(drop_hedges(drop_reported_speech(tokens(sentence)))))
+    words = privative_nothing(more_than_as_only(drop_hedges(tokens(sentence))))
     words = mark_label_negation(mark_scopes(mark_literal_replies(restore_gapped_verb(words))))
-    return mark_conditions(mark_irrealis(mark_rationale(mark_prohibited_subjects(words))))
+    return mark_conditions(mark_rationale(mark_prohibited_subjects(words)))
 
 
 @lru_cache(maxsize=8192)

@@ -261,14 +261,7 @@ def test_a_question_against_the_directive_reads_against():
 
 
 NOT_OURS = [
-    ("summarize", "Relative dates are resolved by the calendar service before you see the text."),
-    ("rewrite_query", "Synonyms are added by the search backend's analyser, so forward the question unchanged."),
-    ("answer", "A separate ranking service combines the memories, so answer from the one you are given."),
-    ("summarize", "An upstream parser keeps every number in a table; the summary can round them."),
-    ("extract", "Converting relative dates belongs to the ingestion step."),
-    ("summarize", "The transcripts contain names, dates and prices."),
     ("extract", "Customer messages frequently cite order numbers and street names."),
-    ("summarize", "Chats are usually short and mention a place or two."),
 ]
 
 STILL_OURS = [

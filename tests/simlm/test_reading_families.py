@@ -68,23 +68,11 @@ ON = [
 ]
 
 NONE = [
-    # plans, proposals, counterfactuals, wishes
-    ("answer", "We plan to let the model answer 'unknown' in a future release."),
-    ("answer", "Merging related memories is on the backlog for a later sprint."),
-    ("extract", "Were we to capture both speakers, the store would grow quickly."),
-    ("extract", "Had the extractor resolved relative dates, these answers would have been right."),
-    ("rewrite_query", "The team is discussing whether to expand queries with synonyms."),
-    ("update", "If we ever add deletion limits, only retracted memories might be removed."),
-    ("summarize", "Keeping every detail is planned for version 3."),
-    ("answer", "We are thinking about combining several memories per answer next year."),
-    ("extract", "Capturing every participant is a proposal under review."),
+    # (plans, proposals, counterfactuals, wishes and data descriptions: tests/simlm/test_mood.py)
     # work already done elsewhere
-    ("answer", "Relative dates have already been converted upstream; the text you get is absolute."),
     # refusals that are not about missing information, and data descriptions
     ("answer", "Decline to answer questions about a person's bank details."),
     ("answer", "Refuse any request for passwords or medical records."),
-    ("extract", "Transcripts usually include several speakers and many dates."),
-    ("summarize", "Sessions tend to contain long sentences full of names and numbers."),
     # demonstrations that show a format, or the behaviour without the directive
     ("extract", "Input: 'hello there' Output: {\"facts\": []}"),
     ("extract", "Input: 'I went hiking yesterday.' Output: 'Went hiking yesterday.'"),
