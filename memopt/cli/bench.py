@@ -159,10 +159,10 @@ def optimize(
     out: Path = typer.Option(None, "--out", help="Write {rows, comparisons, runs} as JSON (after every run: an "
                                                   "interrupted bench keeps the runs it finished)."),
 ) -> None:
-    """Test F1 before/after (mean ± sd, 95 % interval of the gain over seeds), share of the oracle's gain and gain
-    per 1,000 LM calls of each optimizer at an equal budget, next to the oracle row (the best subset of catalogue
-    directives, no optimizer); each claim of the target ordering with its p-value (stated only where
-    significant)."""
+    """Test F1 before/after (mean ± sd, 95 % interval of the gain over seeds), share of the reference's gain and gain
+    per 1,000 LM calls of each optimizer at an equal budget, next to the reference row (the best subset of catalogue
+    directives chosen on val, no optimizer; no ceiling); each claim of the target ordering with its p-value (stated
+    only where significant; none over seeds that do not vary the runs)."""
     from memopt.bench.optimize import bench_optimize
     from memopt.cli.options import parse_ids
 
@@ -274,8 +274,8 @@ def feedback(
     markdown: bool = typer.Option(False, "--markdown", help="Also print the table as Markdown (as in docs/)."),
     out: Path = typer.Option(None, "--out", help="Write {rows, oracle, ordering, directives, runs} as JSON."),
 ) -> None:
-    """The memtrace optimizer at one budget with each kind of feedback, over seeds, next to the catalogue oracle,
-    and which catalogue directives each kind's runs ended with."""
+    """The memtrace optimizer at one budget with each kind of feedback, over seeds, next to the reference (the catalogue
+    oracle: the best directive subset chosen on val), and which catalogue directives each kind's runs ended with."""
     from memopt.bench.feedback import bench_feedback
     from memopt.cli.options import parse_ids
     from memopt.feedback.kinds import rendering_kinds
@@ -368,7 +368,7 @@ def oracle(
     out: Path = typer.Option(None, "--out", help="Also write the oracle (prompts, directives, figures) as JSON."),
 ) -> None:
     """Val and test F1 of the seed prompts, the all-on prompt (every catalogue directive) and the best-subset
-    oracle (directive subsets per op and knobs chosen on val), with SimLM as task LM."""
+    oracle (directive subsets per op and knobs chosen on val: a reference, not a ceiling), with SimLM as task LM."""
     from memopt.bench.oracle import catalogue_oracle
     from memopt.optimize.experiment import load_experiment
 
