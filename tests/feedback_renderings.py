@@ -5,7 +5,8 @@ examples one after another. This is the shape a set of renderings is handed over
 load_renderings` reads such a module, `python -m tests.feedback_formats --renderings FILE` measures it, `memopt
 bench feedback --renderings FILE` runs each as a feedback kind ``attribution_<name>``). These were written while
 SimLM's reflection was changed to read what a sentence says rather than memopt's phrasing (active and passive,
-labels before / after, a bug ticket, unquoted prose), so they are tuning figures, not a held-out measurement.
+labels before / after, a bug ticket, unquoted prose; then Markdown headings, XML-ish tags and key="value" pairs), so
+they are tuning figures, not a held-out measurement.
 
 memopt's observation on an update says which memory replaced which in its own passive sentence; a person writes it
 in their own words. `restated` rewrites that one sentence in the active voice, the way these renderings do.
@@ -17,7 +18,8 @@ import re
 
 from memopt.feedback.formats import ExampleParts
 
-__all__ = ["active_voice", "bug_ticket", "before_after", "chat_log", "plain_prose"]
+__all__ = ["active_voice", "bug_ticket", "before_after", "chat_log", "plain_prose", "headings", "xml_tags",
+           "key_values"]
 
 _PASSIVE = re.compile(r"The memory '(?P<old>[^']+)' was overwritten by '(?P<new>[^']+)'(?P<rest>.*)")
 _DELETED = re.compile(r"The memory '(?P<old>[^']+)' was deleted(?P<rest>.*)")
@@ -86,3 +88,40 @@ def plain_prose(p: ExampleParts) -> str:
     held = f" After the operation the memory held {'; '.join(p.produced + p.read)}." if p.produced or p.read else ""
     return (f"For the question {p.question} the system answered {p.answer}, but the answer should have been "
             f"{p.gold}. {turns}{held} {change}")
+
+
+def _unquoted(observation: str, replaced: str, deleted: str) -> str:
+    m = _PASSIVE.match(observation)
+    if m:
+        return replaced.format(old=m.group("old"), new=m.group("new"))
+    m = _DELETED.match(observation)
+    return deleted.format(old=m.group("old")) if m else observation
+
+
+def headings(p: ExampleParts) -> str:
+    """One Markdown heading per part, its content on the lines below."""
+    out = [f"### Question\n{p.question}", f"### Expected\n{p.gold}", f"### Got\n{p.answer}",
+           "### Conversation\n" + "\n".join(f"{who}: {text}" for who, text in p.turns)]
+    if p.produced or p.read:
+        out.append("### Memory\n" + "\n".join(p.produced + p.read))
+    return "\n".join([*out, "### Notes\n" + _unquoted(p.observation, "{old} got overwritten with {new}",
+                                                       "The update removed {old}")])
+
+
+def xml_tags(p: ExampleParts) -> str:
+    """Each part in a tag of its own, the turns tagged with their speaker."""
+    lines = ["<case>", f"<question>{p.question}</question>", f"<expected>{p.gold}</expected>",
+             f"<actual>{p.answer}</actual>", *(f'<turn speaker="{who}">{text}</turn>' for who, text in p.turns),
+             *(f"<memory>{x}</memory>" for x in p.produced + p.read),
+             "<note>" + _unquoted(p.observation, "The memory was updated from {old!r} to {new!r}.",
+                                  "{old!r} is no longer in the memory.") + "</note>",
+             "</case>"]
+    return "\n".join(lines)
+
+
+def key_values(p: ExampleParts) -> str:
+    """One line of key="value" pairs."""
+    turns = " / ".join(f"{who}: {text}" for who, text in p.turns)
+    note = _unquoted(p.observation, "{old} -> {new}", "deleted: {old}")
+    return (f'question="{p.question}"; expected="{p.gold}"; got="{p.answer}"; said="{turns}"; '
+            f'memory="{" / ".join(p.produced + p.read)}"; note="{note}"')

@@ -5,7 +5,8 @@ A person reads "X was overwritten by Y", "Y overwrote X", "the update replaced X
 after: Y" as the same fact: X is the old memory, Y the new one. `replacement` reads that from the words around two
 quoted statements (used by `memopt.simlm.examples`); `label_side` reads it from a field's label ("before", "old",
 "previously" against "after", "new", "now"); `unquoted_replacement` reads the same from a sentence that does not quote
-the two memories ("the update overwrote Zane plays chess on Sundays with Zane joined a chess club").
+the two memories ("the update overwrote Zane plays chess on Sundays with Zane joined a chess club"), and
+`unquoted_removal` a memory removed ("the update removed Zane plays chess on Sundays").
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-__all__ = ["CHANGE", "replacement", "label_side", "unquoted_replacement"]
+__all__ = ["CHANGE", "REMOVAL", "replacement", "label_side", "unquoted_removal", "unquoted_replacement"]
 
 CHANGE = re.compile(r"\b(?:replac\w*|overwr\w*|rewr\w*|supersed\w*|swapp?\w*|substitut\w*|clobber\w*|became|become|"
                     r"becomes|turn(?:ed|s|ing)? into|chang\w*|updat\w*|amend\w*|modif\w*|edit(?:ed|s)?)\b|→|->|=>",
@@ -24,6 +25,8 @@ _PASSIVE = re.compile(r"\b(?:was|were|is|are|been|being|got|gets|get)\s+(?:\w+\s
 # what comes between the old memory and the new one when the old one comes first
 _TOWARD = re.compile(r"^\W*(?:\w+\W+){0,3}?(?:by|with|for|to|into|as)\b|\b(?:became|become|becomes|turn(?:ed|s)? "
                      r"into)\b|→|->|=>", re.I)
+REMOVAL = re.compile(r"\b(?:delet\w*|remov\w*|erased?|wiped|forgot\w*|dropp\w*|purg\w*|discard\w*|"
+                     r"no longer (?:in|held|stored|there|present|kept)|(?:missing|absent) from)\b", re.I)
 _OLD = frozenset("before old previous previously original originally earlier former formerly prior was".split())
 _NEW = frozenset("after new now replacement current currently later became updated result".split())
 
@@ -77,8 +80,21 @@ def unquoted_replacement(text: str, is_statement: Callable[[str], bool]) -> tupl
             pair = (_statement(_AUX.sub("", left)), _statement(by[1]))
         elif len(by) == 2 and is_statement(_statement(by[0])):  # "the update replaced X with Y"
             pair = (_statement(by[0]), _statement(by[1]))
+        elif re.match(r"(?:→|->|=>|became|become|becomes|turn)", verb.group(0), re.I):  # "X -> Y", "X became Y"
+            pair = (_statement(left.split(":")[-1]), _statement(right))
         else:  # "Y overwrote X"
             pair = (_statement(right), _statement(left.split(":")[-1]))
         if all(is_statement(side) for side in pair):
             return pair
+    return None
+
+
+def unquoted_removal(text: str, is_statement: Callable[[str], bool]) -> str | None:
+    """The memory a sentence says was removed, without quotes: "the update removed X", "X was deleted"."""
+    for verb in REMOVAL.finditer(text):
+        left, right = text[:verb.start()], text[verb.end():]
+        for side in ((_statement(_AUX.sub("", left.split(":")[-1])),) if _AUX.search(left) else ()) + \
+                (_statement(right),):
+            if is_statement(side):
+                return side
     return None

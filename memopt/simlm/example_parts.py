@@ -36,7 +36,7 @@ _DATE_LEAD = re.compile(r"^(?-i:[a-z]+\s+|On\s+|The\s+){0,4}?(?:" + DATE_PATTERN
 _GOLD = frozenset("expected gold correct should truth reference right target true wanted needed desired "
                   "intended".split())
 _ANSWERED = frozenset("answered answer answers got gave predicted prediction replied reply response returned "
-                      "system model instead output actual observed".split())
+                      "system model instead output actual observed bot".split())
 META = frozenset("fact facts memory memories answer answers question questions evidence context conversation "
                   "operation output outputs store prompt session turn turns speaker information system mentions "
                   "extracted produced stored retrieved model response f1 score judged judge wrong failed error "

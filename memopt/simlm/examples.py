@@ -42,7 +42,7 @@ import re
 from dataclasses import dataclass
 
 from memopt.core.text import find_relative_dates, words
-from memopt.simlm.changes import label_side, replacement, unquoted_replacement
+from memopt.simlm.changes import REMOVAL, label_side, replacement, unquoted_removal, unquoted_replacement
 from memopt.simlm.example_json import blocks, json_examples, sentences
 from memopt.simlm.example_layouts import LABEL_WORDS, TURN, TURN_CONTEXT, error_or_op, normalize
 from memopt.simlm.example_parts import (
@@ -81,7 +81,8 @@ _HOLDING = re.compile(r"^(?P<lead>(?:\w+\W+){0,6}?(?:held|holds|contained|contai
                       r"produced|produces|read|reads|retrieved|returned|saved|recorded)(?:\s+only)?\s*:?)\s+"
                       r"(?P<rest>.+)$", re.I)
 
-_REMOVED = re.compile(r"\b(delet\w*|remov\w*|erased?|wiped|forgot\w*|gone)\b", re.I)
+_REMOVED = re.compile(rf"{REMOVAL.pattern}|\bgone\b", re.I)
+_HEADING = re.compile(r"^\s*#{1,6}\s+((?:[A-Za-z][\w'/-]*\s*){1,4})$")  # '### Expected': a section of its own
 _KEPT = re.compile(r"^\W*(?:(?:is|was|were|are)\s+)?(?:still\s+)?(?:stored|kept|held|saved)\b", re.I)
 _READ = re.compile(r"\b(read|retriev\w*|context|search\w*|looked up|found|shown|given from)\b", re.I)
 _HELD = re.compile(r"\b(produc\w*|extract\w*|stor\w*|held|kept|saved|wrote|written|output|facts?|memor\w*|"
@@ -234,8 +235,10 @@ class _Reader:
             self.quoted(ex, phrases, hint, text, quotes)
             return
         pair = unquoted_replacement(text, lambda t: is_statement(t, self.is_name))
-        if pair is not None:
-            ex.replaced.append(pair)
+        gone = None if pair else unquoted_removal(text, lambda t: is_statement(t, self.is_name))
+        if pair is not None or gone is not None:
+            ex.replaced += [pair] if pair else []
+            ex.removed += [gone] if gone else []
             ex.shows_output = True
             return
         for clause in _CLAUSES.split(text):
@@ -367,18 +370,23 @@ class _Reader:
 
 def _section_hints(lines: list[str]) -> list[str]:
     """Each line's section: the label of a header line ('Conversation:') over the lines below it that are indented
-    deeper (or bulleted under an unbulleted header); a Markdown quote ('> Q: ...') is a quoted conversation."""
-    hints, section, depth, bulleted = [], "", 0, False
+    deeper (or bulleted under an unbulleted header), or a short Markdown heading ('### Expected') over every line up
+    to the next heading; a Markdown quote ('> Q: ...') is a quoted conversation."""
+    hints, section, depth, bulleted, heading = [], "", 0, False, False
     for line in lines:
         indent = len(line) - len(line.lstrip())
+        title = _HEADING.match(line)
         label = _LABEL.match(_BULLET.sub("", line).strip())
-        inside = section and (indent > depth or (indent == depth and not bulleted and bool(_BULLET.match(line))))
-        hint = section if inside else ""
+        inside = section and (heading or indent > depth or (indent == depth and not bulleted and
+                                                            bool(_BULLET.match(line))))
+        hint = section if inside and not title else ""
         if line.lstrip().startswith(">"):
             hint = f"{hint} quoted conversation".strip()
         hints.append(hint)
-        if label and not label.group("rest").strip():
-            section, depth, bulleted = label.group("label"), indent, bool(_BULLET.match(line))
+        if title:
+            section, heading = title.group(1), True
+        elif label and not label.group("rest").strip():
+            section, depth, bulleted, heading = label.group("label"), indent, bool(_BULLET.match(line)), False
         elif not inside:
             section = ""
     return hints

@@ -196,3 +196,29 @@ def test_renderings_are_data(tmp_path):
         load_renderings(broken)
     with pytest.raises(ConfigError, match="not a Python file"):
         load_renderings(tmp_path / "missing.py")
+
+
+@pytest.mark.parametrize("said", [
+    f"The update removed {OLD.replace('Arts Hub', 'Arts Hub on Sundays')}.",
+    f"'{OLD}' is no longer in the memory.",
+    f"deleted: {OLD}",
+])
+def test_a_removed_memory_is_read_with_or_without_quotes(said):
+    text = (f"Question: Where does Zane take rock climbing classes?\nGold answer: Arts Hub\nSystem answered: Not "
+            f"mentioned\nNote: {said}")
+    [example] = read_feedback(text).examples
+    assert len(example.removed) == 1 and example.removed[0].startswith("Zane started rock climbing"), said
+    assert read_evidence("update", text).weights == {"delete_only_explicit": 1.0}
+
+
+def test_headings_tags_and_key_values_are_labels():
+    """'### Expected' over the lines below it, '<expected>Arts Hub</expected>' and expected="Arts Hub" all label the
+    gold answer, as 'Expected: Arts Hub' does."""
+    for text in (f"### Question\nWhere does Zane take rock climbing classes?\n### Expected\nArts Hub\n### Got\n"
+                 f"Hartwell\n### Memory\n{NEW}",
+                 f"<question>Where does Zane take rock climbing classes?</question>\n<expected>Arts Hub</expected>\n"
+                 f"<actual>Hartwell</actual>\n<memory>{NEW}</memory>",
+                 f'question="Where does Zane take rock climbing classes?"; expected="Arts Hub"; got="Hartwell"; '
+                 f'memory="{NEW}"'):
+        [example] = read_feedback(text).examples
+        assert (example.gold, example.answer, example.items) == ("Arts Hub", "Hartwell", [NEW]), text
