@@ -351,7 +351,7 @@ def markdown_table(report: dict[str, Any]) -> str:
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for row in report["rows"]:
         share = row["share_of_oracle_gain"]
-        seeds = f"{len(report['seeds'])}" + (" (1 distinct run)" if row.get("distinct_runs") == 1 and
+        seeds = f"{len(report['seeds'])}" + (" (1 distinct result)" if row.get("distinct_runs") == 1 and
                                              len(report["seeds"]) > 1 else "")
         lines.append(f"| {report['experiment']} | {report['budget']:,} | {seeds} | {row['variant']} | "
                      f"{row['ops']} | {row['test_f1_before']:.3f} | "
@@ -374,7 +374,7 @@ def _summary_gain(rows: dict[str, dict[str, Any]], name: str) -> str:
     row = rows.get(name)
     if row is None:
         return "—"
-    copies = " (1 distinct run)" if row.get("distinct_runs") == 1 and row["runs"] > 1 else ""
+    copies = " (1 distinct result)" if row.get("distinct_runs") == 1 and row["runs"] > 1 else ""
     return f"{row['gain']:+.3f} ± {row['gain_sd']:.3f}{copies}"
 
 

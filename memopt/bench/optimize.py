@@ -165,7 +165,7 @@ def markdown_table(report: dict[str, Any]) -> str:
              "|---|---|---|---|---|---|---|---|---|---|"]
     for r in report["rows"]:
         share, per_1k = r["share_of_oracle_gain"], r["gain_per_1k_calls"]
-        seeds = f"{r['seeds']} (1 distinct run)" if r.get("distinct_runs") == 1 and r["seeds"] > 1 else r["seeds"]
+        seeds = f"{r['seeds']} (1 distinct result)" if r.get("distinct_runs") == 1 and r["seeds"] > 1 else r["seeds"]
         lines.append(f"| {r['experiment']} | {r['optimizer']} | {seeds} | {r['test_f1_before']:.3f} | "
                      f"{r['test_f1_after']:.3f} ± {r['test_f1_after_sd']:.3f} | {r['gain']:+.3f} ± {r['gain_sd']:.3f} "
                      f"| {fmt_interval(r['gain_low'], r['gain_high'])} | {'—' if share is None else f'{share:.2f}'} "

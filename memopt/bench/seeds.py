@@ -11,9 +11,11 @@ one of:
   F1 (an equivalence shown, not merely a difference not found), "differs" when the difference is
   significant, else "not significant".
 
-With one seed nothing is significant, and neither with seeds that do not vary the runs: when every seed gives both
-sides the same run (the same test F1, calls, rounds, directives and knobs: `distinct_runs`), the seeds are copies of
-one run, and the claim says "seeds do not vary the runs", with its one difference and no interval or p-value.
+With one seed nothing is significant, and neither with seeds that do not vary the runs: when every seed gives each
+side of a claim the same gain, the seeds are copies as far as the claim can tell (their paired differences have no
+variance, and a t-test over them would say p 0), and the claim says "seeds do not vary the runs", with its one
+difference and no interval or p-value. `distinct_runs` counts the different results (test F1, the directives the
+prompts end with, the knobs) a variant's seeds gave; a row of one distinct result says so.
 Every verdict carries its n, the distinct runs of each side, mean difference, sd, interval and p; a
 claim "not significant" whose difference points its way also carries ``seeds_needed``: how many paired seeds
 would make that difference significant if its mean and sd held (`memopt.core.stats.seeds_needed`; "more than
@@ -42,8 +44,8 @@ __all__ = ["Claim", "EQUIVALENT_WITHIN", "COPIES", "interval", "compare", "compa
 
 EQUIVALENT_WITHIN = 0.05
 COPIES = "seeds do not vary the runs"
-# what a seed could change in a run: runs alike in all of these are one run, whatever their seeds
-_RUN_FIELDS = ("test_f1_after", "lm_calls", "rounds", "directives_added", "directives_dropped", "knobs", "stopped")
+# a run's result: runs alike in all of these are one result, whatever their seeds and the path they took
+_RUN_FIELDS = ("test_f1_after", "directives_added", "directives_dropped", "knobs")
 
 
 @dataclass(frozen=True)
@@ -71,7 +73,7 @@ def interval(values: Sequence[float]) -> dict[str, Any]:
 
 
 def distinct_runs(runs: Sequence[dict[str, Any]]) -> int:
-    """How many different runs ``runs`` are: runs alike in every field a seed could change count once."""
+    """How many different results ``runs`` have: runs that end at the same test F1, directives and knobs count once."""
     return len({json.dumps({k: r.get(k) for k in _RUN_FIELDS}, sort_keys=True, default=str) for r in runs})
 
 
@@ -95,7 +97,7 @@ def compare(runs: list[dict[str, Any]], claims: Sequence[Claim], *, key: str = "
         test = paired_test([a[s] for s in seeds], [b[s] for s in seeds], scale=claim.scale)
         distinct = {side: distinct_runs([r for r in runs if r[variant_key] == side and r["seed"] in seeds])
                     for side in (claim.a, claim.b)}
-        if test.n > 1 and max(distinct.values()) == 1:  # copies of one run each: nothing to test
+        if test.n > 1 and len({a[x] for x in seeds}) == 1 and len({b[x] for x in seeds}) == 1:  # copies: no test
             out[claim.label] = {"verdict": COPIES, "n": test.n, "mean": round(test.mean, 4), "sd": 0.0, "low": None,
                                 "high": None, "t": None, "p": None, "seeds": seeds, "seeds_needed": None,
                                 "distinct": distinct}
@@ -160,7 +162,7 @@ def comparison_table(comparisons: dict[str, dict[str, Any]]) -> str:
             lines.append(f"| {label} | 0 | — | — | — | n/a | — |" + (" — |" if ceiling else ""))
             continue
         p = "—" if c["p"] is None else f"{c['p']:.3f}"
-        n = f"{c['n']} (1 distinct run each)" if c["verdict"] == COPIES else str(c["n"])
+        n = f"{c['n']} (1 distinct result each)" if c["verdict"] == COPIES else str(c["n"])
         lines.append(f"| {label} | {n} | {c['mean']:+.3f} ± {c['sd']:.3f} | {fmt_interval(c['low'], c['high'])}"
                      f" | {p} | {c['verdict']} | {needed_text(c)} |" + (f" {ceiling_text(c)} |" if ceiling else ""))
     return "\n".join(lines)

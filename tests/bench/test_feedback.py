@@ -328,6 +328,8 @@ def test_seeds_that_do_not_vary_the_runs_give_no_p_value():
     from memopt.bench.seeds import COPIES
 
     copies = _runs({"attribution": [0.3] * 10, "outcome": [0.2] * 10})
+    for run in copies:  # the paths differ (calls, rounds), the results do not: still copies of one result each
+        run["lm_calls"] += run["seed"]
     claims = ordering(copies)
     assert claims["attribution > outcome"]["verdict"] == COPIES and claims["attribution > outcome"]["p"] is None
     assert claims["attribution > outcome"]["distinct"] == {"attribution": 1, "outcome": 1}
@@ -340,7 +342,7 @@ def test_seeds_that_do_not_vary_the_runs_give_no_p_value():
 
     rows = {r["variant"]: r for r in merge_feedback({"a.json": report})["rows"]}
     assert rows["attribution"]["distinct_runs"] == 1
-    assert "| 10 (1 distinct run) | attribution |" in markdown_table(merge_feedback({"a.json": report}))
+    assert "| 10 (1 distinct result) | attribution |" in markdown_table(merge_feedback({"a.json": report}))
 
 
 def test_the_reference_is_called_so_and_counts_the_runs_above_it():
@@ -362,7 +364,7 @@ def test_bench_merge_of_several_experiments_gives_one_row_each(tmp_path):
     assert list(merged) == ["quickstart", "evermemos"]
     table = summary_table(merged).splitlines()
     assert len(table) == 4 and table[2].startswith("| quickstart | 6,000 | 3 | +0.350")
-    assert "(1 distinct run)" in table[3] and "no p-value: seeds do not vary the runs" in table[3]
+    assert "(1 distinct result)" in table[3] and "no p-value: seeds do not vary the runs" in table[3]
     files = [tmp_path / "q.json", tmp_path / "e.json"]
     files[0].write_text(json.dumps(quick))
     files[1].write_text(json.dumps(ever))
