@@ -143,8 +143,11 @@ def test_bench_optimize_runs_seeds_and_prints_intervals_and_verdicts(tmp_path):
     rows = {r["optimizer"]: r for r in report["rows"]}
     assert rows["memtrace"]["seeds"] == 2 and rows["memtrace"]["gain_low"] is not None
     claim = report["comparisons"]["quickstart"]["memtrace > score_only"]
-    assert claim["n"] == 2 and claim["seeds"] == [3, 4] and claim["verdict"] in ("holds", "reversed", "not significant")
-    assert "| quickstart | memtrace | 2 |" in done.stdout and "quickstart: memtrace > score_only:" in done.stdout
+    assert claim["n"] == 2 and claim["seeds"] == [3, 4]
+    assert claim["verdict"] in ("holds", "reversed", "not significant", "seeds do not vary the runs")
+    if claim["verdict"] == "seeds do not vary the runs":  # one round at 300 calls: both seeds give one result each
+        assert claim["p"] is None and rows["memtrace"]["distinct_runs"] == 1
+    assert "| quickstart | memtrace | 2" in done.stdout and "quickstart: memtrace > score_only:" in done.stdout
 
 
 def test_a_claim_not_shown_says_how_many_seeds_would_show_it():
