@@ -13,6 +13,10 @@ source turns, what the op produced or read, observation), one per kind of loss, 
 SimLM's reader and returns examples found, fields recovered and evidence strength. ``python -m
 tests.feedback_formats [--held-out]`` prints the figures of one half on these cases (`fixture_table`) and on
 memopt's real attribution feedback re-rendered (`real_table`), as in docs/changelog-reader.md.
+
+Renderings written by someone else come as data (issue 47): a Python file of functions, each rendering one example
+(`memopt.feedback.formats.load_renderings`). ``python -m tests.feedback_formats --renderings FILE`` measures them the
+same way: the evidence each recovers relative to the native format, on these cases and on the real feedback.
 """
 
 from __future__ import annotations
@@ -228,13 +232,20 @@ def strength(cases: list[ExampleParts], write: Callable[[list[ExampleParts]], st
 
 
 def _writers(half: str) -> dict[str, Callable[[list[ExampleParts]], str]]:
+    """The writers of one half ("tuned", "held_out"), or of a renderings file (a path: one function per example,
+    the examples a blank line apart)."""
     if half == "tuned":
         return {fmt: (lambda f: lambda ps: render(ps, f))(fmt) for fmt in FORMATS}
-    return dict(HELD_OUT)
+    if half == "held_out":
+        return dict(HELD_OUT)
+    from memopt.feedback.formats import load_renderings
+
+    return {name: (lambda one: lambda ps: "\n\n".join(one(p) for p in ps))(fn)
+            for name, fn in load_renderings(half).items()}
 
 
 def fixture_table(half: str) -> list[str]:
-    """Examples found, fields recovered and evidence strength on `CASES`, per rendering of one half."""
+    """Examples found, fields recovered and evidence strength on `CASES`, per rendering of one half (or file)."""
     keys = ["question", "gold", "answer", "turns", "memory", "error", "operation"]
     lines = [f"| rendering | found | {' | '.join(keys)} | strength |", "|---" * (len(keys) + 3) + "|"]
     for name, write in {"native": native, **_writers(half)}.items():
@@ -290,4 +301,6 @@ if __name__ == "__main__":
     import sys
 
     chosen = "held_out" if "--held-out" in sys.argv else "tuned"
+    if "--renderings" in sys.argv:
+        chosen = sys.argv[sys.argv.index("--renderings") + 1]
     print("\n".join(fixture_table(chosen) + [""] + real_table(chosen)))

@@ -16,8 +16,11 @@ choices its val rates lower (docs/optimize.md, "What the targets need"). The ora
 run is reported against its split's oracle, and the oracle row is the mean of the seeds' oracles.
 
 Each row: test F1 before and after (mean ± sd over seeds), the gain (mean ± sd and its 95 % t
-interval), the share of the catalogue oracle's gain (`memopt.bench.oracle`), LM calls and seconds
-per run; plus the oracle row. Each claim of the target ordering (attribution > outcome > score ≈ empty
+interval), the share of the reference's gain (the catalogue oracle, `memopt.bench.oracle`: the best directive subset
+chosen on val, which is no ceiling: a run can end above it on test, and the row says how many do), LM calls and
+seconds per run, and how many distinct runs its seeds gave (seeds that give one run are copies, not evidence: the
+claims then carry no p-value); plus the reference row. `merge_experiments` and `summary_table` put every experiment's
+reports in one table. Each claim of the target ordering (attribution > outcome > score ≈ empty
 > misleading, and attribution's gain ≥ 1.5 × outcome's) is a paired t-test on the gains, paired by
 seed (`memopt.bench.seeds`): it "holds" only where the difference is significant (p < 0.05),
 otherwise the table and the JSON say "not significant". Each run also records the catalogue directives its
@@ -35,16 +38,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memopt.bench.seeds import Claim, compare, comparison_table, fmt_interval, interval
+from memopt.bench.seeds import Claim, compare, comparison_table, distinct_runs, fmt_interval, interval
 
 if TYPE_CHECKING:
     from memopt.optimize.experiment import Experiment
     from memopt.systems.base import MemorySystem
 
-__all__ = ["bench_feedback", "merge_feedback", "default_variants", "feedback_rows", "ordering", "markdown_table",
-           "directive_changes", "directive_counts", "CLAIMS", "DEFAULT_SEEDS"]
+__all__ = ["bench_feedback", "merge_feedback", "merge_experiments", "default_variants", "feedback_rows", "ordering",
+           "markdown_table", "summary_table", "directive_changes", "directive_counts", "CLAIMS", "DEFAULT_SEEDS",
+           "REFERENCE"]
 
 
+REFERENCE = "reference"
 CLAIMS = (Claim("attribution", "outcome"), Claim("outcome", "score"), Claim("outcome", "empty"),
           Claim("score", "empty", equivalent=True), Claim("score", "misleading"), Claim("empty", "misleading"),
           Claim("attribution", "outcome", scale=1.5))
@@ -134,7 +139,7 @@ def _report(experiment: str, budget: int, rounds: int, oracle: dict[str, Any] | 
     if split_oracles is not None:
         oracle = _mean_oracle(runs, split_oracles)
     rows = feedback_rows(runs, oracle, names)
-    ceiling: float | dict[int, float] | None = next((r["gain"] for r in rows if r["variant"] == "oracle"), None)
+    ceiling: float | dict[int, float] | None = next((r["gain"] for r in rows if r["variant"] == REFERENCE), None)
     if split_oracles is not None:
         ceiling = {r["seed"]: r["oracle_test_f1"] - r["test_f1_before"] for r in runs}
     return {"experiment": experiment, "budget": budget, "rounds": rounds,
@@ -289,7 +294,7 @@ def feedback_rows(runs: list[dict[str, Any]], oracle: dict[str, Any], names: lis
         after, gain = interval([r["test_f1_after"] for r in mine]), interval([r["gain"] for r in mine])
         ceiling = statistics.fmean(r["oracle_test_f1"] for r in mine) if oracle.get("per_split") else oracle["test_f1"]
         rows.append({"variant": name, "ops": "blamed" if _uses_attribution(name) else "round-robin",
-                     "test_f1_before": before, "test_f1_after": after["mean"],
+                     "distinct_runs": distinct_runs(mine), "test_f1_before": before, "test_f1_after": after["mean"],
                      "test_f1_after_sd": after["sd"], "gain": gain["mean"], "gain_sd": gain["sd"],
                      "gain_low": gain["low"], "gain_high": gain["high"],
                      "share_of_oracle_gain": share_of_gain(before, after["mean"], ceiling),
@@ -299,7 +304,9 @@ def feedback_rows(runs: list[dict[str, Any]], oracle: dict[str, Any], names: lis
         return [*rows, *_split_oracle_row(runs, oracle.get("seconds", 0.0))]
     before = rows[0]["test_f1_before"] if rows else oracle.get("seed_test_f1")
     gain = round(oracle["test_f1"] - before, 4) if before is not None else None
-    rows.append({"variant": "oracle", "ops": "best directive subset, no optimizer", "test_f1_before": before,
+    above = sum(r["test_f1_after"] > oracle["test_f1"] + 1e-9 for r in runs)
+    rows.append({"variant": REFERENCE, "ops": f"best directive subset chosen on val, no optimizer; {above} of "
+                 f"{len(runs)} runs end above it", "above": above, "test_f1_before": before,
                  "test_f1_after": oracle["test_f1"], "test_f1_after_sd": 0.0, "gain": gain, "gain_sd": 0.0,
                  "gain_low": gain, "gain_high": gain, "share_of_oracle_gain": 1.0, "lm_calls": 0,
                  "seconds": oracle.get("seconds", 0.0), "runs": 1})
@@ -313,7 +320,9 @@ def _split_oracle_row(runs: list[dict[str, Any]], seconds: float) -> list[dict[s
         return []
     before = interval([b for b, _ in by_seed.values()])["mean"]
     after, gain = interval([o for _, o in by_seed.values()]), interval([o - b for b, o in by_seed.values()])
-    return [{"variant": "oracle", "ops": "best directive subset of each split, no optimizer", "test_f1_before": before,
+    above = sum(r["test_f1_after"] > r["oracle_test_f1"] + 1e-9 for r in runs)
+    return [{"variant": REFERENCE, "ops": f"best directive subset of each split chosen on its val, no optimizer; "
+             f"{above} of {len(runs)} runs end above their split's", "above": above, "test_f1_before": before,
              "test_f1_after": after["mean"], "test_f1_after_sd": after["sd"], "gain": gain["mean"],
              "gain_sd": gain["sd"], "gain_low": gain["low"], "gain_high": gain["high"], "share_of_oracle_gain": 1.0,
              "lm_calls": 0, "seconds": seconds, "runs": len(by_seed)}]
@@ -328,22 +337,67 @@ def _uses_attribution(name: str) -> bool:
 def ordering(runs: list[dict[str, Any]], *, ceiling: float | dict[int, float] | None = None
              ) -> dict[str, dict[str, Any]]:
     """Each claim of the target ordering (`CLAIMS`: attribution > outcome > score ≈ empty > misleading, attribution
-    ≥ 1.5 × outcome) tested on the gains, paired by seed (`memopt.bench.seeds.compare`): a verdict, "holds" only
-    where it is significant; with the oracle's gain as ``ceiling``, the seeds a run at the ceiling would need."""
-    return compare(runs, CLAIMS, ceiling=ceiling)
+    ≥ 1.5 × outcome), and each rendering of attribution (``attribution_<name>``) > outcome, tested on the gains,
+    paired by seed (`memopt.bench.seeds.compare`): a verdict, "holds" only where it is significant; with the
+    reference's gain as ``ceiling``, the seeds a run at the reference would need."""
+    rendered = sorted({r["variant"] for r in runs if r["variant"].startswith("attribution_")})
+    return compare(runs, [*CLAIMS, *(Claim(name, "outcome") for name in rendered)], ceiling=ceiling)
 
 
 def markdown_table(report: dict[str, Any]) -> str:
     """The rows as the Markdown table of docs/benchmarks.md, then the comparisons (difference, interval, p, verdict)."""
     lines = ["| experiment | budget | seeds | feedback | ops rewritten | test F1 before | after (mean ± sd) "
-             "| gain (mean ± sd) | 95 % interval of gain | share of oracle gain | LM calls | s / run |",
+             "| gain (mean ± sd) | 95 % interval of gain | share of reference gain | LM calls | s / run |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for row in report["rows"]:
         share = row["share_of_oracle_gain"]
-        lines.append(f"| {report['experiment']} | {report['budget']:,} | {len(report['seeds'])} | {row['variant']} | "
+        seeds = f"{len(report['seeds'])}" + (" (1 distinct result)" if row.get("distinct_runs") == 1 and
+                                             len(report["seeds"]) > 1 else "")
+        lines.append(f"| {report['experiment']} | {report['budget']:,} | {seeds} | {row['variant']} | "
                      f"{row['ops']} | {row['test_f1_before']:.3f} | "
                      f"{row['test_f1_after']:.3f} ± {row['test_f1_after_sd']:.3f} | "
                      f"{row['gain']:+.3f} ± {row['gain_sd']:.3f} | "
                      f"{fmt_interval(row.get('gain_low'), row.get('gain_high'))} | "
                      f"{'—' if share is None else f'{share:.2f}'} | {row['lm_calls']:,} | {row['seconds']} |")
     return "\n".join(lines) + "\n\n" + comparison_table(report["ordering"])
+
+
+def merge_experiments(reports: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Bench reports by file name, merged per experiment (`merge_feedback` on each experiment's reports)."""
+    groups: dict[str, dict[str, dict[str, Any]]] = {}
+    for name, report in reports.items():
+        groups.setdefault(str(report.get("experiment")), {})[name] = report
+    return {experiment: merge_feedback(group) for experiment, group in groups.items()}
+
+
+def _summary_gain(rows: dict[str, dict[str, Any]], name: str) -> str:
+    row = rows.get(name)
+    if row is None:
+        return "—"
+    copies = " (1 distinct result)" if row.get("distinct_runs") == 1 and row["runs"] > 1 else ""
+    return f"{row['gain']:+.3f} ± {row['gain_sd']:.3f}{copies}"
+
+
+def _summary_claim(report: dict[str, Any], label: str) -> str:
+    c = report["ordering"].get(label, {"n": 0})
+    if c["n"] == 0:
+        return "—"
+    p = "no p-value" if c["p"] is None else f"p {c['p']:.3f}"
+    return f"{c['mean']:+.3f}, {fmt_interval(c['low'], c['high'])}, {p}: {c['verdict']}"
+
+
+def summary_table(reports: dict[str, dict[str, Any]]) -> str:
+    """One row per experiment (merged reports by experiment): seeds, attribution's and outcome's gains, the
+    reference's, and the claim attribution > outcome with its p; seeds that do not vary the runs are said so."""
+    lines = ["| experiment | budget | seeds | attribution | outcome | reference (best subset on val) | runs above the "
+             "reference | attribution > outcome | attribution ≥ 1.5 × outcome |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for experiment, report in reports.items():
+        rows = {r["variant"]: r for r in report["rows"]}
+        ref = rows.get(REFERENCE, {})
+        lines.append(f"| {experiment} | {report['budget']:,} | {len(report['seeds'])} | "
+                     f"{_summary_gain(rows, 'attribution')} | {_summary_gain(rows, 'outcome')} | "
+                     f"{ref.get('gain', 0):+.3f} | {ref.get('above', '—')} of {len(report['runs'])} | "
+                     f"{_summary_claim(report, 'attribution > outcome')} | "
+                     f"{_summary_claim(report, 'attribution ≥ 1.5 × outcome')} |")
+    return "\n".join(lines)

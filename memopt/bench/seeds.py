@@ -11,19 +11,26 @@ one of:
   F1 (an equivalence shown, not merely a difference not found), "differs" when the difference is
   significant, else "not significant".
 
-With one seed nothing is significant. Every verdict carries its n, mean difference, sd, interval and p; a
+With one seed nothing is significant, and neither with seeds that do not vary the runs: when every seed gives each
+side of a claim the same gain, the seeds are copies as far as the claim can tell (their paired differences have no
+variance, and a t-test over them would say p 0), and the claim says "seeds do not vary the runs", with its one
+difference and no interval or p-value. `distinct_runs` counts the different results (test F1, the directives the
+prompts end with, the knobs) a variant's seeds gave; a row of one distinct result says so.
+Every verdict carries its n, the distinct runs of each side, mean difference, sd, interval and p; a
 claim "not significant" whose difference points its way also carries ``seeds_needed``: how many paired seeds
 would make that difference significant if its mean and sd held (`memopt.core.stats.seeds_needed`; "more than
 10000" past that), the figure to declare before a larger run.
 
-Given a ``ceiling`` (the best-subset oracle's gain, `memopt bench feedback`), each ``a > b`` claim also carries
-``ceiling_seeds_needed``: the seeds even a run that scored the ceiling on every seed would need against ``b``'s
-per-seed gains, or ``"never"`` when the ceiling does not beat ``scale × b`` on average. A large figure says the
-claim is bounded by the headroom ``b`` leaves, not by ``a``'s feedback.
+Given a ``ceiling`` (the reference's gain: the best directive subset chosen on val, `memopt bench feedback`), each
+``a > b`` claim also carries ``ceiling_seeds_needed``: the seeds even a run that scored the reference on every seed
+would need against ``b``'s per-seed gains, or ``"never"`` when the reference does not beat ``scale × b`` on average.
+A large figure says the claim is bounded by the headroom ``b`` leaves, not by ``a``'s feedback. (The reference is
+no ceiling: a run can end above it, on test, with choices val rates lower.)
 """
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -31,10 +38,14 @@ from typing import Any
 
 from memopt.core.stats import MAX_SEEDS_NEEDED, paired_test, seeds_needed, verdict
 
-__all__ = ["Claim", "EQUIVALENT_WITHIN", "interval", "compare", "comparison_table", "fmt_interval", "needed_text",
-           "ceiling_text", "collect_runs", "planned_runs", "check_same_oracle", "field_misfit"]
+__all__ = ["Claim", "EQUIVALENT_WITHIN", "COPIES", "interval", "compare", "comparison_table", "distinct_runs",
+           "fmt_interval", "needed_text", "ceiling_text", "collect_runs", "planned_runs", "check_same_oracle",
+           "field_misfit"]
 
 EQUIVALENT_WITHIN = 0.05
+COPIES = "seeds do not vary the runs"
+# a run's result: runs alike in all of these are one result, whatever their seeds and the path they took
+_RUN_FIELDS = ("test_f1_after", "directives_added", "directives_dropped", "knobs")
 
 
 @dataclass(frozen=True)
@@ -61,6 +72,11 @@ def interval(values: Sequence[float]) -> dict[str, Any]:
     return {"n": out["n"], "mean": out["mean"], "sd": out["sd"], "low": out["low"], "high": out["high"]}
 
 
+def distinct_runs(runs: Sequence[dict[str, Any]]) -> int:
+    """How many different results ``runs`` have: runs that end at the same test F1, directives and knobs count once."""
+    return len({json.dumps({k: r.get(k) for k in _RUN_FIELDS}, sort_keys=True, default=str) for r in runs})
+
+
 def _by_seed(runs: list[dict[str, Any]], key: str, variant_key: str, name: str) -> dict[int, float]:
     return {r["seed"]: float(r[key]) for r in runs if r[variant_key] == name}
 
@@ -79,6 +95,13 @@ def compare(runs: list[dict[str, Any]], claims: Sequence[Claim], *, key: str = "
             out[claim.label] = {"verdict": "n/a", "n": 0}
             continue
         test = paired_test([a[s] for s in seeds], [b[s] for s in seeds], scale=claim.scale)
+        distinct = {side: distinct_runs([r for r in runs if r[variant_key] == side and r["seed"] in seeds])
+                    for side in (claim.a, claim.b)}
+        if test.n > 1 and len({a[x] for x in seeds}) == 1 and len({b[x] for x in seeds}) == 1:  # copies: no test
+            out[claim.label] = {"verdict": COPIES, "n": test.n, "mean": round(test.mean, 4), "sd": 0.0, "low": None,
+                                "high": None, "t": None, "p": None, "seeds": seeds, "seeds_needed": None,
+                                "distinct": distinct}
+            continue
         if claim.equivalent:
             shown = test.n > 1 and -EQUIVALENT_WITHIN <= test.low <= test.high <= EQUIVALENT_WITHIN
             said = "holds" if shown else "differs" if verdict(test) != "not significant" else "not significant"
@@ -87,7 +110,8 @@ def compare(runs: list[dict[str, Any]], claims: Sequence[Claim], *, key: str = "
         needed: int | str | None = None
         if said == "not significant" and test.n > 1 and test.mean > 0 and not claim.equivalent:
             needed = seeds_needed(test.mean, test.sd) or f"more than {MAX_SEEDS_NEEDED}"
-        out[claim.label] = {"verdict": said, **test.to_dict(), "seeds": seeds, "seeds_needed": needed}
+        out[claim.label] = {"verdict": said, **test.to_dict(), "seeds": seeds, "seeds_needed": needed,
+                            "distinct": distinct}
         if ceiling is not None and not claim.equivalent and test.n > 1:
             at = [ceiling[s] for s in seeds] if isinstance(ceiling, Mapping) else [ceiling] * len(seeds)
             out[claim.label]["ceiling_seeds_needed"] = _at_ceiling(at, [b[s] for s in seeds], claim.scale)
@@ -130,7 +154,7 @@ def comparison_table(comparisons: dict[str, dict[str, Any]]) -> str:
     """The comparisons as a Markdown table: claim, mean difference ± sd, 95 % interval, p, verdict, seeds needed
     (and, when a ceiling was given, the seeds a run at the ceiling would need)."""
     ceiling = any("ceiling_seeds_needed" in c for c in comparisons.values())
-    extra = (" seeds at the ceiling |", "---|") if ceiling else ("", "")
+    extra = (" seeds at the reference |", "---|") if ceiling else ("", "")
     head = "| claim | seeds | difference (mean ± sd) | 95 % interval | p | verdict | seeds it would need |"
     lines = [head + extra[0], "|---|---|---|---|---|---|---|" + extra[1]]
     for label, c in comparisons.items():
@@ -138,7 +162,8 @@ def comparison_table(comparisons: dict[str, dict[str, Any]]) -> str:
             lines.append(f"| {label} | 0 | — | — | — | n/a | — |" + (" — |" if ceiling else ""))
             continue
         p = "—" if c["p"] is None else f"{c['p']:.3f}"
-        lines.append(f"| {label} | {c['n']} | {c['mean']:+.3f} ± {c['sd']:.3f} | {fmt_interval(c['low'], c['high'])}"
+        n = f"{c['n']} (1 distinct result each)" if c["verdict"] == COPIES else str(c["n"])
+        lines.append(f"| {label} | {n} | {c['mean']:+.3f} ± {c['sd']:.3f} | {fmt_interval(c['low'], c['high'])}"
                      f" | {p} | {c['verdict']} | {needed_text(c)} |" + (f" {ceiling_text(c)} |" if ceiling else ""))
     return "\n".join(lines)
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import typer
 
-from memopt.bench.seeds import ceiling_text, fmt_interval, needed_text
+from memopt.bench.seeds import COPIES, ceiling_text, fmt_interval, needed_text
 from memopt.cli import options
 from memopt.core.files import check_writable, write_json
 
@@ -244,10 +244,10 @@ def optimize(
     out: Path = typer.Option(None, "--out", help="Write {rows, comparisons, runs} as JSON (after every run: an "
                                                   "interrupted bench keeps the runs it finished)."),
 ) -> None:
-    """Test F1 before/after (mean ± sd, 95 % interval of the gain over seeds), share of the oracle's gain and gain
-    per 1,000 LM calls of each optimizer at an equal budget, next to the oracle row (the best subset of catalogue
-    directives, no optimizer); each claim of the target ordering with its p-value (stated only where
-    significant)."""
+    """Test F1 before/after (mean ± sd, 95 % interval of the gain over seeds), share of the reference's gain and gain
+    per 1,000 LM calls of each optimizer at an equal budget, next to the reference row (the best subset of catalogue
+    directives chosen on val, no optimizer; no ceiling); each claim of the target ordering with its p-value (stated
+    only where significant; none over seeds that do not vary the runs)."""
     from memopt.bench.optimize import bench_optimize
     from memopt.cli.options import parse_ids
 
@@ -270,7 +270,7 @@ def _show_optimize(report: dict[str, Any], markdown: bool, out: Path | None) -> 
               "after ± sd": f"{r['test_f1_after']:.3f} ± {r['test_f1_after_sd']:.3f}",
               "gain ± sd": f"{r['gain']:+.3f} ± {r['gain_sd']:.3f}",
               "95 % interval": fmt_interval(r["gain_low"], r["gain_high"]),
-              "share of oracle gain": "—" if r["share_of_oracle_gain"] is None else f"{r['share_of_oracle_gain']:.2f}",
+              "share of reference gain": _share(r["share_of_oracle_gain"]),
               "LM calls": f"{r['lm_calls']:,}", "s / run": str(r["seconds"])} for r in report["rows"]]
     _print(shown, f"optimizers at {report['budget']} LM calls, {report['seeds']} seed(s) (SimLM, simulated)", None)
     if not report.get("complete", True):
@@ -293,6 +293,10 @@ def _progress(label: str, run: dict[str, Any], so_far: dict[str, Any], out: Path
         write_json(out, so_far)
 
 
+def _share(share: float | None) -> str:
+    return "—" if share is None else f"{share:.2f}"
+
+
 def _print_claims(comparisons: dict[str, dict[str, Any]], title: str) -> None:
     """One line per claim: its verdict, the paired mean difference, its 95 % interval and p."""
     for claim, c in comparisons.items():
@@ -300,6 +304,10 @@ def _print_claims(comparisons: dict[str, dict[str, Any]], title: str) -> None:
             print(f"{title}: {claim}: n/a")
             continue
         p = "—" if c["p"] is None else f"{c['p']:.3f}"
+        if c["verdict"] == COPIES:
+            print(f"{title}: {claim}: {COPIES}: each side gave one run at all {c['n']} seeds (difference "
+                  f"{c['mean']:+.3f}); no p-value over copies")
+            continue
         seeds = c.get("seeds_needed")  # a count, or "more than ..." beyond the limit
         needed = "" if seeds is None else \
             f"; {'about ' if isinstance(seeds, int) else ''}{needed_text(c)} seeds would show it if the difference held"
@@ -308,13 +316,13 @@ def _print_claims(comparisons: dict[str, dict[str, Any]], title: str) -> None:
 
 
 def _ceiling_clause(c: dict[str, Any]) -> str:
-    """What a run at the oracle on every seed would need, where the claim is not shown (empty otherwise)."""
+    """What a run at the reference on every seed would need, where the claim is not shown (empty otherwise)."""
     at = c.get("ceiling_seeds_needed")
     if at is None or c["verdict"] == "holds":
         return ""
     if at == "never":
-        return "; a run at the oracle on every seed would not beat it on average"
-    return f"; a run at the oracle on every seed would need {'about ' if isinstance(at, int) else ''}" \
+        return "; a run at the reference on every seed would not beat it on average"
+    return f"; a run at the reference on every seed would need {'about ' if isinstance(at, int) else ''}" \
            f"{ceiling_text(c)} seeds"
 
 
@@ -345,15 +353,22 @@ def feedback(
     resplit: bool = typer.Option(False, "--resplit", help="Each seed also splits the data its own way "
                                                           "(data.split_seed = the seed), with its own oracle: "
                                                           "compare over splits, not on one."),
+    renderings: Path = typer.Option(None, "--renderings", help="A Python file of render functions (ExampleParts) -> "
+                                                              "str: each runs as the feedback kind attribution_<name> "
+                                                              "(with --variants, name them there)."),
     markdown: bool = typer.Option(False, "--markdown", help="Also print the table as Markdown (as in docs/)."),
     out: Path = typer.Option(None, "--out", help="Write {rows, oracle, ordering, directives, runs} as JSON."),
 ) -> None:
-    """The memtrace optimizer at one budget with each kind of feedback, over seeds, next to the catalogue oracle,
-    and which catalogue directives each kind's runs ended with."""
+    """The memtrace optimizer at one budget with each kind of feedback, over seeds, next to the reference (the catalogue
+    oracle: the best directive subset chosen on val), and which catalogue directives each kind's runs ended with."""
     from memopt.bench.feedback import bench_feedback
     from memopt.cli.options import parse_ids
+    from memopt.feedback.kinds import rendering_kinds
 
     _check_out(out)
+    if renderings is not None:
+        rendered = rendering_kinds(str(renderings))
+        variants = variants or ",".join(["attribution", "outcome", *rendered])
 
     def finished(run: dict[str, Any], so_far: dict[str, Any]) -> None:
         _progress(run["variant"], run, so_far, out)
@@ -373,7 +388,7 @@ def merge(
 ) -> None:
     """Merge bench reports run apart (seeds split over processes with --first-seed, or an interrupted bench and the
     rest) into one: rows and verdicts (paired by seed) over all their runs, printed as the bench prints them."""
-    from memopt.bench.feedback import merge_feedback
+    from memopt.bench.feedback import merge_experiments, merge_feedback, summary_table
     from memopt.bench.optimize import merge_optimize
     from memopt.core.errors import ConfigError
     from memopt.core.files import read_json
@@ -393,6 +408,13 @@ def merge(
                           "reports of one bench.")
     if "optimize" in kinds.values():
         _show_optimize(merge_optimize(found), markdown, out)
+    elif len({r.get("experiment") for r in found.values() if isinstance(r, dict)}) > 1:
+        merged = merge_experiments(found)  # several experiments: each merged, then one row per experiment
+        for report in merged.values():
+            _show_feedback(report, markdown, None)
+        print(summary_table(merged))
+        if out is not None:
+            write_json(out, {"experiments": merged})
     else:
         _show_feedback(merge_feedback(found), markdown, out)
 
@@ -405,7 +427,7 @@ def _show_feedback(report: dict[str, Any], markdown: bool, out: Path | None) -> 
               "after ± sd": f"{r['test_f1_after']:.3f} ± {r['test_f1_after_sd']:.3f}",
               "gain ± sd": f"{r['gain']:+.3f} ± {r['gain_sd']:.3f}",
               "95 % interval": fmt_interval(r["gain_low"], r["gain_high"]),
-              "share of oracle gain": "—" if r["share_of_oracle_gain"] is None else f"{r['share_of_oracle_gain']:.2f}",
+              "share of reference gain": _share(r["share_of_oracle_gain"]),
               "LM calls": f"{r['lm_calls']:,}", "s / run": str(r["seconds"])} for r in report["rows"]]
     contiguous = len(seeds) > 1 and seeds == list(range(seeds[0], seeds[-1] + 1))
     span = f"{len(seeds)} seed(s)" + (f" ({seeds[0]}–{seeds[-1]})" if contiguous else "")
@@ -431,7 +453,7 @@ def oracle(
     out: Path = typer.Option(None, "--out", help="Also write the oracle (prompts, directives, figures) as JSON."),
 ) -> None:
     """Val and test F1 of the seed prompts, the all-on prompt (every catalogue directive) and the best-subset
-    oracle (directive subsets per op and knobs chosen on val), with SimLM as task LM."""
+    oracle (directive subsets per op and knobs chosen on val: a reference, not a ceiling), with SimLM as task LM."""
     from memopt.bench.oracle import catalogue_oracle
     from memopt.optimize.experiment import load_experiment
 

@@ -17,16 +17,26 @@ registered feedback kind ``attribution_<format>`` (registered in `memopt.feedbac
 
 The wordings rotate over the examples (example *i* takes wording *i* mod the number of wordings). This module
 knows memopt's own example labels (it re-renders memopt's output) and nothing of any reader.
+
+Renderings can also come as data: a Python file of functions, each rendering ONE example (``(ExampleParts) -> str``;
+the examples of a feedback follow one another, a blank line apart). `load_renderings` reads such a file and
+`restyle_with` writes a feedback's examples with one of them; `memopt bench feedback --renderings FILE` runs each as
+the feedback kind ``attribution_<function name>``.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib.util
+import inspect
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
-__all__ = ["FORMATS", "ExampleParts", "parts_of", "render", "restyle"]
+__all__ = ["FORMATS", "ExampleParts", "Rendering", "load_renderings", "parts_of", "render", "restyle",
+           "restyle_with"]
 
 FORMATS = ("prose", "qa", "json", "table", "bullets", "yaml", "intl")
 
@@ -227,7 +237,49 @@ def _rendered_feedback() -> type:
 
 def restyle(feedback: Any, fmt: str) -> Any:
     """A `Feedback` of the attribution kind with its examples re-rendered in ``fmt`` (its ``text()`` shows them)."""
+    return restyle_with(feedback, f"attribution_{fmt}", lambda parts: render(parts, fmt))
+
+
+Rendering = Callable[[ExampleParts], str]
+
+
+def restyle_with(feedback: Any, kind: str, write: Callable[[list[ExampleParts]], str]) -> Any:
+    """A `Feedback` of the attribution kind named ``kind`` whose examples ``write`` renders (all of them at once)."""
     parts = [parts_of(e, feedback.operation) for e in feedback.examples]
     return _rendered_feedback()(feedback.operation, feedback.prompt_version, feedback.counts, feedback.examples,
-                                kind=f"attribution_{fmt}", advice=feedback.advice, failed=feedback.failed,
-                                explained=feedback.explained, body=render(parts, fmt))
+                                kind=kind, advice=feedback.advice, failed=feedback.failed,
+                                explained=feedback.explained, body=write(parts))
+
+
+def load_renderings(path: str | Path) -> dict[str, Rendering]:
+    """The renderings of a Python file, by name: its public functions of one argument (an `ExampleParts`) that
+    return the text of one example (``__all__`` picks them when the file has one). A file that cannot be imported,
+    holds no such function or whose function fails on an example is one `ConfigError` naming it."""
+    from memopt.core.errors import ConfigError
+
+    file = Path(path)
+    if not file.is_file() or file.suffix != ".py":
+        raise ConfigError(f"--renderings {path}: not a Python file of render functions (ExampleParts) -> str.")
+    spec = importlib.util.spec_from_file_location(f"memopt_renderings_{file.stem}", file)
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    try:
+        spec.loader.exec_module(module)  # type: ignore[union-attr]
+    except Exception as exc:  # noqa: BLE001 - any failure of the user's file is reported as one error
+        raise ConfigError(f"--renderings {path}: cannot import it ({type(exc).__name__}: {exc}).") from exc
+    names = getattr(module, "__all__", None) or [n for n, f in vars(module).items() if inspect.isfunction(f)
+                                                 and f.__module__ == module.__name__ and not n.startswith("_")]
+    found = {n: getattr(module, n) for n in names if callable(getattr(module, n, None)) and n.isidentifier()
+             and len(inspect.signature(getattr(module, n)).parameters) == 1}
+    if not found:
+        raise ConfigError(f"--renderings {path}: no public function of one argument (ExampleParts) -> str in it.")
+    probe = ExampleParts("Where did Ana go?", "Lisbon", "Porto", "ExtractionError", "the fact was dropped",
+                         "mem0.extract", [("Ana", "I went to Lisbon.")], ["Ana likes tea"], [], "Ana's trip is lost.")
+    for name, fn in found.items():
+        try:
+            text = fn(probe)
+        except Exception as exc:  # noqa: BLE001 - a rendering that fails is named, not raised
+            raise ConfigError(f"--renderings {path}: {name}() failed on an example ({type(exc).__name__}: "
+                              f"{exc}).") from exc
+        if not isinstance(text, str) or not text.strip():
+            raise ConfigError(f"--renderings {path}: {name}() returned {text!r:.40}, not the text of an example.")
+    return found

@@ -26,7 +26,8 @@ from typing import Any
 from memopt.feedback.formats import FORMATS
 from memopt.registry import Registry, entry_adopter
 
-__all__ = ["FeedbackKind", "FeedbackRequest", "feedback_kind", "feedback_kinds", "kind_names", "get_kind", "GROUP"]
+__all__ = ["FeedbackKind", "FeedbackRequest", "feedback_kind", "feedback_kinds", "kind_names", "get_kind", "GROUP",
+           "rendering_kinds"]
 
 GROUP = "memopt.feedback_kinds"
 
@@ -150,3 +151,25 @@ def _format_control(fmt: str) -> FeedbackKind:
 
 for _fmt in FORMATS:  # the format controls (`memopt.feedback.formats`), after memopt's own five
     _format_control(_fmt)
+
+
+def rendering_kinds(path: str) -> list[str]:
+    """Register each rendering of a file (`memopt.feedback.formats.load_renderings`) as the control
+    ``attribution_<name>``: memopt's attribution feedback with every example written by it; their names."""
+    from memopt.feedback.formats import load_renderings
+
+    names = []
+    for name, one in load_renderings(path).items():
+        kind = f"attribution_{name}"
+        if kind not in feedback_kinds.names():
+            def build(request: FeedbackRequest, one: Any = one, kind: str = kind) -> dict[str, Any]:
+                from memopt.feedback.build import build_feedback
+                from memopt.feedback.formats import restyle_with
+
+                return {op: restyle_with(fb, kind, lambda ps: "\n\n".join(one(p) for p in ps))
+                        for op, fb in build_feedback(request.blamed, request.prompt_ops).items()}
+
+            build.__doc__ = f"memopt's attribution feedback with its examples written by {name} ({path})."
+            feedback_kind(kind, control=True, rendering_of="attribution")(build)
+        names.append(kind)
+    return names

@@ -14,7 +14,7 @@ from memopt.simlm.config_values import config_as_text
 from memopt.simlm.negation import INSTRUCTION_VERBS, aside_end, list_follows
 from memopt.simlm.words import CLAUSE_PUNCT, GROUND, Word, quote_mask, with_
 
-__all__ = ["split_sentences", "split_clauses", "mark_conditions", "mark_rationale"]
+__all__ = ["split_sentences", "split_clauses", "mark_conditions", "mark_rationale", "drop_hedges"]
 
 _ABBREV = re.compile(r"\b(e\.g|i\.e|etc|vs|approx|cf)\.", re.IGNORECASE)
 _DOCSTRING = re.compile(r'"""|\'\'\'')
@@ -124,3 +124,23 @@ def split_clauses(words: list[Word]) -> list[tuple[list[Word], bool]]:
         if c and not any(c is u for u in unique):
             unique.append(c)
     return [(c, any(c is a for a in asides)) for c in unique]
+
+
+_HEDGES = (("by", "itself"), ("in", "itself"), ("on", "its", "own"), ("by", "themselves"), ("on", "their", "own"),
+           ("alone",), ("as", "such"))
+
+
+def drop_hedges(words: list[Word]) -> list[Word]:
+    """Without a hedge between commas (", by itself,"): it qualifies without changing what the clause says, so a
+    negation before it reaches past it ("is never, by itself, grounds for ...")."""
+    out = list(words)
+    for i in range(len(out) - 1, -1, -1):
+        if out[i].text != "," or out[i].quoted:
+            continue
+        for hedge in _HEDGES:
+            n = len(hedge)
+            if tuple(w.text for w in out[i + 1:i + 1 + n]) == hedge and i + 1 + n < len(out) and \
+                    out[i + 1 + n].text == ",":
+                del out[i:i + 2 + n]
+                break
+    return out

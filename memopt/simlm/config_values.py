@@ -7,7 +7,9 @@ key and a false one negates it (``"shorten": false`` reads "do not shorten", ``"
 not allow speculation"). `config_as_text(text)` rewrites every such entry as a plain clause, ``key: value``; the
 entries of one JSON object become one sentence, separated by semicolons, and a JSON string that is prose loses its
 JSON quotes (they delimit the value, they do not quote an example). Text that is not a configuration entry is left
-as it is; a JSON object whose entries are not all plain values (a template such as ``{"id": ..., "text": ...}``) too.
+as it is; a JSON object whose entries are not all plain values (a template such as ``{"id": ..., "text": ...}``) too,
+and a record: an object with an ``id`` or a ``role`` (a memory, an event, a message shown as data, as in a few-shot
+example's input or output).
 """
 
 from __future__ import annotations
@@ -77,7 +79,8 @@ def _object(match: re.Match[str]) -> str:
             entries.append(_entry(m.group("key"), m.group("value")) if m.group("value") in ("true", "false")
                            else f"{key_words(m.group('key'))}: {_value(m.group('value'))}")
     placeholder = re.search(r'"(?:\.\.\.|…|<[^"<>]*>)?"', body)  # a template: {"answer": "..."}
-    if pos != len(body) or not entries or placeholder:
+    record = re.search(r'"(?:id|role)"\s*:', body)  # a memory, an event or a message shown as data
+    if pos != len(body) or not entries or placeholder or record:
         return match.group()
     return "; ".join(entries) + "."
 

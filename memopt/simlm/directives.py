@@ -11,6 +11,12 @@ speak about the same directive, the last one decides (later instructions refine 
 A prompt without the directive shows the directive's ``failure``; with it, the ``behaviour``. A few-shot
 demonstration whose output shows the behaviour also turns it on (`memopt.simlm.demonstrations`).
 
+What SimLM reads (`directive_stances`) is the *agreement* of those rules with a text classifier trained on every
+corpus of instruction sentences SimLM ships (`memopt.simlm.learned`): per sentence, a rule's grant stays on only
+where the classifier gives its directive enough probability, the classifier alone turns on a directive it is sure
+of, and a rule's "switched off" stands unless the classifier is surer still. `rule_stances` is the rules alone.
+The rules are frozen: they change only for a construction no amount of data can teach, with a test of its own.
+
 The reflection step of SimLM (proposing revised instructions) writes directives in the words of
 ``phrasings``; every phrasing turns on its directive and no other directive of the same operation
 (asserted in tests). ``examples_on`` / ``examples_off`` are sentences that do and do not turn it on.
@@ -26,10 +32,12 @@ from functools import lru_cache
 from memopt.simlm.concepts import CONCEPTS
 from memopt.simlm.demonstrations import demonstrated
 from memopt.simlm.instructions import read_sentences
+from memopt.simlm.learned import Classifier, agreement, probabilities, shipped
 from memopt.simlm.stance import Cue, sentence_stance
 
 __all__ = ["Cue", "Directive", "CATALOGUE", "IRRELEVANT", "active_directives", "directive_stances",
-           "directives_for", "catalogue_table"]
+           "directives_for", "catalogue_table", "classifier", "read_stances", "rule_stances", "sentence_readings",
+           "CATALOGUE_SENTENCES"]
 
 
 @dataclass(frozen=True)
@@ -46,23 +54,6 @@ class Directive:
     examples_on: tuple[str, ...]
     examples_off: tuple[str, ...]
     trade_off: str = ""
-
-    def stance(self, instructions: str) -> int:
-        """+1 if the instructions grant this directive, -1 if they forbid it, 0 if they do not say."""
-        return _stance(self, instructions)
-
-    def present(self, instructions: str) -> bool:
-        """Whether the instructions grant this directive (their last sentence about it speaks for it)."""
-        return _stance(self, instructions) > 0
-
-
-@lru_cache(maxsize=16384)
-def _stance(directive: Directive, instructions: str) -> int:
-    stance = 0
-    for sentence in read_sentences(instructions):
-        stance = sentence_stance(directive.cues, sentence) or stance
-    # a demonstration of the behaviour shows the directive (`memopt.simlm.demonstrations`)
-    return 1 if demonstrated(directive.id, instructions) else stance
 
 
 CATALOGUE: tuple[Directive, ...] = (
@@ -329,16 +320,73 @@ IRRELEVANT: tuple[str, ...] = (
 )
 
 
+CATALOGUE_SENTENCES = tuple(
+    [(text, d.id) for d in CATALOGUE for text in (*d.phrasings, *d.examples_on)]
+    + [(text, "none") for d in CATALOGUE for text in d.examples_off] + [(text, "none") for text in IRRELEVANT])
+
+
 def directives_for(operation: str) -> tuple[Directive, ...]:
     """The directives that affect one SimLM operation kind."""
     return tuple(d for d in CATALOGUE if operation in d.operations)
 
 
+def rule_stances(operation: str, instructions: str) -> dict[str, int]:
+    """The rules alone: +1 / -1 for each directive of ``operation`` the instructions grant / forbid (the last
+    sentence about a directive decides; a demonstration of its behaviour grants it)."""
+    directives = directives_for(operation)
+    stances = dict.fromkeys((d.id for d in directives), 0)
+    for sentence in read_sentences(instructions):
+        for d in directives:
+            stances[d.id] = sentence_stance(d.cues, sentence) or stances[d.id]
+    stances.update((d.id, 1) for d in directives if demonstrated(d.id, instructions))
+    return {k: v for k, v in stances.items() if v}
+
+
+def classifier() -> Classifier:
+    """The classifier SimLM reads with: trained on every corpus it ships and on the catalogue's own sentences (its
+    phrasings and the sentences it says turn a directive on, as that directive; those it says do not, and
+    `IRRELEVANT`, as none)."""
+    return shipped(CATALOGUE_SENTENCES)
+
+
+@lru_cache(maxsize=65536)
+def _scores(text: str) -> dict[str, float]:
+    return classifier().scores(text)
+
+
+def sentence_readings(operation: str, instructions: str, model: Classifier | None = None
+                      ) -> list[tuple[str, dict[str, int]]]:
+    """Each sentence of the instructions with what it says about the directives of ``operation`` (+1 on, -1 off), as
+    SimLM reads it with ``model`` as its classifier (default: `classifier`): the agreement of the rules and the
+    classifier (`memopt.simlm.learned.agreement`)."""
+    directives = directives_for(operation)
+    allowed = ("none", *(d.id for d in directives))
+    out = []
+    for sentence in read_sentences(instructions):
+        rules = {d.id: sentence_stance(d.cues, sentence) for d in directives}
+        scores = _scores(sentence.text) if model is None else model.scores(sentence.text)
+        on = agreement({k: v for k, v in rules.items() if v}, probabilities(scores, allowed),
+                       scoped=any(w.scope for w in sentence.whole.words))
+        said = {d.id: 1 if d.id in on else -1 if rules[d.id] < 0 else 0 for d in directives}
+        out.append((sentence.text, {k: v for k, v in said.items() if v}))
+    return out
+
+
+def read_stances(operation: str, instructions: str, model: Classifier | None = None) -> dict[str, int]:
+    """What SimLM reads in the instructions (`sentence_readings`): the last sentence about a directive decides; a
+    demonstration of a directive's behaviour grants it."""
+    stances: dict[str, int] = {}
+    for _, said in sentence_readings(operation, instructions, model):
+        stances.update(said)
+    stances.update((d.id, 1) for d in directives_for(operation) if demonstrated(d.id, instructions))
+    return stances
+
+
 @lru_cache(maxsize=4096)
 def directive_stances(operation: str, instructions: str) -> dict[str, int]:
-    """+1 for each directive of ``operation`` the instructions grant, -1 for each they forbid or contradict."""
-    stances = {d.id: d.stance(instructions) for d in directives_for(operation)}
-    return {k: v for k, v in stances.items() if v}
+    """+1 for each directive of ``operation`` the instructions grant, -1 for each they forbid or contradict, as
+    SimLM reads them (`read_stances`)."""
+    return read_stances(operation, instructions)
 
 
 @lru_cache(maxsize=4096)

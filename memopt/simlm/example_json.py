@@ -108,25 +108,24 @@ def _json_fields(obj: dict, prefix: str, reader: Any) -> list[tuple[str, str]]:
     for k, v in texts.items():
         text = f"{v.rstrip('?')}?" if _asks_without_mark(v) and "?" not in v else v
         out.append((f"{prefix} {_key_words(k)}", text))
-    pairs = _old_new(obj)
     for k, v in obj.items():
         if isinstance(v, dict):
             out += _json_fields(v, f"{prefix} {_key_words(k)}", reader)
         elif isinstance(v, list) and not any(isinstance(x, dict) for x in v):
-            out += [(f"{prefix} {_key_words(k)}", str(x)) for x in v if str(x).strip()] or \
+            out += [(f"{prefix} {_key_words(k)}", _pair_text(x, reader)) for x in v if str(x).strip()] or \
                 [(f"{prefix} {_key_words(k)}", "")]
         elif isinstance(v, list) and not _holds_examples(v):  # parts of this example, e.g. its turns
             out += [f for x in v if isinstance(x, dict) for f in _json_fields(x, f"{prefix} {_key_words(k)}", reader)]
-    if pairs:
-        old, new = pairs
-        out = [f for f in out if f[1] not in (old, new)] + [("", f'"{old}" was replaced by "{new}"')]
     return out
 
 
-def _old_new(obj: dict) -> tuple[str, str] | None:
-    old = [v for k, v in obj.items() if isinstance(v, str) and re.search(r"before|old|previous|had|was", k, re.I)]
-    new = [v for k, v in obj.items() if isinstance(v, str) and re.search(r"after|new|now|became|replac", k, re.I)]
-    return (old[0], new[0]) if len(old) == 1 and len(new) == 1 else None
+def _pair_text(x: Any, reader: Any) -> str:
+    """A list item as text: a [speaker, words] pair is 'Speaker: words'."""
+    if isinstance(x, list) and len(x) == 2 and all(isinstance(y, str) for y in x) and len(x[0].split()) <= 2 and \
+            all(reader.is_name(t) for t in x[0].split()):
+        return f"{x[0]}: {x[1]}"
+    return str(x)
+
 
 
 def sentences(text: str) -> list[str]:

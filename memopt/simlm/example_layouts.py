@@ -35,8 +35,29 @@ _QUOTES = str.maketrans({"«": "“", "»": "”", "„": "“", "‹": "“", "
 _LABEL = re.compile(r"^(?P<label>[A-Za-z][\w '/()#.-]{0,40}?)\s*(?:[:=]|\s[-–—]+>?(?=\s)|=>)\s*(?P<rest>.*)$")
 
 
+_TAG = re.compile(r"<(?P<tag>[A-Za-z][\w-]*)(?:\s+[\w-]+=\"(?P<who>[^\"]*)\")?\s*>(?P<body>[^<>\n]*)</(?P=tag)>")
+_PAIRS = re.compile(r"(?<![\w\"])([A-Za-z][\w ]{0,30}?)\s*=\s*\"([^\"\n]*)\"\s*[;,]?")
+
+
+def _tagged(m: re.Match[str]) -> str:
+    """'<expected>Milo</expected>' → 'expected: Milo'; '<turn speaker="Zane">...</turn>' → 'Zane: ...'."""
+    return f"{m.group('who') or m.group('tag')}: {m.group('body').strip()}"
+
+
+def _pairs(line: str) -> str:
+    """A line of two or more key="value" pairs → one 'key: value' line each."""
+    found = _PAIRS.findall(line)
+    if len(found) < 2 or _PAIRS.sub("", line).strip():
+        return line
+    return "\n".join(f"{key.strip()}: {value}" for key, value in found)
+
+
 def normalize(text: str) -> str:
-    """Plain punctuation and no Markdown emphasis (see the module docstring)."""
+    """Plain punctuation and no Markdown emphasis (see the module docstring); XML-ish tags and key="value" pairs as
+    labelled lines."""
+    text = _TAG.sub(_tagged, text)
+    text = re.sub(r"^\s*</?[A-Za-z][\w-]*>\s*$", "", text, flags=re.M)  # a bare opening or closing tag
+    text = "\n".join(_pairs(line) for line in text.split("\n"))
     text = re.sub(r"„([^“”„\n]*)[“”]", r"“\1”", text).translate(_QUOTES)
     text = re.sub(r"“[ \t]+", "“", re.sub(r"[ \t]+”", "”", text))
     text = re.sub(r"(?<=\w) :(?=\s)", ":", text)

@@ -33,9 +33,10 @@ _DATE_LEAD = re.compile(r"^(?-i:[a-z]+\s+|On\s+|The\s+){0,4}?(?:" + DATE_PATTERN
                         re.IGNORECASE)
 
 # Generic role words (what anyone writing feedback uses), never a particular tool's labels.
-_GOLD = frozenset("expected gold correct should truth reference right target true".split())
+_GOLD = frozenset("expected gold correct should truth reference right target true wanted needed desired "
+                  "intended".split())
 _ANSWERED = frozenset("answered answer answers got gave predicted prediction replied reply response returned "
-                      "system model instead output".split())
+                      "system model instead output actual observed bot".split())
 META = frozenset("fact facts memory memories answer answers question questions evidence context conversation "
                   "operation output outputs store prompt session turn turns speaker information system mentions "
                   "extracted produced stored retrieved model response f1 score judged judge wrong failed error "
@@ -50,7 +51,8 @@ NOT_NAMES = frozenset(
     reply result example case reason diagnosis problem issue feedback advice hint utterance text said score got
     actual correct wrong speaker before after old new retrieved query summary stage step operation type category
     label id date session conversation dialogue user assistant model truth reference target comment explanation
-    detail details none nothing item items source sources later earlier afterwards meanwhile instead""".split()
+    detail details none nothing item items source sources later earlier afterwards meanwhile instead chat transcript
+    message messages log excerpt snippet record entry""".split()
 ) | STOPWORDS | {m.lower() for m in MONTHS + WEEKDAYS}
 
 
@@ -67,6 +69,8 @@ class Example:
     gold: str | None = None
     answer: str | None = None
     shows_output: bool = False
+    before: list[str] = field(default_factory=list)  # memories a label calls the earlier ones ('Memory before: ...')
+    after: list[str] = field(default_factory=list)  # and the later ones ('Memory after: ...'), paired in order
     error: str | None = None  # the kind of failure, as the feedback words it ('ExtractionError', 'a date left ...')
     operation: str | None = None  # the operation the feedback blames, as written ('mem0.extract')
 
@@ -86,7 +90,7 @@ def lead_words(text: str) -> tuple[str, str]:
     """Split leading role words ('expected', 'the system answered', 'got') from the content."""
     tokens = text.split()
     filler = {"the", "a", "was", "is", "were", "be", "been", "have", "has", "but", "and", "it", "its", "with", "said",
-              "says", "of", "as", "which", "what", "answer", "instead"}
+              "says", "would", "of", "as", "which", "what", "answer", "instead"}
     i = 0
     while i < len(tokens) and (tokens[i].lower().strip(",:") in _GOLD | _ANSWERED | filler):
         i += 1

@@ -42,6 +42,7 @@ import re
 from dataclasses import dataclass
 
 from memopt.core.text import find_relative_dates, words
+from memopt.simlm.changes import REMOVAL, label_side, replacement, unquoted_removal, unquoted_replacement
 from memopt.simlm.example_json import blocks, json_examples, sentences
 from memopt.simlm.example_layouts import LABEL_WORDS, TURN, TURN_CONTEXT, error_or_op, normalize
 from memopt.simlm.example_parts import (
@@ -73,12 +74,16 @@ _ROLE_NOUNS = frozenset("answer answers gold response reply system model output 
 _INNER_QUESTION = re.compile(r"(?<=\s)(?:When|What|Where|Who|Whom|Whose|Which|Why|How|Did|Does|Do|Is|Are|Was|"
                              r"Were|Has|Have|Had|Can|Could|Will|Would)\b")
 _SEPARATORS = re.compile(r"\s+\|\s+|\s+/\s+|\s*\n\s*")
-_CLAUSES = re.compile(r";\s+|(?<=[.!])\s+(?=[A-Z\"“'])|,\s+(?=(?:but\s+|and\s+)?(?:got|answered|expected|gold|"
-                      r"the system|the model|it said|it answered|should|instead|predicted|correct)\b)", re.I)
+_CLAUSES = re.compile(r";\s+|(?<=[.!])\s+(?=[A-Z\"“'])|,\s+(?=(?:but\s+|and\s+|while\s+|whereas\s+)?(?:got|answered|"
+                      r"expected|gold|the system|the model|it said|it answered|should|instead|predicted|correct|"
+                      r"(?:the\s+)?(?:right|correct|expected|real|true)?\s*answer)\b)", re.I)
+_HOLDING = re.compile(r"^(?P<lead>(?:\w+\W+){0,6}?(?:held|holds|contained|contains|had|has|stored|stores|kept|keeps|"
+                      r"produced|produces|read|reads|retrieved|returned|saved|recorded)(?:\s+only)?\s*:?)\s+"
+                      r"(?P<rest>.+)$", re.I)
 
-_REPLACED = re.compile(r"\b(replac\w*|overwr\w*|became|become|becomes|changed to|turned into|updated to|"
-                       r"superseded|rewritten)\b|→|->|=>", re.I)
-_REMOVED = re.compile(r"\b(delet\w*|remov\w*|erased?|wiped|forgot\w*|gone)\b", re.I)
+_REMOVED = re.compile(rf"{REMOVAL.pattern}|\bgone\b", re.I)
+_HEADING = re.compile(r"^\s*#{1,6}\s+((?:[A-Za-z][\w'/-]*\s*){1,4})$")  # '### Expected': a section of its own
+_KEPT = re.compile(r"^\W*(?:(?:is|was|were|are)\s+)?(?:still\s+)?(?:stored|kept|held|saved)\b", re.I)
 _READ = re.compile(r"\b(read|retriev\w*|context|search\w*|looked up|found|shown|given from)\b", re.I)
 _HELD = re.compile(r"\b(produc\w*|extract\w*|stor\w*|held|kept|saved|wrote|written|output|facts?|memor\w*|"
                    r"summar\w*|recorded)\b", re.I)
@@ -133,17 +138,39 @@ class _Reader:
             at = end
             examples += [self.example(fields) for fields in json_examples(value, self)]
         prose.append(text[at:])
+        segments: list[list[tuple[str, str]]] = []
         for paragraph in re.split(r"\n\s*\n", "\n".join(prose)):
             lines = [line for line in paragraph.splitlines() if line.strip()]
             hints = _section_hints(lines)
-            starts = [i for i, line in enumerate(lines) if self.asks(line, hints[i])]
+            starts = self.starts(lines, hints, segments[-1] if segments else [])
             if not starts:
-                self.advice += [s for s in sentences(paragraph) if is_advice(s, self.is_name)]
+                said = sentences(paragraph)
+                advice = [s for s in said if is_advice(s, self.is_name)]
+                if segments and len(advice) < len(said):  # an example told over several paragraphs goes on
+                    segments[-1] += list(zip(hints, lines, strict=True))
+                else:
+                    self.advice += advice
                 continue
+            if starts[0] and segments and not _opens(lines[:starts[0]]):
+                segments[-1] += list(zip(hints[:starts[0]], lines[:starts[0]], strict=True))
+                lines, hints, starts = lines[starts[0]:], hints[starts[0]:], [i - starts[0] for i in starts]
             cuts = [0, *starts[1:], len(lines)]
-            for a, b in zip(cuts, cuts[1:], strict=False):
-                examples.append(self.example(list(zip(hints[a:b], lines[a:b], strict=True))))
+            segments += [list(zip(hints[a:b], lines[a:b], strict=True)) for a, b in zip(cuts, cuts[1:], strict=False)]
+        examples += [self.example(fields) for fields in segments]
         return Reading([e for e in examples if e.question], list(dict.fromkeys(self.advice)))
+
+    def starts(self, lines: list[str], hints: list[str], previous: list[tuple[str, str]]) -> list[int]:
+        """The lines that start an example: those asking a question, but not the same question again (a ticket's
+        title and its steps ask it twice)."""
+        out: list[int] = []
+        last = _asked(" ".join(text for _, text in previous)) if previous else None
+        for i, line in enumerate(lines):
+            if self.asks(line, hints[i]):
+                asked = _asked(line)
+                if asked is None or asked != last:
+                    out.append(i)
+                last = asked
+        return out
 
     def asks(self, line: str, hint: str = "") -> bool:
         """Whether a line asks a question (and is not a line of dialogue)."""
@@ -162,6 +189,9 @@ class _Reader:
         phrases: list[tuple[str, str | None]] = []
         for hint, text in fields:
             self.field(ex, phrases, hint, text)
+        ex.replaced += list(zip(ex.before, ex.after, strict=False))
+        n = min(len(ex.before), len(ex.after))
+        ex.items += ex.before[n:] + ex.after[n:]
         assign_answers(ex, phrases)
         return ex
 
@@ -196,8 +226,20 @@ class _Reader:
             self.turn(ex, hint, turn.group("who"), turn.group("text").strip())
             return
         quotes = list(QUOTE.finditer(text))
+        said = _sentences_outside(text, quotes)
+        if len(said) > 1:  # each sentence says its own thing: read them one by one
+            for sentence in said:
+                self.field(ex, phrases, hint, sentence)
+            return
         if quotes:
             self.quoted(ex, phrases, hint, text, quotes)
+            return
+        pair = unquoted_replacement(text, lambda t: is_statement(t, self.is_name))
+        gone = None if pair else unquoted_removal(text, lambda t: is_statement(t, self.is_name))
+        if pair is not None or gone is not None:
+            ex.replaced += [pair] if pair else []
+            ex.removed += [gone] if gone else []
+            ex.shows_output = True
             return
         for clause in _CLAUSES.split(text):
             self.piece(ex, phrases, hint, clause)
@@ -218,11 +260,19 @@ class _Reader:
         spans = [(q.start(), q.end(), next(g for g in q.groups() if g is not None).strip()) for q in quotes]
         used: set[int] = set()
         for i in range(len(spans) - 1):
-            between = text[spans[i][1]:spans[i + 1][0]]
-            old, new = spans[i][2], spans[i + 1][2]
-            if _REPLACED.search(between) and self.memory_pair(old, new):
-                passive = re.search(r"\bby\b|→|->|=>|\bbecame\b|\bto\b", between)
-                ex.replaced.append((old, new) if passive else (new, old))
+            if i in used:
+                continue
+            before, between = text[spans[i - 1][1] if i else 0:spans[i][0]], text[spans[i][1]:spans[i + 1][0]]
+            if re.search(r"[.!?]\s+[A-Z\"'“(]|\n", between):
+                continue  # two sentences: neither says what the other did
+            before = re.split(r"[.!?]\s+(?=[A-Z\"'“(])", before)[-1]
+            first_old = replacement(f"{hint} {before}", between)
+            if first_old is None and label_side(_tail_words(f"{hint} {before}", 3)) == "old" and \
+                    label_side(between) == "new":  # 'before: "X", after: "Y"' on one line
+                first_old = True
+            first, second = spans[i][2], spans[i + 1][2]
+            if first_old is not None and self.memory_pair(first, second):
+                ex.replaced.append((first, second) if first_old else (second, first))
                 ex.shows_output = True
                 used |= {i, i + 1}
         for i, (start, end, inner) in enumerate(spans):
@@ -230,6 +280,7 @@ class _Reader:
                 continue
             before = text[spans[i - 1][1] if i else 0:start]
             after = text[end:spans[i + 1][0] if i + 1 < len(spans) else len(text)]
+            after = re.split(r"[.!?][\"'”]?\s", after, maxsplit=1)[0]  # the words after it in its sentence
             self.piece(ex, phrases, f"{hint} {before[-60:]}", inner, after=after[:40], quoted=True)
         rest = QUOTE.sub(" ", text)
         for clause in _CLAUSES.split(rest):
@@ -255,6 +306,9 @@ class _Reader:
             question = asked.group(1).strip()
             inner = _INNER_QUESTION.search(question, 1)  # 'When asked Who wrote ...?' → 'Who wrote ...?'
             ex.question = ex.question or (question[inner.start():] if inner else question)
+            rest = text[asked.end():]  # 'For the question ...? the system answered X'
+            for clause in _CLAUSES.split(rest) if not quoted and words(rest) else ():
+                self.piece(ex, phrases, hint, clause)
             return
         lead, body = lead_words(text)
         role = role_of(f"{hint} {lead}") if not quoted else role_of(_tail_words(hint, 5))
@@ -275,7 +329,11 @@ class _Reader:
         answer_label = not quoted and role_of(_tail_words(hint, 3)) is not None and not _HELD.search(hint)
         if is_statement(body, self.is_name) and not answer_label:
             around = f"{_tail_words(hint, 6)} {after}"
-            if _REMOVED.search(after) or (_REMOVED.search(_tail_words(hint, 3)) and not _HELD.search(after)):
+            side = label_side(_tail_words(hint, 3))
+            if side is not None:  # "Memory before: X" ... "Memory after: Y": paired in `example`
+                (ex.before if side == "old" else ex.after).append(body)
+                ex.shows_output = True
+            elif _REMOVED.search(after) or (_REMOVED.search(_tail_words(hint, 3)) and not _KEPT.match(after)):
                 ex.removed.append(body)
                 ex.shows_output = True
             elif _READ.search(around) and not _HELD.search(_tail_words(hint, 3)):
@@ -283,6 +341,10 @@ class _Reader:
             else:
                 ex.items.append(body)
                 ex.shows_output = True
+            return
+        held = _HOLDING.match(body)  # 'the memory held X', 'it stored X': X is what the memory held
+        if held and is_statement(held.group("rest"), self.is_name):
+            self.piece(ex, phrases, f"{hint} {held.group('lead')}", held.group("rest"), after=after)
             return
         if is_advice(body, self.is_name):
             self.advice.append(body)
@@ -306,41 +368,47 @@ class _Reader:
 # --- helpers ------------------------------------------------------------------------------------
 
 
-
-
 def _section_hints(lines: list[str]) -> list[str]:
     """Each line's section: the label of a header line ('Conversation:') over the lines below it that are indented
-    deeper (or bulleted under an unbulleted header); a Markdown quote ('> Q: ...') is a quoted conversation."""
-    hints, section, depth, bulleted = [], "", 0, False
+    deeper (or bulleted under an unbulleted header), or a short Markdown heading ('### Expected') over every line up
+    to the next heading; a Markdown quote ('> Q: ...') is a quoted conversation."""
+    hints, section, depth, bulleted, heading = [], "", 0, False, False
     for line in lines:
         indent = len(line) - len(line.lstrip())
+        title = _HEADING.match(line)
         label = _LABEL.match(_BULLET.sub("", line).strip())
-        inside = section and (indent > depth or (indent == depth and not bulleted and bool(_BULLET.match(line))))
-        hint = section if inside else ""
+        inside = section and (heading or indent > depth or (indent == depth and not bulleted and
+                                                            bool(_BULLET.match(line))))
+        hint = section if inside and not title else ""
         if line.lstrip().startswith(">"):
             hint = f"{hint} quoted conversation".strip()
         hints.append(hint)
-        if label and not label.group("rest").strip():
-            section, depth, bulleted = label.group("label"), indent, bool(_BULLET.match(line))
+        if title:
+            section, heading = title.group(1), True
+        elif label and not label.group("rest").strip():
+            section, depth, bulleted, heading = label.group("label"), indent, bool(_BULLET.match(line)), False
         elif not inside:
             section = ""
     return hints
 
 
+def _sentences_outside(text: str, quotes: list[re.Match]) -> list[str]:
+    """The sentences of a text, split only where no quote is open."""
+    cuts = [m.end() for m in re.finditer(r"(?<=[.!?])[\"'”]?\s+(?=[A-Z\"“'(\[])", text)
+            if not any(q.start() < m.start() < q.end() - 1 for q in quotes)]
+    return [text[a:b].strip() for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True) if text[a:b].strip()]
 
 
+def _asked(text: str) -> str | None:
+    """The last question a text asks, lower case, for telling whether two lines ask the same one."""
+    found = QUESTION.findall(text)
+    return " ".join(words(found[-1])) if found else None
 
 
-
-
-
-
-
-
-
-
-
-
+def _opens(lines: list[str]) -> bool:
+    """Whether lines ahead of a question open a new example ('Example 2:', '### Case 3') rather than end the last."""
+    return any(re.match(r"^\W*(?:example|case|failure|item|issue|bug|ticket|#+)\b|^\W*\d+[.)]?\W*$", line.strip(), re.I)
+               for line in lines)
 
 
 def _tail_words(text: str, n: int) -> str:

@@ -20,9 +20,8 @@ wrapped inside a sentence is joined back) and each sentence into clauses (at ``;
   clause ending its subject with "is not allowed", "is unnecessary", "are forbidden", ... negates
   the subject ("guessing is not allowed").
 - ``rationale``: it stands in a "because ..." / "since ..." clause, which explains and instructs
-  nothing, or in a clause that imagines another setting or plans a later one ("one might ...", "a future
-  version may ...": `memopt.simlm.modality`, which also drops a third party's quoted request and hedges
-  such as ", by itself,").
+  nothing. (Clauses that imagine another setting or plan a later one, "one might ...", "a future version may
+  ...", were marked so by a mood module until issue 47; the classifier has learnt them from the corpora.)
 - ``condition``: it stands in a condition or exception ("unless ...", "if ...", "when ..."). A cue's
   concept found in the main clause outweighs the same concept in its condition ("do not restrict
   extraction to the user unless only one person speaks": the "only" restricts nothing).
@@ -31,12 +30,13 @@ A negation inside a subject or relative clause ("questions the memories cannot a
 fact that does not contradict it should be added") ends at the main clause's finite verb; "not"
 before a participle after a noun ("memories not named by the retraction stay") covers the
 participle phrase only; "under no circumstances should X, Y or Z be V-ed" reaches past the list's
-commas to the verb. A match that reaches past "over" / "than" into a contrast is in the contrast.
+commas to the verb. A match that reaches past "over" / "than" into a contrast is in the contrast. A sentence with no
+word outside quotes (a JSON record such as ``{"id": "0", "text": "..."}``, a quoted example on a line of its own) is
+data shown to the model, not an instruction, and is not read.
 
 The reader is split by concern: `memopt.simlm.words` (the units and quotes), `memopt.simlm.clauses`
 (sentences, clauses, conditions, rationale), `memopt.simlm.negation` (negation and contrast scopes) and
-`memopt.simlm.prohibitions` (predicates that negate their subject, "more than" as "only") and
-`memopt.simlm.modality` (hypotheticals, plans, reported speech, hedges).
+`memopt.simlm.prohibitions` (predicates that negate their subject, "more than" as "only").
 
 `Clause.find(pattern)` returns the matches of a regular expression over the clause's words (joined
 by single spaces, lower case), each with the scope of its first word.
@@ -46,9 +46,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from memopt.simlm.clauses import mark_conditions, mark_rationale, split_clauses, split_sentences
+from memopt.simlm.clauses import drop_hedges, mark_conditions, mark_rationale, split_clauses, split_sentences
 from memopt.simlm.labels import mark_label_negation, mark_literal_replies, restore_gapped_verb
-from memopt.simlm.modality import drop_hedges, drop_reported_speech, mark_irrealis
 from memopt.simlm.negation import mark_scopes
 from memopt.simlm.prohibitions import mark_prohibited_subjects, more_than_as_only, privative_nothing
 from memopt.simlm.words import CLAUSE_PUNCT, Clause, Match, Sentence, Word, make_clause, quote_mask, tokens
@@ -58,9 +57,9 @@ __all__ = ["Word", "Match", "Clause", "Sentence", "read_sentences", "quote_mask"
 
 def read_words(sentence: str) -> list[Word]:
     """The words of one sentence with their quotes, negation scopes, rationale and conditions marked."""
-    words = privative_nothing(more_than_as_only(drop_hedges(drop_reported_speech(tokens(sentence)))))
+    words = privative_nothing(more_than_as_only(drop_hedges(tokens(sentence))))
     words = mark_label_negation(mark_scopes(mark_literal_replies(restore_gapped_verb(words))))
-    return mark_conditions(mark_irrealis(mark_rationale(mark_prohibited_subjects(words))))
+    return mark_conditions(mark_rationale(mark_prohibited_subjects(words)))
 
 
 @lru_cache(maxsize=8192)
@@ -69,8 +68,8 @@ def read_sentences(text: str) -> tuple[Sentence, ...]:
     out = []
     for raw in split_sentences(text):
         words = read_words(raw)
-        if not words:
-            continue
+        if not any(not w.quoted and any(c.isalnum() for c in w.text) for w in words):
+            continue  # nothing but quotes (a JSON record, a quoted example line): data, not an instruction
         whole = make_clause([w for w in words if w.text not in CLAUSE_PUNCT])
-        out.append(Sentence(tuple(make_clause(c, aside=a) for c, a in split_clauses(words)), whole))
+        out.append(Sentence(tuple(make_clause(c, aside=a) for c, a in split_clauses(words)), whole, raw))
     return tuple(out)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from memopt.simlm.concepts import CONCEPTS
 from memopt.simlm.negation import INSTRUCTION_VERBS
-from memopt.simlm.words import AUXILIARIES, CLAUSE_PUNCT, COPULAS, GROUND, STOP_PUNCT, STOP_WORDS, Word, with_
+from memopt.simlm.words import AUXILIARIES, CLAUSE_PUNCT, COPULAS, GROUND, STOP_PUNCT, Word, with_
 
 __all__ = ["mark_prohibited_subjects", "more_than_as_only", "privative_nothing"]
 
@@ -69,20 +69,6 @@ _PERMITTED = frozenset({"allowed", "permitted", "needed", "necessary", "required
 _SHORT_OF = frozenset({"insufficient", "inadequate"})
 # not enough to act on: "a shared keyword is not a match", "X is never grounds for deleting"
 _SUFFICIENT = frozenset({"grounds", "reason", "justification", "basis", "match", "proof", "evidence", "cause"})
-# handing the work to someone else: "X is handled by another component / elsewhere / downstream"
-_HANDLED = frozenset({"handled", "done", "managed", "performed", "processed", "owned", "covered"})
-_HANDLED_TWO = (("taken", "care"), ("dealt", "with"), ("looked", "after"))
-_ELSEWHERE = frozenset({"elsewhere", "downstream", "upstream", "later", "separately", "outside", "externally",
-                        "inside", "within"})
-# happening elsewhere: "X happens in a later step", "X occurs downstream"
-_HAPPENS = frozenset({"happens", "happen", "occurs", "occur"})
-_LATER = frozenset({"later", "separate", "another", "different", "downstream", "subsequent", "next", "other"})
-# someone else's: "X is someone else's concern"
-_SOMEONE = frozenset({"someone", "somebody", "another"})
-_BY_SOMEONE = frozenset({"a", "an", "the", "another", "other", "some", "separate", "our", "their", "its", "downstream",
-                         "dedicated", "different", "later"})
-# kept for reading only: "X is context only", "X is for reference only", "X is background"
-_READ_ONLY = frozenset({"context", "reference", "background", "read-only", "informational"})
 # doing harm: "X tends to add noise", "X hurts recall", "X is counterproductive"
 _HARM_VERBS = frozenset({"hurt", "hurts", "harm", "harms", "degrade", "degrades", "worsen", "worsens", "backfire",
                          "backfires", "confuse", "confuses", "pollute", "pollutes", "dilute", "dilutes"})
@@ -153,73 +139,12 @@ def _harmful(words: list[Word]) -> int:
     return -1
 
 
-def _refused(words: list[Word]) -> tuple[int, int] | None:
-    """The span of a statement that hands its subject to someone else or keeps it for reading only ("X is
-    handled elsewhere", "X is done by another component", "messages from the assistant are context only"), from
-    its subject to the next comma or conjunction (in a condition too: "if expansion is done by the retriever, ..."
-    refuses the expansion), or None. A component's work counts too, whatever its verb: "X is added by the search
-    backend's analyser", "X belongs to the indexing step", "an upstream parser keeps X"."""
-    if (span := _components_work(words)) is not None:
-        return span
-    for i, w in enumerate(words[:-1]):
-        rest = [x.text for x in words[i + 1:i + 5]]
-        if w.quoted or i == 0 or w.text not in COPULAS and w.text != "been" and not (
-                w.text in _HAPPENS and _happens_elsewhere(rest)):
-            continue
-        if w.text in _HAPPENS or rest[:1] and rest[0] in _SOMEONE and _DUTY & set(rest[1:4]):
-            return _statement(words, i)
-        if rest[:1] == ["already"] and rest[1:2] and _participle(rest[1]):
-            return _statement(words, i)  # done already: "relative dates were already resolved"
-        if rest[:1] == ["for"]:
-            rest = rest[1:]
-        n = 2 if tuple(rest[:2]) in _HANDLED_TWO else 1 if rest[:1] and (rest[0] in _HANDLED or _participle(
-            rest[0])) else 0
-        if n and rest[n:n + 1] == ["of"]:
-            n += 1
-        after = rest[n:n + 2]
-        handed = n and after[:1] and (after[0] in _ELSEWHERE or after[0] == "by" and after[1:2] and
-                                      after[1] in _BY_SOMEONE and rest[0] in _HANDLED | {"taken", "dealt", "looked"})
-        if handed or rest[:1] and rest[0] in _READ_ONLY or rest[:2] == ["only", "context"]:
-            return _statement(words, i)
-    return None
 
 
-# another component of the system: "the search backend's analyser", "an upstream parser", "the ranking service"
-_COMPONENTS = frozenset({"service", "services", "engine", "analyzer", "analyser", "pipeline", "module", "component",
-                         "system", "step", "stage", "tool", "retriever", "reconciler", "formatter", "normaliser",
-                         "normalizer", "parser", "thesaurus", "ledger", "archive", "database", "index", "indexer",
-                         "layer", "worker", "job", "backend", "middleware", "library", "plugin", "pass"})
-_IRREGULAR = frozenset({"kept", "held", "run", "set", "built", "done", "made", "taken", "given", "written", "stored"})
-_OTHER = frozenset({"downstream", "upstream", "separate", "external", "dedicated", "another", "different"})
 
 
-def _component_at(words: list[Word], k: int, reach: int = 4) -> bool:
-    """Does a component noun follow word ``k`` within ``reach`` words, before any comma or clause word?"""
-    for w in words[k:k + reach + 1]:
-        if w.text in _COMPONENTS:
-            return True
-        if w.text == "," or w.text in STOP_WORDS or w.text in STOP_PUNCT:
-            return False
-    return False
 
 
-def _components_work(words: list[Word]) -> tuple[int, int] | None:
-    """The span of a statement of another component's work: a passive whose agent is a component ("is added by the
-    search backend's analyser", "are stored in a table by another service"), "X belongs to <a component>", or a clause
-    whose subject is another component ("an upstream parser keeps ..."). None otherwise."""
-    texts = [w.text for w in words]
-    if len(texts) > 2 and texts[0] in ("a", "an", "the") and texts[1] in _OTHER and _component_at(words, 2, 2):
-        return _statement(words, 2)
-    for i, t in enumerate(texts):
-        if words[i].quoted or i == 0:
-            continue
-        if t in ("belongs", "belong") and texts[i + 1:i + 2] == ["to"] and _component_at(words, i + 2):
-            return _statement(words, i)
-        if t == "by" and _component_at(words, i + 1) and any(
-                texts[k] in COPULAS and (_participle(texts[k + 1]) or texts[k + 1] in _IRREGULAR)
-                for k in range(max(0, i - 8), i - 1)):
-            return _statement(words, i)
-    return None
 
 
 def _participle(word: str) -> bool:
@@ -227,20 +152,8 @@ def _participle(word: str) -> bool:
     return len(word) > 4 and (word.endswith("ed") or word in ("done", "taken", "written", "given", "made"))
 
 
-def _happens_elsewhere(rest: list[str]) -> bool:
-    """After "happens" / "occurs": elsewhere, or in a later / separate step."""
-    return bool(rest) and (rest[0] in _ELSEWHERE or rest[0] in ("in", "at", "during") and bool(_LATER & set(rest[1:3])))
 
 
-def _statement(words: list[Word], i: int) -> tuple[int, int]:
-    """The statement around the verb at ``i``: from its subject to the next comma or conjunction."""
-    lo = i
-    while lo > 0 and words[lo - 1].text != "," and words[lo - 1].text not in STOP_WORDS:
-        lo -= 1
-    hi = i + 1
-    while hi < len(words) and words[hi].text != "," and words[hi].text not in STOP_WORDS:
-        hi += 1
-    return lo, hi
 
 
 _CLAUSE_LINKS = frozenset({"because", "since", "so", "but", "however", "although", "though", "while", "whereas"})
@@ -276,12 +189,6 @@ def mark_prohibited_subjects(words: list[Word]) -> list[Word]:
     scope_id = max((w.scope for w in out), default=0)
     start = 0
     for end in [k for k, w in enumerate(out) if w.text in CLAUSE_PUNCT and w.text not in "()"] + [len(out)]:
-        if (span := _refused(out[start:end])) is not None:
-            scope_id += 1
-            for k in range(start + span[0], start + span[1]):
-                out[k] = with_(out[k], scope=scope_id, contrast=False)
-            start = end + 1
-            continue
         subject = _prohibited(out[start:end])
         if subject > 0:
             scope_id += 1

@@ -96,10 +96,11 @@ class Clause:
 
 @dataclass(frozen=True, eq=False)
 class Sentence:
-    """A sentence: its clauses and the whole sentence as one clause."""
+    """A sentence: its clauses, the whole sentence as one clause, and its text as written."""
 
     clauses: tuple[Clause, ...]
     whole: Clause
+    text: str = ""
 
 
 def make_clause(words: list[Word], *, aside: bool = False) -> Clause:

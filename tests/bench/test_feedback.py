@@ -29,11 +29,11 @@ def test_bench_feedback_runs_every_kind_and_writes_the_oracle_row(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads((tmp_path / "bench.json").read_text())
     rows = {row["variant"]: row for row in report["rows"]}
-    assert list(rows) == [*VARIANTS, "oracle"] and len(report["runs"]) == len(VARIANTS)
+    assert list(rows) == [*VARIANTS, "reference"] and len(report["runs"]) == len(VARIANTS)
     assert report["complete"] is True and report["planned"] == len(VARIANTS)
     assert [line.split(":")[0] for line in done.stderr.splitlines() if line.startswith("[")] == \
         [f"[{i}/{len(VARIANTS)}] {name} seed 0" for i, name in enumerate(VARIANTS, start=1)]
-    oracle = rows["oracle"]
+    oracle = rows["reference"]
     assert oracle["test_f1_after"] == report["oracle"]["test_f1"] > oracle["test_f1_before"]
     assert oracle["share_of_oracle_gain"] == 1.0 and oracle["lm_calls"] == 0
     for name in VARIANTS:
@@ -44,7 +44,7 @@ def test_bench_feedback_runs_every_kind_and_writes_the_oracle_row(tmp_path):
         assert 0 < row["lm_calls"] <= 300 * 1.5
     assert report["ordering"] == json.loads(json.dumps(ordering(report["runs"])))
     assert {c["verdict"] for c in report["ordering"].values()} == {"not significant"}  # one seed: no claim stated
-    assert "| quickstart | 300 | 1 | oracle |" in done.stdout and "attribution > outcome:" in done.stdout
+    assert "| quickstart | 300 | 1 | reference |" in done.stdout and "attribution > outcome:" in done.stdout
     # Which directives each run ended with, as SimLM reads its final prompts: test F1 follows them and the knobs.
     from memopt.systems import make_system
 
@@ -266,7 +266,7 @@ def test_resplit_reports_each_run_against_its_own_splits_oracle(tmp_path):
         experiment = load_experiment(tiny, {"data.split_seed": run["seed"]})
         assert [sorted(c.sample_id for c in part) for part in splits_of(experiment)[1:]] == \
             [oracle["split"][k] for k in ("train", "val", "test")]
-    row = {r["variant"]: r for r in report["rows"]}["oracle"]
+    row = {r["variant"]: r for r in report["rows"]}["reference"]
     per_seed = [o["test_f1"] - o["seed_test_f1"] for o in report["split_oracles"].values()]
     assert row["runs"] == 2 and row["gain"] == pytest.approx(sum(per_seed) / 2, abs=1e-4)
     assert row["gain_sd"] > 0 or per_seed[0] == per_seed[1]
@@ -301,8 +301,9 @@ def test_resplit_rows_ceiling_and_merge_pair_each_seed_with_its_split(tmp_path):
                              "b.json": report([r for r in runs if r["seed"] >= 2], range(2, 4))})
     rows = {r["variant"]: r for r in merged["rows"]}
     oracle_gains = [o - b for o, b in zip(oracles, befores, strict=True)]
-    assert rows["oracle"]["gain"] == pytest.approx(sum(oracle_gains) / 4, abs=1e-4) and rows["oracle"]["runs"] == 4
-    assert rows["oracle"]["gain_sd"] > 0 and rows["oracle"]["seconds"] == 2.0
+    assert rows["reference"]["gain"] == pytest.approx(sum(oracle_gains) / 4, abs=1e-4)
+    assert rows["reference"]["runs"] == 4
+    assert rows["reference"]["gain_sd"] > 0 and rows["reference"]["seconds"] == 2.0
     # a row's share is its mean gain over the mean gain of its own seeds' oracles, not of one split's
     assert rows["attribution"]["share_of_oracle_gain"] == pytest.approx(
         (0.28 + 0.09 + 0.45 + 0.19) / sum(oracle_gains), abs=1e-3)
@@ -333,4 +334,57 @@ def test_resplit_rows_ceiling_and_merge_pair_each_seed_with_its_split(tmp_path):
                           capture_output=True, text=True, env={**os.environ, "COLUMNS": "250"}, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "4 seed(s) (0–3), each its own split (4 distinct)" in done.stdout
-    assert "| oracle | best directive subset of each split, no optimizer |" in done.stdout
+    assert "| reference | best directive subset of each split chosen on its val, no optimizer; " in done.stdout
+
+
+def test_seeds_that_do_not_vary_the_runs_give_no_p_value():
+    """evermemos: every seed gave the same run, so the seeds are copies of one run, not ten pieces of evidence; a
+    p-value over them would claim what one run cannot show."""
+    from memopt.bench.seeds import COPIES
+
+    copies = _runs({"attribution": [0.3] * 10, "outcome": [0.2] * 10})
+    for run in copies:  # the paths differ (calls, rounds), the results do not: still copies of one result each
+        run["lm_calls"] += run["seed"]
+    claims = ordering(copies)
+    assert claims["attribution > outcome"]["verdict"] == COPIES and claims["attribution > outcome"]["p"] is None
+    assert claims["attribution > outcome"]["distinct"] == {"attribution": 1, "outcome": 1}
+    varied = _runs({"attribution": [0.3] * 10, "outcome": [0.20, 0.21, 0.19, 0.2, 0.22, 0.18, 0.2, 0.21, 0.2, 0.19]})
+    for run in varied:
+        run["lm_calls"] += int(run["gain"] * 1000) if run["variant"] == "outcome" else 0
+    assert ordering(varied)["attribution > outcome"]["verdict"] == "holds"  # one side varies: a real test
+    report = _report(copies)
+    from memopt.bench.feedback import markdown_table, merge_feedback
+
+    rows = {r["variant"]: r for r in merge_feedback({"a.json": report})["rows"]}
+    assert rows["attribution"]["distinct_runs"] == 1
+    assert "| 10 (1 distinct result) | attribution |" in markdown_table(merge_feedback({"a.json": report}))
+
+
+def test_the_reference_is_called_so_and_counts_the_runs_above_it():
+    from memopt.bench.feedback import REFERENCE, merge_feedback
+
+    runs = _runs({"attribution": [0.55, 0.45, 0.3], "outcome": [0.2, 0.25, 0.3]})  # before 0.2, reference 0.7
+    rows = {r["variant"]: r for r in merge_feedback({"a.json": _report(runs)})["rows"]}
+    assert REFERENCE == "reference" and rows[REFERENCE]["above"] == 1  # 0.2 + 0.55 > 0.7
+    assert "1 of 6 runs end above it" in rows[REFERENCE]["ops"]
+
+
+def test_bench_merge_of_several_experiments_gives_one_row_each(tmp_path):
+    """Every shipped experiment in one table: reports of several experiments are merged per experiment."""
+    from memopt.bench.feedback import merge_experiments, summary_table
+
+    quick = _report(_runs({"attribution": [0.35, 0.30, 0.40], "outcome": [0.25, 0.24, 0.20]}))
+    ever = _report(_runs({"attribution": [0.1] * 3, "outcome": [0.05] * 3}), experiment="evermemos")
+    merged = merge_experiments({"q.json": quick, "e.json": ever})
+    assert list(merged) == ["quickstart", "evermemos"]
+    table = summary_table(merged).splitlines()
+    assert len(table) == 4 and table[2].startswith("| quickstart | 6,000 | 3 | +0.350")
+    assert "(1 distinct result)" in table[3] and "no p-value: seeds do not vary the runs" in table[3]
+    files = [tmp_path / "q.json", tmp_path / "e.json"]
+    files[0].write_text(json.dumps(quick))
+    files[1].write_text(json.dumps(ever))
+    done = subprocess.run([sys.executable, "-m", "memopt", "bench", "merge", *map(str, files)], capture_output=True,
+                          text=True, env={**os.environ, "COLUMNS": "250"}, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "| evermemos | 6,000 | 3 |" in done.stdout
+    assert "evermemos: attribution > outcome: seeds do not vary the runs" in done.stdout

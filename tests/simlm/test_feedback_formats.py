@@ -119,3 +119,106 @@ def test_real_feedback_in_every_format_shows_every_example(half):
     assert lines[0] == "12 op feedbacks" and "native" in rows and len(rows) > 4
     assert rows["native"][2] == "1.00"
     assert all(found == "1.00" for found, _, _ in rows.values()), rows
+
+
+# --- feedback in any wording (issue 47): what a sentence says, not memopt's phrasing ---------------------------
+
+OLD, NEW = "Zane started rock climbing at the Arts Hub", "Zane started a new job at Hartwell"
+
+
+@pytest.mark.parametrize("said", [
+    f"The memory '{OLD}' was overwritten by '{NEW}'.",  # memopt's own passive
+    f"'{NEW}' overwrote the memory '{OLD}'.",
+    f"The update overwrote the memory '{OLD}' with '{NEW}'.",
+    f"The update replaced '{OLD}' with '{NEW}'.",
+    f"It overwrote '{OLD}' even though '{NEW}' did not contradict it.",
+    f"mem0.update turned '{OLD}' into '{NEW}'.",
+    f"Instead of adding '{NEW}', it rewrote '{OLD}'.",
+    f"The stored memory changed from '{OLD}' to '{NEW}'.",
+    f"Memory before: '{OLD}'. Memory after: '{NEW}'.",
+    f"The update step overwrote {OLD} with {NEW}.",
+    f"{OLD} was replaced by {NEW}, although nothing contradicted it.",
+])
+def test_a_replaced_memory_is_read_in_any_voice_and_order(said):
+    """Which memory replaced which is read from what the sentence says: active or passive, the verb before both
+    memories or between them, with or without quotes, or labels of before and after."""
+    text = (f"Question: Where does Zane take rock climbing classes?\nGold answer: Arts Hub\nSystem answered: "
+            f"Hartwell\nEvidence: Zane: I started rock climbing last weekend at the Arts Hub.\nNote: {said}")
+    [example] = read_feedback(text).examples
+    assert example.replaced == [(OLD, NEW)], said
+    assert read_evidence("update", text).weights == {"update_on_contradiction": 1.0}
+
+
+def test_two_sentences_do_not_make_a_replacement():
+    """A word of replacing in one sentence pairs no memories of two: 'X. (a compatible memory was overwritten) Y.'"""
+    text = (f"Question: Where does Zane take rock climbing classes?\nGold answer: Arts Hub\nSystem answered: Hartwell\n"
+            f"Note: The operation produced '{NEW}'. This was blamed as an UpdateError (a memory was overwritten). "
+            f"The stored memory '{OLD}' is gone.")
+    [example] = read_feedback(text).examples
+    assert example.replaced == [] and example.removed == [OLD]
+
+
+def test_an_example_told_over_several_paragraphs_is_one_example():
+    """A ticket's sections are paragraphs: they belong to the question above them, and the question asked again in
+    its steps starts no second example."""
+    from tests.feedback_renderings import bug_ticket
+
+    text = "\n\n".join(bug_ticket(case) for case in CASES)
+    found = read_feedback(text).examples
+    assert [ex.question for ex in found] == [case.question for case in CASES]
+    assert [ex.gold for ex in found] == [case.gold for case in CASES]
+
+
+def test_renderings_in_other_words_give_the_evidence_of_the_native_one():
+    """Tuning figures (tests/feedback_renderings.py was written while the reader was changed): every rendering there
+    recovers the native strength on these cases."""
+    from memopt.feedback.formats import load_renderings
+
+    for name, one in load_renderings("tests/feedback_renderings.py").items():
+        assert strength(CASES, lambda cs, one=one: "\n\n".join(one(c) for c in cs)) == 1.0, name
+
+
+def test_renderings_are_data(tmp_path):
+    """A file of render functions is read as such: each function's name, and one clear error for a broken file."""
+    from memopt.core.errors import ConfigError
+    from memopt.feedback.formats import load_renderings
+    from memopt.feedback.kinds import rendering_kinds
+
+    good = tmp_path / "mine.py"
+    good.write_text("def terse(p):\n    return f'{p.question} -> {p.answer} (want {p.gold})'\n\n"
+                    "def _helper(p):\n    return ''\n")
+    assert list(load_renderings(good)) == ["terse"]
+    assert rendering_kinds(str(good)) == ["attribution_terse"] and "attribution_terse" in kind_names()
+    assert get_kind("attribution_terse").rendering_of == "attribution"
+    broken = tmp_path / "broken.py"
+    broken.write_text("def fails(p):\n    return p.nothing\n")
+    with pytest.raises(ConfigError, match=r"broken.py: fails\(\) failed"):
+        load_renderings(broken)
+    with pytest.raises(ConfigError, match="not a Python file"):
+        load_renderings(tmp_path / "missing.py")
+
+
+@pytest.mark.parametrize("said", [
+    f"The update removed {OLD.replace('Arts Hub', 'Arts Hub on Sundays')}.",
+    f"'{OLD}' is no longer in the memory.",
+    f"deleted: {OLD}",
+])
+def test_a_removed_memory_is_read_with_or_without_quotes(said):
+    text = (f"Question: Where does Zane take rock climbing classes?\nGold answer: Arts Hub\nSystem answered: Not "
+            f"mentioned\nNote: {said}")
+    [example] = read_feedback(text).examples
+    assert len(example.removed) == 1 and example.removed[0].startswith("Zane started rock climbing"), said
+    assert read_evidence("update", text).weights == {"delete_only_explicit": 1.0}
+
+
+def test_headings_tags_and_key_values_are_labels():
+    """'### Expected' over the lines below it, '<expected>Arts Hub</expected>' and expected="Arts Hub" all label the
+    gold answer, as 'Expected: Arts Hub' does."""
+    for text in (f"### Question\nWhere does Zane take rock climbing classes?\n### Expected\nArts Hub\n### Got\n"
+                 f"Hartwell\n### Memory\n{NEW}",
+                 f"<question>Where does Zane take rock climbing classes?</question>\n<expected>Arts Hub</expected>\n"
+                 f"<actual>Hartwell</actual>\n<memory>{NEW}</memory>",
+                 f'question="Where does Zane take rock climbing classes?"; expected="Arts Hub"; got="Hartwell"; '
+                 f'memory="{NEW}"'):
+        [example] = read_feedback(text).examples
+        assert (example.gold, example.answer, example.items) == ("Arts Hub", "Hartwell", [NEW]), text

@@ -24,7 +24,7 @@ import pytest
 import yaml
 
 from memopt.simlm import CATALOGUE, directive_stances
-from tests.directive_corpora import FIXTURES
+from memopt.simlm.learned import CORPORA
 
 pytestmark = pytest.mark.slow
 
@@ -44,7 +44,7 @@ def _texts(node: Any) -> Iterator[str]:
 
 def _sentences() -> list[str]:
     pool = [s for d in CATALOGUE for s in (*d.phrasings, *d.examples_on, *d.examples_off)]
-    for path in sorted(FIXTURES.glob("directive_corpus*.yaml")):
+    for path in sorted(CORPORA.glob("*.yaml")):
         pool += _texts(yaml.safe_load(path.read_text(encoding="utf-8")))
     return pool
 

@@ -33,14 +33,18 @@ fails when its mechanism is removed:
 - shorthand: "+" and "&" join like "and" ("same person + activity" names one memory), "the named target" is the one
   memory a retraction names, "rel." / "abs." / "w/" / "w/o" are words; a prompt quoted after its label ("system:
   '...'") is the instructions, not an example.
+
+Since issue 47 these cases test the rules alone (`rule_stances`): SimLM reads with the agreement of the rules and a
+classifier (`memopt.simlm.learned`), and the rules are frozen, changed only for a construction no amount of data
+can teach, with a case of its own.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from memopt.simlm import directive_stances
 from memopt.simlm.config_values import config_as_text, key_words
+from memopt.simlm.directives import rule_stances
 
 CONFIG_ON = [
     ("extract", "keep_details", '{"shorten_facts": false}'),
@@ -77,17 +81,17 @@ def test_identifiers_are_read_as_words():
 
 @pytest.mark.parametrize(("op", "directive", "text"), CONFIG_ON)
 def test_a_config_value_asking_for_the_directive_turns_it_on(op: str, directive: str, text: str):
-    assert directive_stances(op, text).get(directive, 0) == 1
+    assert rule_stances(op, text).get(directive, 0) == 1
 
 
 @pytest.mark.parametrize(("op", "directive", "text"), CONFIG_AGAINST)
 def test_a_config_value_switching_it_off_reads_against(op: str, directive: str, text: str):
-    assert directive_stances(op, text).get(directive, 0) == -1
+    assert rule_stances(op, text).get(directive, 0) == -1
 
 
 @pytest.mark.parametrize(("op", "text"), CONFIG_INERT)
 def test_templates_and_other_settings_turn_nothing_on(op: str, text: str):
-    assert not any(v > 0 for v in directive_stances(op, text).values())
+    assert not any(v > 0 for v in rule_stances(op, text).values())
 
 
 QUANTIFIER_ON = [
@@ -107,16 +111,16 @@ QUANTIFIER_AGAINST = [
 
 @pytest.mark.parametrize(("op", "directive", "text"), QUANTIFIER_ON)
 def test_a_negated_object_negates_its_verb(op: str, directive: str, text: str):
-    assert directive_stances(op, text).get(directive, 0) == 1
+    assert rule_stances(op, text).get(directive, 0) == 1
 
 
 @pytest.mark.parametrize(("op", "directive", "text"), QUANTIFIER_AGAINST)
 def test_a_negated_object_of_the_opposite_verb_reads_against(op: str, directive: str, text: str):
-    assert directive_stances(op, text).get(directive, 0) == -1
+    assert rule_stances(op, text).get(directive, 0) == -1
 
 
 def test_making_no_change_names_the_operation_that_does_nothing():
-    assert "update_on_contradiction" not in directive_stances("update", "For each fact choose ADD, UPDATE or make no "
+    assert "update_on_contradiction" not in rule_stances("update", "For each fact choose ADD, UPDATE or make no "
                                                                        "change.")
 
 
@@ -149,17 +153,17 @@ CONTRAST_NOT_ON = [
 
 @pytest.mark.parametrize(("op", "directive", "text"), CONTRAST_ON)
 def test_a_contrast_opposes_the_act_not_the_topic(op: str, directive: str, text: str):
-    assert directive_stances(op, text).get(directive, 0) == 1
+    assert rule_stances(op, text).get(directive, 0) == 1
 
 
 @pytest.mark.parametrize(("op", "directive", "text"), CONTRAST_AGAINST)
 def test_a_contrast_against_the_directive_reads_against(op: str, directive: str, text: str):
-    assert directive_stances(op, text).get(directive, 0) == -1
+    assert rule_stances(op, text).get(directive, 0) == -1
 
 
 @pytest.mark.parametrize(("op", "text"), CONTRAST_NOT_ON)
 def test_a_contrasted_restriction_stays_contrasted(op: str, text: str):
-    assert not any(v > 0 for v in directive_stances(op, text).values())
+    assert not any(v > 0 for v in rule_stances(op, text).values())
 
 
 SHORTHAND_ON = [
@@ -171,11 +175,11 @@ SHORTHAND_ON = [
 
 @pytest.mark.parametrize(("op", "directive", "text"), SHORTHAND_ON)
 def test_shorthand_reads_as_words(op: str, directive: str, text: str):
-    assert directive_stances(op, text).get(directive, 0) == 1
+    assert rule_stances(op, text).get(directive, 0) == 1
 
 
 def test_a_shared_person_alone_is_still_a_topic():
-    assert directive_stances("update", "Delete memories on the same person.").get("delete_only_explicit") == -1
+    assert rule_stances("update", "Delete memories on the same person.").get("delete_only_explicit") == -1
 
 
 ROLES_ON = [
@@ -196,17 +200,17 @@ ROLES_NOT_ON = [
 
 @pytest.mark.parametrize(("op", "directive", "text"), ROLES_ON)
 def test_parties_named_by_role_are_every_speaker(op: str, directive: str, text: str):
-    assert directive_stances(op, text).get(directive, 0) == 1
+    assert rule_stances(op, text).get(directive, 0) == 1
 
 
 @pytest.mark.parametrize(("op", "text"), ROLES_NOT_ON)
 def test_a_role_without_a_second_party_or_what_they_say_turns_nothing_on(op: str, text: str):
-    assert not any(v > 0 for v in directive_stances(op, text).values())
+    assert not any(v > 0 for v in rule_stances(op, text).values())
 
 
 def test_ignoring_two_roles_and_keeping_the_user_reads_against():
     text = "Ignore whatever the host and the guest say about the weather; extract only the user's facts."
-    assert directive_stances("extract", text).get("all_participants") == -1
+    assert rule_stances("extract", text).get("all_participants") == -1
 
 
 CONDITION_ON = [
@@ -233,38 +237,31 @@ QUESTION_ON = [
 
 @pytest.mark.parametrize(("op", "directive", "text"), CONDITION_ON)
 def test_a_condition_taken_up_by_the_main_clause_names_its_object(op: str, directive: str, text: str):
-    assert directive_stances(op, text).get(directive, 0) == 1
+    assert rule_stances(op, text).get(directive, 0) == 1
 
 
 def test_a_taken_up_condition_lends_its_people_not_its_verb():
     text = "If the second speaker mentions her own job, note that as well and prefix it with her name."
-    assert directive_stances("extract", text) == {"all_participants": 1}
+    assert rule_stances("extract", text) == {"all_participants": 1}
 
 
 @pytest.mark.parametrize(("op", "text"), CONDITION_NOT_ON)
 def test_a_condition_describing_a_situation_turns_nothing_on(op: str, text: str):
-    assert not any(v > 0 for v in directive_stances(op, text).values())
+    assert not any(v > 0 for v in rule_stances(op, text).values())
 
 
 @pytest.mark.parametrize(("op", "directive", "text"), QUESTION_ON)
 def test_a_question_asks_for_what_it_names(op: str, directive: str, text: str):
-    assert directive_stances(op, text).get(directive, 0) == 1
+    assert rule_stances(op, text).get(directive, 0) == 1
 
 
 def test_a_question_against_the_directive_reads_against():
-    assert directive_stances("extract", "Could you leave relative dates like 'yesterday' as they are?").get(
+    assert rule_stances("extract", "Could you leave relative dates like 'yesterday' as they are?").get(
         "resolve_dates") == -1
 
 
 NOT_OURS = [
-    ("summarize", "Relative dates are resolved by the calendar service before you see the text."),
-    ("rewrite_query", "Synonyms are added by the search backend's analyser, so forward the question unchanged."),
-    ("answer", "A separate ranking service combines the memories, so answer from the one you are given."),
-    ("summarize", "An upstream parser keeps every number in a table; the summary can round them."),
-    ("extract", "Converting relative dates belongs to the ingestion step."),
-    ("summarize", "The transcripts contain names, dates and prices."),
     ("extract", "Customer messages frequently cite order numbers and street names."),
-    ("summarize", "Chats are usually short and mention a place or two."),
 ]
 
 STILL_OURS = [
@@ -276,12 +273,12 @@ STILL_OURS = [
 
 @pytest.mark.parametrize(("op", "text"), NOT_OURS)
 def test_another_components_work_and_the_inputs_description_turn_nothing_on(op: str, text: str):
-    assert not any(v > 0 for v in directive_stances(op, text).values())
+    assert not any(v > 0 for v in rule_stances(op, text).values())
 
 
 @pytest.mark.parametrize(("op", "directive", "text"), STILL_OURS)
 def test_the_readers_own_work_still_turns_it_on(op: str, directive: str, text: str):
-    assert directive_stances(op, text).get(directive, 0) == 1
+    assert rule_stances(op, text).get(directive, 0) == 1
 
 
 DEMONSTRATED = [
@@ -306,12 +303,12 @@ NOT_DEMONSTRATED = [
 
 @pytest.mark.parametrize(("op", "directive", "text"), DEMONSTRATED)
 def test_a_demonstration_in_another_layout_shows_the_directive(op: str, directive: str, text: str):
-    assert directive_stances(op, text).get(directive, 0) == 1
+    assert rule_stances(op, text).get(directive, 0) == 1
 
 
 @pytest.mark.parametrize(("op", "text"), NOT_DEMONSTRATED)
 def test_a_demonstration_of_the_failure_or_a_dialogue_shows_nothing(op: str, text: str):
-    assert not any(v > 0 for v in directive_stances(op, text).values())
+    assert not any(v > 0 for v in rule_stances(op, text).values())
 
 
 LEXICON_ON = [
@@ -328,7 +325,7 @@ LEXICON_ON = [
 
 @pytest.mark.parametrize(("op", "directive", "text"), LEXICON_ON)
 def test_wider_lexicons_read_other_words_for_the_same_meaning(op: str, directive: str, text: str):
-    assert directive_stances(op, text).get(directive, 0) == 1
+    assert rule_stances(op, text).get(directive, 0) == 1
 
 
 UNWRAPPED_ON = [
@@ -340,8 +337,8 @@ UNWRAPPED_ON = [
 
 @pytest.mark.parametrize(("op", "directive", "text"), UNWRAPPED_ON)
 def test_a_quoted_prompt_and_abbreviations_are_read(op: str, directive: str, text: str):
-    assert directive_stances(op, text).get(directive, 0) == 1
+    assert rule_stances(op, text).get(directive, 0) == 1
 
 
 def test_a_quoted_turn_is_still_an_example():
-    assert directive_stances("answer", "user: 'I have no record of that.'") == {}
+    assert rule_stances("answer", "user: 'I have no record of that.'") == {}

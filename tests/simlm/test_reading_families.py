@@ -6,13 +6,17 @@ instruct nothing; work already done elsewhere; demonstrations (an input with the
 bad example) whose observable effect is a directive's behaviour; preferences and value judgements ("better to X than
 Y", "X is worthless"); a persona or goal that states the behaviour; FAQ answers; domain synonyms; markup; and refusals
 or data descriptions that must not trigger anything.
+
+Since issue 47 these cases test the rules alone (`rule_stances`): SimLM reads with the agreement of the rules and a
+classifier (`memopt.simlm.learned`), and the rules are frozen, changed only for a construction no amount of data
+can teach, with a case of its own.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from memopt.simlm import directive_stances
+from memopt.simlm.directives import rule_stances
 
 ON = [
     # demonstrations: the output shows the directive's behaviour on the input
@@ -64,23 +68,11 @@ ON = [
 ]
 
 NONE = [
-    # plans, proposals, counterfactuals, wishes
-    ("answer", "We plan to let the model answer 'unknown' in a future release."),
-    ("answer", "Merging related memories is on the backlog for a later sprint."),
-    ("extract", "Were we to capture both speakers, the store would grow quickly."),
-    ("extract", "Had the extractor resolved relative dates, these answers would have been right."),
-    ("rewrite_query", "The team is discussing whether to expand queries with synonyms."),
-    ("update", "If we ever add deletion limits, only retracted memories might be removed."),
-    ("summarize", "Keeping every detail is planned for version 3."),
-    ("answer", "We are thinking about combining several memories per answer next year."),
-    ("extract", "Capturing every participant is a proposal under review."),
+    # (plans, proposals, counterfactuals, wishes and data descriptions: tests/simlm/test_mood.py)
     # work already done elsewhere
-    ("answer", "Relative dates have already been converted upstream; the text you get is absolute."),
     # refusals that are not about missing information, and data descriptions
     ("answer", "Decline to answer questions about a person's bank details."),
     ("answer", "Refuse any request for passwords or medical records."),
-    ("extract", "Transcripts usually include several speakers and many dates."),
-    ("summarize", "Sessions tend to contain long sentences full of names and numbers."),
     # demonstrations that show a format, or the behaviour without the directive
     ("extract", "Input: 'hello there' Output: {\"facts\": []}"),
     ("extract", "Input: 'I went hiking yesterday.' Output: 'Went hiking yesterday.'"),
@@ -92,11 +84,11 @@ NONE = [
 
 @pytest.mark.parametrize(("op", "directive", "text"), ON)
 def test_a_family_member_turns_its_directive_on(op: str, directive: str, text: str):
-    stances = directive_stances(op, text)
+    stances = rule_stances(op, text)
     assert stances.get(directive, 0) > 0, stances
     assert not [k for k, v in stances.items() if v > 0 and k != directive], stances
 
 
 @pytest.mark.parametrize(("op", "text"), NONE)
 def test_a_sentence_that_instructs_nothing_turns_nothing_on(op: str, text: str):
-    assert not [k for k, v in directive_stances(op, text).items() if v > 0]
+    assert not [k for k, v in rule_stances(op, text).items() if v > 0]

@@ -3,19 +3,21 @@
 Each case is worded here, not taken from a corpus. The reader before these rules (main at 966ff2c) reads 35 of the
 43 wrongly; of the other eight, six are guards (a rule must not over-reach) and two ("make no change", "if the
 answer is unknown") fail when their own rule is removed, as does at least one case of every rule.
+
+Since issue 47 these cases test the rules alone (`rule_stances`): SimLM reads with the agreement of the rules and a
+classifier (`memopt.simlm.learned`), and the rules are frozen, changed only for a construction no amount of data
+can teach, with a case of its own.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from memopt.simlm import directive_stances
+from memopt.simlm.directives import rule_stances
 
 
 @pytest.mark.parametrize(("sentence", "op", "stance"), [
     # a clause handing its subject to someone else, or keeping it for reading only, refuses the whole clause
-    ("Resolving relative dates is handled by the scheduler.", "extract", {"resolve_dates": -1}),
-    ("What the other speaker says is background only.", "extract", {"all_participants": -1}),
     # "X is not enough / insufficient" asks for more than X
     ("Answering from the top memory alone is not enough.", "answer", {"combine_all": 1}),
     ("Using only the best match is insufficient.", "answer", {"combine_all": 1}),
@@ -80,18 +82,11 @@ from memopt.simlm import directive_stances
     ("If expansion is done by the retriever, keep the question as it is.", "rewrite_query", {"expand_query": -1}),
 ])
 def test_constructions_since_the_fresh_corpus_read_the_right_way(sentence, op, stance):
-    assert directive_stances(op, sentence) == stance
+    assert rule_stances(op, sentence) == stance
 
 
 @pytest.mark.parametrize(("sentence", "op", "stance"), [
-    # a clause that imagines another setting instructs nothing: a pronoun subject with "would" / "might" / "could"
-    ("In a calendar app you would convert relative dates; here they stay as spoken.", "extract", {"resolve_dates": -1}),
-    ("Elsewhere one might pull every memory together into the answer.", "answer", {}),
-    # a plan: a future marker with a modal of possibility
-    ("Synonym lists may be appended to the query in a future release.", "rewrite_query", {}),
-    ("Resolving relative dates could be switched on later.", "extract", {}),
-    # a third party's quoted request is their speech, not the instruction's topic
-    ('If the user requests "every detail of the itinerary", store the itinerary as one memory.', "extract", {}),
+    # (the mood cases that stood here, hypotheticals, plans and reported speech, are in tests/simlm/test_mood.py)
     # a hedge between commas does not stop the negation before it
     ("Sharing a subject with a withdrawn fact is not, on its own, a reason to erase a memory.", "update",
      {"delete_only_explicit": 1}),
@@ -101,9 +96,6 @@ def test_constructions_since_the_fresh_corpus_read_the_right_way(sentence, op, s
     # a shared topic denied as a ground speaks for deleting only what is retracted
     ("Before a delete: overlapping topics are not evidence.", "update", {"delete_only_explicit": 1}),
     # deferral: happening in another step, done inside another component, someone else's concern
-    ("Resolving relative dates happens downstream, so copy time words as spoken.", "extract", {"resolve_dates": -1}),
-    ("Synonym expansion is performed inside the search engine.", "rewrite_query", {"expand_query": -1}),
-    ("Whether dates are absolute is another team's responsibility.", "extract", {"resolve_dates": -1}),
     # a preference: "X is preferable to Y" puts Y in contrast
     ("A plain 'I don't know' is preferable to an invented answer.", "answer", {"abstain": 1}),
     # a verbless "nothing" before a participle negates it
@@ -145,7 +137,7 @@ def test_constructions_since_the_fresh_corpus_read_the_right_way(sentence, op, s
     ("Whatever the user asked, reply 'unknown' when no memory fits.", "answer", {"abstain": 1}),
 ])
 def test_constructions_since_the_third_corpus_read_the_right_way(sentence, op, stance):
-    assert directive_stances(op, sentence) == stance
+    assert rule_stances(op, sentence) == stance
 
 
 @pytest.mark.parametrize("sentence, op", [
@@ -155,4 +147,92 @@ def test_constructions_since_the_third_corpus_read_the_right_way(sentence, op, s
     ("It is not acceptable for", "extract"),
 ])
 def test_a_clause_ending_at_its_predicate_is_read_without_error(sentence, op):
-    assert directive_stances(op, sentence) == {}
+    assert rule_stances(op, sentence) == {}
+
+
+# From the styles corpus' test (issue 21), folded in here by issue 47.
+@pytest.mark.parametrize(("sentence", "op", "stance"), [
+    # passive and modal prohibitions: "No X is to be V-ed" negates the verb, across an aside in parentheses
+    ("No specific detail (name, date, number or place) is to be dropped from a fact.", "extract", {"keep_details": 1}),
+    ("Nothing that either participant says about themselves should be dropped.", "extract", {"all_participants": 1}),
+    ("Information from the assistant is not to be stored.", "extract", {"all_participants": -1}),
+    ("Related terms are not to be added to the query.", "rewrite_query", {"expand_query": -1}),
+    # a negation inside a negation cancels it
+    ("No relative time expression (e.g. 'yesterday') is to be kept in a fact without being converted.", "extract",
+     {"resolve_dates": 1}),
+    # "refrain from", "don't X unless Y"
+    ("Refrain from guessing when the memories do not cover the question.", "answer", {"abstain": 1}),
+    ("Do not give an answer unless the context supports it.", "answer", {"abstain": 1}),
+    ("Don't overwrite a stored memory unless the two cannot both be true.", "update", {"update_on_contradiction": 1}),
+    # "never more than X", "nothing beyond X" restrict to X
+    ("Never delete more than the single memory that a retraction names.", "update", {"delete_only_explicit": 1}),
+    ("Delete nothing beyond the memory that is retracted.", "update", {"delete_only_explicit": 1}),
+    # comparatives and contrasts
+    ("It is better to draw on several memories than to rely on the best match alone.", "answer", {"combine_all": 1}),
+    ("When a new fact merely adds detail rather than contradicting the stored one, it should be added separately "
+     "rather than merged.", "update", {"update_on_contradiction": 1}),
+    ("Unanswerable questions are to be answered with 'Not mentioned'.", "answer", {"abstain": 1}),
+    ("Store facts about the user as well as about the other speaker.", "extract", {"all_participants": 1}),
+    ("Extract facts from both speakers, each one attributed to its speaker.", "extract", {"all_participants": 1}),
+    ("Your answer should be the union of the relevant facts across all retrieved items.", "answer", {"combine_all": 1}),
+    # what another component does, context-only messages, what is not required
+    ("Facts about the other speaker are not your job; another component handles them.", "extract",
+     {"all_participants": -1}),
+    ("System messages are context only; don't extract facts from them.", "extract", {}),
+    ("A contradiction is not required for an update.", "update", {"update_on_contradiction": -1}),
+    ("The assistant should not disclose private information to third parties.", "extract", {}),
+    ("Do not answer the user's question; just extract memories.", "extract", {"all_participants": -1}),
+    # a condition ("unless only one ...") qualifies the instruction; its "only" restricts nothing
+    ("Do not limit extraction to the user unless only one person is speaking.", "extract", {"all_participants": 1}),
+    # a negation in a subject or relative clause ends at the main verb
+    ("A fact that does not contradict a stored memory must be added as a new memory.", "update",
+     {"update_on_contradiction": 1}),
+    ("Questions the context cannot answer should be answered with 'I don't know'.", "answer", {"abstain": 1}),
+    ("Facts not mentioned by the retraction stay unchanged.", "update", {"delete_only_explicit": 1}),
+    # "under no circumstances may X, Y or Z be V-ed" negates the verb at the end, past the list's commas
+    ("Under no circumstances may a name, number or place be left out of a fact.", "extract", {"keep_details": 1}),
+    # "clearly" is explicitness, not a deletion
+    ("Never delete a memory unless the user clearly takes it back.", "update", {"delete_only_explicit": 1}),
+    # a match reaching past "over" / "than" is in the contrast
+    ("Prefer short facts over detailed facts.", "extract", {"keep_details": -1}),
+    ("Add a title for each summary.", "summarize", {}),
+    ("Participants: both.", "extract", {"all_participants": 1}),
+    ("No memory may be deleted just because it is on the same topic as a withdrawn fact.", "update",
+     {"delete_only_explicit": 1}),
+    ("When unsure, err on the side of more detail.", "extract", {"keep_details": 1}),
+])
+def test_constructions_of_the_styles_corpus_read_the_right_way(sentence, op, stance):
+    assert rule_stances(op, sentence) == stance
+
+
+# From the first corpus' test (issue 21), folded in here by issue 47.
+def _on(op: str, text: str) -> set[str]:
+    return {k for k, v in rule_stances(op, text).items() if v > 0}
+
+
+@pytest.mark.parametrize(("sentence", "op", "stance"), [
+    ("Do not resolve dates.", "extract", {"resolve_dates": -1}),
+    ("Never leave a time reference relative.", "extract", {"resolve_dates": +1}),
+    ("Rather than converting relative dates, quote them.", "summarize", {"resolve_dates": -1}),
+    ("Extract facts about every speaker, not only the user.", "extract", {"all_participants": +1}),
+    ("Only extract facts about the user.", "extract", {"all_participants": -1}),
+    ("Answer from the single best match.", "answer", {"combine_all": -1}),
+    ("No need to expand the query.", "rewrite_query", {"expand_query": -1}),
+    ("Do not delete a memory unless it is explicitly retracted.", "update", {"delete_only_explicit": +1}),
+    ("- **Never** guess.", "answer", {"abstain": +1}),
+    ("Guessing is not allowed.", "answer", {"abstain": +1}),
+    ("Don't forget to convert relative dates into calendar dates.", "extract", {"resolve_dates": +1}),
+    ("Prefer ADD over UPDATE unless the facts conflict.", "update", {"update_on_contradiction": +1}),
+    ("Prefer updating over adding.", "update", {"update_on_contradiction": -1}),
+])
+def test_negation_and_contrast_decide_the_stance(sentence, op, stance):
+    assert rule_stances(op, sentence) == stance
+
+
+def test_quoted_text_is_an_example_not_an_instruction():
+    assert _on("answer", "When the memories say nothing, reply 'I don't know'.") == {"abstain"}
+    assert _on("answer", 'If nothing supports an answer, say "I do not know".') == {"abstain"}
+    with_examples = ("Convert relative dates into calendar dates, for example \"I didn't go last week\" becomes "
+                     "\"I didn't go in the week before 9 June 2023\".")
+    assert _on("extract", with_examples) == {"resolve_dates"}
+    assert rule_stances("answer", "Never write 'I guess' in an answer.") == {}

@@ -8,13 +8,17 @@ not a negation; "X is not enough / not sufficient" whose negation covers X, not 
 ("drop the small talk, but never the names") whose negation carries the elided verb; "after the first clause" as a
 preposition inside a negation's scope; an exception whose short list goes on past a comma. The controls are clear
 prohibitions and must stay at -1.
+
+Since issue 47 these cases test the rules alone (`rule_stances`): SimLM reads with the agreement of the rules and a
+classifier (`memopt.simlm.learned`), and the rules are frozen, changed only for a construction no amount of data
+can teach, with a case of its own.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from memopt.simlm import directive_stances
+from memopt.simlm.directives import rule_stances
 
 ON = [
     # a "Don't:" label over a bad example, a "Do:" over the good one
@@ -108,14 +112,14 @@ SIXTH_PASS_AGAINST = [
 
 @pytest.mark.parametrize(("op", "directive", "text"), ON + SIXTH_PASS_ON)
 def test_a_sentence_asking_for_the_directive_turns_it_on(op: str, directive: str, text: str):
-    assert directive_stances(op, text).get(directive, 0) == 1
+    assert rule_stances(op, text).get(directive, 0) == 1
 
 
 @pytest.mark.parametrize(("op", "directive", "text"), AGAINST + SIXTH_PASS_AGAINST)
 def test_a_clear_prohibition_stays_against(op: str, directive: str, text: str):
-    assert directive_stances(op, text).get(directive, 0) == -1
+    assert rule_stances(op, text).get(directive, 0) == -1
 
 
 @pytest.mark.parametrize(("op", "directive", "text"), SIXTH_PASS_NOT_AGAINST)
 def test_an_unclear_sentence_is_not_read_against(op: str, directive: str, text: str):
-    assert directive_stances(op, text).get(directive, 0) >= 0
+    assert rule_stances(op, text).get(directive, 0) >= 0
