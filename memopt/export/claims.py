@@ -46,6 +46,9 @@ _VERBS = frozenset("use write give reply answer return respond output record kee
                    "prefer choose start begin store extract list".split())
 
 
+_ANSWER_LABELS = re.compile(r"\b(?:yes|qyes)\W*(?:or\W+|/|-)\W*(?:no|qno)\b")
+
+
 def negated(before: str) -> bool:
     """Whether the words before a match, in its part of the clause, refuse it ("do not simplify, paraphrase, or
     merge": a list continues its part)."""
@@ -54,6 +57,7 @@ def negated(before: str) -> bool:
     while parts and (not (item := re.sub(r"\b(?:or|and|nor)\b", " ", part).split()) or len(item) == 1 and
                      item[0] not in _VERBS):
         part = parts.pop() + ", " + part
+    part = _ANSWER_LABELS.sub(" ", part)  # the "no" of "yes/no questions" names an answer, it negates nothing
     flips = len(lx.NEGATION.findall(part)) + len(lx.NEGATIVE_VERB.findall(part))
     flips -= len(re.findall(r"\bnever (?:fail|forget)\b|\b(?:do not|don't) forget\b", part))
     return flips % 2 == 1

@@ -59,6 +59,8 @@ CONCEPTS: tuple[tuple[str, str], ...] = (
                 r"unavailable|insufficient|lacking|empty)\b|\bmissing\b|\bsilent\b|\black\w*|\binsufficient\b|"
                 r"\bunanswerable\b|\bnever (?:discussed|mentioned)\b|\bcan'?t be answered\b|\bcannot be answered\b|"
                 r"\bnew information\b|\bnothing (?:relevant|worth)\b|\bnothing to extract\b|\bnot enough\b"),
+    ("@present", r"\b(?:contains?|holds?|mentions?|includes?|covers?|answers?|address(?:es)?|supports?|gives?) "
+                 r"(?:an? |the )?(?:answer|information|it)\b"),  # read after @absent: the negated forms are gone
     ("@unsure", r"\bunsure\b|\buncertain\w*|\bnot (?:sure|certain|confident)\b|\bambigu\w*|\bunclear\b|\bin doubt\b"),
     ("@q-yesno", r"\byes[/ -]?(?:or[ -])?no\b|\byes-no\b|\byes/no\b|\bqyes\W+(?:or\W+)?qno\b|\bpolar\b"),
     ("@q-howlong", r"\bhow long\b|\bduration\b|\bhow many (?:days|weeks|months|years)\b"),
@@ -162,8 +164,8 @@ CHOICES: dict[str, dict[str, str]] = {
         "earliest": r"\bearliest\b|\boldest\b|\bfirst[- ]mentioned\b|\bfirst mention\b|\boriginal (?:one|memory|"
                     r"version|"
                     r"value|statement)\b|\bearlier (?:one|memory|statement|value)\b",
-        "latest": r"\bmost recent\b|\blatest\b|\bnewest\b|\blast[- ]mentioned\b|\bmost up[- ]to[- ]date\b|\blater "
-                  r"(?:one|memory|statement|value)\b|\bmost current\b|\brecent one\b",
+        "latest": r"\bmost recent(?:ly)?\b|\blatest\b|\bnewest\b|\blast[- ]mentioned\b|\bmost up[- ]to[- ]date\b|"
+                  r"\blater (?:one|memory|statement|value)\b|\bmost current\b|\brecent one\b",
     },
     "numbers": {
         "digits": r"\b(?:as|in|with|using|use) (?:arabic )?(?:digits|numerals)\b|\bnumbers as digits\b|"

@@ -85,24 +85,29 @@ def length(text: str, target: str) -> list[Claim]:
             continue
         unit = m["unit"].rstrip("s")
         exact = m["q"] in ("exactly", "in", "with", "as", "be", "of", "to", "just") and not m["m"]
-        if unit == "word":
-            his.append((m.start(), _words_class(n)))
-            if exact:
-                lo = max(lo, _words_class(n) - 0.5)
-        elif unit == "sentence":
-            his.append((m.start(), 3 if n <= 1 else 4 if n <= 5 else 5))
-            if exact or m["m"]:
-                lo = max(lo, 3 if n <= 1 else 3.5)
-        else:
-            his.append((m.start(), 4 if n <= 1 else 5))
+        top = _words_class(n) if unit == "word" else (3 if n <= 1 else 4 if n <= 5 else 5) if unit == "sentence" \
+            else 4 if n <= 1 else 5
+        if negated(text[:m.start()]):  # "never ... with only one word": longer than the bound
+            lo, said = max(lo, top + 0.5), said + [f"not {m[0]}"]
+            continue
+        his.append((m.start(), top))
+        if unit == "word" and exact:
+            lo = max(lo, top - 0.5)
+        elif unit == "sentence" and (exact or m["m"]):
+            lo = max(lo, 3 if n <= 1 else 3.5)
         said.append(m[0])
     for m in _LOWER.finditer(text):
         n = _count(m["n"])
         if n is None:
             continue
         unit = m["unit"].rstrip("s")
-        lo = max(lo, _words_class(n) if unit == "word" else (3 if n <= 1 else 4 if n < 8 else 5) if unit == "sentence"
-                 else 5)
+        least = _words_class(n) if unit == "word" else (3 if n <= 1 else 4 if n < 8 else 5) if unit == "sentence" \
+            else 5
+        if negated(text[:m.start()]):  # "do not write at least ...": read as "shorter than the bound"
+            his.append((m.start(), least - 0.5))
+            said.append(f"not {m[0]}")
+            continue
+        lo = max(lo, least)
         said.append(m[0])
     if not said:
         return []

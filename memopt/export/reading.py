@@ -81,7 +81,7 @@ _WIDEN = re.compile(r"\b(?:even (?:if|when|though|for|in|after|before|about)|inc
                     r"[^,;]*")
 _RELATIVE = re.compile(r"(?<!\bsay)(?<!\bsays)(?<!\bstate)(?<!\bensure)(?<!\bnote)(?<!\bsure)(?<!\bmean)(?<!\bmeans)"
                        r"(?<!\bso)(?<!\bsuch)(?<!\bthan)(?<!\bknow)(?<!\bshow)(?<!\bindicate)(?<!\bexcept)"
-                       r"\s(?:that|which|who)\s(?!memory|fact|one|id|field|information|list|person|day|way|time|date|"
+                       r"\s(?:that|which|who)\s(?!(?:you|i|we|they|he|she)\b)(?!memory|fact|one|id|field|information|list|person|day|way|time|date|"
                        r"answer|question|it\b)(?P<c>[^,;]*)")
 _MAIN_VERB = re.compile(r"(?<=\w)\s+(?:\w+\s+)*?(?:gets?|must|should|shall|will|needs?|receives?|goes|is|are|has|"
                         r"have|stays?|remains?)\b")
@@ -114,7 +114,13 @@ def _unquote(text: str, quotes: list[str]) -> str:
     text = text.replace("’", "'").replace("‘", "'").replace("“", '"').replace("”", '"')
     text = re.sub(r"\[\s*\]", " qempty ", text)
     text = re.sub(r'"([^"]{1,200})"', token, text)
-    return re.sub(r"(?<![A-Za-z0-9])'([^']{1,80})'(?![A-Za-z0-9])", token, text)
+    text = re.sub(r"(?<![A-Za-z0-9])'([^']{1,80})'(?![A-Za-z0-9])", token, text)
+    return _LITERAL_DATE.sub(token, text)  # a date written out is an example of its format, quoted or not
+
+
+_MONTH = r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
+_LITERAL_DATE = re.compile(rf"(\b\d{{4}}-\d{{2}}-\d{{2}}\b|\b\d{{1,2}} {_MONTH},? \d{{4}}\b|"
+                           rf"\b{_MONTH} \d{{1,2}},? \d{{4}}\b)")
 
 
 def _requote(text: str, quotes: list[str]) -> str:
@@ -171,6 +177,7 @@ def _conditions(texts: list[str]) -> tuple[Situation, ...]:
 _OP_SCOPE_INSIDE = re.compile(r"\b(?:for|on|with|during|after|before|in) (?:an? |each |every |the )?"
                               r"op(?:add|update|delete|none)\b")
 _SITUATION_WORD = re.compile(r"\b(?:outdated|obsolete|superseded|stale|conflicting|contradictory|contradicting|"
+                             r"duplicates|contradictions|conflicts|"
                              r"duplicate|duplicated|repeated|retracted|cancell?ed)\b")
 
 
