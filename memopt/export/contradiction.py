@@ -1,282 +1,174 @@
 """Rules of one prompt that prescribe different actions for one condition: which one would the model follow?
 
-`contradictions(text)` reads each rule of a prompt as the actions it prescribes (`ACTIONS`: what an answer,
-an entry or an operation must be: one word or full sentences, JSON or plain prose, ISO or spelled-out dates,
-"not mentioned" or a best guess, UPDATE or never modify, ...) and the condition it applies under ("if the
-memories do not contain the answer", "for yes/no questions", a relative clause such as "a memory that has
-become outdated"). Two rules conflict when they prescribe actions `OPPOSED` to each other (or one rule does what
-the other forbids, or their word limits cannot both hold) for the same condition:
+`contradictions(text)` splits a prompt into rules (`memopt.export.rules`: sentences, bullets, numbered items, table
+rows, JSON-ish rules, with their sections and labels), reads each as a condition and the prescriptions it makes
+under it (`memopt.export.reading`; the prescriptions in `memopt.export.claims` and `memopt.export.quantities`, with
+the vocabulary of `memopt.export.lexicon`), and reports two rules when
 
-- neither has a condition, or one applies everywhere ("always", "every", "even when", "including") and so
-  covers the other's;
-- both have one, and the conditions are alike (the same words, once synonyms are made one, and the same
-  polarity: "do not contain the answer" is not "contain partial information").
+- their **prescriptions are incompatible**: opposite polarity on one action or object ("never record dates" /
+  "begin with the session date"), two values of one dimension that exclude each other (JSON / plain prose, ISO /
+  day-month-year, the question's language / always English, UPDATE / DELETE and ADD, keep the id / a fresh id), or
+  ranges that cannot both hold (one word / at least two sentences, at most three facts / every fact however many);
+- and their **conditions overlap**: both unconditional, or the same situation once its wording is made one
+  ("the memories are silent" is "nothing in the memories answers it"), or one rule is universal ("always",
+  "never", "every", "even when", "including") and covers the other's situation or object. A more specific rule
+  beside a general one that is not universal reads as its exception ("Write numbers as digits" / "keep numbers in
+  titles as written"), as do different situations ("no information" / "partial information");
+- and **nothing links them**: neither states an exception or a priority ("except", "unless", "otherwise", "for all
+  other questions", "by default", "takes precedence"), they do not sit in sections of different operations or
+  under different memory-operation labels, and they are not about different fields or parts of the output.
 
-No conflict is found when a rule states an exception or a priority ("except", "unless", "exception:",
-"otherwise", "all other questions"), when the two rules sit in sections of different operations (an extract step
-and an answer step), or when one of them is about a named field or a part of the output ("the reason field",
-"a bullet list of plans").
-
-It depends on no reader of instructions: its vocabulary is this module's own.
+It depends on no reader of instructions: the vocabulary is its own.
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
+from memopt.export.lexicon import EXCLUSIVE
+from memopt.export.reading import Claim, Reading, Situation, read
+from memopt.export.rules import split_rules
 
-from memopt.core.text import STOPWORDS, stem, words
+__all__ = ["contradictions", "readings"]
 
-__all__ = ["ACTIONS", "OPPOSED", "Rule", "read_rule", "contradictions"]
-
-_NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-                 "nine": 9, "ten": 10, "twelve": 12, "twenty": 20, "fifty": 50, "hundred": 100}
-_NEG = r"(?:never|do not|don't|does not|must not|should not|no longer|not|avoid|without|nor)"
-
-# An action: a name and what says it (lowercased text). A name ending in "-not" is the refusal of the action.
-ACTIONS: dict[str, str] = {
-    "abstain": r"not mentioned|i don't know|(?:say|reply|answer|respond) (?:that )?(?:it is |the (?:answer|"
-               r"information) is )?(?:unknown|not (?:available|known|in the memories))|decline to answer|abstain",
-    "guess": r"best guess|(?:always|never fail to) (?:give|provide) (?:an? )?(?:answer|guess)|make a guess|"
-             r"guess\b|never (?:reply|say|answer) \"?not mentioned|never (?:abstain|decline)",
-    "one-word": r"\b(?:in |with )?(?:one|a single) word\b|\bone-word\b",
-    "sentences": r"\bfull sentences?\b|\bcomplete sentences?\b|\bwhole sentences?\b",
-    "reasoning": r"explain (?:your |the )?reasoning|show (?:your |the )?(?:reasoning|work)|step by step|"
-                 r"justify (?:your|the|each)|with (?:an? )?explanation",
-    "brief": r"\b(?:short|brief|briefly|concise|concisely|succinct)\b|\ba (?:short )?phrase\b|\bfew words\b",
-    "detailed": r"\bin (?:full |great )?detail\b|\bdetailed (?:answers?|summar\w*|descriptions?|responses?|"
-                r"accounts?|explanations?)\b|\bbe detailed\b|\bdescribe every\b|\bexhaustive(?:ly)?\b",
-    "json": r"\bjson\b|\{\s*\"",
-    "json-not": rf"{_NEG} (?:\w+ ){{0,4}}(?:in |as |use |with )?json|no json|plain (?:prose|text|bulleted list|"
-                r"list|sentences)|bulleted list|bullet list|markdown list",
-    "label-only": r"only the (?:operation|event|decision) (?:name|label|word)|(?:operation|event) name[^.]{0,40}"
-                  r"nothing else|only (?:add|update|delete|none)\b",
-    "iso": r"\biso\b|yyyy-mm-dd|\b\d{4}-\d{2}-\d{2}\b",
-    "spelled-date": r"day,? month(?: name)?,? (?:and )?year|\"\d{1,2} (?:january|february|march|april|may|june|july|"
-                    r"august|september|october|november|december) \d{4}\"|month name|dd/mm/yyyy|day-month-year",
-    "resolve": r"resolve[sd]? (?:the |any |all |every )?(?:relative )?(?:date|time|expression)|write the resolved|"
-               r"resolved date|convert (?:relative|time expressions)|turn (?:relative|time) [^.]{0,30} into (?:a |"
-               r"an? absolute )?dates?",
-    "resolve-not": rf"keep (?:time expressions|relative (?:dates|times|expressions))[^.]{{0,20}}as (?:spoken|"
-                   rf"written|said)|{_NEG} (?:\w+ ){{0,3}}(?:resolve|convert|turn)[^.]{{0,40}}into (?:a |an )?dates?",
-    "dates": r"\b(?:begin|start) (?:\w+ ){0,2}with the (?:session )?date|\binclude (?:the )?(?:session )?dates?|"
-             r"\bstate the date|\bwith the (?:calendar )?date\b|\bcompute the date\b|\bcalendar date\b",
-    "dates-not": rf"{_NEG} (?:\w+ ){{0,3}}(?:include|state|mention|give|use)[^.]{{0,20}}(?:any )?(?:specific )?"
-                 rf"(?:calendar )?dates?|no dates",
-    "duration": r"\bwith a duration\b|\bas a duration\b|\bdescribe time (?:only )?relatively\b|\brelative terms\b|"
-                r"\bhow long ago\b[^.]{0,40}\bduration",
-    "both-speakers": r"\bboth speakers\b|\bboth participants\b|\beach speaker\b|\bevery speaker\b|\bboth people\b|"
-                     r"\bnot (?:just|only) the user\b",
-    "one-speaker": r"\bonly (?:extract |record |keep )?(?:facts )?(?:about |from |of )?the (?:first|second) speaker|"
-                   r"\bonly (?:about |from )?the user\b|never record anything about the (?:second|other) speaker|"
-                   r"\b(?:solely|only) (?:based )?on the user'?s? messages\b|\bbased on the user messages only\b",
-    "names": r"\bname the speakers\b|\buse (?:their|the speakers'?) (?:first )?names\b|\bby (?:their )?names?\b",
-    "names-not": rf"{_NEG} (?:\w+ ){{0,2}}use (?:their|the speakers'?) names|\"speaker a\"|anonymi[sz]e",
-    "question-language": r"language (?:the question is (?:written|asked) in|of the question)|same language as the "
-                         r"question|question's language",
-    "english": r"\balways (?:answer|reply|respond|write) in english\b|\bonly in english\b|\bin english,? whatever\b|"
-               r"\benglish only\b",
-    "earliest": r"\bearliest\b|\boldest\b|\bfirst mention\b",
-    "latest": r"\bmost recent\b|\blatest\b|\bnewest\b|\blast mention\b",
-    "yes-no-only": r"(?:answer|reply|respond) (?:only )?(?:with )?\"?yes\"? or \"?no\"?(?: only| and nothing else)|"
-                   r"only (?:\"?yes\"? or \"?no\"?)",
-    "yes-no-not": rf"{_NEG} (?:\w+ ){{0,3}}(?:a )?bare \"?yes\"? or \"?no\"?|never (?:just|only) \"?yes\"? or \"?no\"?",
-    "digits": r"\b(?:as|in|with|use) (?:digits|numerals)\b|\bnumbers as digits\b",
-    "number-words": r"\b(?:spell out|spelled out) (?:all )?numbers\b|\bnumbers (?:as|in) words\b",
-    "cite": r"\bcite\b|\binclude (?:the )?(?:memory )?ids?\b|\b(?:mention|name|give) (?:the )?sources?\b|"
-            r"\breference the memor",
-    "cite-not": rf"{_NEG} (?:\w+ ){{0,3}}(?:cite|mention|name|include|reference)[^.]{{0,20}}(?:sources?|ids?|"
-                rf"memor(?:y|ies) ids?)",
-    "empty": r"return (?:an )?empty (?:list|array)|\{\s*\"facts\"\s*:\s*\[\s*\]\s*\}|(?:return|output) nothing",
-    "empty-not": rf"{_NEG} (?:\w+ ){{0,2}}return (?:an )?empty|always (?:return|extract|output) at least one",
-    "update": r"\bupdate (?:that|the|this|it|an existing) memor|\bthe operation is update\b|\boperation update\b|"
-              r"\b(?:is|use|choose|emit) update\b|\bupdate\b(?= that memory| it\b)",
-    "update-not": rf"{_NEG} (?:(?!need\b)\w+ ){{0,2}}(?:modify|change|update|overwrite|edit|touch) (?:an? |the )?"
-                  rf"(?:existing |stored )?memor",
-    "delete-add": r"\bdelete (?:that|the|this) memory and add\b|\bdelete\b[^.]{0,30}\band add\b",
-    "keep-id": r"\bkeep (?:that |the |this )?(?:memory's )?id\b|\bsame id\b|\breuse the id\b|\bits id unchanged\b",
-    "new-id": r"\b(?:fresh|new) id\b|\bgenerate (?:a )?new id\b",
-    "skip-speculation": r"(?:speculat|hypothetic|maybe|might)[^.]{0,60}(?:not facts|skip|leave (?:them )?out|ignore)|"
-                        r"(?:skip|leave out|ignore|do not record|don't record)[^.]{0,30}(?:speculat|hypothetic|"
-                        r"\"maybe|\"might)",
-    "record-speculation": r"record (?:every|all|each) (?:\"?maybe\"?|speculat|hypothetic)|(?:maybe|might)\"? "
-                          r"statements? as (?:a )?facts?",
-    "one-operation": r"\bexactly one operation\b|\ba single operation\b|\bone operation (?:only|per fact)\b",
-    "many-operations": r"\bone operation for each\b|\ba list (?:of|with) [^.]{0,20}operations?\b|"
-                       r"\bseveral operations\b",
-    "limit": r"\b(?:at most|no more than|up to|maximum of) (?:\d+|one|two|three|four|five|six|seven|eight|nine|ten) "
-             r"(?:entries|facts|items|memories|bullets)\b",
-    "all-facts": r"\bevery fact\b[^.]{0,40}\b(?:no matter|never leave)|\bnever leave (?:one|any) out\b|\ball facts,? "
-                 r"no matter how many\b|\bno matter how many\b",
-    "one-query": r"\bonly the query\b|\bone query\b|\ba single query\b|\bon a single line\b|\bsingle-line\b",
-    "many-queries": r"\b(?:two|three|four|five|several|multiple|\d+) (?:alternative |different )?queries\b",
-    "past": r"\bpast tense\b",
-    "present": r"\bpresent tense\b",
-    "third-person": r"\bthird person\b",
-    "first-person": r"\bfirst person\b|\bas the speaker would say it\b",
-}
-OPPOSED = {frozenset(pair) for pair in (
-    ("abstain", "guess"), ("one-word", "sentences"), ("one-word", "reasoning"), ("one-word", "detailed"),
-    ("brief", "detailed"), ("brief", "reasoning"), ("json", "json-not"), ("json", "label-only"),
-    ("iso", "spelled-date"),
-    ("resolve", "resolve-not"), ("dates", "dates-not"), ("dates", "duration"), ("both-speakers", "one-speaker"),
-    ("names", "names-not"), ("question-language", "english"), ("earliest", "latest"), ("yes-no-only", "yes-no-not"),
-    ("yes-no-only", "reasoning"), ("digits", "number-words"), ("cite", "cite-not"), ("empty", "empty-not"),
-    ("update", "update-not"), ("update", "delete-add"), ("keep-id", "new-id"),
-    ("skip-speculation", "record-speculation"), ("one-operation", "many-operations"), ("limit", "all-facts"),
-    ("one-query", "many-queries"), ("past", "present"), ("third-person", "first-person"))}
-_COMPILED = {name: re.compile(pattern) for name, pattern in ACTIONS.items()}
-_REFUSED = {name[: -len("-not")] for name in ACTIONS if name.endswith("-not")}
-
-_OPTIONS = re.compile(r"^(?:example\b|e\.g\.|for example\b|for instance\b|(?:\(?\w\)\s*|\d\.\s*)?(?:add|update|"
-                      r"delete|none|no change|noop)\s*:)|\byou (?:can|may|could) "
-                      r"(?:perform|choose|use|pick)\b")  # an example, an option, an operation's definition ("UPDATE: ")
-_EXCEPTION = re.compile(r"\b(?:except|unless|exception|otherwise|apart from|other than|instead of|but not)\b|"
-                        r"\ball other\b|\bother questions\b|\bany other\b")
-_COVERS = re.compile(r"\b(?:always|every|whatever|regardless|no matter|even (?:when|if|for|though)|including|"
-                     r"all (?:questions|answers|entries|facts|cases|dates|memories)|any question)\b")
-_CONDITION = re.compile(r"\b(?:if|when|whenever|once|where)\b[^,;.]*|\bfor (?!example|instance|each of them)"
-                        r"[^,;.]{0,80}?(?=,)|\bfor (?:\"[^\"]+\" |[\w/'-]+ ){0,4}?(?:questions?|answers?|facts?|"
-                        r"memories|entries|dates|events|requests|cases|speakers?|items|people|topics)\b[^,;.]*|"
-                        r"\b(?:that|which|who) (?:has|have|is|are|was|were|become|became)\b[^,;.]*|"
-                        r"\bonly (?:when|if|for)\b[^,;.]*")
-_WIDEN = re.compile(r"\beven (?:when|if|for|though)\b[^,;.]*|\bincluding\b[^,;.]*|\bregardless\b[^,;.]*|"
-                    r"\bwhatever\b[^,;.]*|\bno matter\b[^,;.]*")
-_FIELD = re.compile(r"\b(?:the )?\"?\w+\"? (?:field|key|property)\b|\bfield \"\w+\"|\b(?:a|the) (?:separate |"
-                    r"bullet(?:ed)? )?list of (?!strings|facts|entries|memories|operations)\w+|\bafter the (?:summary|"
-                    r"answer|paragraph)\b")
-_UPPER = re.compile(r"\b(?:under|at most|no more than|maximum of|up to|fewer than|less than|below|within) "
-                    r"(?P<n>\d+|\w+) (?P<unit>words?|sentences?|entries|facts|items|characters|lines|bullets)\b")
-_LOWER = re.compile(r"\b(?:at least|no fewer than|minimum of|more than|over) (?P<n>\d+|\w+) "
-                    r"(?P<unit>words?|sentences?|entries|facts|items|characters|lines|bullets)\b")
-_SYNONYMS = {"contradict": "chang", "conflict": "chang", "correct": "chang", "replac": "chang", "updat": "chang",
-             "outdat": "old", "supersed": "old", "refin": "refin", "cover": "contain", "includ": "contain",
-             "hold": "contain", "answer": "contain", "mention": "contain", "say": "contain", "retract": "retract",
-             "withdraw": "retract"}
-_ABSENT = {"lack", "miss", "silent", "noth", "absent", "unanswer", "unknown", "empti"}  # "nothing ... answers" is
-# "does not contain": read as a negated "contain"
-_HEADING = re.compile(r"^\s*(?:#{1,6}\s*(?P<h>.+)|(?P<s>(?:step|stage|part|phase)\s*\d+\b.*)|"
-                      r"(?P<c>[A-Z][^.!?]{0,60}):)\s*$", re.IGNORECASE)
-_OPERATIONS = {"extract": "extract", "extraction": "extract", "answer": "answer", "answering": "answer",
-               "update": "update", "summar": "summarize", "summary": "summarize", "query": "query",
-               "rewrite": "query", "retriev": "query", "search": "query"}
+_SAME, _FIRST_BROADER, _SECOND_BROADER, _DIFFERENT = "same", "first broader", "second broader", "different"
+_TARGETED = frozenset({"length", "format", "markdown", "reasoning"})  # dimensions whose target must be the same
 
 
-@dataclass(frozen=True)
-class Rule:
-    """One sentence read as a rule: the actions it prescribes, its condition, where it sits."""
-
-    text: str
-    actions: frozenset[str]
-    condition: frozenset[str]
-    negated_condition: bool
-    covers: bool
-    excepts: bool
-    scoped: bool
-    section: str | None
-    upper: dict[str, int]
-    lower: dict[str, int]
-
-
-def _count(token: str) -> int | None:
-    return int(token) if token.isdigit() else _NUMBER_WORDS.get(token.lower())
+def _alike(a: Situation, b: Situation) -> str:
+    """How two situations relate: the same, one broader (it names less), or different."""
+    ca, cb = {w for w in a if w.startswith("@")}, {w for w in b if w.startswith("@")}
+    if ca or cb:
+        if not ca or not cb:
+            return _DIFFERENT  # plain words never name a situation the concepts name
+        return _SAME if ca == cb else _FIRST_BROADER if ca < cb else _SECOND_BROADER if cb < ca else _DIFFERENT
+    if a == b:
+        return _SAME
+    if a < b:
+        return _FIRST_BROADER
+    if b < a:
+        return _SECOND_BROADER
+    shared = len(a & b)
+    return _SAME if shared / min(len(a), len(b)) >= 0.6 and shared / max(len(a), len(b)) >= 0.5 else _DIFFERENT
 
 
-def _unit(unit: str) -> str:
-    return unit.rstrip("s") if not unit.endswith("ies") else unit[:-3] + "y"
+def _object_alike(a: Situation, b: Situation) -> str:
+    """Objects compare word for word: a qualifier ("the session date") makes an object narrower."""
+    if a == b:
+        return _SAME
+    if a < b:
+        return _FIRST_BROADER
+    if b < a:
+        return _SECOND_BROADER
+    shared = a & b
+    if shared and {w for w in a if w.startswith("@")} == {w for w in b if w.startswith("@")} and \
+            len(shared) / min(len(a), len(b)) >= 0.6:
+        return _SAME
+    return _DIFFERENT
 
 
-def _negated_at(low: str, start: int) -> bool:
-    clause = re.split(r"[;:.!?]|\b(?:but|then|and)\b", low[:start])[-1]
-    return bool(re.search(rf"\b{_NEG}\b", " ".join(clause.split()[-5:])))
-
-
-def read_rule(sentence: str, section: str | None = None) -> Rule:
-    """What a sentence prescribes, under which condition (see the module docstring)."""
-    low = " ".join(sentence.lower().replace("’", "'").replace("“", '"').replace("”", '"').split())
-    actions = set()
-    if _OPTIONS.search(low):  # what the model can do, or an example: not a rule
-        low = ""
-    for name, pattern in _COMPILED.items():
-        for m in pattern.finditer(low):
-            if name.endswith("-not") or name in ("dates-not", "names-not") or not _negated_at(low, m.start()):
-                actions.add(name)
-                break
-            if name in _REFUSED:
-                actions.add(f"{name}-not")
-    for refused in _REFUSED:
-        if f"{refused}-not" in actions:
-            actions.discard(refused)
-    widened = _WIDEN.sub(" ", low)
-    conditions = [m.group() for m in _CONDITION.finditer(widened)]
-    found = {stem(w) for c in conditions for w in words(c)
-             if w not in STOPWORDS | {"new", "fact", "memory", "memories", "question", "questions"}}
-    absent = bool(found & _ABSENT)
-    condition = frozenset(_SYNONYMS.get(s, s) for s in found - _ABSENT) | ({"contain"} if absent else frozenset())
-    negated = absent or any(re.search(rf"\b{_NEG}\b|\bno\b", c) for c in conditions)
-    upper = {_unit(m["unit"]): n for m in _UPPER.finditer(low) if (n := _count(m["n"])) is not None}
-    lower = {_unit(m["unit"]): n for m in _LOWER.finditer(low) if (n := _count(m["n"])) is not None}
-    return Rule(sentence, frozenset(actions), condition, negated, bool(_COVERS.search(low)),
-                bool(_EXCEPTION.search(low)), bool(_FIELD.search(low)), section, upper, lower)
-
-
-def _opposed(a: Rule, b: Rule) -> list[str]:
-    found = [f"{x} / {y}" for x in sorted(a.actions) for y in sorted(b.actions) if frozenset((x, y)) in OPPOSED]
-    for unit, most in a.upper.items():
-        if unit in b.lower and b.lower[unit] > most:
-            found.append(f"at most {most} {unit}s / at least {b.lower[unit]} {unit}s")
-    for unit, most in b.upper.items():
-        if unit in a.lower and a.lower[unit] > most:
-            found.append(f"at least {a.lower[unit]} {unit}s / at most {most} {unit}s")
-    return found
-
-
-def _same_condition(a: Rule, b: Rule) -> bool:
-    if not a.condition and not b.condition:
+def _meets(first: tuple[Situation, ...], u1: bool, second: tuple[Situation, ...], u2: bool,
+           alike=_alike) -> bool:
+    """Whether two rules' situations (or objects) meet: the same, or the broader rule universal."""
+    if not first and not second:
         return True
-    if not a.condition or not b.condition:
-        return True  # the rule without a condition applies in the other's case too
-    if a.covers and not b.covers or b.covers and not a.covers:
-        return True
-    if a.negated_condition != b.negated_condition:
-        return False
-    shared = len(a.condition & b.condition)
-    return shared / min(len(a.condition), len(b.condition)) >= 0.6
+    if not first or not second:
+        return u1 if not first else u2
+    for x in first:
+        for y in second:
+            relation = alike(x, y)
+            if relation == _SAME or relation == _FIRST_BROADER and u1 or relation == _SECOND_BROADER and u2:
+                return True
+    return False
 
 
-def _section(line: str, current: str | None) -> str | None:
-    m = _HEADING.match(line)
-    if not m:
-        return current
-    title = (m["h"] or m["s"] or m["c"] or "").lower()
-    for key, operation in _OPERATIONS.items():
-        if key in title:
-            return operation
-    return current if m["c"] else None
+def _covers(widen: tuple[Situation, ...], condition: tuple[Situation, ...]) -> bool:
+    return any(_alike(w, c) in (_SAME, _FIRST_BROADER) for w in widen for c in condition)
 
 
-def _rules(text: str) -> list[Rule]:
-    from memopt.core.text import sentences
+def _condition(reading: Reading, claim: Claim) -> tuple[Situation, ...]:
+    """The situation a claim applies in: the rule's condition, within the memory operation its label names."""
+    label = reading.rule.label
+    if not label or claim.dim == "op":
+        return reading.condition
+    tag = frozenset({f"@op:{label}"})
+    return tuple(c | tag for c in reading.condition) or (tag,)
 
-    rules, section = [], None
-    for line in text.splitlines():
-        section = _section(line, section)
-        for sentence in sentences(line.strip(" -*•\t")):
-            rules.append(read_rule(sentence, section))
-    return rules
+
+def _overlap(a: Reading, ca: tuple[Situation, ...], b: Reading, cb: tuple[Situation, ...]) -> bool:
+    return _meets(ca, a.universal, cb, b.universal) or _covers(a.widen, cb) or _covers(b.widen, ca)
+
+
+def _range(claim: Claim) -> str:
+    if claim.dim == "length":
+        return claim.said
+    return claim.said or f"{claim.lo:g}-{claim.hi:g} {claim.value}"
+
+
+def _clash(x: Claim, rx: Reading, y: Claim, ry: Reading) -> str | None:
+    """Why two claims cannot both be followed, or None."""
+    if x.dim != y.dim:
+        return None
+    if x.target.startswith(("field:", "part:")) or y.target.startswith(("field:", "part:")) or x.dim in _TARGETED:
+        if x.target != y.target:
+            return None
+    if x.dim in ("length", "count"):
+        if x.value == y.value and max(x.lo, y.lo) > min(x.hi, y.hi):
+            return f"{x.dim}: {_range(x)} / {_range(y)}"
+        return None
+    if x.dim == "op":
+        xs, ys = set(x.value.split("+")), set(y.value.split("+"))
+        if x.positive and y.positive and not xs & ys or x.positive != y.positive and (
+                (ys if x.positive else xs) <= (xs if x.positive else ys)):
+            return f"memory operation: {x.said} / {y.said}"
+        return None
+    if x.dim == "speakers":
+        values = {x.value, y.value}
+        if x.positive and y.positive and (values == {"first", "second"} or "both" in values and len(values) == 2) or \
+                x.positive != y.positive and ("both" in values and len(values) == 2 or x.value == y.value):
+            return f"speakers: {x.said} / {y.said}"
+        return None
+    if x.dim in ("include", "missing") and x.value == y.value:
+        if x.positive != y.positive and _meets(x.objects, rx.universal, y.objects, ry.universal, _object_alike):
+            return f"{'kept / left out' if x.dim == 'include' else x.value}: {x.said.strip()} / {y.said.strip()}"
+        return None
+    if x.value == y.value and x.positive != y.positive:
+        return f"{x.dim}: {x.said} / {'not ' if not y.positive else ''}{y.said}"
+    if x.value != y.value and x.positive and y.positive and x.dim in EXCLUSIVE:
+        return f"{x.dim}: {x.said} / {y.said}"
+    return None
+
+
+def readings(text: str) -> list[Reading]:
+    """Every rule of ``text`` read (`memopt.export.reading.read`), "them" taken from the clause before."""
+    out: list[Reading] = []
+    sentence, antecedent = None, ()
+    for rule in split_rules(text):
+        if rule.sentence != sentence:
+            sentence, antecedent = rule.sentence, ()
+        reading = read(rule, antecedent)
+        found = next((c.objects for c in reading.claims if c.dim == "include" and c.objects), ())
+        antecedent = antecedent or found
+        out.append(reading)
+    return out
 
 
 def contradictions(text: str) -> list[tuple[str, str, str]]:
-    """Each pair of rules of ``text`` that conflict, as ``(first, second, why)``."""
-    rules = _rules(text)
-    out = []
+    """Each pair of rules of ``text`` that conflict, as ``(first, second, why)`` (the sentences as written)."""
+    rules = [r for r in readings(text) if r.claims and not r.excepts]
+    found: dict[tuple[str, str], list[str]] = {}
     for i, a in enumerate(rules):
         for b in rules[i + 1:]:
-            if a.text == b.text or a.excepts or b.excepts or a.scoped or b.scoped:
+            if a.rule.sentence == b.rule.sentence or a.rule.section and b.rule.section and \
+                    a.rule.section != b.rule.section:
                 continue
-            if a.section and b.section and a.section != b.section:
-                continue
-            why = _opposed(a, b)
-            if why and _same_condition(a, b):
-                out.append((a.text, b.text, "; ".join(why)))
-    return out
+            for x in a.claims:
+                for y in b.claims:
+                    if x.dim != y.dim:
+                        continue
+                    if x.dim == "op" and (a.rule.label and not a.condition or b.rule.label and not b.condition):
+                        continue  # "UPDATE: update an existing memory" defines the label, it prescribes nothing
+                    why = _clash(x, a, y, b)
+                    if why and _overlap(a, _condition(a, x), b, _condition(b, y)):
+                        reasons = found.setdefault((a.rule.sentence, b.rule.sentence), [])
+                        if why not in reasons:
+                            reasons.append(why)
+    return [(first, second, "; ".join(why)) for (first, second), why in found.items()]
