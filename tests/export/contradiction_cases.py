@@ -1,7 +1,8 @@
 """The contradiction check on the cases written for issue 48b (tests/fixtures/contradiction48b).
 
 ``cases.yaml`` is the batch the check was developed on; ``cases2.yaml`` a second batch, written after the check's
-first version (see its header), measured (14/24 flagged, 1/25 look-alikes) and since tuned on too. Each case is a prompt (``prompt``, or a seed prompt of ``prompts/`` with one line
+first version (see its header), measured (14/24 flagged, 1/25 look-alikes) and since tuned on too; ``cases3.yaml`` a third batch by another author,
+measured once (21/64 flagged, 19 on their span; 3/60 look-alikes) and not tuned on. Each case is a prompt (``prompt``, or a seed prompt of ``prompts/`` with one line
 appended: ``seed`` + ``append``) and ``expect``: ``flag`` (two of its rules conflict) or ``pass`` (look-alikes). A
 case is *flagged* when the prompt check (`memopt.export.check.check_prompt`, the path of ``memopt export``) reports
 a contradiction; for a seed case, only one that involves the appended line counts, as in a tuned prompt. It is
@@ -24,7 +25,7 @@ from memopt.export.contradiction import contradictions
 from memopt.systems.prompts import SEED_PROMPTS
 
 CASES = Path(__file__).resolve().parents[1] / "fixtures" / "contradiction48b"
-BATCHES = ("cases", "cases2")
+BATCHES = ("cases", "cases2", "cases3")
 
 
 @dataclass(frozen=True)

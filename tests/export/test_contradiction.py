@@ -3,11 +3,14 @@
 The floors are the figures measured with ``python -m tests.export.contradiction_cases`` (see that module):
 ``cases`` is the batch the check was developed on; ``cases2`` a second batch, measured first at 14/24 flagged and
 1/25 look-alikes flagged, then tuned on (negated bounds, "yes/no" not a negation, complement clauses, dates written
-out, a condition's positive form): its figures no longer say how far the reading carries to new wordings. Real prompts, memopt's seeds and Mem0's own, hold no
+out, a condition's positive form): its figures no longer say how far the reading carries to new wordings;
+``cases3`` a third batch by another author, measured once and not tuned on (its floor is that measurement). Real prompts, memopt's seeds and Mem0's own, hold no
 contradiction: a check that flagged them would block every export.
 """
 
 from __future__ import annotations
+
+import importlib.util
 
 import pytest
 
@@ -17,7 +20,7 @@ from memopt.systems.prompts import SEED_PROMPTS
 from tests.export.contradiction_cases import BATCHES, measure
 
 # batch: (flag cases flagged on their span, at least; look-alikes flagged, at most), as measured
-FLOORS = {"cases": (55, 0), "cases2": (18, 0)}
+FLOORS = {"cases": (55, 0), "cases2": (18, 0), "cases3": (19, 3)}
 
 
 @pytest.mark.parametrize("batch", BATCHES)
@@ -40,7 +43,10 @@ def test_a_seed_prompt_of_memopt_holds_no_contradiction(path):
     assert contradictions(path.read_text(encoding="utf-8")) == []
 
 
+@pytest.mark.slow  # needs the mem0 extra, which .ci/run installs before the slow tests
 def test_mem0s_own_prompts_hold_no_contradiction_and_pass_the_check():
+    if importlib.util.find_spec("mem0") is None:
+        pytest.skip('needs the mem0 extra: pip install -e ".[mem0]"')
     prompts = _mem0_prompts()
     assert len(prompts) >= 4, sorted(prompts)  # the fact, update, answer and agent prompts of mem0ai
     found = {name: contradictions(text) for name, text in prompts.items()}
