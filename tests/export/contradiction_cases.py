@@ -1,13 +1,14 @@
 """The contradiction check on the cases written for issue 48b (tests/fixtures/contradiction48b).
 
 ``cases.yaml`` is the batch the check was developed on; ``cases2.yaml`` a second batch, written after the check's
-first version (see its header), measured (14/24 flagged, 1/25 look-alikes) and since tuned on too; ``cases3.yaml`` a third batch by another author,
-measured once (21/64 flagged, 19 on their span; 3/60 look-alikes) and not tuned on. Each case is a prompt (``prompt``, or a seed prompt of ``prompts/`` with one line
-appended: ``seed`` + ``append``) and ``expect``: ``flag`` (two of its rules conflict) or ``pass`` (look-alikes). A
-case is *flagged* when the prompt check (`memopt.export.check.check_prompt`, the path of ``memopt export``) reports
-a contradiction; for a seed case, only one that involves the appended line counts, as in a tuned prompt. It is
-flagged *on its span* when one of the pairs `memopt.export.contradiction.contradictions` reports is the case's two
-sentences (compared word for word, a list label such as "3. Delete:" aside).
+first version (see its header), measured (14/24 flagged, 1/25 look-alikes) and since tuned on too; ``cases3.yaml`` a
+third batch by another author, measured once (21/64 flagged, 19 on their span; 3/60 look-alikes) and not tuned on.
+Each case is a prompt (``prompt``, or a seed prompt of ``prompts/`` with one line appended: ``seed`` + ``append``)
+and ``expect``: ``flag`` (two of its rules conflict) or ``pass`` (look-alikes). A case is *flagged* when the prompt
+check (`memopt.export.check.check_prompt`, the path of ``memopt export``) reports a contradiction; for a seed case,
+only one that involves the appended line counts, as in a tuned prompt. It is flagged *on its span* when one of the
+pairs `memopt.export.contradiction.contradictions` reports is the case's two sentences (compared word for word, a
+list label such as "3. Delete:" aside).
 
 Print the figures: ``python -m tests.export.contradiction_cases``.
 """

@@ -1,12 +1,11 @@
 """The contradiction check (`memopt.export.contradiction`) on the cases written for it and on real prompts.
 
-The floors are the figures measured with ``python -m tests.export.contradiction_cases`` (see that module):
-``cases`` is the batch the check was developed on; ``cases2`` a second batch, measured first at 14/24 flagged and
-1/25 look-alikes flagged, then tuned on (negated bounds, "yes/no" not a negation, complement clauses, dates written
-out, a condition's positive form): its figures no longer say how far the reading carries to new wordings;
-``cases3`` a third batch by another author, measured once and not tuned on (its floor is that measurement). Real prompts, memopt's seeds and Mem0's own, hold no
-contradiction: a check that flagged them would block every export.
-"""
+The floors are the figures measured with ``python -m tests.export.contradiction_cases`` (see that module): ``cases``
+is the batch the check was developed on; ``cases2`` a second batch, measured first at 14/24 flagged and 1/25 look-
+alikes flagged, then tuned on (negated bounds, "yes/no" not a negation, complement clauses, dates written out, a
+condition's positive form): its figures no longer say how far the reading carries to new wordings; ``cases3`` a
+third batch by another author, measured once and not tuned on (its floor is that measurement). Real prompts,
+memopt's seeds and Mem0's own, hold no contradiction: a check that flagged them would block every export."""
 
 from __future__ import annotations
 
