@@ -30,7 +30,8 @@ import functools
 import importlib.util
 import inspect
 import json
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -251,10 +252,21 @@ def restyle_with(feedback: Any, kind: str, write: Callable[[list[ExampleParts]],
                                 explained=feedback.explained, body=write(parts))
 
 
+def _takes_one(fn: Any) -> bool:
+    """Whether ``fn`` is a function of one argument (a class or an object without a signature is not)."""
+    if not callable(fn) or isinstance(fn, type):
+        return False
+    try:
+        return len(inspect.signature(fn).parameters) == 1
+    except (TypeError, ValueError):
+        return False
+
+
 def load_renderings(path: str | Path) -> dict[str, Rendering]:
-    """The renderings of a Python file, by name: its public functions of one argument (an `ExampleParts`) that
-    return the text of one example (``__all__`` picks them when the file has one). A file that cannot be imported,
-    holds no such function or whose function fails on an example is one `ConfigError` naming it."""
+    """The renderings of a Python file, by name: its ``RENDERINGS`` mapping (name to function) when it has one, else
+    its public functions of one argument (an `ExampleParts`) that return the text of one example (``__all__`` picks
+    them when the file has one). A file that cannot be imported, holds no such function or whose function fails on an
+    example is one `ConfigError` naming it."""
     from memopt.core.errors import ConfigError
 
     file = Path(path)
@@ -262,14 +274,20 @@ def load_renderings(path: str | Path) -> dict[str, Rendering]:
         raise ConfigError(f"--renderings {path}: not a Python file of render functions (ExampleParts) -> str.")
     spec = importlib.util.spec_from_file_location(f"memopt_renderings_{file.stem}", file)
     module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    sys.modules[module.__name__] = module  # as an import does: dataclasses and pickling look the module up there
     try:
         spec.loader.exec_module(module)  # type: ignore[union-attr]
     except Exception as exc:  # noqa: BLE001 - any failure of the user's file is reported as one error
+        sys.modules.pop(module.__name__, None)
         raise ConfigError(f"--renderings {path}: cannot import it ({type(exc).__name__}: {exc}).") from exc
-    names = getattr(module, "__all__", None) or [n for n, f in vars(module).items() if inspect.isfunction(f)
-                                                 and f.__module__ == module.__name__ and not n.startswith("_")]
-    found = {n: getattr(module, n) for n in names if callable(getattr(module, n, None)) and n.isidentifier()
-             and len(inspect.signature(getattr(module, n)).parameters) == 1}
+    table = getattr(module, "RENDERINGS", None)
+    if isinstance(table, Mapping):
+        candidates = {str(n): f for n, f in table.items()}
+    else:
+        names = getattr(module, "__all__", None) or [n for n, f in vars(module).items() if inspect.isfunction(f)
+                                                     and f.__module__ == module.__name__ and not n.startswith("_")]
+        candidates = {n: getattr(module, n, None) for n in names}
+    found = {n: f for n, f in candidates.items() if n.isidentifier() and _takes_one(f)}
     if not found:
         raise ConfigError(f"--renderings {path}: no public function of one argument (ExampleParts) -> str in it.")
     probe = ExampleParts("Where did Ana go?", "Lisbon", "Porto", "ExtractionError", "the fact was dropped",

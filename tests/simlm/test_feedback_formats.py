@@ -190,6 +190,12 @@ def test_renderings_are_data(tmp_path):
     assert list(load_renderings(good)) == ["terse"]
     assert rendering_kinds(str(good)) == ["attribution_terse"] and "attribution_terse" in kind_names()
     assert get_kind("attribution_terse").rendering_of == "attribution"
+    # a file as other people write them: dataclasses of its own, and a RENDERINGS table that names its functions
+    table = tmp_path / "table.py"
+    table.write_text("from dataclasses import dataclass\nfrom typing import Any\n\n@dataclass\nclass Row:\n"
+                     "    q: str\n\ndef _one(p):\n    return f'Q: {Row(p.question).q} / got {p.answer}'\n\n"
+                     "__all__ = ['RENDERINGS', 'Any']\nRENDERINGS = {'ticket': _one, 'ticket_too': _one}\n")
+    assert list(load_renderings(table)) == ["ticket", "ticket_too"]
     broken = tmp_path / "broken.py"
     broken.write_text("def fails(p):\n    return p.nothing\n")
     with pytest.raises(ConfigError, match=r"broken.py: fails\(\) failed"):
