@@ -165,12 +165,20 @@ class FailedCase:
 
     def day_of(self, node: str) -> dt.date | None:
         """The day a variable was said or written: a turn's own date or its session's (`turn_day`); another
-        variable's own date (its value's or metadata's timestamp), else the session date it was stored with."""
-        d = self.G.nodes[node]
+        variable's own date (its value's or metadata's timestamp), else the session date it was stored with, else
+        the day of the latest turn it derives from (a unit a job wrote with no date of its own)."""
+        G = self.G
+        d = G.nodes[node]
         if d.get("kind") == "turn":
-            return turn_day(self.G, node)
+            return turn_day(G, node)
         value = d.get("value")
-        return item_day(value if isinstance(value, dict) else {}, d.get("metadata"), d.get("session_date"))
+        own = item_day(value if isinstance(value, dict) else {}, d.get("metadata"), d.get("session_date"))
+        if own is not None:
+            return own
+        refs = {*(d.get("sources") or ()), *(r.removeprefix("turn:") for r in d.get("derived_from") or ()
+                                             if r.startswith("turn:"))}
+        days = [turn_day(G, t) for dia in refs if (t := latest(G, f"turn:{dia}")) is not None]
+        return max((day for day in days if day is not None), default=None)
 
     @cached_property
     def asked(self) -> dt.date | None:

@@ -15,6 +15,7 @@ import networkx as nx
 
 from memopt.core.errors import DataError
 from memopt.core.text import python_literal
+from memopt.trace.dates import date_of, read_day
 from memopt.trace.graph import SCHEMA_VERSION
 from memopt.trace.tracer import inputs_hash
 
@@ -91,22 +92,6 @@ def _base_kind(node: dict[str, Any]) -> str | None:
         return "gold"
     if cls in ("judge_response", "judge_score"):
         return "judgement"
-    return None
-
-
-_DATE_KEYS = ("session_date", "session_date_time", "date_time", "date", "timestamp", "time", "run_date")
-
-
-def date_of(meta: Any, keys: tuple[str, ...] = _DATE_KEYS) -> str | None:
-    """The conversation date a metadata dict gives (the first of ``keys`` that reads as a date), or None."""
-    from memopt.core.text import parse_session_date
-
-    if not isinstance(meta, dict):
-        return None
-    for key in keys:
-        found = meta.get(key)
-        if isinstance(found, str) and parse_session_date(found) is not None:
-            return found
     return None
 
 
@@ -404,9 +389,7 @@ class _Converter:
         turns = [n for n in self.nodes.values() if self.kinds[n["full_node_id"]] == "turn"]
         keys = {n["full_node_id"]: n["session_id"] for n in turns}
         if len(turns) > 1 and len(set(keys.values())) == len(turns):
-            from memopt.core.text import parse_session_date
-
-            days = {fid: parse_session_date(_turn_value(self.nodes[fid], 0).get("timestamp") or "") for fid in keys}
+            days = {fid: read_day(_turn_value(self.nodes[fid], 0).get("timestamp") or "") for fid in keys}
             if all(days.values()):
                 keys = {fid: str(day) for fid, day in days.items()}
         index = {k: i for i, k in enumerate(dict.fromkeys(keys.values()), start=1)}
