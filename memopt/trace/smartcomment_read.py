@@ -17,6 +17,7 @@ from memopt.core.errors import DataError
 from memopt.core.text import python_literal
 from memopt.trace.dates import date_of, read_day
 from memopt.trace.graph import SCHEMA_VERSION
+from memopt.trace.tombstones import is_delete_class, is_tombstone, unit_named
 from memopt.trace.tracer import inputs_hash
 
 __all__ = ["convert", "date_of", "decode_value"]
@@ -83,7 +84,9 @@ def _base_kind(node: dict[str, Any]) -> str | None:
     if cls == "prediction":
         return "answer"
     if category == "marker":  # a DELETE marker; other markers (EverMemOS's no-split, failed) only signal
-        deleting = cls == "delete_marker" or str(node.get("value", "")).strip().strip('"').upper() == "DELETED"
+        value = decode_value(str(node.get("value", "")))
+        deleting = is_delete_class(cls) or is_tombstone(value.strip('"') if isinstance(value, str) else value,
+                                                        node.get("metadata"))
         return "marker" if deleting else _slug(cls or "signal_marker")
     special = {"memory_context": "context", "memory_entry": "memory", "prompt": "prompt"}
     if category in special:
@@ -223,19 +226,38 @@ class _Converter:
         for fid, n in self.nodes.items():
             if self.kinds[fid] == "memory":
                 events[n["full_name"]].append((self.order[fid], fid))
+        tied: dict[str, list[int]] = defaultdict(list)  # a marker no unit points at → its edges
+        from_units = {e["target_full_node_id"] for _, e in self.edges if self.kinds.get(e["source_full_node_id"])
+                      == "memory"}
         for i, e in self.edges:
             s, t = e["source_full_node_id"], e["target_full_node_id"]
             if t != _SENTINEL and self.kinds[t] == "marker" and self.kinds.get(s) == "memory":
                 events[self.nodes[s]["full_name"]].append(((e["created_at"], 0, len(self.nodes) + i), f"#{i}"))
                 self.keys[f"#{i}"] = (e["created_at"], 0, len(self.nodes) + i)
+            elif t != _SENTINEL and self.kinds[t] == "marker" and t not in from_units:
+                tied[t].append(i)
+        units = {n["full_name"]: n["name"] for fid, n in self.nodes.items() if self.kinds[fid] == "memory"}
+        shared: dict[int, list[int]] = {}
+        for marker, edges in tied.items():
+            unit = unit_named(self.nodes[marker], units)
+            if unit is not None:  # a marker named after the unit it deletes (no edge from the unit)
+                first = edges[0]
+                key = (self.edges_by_index[first]["created_at"], 0, len(self.nodes) + first)
+                events[unit].append((key, f"#{first}"))
+                self.keys[f"#{first}"] = key
+                shared[first] = edges
         self.ids: dict[str, str] = {}
+        self.tied: dict[int, str] = {}  # edge → the unit version a marker named after the unit deleted
         for name, items in events.items():
             for version, (_, ref) in enumerate(sorted(items), start=1):
                 node = f"memory:{name}@{version}"
-                if ref.startswith("#"):
-                    self.deletes[int(ref[1:])] = node
-                else:
+                if not ref.startswith("#"):
                     self.ids[ref] = node
+                    continue
+                for i in shared.get(int(ref[1:]), [int(ref[1:])]):
+                    self.deletes[i] = node
+                    if int(ref[1:]) in shared and version > 1:
+                        self.tied[i] = f"memory:{name}@{version - 1}"
 
     def node_id(self, fid: str, reader: str | None = None) -> str:
         """The memopt id of a smartcomment variable as op ``reader`` sees it (answers and contexts: per op)."""
@@ -275,6 +297,8 @@ class _Converter:
             if i in self.deletes:
                 target = self.deletes[i]
                 src = src if not stash or s in plain else None
+                if i in self.tied:  # the unit version a marker named after it deleted is read by the delete
+                    sources.setdefault(target, set()).add(self.tied[i])
             elif self.writer.get(t) == op_id or op_id in self.copies.get(t, ()):
                 target = self.node_id(t, op_id)
             else:
@@ -332,8 +356,8 @@ class _Converter:
             value.pop("timestamp", None)
         said = date_of(attrs["metadata"]) or date_of(self.session_meta.get(str(n.get("session_id"))))
         if kind == "memory":
-            attrs.update(action="DELETE" if deleted_edge is not None else ("ADD" if int(version) == 1 else "UPDATE"),
-                         deleted=deleted_edge is not None)
+            gone = deleted_edge is not None or (int(version) > 1 and is_tombstone(value, n.get("metadata")))
+            attrs.update(action="DELETE" if gone else ("ADD" if int(version) == 1 else "UPDATE"), deleted=gone)
             if n.get("class_name") == "chunk":  # a store unit of raw conversation text (RAG's chunks)
                 attrs["kind"] = "chunk"
             stamp = (value.get("timestamp") if isinstance(value, dict) else None) or attrs["metadata"].get("timestamp")
@@ -350,8 +374,8 @@ class _Converter:
 
     def build(self) -> nx.DiGraph:
         """The memopt graph (see the module docstring)."""
-        self._prepare()
         self.edges_by_index = {i: e for i, e in self.edges}
+        self._prepare()
         self.session_index = self._sessions()
         self.fid_of: dict[str, Any] = {}
         plain_markers = {e[end] for i, e in self.edges if i not in self.deletes
