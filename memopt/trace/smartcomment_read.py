@@ -213,6 +213,7 @@ class _Converter:
             keys += [named] if named in questions else []
             if keys:
                 self.case_of_op[op_id] = keys[0]
+        self._copy_ids()
         self._versions()
 
     def _key(self, fid: str) -> str:
@@ -273,10 +274,22 @@ class _Converter:
             key = self.case_of_op.get(reader)
             op = reader if reader in writers else next(
                 (w for w in writers if self.case_of_op.get(w) == key and key), writers[-1])
-            case = self.case_of_op.get(op)
-            version = sum(self.case_of_op.get(w) == case for w in writers[:writers.index(op) + 1])
-            return f"{kind}:{self.conv}:{case or _slug(n['full_name'])}@{version}"
+            return self.copy_ids[(fid, op)]
         return f"{kind}:{n['full_name']}@{n['version']}"
+
+    def _copy_ids(self) -> None:
+        """The memopt id of each copy of a context or an answer (one per op that wrote it): the question's
+        ``context:<graph>:<key>``, versions in the order they were written, so a question's retrieved list and
+        the smaller context a rerank made of it are two versions, never one node."""
+        self.copy_ids: dict[tuple[str, str], str] = {}
+        count: dict[str, int] = defaultdict(int)
+        for _, e in self.edges:
+            t, op = e["target_full_node_id"], e["op_id"]
+            if t == _SENTINEL or self.kinds[t] not in _PER_OP or (t, op) in self.copy_ids:
+                continue
+            base = f"{self.kinds[t]}:{self.conv}:{self.case_of_op.get(op) or _slug(self.nodes[t]['full_name'])}"
+            count[base] += 1
+            self.copy_ids[(t, op)] = f"{base}@{count[base]}"
 
     # --- ops ---------------------------------------------------------------------------------------
 
@@ -328,7 +341,8 @@ class _Converter:
         category = (op.get("category") or "operation").lower()
         if category == "retrieval":
             return "retrieve" if keyed else "search_similar"
-        return _OPERATION.get(category, _slug(category))
+        named = _OPERATION.get(category, _slug(category))
+        return _slug(category) if named == "answer" else named  # only the op that writes the prediction answers
 
     # --- the graph ---------------------------------------------------------------------------------
 
