@@ -19,7 +19,6 @@ lexical (word stems), whichever judge runs.
 
 from __future__ import annotations
 
-import ast
 import datetime as dt
 import json
 import re
@@ -27,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memopt.attribution.normalise import normalise_numbers
-from memopt.core.text import DATE_PATTERN, find_dates, overlap, stem, stem_set, words
+from memopt.core.text import DATE_PATTERN, find_dates, overlap, python_literal, stem, stem_set, words
 
 __all__ = ["Piece", "gold_pieces", "is_quantity", "asks_time", "names_in", "computed_pieces", "computed_held",
            "about_someone_else", "without_dates", "topic_stems", "states_quantity"]
@@ -146,7 +145,7 @@ def _list_literal(gold: str) -> list[str] | None:
         value = json.loads(text)
     except ValueError:
         try:
-            value = ast.literal_eval(text)
+            value = python_literal(text)  # one thread at a time (memopt.core.text)
         except (ValueError, SyntaxError, MemoryError, RecursionError):
             return None
     if not isinstance(value, list) or not all(isinstance(v, (str, int, float)) for v in value):
