@@ -44,6 +44,7 @@ _NAME = re.compile(r"\b[A-Z][a-z]+(?:'s)?\b")
 _NOT_NAMES = frozenset("what when where who whom which why how does did is are was were has have do can would will "
                        "i the a an".split())
 _CONTENT_FIELDS = frozenset({"facts", "summary", "updated_profile"})
+_NOT_CONTENT = frozenset({"question", "prompt", "query", "gold", "judgement"})
 
 
 def text_of(value: Any) -> str:
@@ -102,11 +103,13 @@ class FailedCase:
     @cached_property
     def context_vars(self) -> list[str]:
         """What the answer op read as its context: the context variable, else the content it read directly (a
-        long-context buffer, units), never the question, a prompt or a query."""
+        long-context buffer, units, a prompt an op of the question filled in), never the question, a query or a
+        prompt template."""
         if self.context_var is not None:
             return [self.context_var]
-        return [v for v in self.G.predecessors(self.answer_op)
-                if self.G.nodes[v]["kind"] not in ("question", "prompt", "query", "gold", "judgement")]
+        mine = set(self.query_ops)
+        return [v for v in self.G.predecessors(self.answer_op) if self.G.nodes[v]["kind"] not in _NOT_CONTENT
+                or (self.G.nodes[v]["kind"] == "prompt" and any(w in mine for w in self.G.predecessors(v)))]
 
     @cached_property
     def context_op(self) -> str | None:
@@ -123,16 +126,23 @@ class FailedCase:
 
     @cached_property
     def retrieval_ops(self) -> list[str]:
-        """Query-time ops between the store and the context (retrieve, fuse, truncate), oldest first: ops of
-        stage ``retrieval`` that steer no other op; in a graph memopt did not make, any op of the question
-        before its answer that declares no other stage."""
-        steering = steering_ops(self.G)
-        declared = self.G.graph.get("operations") or {}
-        start = self.G.nodes[self.answer_op]["start"]
-        return [n for n in self.query_ops if self.G.nodes[n]["operation"] not in steering
-                and ("retrieval" in op_stages(self.G, n) or (
-                    self.G.nodes[n]["operation"] not in declared and not op_stages(self.G, n)
-                    and self.G.nodes[n]["start"] < start))]
+        """Query-time ops between the store and the context (retrieve, fuse, rerank, truncate), oldest first: ops
+        of stage ``retrieval`` that steer no other op; whatever its name or declared stage, an op of the question
+        before its answer that read stored or retrieved content and wrote what the answer op read (itself or
+        through other ops of the question: a rerank, a top-n cut, a window fitting); in a graph memopt did not
+        make, any op of the question before its answer that declares no stage."""
+        G = self.G
+        steering = steering_ops(G)
+        declared = G.graph.get("operations") or {}
+        start = G.nodes[self.answer_op]["start"]
+        feeding = nx.ancestors(G, self.answer_op)
+
+        def narrows(n: str) -> bool:
+            return n in feeding and any(G.nodes[v]["kind"] not in _NOT_CONTENT for v in G.predecessors(n))
+
+        return [n for n in self.query_ops if G.nodes[n]["operation"] not in steering and n != self.answer_op
+                and ("retrieval" in op_stages(G, n) or (G.nodes[n]["start"] < start and (
+                    narrows(n) or (G.nodes[n]["operation"] not in declared and not op_stages(G, n)))))]
 
     @cached_property
     def evidence_turns(self) -> list[str]:
@@ -165,12 +175,20 @@ class FailedCase:
 
     def day_of(self, node: str) -> dt.date | None:
         """The day a variable was said or written: a turn's own date or its session's (`turn_day`); another
-        variable's own date (its value's or metadata's timestamp), else the session date it was stored with."""
-        d = self.G.nodes[node]
+        variable's own date (its value's or metadata's timestamp), else the session date it was stored with, else
+        the day of the latest turn it derives from (a unit a job wrote with no date of its own)."""
+        G = self.G
+        d = G.nodes[node]
         if d.get("kind") == "turn":
-            return turn_day(self.G, node)
+            return turn_day(G, node)
         value = d.get("value")
-        return item_day(value if isinstance(value, dict) else {}, d.get("metadata"), d.get("session_date"))
+        own = item_day(value if isinstance(value, dict) else {}, d.get("metadata"), d.get("session_date"))
+        if own is not None:
+            return own
+        refs = {*(d.get("sources") or ()), *(r.removeprefix("turn:") for r in d.get("derived_from") or ()
+                                             if r.startswith("turn:"))}
+        days = [turn_day(G, t) for dia in refs if (t := latest(G, f"turn:{dia}")) is not None]
+        return max((day for day in days if day is not None), default=None)
 
     @cached_property
     def asked(self) -> dt.date | None:

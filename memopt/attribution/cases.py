@@ -5,9 +5,10 @@
     {"question": "...", "expected": "the answer, or the user's correction", "prediction": "what the system said",
      "date": "2023-05-28", "graph": "conv-26.json"}
 
-``question`` and ``expected`` are required; ``prediction`` defaults to the answer the graph recorded; ``date``
-(the day the question was asked) to the graph's; ``graph`` names the graph (its file name, with or without
-``.json``, its conversation or user id), else every graph is searched for the question. A question is found in a
+``question`` and ``expected`` are required (``expected`` may be a list: every item is needed); ``prediction``
+defaults to the answer the graph recorded; ``date`` (the day the question was asked) to the graph's; ``graph``
+names the graph (its file name, with or without ``.json``, its conversation or user id), else every graph is
+searched for the question. A question is found in a
 graph by its text (spaces and case aside), else by words (80 % of the question's words). Every line names one
 failure; a line that names no graph, or a question no graph asks, is one error naming the file and line.
 
@@ -67,6 +68,8 @@ def load_cases(path: str | Path) -> list[CaseLine]:
             raise DataError(f"--cases {path}:{number}: not valid JSON ({e.msg}).") from None
         if not isinstance(row, dict):
             raise DataError(f"--cases {path}:{number}: expected an object, got {type(row).__name__}.")
+        if isinstance(row.get("expected"), list):
+            row["expected"] = _items(row["expected"], f"--cases {path}:{number}")
         for key in ("question", "expected"):
             if not isinstance(row.get(key), str | int | float) or not str(row[key]).strip():
                 raise DataError(f"--cases {path}:{number}: {key!r} is missing or empty (every line needs question "
@@ -81,6 +84,15 @@ def load_cases(path: str | Path) -> list[CaseLine]:
     if not out:
         raise DataError(f"--cases {path}: no cases in it.")
     return out
+
+
+def _items(items: list[Any], where: str) -> str:
+    """An ``expected`` list (every item needed) as one gold: its items between "; " (`memopt.attribution.need`
+    reads them back as items)."""
+    if not items or not all(isinstance(i, str | int | float) and str(i).strip() for i in items):
+        raise DataError(f"{where}: 'expected' as a list needs one or more items, each text (every item is needed).")
+    texts = [str(i).strip() for i in items]
+    return "; ".join(texts) if not any(";" in t for t in texts) else json.dumps(texts, ensure_ascii=False)
 
 
 def _plain(text: str) -> str:

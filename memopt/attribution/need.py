@@ -20,12 +20,13 @@ lexical (word stems), whichever judge runs.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memopt.attribution.normalise import normalise_numbers
-from memopt.core.text import DATE_PATTERN, answer_items, find_dates, overlap, stem, stem_set, words
+from memopt.core.text import DATE_PATTERN, find_dates, overlap, python_literal, stem, stem_set, words
 
 __all__ = ["Piece", "gold_pieces", "is_quantity", "asks_time", "names_in", "computed_pieces", "computed_held",
            "about_someone_else", "without_dates", "topic_stems", "states_quantity"]
@@ -128,11 +129,71 @@ def asks_time(question: str) -> bool:
     return bool(_TIME_QUESTION.search(question))
 
 
-def gold_pieces(gold: str) -> list[str]:
-    """The items a gold lists ("Porto and Krakow" → Porto, Krakow); a gold with a date, or one item, is whole."""
-    if find_dates(gold):
+_STRONG = re.compile(r"\s*(?:;|\n|\|)\s*")
+_BULLET = re.compile(r"(?:^|\n|\s)(?:[-*•]|\(?\d{1,2}[.)])\s+(?=\S)")
+_WEAK = re.compile(r",|\band\b|\s&\s|\s/\s|\s\+\s")
+_MASK = "\x00{}\x00"
+_CLOCK_WORDS = frozenset({"am", "pm", "noon", "midnight", "between", "from", "to", "until", "till", "through"})
+
+
+def _list_literal(gold: str) -> list[str] | None:
+    """The items of a gold written as a list (``["Porto", "Krakow"]``), or None."""
+    text = gold.strip()
+    if not (text.startswith("[") and text.endswith("]")):
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        try:
+            value = python_literal(text)  # one thread at a time (memopt.core.text)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return None
+    if not isinstance(value, list) or not all(isinstance(v, (str, int, float)) for v in value):
+        return None
+    return [str(v).strip() for v in value if str(v).strip()]
+
+
+def _has_item(part: str) -> bool:
+    """Whether a part of a gold names a thing of its own: a date, or a content word that is not a number, a
+    calendar word, a time of day or a range's word ("Saturday" in "Saturday, 3 June 2023" does not; "between 3"
+    does not)."""
+    if "\x00" in part:
+        return True
+    return any(not w.isdigit() and w not in _CALENDAR and w not in _CLOCK_WORDS and w not in _QUALIFIERS
+               for w in (w.lower() for w in re.findall(r"[A-Za-z]+", part)) if stem_set(w))
+
+
+def _weak_items(gold: str) -> list[str]:
+    """A gold's items between commas, "and", "&", "/" and "+", each date kept whole ("3 June, 2023"); the gold
+    itself when a part names nothing of its own."""
+    dates = [m.text for m in find_dates(gold)]
+    masked = gold
+    for i, text in enumerate(dates):
+        masked = masked.replace(text, _MASK.format(i), 1)
+    parts = [p.strip(" .") for p in _WEAK.split(masked) if p.strip(" .")]
+    if len(parts) < 2 or not all(_has_item(p) for p in parts):
         return [gold]
-    items = answer_items(gold)
+    out = []
+    for part in parts:
+        for i, text in enumerate(dates):
+            part = part.replace(_MASK.format(i), text)
+        out.append(part)
+    return out
+
+
+def gold_pieces(gold: str) -> list[str]:
+    """The items a gold lists, each needed: a list (``["Porto", "Krakow"]``), items on lines or bullets, items
+    between ";" or "|" (each kept whole, commas and all), else items between commas, "and", "&", "/" and "+"
+    ("Porto and Krakow", "12 May 2023 and 3 June 2023"; a date is never cut: "Saturday, 3 June 2023" is one
+    item); any other gold is one item."""
+    listed = _list_literal(gold)
+    if listed is not None:
+        return listed if len(listed) > 1 else [listed[0] if listed else gold]
+    text = _BULLET.sub("\n", gold) if len(_BULLET.findall(gold)) > 1 else gold
+    strong = [p.strip(" .") for p in _STRONG.split(text) if p.strip(" .") and stem_set(p)]
+    if len(strong) > 1:
+        return strong
+    items = _weak_items(strong[0] if strong else gold)
     return items if len(items) > 1 else [gold]
 
 

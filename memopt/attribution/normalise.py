@@ -38,9 +38,9 @@ from memopt.core.text import (
     find_dates,
     find_relative_dates,
     format_date,
-    parse_session_date,
     resolve_relative_dates,
 )
+from memopt.trace.dates import read_day
 
 __all__ = ["canonical_dates", "complete_years", "item_day", "normalise_numbers", "plain", "reading"]
 
@@ -85,7 +85,7 @@ def item_day(value: Any, metadata: dict[str, Any] | None = None, fallback: str |
     (a session date)."""
     own = [value.get("timestamp"), value.get("date")] if isinstance(value, dict) else []
     for stamp in (*own, (metadata or {}).get("timestamp"), fallback):
-        if isinstance(stamp, str) and (day := parse_session_date(stamp)) is not None:
+        if isinstance(stamp, str) and (day := read_day(stamp)) is not None:
             return day
     return None
 
@@ -155,13 +155,13 @@ def _own_stamp(line: str) -> dt.date | None:
     m = _PREFIX.match(line)
     if m is None:
         return None
-    return parse_session_date(m.group("bracket") or m.group("iso") or "")
+    return read_day(m.group("bracket") or m.group("iso") or "")
 
 
 def _header_day(line: str) -> dt.date | None:
     """The date a section header gives (``=== Session 3 (11:00 am on 12 March, 2023) ===``), or None."""
     m = _HEADER.match(line)
-    return parse_session_date(m.group("stamp")) if m else None
+    return read_day(m.group("stamp")) if m else None
 
 
 def reading(value: Any, day: dt.date | None = None, near: dt.date | None = None) -> str:
@@ -181,7 +181,7 @@ def reading(value: Any, day: dt.date | None = None, near: dt.date | None = None)
     section = day
     for line in _leaves(value):
         stamp = _STAMP_LINE.match(line)
-        if stamp and (when := parse_session_date(stamp.group("stamp"))) is not None:
+        if stamp and (when := read_day(stamp.group("stamp"))) is not None:
             out += [_resolve(p, when) for p in pending]
             pending = []
             continue

@@ -34,9 +34,10 @@ from memopt.attribution.need import (
     states_quantity,
 )
 from memopt.attribution.normalise import canonical_dates, item_day, normalise_numbers, plain, reading
-from memopt.core.text import overlap, parse_session_date
+from memopt.core.text import overlap
 from memopt.judge.judges import Judge
 from memopt.judge.rules import CONTAINS_RECALL_THRESHOLD
+from memopt.trace.dates import read_day
 from memopt.trace.graph import variables
 
 __all__ = ["Probe", "Question", "node_reading"]
@@ -74,13 +75,13 @@ def _squeeze(text: str) -> str:
 
 def node_reading(d: dict[str, Any], said: dt.date | None = None) -> str:
     """A variable's value as a careful reader reads it: a turn's text against the day it was said (``said``, else
-    its own date); anything else against its own date, its session's day completing years only."""
+    its own date); anything else against its own date, the day it was written (``said``, else its session's)
+    completing years only."""
     value = d.get("value")
     if d.get("kind") == "turn" and isinstance(value, dict):
         return reading(str(value.get("text", "")), said or item_day(value, d.get("metadata"), d.get("session_date")))
     day = item_day(value, d.get("metadata"))
-    stored = d.get("session_date")
-    near = parse_session_date(stored) if isinstance(stored, str) else None
+    near = said or read_day(d.get("session_date"))
     return reading(value, day, near)
 
 

@@ -20,8 +20,9 @@ def attribute(
     trace: Path = typer.Option(None, "--trace", "-t", help="The trace directory (the same as TRACE)."),
     cases: Path = typer.Option(None, "--cases",
                                help="The failed cases, JSON lines: question, expected (the answer or the user's "
-                                    "correction), optional prediction, date, graph. Without it (and --results), the "
-                                    "graphs' own judge ops say which answers were wrong."),
+                                    "correction; a list: every item needed), optional prediction, date, graph. "
+                                    "Without it (and --results), the graphs' own judge ops say which answers were "
+                                    "wrong."),
     prior: Path = typer.Option(None, "--prior", help="A system prior (YAML: overview, stages: {op-name pattern: "
                                                       "stage}) for graphs memopt did not make."),
     retrieve: bool = typer.Option(False, "--retrieve", help="Retrieve the evidence even where the graphs hold gold "

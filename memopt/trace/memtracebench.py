@@ -15,8 +15,11 @@ class ``query`` (``message & query``)           ``question`` (the case key is it
 ``memory_entry``                                ``memory`` (``action`` ADD / UPDATE, ``sources``, ``session_date``
                                                 from ``metadata.timestamp``); of class ``chunk``: kind ``chunk``
 edge from a unit to a DELETE ``marker``         a new ``memory`` version with ``deleted`` (a DELETE)
+a DELETE marker named after a unit              the same, when no edge comes from the unit (`memopt.trace.tombstones`)
+a unit version saying DELETE                    the same (``{"event": "DELETE"}``, ``"deleted": true``)
 other ``marker`` nodes (no-split, failed)       kind = their class (``no_split_marker``): a signal, not a delete
-``memory_context`` / class ``prediction``       ``context`` / ``answer``, one per op that wrote it
+``memory_context`` / class ``prediction``       ``context`` / ``answer``, one per op that wrote it (a question's
+                                                hit list and the context a rerank cut from it: two versions)
 ``prompt``, class ``golden_answers``, judge      ``prompt``, ``gold``, ``judgement``
 other outputs of an ``extraction`` op           ``fact``; anything else: its category as the kind
 ==============================================  =========================================================

@@ -15,7 +15,9 @@ import networkx as nx
 
 from memopt.core.errors import DataError
 from memopt.core.text import python_literal
+from memopt.trace.dates import date_of, read_day
 from memopt.trace.graph import SCHEMA_VERSION
+from memopt.trace.tombstones import is_delete_class, is_tombstone, unit_named
 from memopt.trace.tracer import inputs_hash
 
 __all__ = ["convert", "date_of", "decode_value"]
@@ -82,7 +84,9 @@ def _base_kind(node: dict[str, Any]) -> str | None:
     if cls == "prediction":
         return "answer"
     if category == "marker":  # a DELETE marker; other markers (EverMemOS's no-split, failed) only signal
-        deleting = cls == "delete_marker" or str(node.get("value", "")).strip().strip('"').upper() == "DELETED"
+        value = decode_value(str(node.get("value", "")))
+        deleting = is_delete_class(cls) or is_tombstone(value.strip('"') if isinstance(value, str) else value,
+                                                        node.get("metadata"))
         return "marker" if deleting else _slug(cls or "signal_marker")
     special = {"memory_context": "context", "memory_entry": "memory", "prompt": "prompt"}
     if category in special:
@@ -91,22 +95,6 @@ def _base_kind(node: dict[str, Any]) -> str | None:
         return "gold"
     if cls in ("judge_response", "judge_score"):
         return "judgement"
-    return None
-
-
-_DATE_KEYS = ("session_date", "session_date_time", "date_time", "date", "timestamp", "time", "run_date")
-
-
-def date_of(meta: Any, keys: tuple[str, ...] = _DATE_KEYS) -> str | None:
-    """The conversation date a metadata dict gives (the first of ``keys`` that reads as a date), or None."""
-    from memopt.core.text import parse_session_date
-
-    if not isinstance(meta, dict):
-        return None
-    for key in keys:
-        found = meta.get(key)
-        if isinstance(found, str) and parse_session_date(found) is not None:
-            return found
     return None
 
 
@@ -225,6 +213,7 @@ class _Converter:
             keys += [named] if named in questions else []
             if keys:
                 self.case_of_op[op_id] = keys[0]
+        self._copy_ids()
         self._versions()
 
     def _key(self, fid: str) -> str:
@@ -238,19 +227,38 @@ class _Converter:
         for fid, n in self.nodes.items():
             if self.kinds[fid] == "memory":
                 events[n["full_name"]].append((self.order[fid], fid))
+        tied: dict[str, list[int]] = defaultdict(list)  # a marker no unit points at → its edges
+        from_units = {e["target_full_node_id"] for _, e in self.edges if self.kinds.get(e["source_full_node_id"])
+                      == "memory"}
         for i, e in self.edges:
             s, t = e["source_full_node_id"], e["target_full_node_id"]
             if t != _SENTINEL and self.kinds[t] == "marker" and self.kinds.get(s) == "memory":
                 events[self.nodes[s]["full_name"]].append(((e["created_at"], 0, len(self.nodes) + i), f"#{i}"))
                 self.keys[f"#{i}"] = (e["created_at"], 0, len(self.nodes) + i)
+            elif t != _SENTINEL and self.kinds[t] == "marker" and t not in from_units:
+                tied[t].append(i)
+        units = {n["full_name"]: n["name"] for fid, n in self.nodes.items() if self.kinds[fid] == "memory"}
+        shared: dict[int, list[int]] = {}
+        for marker, edges in tied.items():
+            unit = unit_named(self.nodes[marker], units)
+            if unit is not None:  # a marker named after the unit it deletes (no edge from the unit)
+                first = edges[0]
+                key = (self.edges_by_index[first]["created_at"], 0, len(self.nodes) + first)
+                events[unit].append((key, f"#{first}"))
+                self.keys[f"#{first}"] = key
+                shared[first] = edges
         self.ids: dict[str, str] = {}
+        self.tied: dict[int, str] = {}  # edge → the unit version a marker named after the unit deleted
         for name, items in events.items():
             for version, (_, ref) in enumerate(sorted(items), start=1):
                 node = f"memory:{name}@{version}"
-                if ref.startswith("#"):
-                    self.deletes[int(ref[1:])] = node
-                else:
+                if not ref.startswith("#"):
                     self.ids[ref] = node
+                    continue
+                for i in shared.get(int(ref[1:]), [int(ref[1:])]):
+                    self.deletes[i] = node
+                    if int(ref[1:]) in shared and version > 1:
+                        self.tied[i] = f"memory:{name}@{version - 1}"
 
     def node_id(self, fid: str, reader: str | None = None) -> str:
         """The memopt id of a smartcomment variable as op ``reader`` sees it (answers and contexts: per op)."""
@@ -266,10 +274,22 @@ class _Converter:
             key = self.case_of_op.get(reader)
             op = reader if reader in writers else next(
                 (w for w in writers if self.case_of_op.get(w) == key and key), writers[-1])
-            case = self.case_of_op.get(op)
-            version = sum(self.case_of_op.get(w) == case for w in writers[:writers.index(op) + 1])
-            return f"{kind}:{self.conv}:{case or _slug(n['full_name'])}@{version}"
+            return self.copy_ids[(fid, op)]
         return f"{kind}:{n['full_name']}@{n['version']}"
+
+    def _copy_ids(self) -> None:
+        """The memopt id of each copy of a context or an answer (one per op that wrote it): the question's
+        ``context:<graph>:<key>``, versions in the order they were written, so a question's retrieved list and
+        the smaller context a rerank made of it are two versions, never one node."""
+        self.copy_ids: dict[tuple[str, str], str] = {}
+        count: dict[str, int] = defaultdict(int)
+        for _, e in self.edges:
+            t, op = e["target_full_node_id"], e["op_id"]
+            if t == _SENTINEL or self.kinds[t] not in _PER_OP or (t, op) in self.copy_ids:
+                continue
+            base = f"{self.kinds[t]}:{self.conv}:{self.case_of_op.get(op) or _slug(self.nodes[t]['full_name'])}"
+            count[base] += 1
+            self.copy_ids[(t, op)] = f"{base}@{count[base]}"
 
     # --- ops ---------------------------------------------------------------------------------------
 
@@ -290,6 +310,8 @@ class _Converter:
             if i in self.deletes:
                 target = self.deletes[i]
                 src = src if not stash or s in plain else None
+                if i in self.tied:  # the unit version a marker named after it deleted is read by the delete
+                    sources.setdefault(target, set()).add(self.tied[i])
             elif self.writer.get(t) == op_id or op_id in self.copies.get(t, ()):
                 target = self.node_id(t, op_id)
             else:
@@ -319,7 +341,8 @@ class _Converter:
         category = (op.get("category") or "operation").lower()
         if category == "retrieval":
             return "retrieve" if keyed else "search_similar"
-        return _OPERATION.get(category, _slug(category))
+        named = _OPERATION.get(category, _slug(category))
+        return _slug(category) if named == "answer" else named  # only the op that writes the prediction answers
 
     # --- the graph ---------------------------------------------------------------------------------
 
@@ -347,8 +370,8 @@ class _Converter:
             value.pop("timestamp", None)
         said = date_of(attrs["metadata"]) or date_of(self.session_meta.get(str(n.get("session_id"))))
         if kind == "memory":
-            attrs.update(action="DELETE" if deleted_edge is not None else ("ADD" if int(version) == 1 else "UPDATE"),
-                         deleted=deleted_edge is not None)
+            gone = deleted_edge is not None or (int(version) > 1 and is_tombstone(value, n.get("metadata")))
+            attrs.update(action="DELETE" if gone else ("ADD" if int(version) == 1 else "UPDATE"), deleted=gone)
             if n.get("class_name") == "chunk":  # a store unit of raw conversation text (RAG's chunks)
                 attrs["kind"] = "chunk"
             stamp = (value.get("timestamp") if isinstance(value, dict) else None) or attrs["metadata"].get("timestamp")
@@ -365,8 +388,8 @@ class _Converter:
 
     def build(self) -> nx.DiGraph:
         """The memopt graph (see the module docstring)."""
-        self._prepare()
         self.edges_by_index = {i: e for i, e in self.edges}
+        self._prepare()
         self.session_index = self._sessions()
         self.fid_of: dict[str, Any] = {}
         plain_markers = {e[end] for i, e in self.edges if i not in self.deletes
@@ -404,9 +427,7 @@ class _Converter:
         turns = [n for n in self.nodes.values() if self.kinds[n["full_node_id"]] == "turn"]
         keys = {n["full_node_id"]: n["session_id"] for n in turns}
         if len(turns) > 1 and len(set(keys.values())) == len(turns):
-            from memopt.core.text import parse_session_date
-
-            days = {fid: parse_session_date(_turn_value(self.nodes[fid], 0).get("timestamp") or "") for fid in keys}
+            days = {fid: read_day(_turn_value(self.nodes[fid], 0).get("timestamp") or "") for fid in keys}
             if all(days.values()):
                 keys = {fid: str(day) for fid, day in days.items()}
         index = {k: i for i, k in enumerate(dict.fromkeys(keys.values()), start=1)}

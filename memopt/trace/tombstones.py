@@ -1,0 +1,67 @@
+"""How a trace says a memory unit was deleted, whichever way its author wrote it down.
+
+A smartcomment graph has no delete of its own: a system draws one. The ways seen, all read as a delete of the unit:
+
+- an edge from the unit into a ``marker`` node whose value says so (``DELETED``, ``DELETE``, ``[removed]``,
+  ``tombstone``, ...) or whose class does (``DeleteMarker``, ``delete_marker``, ``tombstone``);
+- such a marker with no edge from the unit, named after it: the unit's own next version (``MemoryItem:mem_01@2``),
+  a node of another class with the unit's name (``DeleteMarker:mem_01@1``), or a name ending with it
+  (``deleted:mem_01@1``, ``evicted/ltm-3@1``) — `unit_named`;
+- a new version of the unit whose value or metadata says what happened to it (Mem0's history rows:
+  ``{"event": "DELETE"}``; ``"deleted": true``; ``"status": "removed"``) — `is_tombstone`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["is_tombstone", "is_delete_class", "unit_named"]
+
+_WORD = re.compile(r"^\W*(?:deleted?|removed?|tombstoned?|tombstone|evicted|expired|forgotten|purged)\W*$",
+                   re.IGNORECASE)
+_EVENT_KEYS = ("event", "action", "op", "operation", "status", "state", "type")
+_FLAG_KEYS = ("deleted", "is_deleted", "removed", "tombstone")
+_CLASSES = frozenset({"deletemarker", "delete_marker", "deleted", "tombstone", "deletion", "delete"})
+
+
+def _says_delete(text: Any) -> bool:
+    return isinstance(text, str) and bool(_WORD.match(text.strip()))
+
+
+def is_tombstone(value: Any, metadata: Mapping[str, Any] | None = None) -> bool:
+    """Whether a value (decoded) or its metadata says the unit is deleted: a delete word alone, or an ``event`` /
+    ``action`` / ``status`` saying DELETE, or a ``deleted: true`` flag."""
+    if _says_delete(value):
+        return True
+    for holder in (value, metadata):
+        if not isinstance(holder, Mapping):
+            continue
+        if any(_says_delete(holder.get(k)) for k in _EVENT_KEYS):
+            return True
+        if any(holder.get(k) is True or str(holder.get(k)).lower() == "true" for k in _FLAG_KEYS if k in holder):
+            return True
+    return False
+
+
+def is_delete_class(class_name: str | None) -> bool:
+    """Whether a marker's class says it marks a delete (``DeleteMarker``, ``delete_marker``, ``tombstone``)."""
+    return bool(class_name) and re.sub(r"[^a-z]", "", str(class_name).lower()) in {
+        re.sub(r"[^a-z]", "", c) for c in _CLASSES}
+
+
+def unit_named(marker: Mapping[str, Any], units: Mapping[str, str]) -> str | None:
+    """The unit (its ``class:name``) a marker with no edge from a unit is named after: the same ``class:name``, the
+    same name, or a name ending with the unit's (``deleted:mem_01``); ``units`` maps each unit's ``class:name`` to
+    its name. None unless exactly one unit fits."""
+    full, name = str(marker.get("full_name") or ""), str(marker.get("name") or "")
+    if full in units:
+        return full
+    for candidates in ([f for f, n in units.items() if n == name],
+                       [f for f, n in units.items() if re.search(rf"(?:^|[:/#@\s]){re.escape(n)}$", name)]):
+        if len(set(candidates)) == 1:
+            return candidates[0]
+        if candidates:
+            return None
+    return None

@@ -1,0 +1,338 @@
+"""The mechanism's causes, each on a small graph of its shape, in smartcomment's format and in memopt's own:
+
+- a gold of several items (any separator, or a list) needs each item, and the loss of one item is blamed where
+  that item was lost;
+- what an op did decides the type and the blame, whatever its name or declared category (a per-message ``add``
+  that deleted a unit, however the delete is written down);
+- an op that reads a retrieved set and writes a smaller context (a rerank, a cut) is a retrieval op, and its loss
+  a RetrievalError blamed on it;
+- a date without a year is completed from the item's own date, its session's, else the turns it comes from, on
+  every path (delete, update, retrieval, answer).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from memopt.judge.judges import LexicalJudge
+from tests.attribution.shapes import Native, Smartcomment, blame_native, blame_smartcomment
+
+pytest.importorskip("smartcomment")
+
+TRIPS = "Which cities did Chloe visit for weddings, and when?"
+
+
+def _trips(gold: str, *, second_stored: bool = True) -> tuple[dict, dict[str, str]]:
+    """Two sessions, each a wedding trip; a search that brings back only the first (or a second session whose
+    extraction dropped the trip)."""
+    g = Smartcomment("trips")
+    ops = {}
+    units = []
+    for n, (day, city, said) in enumerate([("15 May, 2023", "Lisbon", "on Friday the 12th"),
+                                           ("9 June, 2023", "Porto", "last Saturday")], start=1):
+        g.session(f"s{n}", session_date=day)
+        turn = g.turn(f"D{n}:1", "Chloe", f"Back from Marta's wedding in {city} {said}, what a party!")
+        filler = g.turn(f"D{n}:2", "Sam", "Sounds lovely, I'm jealous.")
+        ops[f"extract{n}"] = g.op("notes.extract", "extraction")
+        if n == 2 and not second_stored:
+            unit = g.var(f"n{n}", "Sam is jealous of the party", cls="Note", cat="memory_entry")
+        else:
+            date = "12 May" if n == 1 else "3 June"
+            unit = g.var(f"n{n}", f"Chloe went to a wedding in {city} on {date}", cls="Note", cat="memory_entry")
+        g.edges([turn, filler], unit)
+        units.append(unit)
+    g.session("qa", question_date="20 June, 2023")
+    q = g.question("q1", TRIPS)
+    ops["search"] = g.op("notes.search", "retrieval")
+    context = g.var("q1", g.net._driver.get_node(units[0]).value, cls="memory_context", cat="memory_context")
+    g.edges([q, units[0]], context)
+    g.judge(q, gold, g.answer("q1", context, "Lisbon, on 12 May 2023."))
+    return g.document(), ops
+
+
+@pytest.mark.parametrize("gold", [
+    "Lisbon on 12 May 2023; Porto on 3 June 2023",
+    "Lisbon (12 May 2023) / Porto (3 June 2023)",
+    "- Lisbon, 12 May 2023\n- Porto, 3 June 2023",
+    "12 May 2023 and 3 June 2023",
+    '["Lisbon on 12 May 2023", "Porto on 3 June 2023"]',
+])
+def test_each_item_of_the_gold_is_needed_and_the_search_that_lost_one_is_blamed(gold):
+    doc, ops = _trips(gold)
+    for evidence in (("D1:1", "D2:1"), ()):
+        assert blame_smartcomment(doc, TRIPS, gold, evidence) == ("RetrievalError", ops["search"]), evidence
+
+
+def test_an_item_never_stored_is_blamed_on_the_op_that_lost_it():
+    gold = "Lisbon on 12 May 2023; Porto on 3 June 2023"
+    doc, ops = _trips(gold, second_stored=False)
+    assert blame_smartcomment(doc, TRIPS, gold, ("D1:1", "D2:1")) == ("ExtractionError", ops["extract2"])
+
+
+def test_a_list_in_a_cases_file_is_items_each_needed(tmp_path):
+    from memopt.attribution.attribute_run import attribute_trace
+
+    doc, ops = _trips("Lisbon on 12 May 2023; Porto on 3 June 2023")
+    (tmp_path / "trace").mkdir()
+    (tmp_path / "trace" / "trips.json").write_text(json.dumps(doc))
+    (tmp_path / "cases.jsonl").write_text(json.dumps({"question": TRIPS, "graph": "trips", "expected": [
+        "Lisbon on 12 May 2023", "Porto on 3 June 2023"]}) + "\n")
+    (found,) = attribute_trace(tmp_path / "trace", LexicalJudge(), cases_file=tmp_path / "cases.jsonl")
+    assert (found.error_type, found.op_id) == ("RetrievalError", ops["search"])
+
+
+@pytest.mark.parametrize("expected", [[], ["Lisbon", ""], ["Lisbon", {"city": "Porto"}]])
+def test_a_list_in_a_cases_file_without_text_items_is_one_error_naming_the_line(tmp_path, expected):
+    from memopt.attribution.cases import load_cases
+    from memopt.core.errors import DataError
+
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(json.dumps({"question": TRIPS, "expected": "Lisbon"}) + "\n"
+                     + json.dumps({"question": TRIPS, "expected": expected}) + "\n")
+    with pytest.raises(DataError, match=rf"--cases {cases}:2: 'expected' as a list needs one or more items"):
+        load_cases(cases)
+
+
+def test_each_item_is_needed_in_a_memopt_graph():
+    n = Native("trips", {"note": ["extraction"], "search": ["retrieval"], "answer": ["response"]},
+               ["15 May, 2023", "9 June, 2023"])
+    t1 = n.turn("D1:1", "Chloe", "Back from Marta's wedding in Lisbon on Friday the 12th!", 1)
+    t2 = n.turn("D2:1", "Chloe", "Back from Ana's wedding in Porto last Saturday!", 2)
+    (u1,) = n.op("note:trips:S1", "note", [t1], [("memory:n1@1", "Chloe went to a wedding in Lisbon on 12 May",
+                                                  {"action": "ADD", "session_date": "15 May, 2023"})])
+    (u2,) = n.op("note:trips:S2", "note", [t2], [("memory:n2@1", "Chloe went to a wedding in Porto on 3 June",
+                                                  {"action": "ADD", "session_date": "9 June, 2023"})])
+    n.case("q1", TRIPS, "12 May 2023 and 3 June 2023", ["D1:1", "D2:1"])
+    q = n.question("q1", TRIPS)
+    (context,) = n.op("search:trips:q1", "search", [q, u1], [("context:trips:q1@1", n.G.nodes[u1]["value"], {})])
+    n.op("answer:trips:q1", "answer", [context], [("answer:trips:q1@1", "Lisbon, on 12 May 2023", {})])
+    assert blame_native(n.G, "q1") == ("RetrievalError", "search:trips:q1")
+
+
+# --- what an op did decides --------------------------------------------------------------------------------
+
+GOAL = "What is the user's 5k goal?"
+
+
+def _coach(delete: str) -> tuple[dict, str]:
+    """A chat with one ``memory.add`` (category extraction) per message, assistant turns included; the add of a
+    later message deletes the goal unit, written down as ``delete`` says."""
+    g = Smartcomment("coach")
+    g.session("chat-1", date="2023/05/02 (Tue) 07:10")
+    turns = [g.var("msg-11", {"role": "user", "content": "My goal this year is a sub-25 minute 5k at the parkrun."},
+                   cls="Message", cat="message", role="user"),
+             g.var("msg-12", {"role": "assistant", "content": "Great goal! Try 6 x 400 m intervals on Tuesdays."},
+                   cls="Message", cat="message", role="assistant")]
+    g.op("memory.add", "extraction")
+    goal = g.var("mem_01", {"id": "mem_01", "memory": "Goal: a sub-25 minute 5k at the parkrun", "event": "ADD"},
+                 cls="MemoryItem", cat="memory_entry")
+    g.edges(turns[0], goal)
+    g.op("memory.add", "extraction")
+    g.edges(turns[1], g.var("mem_02", {"id": "mem_02", "memory": "Assistant suggested 6 x 400 m intervals"},
+                            cls="MemoryItem", cat="memory_entry"))
+    g.session("chat-2", date="2023/05/20 (Sat) 09:00")
+    said = g.var("msg-21", {"role": "user", "content": "Ran my first parkrun today in 27:40."}, cls="Message",
+                 cat="message", role="user")
+    adder = g.op("memory.add", "extraction")
+    ran = g.var("mem_03", {"id": "mem_03", "memory": "Ran a first parkrun in 27:40"}, cls="MemoryItem",
+                cat="memory_entry")
+    g.edges(said, ran)
+    if delete == "marker named after the unit":  # no edge from the unit: the marker's name says which
+        g.edges(said, g.var("deleted:mem_01", "DELETED", cat="marker"))
+    elif delete == "tombstone version":  # the unit's own next version, no edge from the previous one
+        g.edges(said, g.var("mem_01", "DELETED", cls="MemoryItem", cat="marker"))
+    elif delete == "event DELETE":  # a new version saying what happened to it, as Mem0's history does
+        g.edges([said, goal], g.var("mem_01", {"id": "mem_01", "memory": "Goal: a sub-25 minute 5k at the parkrun",
+                                               "event": "DELETE"}, cls="MemoryItem", cat="memory_entry"))
+    elif delete == "marker DELETE":
+        g.edges([said, goal], g.var("del-1", "DELETE", cls="tombstone", cat="marker"))
+    g.session("qa", question_date="2023/05/28 (Sun) 10:00")
+    q = g.question("q1", GOAL)
+    g.op("memory.search", "retrieval")
+    context = g.var("q1", "- Ran a first parkrun in 27:40", cls="memory_context", cat="memory_context")
+    g.edges(q, ran)
+    g.edges(ran, context)
+    g.judge(q, "a sub-25 minute 5k", g.answer("q1", context, "I don't know your goal."))
+    return g.document(), adder
+
+
+@pytest.mark.parametrize("delete", ["marker named after the unit", "tombstone version", "event DELETE",
+                                    "marker DELETE"])
+def test_a_delete_by_an_add_op_is_a_deletion_error_at_that_op(delete):
+    doc, adder = _coach(delete)
+    for evidence in (("msg-11",), ()):
+        assert blame_smartcomment(doc, GOAL, "a sub-25 minute 5k", evidence) == ("DeletionError", adder), evidence
+
+
+# --- a rerank is retrieval ---------------------------------------------------------------------------------
+
+MAIN = "What did Ana make as the main course for the dinner party?"
+
+
+def _rerank(first: str, category: str, output: str) -> tuple[dict, str]:
+    """Chunks → a BM25 search writing a ``first``-category hit list → an op of ``category`` that reranks and cuts
+    the list into an ``output``-category context without the risotto → the answer."""
+    g = Smartcomment("cook")
+    g.session("s1", session_date="4 March, 2023")
+    lines = [("Ana", "I made a saffron risotto as the main course for the dinner party on Saturday."),
+             ("Ben", "Nice! What dessert did you make?"), ("Ana", "A lemon tart, and a pear galette for the kids."),
+             ("Ben", "My oven broke so I just ordered pizza.")]
+    turns = [g.turn(f"D1:{i}", who, text) for i, (who, text) in enumerate(lines, start=1)]
+    g.op("indexer.chunk", "indexing")
+    chunks = []
+    for i, turn in enumerate(turns):
+        chunks.append(g.var(f"c{i}", g.net._driver.get_node(turn).value, cls="Chunk", cat="memory_entry"))
+        g.edges(turn, chunks[-1])
+    g.session("qa", question_date="10 March, 2023")
+    q = g.question("q1", MAIN)
+    g.op("bm25.search", "retrieval")
+    hits = g.var("hits", "\n".join(g.net._driver.get_node(c).value for c in chunks), cls="hits", cat=first)
+    g.edges([q, *chunks], hits)
+    rerank = g.op("llm.rerank_and_cut", category)
+    context = g.var("context", "\n".join(g.net._driver.get_node(c).value for c in chunks[2:]), cls="context",
+                    cat=output)
+    g.edges([q, hits], context)
+    g.judge(q, "saffron risotto", g.answer("q1", context, "A lemon tart."))
+    return g.document(), rerank
+
+
+@pytest.mark.parametrize(("first", "category", "output"), [
+    ("memory_context", "rerank", "memory_context"),  # two contexts of one question
+    ("retrieval_result", "response", "llm_response"),  # an LLM call, categorised as a response
+    ("memory_context", "generation", "llm_response"),
+    ("retrieval_result", "rerank", "prompt"),  # the rerank fills in the answer's prompt
+])
+def test_a_rerank_that_cut_the_answer_is_a_retrieval_error_at_the_rerank(first, category, output):
+    doc, rerank = _rerank(first, category, output)
+    for evidence in (("D1:1",), ()):
+        assert blame_smartcomment(doc, MAIN, "saffron risotto", evidence) == ("RetrievalError", rerank), evidence
+
+
+def test_only_the_op_that_writes_the_prediction_is_read_as_the_answer_op():
+    from memopt.trace.memtracebench import from_memtrace
+
+    doc, rerank = _rerank("retrieval_result", "response", "llm_response")
+    G, _ = from_memtrace(doc, source="shape.json")
+    answering = {d["sc_op_id"] for _, d in G.nodes(data=True) if d.get("type") == "op" and d["operation"] == "answer"}
+    writers = {G.nodes[next(G.predecessors(n))]["sc_op_id"] for n, d in G.nodes(data=True) if d.get("kind") == "answer"}
+    assert answering == writers and rerank not in answering
+
+
+def test_a_rerank_declared_as_a_response_is_a_retrieval_op_in_a_memopt_graph():
+    n = Native("cook", {"note": ["extraction"], "search": ["retrieval"], "rerank": ["response"],
+                        "answer": ["response"]}, ["4 March, 2023"])
+    t1 = n.turn("D1:1", "Ana", "I made a saffron risotto as the main course for the dinner party.", 1)
+    t2 = n.turn("D1:2", "Ana", "And a lemon tart for dessert.", 1)
+    (u1,) = n.op("note:cook:S1.1", "note", [t1], [("memory:m1@1", "Ana made a saffron risotto as the main course",
+                                                   {"action": "ADD", "session_date": "4 March, 2023"})])
+    (u2,) = n.op("note:cook:S1.2", "note", [t2], [("memory:m2@1", "Ana made a lemon tart for dessert",
+                                                   {"action": "ADD", "session_date": "4 March, 2023"})])
+    n.case("q1", MAIN, "saffron risotto", ["D1:1"])
+    q = n.question("q1", MAIN)
+    (hits,) = n.op("search:cook:q1", "search", [q, u1, u2], [("hits:cook:q1@1", [n.G.nodes[u1]["value"],
+                                                                                n.G.nodes[u2]["value"]], {})])
+    (context,) = n.op("rerank:cook:q1", "rerank", [q, hits], [("context:cook:q1@1", n.G.nodes[u2]["value"], {})])
+    n.op("answer:cook:q1", "answer", [q, context], [("answer:cook:q1@1", "A lemon tart", {})])
+    assert blame_native(n.G, "q1") == ("RetrievalError", "rerank:cook:q1")
+
+
+# --- dates without a year ----------------------------------------------------------------------------------
+
+GRADUATION, EXAM, RECITAL, MATCH = ("When was Nur's graduation?", "When was Elif's driving exam?",
+                                    "When was Elif's piano recital?", "When was Elif's first tennis match?")
+
+
+def _yearless(session: dict[str, str], unit_session: bool) -> tuple[dict, dict[str, str]]:
+    """Facts stated with a day and a month, stored without a year (by a job in a session of its own when
+    ``unit_session`` is False); later a reconcile op deletes one and overwrites another without its date; a search
+    misses a third; the answer ignores a fourth it was given."""
+    g = Smartcomment("elif")
+    ops: dict[str, str] = {}
+    g.session("s1", **session)
+    turns = [g.turn("D1:1", "Elif", "My sister Nur's graduation was on Saturday the 3rd, so proud of her!"),
+             g.turn("D1:2", "Elif", "And my driving exam is on 21 June, fingers crossed."),
+             g.turn("D1:3", "Elif", "My piano recital is on 24 June, then my first tennis match on 25 June.")]
+    g.op("facts.extract", "extraction")
+    said = ["Nur's graduation was on 3 June", "Elif's driving exam is on 21 June", "Elif's piano recital is on 24 June",
+            "Elif's first tennis match is on 25 June"]
+    facts = g.var("facts", {"facts": said}, cls="llm_response", cat="llm_response")
+    g.edges(turns, facts)
+    if not unit_session:
+        g.session("store-job")
+    g.op("store.write", "update")
+    units = [g.var(f"m{i}", text, cls="memory", cat="memory_entry") for i, text in enumerate(said, start=1)]
+    g.edges(facts, units)
+    g.session("s2", **{k: "30 June, 2023" for k in session})
+    later = g.turn("D2:1", "Elif", "Passed my driving exam!")
+    g.op("facts.extract", "extraction")
+    news = g.var("facts", {"facts": ["Elif passed her driving exam"]}, cls="llm_response", cat="llm_response")
+    g.edges(later, news)
+    if not unit_session:
+        g.session("store-job-2")
+    ops["reconcile"] = g.op("store.reconcile", "update")
+    passed = g.var("m2", "Elif passed her driving exam", cls="memory", cat="memory_entry")
+    g.edges([news, units[1]], passed)
+    g.edges([news, units[0]], g.var("m1", "DELETED", cls="DeleteMarker", cat="marker"))
+    g.session("qa", question_date="2 July, 2023")
+    for key, question, gold, given in [("q1", GRADUATION, "3 June 2023", [passed]),
+                                       ("q2", EXAM, "21 June 2023", [passed]),
+                                       ("q3", RECITAL, "24 June 2023", [passed]),
+                                       ("q4", MATCH, "25 June 2023", [units[3]])]:
+        q = g.question(key, question)
+        ops[key] = g.op("store.search", "retrieval")
+        context = g.var(key, "\n".join(g.net._driver.get_node(u).value for u in given), cls="memory_context",
+                        cat="memory_context")
+        g.edges([q, *given], context)
+        prediction = g.answer(key, context, "I don't know.")
+        ops[f"answer {key}"] = g.op_id
+        g.judge(q, gold, prediction)
+    return g.document(), ops
+
+
+@pytest.mark.parametrize(("session", "unit_session"), [
+    ({"when": "9 June, 2023"}, True),  # a date under a key of the trace's own
+    ({"session_date": "June 9, 2023"}, True),  # the US way of writing it
+    ({"session_date": "9 June, 2023"}, False),  # units written by a job in an undated session of its own
+])
+def test_a_date_without_a_year_is_completed_on_every_path(session, unit_session):
+    doc, ops = _yearless(session, unit_session)
+    for question, gold, evidence, expected in [
+            (GRADUATION, "3 June 2023", "D1:1", ("DeletionError", ops["reconcile"])),
+            (EXAM, "21 June 2023", "D1:2", ("UpdateError", ops["reconcile"])),
+            (RECITAL, "24 June 2023", "D1:3", ("RetrievalError", ops["q3"])),
+            (MATCH, "25 June 2023", "D1:3", ("ResponseError", ops["answer q4"]))]:
+        for given in ((evidence,), ()):
+            assert blame_smartcomment(doc, question, gold, given) == expected, (question, given)
+
+
+def test_a_unit_without_a_date_reads_its_year_from_its_turns_in_a_memopt_graph():
+    n = Native("elif", {"extract": ["extraction"], "reconcile": ["update"], "search": ["retrieval"],
+                        "answer": ["response"]}, ["9 June, 2023", "30 June, 2023"])
+    t1 = n.turn("D1:1", "Elif", "My sister Nur's graduation was on Saturday the 3rd!", 1)
+    (unit,) = n.op("extract:elif:S1", "extract", [t1], [("memory:m1@1", "Nur's graduation was on 3 June",
+                                                         {"action": "ADD"})])
+    t2 = n.turn("D2:1", "Elif", "Nur starts her new job next week.", 2)
+    (gone,) = n.op("reconcile:elif:S2", "reconcile", [t2, unit], [("memory:m1@2", "Nur's graduation was on 3 June",
+                                                                   {"action": "DELETE", "deleted": True})])
+    n.case("q1", GRADUATION, "3 June 2023", ["D1:1"])
+    q = n.question("q1", GRADUATION)
+    (context,) = n.op("search:elif:q1", "search", [q], [("context:elif:q1@1", "", {})])
+    n.op("answer:elif:q1", "answer", [context], [("answer:elif:q1@1", "I don't know", {})])
+    assert blame_native(n.G, "q1") == ("DeletionError", "reconcile:elif:S2")
+
+
+def test_a_summary_line_stamped_the_us_way_reads_its_relative_dates_against_that_stamp():
+    n = Native("elif", {"summarise": ["update"], "answer": ["response"]}, ["9 June, 2023", "30 June, 2023"])
+    t1 = n.turn("D1:1", "Elif", "My sister Nur graduated last Saturday, so proud of her!", 1)
+    (first,) = n.op("summarise:elif:S1", "summarise", [t1], [(
+        "memory:summary@1", "[June 9, 2023] Elif's sister Nur graduated last Saturday", {"action": "ADD"})])
+    t2 = n.turn("D2:1", "Elif", "Passed my driving exam today!", 2)
+    (summary,) = n.op("summarise:elif:S2", "summarise", [t2, first], [(
+        "memory:summary@2", "[June 9, 2023] Elif's sister Nur graduated last Saturday\n"
+                            "[June 30, 2023] Elif passed her driving exam", {"action": "UPDATE"})])
+    n.case("q1", "When did Nur graduate?", "3 June 2023", ["D1:1"])
+    q = n.question("q1", "When did Nur graduate?")
+    n.op("answer:elif:q1", "answer", [q, summary], [("answer:elif:q1@1", "I don't know", {})])
+    assert blame_native(n.G, "q1") == ("ResponseError", "answer:elif:q1")
