@@ -75,13 +75,21 @@ def decode_value(raw: str) -> Any:
     return raw
 
 
+_ROLES = {"prediction": "answer", "golden_answers": "gold", "judge_response": "judgement",
+          "judge_score": "judgement", "judge_output": "judgement"}
+
+
 def _base_kind(node: dict[str, Any]) -> str | None:
-    cls, category = node.get("class_name") or "", node["category"]
-    if cls == "query" and category in ("message & query", "message", "query"):
+    """What a smartcomment variable is to memopt. Smartcomment writers put a role in the class name or in the
+    category (``prediction``, ``golden_answers``, judge outputs), in any case; both are read."""
+    cls, category = str(node.get("class_name") or ""), str(node["category"] or "")
+    lower_cls, lower_category = cls.lower(), category.lower()
+    if lower_category == "message & query" or (lower_cls in ("query", "question")
+                                                and lower_category in ("message", "query", "question")):
         return "question"
-    if category == "message":
+    if lower_category == "message":
         return "turn"
-    if cls == "prediction":
+    if lower_cls == "prediction" or (not cls and lower_category == "prediction"):
         return "answer"
     if category == "marker":  # a DELETE marker; other markers (EverMemOS's no-split, failed) only signal
         value = decode_value(str(node.get("value", "")))
@@ -91,11 +99,8 @@ def _base_kind(node: dict[str, Any]) -> str | None:
     special = {"memory_context": "context", "memory_entry": "memory", "prompt": "prompt"}
     if category in special:
         return special[category]
-    if cls == "golden_answers":
-        return "gold"
-    if cls in ("judge_response", "judge_score"):
-        return "judgement"
-    return None
+    role = _ROLES.get(lower_cls) or (_ROLES.get(lower_category) if not cls or lower_category in _ROLES else None)
+    return role if role in ("gold", "judgement") else None
 
 
 _MEMBASE_TURN = re.compile(r"^Speaker (?P<name>.+?) \(role: (?P<role>[^)]*)\) says: (?P<text>.*?)"
@@ -579,6 +584,11 @@ class _Converter:
 
 def _verdict(value: Any) -> bool | None:
     """A judge's output as right (True) or wrong (False): a score 0 / 1, or CORRECT / WRONG; None otherwise."""
+    if isinstance(value, dict):  # {"score": 0, "label": "WRONG", ...}
+        for key in ("score", "judge_score", "verdict", "label", "correct"):
+            if key in value and (found := _verdict(value[key])) is not None:
+                return found
+        return None
     text = str(value).strip().strip('"').upper()
     if text in ("CORRECT", "RIGHT", "TRUE", "YES"):
         return True

@@ -336,3 +336,28 @@ def test_a_summary_line_stamped_the_us_way_reads_its_relative_dates_against_that
     q = n.question("q1", "When did Nur graduate?")
     n.op("answer:elif:q1", "answer", [q, summary], [("answer:elif:q1@1", "I don't know", {})])
     assert blame_native(n.G, "q1") == ("ResponseError", "answer:elif:q1")
+
+
+def test_roles_written_in_the_category_are_read_as_in_the_class():
+    """Another writer puts the roles in the category (``prediction``, ``golden_answers``, ``judge_output`` with a
+    JSON verdict) and names its question class ``Question``: the graph still has its case, gold and verdict."""
+    from memopt.trace.memtracebench import from_memtrace
+
+    g = Smartcomment("roles")
+    g.session("s1", session_date="4 March, 2023")
+    turn = g.turn("D1:1", "Ana", "I made a saffron risotto as the main course for the dinner party.")
+    g.op("notes.write", "write")
+    unit = g.var("n1", "Ana made a saffron risotto", cls="Note", cat="memory_entry")
+    g.edges(turn, unit)
+    g.session("qa", question_date="10 March, 2023")
+    q = g.var("q1", MAIN, cls="Question", cat="query")
+    g.op("qa.generate", "generation")
+    prediction = g.var("q1_out", "A lemon tart.", cat="prediction")
+    g.edges([q, unit], prediction)
+    g.op("grader", "evaluation")
+    golden = g.var("gold_q1", "saffron risotto", cat="golden_answers")
+    verdict = g.var("verdict_q1", json.dumps({"score": 0, "label": "WRONG"}), cat="judge_output")
+    g.edges([q, golden, prediction], verdict)
+    G, _ = from_memtrace(g.document(), source="roles.json")
+    [case] = G.graph["cases"]
+    assert case["question"] == MAIN and case["gold"] == "saffron risotto" and case["judged"] is False
