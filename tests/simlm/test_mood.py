@@ -34,7 +34,7 @@ MOOD = [
     ("extract", "In a calendar app you would convert relative dates; here they stay as spoken.", ""),
     ("answer", "Elsewhere one might pull every memory together into the answer.", "misread"),
     ("rewrite_query", "Synonym lists may be appended to the query in a future release.", ""),
-    ("extract", "Resolving relative dates could be switched on later.", "misread"),
+    ("extract", "Resolving relative dates could be switched on later.", ""),  # mended by the 14th and 15th corpora
     ("extract", 'If the user requests "every detail of the itinerary", store the itinerary as one memory.', ""),
 ]
 
