@@ -25,7 +25,7 @@ import logging
 import os
 import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import quote, unquote
 
@@ -111,11 +111,13 @@ def secret_key(name: str) -> bool:
     return bool(_SECRET_KEY.search(name))
 
 
-def redact(text: str) -> str:
-    """``text`` with every URI password and every secret value masked as ``***`` (see the module docstring)."""
+def redact(text: str, secrets: Sequence[str] | None = None) -> str:
+    """``text`` with every URI password and every secret value masked as ``***`` (see the module docstring);
+    ``secrets``: `secret_values` read once by a caller that masks many strings (reading them scans the
+    environment)."""
     if "://" in text:
         text = _URI_PASSWORD.sub(rf"\g<head>:{MASK}@", text)
-    for value in secret_values():
+    for value in secret_values() if secrets is None else secrets:
         if value in text:
             text = text.replace(value, MASK)
     return text
@@ -131,11 +133,12 @@ def redact_tree(value: Any) -> Any:
     """A JSON-like value with the values under secret-named keys as ``***`` and every string masked by `redact`;
     ``value`` itself when nothing in it is masked."""
     changed = False
+    secrets = secret_values()
 
     def mask(item: Any) -> Any:
         nonlocal changed
         if isinstance(item, str):
-            shown = redact(item)
+            shown = redact(item, secrets)
             changed = changed or shown != item
             return shown
         if isinstance(item, Mapping):

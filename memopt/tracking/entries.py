@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from memopt.lm.redaction import redact, secret_key
+from memopt.lm.redaction import redact, secret_key, secret_values
 
 __all__ = ["PARAM_LIMIT", "TAG_LIMIT", "KEY_LIMIT", "secret_key", "scrub", "as_text", "cut", "metric_key",
            "entries", "flatten", "redacted_copy"]
@@ -30,12 +30,16 @@ _log = logging.getLogger(__name__)
 
 def scrub(value: Any) -> Any:
     """``value`` with secret-named dict keys dropped and strings redacted, recursively."""
+    return _scrub(value, secret_values())
+
+
+def _scrub(value: Any, secrets: list[str]) -> Any:
     if isinstance(value, Mapping):
-        return {redact(str(k)): scrub(v) for k, v in value.items() if not secret_key(str(k))}
+        return {redact(str(k), secrets): _scrub(v, secrets) for k, v in value.items() if not secret_key(str(k))}
     if isinstance(value, list | tuple | set):
-        return [scrub(v) for v in value]
+        return [_scrub(v, secrets) for v in value]
     if isinstance(value, str):
-        return redact(value)
+        return redact(value, secrets)
     return value
 
 

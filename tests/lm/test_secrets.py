@@ -146,3 +146,28 @@ def test_an_experiment_error_never_shows_a_password(tmp_path) -> None:
     with pytest.raises(ConfigError) as error:
         load_experiment(tmp_path / "e.yaml")
     assert "Sekr3t" not in str(error.value) and "optimizer.storage" in str(error.value)
+
+
+def test_masking_a_large_record_reads_the_environment_once(monkeypatch):
+    """The secrets are read once per record, not once per string (reading them scans the environment: per string
+    it cost an optimize run minutes of CPU), and every string is still masked."""
+    import memopt.lm.redaction as redaction
+    import memopt.tracking.entries as entries
+
+    monkeypatch.setenv("MEMOPT_TEST_API_KEY", "sk-test-0123456789abcdef")
+    reads = []
+    real = redaction.secret_values
+
+    def counted() -> list[str]:
+        reads.append(1)
+        return real()
+
+    monkeypatch.setattr(redaction, "secret_values", counted)
+    monkeypatch.setattr(entries, "secret_values", counted)
+    record = {"cases": [{"id": i, "note": f"called with sk-test-0123456789abcdef #{i}", "tags": ["a", "b"]}
+                        for i in range(200)]}
+    for mask in (redaction.redact_tree, entries.scrub):
+        reads.clear()
+        shown = mask(record)
+        assert len(reads) == 1, mask.__name__
+        assert "sk-test" not in json.dumps(shown) and shown["cases"][7]["note"] == "called with *** #7"
