@@ -142,7 +142,7 @@ _SCORES = ("val_f1", "test_f1", "val_judge", "test_judge")
 
 
 def result_line(summary: Mapping[str, Any]) -> str:
-    """The run's result in one line, what its description opens with: ``test F1 0.245 → 0.610 (+0.365) in 8,856
+    """The run's result in one line, what its description opens with: ``test F1 0.245 → 0.610 (+0.365) in 9,233
     calls`` (val F1 when there is no test split)."""
     base, final = summary["baseline"], summary["final"]
     split = "test" if base.get("test_f1") is not None and final.get("test_f1") is not None else "val"
