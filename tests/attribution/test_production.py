@@ -159,6 +159,7 @@ def test_evidence_retrieval_finds_most_gold_evidence_in_its_top_eight():
     assert rows["fused"]["recall@2"] >= rows["fused, question only"]["recall@2"]
 
 
+@pytest.mark.slow  # over 4 s on a quiet machine (CI runs it with -m slow)
 def test_the_embedding_role_goes_through_litellm_over_http():
     from memopt.attribution.evidence import retrieve_turns
     from memopt.lm.embedding import LiteLLMEmbedder, make_embedder

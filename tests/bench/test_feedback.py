@@ -151,6 +151,7 @@ def test_the_format_controls_run_only_when_asked():
     assert formats <= set(kind_names()) and not formats & set(default_variants())
 
 
+@pytest.mark.slow  # over 4 s on a quiet machine (CI runs it with -m slow)
 def test_a_bench_run_reports_the_directives_its_final_prompts_added(tmp_path):
     from memopt.bench.feedback import bench_feedback
 
@@ -230,6 +231,7 @@ main()
 """
 
 
+@pytest.mark.slow  # over 4 s on a quiet machine (CI runs it with -m slow)
 def test_an_interrupted_bench_keeps_its_finished_runs_for_merge(tmp_path):
     tiny = tmp_path / "tiny.yaml"
     tiny.write_text(QUICKSTART.read_text().replace("conversations=12,sessions=8", "conversations=4,sessions=3"))
@@ -249,6 +251,7 @@ def test_an_interrupted_bench_keeps_its_finished_runs_for_merge(tmp_path):
     assert "quickstart: partial, 2 of the 4 runs planned" in merged.stdout
 
 
+@pytest.mark.slow  # over 4 s on a quiet machine (CI runs it with -m slow)
 def test_resplit_reports_each_run_against_its_own_splits_oracle(tmp_path):
     from memopt.bench.feedback import bench_feedback
     from memopt.optimize.loop import splits_of

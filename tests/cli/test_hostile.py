@@ -613,6 +613,7 @@ def test_a_byte_order_mark_is_no_part_of_a_file(tmp_path, monkeypatch, capsys):
     assert code == 0, err
 
 
+@pytest.mark.slow  # over 4 s on a quiet machine (CI runs it with -m slow)
 @pytest.mark.parametrize("seed", [-5, 2**32 - 1])
 def test_any_integer_seed_optimizes(seed, tmp_path, monkeypatch, capsys):
     """The seed plus the round seeds Optuna's sampler, which takes 0 to 2**32 - 1 only: a negative seed or one at the

@@ -44,6 +44,7 @@ def _tree(folder: Path) -> dict[str, bytes]:
     return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
+@pytest.mark.slow  # over 4 s on a quiet machine (CI runs it with -m slow)
 @pytest.mark.parametrize("fmt, out", [("text", "exported"), ("mem0", "mem0.json"), ("dspy", "program.json")])
 def test_a_write_refused_part_way_leaves_the_old_export_intact_with_one_error(fmt, out, tmp_path):
     write_prompts("mem0", OLD, tmp_path / "old")

@@ -118,6 +118,7 @@ def test_a_run_with_a_judge_that_agrees_with_everything_stops_before_round_zero(
     assert usage["judge"].calls >= 10 and usage["task"].calls == 0  # it asked the judge, and ran nothing else
 
 
+@pytest.mark.slow  # over 4 s on a quiet machine (CI runs it with -m slow)
 def test_a_run_that_insists_warns_every_round_and_says_why_nothing_was_attributed(tmp_path):
     experiment = _experiment(tmp_path / "e.yaml", "agreeable", check="warn")
     done = subprocess.run([sys.executable, "-c", DRIVER, "optimize", str(experiment), "--out", "summary.json"],

@@ -205,6 +205,7 @@ def test_postgres_stopped_during_a_round_is_one_error_in_coordinator_and_worker_
     assert json.loads((cwd / "outage.json").read_text(encoding="utf-8"))["status"] == "FINISHED"
 
 
+@pytest.mark.slow  # over 4 s on a quiet machine (CI runs it with -m slow)
 def test_an_mlflow_store_on_a_postgres_that_answers_nothing_is_given_up_after_bounded_attempts(tmp_path):
     pytest.importorskip("psycopg")
     connections = []
