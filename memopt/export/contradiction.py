@@ -33,31 +33,34 @@ _SAME, _FIRST_BROADER, _SECOND_BROADER, _DIFFERENT = "same", "first broader", "s
 _TARGETED = frozenset({"length", "format", "markdown", "reasoning"})  # dimensions whose target must be the same
 
 
+def _by_inclusion(a: frozenset[str] | set[str], b: frozenset[str] | set[str]) -> str | None:
+    """The same, or the one that names less broader; None when neither holds the other."""
+    if a == b:
+        return _SAME
+    if a < b:
+        return _FIRST_BROADER
+    if b < a:
+        return _SECOND_BROADER
+    return None
+
+
 def _alike(a: Situation, b: Situation) -> str:
     """How two situations relate: the same, one broader (it names less), or different."""
     ca, cb = {w for w in a if w.startswith("@")}, {w for w in b if w.startswith("@")}
     if ca or cb:
         if not ca or not cb:
             return _DIFFERENT  # plain words never name a situation the concepts name
-        return _SAME if ca == cb else _FIRST_BROADER if ca < cb else _SECOND_BROADER if cb < ca else _DIFFERENT
-    if a == b:
-        return _SAME
-    if a < b:
-        return _FIRST_BROADER
-    if b < a:
-        return _SECOND_BROADER
+        return _by_inclusion(ca, cb) or _DIFFERENT
+    if (nested := _by_inclusion(a, b)) is not None:
+        return nested
     shared = len(a & b)
     return _SAME if shared / min(len(a), len(b)) >= 0.6 and shared / max(len(a), len(b)) >= 0.5 else _DIFFERENT
 
 
 def _object_alike(a: Situation, b: Situation) -> str:
     """Objects compare word for word: a qualifier ("the session date") makes an object narrower."""
-    if a == b:
-        return _SAME
-    if a < b:
-        return _FIRST_BROADER
-    if b < a:
-        return _SECOND_BROADER
+    if (nested := _by_inclusion(a, b)) is not None:
+        return nested
     shared = a & b
     if shared and {w for w in a if w.startswith("@")} == {w for w in b if w.startswith("@")} and \
             len(shared) / min(len(a), len(b)) >= 0.6:
