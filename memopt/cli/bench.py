@@ -143,7 +143,7 @@ def attribution(
             raise ConfigError(f"--scale {scale!r}: each size must be at least 1.")
         rows = bench_scale(sizes)
         _print(rows, f"attribution from a trace and a cases file (retrieved evidence), the quickstart's failures "
-                     f"({QUICKSTART_DATA}, mem0) copied N times; SimLM judge, simulated", out)
+                     f"({QUICKSTART_DATA}, mem0, run by SimLM: simulated) copied N times; lexical judge", out)
         return
     if stripped is not None and memtracebench is None:
         raise ConfigError("--stripped needs --memtracebench (the annotated graphs whose labels it is scored on).")
@@ -156,7 +156,7 @@ def attribution(
         for split, n_files in report["files"].items():
             rows = [{k: v for k, v in r.items() if k != "split"} for r in report["results"] if r["split"] == split]
             labels = ", ".join(f"{t} {c}" for t, c in report["labels"][split].items()) or "none"
-            _print(rows, f"MemTraceBench · {split} ({n_files} graphs; SimLM judge, simulated)", None)
+            _print(rows, f"MemTraceBench · {split} ({n_files} graphs; lexical judge)", None)
             typer.echo(f"{split}: memory-error labels {labels}; "
                        f"{report['skipped_non_memory'][split]} non-memory labels skipped")
         if stripped is not None:
@@ -165,7 +165,7 @@ def attribution(
             cases_file = stripped_cases or memtracebench / "cases.jsonl"
             report["stripped"] = score_cases(memtracebench, stripped, cases_file, parse_ids(methods, "--methods"))
             _print(report["stripped"], f"{stripped} with {cases_file} alone (no annotations, no evidence ids; "
-                                       "SimLM judge, simulated)", None)
+                                       "lexical judge)", None)
         if out is not None:
             write_json(out, report)
         return
@@ -173,7 +173,7 @@ def attribution(
     report = bench_attribution(pipelines=names, data=data, cases_dir=cases_dir, methods=parse_ids(methods, "--methods"),
                                cases_file=cases)
     _print(report["results"], f"attribution bench ({sum(map(sum, (c.values() for c in report['counts'].values())))} "
-                              f"cases, SimLM judge, simulated)", None)
+                              f"cases of SimLM runs, simulated; lexical judge)", None)
     _print([{"pipeline": p, **{t: c.get(t, 0) for t in ERROR_TYPES}} for p, c in report["counts"].items()],
            "bench cases by error type", None)
     if long_sessions:
@@ -190,7 +190,7 @@ def _labels(path: Path, methods: str | None, out: Path | None) -> None:
 
     report = score_labels(path, parse_ids(methods, "--methods"))
     decisions = ", ".join(f"{k} {v}" for k, v in report["decisions"].items()) or "none"
-    _print(report["results"], f"attribution methods against the labels of {path} (SimLM judge, simulated)", None)
+    _print(report["results"], f"attribution methods against the labels of {path} (lexical judge)", None)
     typer.echo(f"labels: {decisions}; {report['left_out']} flagged case(s) left out")
     if out is not None:
         write_json(out, report)
