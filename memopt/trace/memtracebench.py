@@ -14,6 +14,8 @@ found) is a read, not a new version. Kinds, by smartcomment category and class:
 class ``query`` (``message & query``)           ``question`` (the case key is its name)
 ``memory_entry``                                ``memory`` (``action`` ADD / UPDATE, ``sources``, ``session_date``
                                                 from ``metadata.timestamp``); of class ``chunk``: kind ``chunk``
+a variable in a unit's role, any category       the same: deleted into a marker, overwritten by another op, or
+                                                read by a question's op (`memopt.trace.store_units`)
 edge from a unit to a DELETE ``marker``         a new ``memory`` version with ``deleted`` (a DELETE)
 a DELETE marker named after a unit              the same, when no edge comes from the unit (`memopt.trace.tombstones`)
 a unit version saying DELETE                    the same (``{"event": "DELETE"}``, ``"deleted": true``)

@@ -17,6 +17,7 @@ from memopt.core.errors import DataError
 from memopt.core.text import python_literal
 from memopt.trace.dates import date_of, read_day
 from memopt.trace.graph import SCHEMA_VERSION
+from memopt.trace.store_units import store_unit_names
 from memopt.trace.tombstones import is_delete_class, is_tombstone, unit_named
 from memopt.trace.tracer import inputs_hash
 
@@ -197,14 +198,6 @@ class _Converter:
                     self.copies[t].append(e["op_id"])
             else:
                 self.writer.setdefault(t, e["op_id"])
-        for fid, op in self.writer.items():
-            if self.kinds[fid] is None:
-                writes_facts = (self.ops.get(op) or {}).get("category") == "extraction"
-                category = self.nodes[fid]["category"]
-                self.kinds[fid] = "fact" if writes_facts and category == "llm_response" else _slug(category)
-        for fid, kind in self.kinds.items():
-            if kind is None:
-                self.kinds[fid] = _slug(self.nodes[fid]["category"])
         self.case_of_op: dict[str, str] = {}
         written_by = {fid: [op] for fid, op in self.writer.items()} | dict(self.copies)
         questions = {self._key(fid) for fid, kind in self.kinds.items() if kind == "question"}
@@ -218,8 +211,24 @@ class _Converter:
             keys += [named] if named in questions else []
             if keys:
                 self.case_of_op[op_id] = keys[0]
+        self._roles()
         self._copy_ids()
         self._versions()
+
+    def _roles(self) -> None:
+        """The kind of each variable its category and class do not name: a store unit by the role it plays
+        (`memopt.trace.store_units`; memopt's own files name every unit ``memory_entry``), an extraction op's
+        LLM output a ``fact``, anything else its category."""
+        native = any((op.get("metadata") or {}).get("memopt") for op in self.ops.values())
+        units = set() if native else store_unit_names(self.nodes, self.kinds, [e for _, e in self.edges],
+                                                      self.writer, self.case_of_op)
+        for fid, kind in self.kinds.items():
+            if kind is not None:
+                continue
+            op, category = self.writer.get(fid), self.nodes[fid]["category"]
+            writes_facts = op is not None and (self.ops.get(op) or {}).get("category") == "extraction"
+            self.kinds[fid] = ("memory" if self.nodes[fid]["full_name"] in units else
+                               "fact" if writes_facts and category == "llm_response" else _slug(category))
 
     def _key(self, fid: str) -> str:
         key = re.sub(r"[^\w.-]+", "_", self.nodes[fid].get("name") or fid)

@@ -361,3 +361,142 @@ def test_roles_written_in_the_category_are_read_as_in_the_class():
     G, _ = from_memtrace(g.document(), source="roles.json")
     [case] = G.graph["cases"]
     assert case["question"] == MAIN and case["gold"] == "saffron risotto" and case["judged"] is False
+
+
+# --- store units of any category ---------------------------------------------------------------------------
+
+ALLERGY = "What is Ana allergic to?"
+
+
+def _episodes() -> tuple[dict, dict[str, str]]:
+    """Episodes stored under ``episodic_memory``; an expiry op deletes a past plan into a ``DELETED`` marker, later
+    a ``maintenance`` op deletes the allergy episode into the same marker."""
+    g = Smartcomment("episodes")
+    g.session("s1", session_date="4 March, 2023")
+    said = g.turn("D1:1", "Ana", "I'm allergic to peanuts, so no satay for me at the party.")
+    party = g.turn("D1:2", "Ana", "The party is this Saturday at my place.")
+    g.op("episodes.write", "extraction")
+    allergy = g.var("ep_allergy", "Ana is allergic to peanuts", cls="Episode", cat="episodic_memory")
+    g.edges(said, allergy)
+    plan = g.var("ep_party", "Ana's party is on Saturday at her place", cls="Episode", cat="episodic_memory")
+    g.edges(party, plan)
+    ops = {"expire": g.op("episodes.expire", "consolidation")}
+    marker = g.var("DELETED", "DELETED", cls="marker", cat="marker")
+    g.edges(plan, marker)
+    g.session("s2", session_date="9 March, 2023")
+    later = g.turn("D2:1", "Ana", "I started a new job at the bakery this week.")
+    g.op("episodes.write", "extraction")
+    job = g.var("ep_job", "Ana started a new job at a bakery", cls="Episode", cat="episodic_memory")
+    g.edges(later, job)
+    ops["maintenance"] = g.op("episodes.maintenance", "maintenance")
+    g.edges([job, allergy], marker)
+    g.session("qa", question_date="12 March, 2023")
+    q = g.question("q1", ALLERGY)
+    g.op("episodes.search", "retrieval")
+    g.edges(q, job)
+    context = g.var("q1", "- Ana started a new job at a bakery", cls="memory_context", cat="memory_context")
+    g.edges(job, context)
+    g.judge(q, "peanuts", g.answer("q1", context, "Nothing that I know of."))
+    return g.document(), ops
+
+
+def test_a_unit_of_any_category_deleted_into_a_shared_marker_is_a_deletion_error_at_that_op():
+    doc, ops = _episodes()
+    for evidence in (("D1:1",), ()):
+        assert blame_smartcomment(doc, ALLERGY, "peanuts", evidence) == ("DeletionError", ops["maintenance"]), \
+            evidence
+
+
+def _memory_file() -> tuple[dict, str]:
+    """An agent keeps a ``memory_file`` per topic; a ``tool_use`` op deletes the allergy file into a marker of
+    its own (``marker:ana.allergies#deleted``)."""
+    g = Smartcomment("files")
+    g.session("s1", session_date="4 March, 2023")
+    said = g.turn("D1:1", "Ana", "I'm allergic to peanuts, so no satay for me at the party.")
+    g.op("agent.write_file", "tool_call")
+    allergies = g.var("ana.allergies", "# Allergies\n- peanuts", cls="MemoryFile", cat="memory_file")
+    g.edges(said, allergies)
+    g.session("s2", session_date="9 March, 2023")
+    later = g.turn("D2:1", "Ana", "Clean up my notes please, the old party plans are done.")
+    g.op("agent.write_file", "tool_call")
+    plans = g.var("ana.plans", "# Plans\n- nothing planned", cls="MemoryFile", cat="memory_file")
+    g.edges(later, plans)
+    remover = g.op("agent.delete_file", "tool_use")
+    g.edges([later, allergies], g.var("ana.allergies#deleted", "DELETED", cls="marker", cat="marker"))
+    g.session("qa", question_date="12 March, 2023")
+    q = g.question("q1", ALLERGY)
+    g.op("agent.read_files", "retrieval")
+    context = g.var("q1", "# Plans\n- nothing planned", cls="memory_context", cat="memory_context")
+    g.edges([q, plans], context)
+    g.judge(q, "peanuts", g.answer("q1", context, "Nothing that I know of."))
+    return g.document(), remover
+
+
+def test_a_memory_file_deleted_by_a_tool_use_op_into_its_own_marker_is_a_deletion_error_at_that_op():
+    doc, remover = _memory_file()
+    for evidence in (("D1:1",), ()):
+        assert blame_smartcomment(doc, ALLERGY, "peanuts", evidence) == ("DeletionError", remover), evidence
+
+
+FOOD = "What is Leo's favourite food?"
+
+
+def _profile() -> tuple[dict, str]:
+    """``profile_slot`` units written by an extraction op; a ``sync`` op overwrites the food slot without the fact;
+    the lookup reads only the city slot."""
+    g = Smartcomment("profile")
+    g.session("s1", session_date="4 March, 2023")
+    said = g.turn("D1:1", "Leo", "Ramen is my favourite food, I could eat it every day.")
+    home = g.turn("D1:2", "Leo", "Porto has been home for ten years now.")
+    g.op("profile.extract", "extraction")
+    slot = g.var("leo.food", "Leo's favourite food is ramen", cls="ProfileSlot", cat="profile_slot")
+    g.edges(said, slot)
+    city = g.var("leo.city", "Leo lives in Porto", cls="ProfileSlot", cat="profile_slot")
+    g.edges(home, city)
+    g.session("s2", session_date="9 March, 2023")
+    later = g.turn("D2:1", "Leo", "We had sushi for my birthday dinner yesterday.")
+    syncer = g.op("profile.sync", "sync")
+    g.edges([later, slot], g.var("leo.food", "Leo had sushi for his birthday dinner", cls="ProfileSlot",
+                                 cat="profile_slot"))
+    g.session("qa", question_date="12 March, 2023")
+    q = g.question("q1", FOOD)
+    g.op("profile.lookup", "retrieval")
+    g.edges(q, city)
+    context = g.var("q1", "- Leo lives in Porto", cls="memory_context", cat="memory_context")
+    g.edges(city, context)
+    g.judge(q, "ramen", g.answer("q1", context, "I don't know his favourite food."))
+    return g.document(), syncer
+
+
+def test_a_profile_slot_overwritten_by_a_sync_op_is_an_update_error_at_that_op():
+    doc, syncer = _profile()
+    for evidence in (("D1:1",), ()):
+        assert blame_smartcomment(doc, FOOD, "ramen", evidence) == ("UpdateError", syncer), evidence
+
+
+def test_a_buffer_mutated_and_emptied_into_units_stays_a_staging_area():
+    """A message buffer each ingest op mutates (``buffer@1 → buffer@2``) and empties into chunks is not a unit;
+    a ``profile_slot`` overwritten the same way, and units of other categories deleted or searched, are."""
+    from memopt.trace.memtracebench import from_memtrace
+
+    g = Smartcomment("buffer")
+    g.session("s1", session_date="4 March, 2023")
+    turns = [g.turn(f"D1:{i}", "Ana", text) for i, text in enumerate(["I'm allergic to peanuts.",
+                                                                       "The party is on Saturday."], start=1)]
+    g.op("buffer.update", "update")
+    buffer = g.var("message-buffer", [turns[0]], cat="message_buffer")
+    g.edges(turns[0], buffer)
+    g.op("buffer.update", "update")
+    full = g.var("message-buffer", [turns[0], turns[1]], cat="message_buffer")
+    g.edges([turns[1], buffer], full)
+    g.op("chunker.emit", "indexing")
+    g.edges(full, g.var("c1", "I'm allergic to peanuts. The party is on Saturday.", cls="Chunk",
+                        cat="memory_entry"))
+    G, _ = from_memtrace(g.document(), source="buffer.json")
+    kinds = {d["sc_category"]: d["kind"] for _, d in G.nodes(data=True) if d.get("type") == "variable"}
+    assert kinds["message_buffer"] == "message_buffer" and kinds["memory_entry"] == "memory"
+    for doc, category in ((_episodes()[0], "episodic_memory"), (_memory_file()[0], "memory_file"),
+                          (_profile()[0], "profile_slot")):
+        G, _ = from_memtrace(doc, source="units.json")
+        units = [d for _, d in G.nodes(data=True) if d.get("sc_category") == category]
+        assert units and all("action" in d for d in units), category
