@@ -64,6 +64,7 @@ def run_getting_started(tmp_path: Path, *, quickstart: bool) -> dict[str, str]:
     return outputs
 
 
+@pytest.mark.slow  # over 2 s on a quiet machine (CI runs it with -m slow)
 def test_getting_started_tour_runs(tmp_path):
     """The page's commands but the quickstart and the export of its run (the slow test below runs those too)."""
     outputs = run_getting_started(tmp_path, quickstart=False)

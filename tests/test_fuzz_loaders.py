@@ -86,6 +86,7 @@ def test_results_graph_and_experiment_loaders_survive_mutations(tmp_path):
             load_experiment(bad, overrides)
 
 
+@pytest.mark.slow  # over 2 s on a quiet machine (CI runs it with -m slow)
 def test_attribution_of_mutated_graphs_and_results_gives_one_clear_error(tmp_path):
     """Past loading: a graph or results file that loads is attributed, or refused with one error naming it.
 

@@ -84,6 +84,7 @@ def test_no_probe_when_the_answer_op_is_already_blamed_or_the_question_is_unansw
     assert scorer.usage().calls == before
 
 
+@pytest.mark.slow  # over 2 s on a quiet machine (CI runs it with -m slow)
 def test_one_replay_per_conversation_finds_what_one_replay_per_failure_finds(run):
     from memopt.attribution.masked import masked_fault, masked_faults
 

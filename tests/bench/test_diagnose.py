@@ -15,6 +15,7 @@ pytest.importorskip("smartcomment")
 TUNE = ROOT / "tests" / "fixtures" / "graphs44" / "tune"
 
 
+@pytest.mark.slow  # over 2 s on a quiet machine (CI runs it with -m slow)
 def test_bench_evidence_reports_recall_at_each_k_per_ranking(tmp_path):
     out = tmp_path / "evidence.json"
     done = subprocess.run([sys.executable, "-m", "memopt", "bench", "evidence", str(TUNE), "--k", "8,2",

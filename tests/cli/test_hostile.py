@@ -456,6 +456,7 @@ def _within(seconds: float, call: Callable[[], object]) -> BaseException | None:
     return raised[0]
 
 
+@pytest.mark.slow  # over 2 s on a quiet machine (CI runs it with -m slow)
 def test_a_failing_big_graph_process_is_one_error_not_an_endless_wait():
     import multiprocessing
     import os

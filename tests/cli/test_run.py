@@ -34,6 +34,7 @@ def test_run_writes_results_in_the_documented_schema(tmp_path):
     assert sum(v["n"] for v in metrics["by_category"].values()) == metrics["n"]
 
 
+@pytest.mark.slow  # over 2 s on a quiet machine (CI runs it with -m slow)
 def test_run_with_exported_prompts_uses_their_knobs_under_the_command_line_ones(tmp_path):
     from memopt.systems.prompts import load_prompts, write_prompts
 

@@ -133,6 +133,7 @@ def test_a_journal_path_holding_another_file_is_refused_and_left_unchanged(tmp_p
     assert find_run(storage, "team", None, wait=0).study_name == "memopt:r1"
 
 
+@pytest.mark.slow  # over 2 s on a quiet machine (CI runs it with -m slow)
 def test_optimize_and_worker_refuse_a_journal_path_holding_another_file(tmp_path):
     (tmp_path / "notes.txt").write_text("my notes\n", encoding="utf-8")
     experiment = str(_experiment(tmp_path / "e.yaml"))

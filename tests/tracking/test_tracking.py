@@ -140,6 +140,7 @@ def test_resume_reattaches_and_unknown_runs_are_config_errors(store, tmp_path):
         run_info(run_id, nowhere)
 
 
+@pytest.mark.slow  # over 2 s on a quiet machine (CI runs it with -m slow)
 def test_a_run_another_process_runs_cannot_be_resumed_until_that_process_ends(store, tmp_path):
     import signal
 
