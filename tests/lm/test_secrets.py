@@ -104,6 +104,7 @@ def test_logs_warnings_and_tracebacks_of_the_cli_are_masked(tmp_path) -> None:
     assert done.stderr.count("***") == 3, done.stderr
 
 
+@pytest.mark.slow  # needs the mem0 extra, which .ci/run installs for the slow tests (the fast run skipped it)
 def test_a_config_mem0_rejects_never_echoes_its_api_key(tmp_path) -> None:
     pytest.importorskip("mem0")
     key = "sk-probe-ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
