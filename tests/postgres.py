@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["postgres_bin", "postgres_server", "stop_server", "start_server"]
+__all__ = ["postgres_bin", "postgres_server", "require_team", "stop_server", "start_server"]
 
 
 def postgres_bin() -> Path | None:
@@ -38,6 +38,19 @@ def postgres_bin() -> Path | None:
         pass
     found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
     return Path(found[-1]).parent if found else None
+
+
+def require_team() -> None:
+    """Skip unless psycopg and a PostgreSQL are installed; under ``CI=true`` a missing one fails instead (.ci/run
+    installs both)."""
+    import importlib.util
+
+    import pytest
+
+    missing = [what for what, there in (("psycopg (pip install 'memopt[team]')", importlib.util.find_spec("psycopg")),
+                                        ("PostgreSQL (pip install pgserver)", postgres_bin())) if there is None]
+    if missing and not os.environ.get("CI"):
+        pytest.skip(f"needs {' and '.join(missing)}")
 
 
 def _free_port() -> int:

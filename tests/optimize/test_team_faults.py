@@ -102,14 +102,9 @@ def _trials_waiting(storage_url: str) -> bool:
 
 @pytest.fixture(scope="module")
 def team(tmp_path_factory):
-    import importlib.util
+    from tests.postgres import postgres_server, require_team
 
-    from tests.postgres import postgres_bin, postgres_server
-
-    missing = [what for what, there in (("psycopg (pip install 'memopt[team]')", importlib.util.find_spec("psycopg")),
-                                        ("PostgreSQL (pip install pgserver)", postgres_bin())) if there is None]
-    if missing and not os.environ.get("CI"):  # under CI=true a missing one fails instead (.ci/run installs both)
-        pytest.skip(f"needs {' and '.join(missing)}")
+    require_team()
     with postgres_server(("trials", "mlflow", "trials2", "mlflow2")) as urls:
         yield {name: _with_password(url) for name, url in urls.items()}, tmp_path_factory.mktemp("team")
 
