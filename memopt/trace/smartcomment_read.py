@@ -100,7 +100,7 @@ def _base_kind(node: dict[str, Any]) -> str | None:
     special = {"memory_context": "context", "memory_entry": "memory", "prompt": "prompt"}
     if category in special:
         return special[category]
-    role = _ROLES.get(lower_cls) or (_ROLES.get(lower_category) if not cls or lower_category in _ROLES else None)
+    role = _ROLES.get(lower_cls) or _ROLES.get(lower_category)
     return role if role in ("gold", "judgement") else None
 
 
