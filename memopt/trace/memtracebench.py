@@ -32,7 +32,9 @@ extraction → ``extract``, update → ``update``, retrieval → ``retrieve`` at
 (``search_similar`` while ingesting), the part of an op that writes a context → ``fuse``, the part
 that writes a prediction → ``answer``, other evaluation ops (``llm-judge``) → ``judge``. Question-time
 op ids end in ``:<graph>:<key>`` as memopt's own do (an op is a question's when it reads the
-question, reads what another op of that question wrote, or its own ``op_id`` ends so). Each op's
+question, reads what another op of that question wrote, or its own ``op_id`` ends so; or, run after the
+question was asked, writes only what that question's ops read: a truncation, a rerank of the units a search
+found, `memopt.trace.question_ops`). Each op's
 stage (`memopt.trace.graph.op_stages`) comes from ``metadata["operations"]`` (the declarations of the
 system that wrote the file, as memopt exports them) when it names the op, else from its category
 (answers respond; fusing and searching retrieve). Order comes from ``created_at`` (ties: file

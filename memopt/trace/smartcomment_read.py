@@ -17,6 +17,7 @@ from memopt.core.errors import DataError
 from memopt.core.text import python_literal
 from memopt.trace.dates import date_of, read_day
 from memopt.trace.graph import SCHEMA_VERSION
+from memopt.trace.question_ops import serving_ops
 from memopt.trace.store_units import store_unit_names
 from memopt.trace.tombstones import is_delete_class, is_tombstone, unit_named
 from memopt.trace.tracer import inputs_hash
@@ -211,6 +212,10 @@ class _Converter:
             keys += [named] if named in questions else []
             if keys:
                 self.case_of_op[op_id] = keys[0]
+        asked = {self._key(fid): self.nodes[fid]["created_at"] for fid, kind in self.kinds.items()
+                 if kind == "question"}
+        self.case_of_op.update(serving_ops(self.case_of_op, [e for _, e in self.edges], written_by, asked,
+                                           {o: op.get("category") for o, op in self.ops.items()}, _INGEST))
         self._roles()
         self._copy_ids()
         self._versions()

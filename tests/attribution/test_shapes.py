@@ -500,3 +500,78 @@ def test_a_buffer_mutated_and_emptied_into_units_stays_a_staging_area():
         G, _ = from_memtrace(doc, source="units.json")
         units = [d for _, d in G.nodes(data=True) if d.get("sc_category") == category]
         assert units and all("action" in d for d in units), category
+
+
+# --- ops of a question that no edge from the question reaches -----------------------------------------------
+
+PETS = "What pets does Maya have?"
+
+
+def _window() -> tuple[dict, str]:
+    """A long-context system: each session appended to one history buffer; at question time a truncation op reads
+    the whole history (not the question) and keeps the newest sessions only, dropping the gecko."""
+    g = Smartcomment("window")
+    said = [("3 February, 2023", "My gecko Sprout shed his skin today, he's grumpy."),
+            ("18 March, 2023", "We adopted a cat named Miso, she rules the flat."),
+            ("6 May, 2023", "Miso learned to open the pantry door.")]
+    history, lines = None, []
+    for n, (day, text) in enumerate(said, start=1):
+        g.session(f"s{n}", date=day)
+        turn = g.turn(f"D{n}:1", "Maya", text)
+        g.op("history.append", "memory_write")
+        lines.append(f"## Session {n} ({day})\nMaya: {text}")
+        new = g.var("history", "\n".join(lines), cls="History", cat="memory_store")
+        g.edges([turn, *([history] if history else [])], new)
+        history = new
+    g.session("qa", question_date="1 August, 2023")
+    q = g.question("q1", PETS)
+    truncate = g.op("context_window.truncate", "context")
+    window = g.var("window_1", "\n".join(lines[1:]), cat="memory_context")
+    g.edges(history, window)
+    g.op("llm.generate", "generation")
+    prediction = g.var("answer_1", "Maya has a cat named Miso.", cat="prediction")
+    g.edges([window, q], prediction)
+    g.judge(q, "a gecko named Sprout and a cat named Miso", prediction)
+    return g.document(), truncate
+
+
+def _rerank_of_found_units() -> tuple[dict, str]:
+    """A search that marks what it found (edges from the question into the units), then a rerank that reads those
+    units (not the question) and keeps two of them, without the starter's name."""
+    g = Smartcomment("sourdough")
+    g.session("s1", session_date="14 October, 2023")
+    facts = [("Bea: Sourdough course done! My starter is called Doughlores.", "Bea's starter is named Doughlores"),
+             ("Bea: I'm taking a sourdough course at Bread Ahead.", "Bea takes a sourdough course at Bread Ahead"),
+             ("Bea: My first loaf had a great ear.", "Bea's first sourdough loaf had a great ear")]
+    units = []
+    for i, (said, fact) in enumerate(facts, start=1):
+        turn = g.var(f"D1:{i}", said, cat="message", speaker="Bea")
+        g.op("ingest.extract_facts", "extraction")
+        units.append(g.var(f"fact-{i}", fact, cls="FactUnit", cat="memory_entry"))
+        g.edges(turn, units[-1])
+    g.session("qa", question_date="1 November, 2023")
+    q = g.question("q1", "What is the name of Bea's sourdough starter?")
+    g.op("search.bm25", "retrieval")
+    g.edges(q, units)
+    rerank = g.op("search.llm_rerank", "rerank")
+    context = g.var("reranked", json.dumps([facts[1][1], facts[2][1]]), cat="memory_context")
+    g.edges(units, context)
+    g.op("qa.respond", "generation")
+    prediction = g.var("prediction_1", "The starter's name isn't mentioned.", cat="prediction")
+    g.edges([context, q], prediction)
+    g.judge(q, "Doughlores", prediction)
+    return g.document(), rerank
+
+
+def test_a_truncation_no_edge_from_the_question_reaches_is_blamed_as_the_question_s_retrieval():
+    doc, truncate = _window()
+    for evidence in (("D1:1", "D2:1"), ()):
+        assert blame_smartcomment(doc, PETS, "a gecko named Sprout and a cat named Miso", evidence) == (
+            "RetrievalError", truncate), evidence
+
+
+def test_a_rerank_reading_the_units_a_search_found_is_blamed_for_what_it_cut():
+    doc, rerank = _rerank_of_found_units()
+    for evidence in (("D1:1",), ()):
+        assert blame_smartcomment(doc, "What is the name of Bea's sourdough starter?", "Doughlores", evidence) == (
+            "RetrievalError", rerank), evidence
