@@ -6,6 +6,7 @@ computed answer, the facts it is computed from. A variable holds a piece when
 - it is an evidence turn the piece comes from (the turn is the information itself);
 - it is a raw copy of such a turn (a chunk, a buffer, a context made of turns): the turn's words verbatim,
   no judge call;
+- it is a result list naming store units by id (``refs``, `memopt.trace.references`) and one of them holds it;
 - its value, read carefully (`memopt.attribution.normalise.reading`: dates against the item's own date, years
   completed, numbers as digits), states the piece (`memopt.attribution.need`; one judge call).
 
@@ -182,6 +183,8 @@ class Probe:
                 verdict = True
             elif d.get("deleted"):
                 verdict = False
+            elif any(self.holds_piece(unit, index) for unit in d.get("refs") or ()):
+                verdict = True  # a result list naming the units it found holds what they hold
             elif self._raw_piece(plain(d.get("value")), piece):
                 verdict = True
             elif d.get("kind") == "turn" and piece.computed:

@@ -18,6 +18,7 @@ from memopt.core.text import python_literal
 from memopt.trace.dates import date_of, read_day
 from memopt.trace.graph import SCHEMA_VERSION
 from memopt.trace.question_ops import serving_ops
+from memopt.trace.references import name_references
 from memopt.trace.store_units import store_unit_names
 from memopt.trace.tombstones import is_delete_class, is_tombstone, unit_named
 from memopt.trace.tracer import inputs_hash
@@ -437,6 +438,8 @@ class _Converter:
                 self._add_op(op_id, number, part if len(subs) > 1 else 0, reads, writes, key, used)
         self._clock()
         self._provenance()
+        name_references(self.G, [n for n, d in self.G.nodes(data=True)
+                                 if d["type"] == "op" and d.get("sc_op_id") in self.case_of_op])
         self._graph_attrs()
         return self.G
 

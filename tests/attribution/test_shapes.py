@@ -575,3 +575,58 @@ def test_a_rerank_reading_the_units_a_search_found_is_blamed_for_what_it_cut():
     for evidence in (("D1:1",), ()):
         assert blame_smartcomment(doc, "What is the name of Bea's sourdough starter?", "Doughlores", evidence) == (
             "RetrievalError", rerank), evidence
+
+
+# --- result lists that name units by id ---------------------------------------------------------------------
+
+DUOLINGO = "What language am I learning on Duolingo?"
+
+
+def _id_hits(hits: object, names: list[str]) -> tuple[dict, str]:
+    """A Mem0-like store of three units (named ``names``); the search writes only their ids (``hits``, a function
+    of the names), a score filter after it writes the context without the Duolingo unit."""
+    g = Smartcomment("duolingo")
+    g.session("s1", date="2023-05-30")
+    said = ["Started learning Japanese on Duolingo, 40-day streak!", "I booked a ryokan in Kyoto for October.",
+            "I drive a 2019 Subaru Outback."]
+    facts = ["User is learning Japanese on Duolingo", "User booked a ryokan in Kyoto for October 2023",
+             "User drives a 2019 Subaru Outback"]
+    units = []
+    for i, (text, fact) in enumerate(zip(said, facts, strict=True)):
+        turn = g.var(f"s1:u{i}", text, cat="message", role="user")
+        g.op("mem0.add", "extraction")
+        units.append(g.var(names[i], {"memory": fact, "created_at": "2023-05-30"}, cls="mem0", cat="memory_entry"))
+        g.edges(turn, units[-1])
+    g.session("qa", question_date="2023-06-10")
+    q = g.question("q1", DUOLINGO)
+    g.op("mem0.search", "retrieval")
+    results = g.var("q1:results", json.dumps(hits(names)), cat="retrieval_result")
+    g.edges([q, *units], results)
+    cut = g.op("mem0.filter_threshold", "postprocess")
+    context = g.var("q1:context", f"2023-05-30: {facts[1]}", cat="memory_context")
+    g.edges(results, context)
+    g.op("reader.answer", "generation")
+    prediction = g.var("q1:prediction", "You haven't mentioned a language.", cat="prediction")
+    g.edges([context, q], prediction)
+    g.judge(q, "Japanese", prediction)
+    return g.document(), cut
+
+
+@pytest.mark.parametrize(("hits", "names"), [
+    (lambda n: [{"id": n[1], "score": 0.42}, {"id": n[0], "score": 0.31}], ["c1", "c2", "c3"]),
+    (lambda n: [{"chunk": n[0], "rank": 1}, {"chunk": n[1], "rank": 2}], ["chunk-a", "chunk-b", "chunk-c"]),
+    (lambda n: {"ids": [n[1], n[0]], "scores": [0.42, 0.31]}, ["mem_7f3a", "mem_09bc", "mem_55d1"]),
+    (lambda n: [{"memory_id": int(n[0]), "score": 0.4}, {"memory_id": int(n[2]), "score": 0.2}], ["7", "8", "9"]),
+])
+def test_a_filter_that_drops_a_unit_a_search_named_by_id_is_blamed_for_it(hits, names):
+    doc, cut = _id_hits(hits, names)
+    for evidence in (("s1:u0",), ()):
+        assert blame_smartcomment(doc, DUOLINGO, "Japanese", evidence) == ("RetrievalError", cut), evidence
+
+
+def test_a_rank_or_a_count_does_not_name_a_unit():
+    from memopt.trace.memtracebench import from_memtrace
+
+    doc, _ = _id_hits(lambda n: [{"rank": 7, "count": 8, "score": 9}], ["7", "8", "9"])
+    G, _ = from_memtrace(doc, source="ranks.json")
+    assert not [n for n, d in G.nodes(data=True) if d.get("refs")]
