@@ -12,9 +12,10 @@ evidence turn states, `is_quantity` and `states_quantity`) is held nowhere as su
 computed from. Each evidence turn that shares a word with the question is a piece (`computed_pieces`): a line
 holds it when it has most of the words the turn shares with the question (half or more) and is that turn's fact
 rather than another's (it shares more of the turn's own words than of any other evidence turn's, and at least a
-third of them); for a question about time (ago, since, how long, after, before, when) the line must also state
-the turn's day (the date the turn gives, else the day it was said, a day either way). Matching a line to a turn is
-lexical (word stems), whichever judge runs.
+third of them, or states every number the turn states: "has 12 students" is the fact of a long turn ending "12
+students signed up already"); for a question about time (ago, since, how long, after, before, when) the line must
+also state the turn's day (the date the turn gives, else the day it was said, a day either way). Matching a line to
+a turn is lexical (word stems), whichever judge runs.
 """
 
 from __future__ import annotations
@@ -238,6 +239,14 @@ def computed_held(piece: Piece, line: str, question: str, others: Sequence[Piece
         mine = overlap(own, normalise_numbers(line))
         rivals = [overlap(stem_set(normalise_numbers(o.text)) - stem_set(normalise_numbers(question)),
                           normalise_numbers(line)) for o in others if o is not piece]
-        if mine < 1 / 3 or any(r > mine for r in rivals):
+        if any(r > mine for r in rivals) or (mine < 1 / 3 and not _states_numbers(piece.text, line)):
             return False
     return piece.day is None or _states_day(line, piece.day)
+
+
+def _states_numbers(turn: str, line: str) -> bool:
+    """Whether a line states every number a turn states (its dates left out; "12 students" in "My beginner class
+    starts next week - 12 students signed up already"): the quantity a sum or a difference is computed from."""
+    numbers = set(re.findall(r"\d+(?:[.,:]\d+)*", normalise_numbers(without_dates(turn))))
+    said = set(re.findall(r"\d+(?:[.,:]\d+)*", normalise_numbers(without_dates(line))))
+    return bool(numbers) and numbers <= said

@@ -630,3 +630,45 @@ def test_a_rank_or_a_count_does_not_name_a_unit():
     doc, _ = _id_hits(lambda n: [{"rank": 7, "count": 8, "score": 9}], ["7", "8", "9"])
     G, _ = from_memtrace(doc, source="ranks.json")
     assert not [n for n, d in G.nodes(data=True) if d.get("refs")]
+
+
+# --- a computed answer's facts, stated shorter than the turns ------------------------------------------------
+
+STUDENTS = "How many students does Jon have in total across his two dance classes?"
+
+
+def _classes(retrieved: int) -> tuple[dict, dict[str, str]]:
+    """Two long turns each giving one class's size; per-message adds store each as a short fact; the search brings
+    back the first ``retrieved`` of them; the answer adds them up wrong."""
+    g = Smartcomment("classes")
+    said = [("14 March, 2023", "The studio is real! My beginner class starts next week and honestly I am so nervous "
+                               "about teaching again - 12 students signed up already."),
+            ("30 April, 2023", "Also opened an advanced class on Thursday evenings at the old mill - 14 dancers "
+                               "in it, most of them from the spring showcase.")]
+    facts = ["Jon's beginner dance class has 12 students", "Jon's advanced dance class has 14 dancers"]
+    units = []
+    for n, ((day, text), fact) in enumerate(zip(said, facts, strict=True), start=1):
+        g.session(f"s{n}", date=day)
+        turn = g.turn(f"D{n}:1", "Jon", text)
+        g.op("memory.add", "write")
+        units.append(g.var(f"jon-{n}", fact, cls="MemoryItem", cat="memory_entry"))
+        g.edges(turn, units[-1])
+    g.session("qa", question_date="15 May, 2023")
+    q = g.question("q1", STUDENTS)
+    ops = {"search": g.op("memory.search", "search")}
+    results = g.var("results-1", json.dumps([{"memory": f} for f in facts[:retrieved]]), cat="search_result")
+    g.edges([q, *units[:retrieved]], results)
+    ops["answer"] = g.op("answer_question", "qa")
+    prediction = g.var("answer-1", "Jon has 24 students in total.", cat="prediction")
+    g.edges([results, q], prediction)
+    g.judge(q, "26", prediction)
+    return g.document(), ops
+
+
+@pytest.mark.parametrize(("retrieved", "expected"), [(2, ("ResponseError", "answer")),
+                                                     (1, ("RetrievalError", "search"))])
+def test_a_sum_needs_each_turn_s_number_and_a_short_fact_stating_it_holds_it(retrieved, expected):
+    doc, ops = _classes(retrieved)
+    for evidence in (("D1:1", "D2:1"), ()):
+        assert blame_smartcomment(doc, STUDENTS, "26", evidence) == (expected[0], ops[expected[1]]), evidence
+
