@@ -34,6 +34,7 @@ from dataclasses import dataclass
 import networkx as nx
 
 from memopt.attribution.case import FailedCase, Probe, pseudo_discount
+from memopt.attribution.normalise import plain
 from memopt.attribution.types import Attribution
 from memopt.judge.judges import Judge
 from memopt.trace.graph import op_stages, versions_of
@@ -137,8 +138,30 @@ def _retrieval_loss(case: FailedCase, probe: Probe, retrieval: list[str]) -> str
 
     droppers = [r for r in retrieval if writes(r) and held(reads(r)) - held(writes(r))]
     if droppers:
-        return droppers[0]
+        return _ranker(G, droppers[0], retrieval, reads(droppers[0]), writes(droppers[0]))
     return next((r for r in retrieval if not carried(r)), retrieval[0])
+
+
+def _ranker(G: nx.DiGraph, cut: str, retrieval: list[str], read: list[str], wrote: list[str]) -> str:
+    """The op blamed for what ``cut`` dropped: ``cut`` itself, unless it kept the top of a ranking a later retrieval
+    op of the question wrote (a rerank: every unit it kept ranked above every unit it dropped, a faithful top-n
+    cut); then the op that ranked them. A search's own ranking is not blamed: it found the unit."""
+    for v in read:
+        ranking = G.nodes[v].get("refs") or []
+        writer = next(iter(G.predecessors(v)), None)
+        if len(ranking) < 2 or writer not in retrieval[1:]:
+            continue
+        kept = [_kept(G, unit, wrote) for unit in ranking]
+        if any(kept) and not all(kept) and kept == sorted(kept, reverse=True):
+            return writer
+    return cut
+
+
+def _kept(G: nx.DiGraph, unit: str, wrote: list[str]) -> bool:
+    """Whether an op's output keeps a unit: names it, or copies its text."""
+    text = " ".join(plain(G.nodes[unit].get("value")).split())
+    return any(unit in (G.nodes[w].get("refs") or ()) or (text and text in " ".join(
+        plain(G.nodes[w].get("value")).split())) for w in wrote)
 
 
 def _live_at(G: nx.DiGraph, node: str, time: int) -> bool:

@@ -3,10 +3,11 @@
 
 A search often writes only the ids of what it found, and the rerank, cut, filter or packing after it passes ids
 on; the text stays in the units. Such a list holds what the units it names hold. `name_references` records, on
-each structured variable a question's op wrote, the unit versions it names (``refs``): a leaf of its value equal
-to the name of a store unit the variable derives from (its ``class:name`` or its name; the newest version of it
-the variable derives from). Numbers count only under an id key (``id``, ``memory_id``, ``ids``), so
-a rank or a count never names unit ``3``. `memopt.attribution.probe.Probe` reads ``refs``.
+each structured variable a question's op wrote, the unit versions it names in the order it names them (``refs``;
+a ranking, when the list is one): a leaf of its value equal to the name of a store unit the variable derives from
+(its ``class:name`` or its name; the newest version of it the variable derives from). Numbers count only under an
+id key (``id``, ``memory_id``, ``ids``), so a rank or a count never names unit ``3``.
+`memopt.attribution.probe.Probe` reads ``refs``; `memopt.attribution.memtrace` reads a ranking's order.
 """
 
 from __future__ import annotations
@@ -48,7 +49,8 @@ def name_references(G: nx.DiGraph, question_ops: Iterable[str]) -> None:
     for op in question_ops:
         for v in G.successors(op):
             value = G.nodes[v].get("value")
-            named = {leaf for leaf in _leaves(value) if leaf in known} if isinstance(value, (dict, list)) else set()
+            given = [leaf for leaf in _leaves(value) if leaf in known] if isinstance(value, (dict, list)) else []
+            named = set(given)
             if not named:
                 continue
             found: dict[str, str] = {}
@@ -60,4 +62,4 @@ def name_references(G: nx.DiGraph, question_ops: Iterable[str]) -> None:
                     if label in named and (label not in found or G.nodes[found[label]]["version"] < d["version"]):
                         found[label] = a
             if found:
-                G.nodes[v]["refs"] = sorted(set(found.values()))
+                G.nodes[v]["refs"] = list(dict.fromkeys(found[label] for label in given if label in found))
