@@ -26,6 +26,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from memopt.attribution.cast import Cast
 from memopt.attribution.normalise import normalise_numbers
 from memopt.core.text import DATE_PATTERN, find_dates, overlap, python_literal, stem, stem_set, words
 
@@ -76,10 +77,13 @@ def names_in(question: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def about_someone_else(line: str, question: str, gold: str) -> bool:
+def about_someone_else(line: str, question: str, gold: str, cast: Cast | None = None) -> bool:
     """Whether a line's subject (its first word, past bullets and date stamps) is a name neither the question nor
     the gold holds, and the line names no one the question names: "Sam recommends the pierogi in Krakow" is
-    about Sam, not Chloe."""
+    about Sam, not Chloe. With the conversation's `Cast`: only when the question names a speaker (a question
+    about a band, a place or someone it describes has no one else), only when the subject is someone of the
+    conversation ("Training plan: ..." is about no one), and never about a name a turn writes together with one
+    the question names (the teacher Tom met in Denver is Lena when a turn names Lena and Denver)."""
     known = {w.lower() for w in re.findall(r"[A-Za-z]+", f"{question} {gold}")}
     head = _LEAD.sub("", line)
     first = re.match(r"([A-Z][a-z]+)(?:'s)?\b", head)
@@ -88,7 +92,10 @@ def about_someone_else(line: str, question: str, gold: str) -> bool:
     subject = first.group(1).lower()
     if subject in known or subject in _CALENDAR or subject in _NOT_NAMES or subject in _GENERIC:
         return False
-    named = {n.lower() for n in names_in(question)}
+    asked = names_in(question)
+    if cast is not None and (not cast.speaks(asked) or not cast.is_someone(subject) or subject in cast.tied(asked)):
+        return False
+    named = {n.lower() for n in asked}
     return not any(re.search(rf"\b{re.escape(n)}\b", line, re.IGNORECASE) for n in named)
 
 

@@ -24,6 +24,7 @@ from typing import Any, Protocol
 
 import networkx as nx
 
+from memopt.attribution.cast import Cast, cast_of
 from memopt.attribution.need import (
     Piece,
     about_someone_else,
@@ -44,6 +45,7 @@ from memopt.trace.graph import variables
 __all__ = ["Probe", "Question", "node_reading"]
 
 _READINGS: weakref.WeakKeyDictionary[nx.DiGraph, tuple[int, dict[str, str]]] = weakref.WeakKeyDictionary()
+_CASTS: weakref.WeakKeyDictionary[nx.DiGraph, tuple[int, Cast]] = weakref.WeakKeyDictionary()
 
 
 class Question(Protocol):
@@ -172,7 +174,20 @@ class Probe:
         words = normalise_numbers(canonical_dates(piece.text))
         lines = [line for line in canonical_dates(text).splitlines()
                  if overlap(words, normalise_numbers(line)) >= CONTAINS_RECALL_THRESHOLD]
-        return not lines or any(not about_someone_else(line, self.case.question, self.case.gold) for line in lines)
+        return not lines or any(not about_someone_else(line, self.case.question, self.case.gold, self.cast)
+                                for line in lines)
+
+    @property
+    def cast(self) -> Cast:
+        """Who the conversation is about (`memopt.attribution.cast`; remembered per graph)."""
+        G = self.case.G
+        cached = _CASTS.get(G)
+        if cached is None or cached[0] != G.number_of_nodes():
+            turns = [G.nodes[t].get("value") for t in variables(G, "turn")]
+            cached = (G.number_of_nodes(), cast_of((str(v.get("speaker") or ""), str(v.get("text") or ""))
+                                                   for v in turns if isinstance(v, dict)))
+            _CASTS[G] = cached
+        return cached[1]
 
     def holds_piece(self, node: str, index: int) -> bool:
         """Whether a variable holds the ``index``-th piece."""

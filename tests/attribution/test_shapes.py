@@ -715,3 +715,61 @@ def test_a_top_n_cut_of_a_rerank_passes_the_blame_to_the_rerank_a_cut_out_of_ord
     doc, ops = _ranked(order, kept)
     for evidence in (("D1:1",), ()):
         assert blame_smartcomment(doc, MAIN, "saffron risotto", evidence) == ("RetrievalError", ops[blamed]), evidence
+
+
+# --- who a line is about ------------------------------------------------------------------------------------
+
+def _people(turns: list[tuple[str, str]], units: list[str], context: list[int], question: str, gold: str,
+            delete: int | None = None) -> tuple[dict, dict[str, str]]:
+    """Turns each stored as a unit by its own add; the add of a last turn deletes unit ``delete``; the search puts
+    the units ``context`` into the answer's context."""
+    g = Smartcomment("people")
+    g.session("s1", session_date="6 March, 2023")
+    stored, ops = [], {}
+    for i, ((who, said), fact) in enumerate(zip(turns, units, strict=True), start=1):
+        turn = g.turn(f"D1:{i}", who, said)
+        g.op("mem.add_message", "extraction")
+        stored.append(g.var(f"m{i}", {"memory": fact}, cls="MemoryRecord", cat="memory_entry"))
+        g.edges(turn, stored[-1])
+    if delete is not None:
+        g.session("s2", session_date="3 April, 2023")
+        turn = g.turn("D2:1", turns[0][0], "I switched my rest day to Monday.")
+        ops["delete"] = g.op("mem.add_message", "extraction")
+        g.edges(turn, g.var("m9", {"memory": "Rest day is Monday"}, cls="MemoryRecord", cat="memory_entry"))
+        g.edges([turn, stored[delete]], g.var(f"del-m{delete + 1}", "DELETED", cls="marker", cat="marker"))
+    g.session("qa", question_date="10 April, 2023")
+    q = g.question("q1", question)
+    g.op("mem.search", "retrieval")
+    hits = g.var("q1", json.dumps([{"memory": units[i]} for i in context]), cls="memory_context",
+                 cat="memory_context")
+    g.edges([q, *(stored[i] for i in context)], hits)
+    prediction = g.answer("q1", hits, "I don't know.")
+    ops["answer"] = g.op_id
+    g.judge(q, gold, prediction)
+    return g.document(), ops
+
+
+def test_a_capitalised_first_word_that_is_no_one_is_not_someone_else():
+    """"Training plan: ..." about Omar's runs is not a line about a person the question does not name."""
+    doc, ops = _people([("Omar", "I want a sub-50 10k by summer."),
+                        ("Coach", "Structure: intervals on Tuesday and your long run on Sundays.")],
+                       ["Goal: sub-50 minute 10k by summer", "Training plan: intervals Tuesday, long run on Sundays"],
+                       [0], "Which day is Omar's long run?", "Sunday", delete=1)
+    for evidence in (("D1:2",), ()):
+        assert blame_smartcomment(doc, "Which day is Omar's long run?", "Sunday", evidence) == (
+            "DeletionError", ops["delete"]), evidence
+
+
+@pytest.mark.parametrize(("question", "gold", "turns", "units"), [
+    ("How many CDs did Low Tide Radio sell at their first gig?", "40 CDs",  # a band, not a speaker
+     [("Diego", "The band finally has a name - Low Tide Radio!"), ("Diego", "The gig was packed! We sold 40 CDs.")],
+     ["Diego's band is called Low Tide Radio", "Diego's band's gig was packed; they sold 40 CDs"]),
+    ("What instrument does the teacher Tom met in Denver play?", "cello",  # someone the question describes
+     [("Tom", "At the conference in Denver I met Lena, she teaches music theory."),
+      ("Tom", "Lena invited me to hear her play cello with her quartet."), ("Mia", "Sounds lovely, Tom!")],
+     ["Tom met Lena, a music theory teacher, in Denver", "Lena plays cello in a quartet", "Mia thinks it is lovely"]),
+])
+def test_a_line_about_whom_the_question_asks_without_naming_a_speaker_holds_the_item(question, gold, turns, units):
+    doc, ops = _people(turns, units, [0, 1], question, gold)
+    for evidence in (("D1:1", "D1:2"), ()):
+        assert blame_smartcomment(doc, question, gold, evidence) == ("ResponseError", ops["answer"]), evidence
