@@ -227,7 +227,8 @@ class _Converter:
         LLM output a ``fact``, anything else its category."""
         native = any((op.get("metadata") or {}).get("memopt") for op in self.ops.values())
         units = set() if native else store_unit_names(self.nodes, self.kinds, [e for _, e in self.edges],
-                                                      self.writer, self.case_of_op)
+                                                      self.writer, self.case_of_op,
+                                                      {o: str(op.get("op_name") or "") for o, op in self.ops.items()})
         for fid, kind in self.kinds.items():
             if kind is not None:
                 continue

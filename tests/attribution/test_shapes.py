@@ -773,3 +773,30 @@ def test_a_line_about_whom_the_question_asks_without_naming_a_speaker_holds_the_
     doc, ops = _people(turns, units, [0, 1], question, gold)
     for evidence in (("D1:1", "D1:2"), ()):
         assert blame_smartcomment(doc, question, gold, evidence) == ("ResponseError", ops["answer"]), evidence
+
+
+
+def test_a_document_no_question_searched_for_is_a_unit_of_its_index():
+    """Rounds indexed one document each; the search returns two of them, never the one about the bike: that one was
+    in the store all the same (a unit like its siblings), so the search is blamed, not the indexing."""
+    g = Smartcomment("index")
+    said = [("2023-08-03", "I just bought a used road bike, a Trek Domane, for $900!"),
+            ("2023-09-05", "Started a sourdough baking class this week."),
+            ("2023-09-09", "My sister visited, we baked bread all weekend.")]
+    docs = []
+    for n, (day, text) in enumerate(said, start=1):
+        g.session(f"s{n}", date=day)
+        turn = g.var(f"z{n}.user", text, cls="Msg", cat="message", role="user")
+        g.op("index.add_round", "indexing")
+        docs.append(g.var(f"round-{n}", f"[{day}] user: {text}", cls="RoundDoc", cat="document"))
+        g.edges(turn, docs[-1])
+    g.session("qa", question_date="2023-10-01")
+    q = g.question("q1", "What brand is my road bike?")
+    search = g.op("retriever.search", "retrieval")
+    context = g.var("q1.retrieved", json.dumps([g.net._driver.get_node(d).value for d in docs[1:]]),
+                    cat="memory_context")
+    g.edges([q, *docs[1:]], context)
+    g.judge(q, "Trek", g.answer("q1", context, "You haven't said."))
+    for evidence in (("z1.user",), ()):
+        assert blame_smartcomment(g.document(), "What brand is my road bike?", "Trek", evidence) == (
+            "RetrievalError", search), evidence
