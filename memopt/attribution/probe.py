@@ -17,6 +17,7 @@ together when each piece is held by one of them.
 from __future__ import annotations
 
 import datetime as dt
+import re
 import weakref
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -114,20 +115,34 @@ class Probe:
     @cached_property
     def pieces(self) -> tuple[Piece, ...]:
         """The pieces the answer needs (`memopt.attribution.need`); each gold item comes from the evidence turns
-        that hold its words (all of them when none does)."""
+        that hold its words (all of them when none does); an item of a gold of several that is a quantity no
+        evidence turn states ("About 6 weeks ago (43 days; 19 August 2023)") needs the facts it is computed from,
+        as a computed gold does."""
         case = self.case
         if self.computed:
             turns = [(t, self.read(t), case.day_of(t)) for t in case.evidence_turns]
             found = computed_pieces(case.question, turns)
             if found:
                 return tuple(found)
-        out = []
+        out: list[Piece] = []
         for part in gold_pieces(case.gold):
+            if self._computed_item(part):  # "about 6 weeks ago (43 days": computed from the facts, once
+                found = [p for p in computed_pieces(case.question, [
+                    (t, self.read(t), case.day_of(t)) for t in case.evidence_turns]) if p not in out]
+                if found:
+                    out.extend(found)
+                    continue
             sources = [t for t in case.evidence_turns if self._states(part, t)]
             if not sources and case.pseudo_evidence:  # retrieved evidence: turns of the graph stating it
                 sources = [t for t in variables(case.G, "turn") if self._states(part, t)][:3]
             out.append(Piece(part, tuple(sources or ([] if case.pseudo_evidence else case.evidence_turns))))
         return tuple(out)
+
+    def _computed_item(self, part: str) -> bool:
+        """Whether one item of a gold of several is a quantity no evidence turn states (brackets aside)."""
+        bare = re.sub(r"[()\[\]]", " ", part)
+        return is_quantity(bare) and bool(self.case.evidence_turns) and not any(
+            states_quantity(bare, self.read(t), self.case.question) for t in self.case.evidence_turns)
 
     def _states(self, part: str, turn: str) -> bool:
         words = normalise_numbers(canonical_dates(part))

@@ -800,3 +800,46 @@ def test_a_document_no_question_searched_for_is_a_unit_of_its_index():
     for evidence in (("z1.user",), ()):
         assert blame_smartcomment(g.document(), "What brand is my road bike?", "Trek", evidence) == (
             "RetrievalError", search), evidence
+
+
+# --- a computed item in a gold that explains itself -----------------------------------------------------------
+
+RIDE = "How long ago did I take my new bike on its first ride?"
+
+
+def _ride(in_context: bool) -> tuple[dict, dict[str, str]]:
+    """Rounds indexed as documents; the search puts the first-ride round in the context (or not); the answer
+    counts the weeks wrong."""
+    g = Smartcomment("ride")
+    rounds = [("2023-08-03", "I just bought a used road bike, a Trek Domane, for $900!"),
+              ("2023-08-19", "Took the new bike on its first ride today, 40 km along the coast!"),
+              ("2023-09-05", "Started a sourdough baking class this week.")]
+    docs = []
+    for n, (day, said) in enumerate(rounds, start=1):
+        g.session(f"s{n}", date=day)
+        turn = g.var(f"z{n}.user", said, cls="Msg", cat="message", role="user")
+        g.op("index.add_round", "indexing")
+        docs.append(g.var(f"round-{n}", f"[{day}] user: {said}", cls="RoundDoc", cat="chunk"))
+        g.edges(turn, docs[-1])
+    g.session("qa", question_date="2023-10-01")
+    q = g.question("q1", RIDE)
+    ops = {"search": g.op("retriever.search", "retrieval")}
+    given = docs if in_context else [docs[0], docs[2]]
+    context = g.var("q1.retrieved", json.dumps([g.net._driver.get_node(d).value for d in given]),
+                    cat="memory_context")
+    g.edges([q, *given], context)
+    g.op("reader.generate", "generation")
+    ops["answer"] = g.op_id
+    prediction = g.var("q1.prediction", "About 3 weeks ago.", cat="prediction")
+    g.edges([context, q], prediction)
+    g.judge(q, "About 6 weeks ago (43 days; 19 August 2023)", prediction)
+    return g.document(), ops
+
+
+@pytest.mark.parametrize(("in_context", "expected"), [(True, ("ResponseError", "answer")),
+                                                      (False, ("RetrievalError", "search"))])
+def test_a_quantity_item_no_turn_states_is_computed_from_its_facts(in_context, expected):
+    doc, ops = _ride(in_context)
+    gold = "About 6 weeks ago (43 days; 19 August 2023)"
+    for evidence in (("z2.user",), ()):
+        assert blame_smartcomment(doc, RIDE, gold, evidence) == (expected[0], ops[expected[1]]), evidence
