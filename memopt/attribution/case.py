@@ -29,7 +29,7 @@ from typing import Any
 import networkx as nx
 
 from memopt.attribution.evidence import seed_evidence, turn_day
-from memopt.attribution.normalise import item_day
+from memopt.attribution.normalise import item_day, plain
 from memopt.attribution.probe import Probe
 from memopt.core.text import parse_session_date
 from memopt.data.model import NOT_MENTIONED
@@ -96,19 +96,37 @@ class FailedCase:
         return next(self.G.predecessors(self.answer_var))
 
     @cached_property
+    def response_ops(self) -> list[str]:
+        """The ops that wrote the answer from its context, oldest first: the answer op, and each op of the question
+        whose written text (not a selection of what it read: a chain of thought, a draft, a plan) the answer op
+        reads, directly or through another such op."""
+        G, mine = self.G, set(self.query_ops)
+        found, frontier = [self.answer_op], [self.answer_op]
+        while frontier:
+            for v in G.predecessors(frontier.pop()):
+                if G.nodes[v]["kind"] in ("question", "prompt", "context"):
+                    continue
+                for w in G.predecessors(v):
+                    if w in mine and w not in found and _writes_text(G, w):
+                        found.append(w)
+                        frontier.append(w)
+        return sorted(found, key=lambda n: G.nodes[n]["start"])
+
+    @cached_property
     def context_var(self) -> str | None:
-        """The context variable the answer op read."""
-        return next((v for v in self.G.predecessors(self.answer_op) if self.G.nodes[v]["kind"] == "context"), None)
+        """The context variable the answer's first op (`response_ops`) read."""
+        return next((v for v in self.G.predecessors(self.response_ops[0]) if self.G.nodes[v]["kind"] == "context"),
+                    None)
 
     @cached_property
     def context_vars(self) -> list[str]:
-        """What the answer op read as its context: the context variable, else the content it read directly (a
-        long-context buffer, units, a prompt an op of the question filled in), never the question, a query or a
+        """What the answer's first op read as its context: the context variable, else the content it read directly
+        (a long-context buffer, units, a prompt an op of the question filled in), never the question, a query or a
         prompt template."""
         if self.context_var is not None:
             return [self.context_var]
         mine = set(self.query_ops)
-        return [v for v in self.G.predecessors(self.answer_op) if self.G.nodes[v]["kind"] not in _NOT_CONTENT
+        return [v for v in self.G.predecessors(self.response_ops[0]) if self.G.nodes[v]["kind"] not in _NOT_CONTENT
                 or (self.G.nodes[v]["kind"] == "prompt" and any(w in mine for w in self.G.predecessors(v)))]
 
     @cached_property
@@ -140,7 +158,8 @@ class FailedCase:
         def narrows(n: str) -> bool:
             return n in feeding and any(G.nodes[v]["kind"] not in _NOT_CONTENT for v in G.predecessors(n))
 
-        return [n for n in self.query_ops if G.nodes[n]["operation"] not in steering and n != self.answer_op
+        answering = set(self.response_ops)
+        return [n for n in self.query_ops if G.nodes[n]["operation"] not in steering and n not in answering
                 and ("retrieval" in op_stages(G, n) or (G.nodes[n]["start"] < start and (
                     narrows(n) or (G.nodes[n]["operation"] not in declared and not op_stages(G, n)))))]
 
@@ -252,6 +271,18 @@ def _provenance(G: nx.DiGraph) -> dict[str, set[str]]:
 
 def _creation(G: nx.DiGraph) -> dict[str, int]:
     return _index(G)[1]
+
+
+def _writes_text(G: nx.DiGraph, op: str) -> bool:
+    """Whether an op wrote text of its own rather than a selection of what it read: no result list naming units,
+    and most of its lines (three words or more) found in none of its inputs."""
+    written = list(G.successors(op))
+    if not written or any(G.nodes[w].get("refs") for w in written):
+        return False
+    lines = [" ".join(line.split()) for w in written for line in plain(G.nodes[w].get("value")).splitlines()]
+    lines = [line for line in lines if len(line.split()) >= 3]
+    read = " ".join(" ".join(plain(G.nodes[v].get("value")).split()) for v in G.predecessors(op))
+    return bool(lines) and sum(line in read for line in lines) < len(lines) / 2
 
 
 PSEUDO_EVIDENCE_FACTOR = 0.7

@@ -94,9 +94,11 @@ def memtrace(case: FailedCase, judge: Judge) -> Attribution:
                        "the question cannot be answered from the conversation; the answer op did not abstain",
                        [*context, answer_op, case.answer_var])
     if not context or probe.covers(context):
-        return _result(case, probe, started, "ResponseError", answer_op,
-                       "the context held the needed information; the answer op did not use it",
-                       [*evidence, *context, answer_op, case.answer_var])
+        op = _response_loss(case, probe)
+        return _result(case, probe, started, "ResponseError", op,
+                       "the context held the needed information; the answer op did not use it" if op == answer_op
+                       else f"the context held the needed information; {op} read it and wrote what the answer "
+                            "read without it", [*evidence, *context, op, answer_op, case.answer_var])
     retrieval = case.retrieval_ops
     asked = G.nodes[retrieval[0] if retrieval else answer_op]["start"]
     candidates = [u for u in case.stored() if G.nodes[u]["created"] < asked and _live_at(G, u, asked)]
@@ -108,6 +110,17 @@ def memtrace(case: FailedCase, judge: Judge) -> Attribution:
                        f"the store held the information at question time ({held}) but the context did not",
                        [*evidence, held, op, *context, answer_op])
     return _upstream(case, probe, started, asked, probe.missing(candidates))
+
+
+def _response_loss(case: FailedCase, probe: Probe) -> str:
+    """The op of the answer's chain (a chain of thought, a draft, then the answer) that read the needed information
+    and wrote text without it; the answer op when none did."""
+    G = case.G
+    for op in case.response_ops[:-1]:
+        read = [v for v in G.predecessors(op) if G.nodes[v]["kind"] not in ("question", "prompt")]
+        if read and probe.covers(read) and not probe.covers(list(G.successors(op))):
+            return op
+    return case.answer_op
 
 
 def _retrieval_loss(case: FailedCase, probe: Probe, retrieval: list[str]) -> str:

@@ -843,3 +843,42 @@ def test_a_quantity_item_no_turn_states_is_computed_from_its_facts(in_context, e
     gold = "About 6 weeks ago (43 days; 19 August 2023)"
     for evidence in (("z2.user",), ()):
         assert blame_smartcomment(doc, RIDE, gold, evidence) == (expected[0], ops[expected[1]]), evidence
+
+
+# --- a chain of thought before the answer --------------------------------------------------------------------
+
+def _thinking(answer_reads_context: bool) -> tuple[dict, dict[str, str]]:
+    """Notes searched into a context; a reasoning op reads the context and writes its thoughts, which lose the
+    risotto; the answer op reads the thoughts (and the context, or not)."""
+    g = Smartcomment("thinking")
+    g.session("s1", session_date="4 March, 2023")
+    notes = []
+    for i, (said, note) in enumerate([("I made a saffron risotto as the main course for the dinner party.",
+                                       "Ana made a saffron risotto as the main course"),
+                                      ("And a lemon tart for dessert.", "Ana made a lemon tart for dessert")], 1):
+        turn = g.turn(f"D1:{i}", "Ana", said)
+        g.op("notes.write", "extraction")
+        notes.append(g.var(f"n{i}", note, cls="Note", cat="memory_entry"))
+        g.edges(turn, notes[-1])
+    g.session("qa", question_date="10 March, 2023")
+    q = g.question("q1", MAIN)
+    g.op("notes.search", "retrieval")
+    context = g.var("ctx", "- Ana made a saffron risotto as the main course\n- Ana made a lemon tart for dessert",
+                    cat="memory_context")
+    g.edges([q, *notes], context)
+    ops = {"reason": g.op("llm.reason", "generation")}
+    thoughts = g.var("thoughts", "The notes mention a dinner party. Dessert was a lemon tart, so the main course "
+                                 "was probably the tart as well.", cls="LLMOutput", cat="llm_response")
+    g.edges([q, context], thoughts)
+    ops["answer"] = g.op("llm.answer", "generation")
+    prediction = g.var("pred", "A lemon tart.", cat="prediction")
+    g.edges([thoughts, q, *([context] if answer_reads_context else [])], prediction)
+    g.judge(q, "saffron risotto", prediction)
+    return g.document(), ops
+
+
+@pytest.mark.parametrize("answer_reads_context", [True, False])
+def test_a_chain_of_thought_that_lost_what_the_context_held_is_the_response_error(answer_reads_context):
+    doc, ops = _thinking(answer_reads_context)
+    for evidence in (("D1:1",), ()):
+        assert blame_smartcomment(doc, MAIN, "saffron risotto", evidence) == ("ResponseError", ops["reason"]), evidence
