@@ -20,7 +20,7 @@ from memopt.trace.graph import SCHEMA_VERSION
 from memopt.trace.question_ops import serving_ops
 from memopt.trace.references import name_references
 from memopt.trace.store_units import store_unit_names
-from memopt.trace.tombstones import is_delete_class, is_tombstone, unit_named
+from memopt.trace.tombstones import is_delete_class, is_emptied, is_tombstone, unit_named
 from memopt.trace.tracer import inputs_hash
 
 __all__ = ["convert", "date_of", "decode_value"]
@@ -391,7 +391,8 @@ class _Converter:
             value.pop("timestamp", None)
         said = date_of(attrs["metadata"]) or date_of(self.session_meta.get(str(n.get("session_id"))))
         if kind == "memory":
-            gone = deleted_edge is not None or (int(version) > 1 and is_tombstone(value, n.get("metadata")))
+            gone = deleted_edge is not None or (int(version) > 1 and (is_tombstone(value, n.get("metadata"))
+                                                                      or is_emptied(value)))
             attrs.update(action="DELETE" if gone else ("ADD" if int(version) == 1 else "UPDATE"), deleted=gone)
             if n.get("class_name") == "chunk":  # a store unit of raw conversation text (RAG's chunks)
                 attrs["kind"] = "chunk"

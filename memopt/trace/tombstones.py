@@ -8,7 +8,10 @@ A smartcomment graph has no delete of its own: a system draws one. The ways seen
   a node of another class with the unit's name (``DeleteMarker:mem_01@1``), or a name ending with it
   (``deleted:mem_01@1``, ``evicted/ltm-3@1``) — `unit_named`;
 - a new version of the unit whose value or metadata says what happened to it (Mem0's history rows:
-  ``{"event": "DELETE"}``; ``"deleted": true``; ``"status": "removed"``) — `is_tombstone`.
+  ``{"event": "DELETE"}``; ``"deleted": true``; ``"status": "removed"`` or ``"archived"``; a soft delete's
+  ``"deleted_at": "2023-05-20"``, ``"invalid_at"``, ``"expired_at"``; ``"is_active": false``) — `is_tombstone`;
+- a new version of the unit with nothing in it (``""``, ``null``, ``{}``, ``{"id": "m1", "memory": ""}``): an
+  overwrite that leaves nothing is a delete — `is_emptied`.
 """
 
 from __future__ import annotations
@@ -17,12 +20,18 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["is_tombstone", "is_delete_class", "unit_named"]
+__all__ = ["is_tombstone", "is_emptied", "is_delete_class", "unit_named"]
 
-_WORD = re.compile(r"^\W*(?:deleted?|removed?|tombstoned?|tombstone|evicted|expired|forgotten|purged)\W*$",
-                   re.IGNORECASE)
+_WORD = re.compile(r"^\W*(?:deleted?|removed?|tombstoned?|tombstone|evicted|expired|forgotten|purged|archived|"
+                   r"inactive|invalid|invalidated|obsolete|retired|discarded)\W*$", re.IGNORECASE)
 _EVENT_KEYS = ("event", "action", "op", "operation", "status", "state", "type")
-_FLAG_KEYS = ("deleted", "is_deleted", "removed", "tombstone")
+_FLAG_KEYS = ("deleted", "is_deleted", "isdeleted", "removed", "is_removed", "tombstone", "archived", "is_archived")
+_LIVE_KEYS = ("is_active", "isactive", "active", "valid", "is_valid", "isvalid", "enabled", "alive")
+_WHEN_KEYS = ("deleted_at", "deletedat", "removed_at", "removedat", "archived_at", "archivedat", "invalid_at",
+              "invalidat", "invalidated_at", "invalidatedat", "expired_at", "expiredat", "tombstoned_at")
+_EMPTY = frozenset({"", "null", "none", "[]", "{}", '""'})
+_NAMING_KEYS = frozenset({"id", "uuid", "key", "name", "memory_id", "unit_id", "user_id", "agent_id", "run_id",
+                          "hash", "version"})
 _CLASSES = frozenset({"deletemarker", "delete_marker", "deleted", "tombstone", "deletion", "delete"})
 
 
@@ -38,10 +47,28 @@ def is_tombstone(value: Any, metadata: Mapping[str, Any] | None = None) -> bool:
     for holder in (value, metadata):
         if not isinstance(holder, Mapping):
             continue
-        if any(_says_delete(holder.get(k)) for k in _EVENT_KEYS):
+        keys = {str(k).lower(): v for k, v in holder.items()}
+        if any(_says_delete(keys.get(k)) for k in _EVENT_KEYS):
             return True
-        if any(holder.get(k) is True or str(holder.get(k)).lower() == "true" for k in _FLAG_KEYS if k in holder):
+        if any(keys[k] is True or str(keys[k]).lower() == "true" for k in _FLAG_KEYS if k in keys):
             return True
+        if any(keys[k] is False or str(keys[k]).lower() == "false" for k in _LIVE_KEYS if k in keys):
+            return True
+        if any(keys[k] not in (None, False) and str(keys[k]).strip().lower() not in _EMPTY | {"false"}
+               for k in _WHEN_KEYS if k in keys):
+            return True
+    return False
+
+
+def is_emptied(value: Any) -> bool:
+    """Whether a (decoded) value holds nothing: empty, ``null``, or a record whose fields are all empty but the ones
+    that name it (``{"id": "m1", "memory": ""}``)."""
+    if value is None or (isinstance(value, str) and value.strip().lower() in _EMPTY):
+        return True
+    if isinstance(value, Mapping):
+        return all(is_emptied(v) for k, v in value.items() if str(k).lower() not in _NAMING_KEYS)
+    if isinstance(value, list):
+        return all(is_emptied(v) for v in value)
     return False
 
 

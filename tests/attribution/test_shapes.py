@@ -882,3 +882,48 @@ def test_a_chain_of_thought_that_lost_what_the_context_held_is_the_response_erro
     doc, ops = _thinking(answer_reads_context)
     for evidence in (("D1:1",), ()):
         assert blame_smartcomment(doc, MAIN, "saffron risotto", evidence) == ("ResponseError", ops["reason"]), evidence
+
+
+# --- a delete written as a new version ----------------------------------------------------------------------
+
+def _soft_delete(value: object, meta: dict | None) -> tuple[dict, str]:
+    """The goal unit of `_coach`, deleted by a later add that writes its next version as ``value`` (with metadata
+    ``meta``): a soft delete's flag or date, or nothing at all."""
+    g = Smartcomment("soft")
+    g.session("chat-1", date="2023/05/02 (Tue) 07:10")
+    said = g.var("msg-11", {"role": "user", "content": "My goal this year is a sub-25 minute 5k at the parkrun."},
+                 cls="Message", cat="message", role="user")
+    g.op("memory.add", "extraction")
+    goal = g.var("mem_01", {"id": "mem_01", "memory": "Goal: a sub-25 minute 5k at the parkrun"}, cls="MemoryItem",
+                 cat="profile_slot")
+    g.edges(said, goal)
+    g.session("chat-2", date="2023/05/20 (Sat) 09:00")
+    later = g.var("msg-21", {"role": "user", "content": "Ran my first parkrun today in 27:40."}, cls="Message",
+                  cat="message", role="user")
+    adder = g.op("memory.add", "extraction")
+    ran = g.var("mem_03", {"id": "mem_03", "memory": "Ran a first parkrun in 27:40"}, cls="MemoryItem",
+                cat="profile_slot")
+    g.edges(later, ran)
+    g.edges([later, goal], g.var("mem_01", value, cls="MemoryItem", cat="profile_slot", **(meta or {})))
+    g.session("qa", question_date="2023/05/28 (Sun) 10:00")
+    q = g.question("q1", GOAL)
+    g.op("memory.search", "retrieval")
+    context = g.var("q1", "- Ran a first parkrun in 27:40", cls="memory_context", cat="memory_context")
+    g.edges(q, ran)
+    g.edges(ran, context)
+    g.judge(q, "a sub-25 minute 5k", g.answer("q1", context, "I don't know your goal."))
+    return g.document(), adder
+
+
+_GOAL = {"id": "mem_01", "memory": "Goal: a sub-25 minute 5k at the parkrun"}
+
+
+@pytest.mark.parametrize(("value", "meta"), [
+    ({**_GOAL, "deleted_at": "2023-05-20T09:00:00"}, None), ({**_GOAL, "is_active": False}, None),
+    ({**_GOAL, "status": "archived"}, None), (_GOAL, {"invalid_at": "2023-05-20"}), (_GOAL, {"isDeleted": True}),
+    ("", None), ("null", None), ({"id": "mem_01", "memory": ""}, None), ({}, None),
+])
+def test_a_soft_delete_or_an_emptied_version_is_a_deletion_error_at_that_op(value, meta):
+    doc, adder = _soft_delete(value, meta)
+    for evidence in (("msg-11",), ()):
+        assert blame_smartcomment(doc, GOAL, "a sub-25 minute 5k", evidence) == ("DeletionError", adder), evidence
