@@ -26,6 +26,9 @@ other ``marker`` nodes (no-split, failed)       kind = their class (``no_split_m
 other outputs of an ``extraction`` op           ``fact``; anything else: its category as the kind
 ==============================================  =========================================================
 
+The same roles written under other words, in the node's metadata, or told by a judge's inputs (what a judge op
+reads besides the question and the gold is the answer): `memopt.trace.roles`.
+
 Operations: an ``op_name`` ``<memory_system>.<op>`` (``mem0.extract``, when ``metadata["memory_system"]`` is
 ``mem0``) keeps its op name; otherwise by category:
 extraction → ``extract``, update → ``update``, retrieval → ``retrieve`` at question time

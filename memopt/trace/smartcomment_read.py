@@ -6,7 +6,6 @@ this module implements it. Helpers are private; `convert` is the one entry point
 
 from __future__ import annotations
 
-import json
 import re
 from collections import defaultdict
 from typing import Any
@@ -14,13 +13,13 @@ from typing import Any
 import networkx as nx
 
 from memopt.core.errors import DataError
-from memopt.core.text import python_literal
 from memopt.trace.dates import date_of, read_day
 from memopt.trace.graph import SCHEMA_VERSION
 from memopt.trace.question_ops import serving_ops
 from memopt.trace.references import name_references
+from memopt.trace.roles import base_kind, decode_value, judged_roles, slug
 from memopt.trace.store_units import store_unit_names
-from memopt.trace.tombstones import is_delete_class, is_emptied, is_tombstone, unit_named
+from memopt.trace.tombstones import is_emptied, is_tombstone, unit_named
 from memopt.trace.tracer import inputs_hash
 
 __all__ = ["convert", "date_of", "decode_value"]
@@ -55,55 +54,6 @@ def _stage(operation: str, category: Any) -> str | None:
         if stem in category:
             return stage
     return None
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_") or "variable"
-
-
-def decode_value(raw: str) -> Any:
-    """A value as written by its encoder: JSON, a Python literal (``repr``, smartcomment's default), or text."""
-    text = raw.strip()
-    if text[:1] in "[{":
-        try:
-            return json.loads(text)
-        except ValueError:
-            pass
-    if text[:1] in "[{('\"" and len(text) < 200_000:
-        try:
-            value = python_literal(text)
-        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-            return raw
-        return value if isinstance(value, (str, dict, list)) else raw
-    return raw
-
-
-_ROLES = {"prediction": "answer", "golden_answers": "gold", "judge_response": "judgement",
-          "judge_score": "judgement", "judge_output": "judgement"}
-
-
-def _base_kind(node: dict[str, Any]) -> str | None:
-    """What a smartcomment variable is to memopt. Smartcomment writers put a role in the class name or in the
-    category (``prediction``, ``golden_answers``, judge outputs), in any case; both are read."""
-    cls, category = str(node.get("class_name") or ""), str(node["category"] or "")
-    lower_cls, lower_category = cls.lower(), category.lower()
-    if lower_category == "message & query" or (lower_cls in ("query", "question")
-                                                and lower_category in ("message", "query", "question")):
-        return "question"
-    if lower_category == "message":
-        return "turn"
-    if lower_cls == "prediction" or (not cls and lower_category == "prediction"):
-        return "answer"
-    if category == "marker":  # a DELETE marker; other markers (EverMemOS's no-split, failed) only signal
-        value = decode_value(str(node.get("value", "")))
-        deleting = is_delete_class(cls) or is_tombstone(value.strip('"') if isinstance(value, str) else value,
-                                                        node.get("metadata"))
-        return "marker" if deleting else _slug(cls or "signal_marker")
-    special = {"memory_context": "context", "memory_entry": "memory", "prompt": "prompt"}
-    if category in special:
-        return special[category]
-    role = _ROLES.get(lower_cls) or _ROLES.get(lower_category)
-    return role if role in ("gold", "judgement") else None
 
 
 _MEMBASE_TURN = re.compile(r"^Speaker (?P<name>.+?) \(role: (?P<role>[^)]*)\) says: (?P<text>.*?)"
@@ -159,7 +109,7 @@ def _pipeline(meta: dict[str, Any], split: str | None) -> str | None:
         return declared
     layer = meta.get("layer_type")
     if isinstance(layer, str) and layer.strip():
-        return _LAYERS.get(re.sub(r"[^a-z0-9]", "", layer.lower()), _slug(layer))
+        return _LAYERS.get(re.sub(r"[^a-z0-9]", "", layer.lower()), slug(layer))
     return split
 
 
@@ -179,7 +129,9 @@ class _Converter:
         for r, (i, e) in enumerate(self.edges):
             self.by_op[e["op_id"]].append((i, e))
             self.rank[i] = r
-        self.kinds = {fid: _base_kind(n) for fid, n in self.nodes.items()}
+        written = {e["target_full_node_id"] for _, e in self.edges}
+        self.kinds = {fid: base_kind(n, fid not in written) for fid, n in self.nodes.items()}
+        self.kinds.update(judged_roles(self.kinds, [e for _, e in self.edges], written))
         self.session_meta = {str(x.get("session_id")): x.get("metadata") or {}
                              for x in data["data"].get("sessions") or [] if isinstance(x, dict)}
         self.pipeline = _pipeline(meta, split)
@@ -235,7 +187,7 @@ class _Converter:
             op, category = self.writer.get(fid), self.nodes[fid]["category"]
             writes_facts = op is not None and (self.ops.get(op) or {}).get("category") == "extraction"
             self.kinds[fid] = ("memory" if self.nodes[fid]["full_name"] in units else
-                               "fact" if writes_facts and category == "llm_response" else _slug(category))
+                               "fact" if writes_facts and category == "llm_response" else slug(category))
 
     def _key(self, fid: str) -> str:
         key = re.sub(r"[^\w.-]+", "_", self.nodes[fid].get("name") or fid)
@@ -308,7 +260,7 @@ class _Converter:
             t, op = e["target_full_node_id"], e["op_id"]
             if t == _SENTINEL or self.kinds[t] not in _PER_OP or (t, op) in self.copy_ids:
                 continue
-            base = f"{self.kinds[t]}:{self.conv}:{self.case_of_op.get(op) or _slug(self.nodes[t]['full_name'])}"
+            base = f"{self.kinds[t]}:{self.conv}:{self.case_of_op.get(op) or slug(self.nodes[t]['full_name'])}"
             count[base] += 1
             self.copy_ids[(t, op)] = f"{base}@{count[base]}"
 
@@ -362,8 +314,8 @@ class _Converter:
         category = (op.get("category") or "operation").lower()
         if category == "retrieval":
             return "retrieve" if keyed else "search_similar"
-        named = _OPERATION.get(category, _slug(category))
-        return _slug(category) if named == "answer" else named  # only the op that writes the prediction answers
+        named = _OPERATION.get(category, slug(category))
+        return slug(category) if named == "answer" else named  # only the op that writes the prediction answers
 
     # --- the graph ---------------------------------------------------------------------------------
 

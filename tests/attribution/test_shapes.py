@@ -927,3 +927,46 @@ def test_a_soft_delete_or_an_emptied_version_is_a_deletion_error_at_that_op(valu
     doc, adder = _soft_delete(value, meta)
     for evidence in (("msg-11",), ()):
         assert blame_smartcomment(doc, GOAL, "a sub-25 minute 5k", evidence) == ("DeletionError", adder), evidence
+
+
+# --- roles written other ways --------------------------------------------------------------------------------
+
+def _roles_as(turn: str, question: tuple[str | None, str], answer: str, gold: str, judge: str,
+              meta: bool = False) -> tuple[dict, str]:
+    """`test_roles_written_in_the_category_are_read_as_in_the_class`'s graph, each role under another word (a
+    category, a class, or the metadata's ``role`` when ``meta``)."""
+    g = Smartcomment("roles")
+    g.session("s1", session_date="4 March, 2023")
+    said = g.var("D1:1", "Ana: I made a saffron risotto as the main course for the dinner party.", cat=turn,
+                 **({"speaker": "Ana"} if meta else {}))
+    g.op("notes.write", "write")
+    unit = g.var("n1", "Ana made a saffron risotto", cls="Note", cat="memory_entry")
+    g.edges(said, unit)
+    g.session("qa", question_date="10 March, 2023")
+    q = g.var("q1", MAIN, cls=question[0], cat=question[1], **({"role": "question"} if meta else {}))
+    answering = g.op("qa.generate", "generation")
+    prediction = g.var("q1_out", "A lemon tart.", cat=answer, **({"role": "prediction"} if meta else {}))
+    g.edges([q, unit], prediction)
+    g.op("grader", "evaluation")
+    golden = g.var("gold_q1", "saffron risotto", cat=gold, **({"role": "gold_answer"} if meta else {}))
+    verdict = g.var("verdict_q1", json.dumps({"score": 0, "label": "WRONG"}), cat=judge,
+                    **({"role": "verdict"} if meta else {}))
+    g.edges([q, golden, prediction], verdict)
+    return g.document(), answering
+
+
+@pytest.mark.parametrize("roles", [
+    ("message", (None, "query"), "prediction", "golden_answers", "judge_output"),
+    ("utterance", ("Question", "question"), "answer", "gold_answer", "judgement"),
+    ("Dialogue Turn", (None, "question"), "final_answer", "ground_truth", "evaluation"),
+    ("chat_message", (None, "user_query"), "response", "expected", "judge"),  # answer and gold: by the judge
+    ("variable", (None, "variable"), "variable", "variable", "variable", True),  # every role in the metadata
+])
+def test_roles_written_under_other_words_or_in_the_metadata_are_read(roles):
+    from memopt.trace.memtracebench import from_memtrace
+
+    doc, answering = _roles_as(*roles)
+    G, _ = from_memtrace(doc, source="roles.json")
+    [case] = G.graph["cases"]
+    assert case["question"] == MAIN and case["gold"] == "saffron risotto" and case["judged"] is False
+    assert blame_smartcomment(doc, MAIN, "saffron risotto", ("D1:1",)) == ("ResponseError", answering)
