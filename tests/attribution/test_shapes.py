@@ -970,3 +970,49 @@ def test_roles_written_under_other_words_or_in_the_metadata_are_read(roles):
     [case] = G.graph["cases"]
     assert case["question"] == MAIN and case["gold"] == "saffron risotto" and case["judged"] is False
     assert blame_smartcomment(doc, MAIN, "saffron risotto", ("D1:1",)) == ("ResponseError", answering)
+
+
+# --- knowledge-graph triples ---------------------------------------------------------------------------------
+
+WEDDINGS = "Which cities did Chloe visit for weddings?"
+
+
+def _triples(triple: object) -> tuple[dict, str]:
+    """Edges of a knowledge graph, one unit each, written as records by ``triple(s, p, o)``; a resolve op later
+    overwrites Chloe's Krakow edge; Sam's edge about Krakow stays in the store."""
+    g = Smartcomment("kg")
+    g.session("s1", session_date="9 June, 2023")
+    turns = [g.turn("D1:1", "Chloe", "Back from Marta's wedding in Lisbon, what a party!"),
+             g.turn("D1:2", "Sam", "If you ever go to Krakow, try the pierogi at Przypiecek."),
+             g.turn("D1:3", "Chloe", "And last weekend I was at Ines's wedding in Krakow!")]
+    g.op("kg.extract", "extraction")
+    edges = []
+    for i, (turn, fact) in enumerate(zip(turns, [("Chloe", "attended_wedding_in", "Lisbon"),
+                                                 ("Sam", "recommends_pierogi_in", "Krakow"),
+                                                 ("Chloe", "attended_wedding_in", "Krakow")], strict=True)):
+        edges.append(g.var(f"e{i}", triple(*fact), cls="Edge", cat="knowledge_graph"))
+        g.edges(turn, edges[-1])
+    g.session("s2", session_date="12 June, 2023")
+    later = g.turn("D2:1", "Chloe", "I love pierogi now.")
+    resolve = g.op("kg.resolve", "maintenance")
+    g.edges([later, edges[2]], g.var("e2", triple("Chloe", "loves", "pierogi"), cls="Edge", cat="knowledge_graph"))
+    g.session("qa", question_date="20 June, 2023")
+    q = g.question("q1", WEDDINGS)
+    g.op("kg.search", "retrieval")
+    context = g.var("q1", json.dumps([triple("Chloe", "attended_wedding_in", "Lisbon")]), cls="memory_context",
+                    cat="memory_context")
+    g.edges([q, edges[0]], context)
+    g.judge(q, "Lisbon and Krakow", g.answer("q1", context, "Lisbon."))
+    return g.document(), resolve
+
+
+@pytest.mark.parametrize("triple", [
+    lambda s, p, o: {"subject": s, "predicate": p, "object": o},
+    lambda s, p, o: {"head": s, "relation": p, "tail": o, "valid_at": "2023-06-09"},
+    lambda s, p, o: {"source": s, "relationship": p, "target": o},
+])
+def test_a_triple_is_read_as_one_statement_about_its_subject(triple):
+    """Sam's edge about Krakow is about Sam: it does not keep Chloe's Krakow in the store."""
+    doc, resolve = _triples(triple)
+    for evidence in (("D1:1", "D1:3"), ()):
+        assert blame_smartcomment(doc, WEDDINGS, "Lisbon and Krakow", evidence) == ("UpdateError", resolve), evidence
