@@ -21,6 +21,7 @@ from memopt.trace.roles import base_kind, decode_value, judged_roles, slug
 from memopt.trace.store_units import store_unit_names
 from memopt.trace.tombstones import is_emptied, is_tombstone, unit_named
 from memopt.trace.tracer import inputs_hash
+from memopt.trace.verdicts import verdicts
 
 __all__ = ["convert", "date_of", "decode_value"]
 
@@ -485,7 +486,7 @@ class _Converter:
 
     def _graph_attrs(self) -> None:
         G, cases = self.G, []
-        gold, verdicts = self._gold(), self._verdicts()
+        gold, judged = self._gold(), verdicts(G)
         for _, d in sorted(G.nodes(data=True), key=lambda p: p[1].get("created", 0)):
             if d.get("kind") != "question":
                 continue
@@ -500,7 +501,7 @@ class _Converter:
                           "gold": gold.get(key, ""), "evidence": evidence,
                           "category": meta.get("category") or meta.get("question_type"),
                           **({"date": asked} if asked else {}),
-                          **({"judged": verdicts[key]} if key in verdicts else {})})
+                          **({"judged": judged[key]} if key in judged else {})})
         sessions = {}
         for _, d in sorted(G.nodes(data=True), key=lambda p: p[1].get("created", 0)):
             if d.get("kind") == "turn":
@@ -525,50 +526,6 @@ class _Converter:
                     if case is not None:
                         gold.setdefault(self.G.nodes[case]["name"].rsplit(":", 1)[-1], str(value))
         return gold
-
-    def _verdicts(self) -> dict[str, bool]:
-        """Question key → whether its judge op judged the answer right: a ``judge_score`` (0/1, "0.0"/"1.0")
-        written from the question directly or through a ``judge_response`` (CORRECT / WRONG)."""
-        G, out = self.G, {}
-        for n, d in G.nodes(data=True):
-            if d.get("kind") != "judgement":
-                continue
-            verdict = _verdict(d["value"])
-            if verdict is None:
-                continue
-            seen, stack, key = {n}, [n], None
-            while stack and key is None:
-                for op in G.predecessors(stack.pop()):
-                    for v in G.predecessors(op):
-                        kind = G.nodes[v].get("kind")
-                        if kind == "question":
-                            key = G.nodes[v]["name"].rsplit(":", 1)[-1]
-                        elif kind == "judgement" and v not in seen:
-                            seen.add(v)
-                            stack.append(v)
-            if key is not None and (d.get("sc_class") == "judge_score" or key not in out):
-                out[key] = verdict
-        return out
-
-
-
-
-def _verdict(value: Any) -> bool | None:
-    """A judge's output as right (True) or wrong (False): a score 0 / 1, or CORRECT / WRONG; None otherwise."""
-    if isinstance(value, dict):  # {"score": 0, "label": "WRONG", ...}
-        for key in ("score", "judge_score", "verdict", "label", "correct"):
-            if key in value and (found := _verdict(value[key])) is not None:
-                return found
-        return None
-    text = str(value).strip().strip('"').upper()
-    if text in ("CORRECT", "RIGHT", "TRUE", "YES"):
-        return True
-    if text in ("WRONG", "INCORRECT", "FALSE", "NO"):
-        return False
-    try:
-        return float(text) >= 0.5
-    except ValueError:
-        return None
 
 
 def convert(data: dict[str, Any], *, source: str, split: str | None = None) -> nx.DiGraph:

@@ -1016,3 +1016,47 @@ def test_a_triple_is_read_as_one_statement_about_its_subject(triple):
     doc, resolve = _triples(triple)
     for evidence in (("D1:1", "D1:3"), ()):
         assert blame_smartcomment(doc, WEDDINGS, "Lisbon and Krakow", evidence) == ("UpdateError", resolve), evidence
+
+
+# --- several judges ------------------------------------------------------------------------------------------
+
+def _judged_by(verdicts: list[str]) -> dict:
+    """One question answered wrong, judged by one judge op per verdict (a word, a score, or MemBase's
+    ``judge_response`` → ``judge_score`` chain for ``"chain:<word>:<score>"``)."""
+    g = Smartcomment("judges")
+    g.session("s1", session_date="4 March, 2023")
+    said = g.turn("D1:1", "Ana", "I made a saffron risotto as the main course for the dinner party.")
+    g.op("notes.write", "write")
+    unit = g.var("n1", "Ana made a saffron risotto", cls="Note", cat="memory_entry")
+    g.edges(said, unit)
+    g.session("qa", question_date="10 March, 2023")
+    q = g.question("q1", MAIN)
+    g.op("qa.generate", "generation")
+    prediction = g.var("q1_out", "A lemon tart.", cls="prediction", cat="llm_response")
+    g.edges([q, unit], prediction)
+    golden = None
+    for n, said in enumerate(verdicts):
+        g.op(f"judge-{n}", "evaluation")
+        golden = golden or g.var("gold_q1", "saffron risotto", cls="golden_answers", cat="golden_answers")
+        if said.startswith("chain:"):
+            _, word, score = said.split(":")
+            response = g.var(f"judge_response_{n}", word, cls="judge_response", cat="evaluation")
+            g.edges([q, golden, prediction], response)
+            g.edges(response, g.var(f"judge_score_{n}", score, cls="judge_score", cat="evaluation"))
+        else:
+            g.edges([q, golden, prediction], g.var(f"verdict_{n}", said, cls="judge_output", cat="evaluation"))
+    return g.document()
+
+
+@pytest.mark.parametrize(("verdicts", "right"), [
+    (["chain:WRONG:0.0"], False),
+    (['{"label": "WRONG"}', '{"f1": 0.8, "score": 0.8}'], False),  # a split vote: a failure to look at
+    (["CORRECT", "PASS", "0"], True),
+    (["CORRECT", "FAIL", "0.0"], False),
+])
+def test_several_judges_of_one_answer_vote(verdicts, right):
+    from memopt.trace.memtracebench import from_memtrace
+
+    G, _ = from_memtrace(_judged_by(verdicts), source="judges.json")
+    [case] = G.graph["cases"]
+    assert case["judged"] is right and case["gold"] == "saffron risotto"
