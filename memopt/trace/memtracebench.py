@@ -144,7 +144,8 @@ def _annotation(item: Any, path: str, source: str, question_key: dict[str, str],
     asked = field("question_date", (str,), required=False)
     return Annotation(query_id, str(field("query", (str,))), tuple(str(g) for g in golden),
                       None if prediction is None else str(prediction), tuple(str(e) for e in evidence), error_type,
-                      op_id, question_key.get(query_id) or question_key.get(query_id.rpartition("@")[0]), asked)
+                      op_id, question_key.get(query_id) or question_key.get(query_id.rpartition("@")[0])
+                      or question_key.get(" ".join(str(item.get("query") or "").split())), asked)
 
 
 def from_memtrace(doc: Any, *, source: str = "<memtrace>", split: str | None = None
@@ -166,6 +167,8 @@ def from_memtrace(doc: Any, *, source: str = "<memtrace>", split: str | None = N
         if G.nodes[node].get("kind") == "question":
             key = G.nodes[node]["name"].rsplit(":", 1)[-1]
             question_key[fid] = question_key[fid.rpartition("@")[0]] = key
+            question_key.setdefault(fid.rpartition("@")[0].rpartition(":")[2], key)  # its name alone
+            question_key.setdefault(" ".join(str(G.nodes[node]["value"]).split()), key)  # its text
     ops = {o["op_id"] for o in data["data"]["operations"]}
     annotations = [_annotation(item, f"data.annotations[{i}]", source, question_key, ops) for i, item in enumerate(raw)]
     return G, annotations

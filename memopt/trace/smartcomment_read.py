@@ -21,6 +21,7 @@ from memopt.trace.roles import base_kind, decode_value, judged_roles, slug
 from memopt.trace.store_units import store_unit_names
 from memopt.trace.tombstones import is_emptied, is_tombstone, unit_named
 from memopt.trace.tracer import inputs_hash
+from memopt.trace.turn_refs import turn_refs
 from memopt.trace.verdicts import verdicts
 
 __all__ = ["convert", "date_of", "decode_value"]
@@ -494,7 +495,8 @@ class _Converter:
             if f"answer:{self.conv}:{key}@1" not in G:
                 continue
             meta = d["metadata"]
-            evidence = [e for e in meta.get("evidence") or [] if isinstance(e, str)]
+            evidence = list(turn_refs(G, [e for key in ("evidence", "evidence_ids", "source_evidence_ids")
+                                          for e in meta.get(key) or [] if isinstance(e, str)]))
             asked = date_of(meta, ("question_date", "date")) or date_of(
                 self.session_meta.get(str(self.nodes[d["sc_id"]].get("session_id"))), ("question_date",))
             cases.append({"case_id": f"{self.conv}:{key}", "key": key, "question": str(d["value"]),

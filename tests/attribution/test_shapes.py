@@ -1060,3 +1060,28 @@ def test_several_judges_of_one_answer_vote(verdicts, right):
     G, _ = from_memtrace(_judged_by(verdicts), source="judges.json")
     [case] = G.graph["cases"]
     assert case["judged"] is right and case["gold"] == "saffron risotto"
+
+
+# --- evidence and questions named other ways -----------------------------------------------------------------
+
+def test_evidence_and_question_ids_are_read_however_they_are_spelled():
+    """An annotation naming its evidence turn by full id, class:name, a path's tail or the dia_id in the turn's
+    metadata, and its question by name or by text, is read as naming that turn and that question."""
+    from memopt.trace.memtracebench import from_memtrace
+    from memopt.trace.turn_refs import turn_refs
+
+    doc, _ = _roles_as("message", ("query", "message & query"), "prediction", "golden_answers", "judge_output")
+    doc["data"]["nodes"][0]["name"] = "conv-ana/S1/t1"
+    doc["data"]["nodes"][0]["full_node_id"] = "Message:conv-ana/S1/t1@1"
+    doc["data"]["nodes"][0].update(class_name="Message", full_name="Message:conv-ana/S1/t1",
+                                   metadata={"dia_id": "D1:1"})
+    for e in doc["data"]["edges"]:
+        e["source_full_node_id"] = e["source_full_node_id"].replace("D1:1@1", "Message:conv-ana/S1/t1@1")
+    base = {"golden_answers": "saffron risotto", "final_error_type": "ResponseError",
+            "final_op_id": doc["data"]["operations"][1]["op_id"]}
+    doc["data"]["annotations"] = [{**base, "query_id": "q1", "query": MAIN},
+                                  {**base, "query_id": "query-7", "query": f"  {MAIN} "}]
+    G, annotations = from_memtrace(doc, source="ids.json")
+    assert [a.case_key for a in annotations] == ["q1", "q1"]
+    turn = "Message:conv-ana/S1/t1"
+    assert turn_refs(G, [f"{turn}@1", turn, "S1/t1", "D1:1", "D9:9"]) == (turn, turn, turn, turn, "D9:9")
