@@ -15,9 +15,10 @@ computed answer is computed from); "holds" is `memopt.attribution.probe.Probe`'s
    debug dump, an audit log, a transcript cache) keeps nothing alive, unless it is a store unit. A copy is
    lost where its next version no longer holds it, or where every op that read it wrote nothing (alive)
    holding it. What the op did decides the type: an overwrite is an ``UpdateError``, a delete a
-   ``DeletionError``, whatever the op is called; a copy read and not kept is an ``ExtractionError`` (for an
-   op its system declared, or a system prior named, the type of its stage). An evidence turn nothing kept is
-   blamed on the op that read *that* turn (the earliest that writes something alive).
+   ``DeletionError`` (a raw message evicted from a store of messages too), whatever the op is called; a copy
+   read and not kept is an ``ExtractionError`` (for an op its system declared, or a system prior named, the type
+   of its stage). An evidence turn nothing kept is blamed on the op that read *that* turn (the earliest that
+   writes something alive).
 4. The **earliest decisive** loss is blamed: among the losses of the missing pieces, a store unit's loss
    before a side copy's, then the earliest in execution order (correcting it alone keeps the piece to the
    question).
@@ -269,6 +270,10 @@ def _losses(case: FailedCase, probe: Probe, index: int, asked: int, querying: se
             continue
         if "action" in d:
             continue  # a store unit that stays: the store holds this piece
+        gone = d.get("evicted")  # a raw message the system kept as its memory, and deleted
+        if gone is not None and G.nodes[gone]["start"] < asked:
+            out.append(_Loss(G.nodes[gone]["start"], gone, v, None, "DeletionError", True))
+            continue
         keepers = [op for op in consumers if any(w in live for w in G.successors(op))]
         if d["kind"] == "turn" and not consumers:
             keepers = [op for op in case.extractors if G.nodes[op]["start"] > d["created"]][:1]

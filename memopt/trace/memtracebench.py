@@ -18,7 +18,10 @@ a variable in a unit's role, any category       the same: deleted into a marker,
                                                 read by a question's op (`memopt.trace.store_units`)
 edge from a unit to a DELETE ``marker``         a new ``memory`` version with ``deleted`` (a DELETE)
 a DELETE marker named after a unit              the same, when no edge comes from the unit (`memopt.trace.tombstones`)
-a unit version saying DELETE                    the same (``{"event": "DELETE"}``, ``"deleted": true``)
+a unit version saying DELETE                    the same (``{"event": "DELETE"}``, ``"deleted": true``, a soft
+                                                delete's ``deleted_at``, a version with nothing in it)
+a message into a DELETE marker (messages only)  the message's ``evicted``: the op that deleted it from a store
+                                                of raw messages (or a marker named after the message)
 other ``marker`` nodes (no-split, failed)       kind = their class (``no_split_marker``): a signal, not a delete
 ``memory_context`` / class ``prediction``       ``context`` / ``answer``, one per op that wrote it (a question's
                                                 hit list and the context a rerank cut from it: two versions)

@@ -19,7 +19,7 @@ from memopt.trace.question_ops import serving_ops
 from memopt.trace.references import name_references
 from memopt.trace.roles import base_kind, decode_value, judged_roles, slug
 from memopt.trace.store_units import store_unit_names
-from memopt.trace.tombstones import is_emptied, is_tombstone, unit_named
+from memopt.trace.tombstones import evicted_turns, is_emptied, is_tombstone, unit_named
 from memopt.trace.tracer import inputs_hash
 from memopt.trace.turn_refs import turn_refs
 from memopt.trace.verdicts import verdicts
@@ -214,14 +214,18 @@ class _Converter:
                 tied[t].append(i)
         units = {n["full_name"]: n["name"] for fid, n in self.nodes.items() if self.kinds[fid] == "memory"}
         shared: dict[int, list[int]] = {}
+        named = set()
         for marker, edges in tied.items():
             unit = unit_named(self.nodes[marker], units)
             if unit is not None:  # a marker named after the unit it deletes (no edge from the unit)
+                named.add(marker)
                 first = edges[0]
                 key = (self.edges_by_index[first]["created_at"], 0, len(self.nodes) + first)
                 events[unit].append((key, f"#{first}"))
                 self.keys[f"#{first}"] = key
                 shared[first] = edges
+        self.evicted = evicted_turns(self.nodes, self.kinds, {m: [self.edges_by_index[i] for i in edges]
+                                                             for m, edges in tied.items() if m not in named})
         self.ids: dict[str, str] = {}
         self.tied: dict[int, str] = {}  # edge → the unit version a marker named after the unit deleted
         for name, items in events.items():
@@ -393,6 +397,13 @@ class _Converter:
                     self._ensure(v)
                 self._add_op(op_id, number, part if len(subs) > 1 else 0, reads, writes, key, used)
         self._clock()
+        first = {}
+        for n, d in sorted(self.G.nodes(data=True), key=lambda p: p[1].get("start") or 0):
+            if d["type"] == "op":
+                first.setdefault(d["sc_op_id"], n)
+        for fid, op in self.evicted.items():
+            if op in first:
+                self.G.nodes[self.node_id(fid)]["evicted"] = first[op]
         self._provenance()
         name_references(self.G, [n for n, d in self.G.nodes(data=True)
                                  if d["type"] == "op" and d.get("sc_op_id") in self.case_of_op])

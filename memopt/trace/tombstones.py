@@ -10,6 +10,9 @@ A smartcomment graph has no delete of its own: a system draws one. The ways seen
 - a new version of the unit whose value or metadata says what happened to it (Mem0's history rows:
   ``{"event": "DELETE"}``; ``"deleted": true``; ``"status": "removed"`` or ``"archived"``; a soft delete's
   ``"deleted_at": "2023-05-20"``, ``"invalid_at"``, ``"expired_at"``; ``"is_active": false``) — `is_tombstone`;
+- when the store is the conversation itself (a system that keeps raw messages and evicts them), an edge from a
+  message into a DELETE marker that no unit points at, from messages only, or a marker named after a message —
+  `evicted_turns`;
 - a new version of the unit with nothing in it (``""``, ``null``, ``{}``, ``{"id": "m1", "memory": ""}``): an
   overwrite that leaves nothing is a delete — `is_emptied`.
 """
@@ -20,7 +23,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["is_tombstone", "is_emptied", "is_delete_class", "unit_named"]
+__all__ = ["is_tombstone", "is_emptied", "is_delete_class", "unit_named", "evicted_turns"]
 
 _WORD = re.compile(r"^\W*(?:deleted?|removed?|tombstoned?|tombstone|evicted|expired|forgotten|purged|archived|"
                    r"inactive|invalid|invalidated|obsolete|retired|discarded)\W*$", re.IGNORECASE)
@@ -92,3 +95,24 @@ def unit_named(marker: Mapping[str, Any], units: Mapping[str, str]) -> str | Non
         if candidates:
             return None
     return None
+
+
+def evicted_turns(nodes: Mapping[str, Mapping[str, Any]], kinds: Mapping[str, str | None],
+                  markers: Mapping[str, list[Mapping[str, Any]]]) -> dict[str, str]:
+    """Message full id → the op that deleted it from a store of raw messages: the op of a DELETE marker named after
+    the message, else of the edges into a marker that come from messages only (``markers``: each DELETE marker no
+    unit points at and no unit is named by → its edges)."""
+    turns = {str(n["full_name"]): str(n["name"]) for fid, n in nodes.items() if kinds.get(fid) == "turn"}
+    by_name = {str(n["full_name"]): fid for fid, n in nodes.items() if kinds.get(fid) == "turn"}
+    found: dict[str, str] = {}
+    for marker, edges in markers.items():
+        if not edges:
+            continue
+        named = unit_named(nodes[marker], turns)
+        if named is not None:
+            found[by_name[named]] = str(edges[0]["op_id"])
+            continue
+        sources = [e["source_full_node_id"] for e in edges]
+        if all(kinds.get(s) == "turn" for s in sources):
+            found.update({s: str(e["op_id"]) for s, e in zip(sources, edges, strict=True)})
+    return found

@@ -1085,3 +1085,36 @@ def test_evidence_and_question_ids_are_read_however_they_are_spelled():
     assert [a.case_key for a in annotations] == ["q1", "q1"]
     turn = "Message:conv-ana/S1/t1"
     assert turn_refs(G, [f"{turn}@1", turn, "S1/t1", "D1:1", "D9:9"]) == (turn, turn, turn, turn, "D9:9")
+
+
+# --- a store of raw messages ---------------------------------------------------------------------------------
+
+def _raw_store(named: bool) -> tuple[dict, str]:
+    """A system whose memory is the messages themselves: the search reads them; an eviction op deletes the oldest
+    one into a DELETE marker (an edge from the message, or a marker named after it, drawn from the newest)."""
+    g = Smartcomment("raw")
+    g.session("s1", session_date="4 March, 2023")
+    allergy = g.turn("D1:1", "Ana", "I'm allergic to peanuts, so no satay for me.")
+    party = g.turn("D1:2", "Ben", "Noted! The party is Saturday.")
+    g.session("s2", session_date="9 March, 2023")
+    job = g.turn("D2:1", "Ana", "I started a new job at the bakery.")
+    evict = g.op("store.evict_oldest", "maintenance")
+    if named:
+        g.edges(job, g.var("evicted:D1:1", "DELETED", cat="marker"))
+    else:
+        g.edges(allergy, g.var("DELETED", "DELETED", cls="marker", cat="marker"))
+    g.session("qa", question_date="12 March, 2023")
+    q = g.question("q1", ALLERGY)
+    g.op("store.search", "retrieval")
+    context = g.var("q1", "Ben: Noted! The party is Saturday.\nAna: I started a new job at the bakery.",
+                    cls="memory_context", cat="memory_context")
+    g.edges([q, party, job], context)
+    g.judge(q, "peanuts", g.answer("q1", context, "Nothing I know of."))
+    return g.document(), evict
+
+
+@pytest.mark.parametrize("named", [False, True])
+def test_a_message_evicted_from_a_store_of_raw_messages_is_a_deletion_error_at_the_eviction(named):
+    doc, evict = _raw_store(named)
+    for evidence in (("D1:1",), ()):
+        assert blame_smartcomment(doc, ALLERGY, "peanuts", evidence) == ("DeletionError", evict), evidence
