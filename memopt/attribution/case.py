@@ -273,16 +273,24 @@ def _creation(G: nx.DiGraph) -> dict[str, int]:
     return _index(G)[1]
 
 
+def _lines(G: nx.DiGraph, nodes: list[str]) -> list[str]:
+    """The lines of three words or more of some variables' values (and of the units a result list names)."""
+    found = [" ".join(line.split()) for v in nodes for u in (v, *(G.nodes[v].get("refs") or ()))
+             for line in plain(G.nodes[u].get("value")).splitlines()]
+    return [line for line in found if len(line.split()) >= 3]
+
+
 def _writes_text(G: nx.DiGraph, op: str) -> bool:
-    """Whether an op wrote text of its own rather than a selection of what it read: no result list naming units,
-    and most of its lines (three words or more) found in none of its inputs."""
+    """Whether an op wrote text of its own rather than a selection of what it read (a rerank, a cut) or a prompt
+    filled in with it: no result list naming units, most of its lines found in none of its inputs, and most of
+    its inputs' lines found nowhere in what it wrote."""
     written = list(G.successors(op))
     if not written or any(G.nodes[w].get("refs") for w in written):
         return False
-    lines = [" ".join(line.split()) for w in written for line in plain(G.nodes[w].get("value")).splitlines()]
-    lines = [line for line in lines if len(line.split()) >= 3]
-    read = " ".join(" ".join(plain(G.nodes[v].get("value")).split()) for v in G.predecessors(op))
-    return bool(lines) and sum(line in read for line in lines) < len(lines) / 2
+    lines, read = _lines(G, written), _lines(G, list(G.predecessors(op)))
+    wrote, took = " ".join(lines), " ".join(read)
+    return (bool(lines) and sum(line in took for line in lines) < len(lines) / 2
+            and sum(line in wrote for line in read) < max(1, len(read)) / 2)
 
 
 PSEUDO_EVIDENCE_FACTOR = 0.7

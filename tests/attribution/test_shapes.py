@@ -1118,3 +1118,42 @@ def test_a_message_evicted_from_a_store_of_raw_messages_is_a_deletion_error_at_t
     doc, evict = _raw_store(named)
     for evidence in (("D1:1",), ()):
         assert blame_smartcomment(doc, ALLERGY, "peanuts", evidence) == ("DeletionError", evict), evidence
+
+
+def _filled_prompt(category: str) -> tuple[dict, str]:
+    """A search writes the ids of three notes; a prompt builder fills a template with two of them (the risotto
+    left out) under ``category``; the answer reads only the filled prompt."""
+    g = Smartcomment("builder")
+    g.session("s1", session_date="4 March, 2023")
+    notes = []
+    for i, (said, note) in enumerate([("I made a saffron risotto as the main course for the dinner party.",
+                                       "Ana made a saffron risotto as the main course"),
+                                      ("And a lemon tart for dessert.", "Ana made a lemon tart for dessert"),
+                                      ("Ben brought wine.", "Ben brought wine to the party")], 1):
+        turn = g.turn(f"D1:{i}", "Ana", said)
+        g.op("notes.write", "extraction")
+        notes.append(g.var(f"n{i}", note, cls="Note", cat="memory_entry"))
+        g.edges(turn, notes[-1])
+    g.session("qa", question_date="10 March, 2023")
+    q = g.question("q1", MAIN)
+    g.op("notes.search", "retrieval")
+    hits = g.var("hits", json.dumps([{"id": "n1"}, {"id": "n2"}, {"id": "n3"}]), cat="search_result")
+    g.edges([q, *notes], hits)
+    build = g.op("prompt.build", "context")
+    prompt = g.var("filled", "You are a helpful assistant that answers questions about the user.\nUse only the "
+                             "memories listed below to answer.\nIf the memories do not say, answer that you do not "
+                             "know.\nMemories:\n- Ana made a lemon tart for dessert\n- Ben brought wine to the party\n"
+                             f"Question: {MAIN}", cat=category)
+    g.edges([q, hits], prompt)
+    g.op("llm.answer", "generation")
+    prediction = g.var("pred", "A lemon tart.", cat="prediction")
+    g.edges(prompt, prediction)
+    g.judge(q, "saffron risotto", prediction)
+    return g.document(), build
+
+
+@pytest.mark.parametrize("category", ["llm_input", "messages"])
+def test_a_prompt_filled_in_with_part_of_the_context_is_not_a_chain_of_thought(category):
+    doc, build = _filled_prompt(category)
+    for evidence in (("D1:1",), ()):
+        assert blame_smartcomment(doc, MAIN, "saffron risotto", evidence) == ("RetrievalError", build), evidence
