@@ -15,7 +15,8 @@ computed answer is computed from); "holds" is `memopt.attribution.probe.Probe`'s
    debug dump, an audit log, a transcript cache) keeps nothing alive, unless it is a store unit. A copy is
    lost where its next version no longer holds it, or where every op that read it wrote nothing (alive)
    holding it. What the op did decides the type: an overwrite is an ``UpdateError``, a delete a
-   ``DeletionError`` (a raw message evicted from a store of messages too), whatever the op is called; a copy
+   ``DeletionError`` (a raw message evicted from a store of messages, or an item removed, not rewritten, from a
+   list the store keeps as one variable, too), whatever the op is called; a copy
    read and not kept is an ``ExtractionError`` (for an op its system declared, or a system prior named, the type
    of its stage). An evidence turn nothing kept is blamed on the op that read *that* turn (the earliest that
    writes something alive).
@@ -28,6 +29,7 @@ Only variables on the evidence's provenance are judged, so judge calls stay few 
 
 from __future__ import annotations
 
+import json
 import time
 import weakref
 from dataclasses import dataclass
@@ -37,6 +39,7 @@ import networkx as nx
 from memopt.attribution.case import FailedCase, Probe, pseudo_discount
 from memopt.attribution.normalise import plain
 from memopt.attribution.types import Attribution
+from memopt.core.text import overlap
 from memopt.judge.judges import Judge
 from memopt.trace.graph import op_stages, versions_of
 
@@ -265,7 +268,8 @@ def _losses(case: FailedCase, probe: Probe, index: int, asked: int, querying: se
             continue  # passed on (a store unit's overwrite is a loss even when side copies were made of it)
         if overwritten:
             op = writer(after)
-            kind = "DeletionError" if G.nodes[after].get("deleted") else "UpdateError"
+            kind = "DeletionError" if G.nodes[after].get("deleted") or _removed_item(
+                G.nodes[v].get("value"), G.nodes[after].get("value")) else "UpdateError"
             out.append(_Loss(G.nodes[op]["start"], op, v, after, kind, "action" in d))
             continue
         if "action" in d:
@@ -282,3 +286,29 @@ def _losses(case: FailedCase, probe: Probe, index: int, asked: int, querying: se
             op = chosen[0]
             out.append(_Loss(G.nodes[op]["start"], op, v, None, _drop_type(G, op), False))
     return out
+
+
+def _item_id(item: object) -> str | None:
+    if isinstance(item, dict):
+        found = next((item[k] for k in ("id", "memory_id", "uuid", "key") if k in item), None)
+        return None if found is None else str(found)
+    return None
+
+
+def _removed_item(before: object, after: object) -> bool:
+    """Whether a new version of a list (a store's snapshot, a memory list) only removed items from the old one:
+    every item it no longer has is gone, not rewritten (no item of the new version has its id, or, without ids,
+    its words)."""
+    if not (isinstance(before, list) and isinstance(after, list)):
+        return False
+    def key(item: object) -> str:
+        return json.dumps(item, sort_keys=True, default=str)
+
+    old, new = {key(i) for i in before}, {key(i) for i in after}
+    gone = [i for i in before if key(i) not in new]
+    added = [i for i in after if key(i) not in old]
+    if not gone:
+        return False
+    if all(_item_id(i) is not None for i in [*gone, *added]):
+        return not {_item_id(i) for i in gone} & {_item_id(i) for i in added}
+    return all(overlap(plain(g), plain(a)) < 0.5 for g in gone for a in added)

@@ -1157,3 +1157,44 @@ def test_a_prompt_filled_in_with_part_of_the_context_is_not_a_chain_of_thought(c
     doc, build = _filled_prompt(category)
     for evidence in (("D1:1",), ()):
         assert blame_smartcomment(doc, MAIN, "saffron risotto", evidence) == ("RetrievalError", build), evidence
+
+
+# --- a store kept as one variable ----------------------------------------------------------------------------
+
+def _snapshot(rewrite: bool) -> tuple[dict, str]:
+    """A vector store written as one variable, a new version per insert (a list of ``{id, text}`` items); a
+    maintenance op writes a version without the allergy item (``rewrite``: the item kept under its id, its text
+    rewritten without the peanuts)."""
+    g = Smartcomment("snapshot")
+    g.session("s1", session_date="4 March, 2023")
+    items: list[dict] = []
+    store = None
+    for i, (said, fact) in enumerate([("I'm allergic to peanuts.", "Ana is allergic to peanuts"),
+                                      ("The party is on Saturday.", "Ana's party is on Saturday")], 1):
+        turn = g.turn(f"D1:{i}", "Ana", said)
+        g.op("store.insert", "write")
+        items.append({"id": f"m{i}", "text": fact})
+        new = g.var("store", json.dumps(items), cls="VectorStore", cat="vector_store")
+        g.edges([turn, *([store] if store else [])], new)
+        store = new
+    g.session("s2", session_date="9 March, 2023")
+    later = g.turn("D2:1", "Ana", "I started a new job at the bakery.")
+    maintain = g.op("store.maintain", "maintenance")
+    job = {"id": "m3", "text": "Ana started a new job at the bakery"}
+    kept = [{"id": "m1", "text": "Ana has some food preferences"}, items[1], job] if rewrite else [items[1], job]
+    new = g.var("store", json.dumps(kept), cls="VectorStore", cat="vector_store")
+    g.edges([later, store], new)
+    g.session("qa", question_date="12 March, 2023")
+    q = g.question("q1", ALLERGY)
+    g.op("store.search", "retrieval")
+    context = g.var("q1", "\n".join(k["text"] for k in kept), cls="memory_context", cat="memory_context")
+    g.edges([q, new], context)
+    g.judge(q, "peanuts", g.answer("q1", context, "Nothing I know of."))
+    return g.document(), maintain
+
+
+@pytest.mark.parametrize(("rewrite", "expected"), [(False, "DeletionError"), (True, "UpdateError")])
+def test_an_item_removed_from_a_store_kept_as_one_list_is_deleted_one_rewritten_is_updated(rewrite, expected):
+    doc, maintain = _snapshot(rewrite)
+    for evidence in (("D1:1",), ()):
+        assert blame_smartcomment(doc, ALLERGY, "peanuts", evidence) == (expected, maintain), evidence
