@@ -161,24 +161,28 @@ def _retrieval_loss(case: FailedCase, probe: Probe, retrieval: list[str]) -> str
 
 def _ranker(G: nx.DiGraph, cut: str, retrieval: list[str], read: list[str], wrote: list[str]) -> str:
     """The op blamed for what ``cut`` dropped: ``cut`` itself, unless it kept the top of a ranking a later retrieval
-    op of the question wrote (a rerank: every unit it kept ranked above every unit it dropped, a faithful top-n
-    cut); then the op that ranked them. A search's own ranking is not blamed: it found the unit."""
+    op of the question wrote (a rerank: every item it kept ranked above every item it dropped, a faithful top-n
+    cut; items are the units a list names, else its entries); then the op that ranked them. A search's own
+    ranking is not blamed: it found the unit."""
+    output = " ".join(" ".join(plain(G.nodes[w].get("value")).split()) for w in wrote)
+    named = {u for w in wrote for u in G.nodes[w].get("refs") or ()}
     for v in read:
-        ranking = G.nodes[v].get("refs") or []
         writer = next(iter(G.predecessors(v)), None)
-        if len(ranking) < 2 or writer not in retrieval[1:]:
+        if writer not in retrieval[1:]:
             continue
-        kept = [_kept(G, unit, wrote) for unit in ranking]
-        if any(kept) and not all(kept) and kept == sorted(kept, reverse=True):
+        refs, value = G.nodes[v].get("refs") or [], G.nodes[v].get("value")
+        items = [(unit, G.nodes[unit].get("value")) for unit in refs] or (
+            [(None, item) for item in value] if isinstance(value, list) else [])
+        kept = [unit in named or _copied(item, output) for unit, item in items]
+        if len(kept) > 1 and any(kept) and not all(kept) and kept == sorted(kept, reverse=True):
             return writer
     return cut
 
 
-def _kept(G: nx.DiGraph, unit: str, wrote: list[str]) -> bool:
-    """Whether an op's output keeps a unit: names it, or copies its text."""
-    text = " ".join(plain(G.nodes[unit].get("value")).split())
-    return any(unit in (G.nodes[w].get("refs") or ()) or (text and text in " ".join(
-        plain(G.nodes[w].get("value")).split())) for w in wrote)
+def _copied(item: object, output: str) -> bool:
+    """Whether an output copies an item's text (its lines of three words or more, each verbatim)."""
+    lines = [" ".join(line.split()) for line in plain(item).splitlines() if len(line.split()) >= 3]
+    return bool(lines) and all(line in output for line in lines)
 
 
 def _live_at(G: nx.DiGraph, node: str, time: int) -> bool:

@@ -675,9 +675,10 @@ def test_a_sum_needs_each_turn_s_number_and_a_short_fact_stating_it_holds_it(ret
 
 # --- a faithful top-n cut of a rerank's list ----------------------------------------------------------------
 
-def _ranked(order: list[int], kept: list[int]) -> tuple[dict, dict[str, str]]:
-    """Four chunks; a dense search writes their ids, a rerank writes them in ``order`` (ids with scores), a packing
-    op keeps the reranked positions ``kept`` as the context; the risotto is chunk 0."""
+def _ranked(order: list[int], kept: list[int], items: str = "ids") -> tuple[dict, dict[str, str]]:
+    """Four chunks; a dense search lists them, a rerank lists them in ``order`` (with scores), a packing op keeps
+    the reranked positions ``kept`` as the context; the risotto is chunk 0. The lists hold ``items``: the chunks'
+    ids, their texts, or records of text and score."""
     g = Smartcomment("pack")
     g.session("s1", session_date="4 March, 2023")
     lines = ["Ana: I made a saffron risotto as the main course for the dinner party.",
@@ -692,12 +693,15 @@ def _ranked(order: list[int], kept: list[int]) -> tuple[dict, dict[str, str]]:
     g.session("qa", question_date="10 March, 2023")
     q = g.question("q1", MAIN)
     ops = {"search": g.op("retriever.dense_search", "retrieval")}
-    candidates = g.var("q1.candidates", json.dumps([{"chunk": f"chunk-{i}"} for i in range(4)]),
-                       cat="retrieval_result")
+    def item(i: int, score: float) -> object:
+        return {"ids": {"chunk": f"chunk-{i}", "score": score}, "texts": lines[i],
+                "records": {"text": lines[i], "score": score}}[items]
+
+    candidates = g.var("q1.candidates", json.dumps([item(i, 0.5) for i in range(4)]), cat="retrieval_result")
     g.edges([q, *chunks], candidates)
     ops["rerank"] = g.op("reranker.cross_encoder", "rerank")
-    reranked = g.var("q1.reranked", json.dumps([{"chunk": f"chunk-{i}", "score": round(0.9 - 0.2 * n, 2)}
-                                                for n, i in enumerate(order)]), cat="retrieval_result")
+    reranked = g.var("q1.reranked", json.dumps([item(i, round(0.9 - 0.2 * n, 2)) for n, i in enumerate(order)]),
+                     cat="retrieval_result")
     g.edges([q, candidates], reranked)
     ops["pack"] = g.op("context.pack_to_budget", "context")
     context = g.var("q1.context", "\n".join(lines[order[k]] for k in kept), cat="memory_context")
@@ -706,13 +710,15 @@ def _ranked(order: list[int], kept: list[int]) -> tuple[dict, dict[str, str]]:
     return g.document(), ops
 
 
+@pytest.mark.parametrize("items", ["ids", "texts", "records"])
 @pytest.mark.parametrize(("order", "kept", "blamed"), [
     ([2, 1, 0, 3], [0, 1], "rerank"),  # the rerank put the risotto third, the packing kept the top two
     ([2, 0, 1, 3], [0, 2], "pack"),  # the rerank put it second, the packing skipped it for the third
     ([2, 1, 3], [0, 1], "rerank"),  # the rerank dropped it from its list
 ])
-def test_a_top_n_cut_of_a_rerank_passes_the_blame_to_the_rerank_a_cut_out_of_order_keeps_it(order, kept, blamed):
-    doc, ops = _ranked(order, kept)
+def test_a_top_n_cut_of_a_rerank_passes_the_blame_to_the_rerank_a_cut_out_of_order_keeps_it(order, kept, blamed,
+                                                                                             items):
+    doc, ops = _ranked(order, kept, items)
     for evidence in (("D1:1",), ()):
         assert blame_smartcomment(doc, MAIN, "saffron risotto", evidence) == ("RetrievalError", ops[blamed]), evidence
 
