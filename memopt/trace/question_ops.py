@@ -8,7 +8,8 @@ question's (`serving_ops`) when
 - it started after the question was asked (its first edge is not older than the question node), and
 - everything it wrote is read by that question's ops and by no other op (its output serves that question alone),
 
-and it is not an ingestion op (category extraction, update, deletion). Found backwards from the ops already known
+and it is not an ingestion op (category extraction, update, deletion) and reads no conversation message (an op
+that does is memory construction, wherever a writer put its question nodes). Found backwards from the ops already known
 to be the question's (those that read the question, or what another op of the question wrote), until nothing
 changes. A unit written while ingesting and read by one question only is no question's op: it was written before
 the question was asked.
@@ -24,14 +25,16 @@ __all__ = ["serving_ops"]
 
 
 def serving_ops(case_of_op: Mapping[str, str], edges: list[Mapping[str, Any]], written_by: Mapping[str, list[str]],
-                asked: Mapping[str, str], categories: Mapping[str, str], ingest: Collection[str]) -> dict[str, str]:
+                asked: Mapping[str, str], categories: Mapping[str, str], ingest: Collection[str],
+                messages: Collection[str] = ()) -> dict[str, str]:
     """The ops (not already in ``case_of_op``) that serve one question alone, each → that question's key (see the
     module docstring). ``written_by``: variable → the ops that wrote it; ``asked``: question key → when its node
-    was created; ``categories``: op → its category."""
+    was created; ``categories``: op → its category; ``messages``: the conversation's messages."""
     found = dict(case_of_op)
     readers: dict[str, set[str]] = defaultdict(set)
     first: dict[str, str] = {}
     outputs: dict[str, set[str]] = defaultdict(set)
+    ingesting = {e["op_id"] for e in edges if e["source_full_node_id"] in messages}
     for e in edges:
         readers[e["source_full_node_id"]].add(e["op_id"])
         first[e["op_id"]] = min(first.get(e["op_id"], e["created_at"]), e["created_at"])
@@ -42,7 +45,7 @@ def serving_ops(case_of_op: Mapping[str, str], edges: list[Mapping[str, Any]], w
     while changed:
         changed = False
         for op, written in outputs.items():
-            if op in found or str(categories.get(op) or "").lower() in ingest:
+            if op in found or op in ingesting or str(categories.get(op) or "").lower() in ingest:
                 continue
             served = {r for v in written for r in readers.get(v, ())} - {op}
             keys = {found.get(r) for r in served}

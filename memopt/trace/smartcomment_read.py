@@ -170,7 +170,8 @@ class _Converter:
         asked = {self._key(fid): self.nodes[fid]["created_at"] for fid, kind in self.kinds.items()
                  if kind == "question"}
         self.case_of_op.update(serving_ops(self.case_of_op, [e for _, e in self.edges], written_by, asked,
-                                           {o: op.get("category") for o, op in self.ops.items()}, _INGEST))
+                                           {o: op.get("category") for o, op in self.ops.items()}, _INGEST,
+                                           {fid for fid, kind in self.kinds.items() if kind == "turn"}))
         self._roles()
         self._copy_ids()
         self._versions()

@@ -1204,3 +1204,21 @@ def test_an_item_removed_from_a_store_kept_as_one_list_is_deleted_one_rewritten_
     doc, maintain = _snapshot(rewrite)
     for evidence in (("D1:1",), ()):
         assert blame_smartcomment(doc, ALLERGY, "peanuts", evidence) == (expected, maintain), evidence
+
+
+def test_an_op_that_reads_the_conversation_is_memory_construction_wherever_the_question_node_was_written():
+    """The question node written first, before the conversation is indexed: the indexing op that dropped the
+    allergy (its chunk read by that question's search only) is still memory construction, blamed for it."""
+    g = Smartcomment("first")
+    g.session("qa", question_date="12 March, 2023")
+    q = g.question("q1", ALLERGY)
+    g.session("s1", session_date="4 March, 2023")
+    said = g.turn("D1:1", "Ana", "I'm allergic to peanuts, so no satay for me at the party.")
+    index = g.op("index.add", "indexing")
+    chunk = g.var("c1", "Ana talked about the party food", cls="Chunk", cat="document")
+    g.edges(said, chunk)
+    g.op("store.search", "retrieval")
+    context = g.var("q1", "- Ana talked about the party food", cls="memory_context", cat="memory_context")
+    g.edges(chunk, context)
+    g.judge(q, "peanuts", g.answer("q1", context, "Nothing that I know of."))
+    assert blame_smartcomment(g.document(), ALLERGY, "peanuts", ("D1:1",)) == ("ExtractionError", index)
