@@ -81,19 +81,28 @@ def about_someone_else(line: str, question: str, gold: str, cast: Cast | None = 
     """Whether a line's subject (its first word, past bullets and date stamps) is a name neither the question nor
     the gold holds, and the line names no one the question names: "Sam recommends the pierogi in Krakow" is
     about Sam, not Chloe. With the conversation's `Cast`: only when the question names a speaker (a question
-    about a band, a place or someone it describes has no one else), only when the subject is someone of the
-    conversation ("Training plan: ..." is about no one), and never about a name a turn writes together with one
-    the question names (the teacher Tom met in Denver is Lena when a turn names Lena and Denver)."""
+    about a band, a place or someone it describes has no one else); a first word that is no one of the
+    conversation ("Training plan: ...", "Got Diego a car") gives way to the first person the line names, if any;
+    and never about a name a turn writes together with one the question names (the teacher Tom met in Denver is
+    Lena when a turn names Lena and Denver)."""
     known = {w.lower() for w in re.findall(r"[A-Za-z]+", f"{question} {gold}")}
     head = _LEAD.sub("", line)
     first = re.match(r"([A-Z][a-z]+)(?:'s)?\b", head)
     if first is None:
         return False
     subject = first.group(1).lower()
-    if subject in known or subject in _CALENDAR or subject in _NOT_NAMES or subject in _GENERIC:
-        return False
     asked = names_in(question)
-    if cast is not None and (not cast.speaks(asked) or not cast.is_someone(subject) or subject in cast.tied(asked)):
+    if cast is not None:
+        if not cast.speaks(asked):
+            return False
+        if not cast.is_someone(subject):
+            people = [w.lower() for w in re.findall(r"\b[A-Z][a-z]+", head)[1:] if cast.is_someone(w)]
+            if not people:
+                return False
+            subject = people[0]
+        if subject in cast.tied(asked):
+            return False
+    if subject in known or subject in _CALENDAR or subject in _NOT_NAMES or subject in _GENERIC:
         return False
     named = {n.lower() for n in asked}
     return not any(re.search(rf"\b{re.escape(n)}\b", line, re.IGNORECASE) for n in named)

@@ -1222,3 +1222,16 @@ def test_an_op_that_reads_the_conversation_is_memory_construction_wherever_the_q
     g.edges(chunk, context)
     g.judge(q, "peanuts", g.answer("q1", context, "Nothing that I know of."))
     assert blame_smartcomment(g.document(), ALLERGY, "peanuts", ("D1:1",)) == ("ExtractionError", index)
+
+
+def test_a_line_whose_first_word_is_no_one_is_about_the_first_person_it_names():
+    from memopt.attribution.cast import cast_of
+    from memopt.attribution.need import about_someone_else
+
+    cast = cast_of([("Chloe", "Off to Krakow for Marta's wedding!"), ("Sam", "Try the pierogi there."),
+                    ("Omar", "Long runs on Sundays now."), ("Coach", "Good plan.")])
+    trips = "Which cities did Chloe visit for weddings?"
+    assert about_someone_else("Recommended by Sam: the pierogi in Krakow", trips, "Krakow", cast)
+    assert not about_someone_else("Training plan: long run on Sundays", "Which day is Omar's long run?", "Sunday",
+                                  cast)
+    assert not about_someone_else("Went to Krakow for Marta's wedding", trips, "Krakow", cast)
