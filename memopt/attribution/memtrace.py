@@ -3,12 +3,15 @@
 What the answer needs is a list of pieces (`memopt.attribution.need`: the items the gold lists, or the facts a
 computed answer is computed from); "holds" is `memopt.attribution.probe.Probe`'s rule.
 
-1. Unanswerable question, or the context the answer op read holds every piece → ``ResponseError`` at the
-   answer op.
+1. Unanswerable question, or the context the answer's first op read holds every piece → ``ResponseError`` at
+   the answer op, or at the op of a chain of thought before it that read every piece and wrote its own text
+   without them (`FailedCase.response_ops`).
 2. Otherwise, look at the store as it was when the question was asked: the live units derived from the
    evidence turns (for a long-context pipeline, the evidence turns the retrieval read). If they hold every
    piece → ``RetrievalError`` at the first retrieval op of the question that read a piece and wrote nothing
-   holding it (a rerank, a fusion, a truncation), else at the first search that did not bring it back.
+   holding it (a rerank, a fusion, a truncation, a filter; a list naming units by id holds what they hold),
+   unless it was a faithful top-n cut of a later retrieval op's ranking (then the op that ranked the unit below
+   the cut), else at the first search that did not bring it back.
 3. Otherwise follow each missing piece forward from the turns it comes from through every variable derived
    from them before the question (buffers, candidate facts, MemCells, unit versions: any number of hops and
    ops). Information lives only in variables something reads: a copy no op reads and no answer depends on (a
