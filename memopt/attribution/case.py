@@ -280,12 +280,21 @@ def _lines(G: nx.DiGraph, nodes: list[str]) -> list[str]:
     return [line for line in found if len(line.split()) >= 3]
 
 
+_RETRIEVING = re.compile(r"compress|context|summar|select|filter|rerank|retriev|search|pack|trunc", re.IGNORECASE)
+
+
 def _writes_text(G: nx.DiGraph, op: str) -> bool:
     """Whether an op wrote text of its own rather than a selection of what it read (a rerank, a cut) or a prompt
     filled in with it: no result list naming units, most of its lines found in none of its inputs, and most of
-    its inputs' lines found nowhere in what it wrote."""
+    its inputs' lines found nowhere in what it wrote; and neither the op nor what it wrote is named for making a
+    context (a compression, a summary of the hits, a filter: the retrieval side, however freely it writes)."""
     written = list(G.successors(op))
     if not written or any(G.nodes[w].get("refs") for w in written):
+        return False
+    d = G.nodes[op]
+    names = [d.get("sc_op_name"), d.get("sc_category"), *(G.nodes[w].get(k) for w in written
+                                                          for k in ("sc_category", "sc_class"))]
+    if any(_RETRIEVING.search(str(n)) for n in names if n):
         return False
     lines, read = _lines(G, written), _lines(G, list(G.predecessors(op)))
     wrote, took = " ".join(lines), " ".join(read)

@@ -1235,3 +1235,14 @@ def test_a_line_whose_first_word_is_no_one_is_about_the_first_person_it_names():
     assert not about_someone_else("Training plan: long run on Sundays", "Which day is Omar's long run?", "Sunday",
                                   cast)
     assert not about_someone_else("Went to Krakow for Marta's wedding", trips, "Krakow", cast)
+
+
+def test_a_context_compressed_in_words_of_its_own_stays_on_the_retrieval_side():
+    """An op named for compressing the context rewrites the hits in its own words, losing the risotto: what it
+    dropped was retrieved and then lost before the answer read it, a RetrievalError there."""
+    doc, ops = _thinking(answer_reads_context=False)
+    for op in doc["data"]["operations"]:
+        if op["op_id"] == ops["reason"]:
+            op["op_name"], op["category"] = "context.compress", "postprocess"
+    for evidence in (("D1:1",), ()):
+        assert blame_smartcomment(doc, MAIN, "saffron risotto", evidence) == ("RetrievalError", ops["reason"]), evidence
