@@ -120,7 +120,8 @@ def op_view(case: FailedCase, op: str) -> OpView:
     writes = [_var_text(G, v) for v in kept]
     if d["op_kind"] == "llm" or not written:
         dated = {text_of(G.nodes[v].get("value")): _var_text(G, v) for v in [*reads, *kept]}
-        writes += [dated.get(t, t) for t in _output_texts(d.get("output"))]
+        gone = {t for v in written if G.nodes[v].get("deleted") for t in _output_texts(G.nodes[v].get("value"))}
+        writes += [dated.get(t, t) for t in _output_texts(d.get("output")) if t not in gone]
     return OpView(tuple(_var_text(G, v) for v in reads), tuple(dict.fromkeys(t for t in writes if t.strip())),
                   tuple(_var_text(G, v) for v in written if G.nodes[v].get("deleted")))
 
@@ -149,9 +150,13 @@ def _holds(probe: Probe, texts: tuple[str, ...] | list[str]) -> bool:
 
 
 def _error_type(case: FailedCase, op: str, probe: Probe) -> str:
+    """The error of the op a baseline found: a DeletionError when it deleted what held the information, whatever
+    its stage (a per-message add that deletes); else its stage's."""
     stages = op_stages(case.G, op)
-    deletes = op_view(case, op).deletes if {"update", "deletion"} & set(stages) else ()
-    return error_of_stages(stages, deleted=bool(deletes) and _holds(probe, deletes))
+    deletes = op_view(case, op).deletes
+    if deletes and _holds(probe, deletes):
+        return "DeletionError"
+    return error_of_stages(stages)
 
 
 def _result(case: FailedCase, method: str, started: float, calls: int, error_type: str, op: str, reason: str,

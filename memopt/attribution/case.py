@@ -29,7 +29,7 @@ from typing import Any
 import networkx as nx
 
 from memopt.attribution.evidence import seed_evidence, turn_day
-from memopt.attribution.normalise import item_day
+from memopt.attribution.normalise import item_day, plain
 from memopt.attribution.probe import Probe
 from memopt.core.text import parse_session_date
 from memopt.data.model import NOT_MENTIONED
@@ -96,19 +96,37 @@ class FailedCase:
         return next(self.G.predecessors(self.answer_var))
 
     @cached_property
+    def response_ops(self) -> list[str]:
+        """The ops that wrote the answer from its context, oldest first: the answer op, and each op of the question
+        whose written text (not a selection of what it read: a chain of thought, a draft, a plan) the answer op
+        reads, directly or through another such op."""
+        G, mine = self.G, set(self.query_ops)
+        found, frontier = [self.answer_op], [self.answer_op]
+        while frontier:
+            for v in G.predecessors(frontier.pop()):
+                if G.nodes[v]["kind"] in ("question", "prompt", "context"):
+                    continue
+                for w in G.predecessors(v):
+                    if w in mine and w not in found and _writes_text(G, w):
+                        found.append(w)
+                        frontier.append(w)
+        return sorted(found, key=lambda n: G.nodes[n]["start"])
+
+    @cached_property
     def context_var(self) -> str | None:
-        """The context variable the answer op read."""
-        return next((v for v in self.G.predecessors(self.answer_op) if self.G.nodes[v]["kind"] == "context"), None)
+        """The context variable the answer's first op (`response_ops`) read."""
+        return next((v for v in self.G.predecessors(self.response_ops[0]) if self.G.nodes[v]["kind"] == "context"),
+                    None)
 
     @cached_property
     def context_vars(self) -> list[str]:
-        """What the answer op read as its context: the context variable, else the content it read directly (a
-        long-context buffer, units, a prompt an op of the question filled in), never the question, a query or a
+        """What the answer's first op read as its context: the context variable, else the content it read directly
+        (a long-context buffer, units, a prompt an op of the question filled in), never the question, a query or a
         prompt template."""
         if self.context_var is not None:
             return [self.context_var]
         mine = set(self.query_ops)
-        return [v for v in self.G.predecessors(self.answer_op) if self.G.nodes[v]["kind"] not in _NOT_CONTENT
+        return [v for v in self.G.predecessors(self.response_ops[0]) if self.G.nodes[v]["kind"] not in _NOT_CONTENT
                 or (self.G.nodes[v]["kind"] == "prompt" and any(w in mine for w in self.G.predecessors(v)))]
 
     @cached_property
@@ -140,7 +158,8 @@ class FailedCase:
         def narrows(n: str) -> bool:
             return n in feeding and any(G.nodes[v]["kind"] not in _NOT_CONTENT for v in G.predecessors(n))
 
-        return [n for n in self.query_ops if G.nodes[n]["operation"] not in steering and n != self.answer_op
+        answering = set(self.response_ops)
+        return [n for n in self.query_ops if G.nodes[n]["operation"] not in steering and n not in answering
                 and ("retrieval" in op_stages(G, n) or (G.nodes[n]["start"] < start and (
                     narrows(n) or (G.nodes[n]["operation"] not in declared and not op_stages(G, n)))))]
 
@@ -252,6 +271,35 @@ def _provenance(G: nx.DiGraph) -> dict[str, set[str]]:
 
 def _creation(G: nx.DiGraph) -> dict[str, int]:
     return _index(G)[1]
+
+
+def _lines(G: nx.DiGraph, nodes: list[str]) -> list[str]:
+    """The lines of three words or more of some variables' values (and of the units a result list names)."""
+    found = [" ".join(line.split()) for v in nodes for u in (v, *(G.nodes[v].get("refs") or ()))
+             for line in plain(G.nodes[u].get("value")).splitlines()]
+    return [line for line in found if len(line.split()) >= 3]
+
+
+_RETRIEVING = re.compile(r"compress|context|summar|select|filter|rerank|retriev|search|pack|trunc", re.IGNORECASE)
+
+
+def _writes_text(G: nx.DiGraph, op: str) -> bool:
+    """Whether an op wrote text of its own rather than a selection of what it read (a rerank, a cut) or a prompt
+    filled in with it: no result list naming units, most of its lines found in none of its inputs, and most of
+    its inputs' lines found nowhere in what it wrote; and neither the op nor what it wrote is named for making a
+    context (a compression, a summary of the hits, a filter: the retrieval side, however freely it writes)."""
+    written = list(G.successors(op))
+    if not written or any(G.nodes[w].get("refs") for w in written):
+        return False
+    d = G.nodes[op]
+    names = [d.get("sc_op_name"), d.get("sc_category"), *(G.nodes[w].get(k) for w in written
+                                                          for k in ("sc_category", "sc_class"))]
+    if any(_RETRIEVING.search(str(n)) for n in names if n):
+        return False
+    lines, read = _lines(G, written), _lines(G, list(G.predecessors(op)))
+    wrote, took = " ".join(lines), " ".join(read)
+    return (bool(lines) and sum(line in took for line in lines) < len(lines) / 2
+            and sum(line in wrote for line in read) < max(1, len(read)) / 2)
 
 
 PSEUDO_EVIDENCE_FACTOR = 0.7

@@ -3,21 +3,26 @@
 What the answer needs is a list of pieces (`memopt.attribution.need`: the items the gold lists, or the facts a
 computed answer is computed from); "holds" is `memopt.attribution.probe.Probe`'s rule.
 
-1. Unanswerable question, or the context the answer op read holds every piece → ``ResponseError`` at the
-   answer op.
+1. Unanswerable question, or the context the answer's first op read holds every piece → ``ResponseError`` at
+   the answer op, or at the op of a chain of thought before it that read every piece and wrote its own text
+   without them (`FailedCase.response_ops`).
 2. Otherwise, look at the store as it was when the question was asked: the live units derived from the
    evidence turns (for a long-context pipeline, the evidence turns the retrieval read). If they hold every
    piece → ``RetrievalError`` at the first retrieval op of the question that read a piece and wrote nothing
-   holding it (a rerank, a fusion, a truncation), else at the first search that did not bring it back.
+   holding it (a rerank, a fusion, a truncation, a filter; a list naming units by id holds what they hold),
+   unless it was a faithful top-n cut of a later retrieval op's ranking (then the op that ranked the unit below
+   the cut), else at the first search that did not bring it back.
 3. Otherwise follow each missing piece forward from the turns it comes from through every variable derived
    from them before the question (buffers, candidate facts, MemCells, unit versions: any number of hops and
    ops). Information lives only in variables something reads: a copy no op reads and no answer depends on (a
    debug dump, an audit log, a transcript cache) keeps nothing alive, unless it is a store unit. A copy is
    lost where its next version no longer holds it, or where every op that read it wrote nothing (alive)
    holding it. What the op did decides the type: an overwrite is an ``UpdateError``, a delete a
-   ``DeletionError``, whatever the op is called; a copy read and not kept is an ``ExtractionError`` (for an
-   op its system declared, or a system prior named, the type of its stage). An evidence turn nothing kept is
-   blamed on the op that read *that* turn (the earliest that writes something alive).
+   ``DeletionError`` (a raw message evicted from a store of messages, or an item removed, not rewritten, from a
+   list the store keeps as one variable, too), whatever the op is called; a copy
+   read and not kept is an ``ExtractionError`` (for an op its system declared, or a system prior named, the type
+   of its stage). An evidence turn nothing kept is blamed on the op that read *that* turn (the earliest that
+   writes something alive).
 4. The **earliest decisive** loss is blamed: among the losses of the missing pieces, a store unit's loss
    before a side copy's, then the earliest in execution order (correcting it alone keeps the piece to the
    question).
@@ -27,6 +32,7 @@ Only variables on the evidence's provenance are judged, so judge calls stay few 
 
 from __future__ import annotations
 
+import json
 import time
 import weakref
 from dataclasses import dataclass
@@ -34,7 +40,9 @@ from dataclasses import dataclass
 import networkx as nx
 
 from memopt.attribution.case import FailedCase, Probe, pseudo_discount
+from memopt.attribution.normalise import plain
 from memopt.attribution.types import Attribution
+from memopt.core.text import overlap
 from memopt.judge.judges import Judge
 from memopt.trace.graph import op_stages, versions_of
 
@@ -93,9 +101,11 @@ def memtrace(case: FailedCase, judge: Judge) -> Attribution:
                        "the question cannot be answered from the conversation; the answer op did not abstain",
                        [*context, answer_op, case.answer_var])
     if not context or probe.covers(context):
-        return _result(case, probe, started, "ResponseError", answer_op,
-                       "the context held the needed information; the answer op did not use it",
-                       [*evidence, *context, answer_op, case.answer_var])
+        op = _response_loss(case, probe)
+        return _result(case, probe, started, "ResponseError", op,
+                       "the context held the needed information; the answer op did not use it" if op == answer_op
+                       else f"the context held the needed information; {op} read it and wrote what the answer "
+                            "read without it", [*evidence, *context, op, answer_op, case.answer_var])
     retrieval = case.retrieval_ops
     asked = G.nodes[retrieval[0] if retrieval else answer_op]["start"]
     candidates = [u for u in case.stored() if G.nodes[u]["created"] < asked and _live_at(G, u, asked)]
@@ -107,6 +117,17 @@ def memtrace(case: FailedCase, judge: Judge) -> Attribution:
                        f"the store held the information at question time ({held}) but the context did not",
                        [*evidence, held, op, *context, answer_op])
     return _upstream(case, probe, started, asked, probe.missing(candidates))
+
+
+def _response_loss(case: FailedCase, probe: Probe) -> str:
+    """The op of the answer's chain (a chain of thought, a draft, then the answer) that read the needed information
+    and wrote text without it; the answer op when none did."""
+    G = case.G
+    for op in case.response_ops[:-1]:
+        read = [v for v in G.predecessors(op) if G.nodes[v]["kind"] not in ("question", "prompt")]
+        if read and probe.covers(read) and not probe.covers(list(G.successors(op))):
+            return op
+    return case.answer_op
 
 
 def _retrieval_loss(case: FailedCase, probe: Probe, retrieval: list[str]) -> str:
@@ -137,8 +158,34 @@ def _retrieval_loss(case: FailedCase, probe: Probe, retrieval: list[str]) -> str
 
     droppers = [r for r in retrieval if writes(r) and held(reads(r)) - held(writes(r))]
     if droppers:
-        return droppers[0]
+        return _ranker(G, droppers[0], retrieval, reads(droppers[0]), writes(droppers[0]))
     return next((r for r in retrieval if not carried(r)), retrieval[0])
+
+
+def _ranker(G: nx.DiGraph, cut: str, retrieval: list[str], read: list[str], wrote: list[str]) -> str:
+    """The op blamed for what ``cut`` dropped: ``cut`` itself, unless it kept the top of a ranking a later retrieval
+    op of the question wrote (a rerank: every item it kept ranked above every item it dropped, a faithful top-n
+    cut; items are the units a list names, else its entries); then the op that ranked them. A search's own
+    ranking is not blamed: it found the unit."""
+    output = " ".join(" ".join(plain(G.nodes[w].get("value")).split()) for w in wrote)
+    named = {u for w in wrote for u in G.nodes[w].get("refs") or ()}
+    for v in read:
+        writer = next(iter(G.predecessors(v)), None)
+        if writer not in retrieval[1:]:
+            continue
+        refs, value = G.nodes[v].get("refs") or [], G.nodes[v].get("value")
+        items = [(unit, G.nodes[unit].get("value")) for unit in refs] or (
+            [(None, item) for item in value] if isinstance(value, list) else [])
+        kept = [unit in named or _copied(item, output) for unit, item in items]
+        if len(kept) > 1 and any(kept) and not all(kept) and kept == sorted(kept, reverse=True):
+            return writer
+    return cut
+
+
+def _copied(item: object, output: str) -> bool:
+    """Whether an output copies an item's text (its lines of three words or more, each verbatim)."""
+    lines = [" ".join(line.split()) for line in plain(item).splitlines() if len(line.split()) >= 3]
+    return bool(lines) and all(line in output for line in lines)
 
 
 def _live_at(G: nx.DiGraph, node: str, time: int) -> bool:
@@ -228,11 +275,16 @@ def _losses(case: FailedCase, probe: Probe, index: int, asked: int, querying: se
             continue  # passed on (a store unit's overwrite is a loss even when side copies were made of it)
         if overwritten:
             op = writer(after)
-            kind = "DeletionError" if G.nodes[after].get("deleted") else "UpdateError"
+            kind = "DeletionError" if G.nodes[after].get("deleted") or _removed_item(
+                G.nodes[v].get("value"), G.nodes[after].get("value")) else "UpdateError"
             out.append(_Loss(G.nodes[op]["start"], op, v, after, kind, "action" in d))
             continue
         if "action" in d:
             continue  # a store unit that stays: the store holds this piece
+        gone = d.get("evicted")  # a raw message the system kept as its memory, and deleted
+        if gone is not None and G.nodes[gone]["start"] < asked:
+            out.append(_Loss(G.nodes[gone]["start"], gone, v, None, "DeletionError", True))
+            continue
         keepers = [op for op in consumers if any(w in live for w in G.successors(op))]
         if d["kind"] == "turn" and not consumers:
             keepers = [op for op in case.extractors if G.nodes[op]["start"] > d["created"]][:1]
@@ -241,3 +293,29 @@ def _losses(case: FailedCase, probe: Probe, index: int, asked: int, querying: se
             op = chosen[0]
             out.append(_Loss(G.nodes[op]["start"], op, v, None, _drop_type(G, op), False))
     return out
+
+
+def _item_id(item: object) -> str | None:
+    if isinstance(item, dict):
+        found = next((item[k] for k in ("id", "memory_id", "uuid", "key") if k in item), None)
+        return None if found is None else str(found)
+    return None
+
+
+def _removed_item(before: object, after: object) -> bool:
+    """Whether a new version of a list (a store's snapshot, a memory list) only removed items from the old one:
+    every item it no longer has is gone, not rewritten (no item of the new version has its id, or, without ids,
+    its words)."""
+    if not (isinstance(before, list) and isinstance(after, list)):
+        return False
+    def key(item: object) -> str:
+        return json.dumps(item, sort_keys=True, default=str)
+
+    old, new = {key(i) for i in before}, {key(i) for i in after}
+    gone = [i for i in before if key(i) not in new]
+    added = [i for i in after if key(i) not in old]
+    if not gone:
+        return False
+    if all(_item_id(i) is not None for i in [*gone, *added]):
+        return not {_item_id(i) for i in gone} & {_item_id(i) for i in added}
+    return all(overlap(plain(g), plain(a)) < 0.5 for g in gone for a in added)

@@ -12,9 +12,10 @@ evidence turn states, `is_quantity` and `states_quantity`) is held nowhere as su
 computed from. Each evidence turn that shares a word with the question is a piece (`computed_pieces`): a line
 holds it when it has most of the words the turn shares with the question (half or more) and is that turn's fact
 rather than another's (it shares more of the turn's own words than of any other evidence turn's, and at least a
-third of them); for a question about time (ago, since, how long, after, before, when) the line must also state
-the turn's day (the date the turn gives, else the day it was said, a day either way). Matching a line to a turn is
-lexical (word stems), whichever judge runs.
+third of them, or states every number the turn states: "has 12 students" is the fact of a long turn ending "12
+students signed up already"); for a question about time (ago, since, how long, after, before, when) the line must
+also state the turn's day (the date the turn gives, else the day it was said, a day either way). Matching a line to
+a turn is lexical (word stems), whichever judge runs.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from memopt.attribution.cast import Cast
 from memopt.attribution.normalise import normalise_numbers
 from memopt.core.text import DATE_PATTERN, find_dates, overlap, python_literal, stem, stem_set, words
 
@@ -75,19 +77,34 @@ def names_in(question: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def about_someone_else(line: str, question: str, gold: str) -> bool:
+def about_someone_else(line: str, question: str, gold: str, cast: Cast | None = None) -> bool:
     """Whether a line's subject (its first word, past bullets and date stamps) is a name neither the question nor
     the gold holds, and the line names no one the question names: "Sam recommends the pierogi in Krakow" is
-    about Sam, not Chloe."""
+    about Sam, not Chloe. With the conversation's `Cast`: only when the question names a speaker (a question
+    about a band, a place or someone it describes has no one else); a first word that is no one of the
+    conversation ("Training plan: ...", "Got Diego a car") gives way to the first person the line names, if any;
+    and never about a name a turn writes together with one the question names (the teacher Tom met in Denver is
+    Lena when a turn names Lena and Denver)."""
     known = {w.lower() for w in re.findall(r"[A-Za-z]+", f"{question} {gold}")}
     head = _LEAD.sub("", line)
     first = re.match(r"([A-Z][a-z]+)(?:'s)?\b", head)
     if first is None:
         return False
     subject = first.group(1).lower()
+    asked = names_in(question)
+    if cast is not None:
+        if not cast.speaks(asked):
+            return False
+        if not cast.is_someone(subject):
+            people = [w.lower() for w in re.findall(r"\b[A-Z][a-z]+", head)[1:] if cast.is_someone(w)]
+            if not people:
+                return False
+            subject = people[0]
+        if subject in cast.tied(asked):
+            return False
     if subject in known or subject in _CALENDAR or subject in _NOT_NAMES or subject in _GENERIC:
         return False
-    named = {n.lower() for n in names_in(question)}
+    named = {n.lower() for n in asked}
     return not any(re.search(rf"\b{re.escape(n)}\b", line, re.IGNORECASE) for n in named)
 
 
@@ -238,6 +255,14 @@ def computed_held(piece: Piece, line: str, question: str, others: Sequence[Piece
         mine = overlap(own, normalise_numbers(line))
         rivals = [overlap(stem_set(normalise_numbers(o.text)) - stem_set(normalise_numbers(question)),
                           normalise_numbers(line)) for o in others if o is not piece]
-        if mine < 1 / 3 or any(r > mine for r in rivals):
+        if any(r > mine for r in rivals) or (mine < 1 / 3 and not _states_numbers(piece.text, line)):
             return False
     return piece.day is None or _states_day(line, piece.day)
+
+
+def _states_numbers(turn: str, line: str) -> bool:
+    """Whether a line states every number a turn states (its dates left out; "12 students" in "My beginner class
+    starts next week - 12 students signed up already"): the quantity a sum or a difference is computed from."""
+    numbers = set(re.findall(r"\d+(?:[.,:]\d+)*", normalise_numbers(without_dates(turn))))
+    said = set(re.findall(r"\d+(?:[.,:]\d+)*", normalise_numbers(without_dates(line))))
+    return bool(numbers) and numbers <= said

@@ -98,6 +98,20 @@ def _leaves(value: Any) -> list[str]:
     return str(value).splitlines() if value is not None else []
 
 
+_SUBJECT = ("subject", "subj", "head", "source", "src", "entity", "from", "s", "h")
+_RELATION = ("predicate", "pred", "relation", "relationship", "rel", "attribute", "p", "r")
+_OBJECT = ("object", "obj", "tail", "target", "dst", "value", "to", "o", "t")
+
+
+def _triple(value: dict[str, Any]) -> tuple[str, str, str] | tuple[()]:
+    """The keys of a knowledge-graph triple in a record (subject / predicate / object, head / relation / tail,
+    source / relation / target, ...), read as one line "Sam recommends restaurant in Krakow"; () for other
+    records."""
+    keys = {str(k).lower(): k for k, v in value.items() if isinstance(v, (str, int, float)) and not isinstance(v, bool)}
+    found = [next((keys[k] for k in names if k in keys), None) for names in (_SUBJECT, _RELATION, _OBJECT)]
+    return tuple(found) if all(k is not None for k in found) else ()  # type: ignore[return-value]
+
+
 def plain(value: Any) -> str:
     """A value's text leaves, one per line (no JSON escapes), for verbatim comparison."""
     return "\n".join(_leaves(value))
@@ -168,14 +182,18 @@ def reading(value: Any, day: dt.date | None = None, near: dt.date | None = None)
     """A value as lines a careful reader reads: text leaves of structured values, dates read against each item's
     own date (a ``Timestamp:`` line dates the lines before it and is then dropped; a section header dates the
     lines after it; a line's own stamp dates that line), numbers as digits; ``id``, ``score`` and ``timestamp``
-    fields are left out. ``near`` (the day the item was stored, when it has no date of its own) only completes
+    fields are left out; a knowledge-graph triple (subject / predicate / object, head / relation / tail, ...) is one
+    line. ``near`` (the day the item was stored, when it has no date of its own) only completes
     years: relative dates are not resolved against it."""
     if isinstance(value, dict) and day is None:
         day = item_day(value)
     if isinstance(value, list):
         return "\n".join(reading(v, item_day(v) or day, near) for v in value)
     if isinstance(value, dict):
-        return "\n".join(reading(v, day, near) for k, v in value.items() if k not in ("id", "score", "timestamp"))
+        triple = _triple(value)
+        rest = {k: v for k, v in value.items() if k not in ("id", "score", "timestamp") and k not in triple}
+        lines = [reading(" ".join(str(value[k]).replace("_", " ") for k in triple), day, near)] if triple else []
+        return "\n".join([*lines, *(reading(v, day, near) for v in rest.values())])
     out: list[str] = []
     pending: list[str] = []
     section = day

@@ -6,6 +6,7 @@ computed answer, the facts it is computed from. A variable holds a piece when
 - it is an evidence turn the piece comes from (the turn is the information itself);
 - it is a raw copy of such a turn (a chunk, a buffer, a context made of turns): the turn's words verbatim,
   no judge call;
+- it is a result list naming store units by id (``refs``, `memopt.trace.references`) and one of them holds it;
 - its value, read carefully (`memopt.attribution.normalise.reading`: dates against the item's own date, years
   completed, numbers as digits), states the piece (`memopt.attribution.need`; one judge call).
 
@@ -16,6 +17,7 @@ together when each piece is held by one of them.
 from __future__ import annotations
 
 import datetime as dt
+import re
 import weakref
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -23,6 +25,7 @@ from typing import Any, Protocol
 
 import networkx as nx
 
+from memopt.attribution.cast import Cast, cast_of
 from memopt.attribution.need import (
     Piece,
     about_someone_else,
@@ -43,6 +46,7 @@ from memopt.trace.graph import variables
 __all__ = ["Probe", "Question", "node_reading"]
 
 _READINGS: weakref.WeakKeyDictionary[nx.DiGraph, tuple[int, dict[str, str]]] = weakref.WeakKeyDictionary()
+_CASTS: weakref.WeakKeyDictionary[nx.DiGraph, tuple[int, Cast]] = weakref.WeakKeyDictionary()
 
 
 class Question(Protocol):
@@ -111,20 +115,34 @@ class Probe:
     @cached_property
     def pieces(self) -> tuple[Piece, ...]:
         """The pieces the answer needs (`memopt.attribution.need`); each gold item comes from the evidence turns
-        that hold its words (all of them when none does)."""
+        that hold its words (all of them when none does); an item of a gold of several that is a quantity no
+        evidence turn states ("About 6 weeks ago (43 days; 19 August 2023)") needs the facts it is computed from,
+        as a computed gold does."""
         case = self.case
         if self.computed:
             turns = [(t, self.read(t), case.day_of(t)) for t in case.evidence_turns]
             found = computed_pieces(case.question, turns)
             if found:
                 return tuple(found)
-        out = []
+        out: list[Piece] = []
         for part in gold_pieces(case.gold):
+            if self._computed_item(part):  # "about 6 weeks ago (43 days": computed from the facts, once
+                found = [p for p in computed_pieces(case.question, [
+                    (t, self.read(t), case.day_of(t)) for t in case.evidence_turns]) if p not in out]
+                if found:
+                    out.extend(found)
+                    continue
             sources = [t for t in case.evidence_turns if self._states(part, t)]
             if not sources and case.pseudo_evidence:  # retrieved evidence: turns of the graph stating it
                 sources = [t for t in variables(case.G, "turn") if self._states(part, t)][:3]
             out.append(Piece(part, tuple(sources or ([] if case.pseudo_evidence else case.evidence_turns))))
         return tuple(out)
+
+    def _computed_item(self, part: str) -> bool:
+        """Whether one item of a gold of several is a quantity no evidence turn states (brackets aside)."""
+        bare = re.sub(r"[()\[\]]", " ", part)
+        return is_quantity(bare) and bool(self.case.evidence_turns) and not any(
+            states_quantity(bare, self.read(t), self.case.question) for t in self.case.evidence_turns)
 
     def _states(self, part: str, turn: str) -> bool:
         words = normalise_numbers(canonical_dates(part))
@@ -171,7 +189,20 @@ class Probe:
         words = normalise_numbers(canonical_dates(piece.text))
         lines = [line for line in canonical_dates(text).splitlines()
                  if overlap(words, normalise_numbers(line)) >= CONTAINS_RECALL_THRESHOLD]
-        return not lines or any(not about_someone_else(line, self.case.question, self.case.gold) for line in lines)
+        return not lines or any(not about_someone_else(line, self.case.question, self.case.gold, self.cast)
+                                for line in lines)
+
+    @property
+    def cast(self) -> Cast:
+        """Who the conversation is about (`memopt.attribution.cast`; remembered per graph)."""
+        G = self.case.G
+        cached = _CASTS.get(G)
+        if cached is None or cached[0] != G.number_of_nodes():
+            turns = [G.nodes[t].get("value") for t in variables(G, "turn")]
+            cached = (G.number_of_nodes(), cast_of((str(v.get("speaker") or ""), str(v.get("text") or ""))
+                                                   for v in turns if isinstance(v, dict)))
+            _CASTS[G] = cached
+        return cached[1]
 
     def holds_piece(self, node: str, index: int) -> bool:
         """Whether a variable holds the ``index``-th piece."""
@@ -182,6 +213,8 @@ class Probe:
                 verdict = True
             elif d.get("deleted"):
                 verdict = False
+            elif any(self.holds_piece(unit, index) for unit in d.get("refs") or ()):
+                verdict = True  # a result list naming the units it found holds what they hold
             elif self._raw_piece(plain(d.get("value")), piece):
                 verdict = True
             elif d.get("kind") == "turn" and piece.computed:

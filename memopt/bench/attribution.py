@@ -136,6 +136,7 @@ def score_memtracebench(directory: str | Path, methods: list[str] | None = None,
     from memopt.judge.judges import LexicalJudge
     from memopt.trace.graph import answer_of
     from memopt.trace.memtracebench import load_memtrace
+    from memopt.trace.turn_refs import turn_refs
 
     chosen = scored_methods(methods, replay=False)
     rows, skipped, labels, files = [], {}, {}, {}
@@ -144,8 +145,6 @@ def score_memtracebench(directory: str | Path, methods: list[str] | None = None,
         skipped[split], labels[split], files[split] = 0, Counter(), len(paths)
         for path in paths:
             G, annotations = load_memtrace(path, split=split)
-            turns = {d["sc_id"]: d["name"].removeprefix("turn:") for _, d in G.nodes(data=True)
-                     if d.get("kind") == "turn" and "sc_id" in d}
             dates = {c["key"]: c.get("date") for c in G.graph.get("cases") or []}
             for a in annotations:
                 if not a.memory_error:
@@ -157,7 +156,7 @@ def score_memtracebench(directory: str | Path, methods: list[str] | None = None,
                         cases[source].append((None, a.final_error_type, a.final_op_id))
                         continue
                     gold = a.golden_answers[0] if a.golden_answers else ""  # a list of golden answers: alternatives
-                    given = tuple(turns.get(e) or e.rpartition("@")[0] or e for e in a.source_evidence_ids)
+                    given = turn_refs(G, a.source_evidence_ids)
                     seeded, pseudo = seed_evidence(G, a.query, gold, given if source == "gold" else ())
                     case = FailedCase(G, f"{G.graph['conversation']}:{a.case_key}", a.query, gold, seeded,
                                       a.prediction or "", 0, pseudo, dates.get(a.case_key) or a.question_date)

@@ -18,7 +18,10 @@ a variable in a unit's role, any category       the same: deleted into a marker,
                                                 read by a question's op (`memopt.trace.store_units`)
 edge from a unit to a DELETE ``marker``         a new ``memory`` version with ``deleted`` (a DELETE)
 a DELETE marker named after a unit              the same, when no edge comes from the unit (`memopt.trace.tombstones`)
-a unit version saying DELETE                    the same (``{"event": "DELETE"}``, ``"deleted": true``)
+a unit version saying DELETE                    the same (``{"event": "DELETE"}``, ``"deleted": true``, a soft
+                                                delete's ``deleted_at``, a version with nothing in it)
+a message into a DELETE marker (messages only)  the message's ``evicted``: the op that deleted it from a store
+                                                of raw messages (or a marker named after the message)
 other ``marker`` nodes (no-split, failed)       kind = their class (``no_split_marker``): a signal, not a delete
 ``memory_context`` / class ``prediction``       ``context`` / ``answer``, one per op that wrote it (a question's
                                                 hit list and the context a rerank cut from it: two versions)
@@ -26,13 +29,18 @@ other ``marker`` nodes (no-split, failed)       kind = their class (``no_split_m
 other outputs of an ``extraction`` op           ``fact``; anything else: its category as the kind
 ==============================================  =========================================================
 
+The same roles written under other words, in the node's metadata, or told by a judge's inputs (what a judge op
+reads besides the question and the gold is the answer): `memopt.trace.roles`.
+
 Operations: an ``op_name`` ``<memory_system>.<op>`` (``mem0.extract``, when ``metadata["memory_system"]`` is
 ``mem0``) keeps its op name; otherwise by category:
 extraction → ``extract``, update → ``update``, retrieval → ``retrieve`` at question time
 (``search_similar`` while ingesting), the part of an op that writes a context → ``fuse``, the part
 that writes a prediction → ``answer``, other evaluation ops (``llm-judge``) → ``judge``. Question-time
 op ids end in ``:<graph>:<key>`` as memopt's own do (an op is a question's when it reads the
-question, reads what another op of that question wrote, or its own ``op_id`` ends so). Each op's
+question, reads what another op of that question wrote, or its own ``op_id`` ends so; or, run after the
+question was asked, writes only what that question's ops read: a truncation, a rerank of the units a search
+found, `memopt.trace.question_ops`). Each op's
 stage (`memopt.trace.graph.op_stages`) comes from ``metadata["operations"]`` (the declarations of the
 system that wrote the file, as memopt exports them) when it names the op, else from its category
 (answers respond; fusing and searching retrieve). Order comes from ``created_at`` (ties: file
@@ -139,7 +147,8 @@ def _annotation(item: Any, path: str, source: str, question_key: dict[str, str],
     asked = field("question_date", (str,), required=False)
     return Annotation(query_id, str(field("query", (str,))), tuple(str(g) for g in golden),
                       None if prediction is None else str(prediction), tuple(str(e) for e in evidence), error_type,
-                      op_id, question_key.get(query_id) or question_key.get(query_id.rpartition("@")[0]), asked)
+                      op_id, question_key.get(query_id) or question_key.get(query_id.rpartition("@")[0])
+                      or question_key.get(" ".join(str(item.get("query") or "").split())), asked)
 
 
 def from_memtrace(doc: Any, *, source: str = "<memtrace>", split: str | None = None
@@ -161,6 +170,8 @@ def from_memtrace(doc: Any, *, source: str = "<memtrace>", split: str | None = N
         if G.nodes[node].get("kind") == "question":
             key = G.nodes[node]["name"].rsplit(":", 1)[-1]
             question_key[fid] = question_key[fid.rpartition("@")[0]] = key
+            question_key.setdefault(fid.rpartition("@")[0].rpartition(":")[2], key)  # its name alone
+            question_key.setdefault(" ".join(str(G.nodes[node]["value"]).split()), key)  # its text
     ops = {o["op_id"] for o in data["data"]["operations"]}
     annotations = [_annotation(item, f"data.annotations[{i}]", source, question_key, ops) for i, item in enumerate(raw)]
     return G, annotations

@@ -6,7 +6,6 @@ this module implements it. Helpers are private; `convert` is the one entry point
 
 from __future__ import annotations
 
-import json
 import re
 from collections import defaultdict
 from typing import Any
@@ -14,12 +13,16 @@ from typing import Any
 import networkx as nx
 
 from memopt.core.errors import DataError
-from memopt.core.text import python_literal
 from memopt.trace.dates import date_of, read_day
 from memopt.trace.graph import SCHEMA_VERSION
+from memopt.trace.question_ops import serving_ops
+from memopt.trace.references import name_references
+from memopt.trace.roles import base_kind, decode_value, judged_roles, slug
 from memopt.trace.store_units import store_unit_names
-from memopt.trace.tombstones import is_delete_class, is_tombstone, unit_named
+from memopt.trace.tombstones import evicted_turns, is_emptied, is_tombstone, unit_named
 from memopt.trace.tracer import inputs_hash
+from memopt.trace.turn_refs import turn_refs
+from memopt.trace.verdicts import verdicts
 
 __all__ = ["convert", "date_of", "decode_value"]
 
@@ -53,55 +56,6 @@ def _stage(operation: str, category: Any) -> str | None:
         if stem in category:
             return stage
     return None
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_") or "variable"
-
-
-def decode_value(raw: str) -> Any:
-    """A value as written by its encoder: JSON, a Python literal (``repr``, smartcomment's default), or text."""
-    text = raw.strip()
-    if text[:1] in "[{":
-        try:
-            return json.loads(text)
-        except ValueError:
-            pass
-    if text[:1] in "[{('\"" and len(text) < 200_000:
-        try:
-            value = python_literal(text)
-        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-            return raw
-        return value if isinstance(value, (str, dict, list)) else raw
-    return raw
-
-
-_ROLES = {"prediction": "answer", "golden_answers": "gold", "judge_response": "judgement",
-          "judge_score": "judgement", "judge_output": "judgement"}
-
-
-def _base_kind(node: dict[str, Any]) -> str | None:
-    """What a smartcomment variable is to memopt. Smartcomment writers put a role in the class name or in the
-    category (``prediction``, ``golden_answers``, judge outputs), in any case; both are read."""
-    cls, category = str(node.get("class_name") or ""), str(node["category"] or "")
-    lower_cls, lower_category = cls.lower(), category.lower()
-    if lower_category == "message & query" or (lower_cls in ("query", "question")
-                                                and lower_category in ("message", "query", "question")):
-        return "question"
-    if lower_category == "message":
-        return "turn"
-    if lower_cls == "prediction" or (not cls and lower_category == "prediction"):
-        return "answer"
-    if category == "marker":  # a DELETE marker; other markers (EverMemOS's no-split, failed) only signal
-        value = decode_value(str(node.get("value", "")))
-        deleting = is_delete_class(cls) or is_tombstone(value.strip('"') if isinstance(value, str) else value,
-                                                        node.get("metadata"))
-        return "marker" if deleting else _slug(cls or "signal_marker")
-    special = {"memory_context": "context", "memory_entry": "memory", "prompt": "prompt"}
-    if category in special:
-        return special[category]
-    role = _ROLES.get(lower_cls) or _ROLES.get(lower_category)
-    return role if role in ("gold", "judgement") else None
 
 
 _MEMBASE_TURN = re.compile(r"^Speaker (?P<name>.+?) \(role: (?P<role>[^)]*)\) says: (?P<text>.*?)"
@@ -157,7 +111,7 @@ def _pipeline(meta: dict[str, Any], split: str | None) -> str | None:
         return declared
     layer = meta.get("layer_type")
     if isinstance(layer, str) and layer.strip():
-        return _LAYERS.get(re.sub(r"[^a-z0-9]", "", layer.lower()), _slug(layer))
+        return _LAYERS.get(re.sub(r"[^a-z0-9]", "", layer.lower()), slug(layer))
     return split
 
 
@@ -177,7 +131,9 @@ class _Converter:
         for r, (i, e) in enumerate(self.edges):
             self.by_op[e["op_id"]].append((i, e))
             self.rank[i] = r
-        self.kinds = {fid: _base_kind(n) for fid, n in self.nodes.items()}
+        written = {e["target_full_node_id"] for _, e in self.edges}
+        self.kinds = {fid: base_kind(n, fid not in written) for fid, n in self.nodes.items()}
+        self.kinds.update(judged_roles(self.kinds, [e for _, e in self.edges], written))
         self.session_meta = {str(x.get("session_id")): x.get("metadata") or {}
                              for x in data["data"].get("sessions") or [] if isinstance(x, dict)}
         self.pipeline = _pipeline(meta, split)
@@ -211,6 +167,11 @@ class _Converter:
             keys += [named] if named in questions else []
             if keys:
                 self.case_of_op[op_id] = keys[0]
+        asked = {self._key(fid): self.nodes[fid]["created_at"] for fid, kind in self.kinds.items()
+                 if kind == "question"}
+        self.case_of_op.update(serving_ops(self.case_of_op, [e for _, e in self.edges], written_by, asked,
+                                           {o: op.get("category") for o, op in self.ops.items()}, _INGEST,
+                                           {fid for fid, kind in self.kinds.items() if kind == "turn"}))
         self._roles()
         self._copy_ids()
         self._versions()
@@ -221,14 +182,15 @@ class _Converter:
         LLM output a ``fact``, anything else its category."""
         native = any((op.get("metadata") or {}).get("memopt") for op in self.ops.values())
         units = set() if native else store_unit_names(self.nodes, self.kinds, [e for _, e in self.edges],
-                                                      self.writer, self.case_of_op)
+                                                      self.writer, self.case_of_op,
+                                                      {o: str(op.get("op_name") or "") for o, op in self.ops.items()})
         for fid, kind in self.kinds.items():
             if kind is not None:
                 continue
             op, category = self.writer.get(fid), self.nodes[fid]["category"]
             writes_facts = op is not None and (self.ops.get(op) or {}).get("category") == "extraction"
             self.kinds[fid] = ("memory" if self.nodes[fid]["full_name"] in units else
-                               "fact" if writes_facts and category == "llm_response" else _slug(category))
+                               "fact" if writes_facts and category == "llm_response" else slug(category))
 
     def _key(self, fid: str) -> str:
         key = re.sub(r"[^\w.-]+", "_", self.nodes[fid].get("name") or fid)
@@ -253,14 +215,18 @@ class _Converter:
                 tied[t].append(i)
         units = {n["full_name"]: n["name"] for fid, n in self.nodes.items() if self.kinds[fid] == "memory"}
         shared: dict[int, list[int]] = {}
+        named = set()
         for marker, edges in tied.items():
             unit = unit_named(self.nodes[marker], units)
             if unit is not None:  # a marker named after the unit it deletes (no edge from the unit)
+                named.add(marker)
                 first = edges[0]
                 key = (self.edges_by_index[first]["created_at"], 0, len(self.nodes) + first)
                 events[unit].append((key, f"#{first}"))
                 self.keys[f"#{first}"] = key
                 shared[first] = edges
+        self.evicted = evicted_turns(self.nodes, self.kinds, {m: [self.edges_by_index[i] for i in edges]
+                                                             for m, edges in tied.items() if m not in named})
         self.ids: dict[str, str] = {}
         self.tied: dict[int, str] = {}  # edge → the unit version a marker named after the unit deleted
         for name, items in events.items():
@@ -301,7 +267,7 @@ class _Converter:
             t, op = e["target_full_node_id"], e["op_id"]
             if t == _SENTINEL or self.kinds[t] not in _PER_OP or (t, op) in self.copy_ids:
                 continue
-            base = f"{self.kinds[t]}:{self.conv}:{self.case_of_op.get(op) or _slug(self.nodes[t]['full_name'])}"
+            base = f"{self.kinds[t]}:{self.conv}:{self.case_of_op.get(op) or slug(self.nodes[t]['full_name'])}"
             count[base] += 1
             self.copy_ids[(t, op)] = f"{base}@{count[base]}"
 
@@ -355,8 +321,8 @@ class _Converter:
         category = (op.get("category") or "operation").lower()
         if category == "retrieval":
             return "retrieve" if keyed else "search_similar"
-        named = _OPERATION.get(category, _slug(category))
-        return _slug(category) if named == "answer" else named  # only the op that writes the prediction answers
+        named = _OPERATION.get(category, slug(category))
+        return slug(category) if named == "answer" else named  # only the op that writes the prediction answers
 
     # --- the graph ---------------------------------------------------------------------------------
 
@@ -384,7 +350,8 @@ class _Converter:
             value.pop("timestamp", None)
         said = date_of(attrs["metadata"]) or date_of(self.session_meta.get(str(n.get("session_id"))))
         if kind == "memory":
-            gone = deleted_edge is not None or (int(version) > 1 and is_tombstone(value, n.get("metadata")))
+            gone = deleted_edge is not None or (int(version) > 1 and (is_tombstone(value, n.get("metadata"))
+                                                                      or is_emptied(value)))
             attrs.update(action="DELETE" if gone else ("ADD" if int(version) == 1 else "UPDATE"), deleted=gone)
             if n.get("class_name") == "chunk":  # a store unit of raw conversation text (RAG's chunks)
                 attrs["kind"] = "chunk"
@@ -431,7 +398,16 @@ class _Converter:
                     self._ensure(v)
                 self._add_op(op_id, number, part if len(subs) > 1 else 0, reads, writes, key, used)
         self._clock()
+        first = {}
+        for n, d in sorted(self.G.nodes(data=True), key=lambda p: p[1].get("start") or 0):
+            if d["type"] == "op":
+                first.setdefault(d["sc_op_id"], n)
+        for fid, op in self.evicted.items():
+            if op in first:
+                self.G.nodes[self.node_id(fid)]["evicted"] = first[op]
         self._provenance()
+        name_references(self.G, [n for n, d in self.G.nodes(data=True)
+                                 if d["type"] == "op" and d.get("sc_op_id") in self.case_of_op])
         self._graph_attrs()
         return self.G
 
@@ -523,7 +499,7 @@ class _Converter:
 
     def _graph_attrs(self) -> None:
         G, cases = self.G, []
-        gold, verdicts = self._gold(), self._verdicts()
+        gold, judged = self._gold(), verdicts(G)
         for _, d in sorted(G.nodes(data=True), key=lambda p: p[1].get("created", 0)):
             if d.get("kind") != "question":
                 continue
@@ -531,14 +507,15 @@ class _Converter:
             if f"answer:{self.conv}:{key}@1" not in G:
                 continue
             meta = d["metadata"]
-            evidence = [e for e in meta.get("evidence") or [] if isinstance(e, str)]
+            evidence = list(turn_refs(G, [e for key in ("evidence", "evidence_ids", "source_evidence_ids")
+                                          for e in meta.get(key) or [] if isinstance(e, str)]))
             asked = date_of(meta, ("question_date", "date")) or date_of(
                 self.session_meta.get(str(self.nodes[d["sc_id"]].get("session_id"))), ("question_date",))
             cases.append({"case_id": f"{self.conv}:{key}", "key": key, "question": str(d["value"]),
                           "gold": gold.get(key, ""), "evidence": evidence,
                           "category": meta.get("category") or meta.get("question_type"),
                           **({"date": asked} if asked else {}),
-                          **({"judged": verdicts[key]} if key in verdicts else {})})
+                          **({"judged": judged[key]} if key in judged else {})})
         sessions = {}
         for _, d in sorted(G.nodes(data=True), key=lambda p: p[1].get("created", 0)):
             if d.get("kind") == "turn":
@@ -563,50 +540,6 @@ class _Converter:
                     if case is not None:
                         gold.setdefault(self.G.nodes[case]["name"].rsplit(":", 1)[-1], str(value))
         return gold
-
-    def _verdicts(self) -> dict[str, bool]:
-        """Question key → whether its judge op judged the answer right: a ``judge_score`` (0/1, "0.0"/"1.0")
-        written from the question directly or through a ``judge_response`` (CORRECT / WRONG)."""
-        G, out = self.G, {}
-        for n, d in G.nodes(data=True):
-            if d.get("kind") != "judgement":
-                continue
-            verdict = _verdict(d["value"])
-            if verdict is None:
-                continue
-            seen, stack, key = {n}, [n], None
-            while stack and key is None:
-                for op in G.predecessors(stack.pop()):
-                    for v in G.predecessors(op):
-                        kind = G.nodes[v].get("kind")
-                        if kind == "question":
-                            key = G.nodes[v]["name"].rsplit(":", 1)[-1]
-                        elif kind == "judgement" and v not in seen:
-                            seen.add(v)
-                            stack.append(v)
-            if key is not None and (d.get("sc_class") == "judge_score" or key not in out):
-                out[key] = verdict
-        return out
-
-
-
-
-def _verdict(value: Any) -> bool | None:
-    """A judge's output as right (True) or wrong (False): a score 0 / 1, or CORRECT / WRONG; None otherwise."""
-    if isinstance(value, dict):  # {"score": 0, "label": "WRONG", ...}
-        for key in ("score", "judge_score", "verdict", "label", "correct"):
-            if key in value and (found := _verdict(value[key])) is not None:
-                return found
-        return None
-    text = str(value).strip().strip('"').upper()
-    if text in ("CORRECT", "RIGHT", "TRUE", "YES"):
-        return True
-    if text in ("WRONG", "INCORRECT", "FALSE", "NO"):
-        return False
-    try:
-        return float(text) >= 0.5
-    except ValueError:
-        return None
 
 
 def convert(data: dict[str, Any], *, source: str, split: str | None = None) -> nx.DiGraph:

@@ -15,7 +15,9 @@ when, for any of its versions:
 - a question's op reads it: an edge from the question into it (the search found it) or from it into what the
   question's op wrote (a result list, a context), when an op before the question wrote it.
 
-Every version of such a variable (its ``class:name``) is then read as a unit (kind ``memory``).
+Every version of such a variable (its ``class:name``) is then read as a unit (kind ``memory``), and so is every
+variable written the way one was (first written by an op of the same name, with the same class and category: the
+document of an index no question happened to search for is a unit of that index as much as those it returned).
 """
 
 from __future__ import annotations
@@ -31,10 +33,10 @@ __all__ = ["store_unit_names"]
 
 def store_unit_names(nodes: Mapping[str, Mapping[str, Any]], kinds: Mapping[str, str | None],
                      edges: list[Mapping[str, Any]], writer: Mapping[str, str],
-                     question_ops: Iterable[str]) -> set[str]:
+                     question_ops: Iterable[str], op_names: Mapping[str, str] | None = None) -> set[str]:
     """The ``class:name`` of each variable that plays a store unit's role (see the module docstring); ``kinds``
     holds None for a variable whose role its category and class do not say, ``writer`` the op that first wrote
-    each variable, ``question_ops`` the ops of the graph's questions."""
+    each variable, ``question_ops`` the ops of the graph's questions, ``op_names`` each op's name."""
     asked = set(question_ops)
     open_ = {fid for fid, kind in kinds.items() if kind is None and writer.get(fid) not in asked}
     found: set[str] = set()
@@ -65,7 +67,20 @@ def store_unit_names(nodes: Mapping[str, Mapping[str, Any]], kinds: Mapping[str,
         if kind == "marker" and fid not in pointed:
             named = unit_named(nodes[fid], by_name)
             found |= {named} if named is not None else set()
-    return found
+    return found | _siblings(nodes, open_, found, writer, op_names or {})
+
+
+def _siblings(nodes: Mapping[str, Mapping[str, Any]], open_: set[str], units: set[str], writer: Mapping[str, str],
+              op_names: Mapping[str, str]) -> set[str]:
+    """The ``class:name`` of every variable written the way a unit was (an op of the same name, the same class and
+    category): the documents of an index a question's search happened not to return are units of that index."""
+    def kind(fid: str) -> tuple[str, str, str] | None:
+        op = writer.get(fid)
+        name = op_names.get(op) if op is not None else None
+        return (name, str(nodes[fid].get("class_name") or ""), str(nodes[fid].get("category") or "")) if name else None
+
+    made = {kind(fid) for fid in open_ if nodes[fid]["full_name"] in units} - {None}
+    return {nodes[fid]["full_name"] for fid in open_ if int(nodes[fid]["version"]) == 1 and kind(fid) in made}
 
 
 def _overwrite(old: Mapping[str, Any], new: Mapping[str, Any], writer: Mapping[str, str], op: str) -> bool:

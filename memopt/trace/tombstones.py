@@ -8,7 +8,13 @@ A smartcomment graph has no delete of its own: a system draws one. The ways seen
   a node of another class with the unit's name (``DeleteMarker:mem_01@1``), or a name ending with it
   (``deleted:mem_01@1``, ``evicted/ltm-3@1``) — `unit_named`;
 - a new version of the unit whose value or metadata says what happened to it (Mem0's history rows:
-  ``{"event": "DELETE"}``; ``"deleted": true``; ``"status": "removed"``) — `is_tombstone`.
+  ``{"event": "DELETE"}``; ``"deleted": true``; ``"status": "removed"`` or ``"archived"``; a soft delete's
+  ``"deleted_at": "2023-05-20"``, ``"invalid_at"``, ``"expired_at"``; ``"is_active": false``) — `is_tombstone`;
+- when the store is the conversation itself (a system that keeps raw messages and evicts them), an edge from a
+  message into a DELETE marker that no unit points at, from messages only, or a marker named after a message —
+  `evicted_turns`;
+- a new version of the unit with nothing in it (``""``, ``null``, ``{}``, ``{"id": "m1", "memory": ""}``): an
+  overwrite that leaves nothing is a delete — `is_emptied`.
 """
 
 from __future__ import annotations
@@ -17,12 +23,18 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["is_tombstone", "is_delete_class", "unit_named"]
+__all__ = ["is_tombstone", "is_emptied", "is_delete_class", "unit_named", "evicted_turns"]
 
-_WORD = re.compile(r"^\W*(?:deleted?|removed?|tombstoned?|tombstone|evicted|expired|forgotten|purged)\W*$",
-                   re.IGNORECASE)
+_WORD = re.compile(r"^\W*(?:deleted?|removed?|tombstoned?|tombstone|evicted|expired|forgotten|purged|archived|"
+                   r"inactive|invalid|invalidated|obsolete|retired|discarded)\W*$", re.IGNORECASE)
 _EVENT_KEYS = ("event", "action", "op", "operation", "status", "state", "type")
-_FLAG_KEYS = ("deleted", "is_deleted", "removed", "tombstone")
+_FLAG_KEYS = ("deleted", "is_deleted", "isdeleted", "removed", "is_removed", "tombstone", "archived", "is_archived")
+_LIVE_KEYS = ("is_active", "isactive", "active", "valid", "is_valid", "isvalid", "enabled", "alive")
+_WHEN_KEYS = ("deleted_at", "deletedat", "removed_at", "removedat", "archived_at", "archivedat", "invalid_at",
+              "invalidat", "invalidated_at", "invalidatedat", "expired_at", "expiredat", "tombstoned_at")
+_EMPTY = frozenset({"", "null", "none", "[]", "{}", '""'})
+_NAMING_KEYS = frozenset({"id", "uuid", "key", "name", "memory_id", "unit_id", "user_id", "agent_id", "run_id",
+                          "hash", "version"})
 _CLASSES = frozenset({"deletemarker", "delete_marker", "deleted", "tombstone", "deletion", "delete"})
 
 
@@ -38,10 +50,28 @@ def is_tombstone(value: Any, metadata: Mapping[str, Any] | None = None) -> bool:
     for holder in (value, metadata):
         if not isinstance(holder, Mapping):
             continue
-        if any(_says_delete(holder.get(k)) for k in _EVENT_KEYS):
+        keys = {str(k).lower(): v for k, v in holder.items()}
+        if any(_says_delete(keys.get(k)) for k in _EVENT_KEYS):
             return True
-        if any(holder.get(k) is True or str(holder.get(k)).lower() == "true" for k in _FLAG_KEYS if k in holder):
+        if any(keys[k] is True or str(keys[k]).lower() == "true" for k in _FLAG_KEYS if k in keys):
             return True
+        if any(keys[k] is False or str(keys[k]).lower() == "false" for k in _LIVE_KEYS if k in keys):
+            return True
+        if any(keys[k] not in (None, False) and str(keys[k]).strip().lower() not in _EMPTY | {"false"}
+               for k in _WHEN_KEYS if k in keys):
+            return True
+    return False
+
+
+def is_emptied(value: Any) -> bool:
+    """Whether a (decoded) value holds nothing: empty, ``null``, or a record whose fields are all empty but the ones
+    that name it (``{"id": "m1", "memory": ""}``)."""
+    if value is None or (isinstance(value, str) and value.strip().lower() in _EMPTY):
+        return True
+    if isinstance(value, Mapping):
+        return all(is_emptied(v) for k, v in value.items() if str(k).lower() not in _NAMING_KEYS)
+    if isinstance(value, list):
+        return all(is_emptied(v) for v in value)
     return False
 
 
@@ -65,3 +95,24 @@ def unit_named(marker: Mapping[str, Any], units: Mapping[str, str]) -> str | Non
         if candidates:
             return None
     return None
+
+
+def evicted_turns(nodes: Mapping[str, Mapping[str, Any]], kinds: Mapping[str, str | None],
+                  markers: Mapping[str, list[Mapping[str, Any]]]) -> dict[str, str]:
+    """Message full id → the op that deleted it from a store of raw messages: the op of a DELETE marker named after
+    the message, else of the edges into a marker that come from messages only (``markers``: each DELETE marker no
+    unit points at and no unit is named by → its edges)."""
+    turns = {str(n["full_name"]): str(n["name"]) for fid, n in nodes.items() if kinds.get(fid) == "turn"}
+    by_name = {str(n["full_name"]): fid for fid, n in nodes.items() if kinds.get(fid) == "turn"}
+    found: dict[str, str] = {}
+    for marker, edges in markers.items():
+        if not edges:
+            continue
+        named = unit_named(nodes[marker], turns)
+        if named is not None:
+            found[by_name[named]] = str(edges[0]["op_id"])
+            continue
+        sources = [e["source_full_node_id"] for e in edges]
+        if all(kinds.get(s) == "turn" for s in sources):
+            found.update({s: str(e["op_id"]) for s, e in zip(sources, edges, strict=True)})
+    return found

@@ -349,3 +349,25 @@ def test_an_unknown_method_is_a_config_error_listing_the_methods(small):
     with pytest.raises(ConfigError, match="unknown attribution method 'oracle'") as info:
         attribute(small.failed[0], LexicalJudge(), "oracle")
     assert all(name in str(info.value) for name in METHODS)
+
+
+def test_a_unit_deleted_in_a_foreign_graph_is_not_among_what_the_op_kept():
+    """A smartcomment graph's delete is a new version carrying the old text: the op's view lists it as deleted, not
+    as kept, so step_by_step finds the delete."""
+    pytest.importorskip("smartcomment")
+    from memopt.attribution.baselines import op_view
+    from memopt.attribution.evidence import seed_evidence
+    from memopt.trace.memtracebench import from_memtrace
+    from tests.attribution.test_shapes import GOAL, _coach
+
+    doc, adder = _coach("marker DELETE")
+    G, _ = from_memtrace(doc, source="coach.json")
+    case = next(c for c in G.graph["cases"] if c["question"] == GOAL)
+    evidence, pseudo = seed_evidence(G, GOAL, "a sub-25 minute 5k", ("msg-11",))
+    failed = FailedCase(G, case["case_id"], GOAL, "a sub-25 minute 5k", evidence, "", 0, pseudo, case.get("date"))
+    op = next(n for n in G if G.nodes[n].get("sc_op_id") == adder and any(
+        G.nodes[v].get("deleted") for v in G.successors(n)))
+    view = op_view(failed, op)
+    assert any("sub-25" in t for t in view.deletes) and not any("sub-25" in t for t in view.writes)
+    found = step_by_step(failed, LexicalJudge())
+    assert (found.error_type, G.nodes[found.op_id]["sc_op_id"]) == ("DeletionError", adder)

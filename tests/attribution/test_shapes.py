@@ -500,3 +500,749 @@ def test_a_buffer_mutated_and_emptied_into_units_stays_a_staging_area():
         G, _ = from_memtrace(doc, source="units.json")
         units = [d for _, d in G.nodes(data=True) if d.get("sc_category") == category]
         assert units and all("action" in d for d in units), category
+
+
+# --- ops of a question that no edge from the question reaches -----------------------------------------------
+
+PETS = "What pets does Maya have?"
+
+
+def _window() -> tuple[dict, str]:
+    """A long-context system: each session appended to one history buffer; at question time a truncation op reads
+    the whole history (not the question) and keeps the newest sessions only, dropping the gecko."""
+    g = Smartcomment("window")
+    said = [("3 February, 2023", "My gecko Sprout shed his skin today, he's grumpy."),
+            ("18 March, 2023", "We adopted a cat named Miso, she rules the flat."),
+            ("6 May, 2023", "Miso learned to open the pantry door.")]
+    history, lines = None, []
+    for n, (day, text) in enumerate(said, start=1):
+        g.session(f"s{n}", date=day)
+        turn = g.turn(f"D{n}:1", "Maya", text)
+        g.op("history.append", "memory_write")
+        lines.append(f"## Session {n} ({day})\nMaya: {text}")
+        new = g.var("history", "\n".join(lines), cls="History", cat="memory_store")
+        g.edges([turn, *([history] if history else [])], new)
+        history = new
+    g.session("qa", question_date="1 August, 2023")
+    q = g.question("q1", PETS)
+    truncate = g.op("context_window.truncate", "context")
+    window = g.var("window_1", "\n".join(lines[1:]), cat="memory_context")
+    g.edges(history, window)
+    g.op("llm.generate", "generation")
+    prediction = g.var("answer_1", "Maya has a cat named Miso.", cat="prediction")
+    g.edges([window, q], prediction)
+    g.judge(q, "a gecko named Sprout and a cat named Miso", prediction)
+    return g.document(), truncate
+
+
+def _rerank_of_found_units() -> tuple[dict, str]:
+    """A search that marks what it found (edges from the question into the units), then a rerank that reads those
+    units (not the question) and keeps two of them, without the starter's name."""
+    g = Smartcomment("sourdough")
+    g.session("s1", session_date="14 October, 2023")
+    facts = [("Bea: Sourdough course done! My starter is called Doughlores.", "Bea's starter is named Doughlores"),
+             ("Bea: I'm taking a sourdough course at Bread Ahead.", "Bea takes a sourdough course at Bread Ahead"),
+             ("Bea: My first loaf had a great ear.", "Bea's first sourdough loaf had a great ear")]
+    units = []
+    for i, (said, fact) in enumerate(facts, start=1):
+        turn = g.var(f"D1:{i}", said, cat="message", speaker="Bea")
+        g.op("ingest.extract_facts", "extraction")
+        units.append(g.var(f"fact-{i}", fact, cls="FactUnit", cat="memory_entry"))
+        g.edges(turn, units[-1])
+    g.session("qa", question_date="1 November, 2023")
+    q = g.question("q1", "What is the name of Bea's sourdough starter?")
+    g.op("search.bm25", "retrieval")
+    g.edges(q, units)
+    rerank = g.op("search.llm_rerank", "rerank")
+    context = g.var("reranked", json.dumps([facts[1][1], facts[2][1]]), cat="memory_context")
+    g.edges(units, context)
+    g.op("qa.respond", "generation")
+    prediction = g.var("prediction_1", "The starter's name isn't mentioned.", cat="prediction")
+    g.edges([context, q], prediction)
+    g.judge(q, "Doughlores", prediction)
+    return g.document(), rerank
+
+
+def test_a_truncation_no_edge_from_the_question_reaches_is_blamed_as_the_question_s_retrieval():
+    doc, truncate = _window()
+    for evidence in (("D1:1", "D2:1"), ()):
+        assert blame_smartcomment(doc, PETS, "a gecko named Sprout and a cat named Miso", evidence) == (
+            "RetrievalError", truncate), evidence
+
+
+def test_a_rerank_reading_the_units_a_search_found_is_blamed_for_what_it_cut():
+    doc, rerank = _rerank_of_found_units()
+    for evidence in (("D1:1",), ()):
+        assert blame_smartcomment(doc, "What is the name of Bea's sourdough starter?", "Doughlores", evidence) == (
+            "RetrievalError", rerank), evidence
+
+
+# --- result lists that name units by id ---------------------------------------------------------------------
+
+DUOLINGO = "What language am I learning on Duolingo?"
+
+
+def _id_hits(hits: object, names: list[str]) -> tuple[dict, str]:
+    """A Mem0-like store of three units (named ``names``); the search writes only their ids (``hits``, a function
+    of the names), a score filter after it writes the context without the Duolingo unit."""
+    g = Smartcomment("duolingo")
+    g.session("s1", date="2023-05-30")
+    said = ["Started learning Japanese on Duolingo, 40-day streak!", "I booked a ryokan in Kyoto for October.",
+            "I drive a 2019 Subaru Outback."]
+    facts = ["User is learning Japanese on Duolingo", "User booked a ryokan in Kyoto for October 2023",
+             "User drives a 2019 Subaru Outback"]
+    units = []
+    for i, (text, fact) in enumerate(zip(said, facts, strict=True)):
+        turn = g.var(f"s1:u{i}", text, cat="message", role="user")
+        g.op("mem0.add", "extraction")
+        units.append(g.var(names[i], {"memory": fact, "created_at": "2023-05-30"}, cls="mem0", cat="memory_entry"))
+        g.edges(turn, units[-1])
+    g.session("qa", question_date="2023-06-10")
+    q = g.question("q1", DUOLINGO)
+    g.op("mem0.search", "retrieval")
+    results = g.var("q1:results", json.dumps(hits(names)), cat="retrieval_result")
+    g.edges([q, *units], results)
+    cut = g.op("mem0.filter_threshold", "postprocess")
+    context = g.var("q1:context", f"2023-05-30: {facts[1]}", cat="memory_context")
+    g.edges(results, context)
+    g.op("reader.answer", "generation")
+    prediction = g.var("q1:prediction", "You haven't mentioned a language.", cat="prediction")
+    g.edges([context, q], prediction)
+    g.judge(q, "Japanese", prediction)
+    return g.document(), cut
+
+
+@pytest.mark.parametrize(("hits", "names"), [
+    (lambda n: [{"id": n[1], "score": 0.42}, {"id": n[0], "score": 0.31}], ["c1", "c2", "c3"]),
+    (lambda n: [{"chunk": n[0], "rank": 1}, {"chunk": n[1], "rank": 2}], ["chunk-a", "chunk-b", "chunk-c"]),
+    (lambda n: {"ids": [n[1], n[0]], "scores": [0.42, 0.31]}, ["mem_7f3a", "mem_09bc", "mem_55d1"]),
+    (lambda n: [{"memory_id": int(n[0]), "score": 0.4}, {"memory_id": int(n[2]), "score": 0.2}], ["7", "8", "9"]),
+])
+def test_a_filter_that_drops_a_unit_a_search_named_by_id_is_blamed_for_it(hits, names):
+    doc, cut = _id_hits(hits, names)
+    for evidence in (("s1:u0",), ()):
+        assert blame_smartcomment(doc, DUOLINGO, "Japanese", evidence) == ("RetrievalError", cut), evidence
+
+
+def test_a_rank_or_a_count_does_not_name_a_unit():
+    from memopt.trace.memtracebench import from_memtrace
+
+    doc, _ = _id_hits(lambda n: [{"rank": 7, "count": 8, "score": 9}], ["7", "8", "9"])
+    G, _ = from_memtrace(doc, source="ranks.json")
+    assert not [n for n, d in G.nodes(data=True) if d.get("refs")]
+
+
+# --- a computed answer's facts, stated shorter than the turns ------------------------------------------------
+
+STUDENTS = "How many students does Jon have in total across his two dance classes?"
+
+
+def _classes(retrieved: int) -> tuple[dict, dict[str, str]]:
+    """Two long turns each giving one class's size; per-message adds store each as a short fact; the search brings
+    back the first ``retrieved`` of them; the answer adds them up wrong."""
+    g = Smartcomment("classes")
+    said = [("14 March, 2023", "The studio is real! My beginner class starts next week and honestly I am so nervous "
+                               "about teaching again - 12 students signed up already."),
+            ("30 April, 2023", "Also opened an advanced class on Thursday evenings at the old mill - 14 dancers "
+                               "in it, most of them from the spring showcase.")]
+    facts = ["Jon's beginner dance class has 12 students", "Jon's advanced dance class has 14 dancers"]
+    units = []
+    for n, ((day, text), fact) in enumerate(zip(said, facts, strict=True), start=1):
+        g.session(f"s{n}", date=day)
+        turn = g.turn(f"D{n}:1", "Jon", text)
+        g.op("memory.add", "write")
+        units.append(g.var(f"jon-{n}", fact, cls="MemoryItem", cat="memory_entry"))
+        g.edges(turn, units[-1])
+    g.session("qa", question_date="15 May, 2023")
+    q = g.question("q1", STUDENTS)
+    ops = {"search": g.op("memory.search", "search")}
+    results = g.var("results-1", json.dumps([{"memory": f} for f in facts[:retrieved]]), cat="search_result")
+    g.edges([q, *units[:retrieved]], results)
+    ops["answer"] = g.op("answer_question", "qa")
+    prediction = g.var("answer-1", "Jon has 24 students in total.", cat="prediction")
+    g.edges([results, q], prediction)
+    g.judge(q, "26", prediction)
+    return g.document(), ops
+
+
+@pytest.mark.parametrize(("retrieved", "expected"), [(2, ("ResponseError", "answer")),
+                                                     (1, ("RetrievalError", "search"))])
+def test_a_sum_needs_each_turn_s_number_and_a_short_fact_stating_it_holds_it(retrieved, expected):
+    doc, ops = _classes(retrieved)
+    for evidence in (("D1:1", "D2:1"), ()):
+        assert blame_smartcomment(doc, STUDENTS, "26", evidence) == (expected[0], ops[expected[1]]), evidence
+
+
+# --- a faithful top-n cut of a rerank's list ----------------------------------------------------------------
+
+def _ranked(order: list[int], kept: list[int], items: str = "ids") -> tuple[dict, dict[str, str]]:
+    """Four chunks; a dense search lists them, a rerank lists them in ``order`` (with scores), a packing op keeps
+    the reranked positions ``kept`` as the context; the risotto is chunk 0. The lists hold ``items``: the chunks'
+    ids, their texts, or records of text and score."""
+    g = Smartcomment("pack")
+    g.session("s1", session_date="4 March, 2023")
+    lines = ["Ana: I made a saffron risotto as the main course for the dinner party.",
+             "Ben: My oven broke so I just ordered pizza.", "Ana: A lemon tart for dessert.",
+             "Ben: We watched a film after dinner."]
+    g.op("chunker.split", "indexing")
+    chunks = []
+    for i, line in enumerate(lines):
+        turn = g.turn(f"D1:{i + 1}", *line.split(": ", 1))
+        chunks.append(g.var(f"chunk-{i}", line, cls="Chunk", cat="chunk"))
+        g.edges(turn, chunks[-1])
+    g.session("qa", question_date="10 March, 2023")
+    q = g.question("q1", MAIN)
+    ops = {"search": g.op("retriever.dense_search", "retrieval")}
+    def item(i: int, score: float) -> object:
+        return {"ids": {"chunk": f"chunk-{i}", "score": score}, "texts": lines[i],
+                "records": {"text": lines[i], "score": score}}[items]
+
+    candidates = g.var("q1.candidates", json.dumps([item(i, 0.5) for i in range(4)]), cat="retrieval_result")
+    g.edges([q, *chunks], candidates)
+    ops["rerank"] = g.op("reranker.cross_encoder", "rerank")
+    reranked = g.var("q1.reranked", json.dumps([item(i, round(0.9 - 0.2 * n, 2)) for n, i in enumerate(order)]),
+                     cat="retrieval_result")
+    g.edges([q, candidates], reranked)
+    ops["pack"] = g.op("context.pack_to_budget", "context")
+    context = g.var("q1.context", "\n".join(lines[order[k]] for k in kept), cat="memory_context")
+    g.edges(reranked, context)
+    g.judge(q, "saffron risotto", g.answer("q1", context, "A lemon tart."))
+    return g.document(), ops
+
+
+@pytest.mark.parametrize("items", ["ids", "texts", "records"])
+@pytest.mark.parametrize(("order", "kept", "blamed"), [
+    ([2, 1, 0, 3], [0, 1], "rerank"),  # the rerank put the risotto third, the packing kept the top two
+    ([2, 0, 1, 3], [0, 2], "pack"),  # the rerank put it second, the packing skipped it for the third
+    ([2, 1, 3], [0, 1], "rerank"),  # the rerank dropped it from its list
+])
+def test_a_top_n_cut_of_a_rerank_passes_the_blame_to_the_rerank_a_cut_out_of_order_keeps_it(order, kept, blamed,
+                                                                                             items):
+    doc, ops = _ranked(order, kept, items)
+    for evidence in (("D1:1",), ()):
+        assert blame_smartcomment(doc, MAIN, "saffron risotto", evidence) == ("RetrievalError", ops[blamed]), evidence
+
+
+# --- who a line is about ------------------------------------------------------------------------------------
+
+def _people(turns: list[tuple[str, str]], units: list[str], context: list[int], question: str, gold: str,
+            delete: int | None = None) -> tuple[dict, dict[str, str]]:
+    """Turns each stored as a unit by its own add; the add of a last turn deletes unit ``delete``; the search puts
+    the units ``context`` into the answer's context."""
+    g = Smartcomment("people")
+    g.session("s1", session_date="6 March, 2023")
+    stored, ops = [], {}
+    for i, ((who, said), fact) in enumerate(zip(turns, units, strict=True), start=1):
+        turn = g.turn(f"D1:{i}", who, said)
+        g.op("mem.add_message", "extraction")
+        stored.append(g.var(f"m{i}", {"memory": fact}, cls="MemoryRecord", cat="memory_entry"))
+        g.edges(turn, stored[-1])
+    if delete is not None:
+        g.session("s2", session_date="3 April, 2023")
+        turn = g.turn("D2:1", turns[0][0], "I switched my rest day to Monday.")
+        ops["delete"] = g.op("mem.add_message", "extraction")
+        g.edges(turn, g.var("m9", {"memory": "Rest day is Monday"}, cls="MemoryRecord", cat="memory_entry"))
+        g.edges([turn, stored[delete]], g.var(f"del-m{delete + 1}", "DELETED", cls="marker", cat="marker"))
+    g.session("qa", question_date="10 April, 2023")
+    q = g.question("q1", question)
+    g.op("mem.search", "retrieval")
+    hits = g.var("q1", json.dumps([{"memory": units[i]} for i in context]), cls="memory_context",
+                 cat="memory_context")
+    g.edges([q, *(stored[i] for i in context)], hits)
+    prediction = g.answer("q1", hits, "I don't know.")
+    ops["answer"] = g.op_id
+    g.judge(q, gold, prediction)
+    return g.document(), ops
+
+
+def test_a_capitalised_first_word_that_is_no_one_is_not_someone_else():
+    """"Training plan: ..." about Omar's runs is not a line about a person the question does not name."""
+    doc, ops = _people([("Omar", "I want a sub-50 10k by summer."),
+                        ("Coach", "Structure: intervals on Tuesday and your long run on Sundays.")],
+                       ["Goal: sub-50 minute 10k by summer", "Training plan: intervals Tuesday, long run on Sundays"],
+                       [0], "Which day is Omar's long run?", "Sunday", delete=1)
+    for evidence in (("D1:2",), ()):
+        assert blame_smartcomment(doc, "Which day is Omar's long run?", "Sunday", evidence) == (
+            "DeletionError", ops["delete"]), evidence
+
+
+@pytest.mark.parametrize(("question", "gold", "turns", "units"), [
+    ("How many CDs did Low Tide Radio sell at their first gig?", "40 CDs",  # a band, not a speaker
+     [("Diego", "The band finally has a name - Low Tide Radio!"), ("Diego", "The gig was packed! We sold 40 CDs.")],
+     ["Diego's band is called Low Tide Radio", "Diego's band's gig was packed; they sold 40 CDs"]),
+    ("What instrument does the teacher Tom met in Denver play?", "cello",  # someone the question describes
+     [("Tom", "At the conference in Denver I met Lena, she teaches music theory."),
+      ("Tom", "Lena invited me to hear her play cello with her quartet."), ("Mia", "Sounds lovely, Tom!")],
+     ["Tom met Lena, a music theory teacher, in Denver", "Lena plays cello in a quartet", "Mia thinks it is lovely"]),
+])
+def test_a_line_about_whom_the_question_asks_without_naming_a_speaker_holds_the_item(question, gold, turns, units):
+    doc, ops = _people(turns, units, [0, 1], question, gold)
+    for evidence in (("D1:1", "D1:2"), ()):
+        assert blame_smartcomment(doc, question, gold, evidence) == ("ResponseError", ops["answer"]), evidence
+
+
+
+def test_a_document_no_question_searched_for_is_a_unit_of_its_index():
+    """Rounds indexed one document each; the search returns two of them, never the one about the bike: that one was
+    in the store all the same (a unit like its siblings), so the search is blamed, not the indexing."""
+    g = Smartcomment("index")
+    said = [("2023-08-03", "I just bought a used road bike, a Trek Domane, for $900!"),
+            ("2023-09-05", "Started a sourdough baking class this week."),
+            ("2023-09-09", "My sister visited, we baked bread all weekend.")]
+    docs = []
+    for n, (day, text) in enumerate(said, start=1):
+        g.session(f"s{n}", date=day)
+        turn = g.var(f"z{n}.user", text, cls="Msg", cat="message", role="user")
+        g.op("index.add_round", "indexing")
+        docs.append(g.var(f"round-{n}", f"[{day}] user: {text}", cls="RoundDoc", cat="document"))
+        g.edges(turn, docs[-1])
+    g.session("qa", question_date="2023-10-01")
+    q = g.question("q1", "What brand is my road bike?")
+    search = g.op("retriever.search", "retrieval")
+    context = g.var("q1.retrieved", json.dumps([g.net._driver.get_node(d).value for d in docs[1:]]),
+                    cat="memory_context")
+    g.edges([q, *docs[1:]], context)
+    g.judge(q, "Trek", g.answer("q1", context, "You haven't said."))
+    for evidence in (("z1.user",), ()):
+        assert blame_smartcomment(g.document(), "What brand is my road bike?", "Trek", evidence) == (
+            "RetrievalError", search), evidence
+
+
+# --- a computed item in a gold that explains itself -----------------------------------------------------------
+
+RIDE = "How long ago did I take my new bike on its first ride?"
+
+
+def _ride(in_context: bool) -> tuple[dict, dict[str, str]]:
+    """Rounds indexed as documents; the search puts the first-ride round in the context (or not); the answer
+    counts the weeks wrong."""
+    g = Smartcomment("ride")
+    rounds = [("2023-08-03", "I just bought a used road bike, a Trek Domane, for $900!"),
+              ("2023-08-19", "Took the new bike on its first ride today, 40 km along the coast!"),
+              ("2023-09-05", "Started a sourdough baking class this week.")]
+    docs = []
+    for n, (day, said) in enumerate(rounds, start=1):
+        g.session(f"s{n}", date=day)
+        turn = g.var(f"z{n}.user", said, cls="Msg", cat="message", role="user")
+        g.op("index.add_round", "indexing")
+        docs.append(g.var(f"round-{n}", f"[{day}] user: {said}", cls="RoundDoc", cat="chunk"))
+        g.edges(turn, docs[-1])
+    g.session("qa", question_date="2023-10-01")
+    q = g.question("q1", RIDE)
+    ops = {"search": g.op("retriever.search", "retrieval")}
+    given = docs if in_context else [docs[0], docs[2]]
+    context = g.var("q1.retrieved", json.dumps([g.net._driver.get_node(d).value for d in given]),
+                    cat="memory_context")
+    g.edges([q, *given], context)
+    g.op("reader.generate", "generation")
+    ops["answer"] = g.op_id
+    prediction = g.var("q1.prediction", "About 3 weeks ago.", cat="prediction")
+    g.edges([context, q], prediction)
+    g.judge(q, "About 6 weeks ago (43 days; 19 August 2023)", prediction)
+    return g.document(), ops
+
+
+@pytest.mark.parametrize(("in_context", "expected"), [(True, ("ResponseError", "answer")),
+                                                      (False, ("RetrievalError", "search"))])
+def test_a_quantity_item_no_turn_states_is_computed_from_its_facts(in_context, expected):
+    doc, ops = _ride(in_context)
+    gold = "About 6 weeks ago (43 days; 19 August 2023)"
+    for evidence in (("z2.user",), ()):
+        assert blame_smartcomment(doc, RIDE, gold, evidence) == (expected[0], ops[expected[1]]), evidence
+
+
+# --- a chain of thought before the answer --------------------------------------------------------------------
+
+def _thinking(answer_reads_context: bool) -> tuple[dict, dict[str, str]]:
+    """Notes searched into a context; a reasoning op reads the context and writes its thoughts, which lose the
+    risotto; the answer op reads the thoughts (and the context, or not)."""
+    g = Smartcomment("thinking")
+    g.session("s1", session_date="4 March, 2023")
+    notes = []
+    for i, (said, note) in enumerate([("I made a saffron risotto as the main course for the dinner party.",
+                                       "Ana made a saffron risotto as the main course"),
+                                      ("And a lemon tart for dessert.", "Ana made a lemon tart for dessert")], 1):
+        turn = g.turn(f"D1:{i}", "Ana", said)
+        g.op("notes.write", "extraction")
+        notes.append(g.var(f"n{i}", note, cls="Note", cat="memory_entry"))
+        g.edges(turn, notes[-1])
+    g.session("qa", question_date="10 March, 2023")
+    q = g.question("q1", MAIN)
+    g.op("notes.search", "retrieval")
+    context = g.var("ctx", "- Ana made a saffron risotto as the main course\n- Ana made a lemon tart for dessert",
+                    cat="memory_context")
+    g.edges([q, *notes], context)
+    ops = {"reason": g.op("llm.reason", "generation")}
+    thoughts = g.var("thoughts", "The notes mention a dinner party. Dessert was a lemon tart, so the main course "
+                                 "was probably the tart as well.", cls="LLMOutput", cat="llm_response")
+    g.edges([q, context], thoughts)
+    ops["answer"] = g.op("llm.answer", "generation")
+    prediction = g.var("pred", "A lemon tart.", cat="prediction")
+    g.edges([thoughts, q, *([context] if answer_reads_context else [])], prediction)
+    g.judge(q, "saffron risotto", prediction)
+    return g.document(), ops
+
+
+@pytest.mark.parametrize("answer_reads_context", [True, False])
+def test_a_chain_of_thought_that_lost_what_the_context_held_is_the_response_error(answer_reads_context):
+    doc, ops = _thinking(answer_reads_context)
+    for evidence in (("D1:1",), ()):
+        assert blame_smartcomment(doc, MAIN, "saffron risotto", evidence) == ("ResponseError", ops["reason"]), evidence
+
+
+# --- a delete written as a new version ----------------------------------------------------------------------
+
+def _soft_delete(value: object, meta: dict | None) -> tuple[dict, str]:
+    """The goal unit of `_coach`, deleted by a later add that writes its next version as ``value`` (with metadata
+    ``meta``): a soft delete's flag or date, or nothing at all."""
+    g = Smartcomment("soft")
+    g.session("chat-1", date="2023/05/02 (Tue) 07:10")
+    said = g.var("msg-11", {"role": "user", "content": "My goal this year is a sub-25 minute 5k at the parkrun."},
+                 cls="Message", cat="message", role="user")
+    g.op("memory.add", "extraction")
+    goal = g.var("mem_01", {"id": "mem_01", "memory": "Goal: a sub-25 minute 5k at the parkrun"}, cls="MemoryItem",
+                 cat="profile_slot")
+    g.edges(said, goal)
+    g.session("chat-2", date="2023/05/20 (Sat) 09:00")
+    later = g.var("msg-21", {"role": "user", "content": "Ran my first parkrun today in 27:40."}, cls="Message",
+                  cat="message", role="user")
+    adder = g.op("memory.add", "extraction")
+    ran = g.var("mem_03", {"id": "mem_03", "memory": "Ran a first parkrun in 27:40"}, cls="MemoryItem",
+                cat="profile_slot")
+    g.edges(later, ran)
+    g.edges([later, goal], g.var("mem_01", value, cls="MemoryItem", cat="profile_slot", **(meta or {})))
+    g.session("qa", question_date="2023/05/28 (Sun) 10:00")
+    q = g.question("q1", GOAL)
+    g.op("memory.search", "retrieval")
+    context = g.var("q1", "- Ran a first parkrun in 27:40", cls="memory_context", cat="memory_context")
+    g.edges(q, ran)
+    g.edges(ran, context)
+    g.judge(q, "a sub-25 minute 5k", g.answer("q1", context, "I don't know your goal."))
+    return g.document(), adder
+
+
+_GOAL = {"id": "mem_01", "memory": "Goal: a sub-25 minute 5k at the parkrun"}
+
+
+@pytest.mark.parametrize(("value", "meta"), [
+    ({**_GOAL, "deleted_at": "2023-05-20T09:00:00"}, None), ({**_GOAL, "is_active": False}, None),
+    ({**_GOAL, "status": "archived"}, None), (_GOAL, {"invalid_at": "2023-05-20"}), (_GOAL, {"isDeleted": True}),
+    ("", None), ("null", None), ({"id": "mem_01", "memory": ""}, None), ({}, None),
+])
+def test_a_soft_delete_or_an_emptied_version_is_a_deletion_error_at_that_op(value, meta):
+    doc, adder = _soft_delete(value, meta)
+    for evidence in (("msg-11",), ()):
+        assert blame_smartcomment(doc, GOAL, "a sub-25 minute 5k", evidence) == ("DeletionError", adder), evidence
+
+
+# --- roles written other ways --------------------------------------------------------------------------------
+
+def _roles_as(turn: str, question: tuple[str | None, str], answer: str, gold: str, judge: str,
+              meta: bool = False) -> tuple[dict, str]:
+    """`test_roles_written_in_the_category_are_read_as_in_the_class`'s graph, each role under another word (a
+    category, a class, or the metadata's ``role`` when ``meta``)."""
+    g = Smartcomment("roles")
+    g.session("s1", session_date="4 March, 2023")
+    said = g.var("D1:1", "Ana: I made a saffron risotto as the main course for the dinner party.", cat=turn,
+                 **({"speaker": "Ana"} if meta else {}))
+    g.op("notes.write", "write")
+    unit = g.var("n1", "Ana made a saffron risotto", cls="Note", cat="memory_entry")
+    g.edges(said, unit)
+    g.session("qa", question_date="10 March, 2023")
+    q = g.var("q1", MAIN, cls=question[0], cat=question[1], **({"role": "question"} if meta else {}))
+    answering = g.op("qa.generate", "generation")
+    prediction = g.var("q1_out", "A lemon tart.", cat=answer, **({"role": "prediction"} if meta else {}))
+    g.edges([q, unit], prediction)
+    g.op("grader", "evaluation")
+    golden = g.var("gold_q1", "saffron risotto", cat=gold, **({"role": "gold_answer"} if meta else {}))
+    verdict = g.var("verdict_q1", json.dumps({"score": 0, "label": "WRONG"}), cat=judge,
+                    **({"role": "verdict"} if meta else {}))
+    g.edges([q, golden, prediction], verdict)
+    return g.document(), answering
+
+
+@pytest.mark.parametrize("roles", [
+    ("message", (None, "query"), "prediction", "golden_answers", "judge_output"),
+    ("utterance", ("Question", "question"), "answer", "gold_answer", "judgement"),
+    ("Dialogue Turn", (None, "question"), "final_answer", "ground_truth", "evaluation"),
+    ("chat_message", (None, "user_query"), "response", "expected", "judge"),  # answer and gold: by the judge
+    ("variable", (None, "variable"), "variable", "variable", "variable", True),  # every role in the metadata
+])
+def test_roles_written_under_other_words_or_in_the_metadata_are_read(roles):
+    from memopt.trace.memtracebench import from_memtrace
+
+    doc, answering = _roles_as(*roles)
+    G, _ = from_memtrace(doc, source="roles.json")
+    [case] = G.graph["cases"]
+    assert case["question"] == MAIN and case["gold"] == "saffron risotto" and case["judged"] is False
+    assert blame_smartcomment(doc, MAIN, "saffron risotto", ("D1:1",)) == ("ResponseError", answering)
+
+
+# --- knowledge-graph triples ---------------------------------------------------------------------------------
+
+WEDDINGS = "Which cities did Chloe visit for weddings?"
+
+
+def _triples(triple: object) -> tuple[dict, str]:
+    """Edges of a knowledge graph, one unit each, written as records by ``triple(s, p, o)``; a resolve op later
+    overwrites Chloe's Krakow edge; Sam's edge about Krakow stays in the store."""
+    g = Smartcomment("kg")
+    g.session("s1", session_date="9 June, 2023")
+    turns = [g.turn("D1:1", "Chloe", "Back from Marta's wedding in Lisbon, what a party!"),
+             g.turn("D1:2", "Sam", "If you ever go to Krakow, try the pierogi at Przypiecek."),
+             g.turn("D1:3", "Chloe", "And last weekend I was at Ines's wedding in Krakow!")]
+    g.op("kg.extract", "extraction")
+    edges = []
+    for i, (turn, fact) in enumerate(zip(turns, [("Chloe", "attended_wedding_in", "Lisbon"),
+                                                 ("Sam", "recommends_pierogi_in", "Krakow"),
+                                                 ("Chloe", "attended_wedding_in", "Krakow")], strict=True)):
+        edges.append(g.var(f"e{i}", triple(*fact), cls="Edge", cat="knowledge_graph"))
+        g.edges(turn, edges[-1])
+    g.session("s2", session_date="12 June, 2023")
+    later = g.turn("D2:1", "Chloe", "I love pierogi now.")
+    resolve = g.op("kg.resolve", "maintenance")
+    g.edges([later, edges[2]], g.var("e2", triple("Chloe", "loves", "pierogi"), cls="Edge", cat="knowledge_graph"))
+    g.session("qa", question_date="20 June, 2023")
+    q = g.question("q1", WEDDINGS)
+    g.op("kg.search", "retrieval")
+    context = g.var("q1", json.dumps([triple("Chloe", "attended_wedding_in", "Lisbon")]), cls="memory_context",
+                    cat="memory_context")
+    g.edges([q, edges[0]], context)
+    g.judge(q, "Lisbon and Krakow", g.answer("q1", context, "Lisbon."))
+    return g.document(), resolve
+
+
+@pytest.mark.parametrize("triple", [
+    lambda s, p, o: {"subject": s, "predicate": p, "object": o},
+    lambda s, p, o: {"head": s, "relation": p, "tail": o, "valid_at": "2023-06-09"},
+    lambda s, p, o: {"source": s, "relationship": p, "target": o},
+])
+def test_a_triple_is_read_as_one_statement_about_its_subject(triple):
+    """Sam's edge about Krakow is about Sam: it does not keep Chloe's Krakow in the store."""
+    doc, resolve = _triples(triple)
+    for evidence in (("D1:1", "D1:3"), ()):
+        assert blame_smartcomment(doc, WEDDINGS, "Lisbon and Krakow", evidence) == ("UpdateError", resolve), evidence
+
+
+# --- several judges ------------------------------------------------------------------------------------------
+
+def _judged_by(verdicts: list[str]) -> dict:
+    """One question answered wrong, judged by one judge op per verdict (a word, a score, or MemBase's
+    ``judge_response`` → ``judge_score`` chain for ``"chain:<word>:<score>"``)."""
+    g = Smartcomment("judges")
+    g.session("s1", session_date="4 March, 2023")
+    said = g.turn("D1:1", "Ana", "I made a saffron risotto as the main course for the dinner party.")
+    g.op("notes.write", "write")
+    unit = g.var("n1", "Ana made a saffron risotto", cls="Note", cat="memory_entry")
+    g.edges(said, unit)
+    g.session("qa", question_date="10 March, 2023")
+    q = g.question("q1", MAIN)
+    g.op("qa.generate", "generation")
+    prediction = g.var("q1_out", "A lemon tart.", cls="prediction", cat="llm_response")
+    g.edges([q, unit], prediction)
+    golden = None
+    for n, said in enumerate(verdicts):
+        g.op(f"judge-{n}", "evaluation")
+        golden = golden or g.var("gold_q1", "saffron risotto", cls="golden_answers", cat="golden_answers")
+        if said.startswith("chain:"):
+            _, word, score = said.split(":")
+            response = g.var(f"judge_response_{n}", word, cls="judge_response", cat="evaluation")
+            g.edges([q, golden, prediction], response)
+            g.edges(response, g.var(f"judge_score_{n}", score, cls="judge_score", cat="evaluation"))
+        else:
+            g.edges([q, golden, prediction], g.var(f"verdict_{n}", said, cls="judge_output", cat="evaluation"))
+    return g.document()
+
+
+@pytest.mark.parametrize(("verdicts", "right"), [
+    (["chain:WRONG:0.0"], False),
+    (['{"label": "WRONG"}', '{"f1": 0.8, "score": 0.8}'], False),  # a split vote: a failure to look at
+    (["CORRECT", "PASS", "0"], True),
+    (["CORRECT", "FAIL", "0.0"], False),
+])
+def test_several_judges_of_one_answer_vote(verdicts, right):
+    from memopt.trace.memtracebench import from_memtrace
+
+    G, _ = from_memtrace(_judged_by(verdicts), source="judges.json")
+    [case] = G.graph["cases"]
+    assert case["judged"] is right and case["gold"] == "saffron risotto"
+
+
+# --- evidence and questions named other ways -----------------------------------------------------------------
+
+def test_evidence_and_question_ids_are_read_however_they_are_spelled():
+    """An annotation naming its evidence turn by full id, class:name, a path's tail or the dia_id in the turn's
+    metadata, and its question by name or by text, is read as naming that turn and that question."""
+    from memopt.trace.memtracebench import from_memtrace
+    from memopt.trace.turn_refs import turn_refs
+
+    doc, _ = _roles_as("message", ("query", "message & query"), "prediction", "golden_answers", "judge_output")
+    doc["data"]["nodes"][0]["name"] = "conv-ana/S1/t1"
+    doc["data"]["nodes"][0]["full_node_id"] = "Message:conv-ana/S1/t1@1"
+    doc["data"]["nodes"][0].update(class_name="Message", full_name="Message:conv-ana/S1/t1",
+                                   metadata={"dia_id": "D1:1"})
+    for e in doc["data"]["edges"]:
+        e["source_full_node_id"] = e["source_full_node_id"].replace("D1:1@1", "Message:conv-ana/S1/t1@1")
+    base = {"golden_answers": "saffron risotto", "final_error_type": "ResponseError",
+            "final_op_id": doc["data"]["operations"][1]["op_id"]}
+    doc["data"]["annotations"] = [{**base, "query_id": "q1", "query": MAIN},
+                                  {**base, "query_id": "query-7", "query": f"  {MAIN} "}]
+    G, annotations = from_memtrace(doc, source="ids.json")
+    assert [a.case_key for a in annotations] == ["q1", "q1"]
+    turn = "Message:conv-ana/S1/t1"
+    assert turn_refs(G, [f"{turn}@1", turn, "S1/t1", "D1:1", "D9:9"]) == (turn, turn, turn, turn, "D9:9")
+
+
+# --- a store of raw messages ---------------------------------------------------------------------------------
+
+def _raw_store(named: bool) -> tuple[dict, str]:
+    """A system whose memory is the messages themselves: the search reads them; an eviction op deletes the oldest
+    one into a DELETE marker (an edge from the message, or a marker named after it, drawn from the newest)."""
+    g = Smartcomment("raw")
+    g.session("s1", session_date="4 March, 2023")
+    allergy = g.turn("D1:1", "Ana", "I'm allergic to peanuts, so no satay for me.")
+    party = g.turn("D1:2", "Ben", "Noted! The party is Saturday.")
+    g.session("s2", session_date="9 March, 2023")
+    job = g.turn("D2:1", "Ana", "I started a new job at the bakery.")
+    evict = g.op("store.evict_oldest", "maintenance")
+    if named:
+        g.edges(job, g.var("evicted:D1:1", "DELETED", cat="marker"))
+    else:
+        g.edges(allergy, g.var("DELETED", "DELETED", cls="marker", cat="marker"))
+    g.session("qa", question_date="12 March, 2023")
+    q = g.question("q1", ALLERGY)
+    g.op("store.search", "retrieval")
+    context = g.var("q1", "Ben: Noted! The party is Saturday.\nAna: I started a new job at the bakery.",
+                    cls="memory_context", cat="memory_context")
+    g.edges([q, party, job], context)
+    g.judge(q, "peanuts", g.answer("q1", context, "Nothing I know of."))
+    return g.document(), evict
+
+
+@pytest.mark.parametrize("named", [False, True])
+def test_a_message_evicted_from_a_store_of_raw_messages_is_a_deletion_error_at_the_eviction(named):
+    doc, evict = _raw_store(named)
+    for evidence in (("D1:1",), ()):
+        assert blame_smartcomment(doc, ALLERGY, "peanuts", evidence) == ("DeletionError", evict), evidence
+
+
+def _filled_prompt(category: str) -> tuple[dict, str]:
+    """A search writes the ids of three notes; a prompt builder fills a template with two of them (the risotto
+    left out) under ``category``; the answer reads only the filled prompt."""
+    g = Smartcomment("builder")
+    g.session("s1", session_date="4 March, 2023")
+    notes = []
+    for i, (said, note) in enumerate([("I made a saffron risotto as the main course for the dinner party.",
+                                       "Ana made a saffron risotto as the main course"),
+                                      ("And a lemon tart for dessert.", "Ana made a lemon tart for dessert"),
+                                      ("Ben brought wine.", "Ben brought wine to the party")], 1):
+        turn = g.turn(f"D1:{i}", "Ana", said)
+        g.op("notes.write", "extraction")
+        notes.append(g.var(f"n{i}", note, cls="Note", cat="memory_entry"))
+        g.edges(turn, notes[-1])
+    g.session("qa", question_date="10 March, 2023")
+    q = g.question("q1", MAIN)
+    g.op("notes.search", "retrieval")
+    hits = g.var("hits", json.dumps([{"id": "n1"}, {"id": "n2"}, {"id": "n3"}]), cat="search_result")
+    g.edges([q, *notes], hits)
+    build = g.op("prompt.build", "context")
+    prompt = g.var("filled", "You are a helpful assistant that answers questions about the user.\nUse only the "
+                             "memories listed below to answer.\nIf the memories do not say, answer that you do not "
+                             "know.\nMemories:\n- Ana made a lemon tart for dessert\n- Ben brought wine to the party\n"
+                             f"Question: {MAIN}", cat=category)
+    g.edges([q, hits], prompt)
+    g.op("llm.answer", "generation")
+    prediction = g.var("pred", "A lemon tart.", cat="prediction")
+    g.edges(prompt, prediction)
+    g.judge(q, "saffron risotto", prediction)
+    return g.document(), build
+
+
+@pytest.mark.parametrize("category", ["llm_input", "messages"])
+def test_a_prompt_filled_in_with_part_of_the_context_is_not_a_chain_of_thought(category):
+    doc, build = _filled_prompt(category)
+    for evidence in (("D1:1",), ()):
+        assert blame_smartcomment(doc, MAIN, "saffron risotto", evidence) == ("RetrievalError", build), evidence
+
+
+# --- a store kept as one variable ----------------------------------------------------------------------------
+
+def _snapshot(rewrite: bool) -> tuple[dict, str]:
+    """A vector store written as one variable, a new version per insert (a list of ``{id, text}`` items); a
+    maintenance op writes a version without the allergy item (``rewrite``: the item kept under its id, its text
+    rewritten without the peanuts)."""
+    g = Smartcomment("snapshot")
+    g.session("s1", session_date="4 March, 2023")
+    items: list[dict] = []
+    store = None
+    for i, (said, fact) in enumerate([("I'm allergic to peanuts.", "Ana is allergic to peanuts"),
+                                      ("The party is on Saturday.", "Ana's party is on Saturday")], 1):
+        turn = g.turn(f"D1:{i}", "Ana", said)
+        g.op("store.insert", "write")
+        items.append({"id": f"m{i}", "text": fact})
+        new = g.var("store", json.dumps(items), cls="VectorStore", cat="vector_store")
+        g.edges([turn, *([store] if store else [])], new)
+        store = new
+    g.session("s2", session_date="9 March, 2023")
+    later = g.turn("D2:1", "Ana", "I started a new job at the bakery.")
+    maintain = g.op("store.maintain", "maintenance")
+    job = {"id": "m3", "text": "Ana started a new job at the bakery"}
+    kept = [{"id": "m1", "text": "Ana has some food preferences"}, items[1], job] if rewrite else [items[1], job]
+    new = g.var("store", json.dumps(kept), cls="VectorStore", cat="vector_store")
+    g.edges([later, store], new)
+    g.session("qa", question_date="12 March, 2023")
+    q = g.question("q1", ALLERGY)
+    g.op("store.search", "retrieval")
+    context = g.var("q1", "\n".join(k["text"] for k in kept), cls="memory_context", cat="memory_context")
+    g.edges([q, new], context)
+    g.judge(q, "peanuts", g.answer("q1", context, "Nothing I know of."))
+    return g.document(), maintain
+
+
+@pytest.mark.parametrize(("rewrite", "expected"), [(False, "DeletionError"), (True, "UpdateError")])
+def test_an_item_removed_from_a_store_kept_as_one_list_is_deleted_one_rewritten_is_updated(rewrite, expected):
+    doc, maintain = _snapshot(rewrite)
+    for evidence in (("D1:1",), ()):
+        assert blame_smartcomment(doc, ALLERGY, "peanuts", evidence) == (expected, maintain), evidence
+
+
+def test_an_op_that_reads_the_conversation_is_memory_construction_wherever_the_question_node_was_written():
+    """The question node written first, before the conversation is indexed: the indexing op that dropped the
+    allergy (its chunk read by that question's search only) is still memory construction, blamed for it."""
+    g = Smartcomment("first")
+    g.session("qa", question_date="12 March, 2023")
+    q = g.question("q1", ALLERGY)
+    g.session("s1", session_date="4 March, 2023")
+    said = g.turn("D1:1", "Ana", "I'm allergic to peanuts, so no satay for me at the party.")
+    index = g.op("index.add", "indexing")
+    chunk = g.var("c1", "Ana talked about the party food", cls="Chunk", cat="document")
+    g.edges(said, chunk)
+    g.op("store.search", "retrieval")
+    context = g.var("q1", "- Ana talked about the party food", cls="memory_context", cat="memory_context")
+    g.edges(chunk, context)
+    g.judge(q, "peanuts", g.answer("q1", context, "Nothing that I know of."))
+    assert blame_smartcomment(g.document(), ALLERGY, "peanuts", ("D1:1",)) == ("ExtractionError", index)
+
+
+def test_a_line_whose_first_word_is_no_one_is_about_the_first_person_it_names():
+    from memopt.attribution.cast import cast_of
+    from memopt.attribution.need import about_someone_else
+
+    cast = cast_of([("Chloe", "Off to Krakow for Marta's wedding!"), ("Sam", "Try the pierogi there."),
+                    ("Omar", "Long runs on Sundays now."), ("Coach", "Good plan.")])
+    trips = "Which cities did Chloe visit for weddings?"
+    assert about_someone_else("Recommended by Sam: the pierogi in Krakow", trips, "Krakow", cast)
+    assert not about_someone_else("Training plan: long run on Sundays", "Which day is Omar's long run?", "Sunday",
+                                  cast)
+    assert not about_someone_else("Went to Krakow for Marta's wedding", trips, "Krakow", cast)
+
+
+def test_a_context_compressed_in_words_of_its_own_stays_on_the_retrieval_side():
+    """An op named for compressing the context rewrites the hits in its own words, losing the risotto: what it
+    dropped was retrieved and then lost before the answer read it, a RetrievalError there."""
+    doc, ops = _thinking(answer_reads_context=False)
+    for op in doc["data"]["operations"]:
+        if op["op_id"] == ops["reason"]:
+            op["op_name"], op["category"] = "context.compress", "postprocess"
+    for evidence in (("D1:1",), ()):
+        assert blame_smartcomment(doc, MAIN, "saffron risotto", evidence) == ("RetrievalError", ops["reason"]), evidence

@@ -1,0 +1,74 @@
+"""Whether a graph's judges judged each question's answer right.
+
+A judge writes a score (``0`` / ``1``, ``"0.0"``), a word (``CORRECT`` / ``WRONG``, ``PASS`` / ``FAIL``), or a
+record holding one (``{"score": 0, "label": "WRONG", "reasoning": ...}``), from the question directly or through an
+earlier judgement (MemBase's ``judge_response`` WRONG → ``judge_score`` 0: the last step is the judge's word). A
+question may have several judges (two LLM judges, an LLM judge and a metric): each judge op has one vote (its
+``judge_score`` when it wrote one), and the answer is right when more of them say right than wrong, so a split
+vote is a failure to look at.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import networkx as nx
+
+__all__ = ["verdict_of", "verdicts"]
+
+_RIGHT = frozenset({"CORRECT", "RIGHT", "TRUE", "YES", "PASS", "PASSED", "ACCEPT", "ACCEPTED"})
+_WRONG = frozenset({"WRONG", "INCORRECT", "FALSE", "NO", "FAIL", "FAILED", "REJECT", "REJECTED"})
+_KEYS = ("score", "judge_score", "verdict", "label", "correct", "is_correct", "passed", "pass", "result", "grade")
+
+
+def verdict_of(value: Any) -> bool | None:
+    """A judge's output as right (True) or wrong (False); None when it says neither."""
+    if isinstance(value, dict):
+        for key in _KEYS:
+            if key in value and (found := verdict_of(value[key])) is not None:
+                return found
+        return None
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().strip('"').upper()
+    if text in _RIGHT:
+        return True
+    if text in _WRONG:
+        return False
+    try:
+        return float(text) >= 0.5
+    except ValueError:
+        return None
+
+
+def _question(G: nx.DiGraph, node: str) -> str | None:
+    """The key of the question a judgement was made from (directly, or through earlier judgements)."""
+    seen, stack = {node}, [node]
+    while stack:
+        for op in G.predecessors(stack.pop()):
+            for v in G.predecessors(op):
+                kind = G.nodes[v].get("kind")
+                if kind == "question":
+                    return str(G.nodes[v]["name"]).rsplit(":", 1)[-1]
+                if kind == "judgement" and v not in seen:
+                    seen.add(v)
+                    stack.append(v)
+    return None
+
+
+def verdicts(G: nx.DiGraph) -> dict[str, bool]:
+    """Question key → whether its judges judged the answer right (see the module docstring)."""
+    votes: dict[str, dict[str, bool]] = {}
+    for n, d in G.nodes(data=True):
+        if d.get("kind") != "judgement" or (verdict := verdict_of(d.get("value"))) is None:
+            continue
+        if any(G.nodes[w].get("kind") == "judgement" for op in G.successors(n) for w in G.successors(op)):
+            continue  # a step another judgement is made from: not the judge's last word
+        key = _question(G, n)
+        writer = next(iter(G.predecessors(n)), None)
+        if key is None or writer is None:
+            continue
+        judge = str(G.nodes[writer].get("sc_op_id") or writer)
+        if judge not in votes.setdefault(key, {}) or d.get("sc_class") == "judge_score":
+            votes[key][judge] = verdict
+    return {key: 2 * sum(said.values()) > len(said) for key, said in votes.items()}
