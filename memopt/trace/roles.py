@@ -45,7 +45,8 @@ _TURN = frozenset({"message", "turn", "utterance", "chat_message", "chat_turn", 
 _ANSWER = frozenset({"prediction", "predicted_answer", "final_answer", "model_answer", "answer", "generated_answer",
                      "system_answer", "agent_answer", "model_prediction"})
 _GOLD = frozenset({"golden_answers", "golden_answer", "gold", "gold_answer", "gold_answers", "ground_truth",
-                   "reference_answer", "expected_answer", "expected_answers"})
+                   "reference_answer", "expected_answer", "expected_answers", "answer_key", "expected",
+                   "reference", "correct_answer", "target_answer"})
 _JUDGEMENT = frozenset({"judge_response", "judge_score", "judge_output", "judgement", "judgment", "judge",
                         "verdict", "evaluation", "eval_result", "grade", "judge_result"})
 _CONTEXT = frozenset({"memory_context", "context", "retrieved_context", "retrieval_context"})
@@ -76,7 +77,14 @@ def decode_value(raw: str) -> Any:
 
 
 def _word(text: Any) -> str:
-    return re.sub(r"[\s\-]+", "_", str(text or "").strip().lower())
+    """A role word in one spelling: ``UserQuestion``, ``user-question`` and ``user question`` are ``user_question``."""
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", str(text or "").strip())
+    return re.sub(r"[\s\-]+", "_", spaced.lower())
+
+
+def _question_word(word: str) -> bool:
+    """A word naming a question, alone or qualified (``eval_question``, ``test_query``, ``probe``)."""
+    return word in _QUESTION or word.rsplit("_", 1)[-1] in ("question", "query", "probe")
 
 
 def base_kind(node: dict[str, Any], starting: bool = False) -> str | None:
@@ -100,7 +108,7 @@ def base_kind(node: dict[str, Any], starting: bool = False) -> str | None:
         return "memory"
     if lower_category == "prompt":
         return "prompt"
-    if starting and any(w in _QUESTION for w in words):
+    if starting and any(_question_word(w) for w in words):
         return "question"
     for role, vocabulary in (("answer", _ANSWER), ("gold", _GOLD), ("judgement", _JUDGEMENT),
                              ("context", _CONTEXT)):

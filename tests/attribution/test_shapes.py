@@ -967,6 +967,9 @@ def _roles_as(turn: str, question: tuple[str | None, str], answer: str, gold: st
     ("Dialogue Turn", (None, "question"), "final_answer", "ground_truth", "evaluation"),
     ("chat_message", (None, "user_query"), "response", "expected", "judge"),  # answer and gold: by the judge
     ("variable", (None, "variable"), "variable", "variable", "variable", True),  # every role in the metadata
+    ("message", ("UserQuestion", "eval"), "final_answer", "answer_key", "judge_score"),  # a class in CamelCase
+    ("message", (None, "eval_question"), "response", "answer_key", "verdict"),  # a qualified question word
+    ("message", ("Probe", "probe"), "response", "reference", "verdict"),  # an evaluation's probe
 ])
 def test_roles_written_under_other_words_or_in_the_metadata_are_read(roles):
     from memopt.trace.memtracebench import from_memtrace
