@@ -155,7 +155,7 @@ def score_memtracebench(directory: str | Path, methods: list[str] | None = None,
                     if a.case_key is None or answer_of(G, a.case_key) is None:
                         cases[source].append((None, a.final_error_type, a.final_op_id))
                         continue
-                    gold = a.golden_answers[0] if a.golden_answers else ""  # a list of golden answers: alternatives
+                    gold = a.gold  # several golden answers: the items the answer needs
                     given = turn_refs(G, a.source_evidence_ids)
                     seeded, pseudo = seed_evidence(G, a.query, gold, given if source == "gold" else ())
                     case = FailedCase(G, f"{G.graph['conversation']}:{a.case_key}", a.query, gold, seeded,

@@ -67,6 +67,7 @@ import networkx as nx
 from memopt.core.errors import DataError
 from memopt.core.files import read_json
 from memopt.taxonomy import ERROR_TYPES
+from memopt.trace.roles import gold_text
 from memopt.trace.smartcomment import validate_document
 from memopt.trace.smartcomment_read import convert
 
@@ -91,6 +92,12 @@ class Annotation:
     def memory_error(self) -> bool:
         """Whether the label is a memory error (the official loader drops the others; None: not labelled)."""
         return self.final_error_type in ERROR_TYPES
+
+    @property
+    def gold(self) -> str:
+        """The gold the answer needed: one answer, or the items of several (a JSON list, each item needed)."""
+        return gold_text(list(self.golden_answers))
+
 
 
 def _restore(data: dict[str, Any]) -> tuple[nx.DiGraph, dict[str, str]]:

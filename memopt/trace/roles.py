@@ -35,7 +35,7 @@ from typing import Any
 from memopt.core.text import python_literal
 from memopt.trace.tombstones import is_delete_class, is_tombstone
 
-__all__ = ["base_kind", "decode_value", "judged_roles", "slug"]
+__all__ = ["base_kind", "decode_value", "gold_text", "judged_roles", "slug"]
 
 _QUESTION = frozenset({"query", "question", "user_query", "user_question", "query_message", "message_query",
                        "message_&_query", "message_and_query", "message&query"})
@@ -74,6 +74,14 @@ def decode_value(raw: str) -> Any:
             return raw
         return value if isinstance(value, (str, dict, list)) else raw
     return raw
+
+def gold_text(golden: Any) -> str:
+    """A gold as memopt reads it: a list of several answers names items the answer needs (as the graphs' authors
+    write a multi-item gold), a list of one is that answer."""
+    if isinstance(golden, list):
+        items = [str(g) for g in golden if str(g).strip()]
+        return json.dumps(items, ensure_ascii=False) if len(items) > 1 else (items[0] if items else "")
+    return str(golden)
 
 
 def _word(text: Any) -> str:

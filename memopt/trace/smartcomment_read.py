@@ -17,7 +17,7 @@ from memopt.trace.dates import date_of, read_day
 from memopt.trace.graph import SCHEMA_VERSION
 from memopt.trace.question_ops import serving_ops
 from memopt.trace.references import name_references
-from memopt.trace.roles import base_kind, decode_value, judged_roles, slug
+from memopt.trace.roles import base_kind, decode_value, gold_text, judged_roles, slug
 from memopt.trace.store_units import store_unit_names
 from memopt.trace.tombstones import evicted_turns, is_emptied, is_tombstone, unit_named
 from memopt.trace.tracer import inputs_hash
@@ -533,12 +533,12 @@ class _Converter:
         gold: dict[str, str] = {}
         for n, d in self.G.nodes(data=True):
             if d.get("kind") == "gold":
-                value = d["value"][0] if isinstance(d["value"], list) and d["value"] else d["value"]
+                value = gold_text(d["value"])
                 for op in self.G.successors(n):
                     case = next((q for q in self.G.predecessors(op) if self.G.nodes[q].get("kind") == "question"),
                                 None)
                     if case is not None:
-                        gold.setdefault(self.G.nodes[case]["name"].rsplit(":", 1)[-1], str(value))
+                        gold.setdefault(self.G.nodes[case]["name"].rsplit(":", 1)[-1], value)
         return gold
 
 

@@ -1249,3 +1249,45 @@ def test_a_context_compressed_in_words_of_its_own_stays_on_the_retrieval_side():
             op["op_name"], op["category"] = "context.compress", "postprocess"
     for evidence in (("D1:1",), ()):
         assert blame_smartcomment(doc, MAIN, "saffron risotto", evidence) == ("RetrievalError", ops["reason"]), evidence
+
+
+# --- a gold written as a list of items ----------------------------------------------------------------------
+
+DRUGS = "Which drugs is Ana allergic to?"
+
+
+def _two_allergies() -> tuple[dict, str]:
+    """Two sessions each name an allergy; the second session's write keeps only the clinic visit; the gold node is a
+    JSON list of both drugs and the answer names only the first."""
+    g = Smartcomment("allergies")
+    g.session("s1", session_date="3 March, 2023")
+    first = g.turn("D1:1", "Ana", "I'm allergic to penicillin, since I was a child.")
+    g.op("notes.write", "extraction")
+    kept = g.var("m1", "Ana is allergic to penicillin.", cls="Note", cat="memory_entry")
+    g.edges(first, kept)
+    g.session("s2", session_date="22 March, 2023")
+    second = g.turn("D2:1", "Ana", "Urgent care on Sunday: turns out I'm also allergic to sulfa drugs.")
+    dropping = g.op("notes.write", "extraction")
+    visit = g.var("m2", "Ana went to urgent care on Sunday.", cls="Note", cat="memory_entry")
+    g.edges(second, visit)
+    g.session("qa", question_date="2 May, 2023")
+    q = g.question("q1", DRUGS)
+    g.op("qa.search", "retrieval")
+    context = g.var("ctx_q1", ["Ana is allergic to penicillin.", "Ana went to urgent care on Sunday."],
+                    cat="memory_context")
+    g.edges([q, kept, visit], context)
+    prediction = g.answer("q1_out", context, "Ana is allergic to penicillin.")
+    g.judge(q, json.dumps(["penicillin", "sulfa drugs"]), prediction)
+    return g.document(), dropping
+
+
+def test_a_gold_listing_several_answers_needs_each_of_them():
+    """A gold node (or annotation) holding ``["penicillin", "sulfa drugs"]`` lists the items the answer needs, not
+    alternatives: the write that kept no sulfa allergy is blamed, not the answer."""
+    from memopt.trace.memtracebench import from_memtrace
+
+    doc, dropping = _two_allergies()
+    G, _ = from_memtrace(doc, source="allergies.json")
+    [case] = G.graph["cases"]
+    assert json.loads(case["gold"]) == ["penicillin", "sulfa drugs"]
+    assert blame_smartcomment(doc, DRUGS, case["gold"], ("D1:1", "D2:1")) == ("ExtractionError", dropping)
