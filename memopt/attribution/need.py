@@ -198,11 +198,22 @@ def _weak_items(gold: str) -> list[str]:
     return out
 
 
+def _counted(gold: str) -> str:
+    """A gold that states a count before the things counted ("Three: Portugal, Morocco and Georgia", "2 - Alex and
+    Bea"): the things; any other gold as it is."""
+    found = re.match(r"\s*([\w.,]+)\s*(?::|\s[-–—])\s*(\S.*)$", gold, re.DOTALL)
+    return found.group(2) if found and is_quantity(found.group(1)) else gold
+
+
 def gold_pieces(gold: str) -> list[str]:
     """The items a gold lists, each needed: a list (``["Porto", "Krakow"]``), items on lines or bullets, items
     between ";" or "|" (each kept whole, commas and all), else items between commas, "and", "&", "/" and "+"
     ("Porto and Krakow", "12 May 2023 and 3 June 2023"; a date is never cut: "Saturday, 3 June 2023" is one
-    item); any other gold is one item."""
+    item); a count stated before the items it counts ("Three: Portugal, Morocco and Georgia") is left to them; any
+    other gold is one item."""
+    counted = _counted(gold)
+    if counted != gold and len(pieces := gold_pieces(counted)) > 1:
+        return pieces
     listed = _list_literal(gold)
     if listed is not None:
         return listed if len(listed) > 1 else [listed[0] if listed else gold]

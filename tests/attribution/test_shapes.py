@@ -1291,3 +1291,41 @@ def test_a_gold_listing_several_answers_needs_each_of_them():
     [case] = G.graph["cases"]
     assert json.loads(case["gold"]) == ["penicillin", "sulfa drugs"]
     assert blame_smartcomment(doc, DRUGS, case["gold"], ("D1:1", "D2:1")) == ("ExtractionError", dropping)
+
+
+# --- a count stated before the things it counts ------------------------------------------------------------
+
+COUNTRIES = "How many countries has Ana visited this year?"
+
+
+def _countries() -> tuple[dict, str]:
+    """Two trips stored and both retrieved, with a planned one; the answer counts the plan too."""
+    g = Smartcomment("countries")
+    g.session("s1", session_date="3 March, 2023")
+    said = [g.turn("D1:1", "Ana", "I was in Portugal in January, Porto mostly."),
+            g.turn("D1:2", "Ana", "Back from Morocco last week, Marrakech was magic."),
+            g.turn("D1:3", "Ana", "Next up is Japan in June, still planning.")]
+    g.op("notes.write", "extraction")
+    units = [g.var(f"m{i}", text, cls="Note", cat="memory_entry") for i, text in enumerate(
+        ("Ana visited Portugal in January 2023.", "Ana visited Morocco in February 2023.",
+         "Ana is planning a trip to Japan in June 2023."), start=1)]
+    for turn, unit in zip(said, units, strict=True):
+        g.edges(turn, unit)
+    g.session("qa", question_date="2 May, 2023")
+    q = g.question("q1", COUNTRIES)
+    g.op("qa.search", "retrieval")
+    context = g.var("ctx_q1", ["Ana visited Portugal in January 2023.", "Ana visited Morocco in February 2023.",
+                               "Ana is planning a trip to Japan in June 2023."], cat="memory_context")
+    g.edges([q, *units], context)
+    prediction = g.answer("q1_out", context, "Three: Portugal, Morocco and Japan.")
+    answering = g.op_id
+    g.judge(q, "Two: Portugal and Morocco.", prediction)
+    return g.document(), answering
+
+
+def test_a_count_stated_before_its_items_needs_the_items():
+    """A gold "Two: Portugal and Morocco" needs the two things counted; the context held both, so the answer that
+    also counted a planned trip is blamed."""
+    doc, answering = _countries()
+    assert blame_smartcomment(doc, COUNTRIES, "Two: Portugal and Morocco.", ("D1:1", "D1:2")) == (
+        "ResponseError", answering)
