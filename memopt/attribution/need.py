@@ -82,7 +82,8 @@ def about_someone_else(line: str, question: str, gold: str, cast: Cast | None = 
     the gold holds, and the line names no one the question names: "Sam recommends the pierogi in Krakow" is
     about Sam, not Chloe. With the conversation's `Cast`: only when the question names a speaker (a question
     about a band, a place or someone it describes has no one else); a first word that is no one of the
-    conversation ("Training plan: ...", "Got Diego a car") gives way to the first person the line names, if any;
+    conversation ("Training plan: ...", "Got Diego a car") gives way to the first person the line names, if any,
+    unless the line states every word of what the question asks ("Dentist is Dr. Patil; dental cleaning on ...");
     and never about a name a turn writes together with one the question names (the teacher Tom met in Denver is
     Lena when a turn names Lena and Denver)."""
     known = {w.lower() for w in re.findall(r"[A-Za-z]+", f"{question} {gold}")}
@@ -97,7 +98,7 @@ def about_someone_else(line: str, question: str, gold: str, cast: Cast | None = 
             return False
         if not cast.is_someone(subject):
             people = [w.lower() for w in re.findall(r"\b[A-Z][a-z]+", head)[1:] if cast.is_someone(w)]
-            if not people:
+            if not people or _states_topic(head, question):
                 return False
             subject = people[0]
         if subject in cast.tied(asked):
@@ -106,6 +107,14 @@ def about_someone_else(line: str, question: str, gold: str, cast: Cast | None = 
         return False
     named = {n.lower() for n in asked}
     return not any(re.search(rf"\b{re.escape(n)}\b", line, re.IGNORECASE) for n in named)
+
+
+def _states_topic(line: str, question: str) -> bool:
+    """Whether a line states every word of what the question asks besides its names, two words at least ("Dentist
+    is Dr. Patil; dental cleaning on Thursday" for "What day is Sofia's dental cleaning?"): a line about the thing
+    asked, whoever else it names."""
+    asked = topic_stems(question) - stem_set(" ".join(names_in(question)))
+    return len(asked) >= 2 and asked <= stem_set(line)
 
 
 def is_quantity(gold: str) -> bool:

@@ -1329,3 +1329,38 @@ def test_a_count_stated_before_its_items_needs_the_items():
     doc, answering = _countries()
     assert blame_smartcomment(doc, COUNTRIES, "Two: Portugal and Morocco.", ("D1:1", "D1:2")) == (
         "ResponseError", answering)
+
+
+# --- a line about the thing asked that names someone else ----------------------------------------------------
+
+CLEANING = "What day is Sofia's dental cleaning?"
+
+
+def _cleaning() -> tuple[dict, str]:
+    """A unit "Dentist is Dr. Patil; dental cleaning on Thursday, 20 July 2023" (a person named after a common noun
+    at the start); the question's search brings back other units."""
+    g = Smartcomment("cleaning")
+    g.session("s1", session_date="15 July, 2023")
+    said = g.turn("D1:1", "Sofia", "My dentist, Dr. Patil, moved my cleaning to Thursday, 20 July 2023.")
+    other = g.turn("D1:2", "Sofia", "I hate going to the dentist.")
+    g.op("notes.write", "extraction")
+    unit = g.var("m1", "Dentist is Dr. Patil; dental cleaning on Thursday, 20 July 2023", cls="Note",
+                 cat="memory_entry")
+    g.edges(said, unit)
+    dislike = g.var("m2", "Dislikes going to the dentist", cls="Note", cat="memory_entry")
+    g.edges(other, dislike)
+    g.session("qa", question_date="30 July, 2023")
+    q = g.question("q1", CLEANING)
+    searching = g.op("qa.search", "retrieval")
+    context = g.var("ctx_q1", ["Dislikes going to the dentist"], cat="memory_context")
+    g.edges([q, dislike], context)
+    prediction = g.answer("q1_out", context, "The cleaning day is not in memory.")
+    g.judge(q, "Thursday, 20 July 2023", prediction)
+    return g.document(), searching
+
+
+def test_a_line_stating_what_is_asked_holds_it_whoever_else_it_names():
+    """"Dentist is Dr. Patil; dental cleaning on ..." is about the cleaning asked, not about Dr. Patil: the store held
+    the day, and the search that did not bring it back is blamed."""
+    doc, searching = _cleaning()
+    assert blame_smartcomment(doc, CLEANING, "Thursday, 20 July 2023", ("D1:1",)) == ("RetrievalError", searching)
