@@ -74,17 +74,33 @@ def _speaker_of(meta: dict[str, Any]) -> str | None:
     return None
 
 
+_WHO_KEYS = ("name", "speaker", "who", "author", "sender", "from", "speaker_name")
+_SAID_KEYS = ("content", "text", "said", "message", "utterance", "body", "msg", "says")
+_WHEN_KEYS = ("timestamp", "at", "time", "sent_at", "created_at", "datetime")
+
+
+def _first(value: dict[str, Any], keys: tuple[str, ...]) -> str | None:
+    """The first non-empty text of a message's value under one of ``keys``."""
+    return next((v for k in keys if isinstance(v := value.get(k), str) and v.strip()), None)
+
+
 def _turn_value(node: dict[str, Any], session: int) -> dict[str, Any]:
     """A message as ``{speaker, text, session}`` (+ its ``timestamp``, moved to its metadata): the speaker by name
-    from whichever field holds it (the value's ``name`` / ``speaker``, MemBase's ``Speaker X (role: r) says:``
-    text, the metadata), roles last."""
+    from whichever field holds it (the value's ``name`` / ``speaker`` / ``who`` / ..., MemBase's ``Speaker X
+    (role: r) says:`` text, the metadata), roles last; the text under ``content`` / ``text`` / ``said`` / ...,
+    else the value's longest text."""
     value, meta = decode_value(node["value"]), node.get("metadata") or {}
     named, role, stamp = None, None, meta.get("timestamp")
     if isinstance(value, dict):
-        named = value.get("name") or value.get("speaker")
+        named = _first(value, _WHO_KEYS)
         role = value.get("role")
-        stamp = value.get("timestamp") or stamp
-        value = str(value.get("content") or value.get("text") or "")
+        stamp = _first(value, _WHEN_KEYS) or stamp
+        said = _first(value, _SAID_KEYS)
+        if said is None:  # a writer's own key: the longest text that is not the speaker, role or time
+            said = max((v for k, v in value.items() if isinstance(v, str) and k not in ("role", *_WHO_KEYS,
+                                                                                         *_WHEN_KEYS)),
+                       key=len, default="")
+        value = str(said)
     else:
         value = value if isinstance(value, str) else node["value"]
     text = value.split(_SUFFIX, 1)[0].strip()

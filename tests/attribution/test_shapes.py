@@ -1364,3 +1364,41 @@ def test_a_line_stating_what_is_asked_holds_it_whoever_else_it_names():
     the day, and the search that did not bring it back is blamed."""
     doc, searching = _cleaning()
     assert blame_smartcomment(doc, CLEANING, "Thursday, 20 July 2023", ("D1:1",)) == ("RetrievalError", searching)
+
+
+# --- a message written under the team's own keys --------------------------------------------------------------
+
+PET = "What breed is Theo's dog?"
+
+
+def _utterances() -> tuple[dict, str]:
+    """Messages stored as ``{"who": ..., "said": ..., "at": ...}``; the write keeps the dog's name, not its breed."""
+    g = Smartcomment("utterances")
+    g.session("s1", session_date="17 July, 2023")
+    said = g.var("T1", {"who": "Theo", "said": "We adopted a dog: a retired racing greyhound called Comet.",
+                        "at": "2023-07-17T20:14"}, cls="Utter", cat="dialogue_turn")
+    other = g.var("T2", {"who": "Hippo", "said": "Congratulations!", "at": "2023-07-17T20:15"}, cls="Utter",
+                  cat="dialogue_turn")
+    writing = g.op("notes.write", "extraction")
+    unit = g.var("m1", "Theo adopted a dog called Comet.", cls="Note", cat="memory_entry")
+    g.edges([said, other], unit)
+    g.session("qa", question_date="30 July, 2023")
+    q = g.question("q1", PET)
+    g.op("qa.search", "retrieval")
+    context = g.var("ctx_q1", ["Theo adopted a dog called Comet."], cat="memory_context")
+    g.edges([q, unit], context)
+    prediction = g.answer("q1_out", context, "Theo's dog breed is not known.")
+    g.judge(q, "a greyhound", prediction)
+    return g.document(), writing
+
+
+def test_a_message_under_its_own_keys_is_read():
+    """A message whose text is under ``said`` and speaker under ``who`` is read as the turn it is: retrieved
+    evidence finds it, and the write that kept no breed is blamed."""
+    from memopt.trace.memtracebench import from_memtrace
+
+    doc, writing = _utterances()
+    G, _ = from_memtrace(doc, source="utterances.json")
+    [turn] = [d["value"] for d in G.nodes.values() if d.get("kind") == "turn" and d["value"]["speaker"] == "Theo"]
+    assert turn["text"].startswith("We adopted a dog")
+    assert blame_smartcomment(doc, PET, "a greyhound") == ("ExtractionError", writing)
