@@ -42,7 +42,7 @@ import networkx as nx
 from memopt.attribution.case import FailedCase, Probe, pseudo_discount
 from memopt.attribution.normalise import plain
 from memopt.attribution.types import Attribution
-from memopt.core.text import overlap
+from memopt.core.text import find_dates, overlap
 from memopt.judge.judges import Judge
 from memopt.trace.graph import op_stages, versions_of
 
@@ -132,7 +132,9 @@ def _response_loss(case: FailedCase, probe: Probe) -> str:
 
 def _retrieval_loss(case: FailedCase, probe: Probe, retrieval: list[str]) -> str:
     """The retrieval op where the information stopped: the first that read a piece and wrote nothing holding it
-    (a rerank, a fusion, a truncation), else the first search that did not bring every piece back. A result list
+    (a rerank, a fusion, a truncation), else the first search (an op reading the store's units, or one writing
+    the time window a search keeps to; not a linker naming the question's entities) that did not bring every
+    piece back. A result list
     another question's op wrote first and this op wrote again (same items, same identity) counts as this op's
     output."""
     G, mine = case.G, set(case.query_ops)
@@ -159,7 +161,10 @@ def _retrieval_loss(case: FailedCase, probe: Probe, retrieval: list[str]) -> str
     droppers = [r for r in retrieval if writes(r) and held(reads(r)) - held(writes(r))]
     if droppers:
         return _ranker(G, droppers[0], retrieval, reads(droppers[0]), writes(droppers[0]))
-    return next((r for r in retrieval if not carried(r)), retrieval[0])
+    lost = [r for r in retrieval if not carried(r)]
+    searching = [r for r in lost if any("action" in G.nodes[v] for v in G.predecessors(r))
+                 or any(find_dates(str(G.nodes[w].get("value"))) for w in G.successors(r))]
+    return (searching or lost or retrieval)[0]
 
 
 def _ranker(G: nx.DiGraph, cut: str, retrieval: list[str], read: list[str], wrote: list[str]) -> str:

@@ -1402,3 +1402,44 @@ def test_a_message_under_its_own_keys_is_read():
     [turn] = [d["value"] for d in G.nodes.values() if d.get("kind") == "turn" and d["value"]["speaker"] == "Theo"]
     assert turn["text"].startswith("We adopted a dog")
     assert blame_smartcomment(doc, PET, "a greyhound") == ("ExtractionError", writing)
+
+
+# --- a linker before the search --------------------------------------------------------------------------------
+
+SISTER = "Where does Ana's sister work?"
+
+
+def _linked(parsed: object = None) -> tuple[dict, str, str]:
+    """A question linked to entities (an op reading only the question; ``parsed``: what it writes), then a walk over
+    the store that brings back Ana's facts and not her sister's job."""
+    g = Smartcomment("linked")
+    g.session("s1", session_date="3 July, 2023")
+    said = g.turn("D1:1", "Ana", "My sister Lucia works part-time at Sweet Crumb Bakery.")
+    own = g.turn("D1:2", "Ana", "I work at Northwind Freight.")
+    g.op("kg.upsert", "write")
+    job = g.var("lucia|works_at", "Ana's sister Lucia works at Sweet Crumb Bakery (part-time)", cls="Fact",
+                cat="memory_entry")
+    g.edges(said, job)
+    mine = g.var("ana|works_at", "Ana works at Northwind Freight", cls="Fact", cat="memory_entry")
+    g.edges(own, mine)
+    g.session("qa", question_date="10 July, 2023")
+    q = g.question("q1", SISTER)
+    linking = g.op("kg.link_entities", "retrieval")
+    entities = g.var("q1_entities", parsed or ["Ana"], cat="entities")
+    g.edges(q, entities)
+    walking = g.op("kg.walk", "retrieval")
+    context = g.var("q1_subgraph", ["Ana works at Northwind Freight"], cat="memory_context")
+    g.edges([entities, mine], context)
+    prediction = g.answer("q1_out", context, "Nothing about her sister's work is recorded.")
+    g.judge(q, "Sweet Crumb Bakery", prediction)
+    return g.document(), linking, walking
+
+
+def test_the_search_that_missed_is_blamed_not_the_linker_before_it():
+    """A linker reads only the question; the walk read the store and brought the sister's job back not: the walk is
+    the retrieval op blamed."""
+    doc, _, walking = _linked()
+    assert blame_smartcomment(doc, SISTER, "Sweet Crumb Bakery", ("D1:1",)) == ("RetrievalError", walking)
+    # a parse writing the time window the search keeps to is where the information stopped
+    doc, parsing, _ = _linked({"start": "2023-07-08", "end": "2023-07-10"})
+    assert blame_smartcomment(doc, SISTER, "Sweet Crumb Bakery", ("D1:1",)) == ("RetrievalError", parsing)
