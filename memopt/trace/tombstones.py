@@ -8,8 +8,8 @@ A smartcomment graph has no delete of its own: a system draws one. The ways seen
   a node of another class with the unit's name (``DeleteMarker:mem_01@1``), or a name ending with it
   (``deleted:mem_01@1``, ``evicted/ltm-3@1``) — `unit_named`;
 - a new version of the unit whose value or metadata says what happened to it (Mem0's history rows:
-  ``{"event": "DELETE"}``; ``"deleted": true``; ``"status": "removed"`` or ``"archived"``; a soft delete's
-  ``"deleted_at": "2023-05-20"``, ``"invalid_at"``, ``"expired_at"``; ``"is_active": false``) — `is_tombstone`;
+  ``{"event": "DELETE"}``; ``"deleted": true``; ``"status": "removed"``, ``"archived"`` or ``"retracted"``; a soft
+  delete's ``"deleted_at": "2023-05-20"``, ``"invalid_at"``, ``"expired_at"``; ``"is_active": false``) — `is_tombstone`;
 - when the store is the conversation itself (a system that keeps raw messages and evicts them), an edge from a
   message into a DELETE marker that no unit points at, from messages only, or a marker named after a message —
   `evicted_turns`;
@@ -26,12 +26,14 @@ from typing import Any
 __all__ = ["is_tombstone", "is_emptied", "is_delete_class", "unit_named", "evicted_turns"]
 
 _WORD = re.compile(r"^\W*(?:deleted?|removed?|tombstoned?|tombstone|evicted|expired|forgotten|purged|archived|"
-                   r"inactive|invalid|invalidated|obsolete|retired|discarded)\W*$", re.IGNORECASE)
+                   r"inactive|invalid|invalidated|obsolete|retired|discarded|retracted|revoked|withdrawn)\W*$",
+                   re.IGNORECASE)
 _EVENT_KEYS = ("event", "action", "op", "operation", "status", "state", "type")
 _FLAG_KEYS = ("deleted", "is_deleted", "isdeleted", "removed", "is_removed", "tombstone", "archived", "is_archived")
 _LIVE_KEYS = ("is_active", "isactive", "active", "valid", "is_valid", "isvalid", "enabled", "alive")
 _WHEN_KEYS = ("deleted_at", "deletedat", "removed_at", "removedat", "archived_at", "archivedat", "invalid_at",
-              "invalidat", "invalidated_at", "invalidatedat", "expired_at", "expiredat", "tombstoned_at")
+              "invalidat", "invalidated_at", "invalidatedat", "expired_at", "expiredat", "tombstoned_at",
+              "retracted_at", "retractedat", "revoked_at", "revokedat")
 _EMPTY = frozenset({"", "null", "none", "[]", "{}", '""'})
 _NAMING_KEYS = frozenset({"id", "uuid", "key", "name", "memory_id", "unit_id", "user_id", "agent_id", "run_id",
                           "hash", "version"})

@@ -928,6 +928,7 @@ _GOAL = {"id": "mem_01", "memory": "Goal: a sub-25 minute 5k at the parkrun"}
     ({**_GOAL, "deleted_at": "2023-05-20T09:00:00"}, None), ({**_GOAL, "is_active": False}, None),
     ({**_GOAL, "status": "archived"}, None), (_GOAL, {"invalid_at": "2023-05-20"}), (_GOAL, {"isDeleted": True}),
     ("", None), ("null", None), ({"id": "mem_01", "memory": ""}, None), ({}, None),
+    ({**_GOAL, "status": "retracted"}, None), ({**_GOAL, "retracted_at": "2023-05-20"}, None),  # a knowledge graph's
 ])
 def test_a_soft_delete_or_an_emptied_version_is_a_deletion_error_at_that_op(value, meta):
     doc, adder = _soft_delete(value, meta)
