@@ -22,7 +22,8 @@ MOOD = [
     ("answer", "Merging related memories is on the backlog for a later sprint.", ""),
     ("extract", "Were we to capture both speakers, the store would grow quickly.", ""),
     ("extract", "Had the extractor resolved relative dates, these answers would have been right.", ""),
-    ("rewrite_query", "The team is discussing whether to expand queries with synonyms.", ""),  # mended by the 16th and 17th
+    # mended by the 16th and 17th corpora:
+    ("rewrite_query", "The team is discussing whether to expand queries with synonyms.", ""),
     ("update", "If we ever add deletion limits, only retracted memories might be removed.", "misread"),
     ("summarize", "Keeping every detail is planned for version 3.", ""),
     ("answer", "We are thinking about combining several memories per answer next year.", ""),
@@ -34,7 +35,8 @@ MOOD = [
     ("extract", "In a calendar app you would convert relative dates; here they stay as spoken.", ""),
     ("answer", "Elsewhere one might pull every memory together into the answer.", "misread"),
     ("rewrite_query", "Synonym lists may be appended to the query in a future release.", ""),
-    ("extract", "Resolving relative dates could be switched on later.", "misread"),  # mended by the 14th and 15th corpora, misread again since the 16th and 17th joined
+    # mended by the 14th and 15th corpora, misread again since the 16th and 17th joined:
+    ("extract", "Resolving relative dates could be switched on later.", "misread"),
     ("extract", 'If the user requests "every detail of the itinerary", store the itinerary as one memory.', ""),
 ]
 
