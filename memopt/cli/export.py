@@ -35,7 +35,7 @@ def export(
     DSPy, or as prompt files; the prompt check runs first."""
     from rich.console import Console
 
-    from memopt.core.errors import ConfigError
+    from memopt.core.errors import ConfigError, PromptCheckFailed
     from memopt.core.files import check_writable
     from memopt.export.formats import FORMATS, dspy_load_line, export, mem0_fragment, write_tuned_prompts
     from memopt.systems.prompts import prompt_path
@@ -49,7 +49,7 @@ def export(
     console = Console(soft_wrap=True, highlight=False, markup=False)
     console.print(report.text())
     if report.blocking and not force:
-        raise ConfigError(f"the prompt check found {len(report.blocking)} blocking issue(s) in {source} (above): "
+        raise PromptCheckFailed(f"the prompt check found {len(report.blocking)} blocking issue(s) in {source} (above): "
                           "fix the prompts, or pass --force to export them anyway.")
     knobs = load_knobs(source, name, tracking_uri=tracking_uri)
     path = export(name, instructions, fmt, out, knobs)
