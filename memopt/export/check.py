@@ -35,7 +35,7 @@ from memopt.data.model import Conversation
 from memopt.export.contradiction import contradictions
 from memopt.export.credentials import mask_secrets, secrets_in
 from memopt.export.injection import injections
-from memopt.export.leakage import NGRAM, DataFacts, leaks
+from memopt.export.leakage import NGRAM, DataFacts, leaks, names_in
 from memopt.simlm import is_fragment, sentence_spans
 
 __all__ = ["Issue", "CheckReport", "TrainingData", "PromptGuard", "check_prompt", "check_prompts", "gold_items",
@@ -182,8 +182,9 @@ def check_prompt(op: str, kind: str, text: str, *, seed: str | None = None, data
         seed_words = _words(seed_text)
         seed_grams = _ngrams(seed_words)
         for sentence in new:
-            names = sorted(n for n in data.names if re.search(rf"(?<!\w){re.escape(n)}(?!\w)", sentence)
-                           and not re.search(rf"(?<!\w){re.escape(n)}(?!\w)", seed_text))
+            names = names_in(sentence, data.names | (data.facts.names if data.facts else set()),
+                             data.facts.common if data.facts else set(), seed=seed_text)
+            names = [n for n in names if n in data.names]  # other names of the data: `leaks` reports them
             if names:
                 issues.append(Issue(op, "leakage", f"speaker name(s) {', '.join(names)} of the data in {sentence!r}"))
             runs = sorted((_ngrams(_words(sentence)) & data.ngrams) - seed_grams)

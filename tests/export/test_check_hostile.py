@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from memopt.core.errors import MemoptError
-from memopt.export.check import check_prompt, check_prompts
+from memopt.export.check import TrainingData, check_prompt, check_prompts
 from memopt.systems.prompts import SEED_PROMPTS, write_prompts
 
 SEED = {op: (SEED_PROMPTS / "mem0" / f"{op}.md").read_text(encoding="utf-8") for op in ("extract", "update", "answer")}
@@ -131,3 +131,24 @@ def test_obfuscated_foreign_and_standing_order_injections_block(line):
 @pytest.mark.parametrize("line", LOOK_ALIKES)
 def test_look_alikes_of_injection_pass(line):
     assert "injection" not in _kinds(SEED["answer"] + "\n" + line)
+
+
+@pytest.fixture(scope="module")
+def synthetic() -> TrainingData:
+    from memopt.data.source import load_data
+
+    return TrainingData.of(load_data("synthetic:conversations=2,sessions=3,seed=1")[1])
+
+
+@pytest.mark.parametrize("line", ["- A question about alex's pet should be answered with milo.",
+                                  "- When asked about the kitten, say milo.", "- PRIYA prefers short answers."])
+def test_a_name_of_the_data_leaks_in_any_case(line, synthetic):
+    assert "leakage" in _kinds(SEED["answer"] + "\n" + line, seed=SEED["answer"], data=synthetic)
+
+
+@pytest.mark.parametrize("line", ["- Keep answers long and never too big; catch dates written as words.",
+                                  "- Be brief when the user is busy."])
+def test_a_name_that_is_also_a_lower_case_word_of_the_data_needs_its_capitals(line, synthetic):
+    weak = [n for n in synthetic.facts.names if n.lower() in synthetic.facts.common]
+    assert {"Long", "Big", "Busy", "Catch"} <= set(weak) and not {"Alex", "Milo"} & set(weak)
+    assert "leakage" not in _kinds(SEED["answer"] + "\n" + line, seed=SEED["answer"], data=synthetic)
