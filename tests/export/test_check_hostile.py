@@ -152,3 +152,23 @@ def test_a_name_that_is_also_a_lower_case_word_of_the_data_needs_its_capitals(li
     weak = [n for n in synthetic.facts.names if n.lower() in synthetic.facts.common]
     assert {"Long", "Big", "Busy", "Catch"} <= set(weak) and not {"Alex", "Milo"} & set(weak)
     assert "leakage" not in _kinds(SEED["answer"] + "\n" + line, seed=SEED["answer"], data=synthetic)
+
+
+@pytest.mark.parametrize("rule", ["9. Answers must be at least 20 words long.",
+                                  "9. Answers need a minimum of 10 words.", "9. Write no fewer than 12 words.",
+                                  "9. Use more than 8 words in every answer.",
+                                  "9. Answers must be 30 words or more."])
+def test_a_lower_bound_on_words_beside_the_seeds_upper_bound_is_a_contradiction(rule):
+    assert "contradiction" in _kinds(SEED["answer"] + rule + "\n", seed=SEED["answer"])
+
+
+@pytest.mark.parametrize("pair, clash", [
+    (("Answer in at most 5 words.", "Use at least 200 characters."), True),
+    (("Write no more than 2 sentences.", "Write at least 4 sentences."), True),
+    (("Keep answers under 100 characters.", "Answers are at least 150 characters long."), True),
+    (("Answer in at most 10 words.", "Use at least 20 characters."), False),
+    (("Answer in at most 10 words.", "Use at least 3 words."), False),
+    (("Write at least 10 words.", "Write at most 40 words."), False),
+])
+def test_bounds_in_words_sentences_and_characters_clash_only_when_they_cannot_both_hold(pair, clash):
+    assert ("contradiction" in _kinds("\n".join(pair))) is clash
