@@ -49,6 +49,10 @@ def test_a_prompt_holding_an_environment_key_is_blocked_and_the_key_never_shown(
         assert done.exit_code == 1, done.output
         assert "BLOCK answer secret" in done.output and KEY not in done.output and "Zq81" not in done.output
     assert not (tmp_path / "t").exists()
+    forced = CliRunner().invoke(app, ["export", str(tmp_path / "p"), "--format", "text", "--out", str(tmp_path / "t"),
+                                      "--force"])
+    assert isinstance(forced.exception, MemoptError) and "never exported, --force or not" in str(forced.exception)
+    assert not (tmp_path / "t").exists() and KEY not in forced.output
 
 
 @pytest.mark.parametrize("token", ["sk-ant-api03-AbCdEf123456GhIjKl", "ghp_AbCdEf0123456789AbCdEf0123456789",
