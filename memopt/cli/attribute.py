@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -87,8 +88,11 @@ def attribute(
     check_writable(out, reads=[*inputs, *(sorted(trace.glob("*.json*")) if trace.is_dir() else [])])
     labelled = load_labels(labels) if labels is not None else load_labels(labels_beside(trace), missing_ok=True)
     judge, workers = _judge(judge_lm, concurrency, cache=not no_cache)
-    if results is not None:
-        run = RunResult.load(results)
+    run = RunResult.load(results) if results is not None else None
+    suspect = _judge_suspect(judge, judge_lm, [(c.question, c.gold) for c in run.cases] if run else [], workers)
+    if suspect:
+        Console(stderr=True, soft_wrap=True).print(f"warning: {suspect}", highlight=False, markup=False)
+    if run is not None:
         found = attribute_run(run, trace, judge, method=method, verify=verify, masked=masked, source=str(results),
                               workers=workers, flagged=labelled.flagged)
         what = run.pipeline
@@ -143,6 +147,20 @@ def _write_memtracebench(trace: Path, found: list, out: Path) -> int:
         cases = {c["case_id"] for c in G.graph.get("cases", [])}
         save_memtrace(G, out / path.name.removesuffix(".gz"), {k: v for k, v in blamed.items() if k in cases})
     return len(files)
+
+
+def _judge_suspect(judge: Any, spec: str, cases: list[tuple[str, str]], workers: int) -> str | None:
+    """What is wrong with a judge that fails the check on clear-cut answers (`memopt.judge.check`), or None."""
+    from memopt.core.parallel import map_ordered
+    from memopt.judge.check import check_judge, judge_probes
+
+    result = check_judge(judge.correct, judge_probes(cases),
+                         ask_all=lambda ask, items: map_ordered(ask, items, workers=workers))
+    if result.passed or all(v is None for v in result.verdicts):  # never heard: the attribution's calls say why
+        return None
+    return (f"the judge {spec!r} failed a check on clear-cut answers: {result.summary()}; {result.behaviour()}. "
+            "Check --judge-lm (the model name, its endpoint, a model able to grade answers) before trusting these "
+            "attributions")
 
 
 def _judge(spec: str, concurrency: int | None, *, cache: bool) -> tuple:

@@ -29,13 +29,14 @@ def export(
     data: str = typer.Option(None, "--data", help=DATA_HELP),
     seed: str = typer.Option(None, "--seed-prompts", help=SEED_HELP),
     force: bool = typer.Option(False, "--force",
-                               help="Export even when the prompt check finds a contradiction or leaked training data."),
+                               help="Export even when the prompt check finds injection, a contradiction or leaked "
+                                    "training data (never a secret)."),
 ) -> None:
     """Export tuned prompts and the knobs they were tuned with, from an optimize run or a prompts directory, for Mem0,
     DSPy, or as prompt files; the prompt check runs first."""
     from rich.console import Console
 
-    from memopt.core.errors import ConfigError
+    from memopt.core.errors import ConfigError, PromptCheckFailed
     from memopt.core.files import check_writable
     from memopt.export.formats import FORMATS, dspy_load_line, export, mem0_fragment, write_tuned_prompts
     from memopt.systems.prompts import prompt_path
@@ -48,8 +49,12 @@ def export(
                                               tracking_uri=tracking_uri)
     console = Console(soft_wrap=True, highlight=False, markup=False)
     console.print(report.text())
+    secrets = [i for i in report.blocking if i.kind == "secret"]
+    if secrets:  # a key exported is a key leaked: --force does not ship it
+        raise PromptCheckFailed(f"{source}: {len(secrets)} prompt(s) hold a secret (above); remove it from the "
+                                "prompts: a secret is never exported, --force or not.")
     if report.blocking and not force:
-        raise ConfigError(f"the prompt check found {len(report.blocking)} blocking issue(s) in {source} (above): "
+        raise PromptCheckFailed(f"the prompt check found {len(report.blocking)} blocking issue(s) in {source} (above): "
                           "fix the prompts, or pass --force to export them anyway.")
     knobs = load_knobs(source, name, tracking_uri=tracking_uri)
     path = export(name, instructions, fmt, out, knobs)

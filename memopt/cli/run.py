@@ -79,6 +79,11 @@ def run(
                  f"{result.seconds:.1f}s, "
                  f"{_calls(result.usage)} → {out}"
                  + (f"; graphs in {trace}/" if trace else ""), highlight=False)
+    from memopt.judge.check import disagreement
+
+    suspect = disagreement(result.metrics.get("judge"), result.metrics["f1"], result.metrics["n"])
+    if suspect:
+        Console(stderr=True, soft_wrap=True).print(f"warning: {suspect}", highlight=False, markup=False)
     if result.error_rate > ERROR_LIMIT:
         errored = result.metrics["errored"]
         (error, count), = Counter(c.error for c in result.cases if c.error).most_common(1)

@@ -7,7 +7,7 @@ what to do. The CLI prints the message alone (no traceback) and exits with code 
 from __future__ import annotations
 
 __all__ = ["one_line", "MemoptError", "DataError", "ConfigError", "LMError", "PromptError", "PluginError",
-           "EvaluationFailed", "TrackingError", "StorageError"]
+           "EvaluationFailed", "PromptCheckFailed", "TrackingError", "StorageError"]
 
 
 class MemoptError(Exception):
@@ -38,6 +38,12 @@ class PluginError(ConfigError):
 
 class EvaluationFailed(MemoptError):
     """More than the allowed share of an evaluation's cases errored (names the split, the counts, the first error)."""
+
+    exit_code = 1
+
+
+class PromptCheckFailed(MemoptError):
+    """The prompt check found a blocking issue in prompts about to be exported (the work ran but failed its bar)."""
 
     exit_code = 1
 

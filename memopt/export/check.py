@@ -2,9 +2,12 @@
 
 Each prompt is compared with its seed (the sentences the seed did not hold are *new*):
 
-- ``injection`` (blocks): a new sentence that turns the model against its operator or users: overriding the
+- ``secret`` (blocks): the prompt holds a credential of the environment, a password memopt was given, a URI's
+  password or a secret-looking token (`memopt.export.credentials`; the message never shows it), seed or not;
+- ``injection`` (blocks): a sentence that turns the model against its operator or users: overriding the
   instructions, disclosing the prompt or secrets, sending data out, tools and code, jailbreaks, other users'
-  memories, obeying instructions found in the data, smuggled text (`memopt.export.injection`);
+  memories, obeying instructions found in the data, smuggled text (`memopt.export.injection`); one the seed holds
+  too still blocks (a seed folder is no warrant: it may be the very folder checked), and the message says so;
 - ``contradiction`` (blocks): a pair of rules, one of them new, that prescribe different actions for one
   condition with no stated exception or priority (`memopt.export.contradiction`: this module's own reading of
   rules, not SimLM's reader of instructions);
@@ -30,15 +33,17 @@ from dataclasses import dataclass, field
 
 from memopt.data.model import Conversation
 from memopt.export.contradiction import contradictions
+from memopt.export.credentials import mask_secrets, secrets_in
 from memopt.export.injection import injections
-from memopt.export.leakage import NGRAM, DataFacts, leaks
+from memopt.export.leakage import NGRAM, DataFacts, leaks, names_in
 from memopt.simlm import is_fragment, sentence_spans
 
 __all__ = ["Issue", "CheckReport", "TrainingData", "PromptGuard", "check_prompt", "check_prompts", "gold_items",
            "NGRAM", "MAX_GROWTH", "BLOCKING"]
 
 MAX_GROWTH = 0.25
-BLOCKING = frozenset({"injection", "contradiction", "leakage"})
+BLOCKING = frozenset({"secret", "injection", "contradiction", "leakage"})
+_SEED_TOO = " (the seed prompt holds it too: a seed is no warrant for it)"
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
 
@@ -67,7 +72,7 @@ class CheckReport:
 
     @property
     def blocking(self) -> list[Issue]:
-        """The issues that block (injection, contradictions, leakage)."""
+        """The issues that block (secrets, injection, contradictions, leakage)."""
         return [i for i in self.issues if i.blocking]
 
     def text(self) -> str:
@@ -161,9 +166,12 @@ def check_prompt(op: str, kind: str, text: str, *, seed: str | None = None, data
     old = _old(seed)
     new = [s.text for s in spans if _norm(s.text) not in old]
     issues: list[Issue] = []
+    seed_secrets = secrets_in(seed or "")
+    for what in secrets_in(text):
+        issues.append(Issue(op, "secret", f"the prompt holds {what} (not shown); remove it: prompts are logged and "
+                                          f"exported verbatim{_SEED_TOO if what in seed_secrets else ''}"))
     for sentence, what in injections(text):
-        if _norm(sentence) not in old:
-            issues.append(Issue(op, "injection", f"{what} in {sentence!r}"))
+        issues.append(Issue(op, "injection", f"{what} in {sentence!r}{_SEED_TOO if _norm(sentence) in old else ''}"))
     for first, second, why in contradictions(text):
         if _norm(first) not in old or _norm(second) not in old:
             issues.append(Issue(op, "contradiction", f"{second!r} contradicts {first!r} ({why})"))
@@ -174,8 +182,9 @@ def check_prompt(op: str, kind: str, text: str, *, seed: str | None = None, data
         seed_words = _words(seed_text)
         seed_grams = _ngrams(seed_words)
         for sentence in new:
-            names = sorted(n for n in data.names if re.search(rf"(?<!\w){re.escape(n)}(?!\w)", sentence)
-                           and not re.search(rf"(?<!\w){re.escape(n)}(?!\w)", seed_text))
+            names = names_in(sentence, data.names | (data.facts.names if data.facts else set()),
+                             data.facts.common if data.facts else set(), seed=seed_text)
+            names = [n for n in names if n in data.names]  # other names of the data: `leaks` reports them
             if names:
                 issues.append(Issue(op, "leakage", f"speaker name(s) {', '.join(names)} of the data in {sentence!r}"))
             runs = sorted((_ngrams(_words(sentence)) & data.ngrams) - seed_grams)
@@ -200,7 +209,7 @@ def check_prompt(op: str, kind: str, text: str, *, seed: str | None = None, data
     if seed and len(text) > len(seed) * (1 + MAX_GROWTH):
         issues.append(Issue(op, "growth", f"{len(text)} characters, {len(text) / len(seed) - 1:+.0%} against the "
                                           f"seed's {len(seed)} (more than {MAX_GROWTH:.0%})"))
-    return issues
+    return [Issue(i.op, i.kind, mask_secrets(i.message)) for i in issues]
 
 
 def check_prompts(pipeline: str, instructions: Mapping[str, str], *, seed: Mapping[str, str] | None = None,

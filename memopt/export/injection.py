@@ -112,6 +112,31 @@ _OBEY_LATER = re.compile(
     r"act on)\b(?:\W+\w+){0,2}?\W+(?:them|it|those|these)\b", re.IGNORECASE)
 _TREAT_AS = re.compile(r"\btreat\b.{0,80}\bas\b.{0,40}\b(?:instructions?|commands?|orders?)\b",
                        re.IGNORECASE)
+_SOURCE = (r"(?:conversation|conversations|data|user(?:'s)? messages?|messages?|memor(?:y|ies)|input|text|turns?|"
+           r"transcript|documents?|retrieved \w+|new facts?|facts?|dialogue|chat|history|user|users|speakers?)")
+_ASKS = r"(?:tells?|asks?|says?|instructs?|wants?|requests?|commands?|orders?|demands?|directs?)"
+_OBEY_WHATEVER = re.compile(
+    rf"\b(?:do|follow|obey|execute|carry out|comply with|act on|perform)\b\W+(?:whatever|anything|everything|all|"
+    rf"exactly what|what)\b(?:\W+\w+){{0,3}}?\W+{_SOURCE}\W+(?:\w+\W+){{0,2}}?{_ASKS}\b|"
+    rf"\b(?:whatever|anything|everything|all)\b(?:\W+\w+){{0,3}}?\W+{_SOURCE}\W+(?:\w+\W+){{0,2}}?{_ASKS}\b"
+    rf"(?:\W+\w+){{0,5}}?\W+(?:do (?:it|that|so|them)|follow (?:it|that|them)|obey(?: it| that| them)?|comply|"
+    rf"carry (?:it|that|them) out)\b", re.IGNORECASE)
+_AGAINST_RULES = re.compile(r"\beven (?:if|when|though|where) (?:it|they|that|this|doing so)\b(?:\W+\w+){0,2}?\W+"
+                            r"(?:conflicts?|contradicts?|clash(?:es)?|goes against|go against|overrides?|breaks?|"
+                            r"violates?)\b", re.IGNORECASE)
+_OTHERS_MEMORIES = re.compile(
+    r"\b(?:memor(?:y|ies)|facts?|data|histor(?:y|ies)|conversations?|records?|profiles?|stores?)\b\W+(?:of|from|"
+    r"belonging to|across)\W+(?:\w+\W+){0,2}?(?:every|all|other|any|another)\W+(?:\w+\W+)?"
+    r"(?:users?|people|persons?|customers?|accounts?|tenants?|members?)\b|"
+    r"\b(?:everyone|everybody|other people|other users|all users|every user|another user|other customers)['’]s?\W+"
+    r"(?:\w+\W+)?(?:memor(?:y|ies)|facts?|data|histor(?:y|ies)|conversations?|records?|profiles?)\b", re.IGNORECASE)
+_USE_VERB = re.compile(r"\b(?:use|using|uses|draw on|drawing on|consult|consulting|search|searching|query|querying|"
+                       r"read|reading|look up|combine|combining|pull|pulling|access|accessing|answer|answering|"
+                       r"rely on|relying on|merge|merging|include|including|mix in|blend|retrieve|retrieving)\b",
+                       re.IGNORECASE)
+_KEPT_APART = re.compile(r"\b(?:apart|separate|separately|isolat\w+|private|partitioned|scoped)\b|^\W*(?:are|is|must|"
+                         r"should|may|can)(?:n't| not| never)\b|^\W*(?:never|not available|off[- ]limits|forbidden|"
+                         r"out of bounds|excluded)\b", re.IGNORECASE)
 _WIPE = re.compile(r"\b(?:delete|remove|erase|wipe|purge|drop|clear)\s+(?:all|every|each|the entire|everything)\b"
                    r"(?:\W+\w+){0,3}?\W*(?:memor|entr|record|fact|data|store|user)|"
                    r"\b(?:DELETE|delete)\b for (?:every|all|each) (?:memory|memories|entry|entries)", re.IGNORECASE)
@@ -133,6 +158,15 @@ _FOREIGN = re.compile(
     r"(?:игнорируй|игнорируйте|проигнорируй|забудь|забудьте|отбрось)\w*.{0,40}(?:инструкци|правил|указани)|"
     r"(?:忽略|无视|忽视|忘记|忘掉|不要理会).{0,12}(?:指令|指示|说明|规则|提示|要求)|"
     r"(?:指示|命令|ルール|プロンプト|説明).{0,15}(?:無視|忘れ)|(?:無視|忘れ).{0,10}(?:指示|命令|ルール)|"
+    r"\b(?:negeer|vergeet)\b.{0,40}\b(?:instructies|regels|aanwijzingen)\b|"
+    r"\b(?:zignoruj|ignoruj|zapomnij)\b.{0,40}\b(?:instrukcje|polecenia|zasady|reguły)|"
+    r"\b(?:yoksay|görmezden gel|unut)\w*.{0,40}\b(?:talimat|kural|yönerge)\w*|"
+    r"\b(?:talimat|kural|yönerge)\w*.{0,40}\b(?:yoksay|görmezden gel|unut)\w*|"
+    r"\b(?:abaikan|lupakan)\b.{0,40}\b(?:instruksi|perintah|aturan)\b|"
+    r"(?:무시|잊어).{0,20}(?:지시|명령|규칙|지침)|(?:지시|명령|규칙|지침).{0,20}(?:무시|잊어)|"
+    r"(?:تجاهل|انس).{0,40}(?:التعليمات|الأوامر|القواعد)|"
+    r"(?:अनदेखा|नज़रअंदाज़|नजरअंदाज|भूल).{0,40}(?:निर्देश|नियम)|(?:निर्देश|नियम).{0,40}(?:अनदेखा|नज़रअंदाज़|नजरअंदाज|भूल)|"
+    r"systeemprompt|prompt systemowy|sistem (?:istemi|komut)|시스템 프롬프트|موجه النظام|تعليمات النظام|सिस्टम प्रॉम्प्ट|"
     r"prompt (?:système|systeme|del sistema|di sistema|do sistema)|system-?prompt|systemanweisung|"
     r"системн\w* (?:промпт|подсказк|инструкц)|系统提示|系統提示|システムプロンプト|"
     r"clave de (?:la )?api|chave (?:de )?api|clé (?:d'|de l')?api|api-schlüssel|ключ api|api ?キー|api ?密钥|"
@@ -141,6 +175,14 @@ _FOREIGN = re.compile(
 _SPACED = re.compile(r"(?:\b\w\b[ \u00a0]{1,3}){5,}\b\w\b")
 _HEX = re.compile(r"\b(?:[0-9a-fA-F]{2}){16,}\b")
 _B64 = re.compile(r"(?<![\w/+=])[A-Za-z0-9+/]{24,}={0,2}(?![\w/+=])")
+# leetspeak: a word mixing letters with digits or symbols that stand for letters ("1gn0r3", "pr3v10us", "$ystem")
+_LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s", "!": "i",
+                       "|": "l", "8": "b", "9": "g"})
+_LEET_WORD = re.compile(r"(?<![\w@$!|])(?=[\w@$!|]*[A-Za-z])(?=[\w@$!|]*[0134579@$!|8])[A-Za-z0-9@$!|]{3,}(?![\w@$|])")
+# homoglyphs: Cyrillic and Greek letters that look Latin, read as Latin in a word that mixes them with Latin ones
+_HOMOGLYPHS = str.maketrans("аеорсухкмтнвіјѕԁɡАЕОРСУХКМТНВІЈЅαορνικτΑΒΕΗΙΚΜΝΟΡΤΧΥΖ",
+                            "aeopcyxkmthbijsdgAEOPCYXKMTHBIJSaopvikTABEHIKMNOPTXYZ")
+_MIXED_SCRIPT = re.compile(r"\b(?=\w*[A-Za-z])(?=\w*[\u0370-\u03ff\u0400-\u04ff\u0500-\u052f\u0261])\w+\b")
 _ROT13 = re.compile(r"\brot-?13\b|\bcaesar\b", re.IGNORECASE)
 _DECODE = re.compile(r"\b(?:decode|decoded|decoding|decipher|translate|apply|unscramble|reverse)\b.{0,80}\b(?:obey|"
                      r"follow|execute|do|perform|carry out|act on|run|comply)\b|\b(?:obey|follow|execute|run|carry out)"
@@ -184,8 +226,12 @@ def _decoded(sentence: str) -> list[str]:
             continue
         if sum(c.isalpha() or c.isspace() for c in text) >= 0.85 * len(text) and " " in text:
             out.append(text)
-    if _ROT13.search(sentence):
+    if _ROT13.search(sentence) or re.search(r"[A-Za-z]{4,}", sentence):  # ROT13 needs no label: try it on any text
         out.append(codecs.decode(sentence, "rot13"))
+    if _LEET_WORD.search(sentence):
+        out.append(_LEET_WORD.sub(lambda m: m.group().translate(_LEET), sentence))
+    if _MIXED_SCRIPT.search(sentence):
+        out.append(_MIXED_SCRIPT.sub(lambda m: m.group().translate(_HOMOGLYPHS), sentence))
     for m in _SPACED.finditer(sentence):
         out.append(re.sub(r"(?<=\w) (?=\w)", "", m.group()).replace("  ", " "))
     return out
@@ -215,6 +261,12 @@ def _plain_findings(sentence: str) -> list[str]:
     if _hit(_PRIVILEGE, plain) or (_ALL_USERS.search(plain) and _hit(_DUMP_VERB, plain)
                                    and not _negated(low, _ALL_USERS.search(low).start())):
         found.append("privilege")
+    others = _OTHERS_MEMORIES.search(plain)
+    if others and _hit(_USE_VERB, plain) and not _negated(low, others.start()) \
+            and not _KEPT_APART.search(plain[:others.start()] + " " + plain[others.end():]) \
+            and not _KEPT_APART.search(re.split(r"[;.,]", plain[others.end():])[0].strip()) \
+            and "privilege" not in found:
+        found.append("privilege")
     if _TRIGGER.search(plain) and (found or _hit(_DUMP_VERB, plain) and _ALL_USERS.search(plain)):
         found.append("trigger")
     obey = _OBEY_DATA.search(plain)
@@ -222,6 +274,14 @@ def _plain_findings(sentence: str) -> list[str]:
         found.append("standing order")
     later = _OBEY_LATER.search(plain)
     if later and not _NEGATION.search(later.group().lower()):
+        found.append("standing order")
+    whatever = _OBEY_WHATEVER.search(plain)
+    if whatever and not _negated(low, whatever.start()):
+        found.append("standing order")
+    against = _AGAINST_RULES.search(plain)
+    if against and re.search(rf"\b{_SOURCE}\b", plain[: against.start()], re.IGNORECASE) and re.search(
+            r"\b(?:rules?|instructions?|guidelines?|prompt|policy|policies)\b", plain[against.end():], re.IGNORECASE) \
+            and not _negated(low, 0 if not _NEGATION.search(low[: against.start()]) else against.start()):
         found.append("standing order")
     treat = _TREAT_AS.search(plain)
     if treat and not _NEGATION.search(treat.group().lower()) and not _negated(low, treat.start()):

@@ -4,8 +4,9 @@
 prompt holds:
 
 - **names**: the speakers, and the proper names of the turns and answers (people, pets, places, organisations,
-  titles: capitalised words and runs of them, a run's inner ``of``, ``del``, ``&`` included), matched with their
-  capitals, so "pickles" on a burger is not the cat Pickles;
+  titles: capitalised words and runs of them, a run's inner ``of``, ``del``, ``&`` included), matched in any case
+  ("alex's pet is milo"), except that a name the data also writes as a lower-case word, or capitalises only at a
+  sentence's start, needs its capitals or a second name beside it, so "pickles" on a burger is not the cat Pickles;
 - **numbers**: amounts of money, clock times and durations written either way ("3:52", "3 hours 52 minutes"),
   and counts with what they count ("a 412-day streak", "640 families");
 - **dates**: a day of a month the data holds (a session date, a date said in a turn or a gold answer), written
@@ -28,7 +29,7 @@ from dataclasses import dataclass, field
 
 from memopt.core.text import MONTHS, STOPWORDS, WEEKDAYS, find_dates, parse_session_date, stem, words
 
-__all__ = ["DataFacts", "leaks", "NGRAM"]
+__all__ = ["DataFacts", "leaks", "names_in", "NGRAM"]
 
 NGRAM = 6
 RARE_SHARED = 3  # rare words of one conversation a sentence must share to pin it down
@@ -65,7 +66,7 @@ def _plain_word(word: str, lowercase: set[str]) -> bool:
             or low.endswith(("ing", "ed", "ly")) or low.rstrip("s") in _GENERIC)
 
 
-def _proper_names(text: str, lowercase: set[str]) -> set[str]:
+def _proper_names(text: str, lowercase: set[str], mid: set[str] | None = None) -> set[str]:
     """The capitalised runs of a text that name something, whole ("Oakridge Greyhound Rescue", "Comet"): a run past
     a sentence's first word, or one at its start that is not an ordinary word; a possessive ("Denver's Highland")
     names its owner and what follows apart."""
@@ -89,6 +90,8 @@ def _proper_names(text: str, lowercase: set[str]) -> set[str]:
                                      or run.lower() in STOPWORDS or run.rstrip("s").lower() in _GENERIC):
                 continue
             found.add(run)
+            if mid is not None and not at_start:
+                mid.add(run)
             at_start = False
     return found
 
@@ -120,6 +123,7 @@ class DataFacts:
     questions: list[frozenset[str]] = field(default_factory=list)
     ngrams: set[tuple[str, ...]] = field(default_factory=set)
     rare: dict[str, frozenset[str]] = field(default_factory=dict)  # conversation → its rare stems
+    common: set[str] = field(default_factory=set)  # words, not only names, in lower case ("rose", "will", "busy")
 
     @classmethod
     def of(cls, conversations: Iterable[object]) -> DataFacts:
@@ -140,11 +144,15 @@ class DataFacts:
                 facts.ngrams.update(_runs(words(text)))
             facts.questions += [frozenset(stem(w) for w in words(q) if w not in STOPWORDS) for q in questions]
         lowercase = {w for texts in texts_of.values() for t in texts for w in re.findall(r"\b[a-z][a-z'’]+\b", t)}
+        mid: set[str] = set(facts.names)  # the speakers, and the names the data capitalises inside a sentence
         for texts in texts_of.values():
             for text in texts:
-                facts.names.update(_proper_names(text, lowercase))
+                facts.names.update(_proper_names(text, lowercase, mid))
                 facts._numbers(text)
         facts.names = {n for n in facts.names if n.lower() not in _GENERIC}
+        # a name the data writes in lower case, or capitalises only at a sentence's start ("Busy week!"), is also
+        # a word: in lower case it counts only beside another name
+        facts.common = {n.lower() for n in facts.names if n not in mid} | lowercase
         facts._rare(texts_of)
         return facts
 
@@ -181,14 +189,32 @@ def _runs(tokens: list[str], n: int = NGRAM) -> set[tuple[str, ...]]:
     return {run for run in grams if sum(w not in STOPWORDS for w in run) >= 2}
 
 
-def _has_name(sentence: str, name: str) -> bool:
-    return bool(re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", sentence))
+def _has_name(sentence: str, name: str, *, any_case: bool = False) -> bool:
+    return bool(re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", sentence, re.IGNORECASE if any_case else 0))
+
+
+def names_in(sentence: str, names: Iterable[str], common: set[str], *, seed: str = "") -> list[str]:
+    """The names of ``names`` a sentence holds and ``seed`` does not, in any case ("alex" is Alex): a name that is
+    also a word of the data or of English in lower case ("rose", "will") counts only with its capitals or beside
+    another name of the data in the sentence."""
+    exact, lower, weak = set(), set(), set()
+    for name in names:
+        if _has_name(seed, name, any_case=True):
+            continue
+        if _has_name(sentence, name):
+            exact.add(name)
+        elif _has_name(sentence, name, any_case=True):
+            plain = name.lower() in common or all(w in common or w in STOPWORDS or w in _GENERIC
+                                                  for w in name.lower().split())
+            (weak if plain else lower).add(name)
+    strong = exact | lower
+    return sorted(strong | (weak if strong else set()))
 
 
 def leaks(sentence: str, facts: DataFacts, *, seed: str = "") -> list[str]:
     """What of the data ``sentence`` holds (each as a short description); what ``seed`` holds too is not counted."""
     found: list[str] = []
-    names = sorted(n for n in facts.names if _has_name(sentence, n) and not _has_name(seed, n))
+    names = names_in(sentence, facts.names, facts.common, seed=seed)
     if names:
         found.append(f"name(s) {', '.join(names[:4])}")
     for m in _AMOUNT.finditer(sentence):

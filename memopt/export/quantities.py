@@ -4,6 +4,10 @@
   4 (a paragraph) to 5 (long, detailed, several paragraphs), read from words ("terse", "in detail", "explain your
   reasoning") and bounds ("at most 3 words", "at least two sentences"); a rule gives the range of classes it
   allows, and two rules clash when their ranges do not meet ("one word" / "full sentences");
+- **bounds** in numbers: "at least 20 words", "no more than 3 sentences", "under 200 characters", "exactly 5
+  words", "10 words or fewer", read as a range of words, sentences or characters of the output (or of each item),
+  so two bounds that cannot both hold clash however far apart their length classes are ("less than 5-6 words" /
+  "at least 20 words");
 - **count** of facts, queries or memory operations: "at most three facts", "exactly one query", "several
   operations", "every fact, however many" (unbounded).
 
@@ -17,7 +21,7 @@ import re
 
 from memopt.export.claims import Claim, negated
 
-__all__ = ["length", "counts"]
+__all__ = ["length", "bounds", "counts"]
 
 _NUMBERS = {"a": 1, "an": 1, "one": 1, "single": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
             "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20, "thirty": 30,
@@ -114,6 +118,47 @@ def length(text: str, target: str) -> list[Claim]:
     alternatives = " or " in text and len(his) > 1
     hi = max(h for _, h in his) if alternatives else min((h for _, h in his), default=math.inf)
     return [Claim("length", "length", True, target, lo=lo, hi=hi, said=", ".join(said))]
+
+
+_BOUND_UNIT = r"(?:\w+ )?(?P<unit>words?|sentences?|characters?|chars|letters?)\b"
+_BOUND = re.compile(
+    rf"\b(?P<q>at most|no more than|not more than|up to|a maximum of|maximum of|max(?:imum)?|under|fewer than|"
+    rf"less than|below|within|shorter than|limit(?:ed)? (?:\w+ )?to|at least|no fewer than|no less than|"
+    rf"a minimum of|minimum of|min(?:imum)?|more than|over|longer than|exactly) {_NUM} {_BOUND_UNIT}|"
+    rf"\b(?P<n2>\d+) {_BOUND_UNIT.replace('unit', 'unit2')} or (?P<q2>fewer|less|more|longer|shorter)\b")
+_CHARACTERS = {"word": (1, 20), "sentence": (1, 1000)}  # the fewest and most characters a word or sentence takes
+_STRICT_UPPER = ("under", "fewer than", "less than", "below", "shorter than")
+_LOWER_Q = ("at least", "no fewer than", "no less than", "a minimum of", "minimum of", "min", "minimum", "more than",
+            "over", "longer than")
+
+
+def bounds(text: str, target: str) -> list[Claim]:
+    """The numeric bounds of a clause on words, sentences or characters, as ranges (see the module docstring)."""
+    out = []
+    for m in _BOUND.finditer(text):
+        if negated(text[:m.start()]):
+            continue
+        if m["n2"]:
+            n, q, unit = float(m["n2"]), m["q2"], m["unit2"]
+            lo, hi = (n, math.inf) if q in ("more", "longer") else (0.0, n)
+        else:
+            low, top, q, unit = _count(m["n"]), _count(m["m"]), m["q"], m["unit"]
+            if low is None:
+                continue
+            if q in _LOWER_Q:
+                lo, hi = (low + 1 if q in ("more than", "over", "longer than") else low), math.inf
+            elif q == "exactly":
+                lo, hi = low, top or low
+            else:
+                hi = top or low
+                lo, hi = 0.0, hi - 1 if q in _STRICT_UPPER else hi
+        unit = "character" if unit.startswith(("char", "letter")) else unit.rstrip("s")
+        out.append(Claim("count", f"{unit} of the {target}", True, target, lo=lo, hi=hi, said=m[0].strip()))
+        if unit != "character":  # in characters too, generously, so words against characters clash only when far
+            few, many = _CHARACTERS[unit]
+            out.append(Claim("count", f"character of the {target}", True, target, lo=lo * few, hi=hi * many,
+                             said=m[0].strip()))
+    return out
 
 
 def counts(text: str) -> list[Claim]:

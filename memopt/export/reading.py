@@ -27,7 +27,7 @@ from memopt.core.text import STOPWORDS, stem
 from memopt.export import lexicon as lx
 from memopt.export.claims import WORD as _WORD
 from memopt.export.claims import Claim, Situation, prescriptions, target
-from memopt.export.quantities import counts, length
+from memopt.export.quantities import bounds, counts, length
 from memopt.export.rules import RuleText
 
 __all__ = ["Claim", "Reading", "read", "situation"]
@@ -234,5 +234,5 @@ def read(rule: RuleText, antecedent: tuple[Situation, ...] = ()) -> Reading:
             r"(?:below|here) (?:is|are)|this (?:allows|helps)|based on the above", text)) or not text:
         return Reading(rule, condition, widened, universal, excepts)
     where = target(text, rule.text)
-    claims = prescriptions(text, where, antecedent) + length(text, where) + counts(text)
+    claims = prescriptions(text, where, antecedent) + length(text, where) + bounds(text, where) + counts(text)
     return Reading(rule, condition, widened, universal, excepts, tuple(claims))

@@ -21,10 +21,12 @@ from dataclasses import dataclass, field
 from memopt.core.errors import one_line
 from memopt.judge.metrics import is_abstention, locomo_f1
 
-__all__ = ["Probe", "JudgeCheck", "KNOWN_PAIRS", "MIN_AGREEMENT", "judge_probes", "check_judge"]
+__all__ = ["Probe", "JudgeCheck", "KNOWN_PAIRS", "MIN_AGREEMENT", "judge_probes", "check_judge", "disagreement",
+           "GROSS_HIGH", "GROSS_LOW"]
 
 MIN_AGREEMENT = 0.75
 PER_KIND = 4  # questions of the data used per kind of probe
+GROSS_HIGH, GROSS_LOW = 0.9, 0.2  # a run's judge accuracy and F1 this far apart: the judge is suspect
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,18 @@ class JudgeCheck:
             text += f"; {len(self.errors)} call(s) failed (first: {self.errors[0]})"
         return text
 
+    def behaviour(self) -> str:
+        """What this judge does wrong, and what it would do to a run, in one sentence."""
+        right, wrong = self.agreement(True) or 0.0, self.agreement(False) or 0.0
+        if right < MIN_AGREEMENT <= wrong:
+            return ("it rejects correct answers (it is far stricter than the metric): every answer would look failed, "
+                    "so attribution would blame operations for answers that are right")
+        if wrong < MIN_AGREEMENT <= right:
+            return ("it accepts wrong answers (it is far more lenient than the metric): a judge that agrees with "
+                    "everything hides every failure, so nothing would be attributed or improved")
+        return ("it disagrees with the metric both ways, on correct and on wrong answers (no better than chance): "
+                "its verdicts would point attribution at the wrong cases")
+
     def _count(self, expected: bool) -> int:
         return sum(p.expected is expected for p in self.probes)
 
@@ -126,3 +140,18 @@ def check_judge(correct: Callable[[str, str, str], bool], probes: Sequence[Probe
 
     verdicts = ask_all(ask, list(probes)) if ask_all is not None else [ask(p) for p in probes]
     return JudgeCheck(list(probes), verdicts, errors)
+
+
+def disagreement(judge: float | None, f1: float | None, n: int, *, option: str = "--judge-lm") -> str | None:
+    """One line when a run's judge accuracy and its F1 disagree grossly (judge at least `GROSS_HIGH` with F1 under
+    `GROSS_LOW`, or the reverse) over at least 3 answers, saying what to check; None when they do not."""
+    if judge is None or f1 is None or n < 3:
+        return None
+    if judge >= GROSS_HIGH and f1 < GROSS_LOW:
+        how = f"called {judge:.0%} of {n} answers correct while their F1 is {f1:.3f}: it may accept wrong answers"
+    elif judge < GROSS_LOW and f1 >= GROSS_HIGH:
+        how = f"called only {judge:.0%} of {n} answers correct while their F1 is {f1:.3f}: it may reject right ones"
+    else:
+        return None
+    return (f"the judge {how}; check {option} (the model name, its endpoint, a model able to grade answers) and "
+            "read a few judged cases before trusting the judge figure")

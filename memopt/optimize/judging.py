@@ -47,8 +47,7 @@ def check_run_judge(experiment: Any, scorer: Any, conversations: list[Conversati
                     "round 0's error limit decides whether the run goes on", name, len(result.errors),
                     result.errors[0] if result.errors else "no reply")
         return {"judge": None, "passed": None, "warning": None}  # checked again on resume
-    said = (f"the judge {name!r} (lm.judge) failed its check before round 0: {result.summary()}. A judge that "
-            "agrees with everything hides every failure, so nothing would be attributed or improved")
+    said = f"the judge {name!r} (lm.judge) failed its check before round 0: {result.summary()}; {result.behaviour()}"
     if experiment.judge_check == "stop":
         raise ConfigError(f"{said}. Fix lm.judge (the model name, its endpoint, a model able to grade answers), or "
                           "set judge_check: warn in the experiment to run with it anyway.")

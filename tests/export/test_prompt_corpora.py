@@ -51,7 +51,9 @@ def test_the_check_of_a_tuned_prompt_reports_only_what_its_tuning_added(data):
     items = {i["id"]: i for i in yaml.safe_load((CORPORA / "tune" / "injection.yaml").read_text(encoding="utf-8"))}
     flagged = next(i for i in items.values() if i["expect"] == "flag" and i["operation"] == "answer")
     report = check_prompts("mem0", {"answer": flagged["prompt"]}, seed={"answer": flagged["prompt"]}, data=data)
-    assert not report.blocking  # the same text as its seed: nothing of it is the tuning's
+    # the same text as its seed: an injection still blocks (a seed is no warrant), and says the seed holds it
+    assert [i.kind for i in report.blocking] == ["injection"]
+    assert "seed prompt holds it too" in report.blocking[0].message
     report = check_prompts("mem0", {"answer": flagged["prompt"]}, seed={"answer": "Answer from the memories."},
                            data=data)
     assert [i.kind for i in report.blocking] == ["injection"]

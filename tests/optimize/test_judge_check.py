@@ -137,3 +137,49 @@ def test_a_run_that_insists_warns_every_round_and_says_why_nothing_was_attribute
     lines = [line for line in stopped.stderr.splitlines() if line.strip()]
     assert stopped.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: the judge 'agreeable'"), \
         stopped.stderr
+
+
+CONTRARY = AGREEABLE.replace("Agreeable", "Contrary").replace('"agreeable"', '"contrary"').replace(
+    "\\1True", "\\1False").replace("\\1true", "\\1false")  # a judge that calls every answer wrong
+
+
+def test_a_judge_that_rejects_correct_answers_is_told_apart_from_one_that_accepts_everything(tmp_path):
+    from memopt.judge.judges import make_judge
+    from memopt.optimize.experiment import load_experiment
+    from memopt.optimize.loop import make_scorer, run_experiment
+
+    exec(CONTRARY, {})  # noqa: S102
+    probes = judge_probes([("When did Ana move to Lisbon?", "7 May 2023"), ("What pet does Ben have?", "a grey cat")])
+    contrary = check_judge(make_judge("contrary").correct, probes)
+    agreeable = check_judge(make_judge("agreeable").correct, probes)
+    assert "rejects correct answers" in contrary.behaviour() and "agrees with everything" not in contrary.behaviour()
+    assert "accepts wrong answers" in agreeable.behaviour()
+    experiment = load_experiment(_experiment(tmp_path / "e.yaml", "contrary"))
+    with pytest.raises(ConfigError) as stopped:
+        run_experiment(experiment, tracker="untracked", scorer=make_scorer(experiment))
+    assert "rejects correct answers" in str(stopped.value) and "agrees with everything" not in str(stopped.value)
+
+
+def test_gross_disagreement_of_judge_and_f1_is_one_line_saying_what_to_check():
+    from memopt.judge.check import disagreement
+
+    assert "accept wrong answers" in disagreement(1.0, 0.042, 6) and "--judge-lm" in disagreement(1.0, 0.042, 6)
+    assert "reject right ones" in disagreement(0.0, 0.95, 6, option="lm.judge")
+    assert disagreement(0.6, 0.4, 6) is None and disagreement(1.0, 0.1, 2) is None
+    assert disagreement(None, 0.1, 9) is None
+
+
+@pytest.mark.slow  # two CLI runs (CI runs it with -m slow)
+def test_run_and_attribute_with_a_judge_that_accepts_everything_warn(tmp_path):
+    data = "synthetic:conversations=2,sessions=3,seed=1"
+    run = subprocess.run([sys.executable, "-c", DRIVER, "run", "-p", "mem0", "--data", data, "--limit", "6",
+                          "--judge-lm", "agreeable", "--trace", "g", "--out", "r.json"],
+                         capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert "warning: the judge called 100% of 6 answers correct" in run.stderr and "--judge-lm" in run.stderr
+    attributed = subprocess.run([sys.executable, "-c", DRIVER, "attribute", "--results", "r.json", "--trace", "g",
+                                 "--judge-lm", "agreeable", "--out", "a.jsonl"],
+                                capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert attributed.returncode == 0, attributed.stderr
+    assert "warning: the judge 'agreeable' failed a check on clear-cut answers" in attributed.stderr
+    assert "accepts wrong answers" in attributed.stderr
