@@ -53,6 +53,14 @@ elif phase == "selection":
     wrap(scoring.Scorer, "score", lambda self, system, conversations, *, judged, **k: not judged)
 elif phase == "logging":
     wrap(tracking.RoundLog, "log_metrics", lambda self, metrics, step=None: step == 1)
+elif phase == "opening":  # the nested run of round 1 is in the store, its opening not yet returned
+    open_round = tracking.Tracker.open_round
+    def opened(self, index, name=None):
+        log = open_round(self, index, name)
+        if index == 1:
+            os.kill(os.getpid(), signum)
+        return log
+    tracking.Tracker.open_round = opened
 sys.argv = ["memopt", *sys.argv[3:]]
 from memopt.cli import main
 main()
@@ -86,7 +94,7 @@ def _runs(uri: str) -> list:
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
-@pytest.mark.parametrize("phase", ["round0", "attribution", "selection", "logging"])
+@pytest.mark.parametrize("phase", ["round0", "attribution", "selection", "logging", "opening"])
 def test_a_signal_in_any_phase_leaves_no_running_run_and_resume_finishes(phase, signum, tmp_path, empty_db):
     shutil.copy(empty_db, tmp_path / "mlflow.db")
     uri = f"sqlite:///{tmp_path}/mlflow.db"
