@@ -120,7 +120,9 @@ class GuardedStore:
             except KeyboardInterrupt:
                 from memopt.core.interrupts import cut_short
 
-                if cut_short():  # a held signal outlasted the call: the store stopped answering; do not wait again
+                # a held signal outlasted the call of a server: it stopped answering, do not wait on it again. A
+                # local SQLite file only was slow (a loaded machine): the run's end must still be written to it.
+                if cut_short() and self._db is None:
                     self.broken = TrackingError(f"MLflow tracking store {shown_uri(self._uri)}: {step} did not "
                                                 "answer before the run was interrupted.")
                 raise
