@@ -34,7 +34,8 @@ from typing import Any
 from memopt.core.errors import ConfigError, DataError
 from memopt.core.redaction import redact, redact_tree
 
-__all__ = ["read_json", "read_text", "write_atomic", "write_folder", "write_json", "check_writable", "safe_name",
+__all__ = ["loads_json", "read_json", "read_text", "write_atomic", "write_folder", "write_json", "check_writable",
+           "safe_name",
            "inside", "file_lock", "distinct_names"]
 
 _PLAIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$")
@@ -64,6 +65,20 @@ def read_text(path: str | Path, *, missing: str) -> str:
         raise DataError(f"{path}: not UTF-8 text.") from None
     except OSError as e:
         raise DataError(f"{path}: unreadable ({e.strerror or e}).") from None
+
+
+def loads_json(text: str | bytes) -> Any:
+    """``json.loads`` with one rule for every JSON (or JSON line) memopt reads: a value nested too deeply for Python
+    (a ``RecursionError``) or a number too long to read is a ``json.JSONDecodeError`` too, so each loader's one
+    error naming its file and line covers it."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        raise
+    except RecursionError:
+        raise json.JSONDecodeError("nested too deeply to read", "", 0) from None
+    except ValueError as e:  # Python's limit on the digits of an integer
+        raise json.JSONDecodeError(f"a value too long to read ({e})", "", 0) from None
 
 
 def read_json(path: str | Path, *, missing: str) -> Any:

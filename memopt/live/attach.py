@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from memopt.core.errors import ConfigError, DataError, LMError
+from memopt.core.files import loads_json
 from memopt.data.model import Conversation
 from memopt.evaluate.run import CaseResult, RunResult
 from memopt.lm.spec import LMSpec, sim_spec, spec_list
@@ -91,7 +92,7 @@ def load_answers(path: str | Path) -> dict[str, str]:
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
+            row = loads_json(line)
         except json.JSONDecodeError as e:
             raise DataError(f"--answers {path}:{number}: not valid JSON ({e.msg}).") from None
         if not isinstance(row, dict) or "answer" not in row or not (row.get("case_id") or row.get("question")):
