@@ -163,6 +163,8 @@ def load_mlflow() -> Any:
     logging.getLogger("mlflow").setLevel(logging.WARNING)
     mask_log_handlers("mlflow")  # MLflow logs through a handler of its own
     logging.getLogger("mlflow.store.db.utils").setLevel(logging.CRITICAL)  # logs each error it raises: raised as ours
+    # urllib3 warns "Retrying (...)" at each retry MLflow's HTTP client makes: the failure is raised as ours, once
+    logging.getLogger("urllib3.connectionpool").setLevel(logging.ERROR)
     os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
     for variable, value in HTTP_DEFAULTS.items():
         os.environ.setdefault(variable, value)
