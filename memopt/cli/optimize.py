@@ -119,6 +119,8 @@ def optimize(
         stdout.print(f"stopped: {summary['stopped']}", highlight=False)
     stdout.print(f"MLflow: {tracker.ui_hint()}", highlight=False)
     stdout.print(f"Export: {export_command(summary['run_id'], tracker.tracking_uri)}", highlight=False)
+    if note := _password_note(tracker.tracking_uri, None):  # on a line of its own: the line above runs as printed
+        stdout.print(f"  (the Export: command{note.removeprefix(';')})", highlight=False)
     if out is not None:
         write_json(out, summary)
     if summary["status"] == "FAILED":
@@ -138,7 +140,7 @@ def export_command(run_id: str, tracking_uri: str) -> str:
     if tracking_uri == DEFAULT_TRACKING_URI:
         return command
     if uri_password(tracking_uri):
-        return f'{command} --tracking-uri "$MLFLOW_TRACKING_URI"{_password_note(tracking_uri, None)}'
+        return f'{command} --tracking-uri "$MLFLOW_TRACKING_URI"'
     return f"{command} --tracking-uri {shlex.quote(shown_uri(tracking_uri))}"
 
 

@@ -366,15 +366,16 @@ class Tracker(_RunLog):
                 pages += f" or {base}#/experiments/{self._experiment_id}/runs/{self._run_id} (this run)"
         if uri.startswith(("http://", "https://")):
             return f"open {pages}; {where}"
+        note = ""
         if uri_password(self.tracking_uri):  # never printed: read from the environment, as the resume command does
-            command = (f'{UI_COMMAND} --backend-store-uri "$MLFLOW_TRACKING_URI" --port 5000 --workers 1 (it reads '
-                       f"MLFLOW_TRACKING_URI from the environment: set MLFLOW_TRACKING_URI={uri} with the real "
-                       "password, masked here as ***)")
+            command = f'{UI_COMMAND} --backend-store-uri "$MLFLOW_TRACKING_URI" --port 5000 --workers 1'
+            note = (f"; it reads MLFLOW_TRACKING_URI from the environment: set MLFLOW_TRACKING_URI={uri} with the real "
+                    "password (masked here as ***, it is never printed)")
         else:
             command = f"{UI_COMMAND} --backend-store-uri {uri} --port 5000 --workers 1"
         if uri.startswith("sqlite:///") and not uri.removeprefix("sqlite:///").startswith("/"):
             command += f" (run in {Path.cwd()})"
-        return f"{command}, then open {pages}; {where}"
+        return f"{command}, then open {pages}; {where}{note}"
 
 
 def recorder_of(tracker: Any) -> Any:
