@@ -29,6 +29,7 @@ from typing import Any
 from memopt.attribution.case import FailedCase
 from memopt.attribution.evidence import EvidenceSettings, seed_evidence
 from memopt.core.errors import DataError
+from memopt.core.files import loads_json
 from memopt.core.text import overlap
 from memopt.trace.graph import answer_of
 from memopt.trace.readers import TracedGraph
@@ -63,7 +64,7 @@ def load_cases(path: str | Path) -> list[CaseLine]:
         if not raw.strip():
             continue
         try:
-            row = json.loads(raw)
+            row = loads_json(raw)
         except json.JSONDecodeError as e:
             raise DataError(f"--cases {path}:{number}: not valid JSON ({e.msg}).") from None
         if not isinstance(row, dict):

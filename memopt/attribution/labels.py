@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from memopt.core.errors import DataError
-from memopt.core.files import read_text, write_atomic
+from memopt.core.files import loads_json, read_text, write_atomic
 from memopt.taxonomy import ERROR_TYPES
 
 __all__ = ["LABELS_FILE", "SCHEMA", "DECISIONS", "FLAGS", "FLAG_TEXT", "Label", "LabelSet", "load_labels",
@@ -158,7 +158,7 @@ def load_labels(path: str | Path, *, missing_ok: bool = False) -> LabelSet:
         if not line.strip():
             continue
         try:
-            raw = json.loads(line)
+            raw = loads_json(line)
         except json.JSONDecodeError as e:
             raise DataError(f"{path}: line {n}: not JSON ({e.msg}); the file is damaged: repair that line or move "
                             "the file away (memopt never writes over it).") from None

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from memopt.core.errors import DataError
-from memopt.core.files import write_atomic
+from memopt.core.files import loads_json, write_atomic
 from memopt.taxonomy import ERROR_TYPES
 
 __all__ = ["Attribution", "save_attributions", "load_attributions"]
@@ -86,7 +86,7 @@ def load_attributions(path: str | Path) -> list[Attribution]:
         if not line.strip():
             continue
         try:
-            out.append(Attribution.from_dict(json.loads(line)))
+            out.append(Attribution.from_dict(loads_json(line)))
         except (json.JSONDecodeError, TypeError, ValueError) as e:
             raise DataError(f"{path}: line {n}: not an attribution ({e}).") from None
     return out

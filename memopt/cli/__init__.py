@@ -86,6 +86,38 @@ def _interrupted(exc: BaseException) -> bool:
     return False
 
 
+def _run_app() -> int:
+    """Run the app; a bad option or argument is ONE line (``error: Invalid value for '--rounds': ...; see `memopt
+    optimize -h```, exit 2), not a usage box. A Ctrl-C or SIGTERM is raised as `KeyboardInterrupt` (Typer would
+    turn it into a bare exit 130); the exit code of the command otherwise."""
+    import typer
+    from rich.console import Console
+    from rich.markup import escape
+
+    from memopt.lm.redaction import redact
+
+    try:
+        code = app(standalone_mode=False)
+    except typer.Abort as e:  # end of input where a command asked for some
+        if _interrupted(e):
+            raise KeyboardInterrupt from e
+        sys.stderr.write("error: aborted (no input).\n")
+        return 1
+    except typer.TyperException as e:  # Typer's (click's) usage errors: a bad option, a missing argument
+        if type(e).__name__ == "NoArgsIsHelpError":
+            e.show()  # type: ignore[attr-defined]  # the command's help, as a bare `memopt attach` asks for
+            return int(getattr(e, "exit_code", 2))
+        ctx = getattr(e, "ctx", None)
+        where = ctx.command_path if ctx is not None else "memopt"
+        message = (e.format_message() if hasattr(e, "format_message") else str(e)).rstrip(".")
+        Console(stderr=True, soft_wrap=True).print(
+            f"[bold red]error:[/] {escape(redact(message))}; see `{escape(where)} -h`.", highlight=False)
+        return int(getattr(e, "exit_code", 2))
+    if code == 130:  # Typer's exit for a KeyboardInterrupt (Ctrl-C, or SIGTERM by `memopt.core.interrupts`)
+        raise KeyboardInterrupt
+    return code if isinstance(code, int) else 0
+
+
 def main() -> None:
     """Entry point of the `memopt` console script."""
     from memopt.core import interrupts
@@ -96,7 +128,7 @@ def main() -> None:
     if not sys.stdout.isatty() and "COLUMNS" not in os.environ:
         os.environ["COLUMNS"] = str(PIPED_COLUMNS)  # rich's 80 columns would fold the tables of a log or a pipe
     try:
-        app()
+        code = _run_app()
     except MemoptError as e:
         from rich.console import Console
         from rich.markup import escape
@@ -110,3 +142,4 @@ def main() -> None:
             raise
         sys.stderr.write(f"interrupted ({interrupts.interrupted_by()}); nothing half-written is kept\n")
         sys.exit(interrupts.exit_code())
+    sys.exit(code)

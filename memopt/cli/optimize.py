@@ -119,6 +119,8 @@ def optimize(
         stdout.print(f"stopped: {summary['stopped']}", highlight=False)
     stdout.print(f"MLflow: {tracker.ui_hint()}", highlight=False)
     stdout.print(f"Export: {export_command(summary['run_id'], tracker.tracking_uri)}", highlight=False)
+    if note := _password_note(tracker.tracking_uri, None):  # on a line of its own: the line above runs as printed
+        stdout.print(f"  (the Export: command{note.removeprefix(';')})", highlight=False)
     if out is not None:
         write_json(out, summary)
     if summary["status"] == "FAILED":
@@ -127,15 +129,19 @@ def optimize(
 
 
 def export_command(run_id: str, tracking_uri: str) -> str:
-    """The command that exports a run's best prompts, with the store it is in (unless it is the default one)."""
+    """The command that exports a run's best prompts, with the store it is in (unless it is the default one); a
+    store URL holding a password is read from ``$MLFLOW_TRACKING_URI`` (as the resume command does), never printed."""
     import shlex
 
+    from memopt.lm.redaction import uri_password
     from memopt.tracking import DEFAULT_TRACKING_URI, shown_uri
 
-    command = ["memopt", "export", run_id, "--format", "text", "--out", "tuned-prompts"]
-    if tracking_uri != DEFAULT_TRACKING_URI:
-        command += ["--tracking-uri", shown_uri(tracking_uri)]
-    return shlex.join(command)
+    command = shlex.join(["memopt", "export", run_id, "--format", "text", "--out", "tuned-prompts"])
+    if tracking_uri == DEFAULT_TRACKING_URI:
+        return command
+    if uri_password(tracking_uri):
+        return f'{command} --tracking-uri "$MLFLOW_TRACKING_URI"'
+    return f"{command} --tracking-uri {shlex.quote(shown_uri(tracking_uri))}"
 
 
 def _warn_if_round_zero_exceeds(exp, console) -> None:

@@ -32,8 +32,10 @@ from pathlib import Path
 from typing import Any
 
 from memopt.core.errors import ConfigError, DataError
+from memopt.core.redaction import redact, redact_tree
 
-__all__ = ["read_json", "read_text", "write_atomic", "write_folder", "write_json", "check_writable", "safe_name",
+__all__ = ["loads_json", "read_json", "read_text", "write_atomic", "write_folder", "write_json", "check_writable",
+           "safe_name",
            "inside", "file_lock", "distinct_names"]
 
 _PLAIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$")
@@ -63,6 +65,20 @@ def read_text(path: str | Path, *, missing: str) -> str:
         raise DataError(f"{path}: not UTF-8 text.") from None
     except OSError as e:
         raise DataError(f"{path}: unreadable ({e.strerror or e}).") from None
+
+
+def loads_json(text: str | bytes) -> Any:
+    """``json.loads`` with one rule for every JSON (or JSON line) memopt reads: a value nested too deeply for Python
+    (a ``RecursionError``) or a number too long to read is a ``json.JSONDecodeError`` too, so each loader's one
+    error naming its file and line covers it."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        raise
+    except RecursionError:
+        raise json.JSONDecodeError("nested too deeply to read", "", 0) from None
+    except ValueError as e:  # Python's limit on the digits of an integer
+        raise json.JSONDecodeError(f"a value too long to read ({e})", "", 0) from None
 
 
 def read_json(path: str | Path, *, missing: str) -> Any:
@@ -236,8 +252,11 @@ def _same_file(a: Path, b: Path) -> bool:
 
 def write_atomic(path: str | Path, data: str | bytes) -> Path:
     """Write text or bytes to ``path`` through a temporary file and a rename (parents created); a write the system
-    refuses (disk full, read-only, no such place) is a `DataError` naming ``path``, and ``path`` is left as it was."""
+    refuses (disk full, read-only, no such place) is a `DataError` naming ``path``, and ``path`` is left as it was.
+    Text is masked by `redact` first (a credential in data or an LM's reply never reaches a file)."""
     path = Path(path)
+    if isinstance(data, str):
+        data = redact(data)
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -258,7 +277,7 @@ def write_folder(folder: str | Path, files: dict[str, str | bytes]) -> Path:
     """Write ``files`` (relative path → content) into ``folder`` all at once: the folder is built beside it (a copy
     of what it holds, then the new files) and swapped in by one rename, so a reader sees the old folder or the new
     one, never a mix. A write the system refuses (disk full, read-only) is a `DataError` naming ``folder``, which is
-    left as it was. Files of the folder that ``files`` does not name are kept."""
+    left as it was. Files of the folder that ``files`` does not name are kept; text is masked by `redact`."""
     import shutil
 
     folder = Path(folder)
@@ -272,7 +291,7 @@ def write_folder(folder: str | Path, files: dict[str, str | bytes]) -> Path:
         for name, data in files.items():
             path = inside(staged, name)
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
+            path.write_bytes(redact(data).encode("utf-8") if isinstance(data, str) else data)
         _swap(staged, folder)
     except BaseException as e:
         shutil.rmtree(staged, ignore_errors=True)
@@ -318,8 +337,8 @@ def _exchange(a: Path, b: Path) -> bool:
 
 
 def write_json(path: str | Path, data: Any, *, indent: int | None = 1) -> Path:
-    """Write ``data`` as JSON (UTF-8, atomically)."""
-    return write_atomic(path, json.dumps(data, indent=indent, ensure_ascii=False) + "\n")
+    """Write ``data`` as JSON (UTF-8, atomically), masked by `redact_tree` (secrets, values under secret keys)."""
+    return write_atomic(path, json.dumps(redact_tree(data), indent=indent, ensure_ascii=False) + "\n")
 
 
 def safe_name(text: str, suffix: str = "") -> str:

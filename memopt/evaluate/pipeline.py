@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from memopt.core.errors import DataError
 from memopt.core.files import distinct_names, inside, safe_name
 from memopt.evaluate.run import CaseResult, RunResult, evaluate, select_cases
 
@@ -26,6 +27,17 @@ if TYPE_CHECKING:
     from memopt.lm.spec import SpecInput
 
 __all__ = ["run_pipeline"]
+
+
+def _refuse_graphs_in(trace_dir: Path) -> None:
+    """A `DataError` when ``trace_dir`` holds graphs already (of an earlier run): no graph ever overwrites another,
+    and graphs of two runs in one folder could not be told apart by `memopt attribute`."""
+    held = sorted(p.name for pattern in ("*.json", "*.json.gz") for p in trace_dir.glob(pattern)) \
+        if trace_dir.is_dir() else []
+    if held:
+        raise DataError(f"--trace {trace_dir}: it holds {len(held)} graph file(s) of an earlier run ({held[0]}"
+                        f"{', ...' if len(held) > 1 else ''}); a run never writes over another's graphs. Pass a new "
+                        "folder to --trace, or move those graphs away first.")
 
 
 def run_pipeline(pipeline: str, data: str, *, prompts: str | Path | None = None, lm: SpecInput = "sim",
@@ -52,6 +64,7 @@ def run_pipeline(pipeline: str, data: str, *, prompts: str | Path | None = None,
 
     if trace_dir is not None:
         check_writable(trace_dir, option="--trace", directory=True)
+        _refuse_graphs_in(Path(trace_dir))
 
     run_id = uuid.uuid4().hex
     task_specs = parse_lm_specs(lm)

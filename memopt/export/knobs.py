@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from memopt.core.errors import ConfigError
+from memopt.core.files import write_atomic
 
 __all__ = ["Knobs", "load_knobs", "defaults", "add_to_dspy_json", "MEM0_BLOCK", "KNOBS_FILE"]
 
@@ -100,4 +101,4 @@ def add_to_dspy_json(path: Path, knobs: Knobs) -> None:
     """Add the ``memopt`` block to a saved DSPy program JSON (in place)."""
     state = json.loads(path.read_text(encoding="utf-8"))
     state[MEM0_BLOCK] = knobs.document()
-    path.write_text(json.dumps(state, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_atomic(path, json.dumps(state, indent=2, ensure_ascii=False) + "\n")  # masked like every file written

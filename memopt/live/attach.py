@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from memopt.core.errors import ConfigError, DataError, LMError
+from memopt.core.files import loads_json
 from memopt.data.model import Conversation
 from memopt.evaluate.run import CaseResult, RunResult
 from memopt.lm.spec import LMSpec, sim_spec, spec_list
@@ -91,7 +92,7 @@ def load_answers(path: str | Path) -> dict[str, str]:
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
+            row = loads_json(line)
         except json.JSONDecodeError as e:
             raise DataError(f"--answers {path}:{number}: not valid JSON ({e.msg}).") from None
         if not isinstance(row, dict) or "answer" not in row or not (row.get("case_id") or row.get("question")):
@@ -201,6 +202,16 @@ def _search(memory: Any, major: int, question: str, user_id: str, top_k: int) ->
     return list(found.get("results", []) if isinstance(found, dict) else found)
 
 
+def _check_answers(answers: dict[str, str], cases: list[Any]) -> None:
+    """Refuse, before any work, ``--answers`` that lack the answer of a selected case (by case id or question)."""
+    missing = [c for c in cases if c.case_id not in answers and c.question not in answers]
+    if missing:
+        first = missing[0]
+        raise DataError(f"--answers: no answer for {len(missing)} of the {len(cases)} selected cases (the first: case "
+                        f"{first.case_id}, {first.question!r}); add a line {{\"case_id\": ..., \"answer\": ...}} for "
+                        "each, or select fewer cases (--limit). Nothing was ingested or recorded.")
+
+
 def attach_mem0(config: dict[str, Any], conversations: list[Conversation], trace_dir: str | Path, *,
                 answers: dict[str, str] | None = None, answer_prompt: str | None = None,
                 lm: LMSpec | Sequence[LMSpec] = SIM,
@@ -226,6 +237,8 @@ def attach_mem0(config: dict[str, Any], conversations: list[Conversation], trace
     from memopt.trace.io import save_graph
 
     plan = plan_cases(conversations, limit, top_k)
+    if answers is not None:
+        _check_answers(answers, [case for _, cases in plan for case in cases])
     say = on_progress or (lambda _: None)
     trace_dir = Path(trace_dir)
     recording = trace_dir / RECORDING

@@ -27,6 +27,8 @@ Contract:
   with its page cache warm. A connection per worker thread (diskcache's default) means dozens of
   connections per shard, each opened with a dozen queries; one thread instead lowered the client's CPU
   per request by 1.2 ms on average at concurrency 16 (5 paired runs; docs/real-lms.md).
+- **Secrets.** A reply's text is masked (`memopt.core.redaction.redact`) before it is stored on disk: a reply
+  echoing a credential never lands in the cache's database.
 - **Counting.** A reply served from the cache is a call (it counts against ``budget.max_lm_calls``,
   so a repeated run takes the same path) but is not billed: it has no tokens and no cost, and
   `memopt.lm.usage.UsageMeter` counts it as ``cached``.
@@ -131,6 +133,30 @@ def _usable(directory: Path) -> bool:
         return False
 
 
+def masked_reply(value: Any) -> Any:
+    """A copy of an LM reply (LiteLLM's response: its choices' messages and texts) with its text masked by
+    `redact`, so a reply echoing a credential never reaches the disk; ``value`` itself when nothing is masked."""
+    import copy
+
+    from memopt.core.redaction import redact
+
+    def texts(reply: Any) -> list[tuple[Any, str]]:
+        found = []
+        for choice in getattr(reply, "choices", None) or []:
+            for holder in (choice, getattr(choice, "message", None)):
+                for name in ("text", "content", "reasoning_content"):
+                    if isinstance(getattr(holder, name, None), str):
+                        found.append((holder, name))
+        return found
+
+    if not any(redact(getattr(h, n)) != getattr(h, n) for h, n in texts(value)):
+        return value
+    value = copy.deepcopy(value)
+    for holder, name in texts(value):
+        setattr(holder, name, redact(getattr(holder, name)))
+    return value
+
+
 class _Guarded:
     """DSPy's disk tier, used from one thread of its own, bypassed (a miss, nothing stored) from its first failure
     on, with one warning."""
@@ -176,7 +202,7 @@ class _Guarded:
         if self._failed:
             return False
         try:
-            return self._on_io(self._disk.set, key, value, *args, **kwargs)
+            return self._on_io(self._disk.set, key, masked_reply(value), *args, **kwargs)
         except Exception as e:
             self._fail(e)
             return False

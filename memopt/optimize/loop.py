@@ -261,9 +261,12 @@ class OptimizeRun:
 
     @contextmanager
     def round(self, index: int, name: str | None = None) -> Iterator[None]:
-        """`RoundStarted`, the round, then `RoundEnded` FINISHED, FAILED (an exception) or KILLED (interrupted)."""
-        self.emit(RoundStarted(index, self.experiment.rounds, name))
+        """`RoundStarted`, the round, then `RoundEnded` FINISHED, FAILED (an exception) or KILLED (interrupted). A
+        signal while the round's run is being opened is held until it is open, then ends it KILLED like one that
+        comes later (never a nested run left RUNNING)."""
         try:
+            with deferred():
+                self.emit(RoundStarted(index, self.experiment.rounds, name))
             yield
         except BaseException as e:
             self.emit(RoundEnded(index, "FAILED" if isinstance(e, Exception) else "KILLED"))

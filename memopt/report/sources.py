@@ -25,7 +25,7 @@ import networkx as nx
 from memopt.attribution.evidence import seed_evidence
 from memopt.attribution.types import Attribution
 from memopt.core.errors import DataError, MemoptError
-from memopt.core.files import read_text, safe_name
+from memopt.core.files import loads_json, read_text, safe_name
 from memopt.trace.graph import answer_of
 from memopt.trace.memtracebench import open_graph
 
@@ -91,7 +91,7 @@ def read_attribution_lines(path: str | Path) -> list[tuple[Attribution, dict[str
         if not line.strip():
             continue
         try:
-            raw = json.loads(line)
+            raw = loads_json(line)
             if not isinstance(raw, dict):
                 raise TypeError(f"a JSON {type(raw).__name__}, not an object")
             known = {k: v for k, v in raw.items() if k in _FIELDS}

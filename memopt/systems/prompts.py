@@ -12,7 +12,7 @@ import hashlib
 from pathlib import Path
 
 from memopt.core.errors import PromptError
-from memopt.core.files import safe_name
+from memopt.core.files import safe_name, write_atomic
 
 __all__ = ["SEED_PROMPTS", "prompt_path", "load_prompts", "prompt_hash", "write_prompts", "MAX_PROMPT_BYTES"]
 
@@ -81,7 +81,6 @@ def write_prompts(pipeline: str, texts: dict[str, str], directory: str | Path) -
     paths = []
     for op, text in sorted(texts.items()):
         path = prompt_path(pipeline, op, directory)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text.strip() + "\n", encoding="utf-8")
+        write_atomic(path, text.strip() + "\n")  # masked like every file written
         paths.append(path)
     return paths

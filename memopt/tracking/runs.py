@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from memopt.core.errors import ConfigError, MemoptError, TrackingError
-from memopt.lm.redaction import redact
+from memopt.lm.redaction import redact, uri_password
 from memopt.tracking.entries import KEY_LIMIT, PARAM_LIMIT, TAG_LIMIT, cut, entries, flatten, redacted_copy, scrub
 from memopt.tracking.prompts import SCOPE_TAG, BestClaim, check_prompts, claim_best, prompt_scope, register_prompts
 from memopt.tracking.store import (
@@ -366,10 +366,16 @@ class Tracker(_RunLog):
                 pages += f" or {base}#/experiments/{self._experiment_id}/runs/{self._run_id} (this run)"
         if uri.startswith(("http://", "https://")):
             return f"open {pages}; {where}"
-        command = f"{UI_COMMAND} --backend-store-uri {uri} --port 5000 --workers 1"
+        note = ""
+        if uri_password(self.tracking_uri):  # never printed: read from the environment, as the resume command does
+            command = f'{UI_COMMAND} --backend-store-uri "$MLFLOW_TRACKING_URI" --port 5000 --workers 1'
+            note = (f"; it reads MLFLOW_TRACKING_URI from the environment: set MLFLOW_TRACKING_URI={uri} with the real "
+                    "password (masked here as ***, it is never printed)")
+        else:
+            command = f"{UI_COMMAND} --backend-store-uri {uri} --port 5000 --workers 1"
         if uri.startswith("sqlite:///") and not uri.removeprefix("sqlite:///").startswith("/"):
             command += f" (run in {Path.cwd()})"
-        return f"{command}, then open {pages}; {where}"
+        return f"{command}, then open {pages}; {where}{note}"
 
 
 def recorder_of(tracker: Any) -> Any:

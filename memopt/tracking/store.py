@@ -120,7 +120,9 @@ class GuardedStore:
             except KeyboardInterrupt:
                 from memopt.core.interrupts import cut_short
 
-                if cut_short():  # a held signal outlasted the call: the store stopped answering; do not wait again
+                # a held signal outlasted the call of a server: it stopped answering, do not wait on it again. A
+                # local SQLite file only was slow (a loaded machine): the run's end must still be written to it.
+                if cut_short() and self._db is None:
                     self.broken = TrackingError(f"MLflow tracking store {shown_uri(self._uri)}: {step} did not "
                                                 "answer before the run was interrupted.")
                 raise
@@ -161,6 +163,8 @@ def load_mlflow() -> Any:
     logging.getLogger("mlflow").setLevel(logging.WARNING)
     mask_log_handlers("mlflow")  # MLflow logs through a handler of its own
     logging.getLogger("mlflow.store.db.utils").setLevel(logging.CRITICAL)  # logs each error it raises: raised as ours
+    # urllib3 warns "Retrying (...)" at each retry MLflow's HTTP client makes: the failure is raised as ours, once
+    logging.getLogger("urllib3.connectionpool").setLevel(logging.ERROR)
     os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
     for variable, value in HTTP_DEFAULTS.items():
         os.environ.setdefault(variable, value)

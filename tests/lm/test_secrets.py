@@ -172,3 +172,16 @@ def test_masking_a_large_record_reads_the_environment_once(monkeypatch):
         shown = mask(record)
         assert len(reads) == 1, mask.__name__
         assert "sk-test" not in json.dumps(shown) and shown["cases"][7]["note"] == "called with *** #7"
+
+
+def test_a_percent_in_a_uri_password_has_its_standard_meaning() -> None:
+    """docs/safe-operation.md: `%XX` is the character it encodes, a literal `%` is written `%25`; the unescaped
+    `@`, `:`, `/` around it still reach the database whole."""
+    from sqlalchemy.engine import make_url
+
+    for written, meant in [("p@ss:w/rd%25x-Sekr3t", "p@ss:w/rd%x-Sekr3t"),
+                           ("p@ss:w/rd%40x-Sekr3t", "p@ss:w/rd@x-Sekr3t")]:
+        url = make_url(quoted_uri(f"postgresql+psycopg://pct:{written}@127.0.0.1:5432/db"))
+        assert (url.username, url.password, url.host, url.database) == ("pct", meant, "127.0.0.1", "db")
+        shown = redact(f"postgresql+psycopg://pct:{written}@127.0.0.1:5432/db")
+        assert shown == "postgresql+psycopg://pct:***@127.0.0.1:5432/db"

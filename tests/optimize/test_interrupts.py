@@ -53,6 +53,14 @@ elif phase == "selection":
     wrap(scoring.Scorer, "score", lambda self, system, conversations, *, judged, **k: not judged)
 elif phase == "logging":
     wrap(tracking.RoundLog, "log_metrics", lambda self, metrics, step=None: step == 1)
+elif phase == "opening":  # the nested run of round 1 is in the store, its opening not yet returned
+    open_round = tracking.Tracker.open_round
+    def opened(self, index, name=None):
+        log = open_round(self, index, name)
+        if index == 1:
+            os.kill(os.getpid(), signum)
+        return log
+    tracking.Tracker.open_round = opened
 sys.argv = ["memopt", *sys.argv[3:]]
 from memopt.cli import main
 main()
@@ -86,7 +94,7 @@ def _runs(uri: str) -> list:
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
-@pytest.mark.parametrize("phase", ["round0", "attribution", "selection", "logging"])
+@pytest.mark.parametrize("phase", ["round0", "attribution", "selection", "logging", "opening"])
 def test_a_signal_in_any_phase_leaves_no_running_run_and_resume_finishes(phase, signum, tmp_path, empty_db):
     shutil.copy(empty_db, tmp_path / "mlflow.db")
     uri = f"sqlite:///{tmp_path}/mlflow.db"
@@ -137,3 +145,44 @@ def test_two_runs_started_together_on_a_fresh_store_both_succeed(tmp_path):
     assert all(client.get_run(i).info.status == "FINISHED" for i in ids)
     seed = [v for v in client.search_prompt_versions("interrupts.long_context.answer") if v.tags.get("round") == "0"]
     assert len(seed) == 1  # the identical starting prompt is registered once and shared
+
+
+# A checkpoint step slower than the grace a held signal gives it (a loaded machine): the signal arrives while
+# round 0's run is being ended, and the step outlasts `GRACE_SECONDS` (made short here), so it is cut.
+SLOW_STEP = """\
+import os, signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)
+signum = int(sys.argv[1])
+import mlflow
+from memopt.core import interrupts
+interrupts.GRACE_SECONDS = 0.5
+set_terminated, calls = mlflow.MlflowClient.set_terminated, []
+def slow(self, run_id, status=None, end_time=None):
+    calls.append(run_id)
+    if len(calls) == 1:  # round 0's run, ended inside its checkpoint step
+        os.kill(os.getpid(), signum)
+        while True:  # until the held signal's grace is over and the step is cut
+            time.sleep(0.01)
+    return set_terminated(self, run_id, status, end_time)
+mlflow.MlflowClient.set_terminated = slow
+sys.argv = ["memopt", *sys.argv[2:]]
+from memopt.cli import main
+main()
+"""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_checkpoint_step_cut_short_still_ends_the_parent_run_killed(signum, tmp_path, empty_db):
+    shutil.copy(empty_db, tmp_path / "mlflow.db")
+    uri = f"sqlite:///{tmp_path}/mlflow.db"
+    (tmp_path / "exp.yaml").write_text(EXPERIMENT)
+    env = {k: v for k, v in os.environ.items() if k != "MLFLOW_TRACKING_URI"}
+    killed = subprocess.run([sys.executable, "-c", SLOW_STEP, str(signum), "optimize", "exp.yaml", "--tracking-uri",
+                             uri], capture_output=True, text=True, cwd=tmp_path, timeout=300, env=env)
+    assert killed.returncode == 128 + signum, killed.stderr[-3000:]
+    assert "Traceback" not in killed.stderr, killed.stderr[-3000:]
+    runs = _runs(uri)
+    [parent] = [r for r in runs if r.data.tags.get("memopt.kind") == "optimize"]
+    assert "ended KILLED" in killed.stderr
+    assert parent.info.status == "KILLED" and all(r.info.status != "RUNNING" for r in runs), \
+        [(r.info.run_name, r.info.status) for r in runs]

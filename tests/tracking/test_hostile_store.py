@@ -265,3 +265,22 @@ def test_a_store_call_cut_short_by_a_signal_is_not_waited_for_again(monkeypatch)
             store.set_terminated("0" * 32, "KILLED")
         with pytest.raises(TimeoutError):
             silent.accept()  # ...and the second never tried
+
+
+@pytest.mark.slow  # ≈ 5 s: MLflow's (bounded) retries
+def test_an_unreachable_server_prints_no_retry_chatter_before_its_one_error(tmp_path):
+    """urllib3's "Retrying (...)" warnings (one per retry of MLflow's HTTP client) are not printed: the error line
+    alone is (hostile probe B15)."""
+    import os
+    import subprocess
+    import sys
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again: nothing listens there
+    env = {**os.environ, "MLFLOW_TRACKING_URI": f"http://alice:hunter2-secret@127.0.0.1:{port}"}
+    done = subprocess.run([sys.executable, "-m", "memopt", "export", "0123456789abcdef0123456789abcdef", "--format",
+                           "text", "--out", "x"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    lines = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
+    assert done.returncode == 2 and len(lines) == 1, lines
+    assert lines[0].startswith("error: ") and "hunter2" not in lines[0] and f"127.0.0.1:{port}" in lines[0]
