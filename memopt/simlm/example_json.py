@@ -15,8 +15,8 @@ import re
 from typing import Any
 
 from memopt.core.text import words
-from memopt.simlm.example_layouts import LABEL_WORDS, TURN, TURN_CONTEXT, structured_blocks
-from memopt.simlm.example_parts import FIRST_PERSON, QUESTION, is_advice, role_of
+from memopt.simlm.example_layouts import TURN, structured_blocks
+from memopt.simlm.example_parts import CUES, FIRST_PERSON, LABEL_WORDS, QUESTION, is_advice, role_of
 
 __all__ = ["blocks", "json_examples", "sentences"]
 
@@ -93,7 +93,7 @@ def _json_fields(obj: dict, prefix: str, reader: Any) -> list[tuple[str, str]]:
     texts = {k: str(v) for k, v in direct.items()}
     names = [k for k, v in texts.items() if len(v.split()) <= 2 and all(reader.is_name(t) for t in v.split())
              and role_of(_key_words(k)) is None and _key_words(k).lower() not in LABEL_WORDS]
-    said = TURN_CONTEXT.search(prefix)  # under 'evidence' / 'turns': every text next to a name is its words
+    said = CUES["turn"].search(prefix)  # under 'evidence' / 'turns': every text next to a name is its words
     spoken = [k for k, v in texts.items() if k not in names and not TURN.match(v) and
               (FIRST_PERSON.search(v) or (said and len(words(v)) >= 3))]
     out: list[tuple[str, str]] = []

@@ -15,18 +15,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["normalize", "structured_blocks", "label_of", "LABEL_WORDS", "TURN_CONTEXT", "TURN", "error_or_op"]
+from memopt.simlm.example_parts import CUES
 
-LABEL_WORDS = frozenset("q a asked ask query question questions prompt input answer ans got expected gold reference "
-                        "target output prediction predicted response reply system model op operation blamed stage "
-                        "component module step error failure cause category type fault diagnosis note why comment "
-                        "observation remark reason read kept held saved shown found written".split())
-TURN_CONTEXT = re.compile(r"\b(evidence|turns?|said|says|source|conversation|dialogu?e|chat|quote|transcript|"
-                          r"utterance|spoke|speaker|wrote)\b", re.I)
+__all__ = ["normalize", "structured_blocks", "TURN", "ERROR_NAME", "error_or_op"]
+
 TURN = re.compile(r"^(?P<who>[A-Z][\w'-]*(?: [A-Z][\w'-]*)?)\s*(?:\([^)]{0,30}\))?:\s+(?P<text>\S.*)$")  # 'Name: text'
-_ERROR_LABEL = re.compile(r"^(?:error|error type|type|failure|failure type|cause|category|fault|diagnosis)$", re.I)
-_OP_LABEL = re.compile(r"^(?:op|operation|blamed|blamed op|blamed operation|stage|component|module|step)$", re.I)
-_ERROR_NAME = re.compile(r"\b[A-Z][a-z]+(?:[A-Z][a-z]+)*(?:Error|Failure|Fault)\b")
+ERROR_NAME = re.compile(r"\b[A-Z][a-z]+(?:[A-Z][a-z]+)*(?:Error|Failure|Fault)\b")
 _OP_NAME = re.compile(r"\b(?:blamed on|blame falls on|blame goes to|caused by|fault of|in|at)\s+(?:the\s+)?"
                       r"([a-z][\w-]*\.[a-z][\w.-]*)")
 
@@ -65,25 +59,19 @@ def normalize(text: str) -> str:
     return re.sub(r"\*\*|__|`", "", text)
 
 
-def label_of(line: str) -> tuple[str, str] | None:
-    """A line's leading label and the rest ('Correct answer => Milo' → ('Correct answer', 'Milo'))."""
-    m = _LABEL.match(line)
-    return (m.group("label").strip(), m.group("rest").strip()) if m else None
-
-
 def error_or_op(label: str, text: str, *, labelled: bool = False) -> tuple[str | None, str | None]:
     """The error type or the blamed operation a field labelled so names (``labelled``: only by its label), or else
     that a sentence names ('ExtractionError', 'blamed on mem0.extract')."""
     label = " ".join(label.lower().split()[-3:])
     tail = label.split()[-2:] if label else []
-    if label and (_ERROR_LABEL.match(label) or _ERROR_LABEL.match(" ".join(tail)) or
-                  (tail and _ERROR_LABEL.match(tail[-1]))):
+    if label and (CUES["error"].fullmatch(label) or CUES["error"].fullmatch(" ".join(tail)) or
+                  (tail and CUES["error"].fullmatch(tail[-1]))):
         return text.strip(), None
-    if label and (_OP_LABEL.match(label) or (tail and _OP_LABEL.match(" ".join(tail)))):
+    if label and (CUES["operation"].fullmatch(label) or (tail and CUES["operation"].fullmatch(" ".join(tail)))):
         return None, text.strip()
     if labelled:
         return None, None
-    error, op = _ERROR_NAME.search(text), _OP_NAME.search(text)
+    error, op = ERROR_NAME.search(text), _OP_NAME.search(text)
     return (error.group(0) if error else None), (op.group(1) if op else None)
 
 

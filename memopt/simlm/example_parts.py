@@ -10,16 +10,20 @@ Only generic English role words are read, never a particular tool's labels.
 
 from __future__ import annotations
 
+import functools
 import re
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from memopt.core.text import DATE_PATTERN, MONTHS, STOPWORDS, WEEKDAYS, has_absolute_date, words
 from memopt.judge.rules import has_dates_of, recall
 from memopt.simlm.answering import analyze, is_abstention
 
 __all__ = ["Example", "holds", "lead_words", "role_of", "is_statement", "is_advice", "assign_answers",
-           "subject_of_question", "QUESTION", "QUOTE", "FIRST_PERSON", "NOT_NAMES", "META"]
+           "subject_of_question", "QUESTION", "QUOTE", "FIRST_PERSON", "NOT_NAMES", "META", "CUES", "LABEL_WORDS",
+           "fold"]
 
 QUESTION = re.compile(r"(?<![\w'])((?:when|what|where|who|whom|whose|which|why|how|did|does|do|is|are|was|were|"
                        r"has|have|had|can|could|will|would)\b[^?\n\"“”]*\?)", re.I)
@@ -32,11 +36,47 @@ _NOT_VERBS = frozenset("and or with of in at from to for".split())
 _DATE_LEAD = re.compile(r"^(?-i:[a-z]+\s+|On\s+|The\s+){0,4}?(?:" + DATE_PATTERN.pattern + r")\s*,?\s+(?-i:(?=[A-Z]))",
                         re.IGNORECASE)
 
-# Generic role words (what anyone writing feedback uses), never a particular tool's labels.
-_GOLD = frozenset("expected gold correct should truth reference right target true wanted needed desired "
-                  "intended".split())
-_ANSWERED = frozenset("answered answer answers got gave predicted prediction replied reply response returned "
-                      "system model instead output actual observed bot".split())
+
+
+@functools.cache
+def _fold_char(c: str) -> str:
+    return unicodedata.normalize("NFKD", c.lower())[:1] or c
+
+
+def fold(text: str) -> str:
+    """Lower case with accents folded, one character for one (offsets into the text stay valid)."""
+    low = text.lower().replace("_", " ")
+    return low if low.isascii() and len(low) == len(text) else "".join(map(_fold_char, text.replace("_", " ")))
+
+
+class Cue:
+    """The words of one role in every language of `feedback_cues.yaml`, matched as whole words on folded text."""
+
+    def __init__(self, entries: list[str]) -> None:
+        alts = sorted((re.escape(fold(e)).replace(r"\*", r"\w*").replace(r"\ ", r"\s+") for e in entries),
+                      key=len, reverse=True)
+        self.pattern = re.compile(rf"(?<!\w)(?:{'|'.join(alts)})(?!\w)")
+        self.words = frozenset(fold(e) for e in entries if "*" not in e and " " not in e)
+
+    def search(self, text: str) -> re.Match[str] | None:
+        return self.pattern.search(fold(text))
+
+    def finditer(self, text: str) -> list[re.Match[str]]:
+        return list(self.pattern.finditer(fold(text)))
+
+    def fullmatch(self, text: str) -> bool:
+        return self.pattern.fullmatch(fold(text).strip()) is not None
+
+
+def _cues() -> dict[str, Cue]:
+    import yaml
+
+    table = yaml.safe_load(Path(__file__).with_name("feedback_cues.yaml").read_text(encoding="utf-8"))
+    return {role: Cue([w for ws in langs.values() for w in ws]) for role, langs in table.items()}
+
+
+# Generic role words (what anyone writing feedback uses, in each language of the table), never a tool's labels.
+CUES = _cues()
 META = frozenset("fact facts memory memories answer answers question questions evidence context conversation "
                   "operation output outputs store prompt session turn turns speaker information system mentions "
                   "extracted produced stored retrieved model response f1 score judged judge wrong failed error "
@@ -54,6 +94,9 @@ NOT_NAMES = frozenset(
     detail details none nothing item items source sources later earlier afterwards meanwhile instead chat transcript
     message messages log excerpt snippet record entry""".split()
 ) | STOPWORDS | {m.lower() for m in MONTHS + WEEKDAYS}
+# the words that label a question, an answer or a field: no one's name unless the text around says it is a turn
+LABEL_WORDS = frozenset().union(*(CUES[r].words for r in ("gold", "answered", "asked", "held", "read", "error",
+                                                           "operation", "label")))
 
 
 @dataclass
@@ -92,7 +135,8 @@ def lead_words(text: str) -> tuple[str, str]:
     filler = {"the", "a", "was", "is", "were", "be", "been", "have", "has", "but", "and", "it", "its", "with", "said",
               "says", "would", "of", "as", "which", "what", "answer", "instead"}
     i = 0
-    while i < len(tokens) and (tokens[i].lower().strip(",:") in _GOLD | _ANSWERED | filler):
+    while i < len(tokens) and (tokens[i].lower().strip(",:") in filler or CUES["gold"].fullmatch(tokens[i].strip(",:"))
+                               or CUES["answered"].fullmatch(tokens[i].strip(",:"))):
         i += 1
     if i == 0 or i == len(tokens) or role_of(" ".join(tokens[:i])) is None:
         return "", text
@@ -100,10 +144,9 @@ def lead_words(text: str) -> tuple[str, str]:
 
 
 def role_of(words_before: str) -> str | None:
-    low = set(words(words_before))
-    if low & _GOLD:
+    if CUES["gold"].search(words_before):
         return "gold"
-    if low & _ANSWERED:
+    if CUES["answered"].search(words_before):
         return "answer"
     return None
 

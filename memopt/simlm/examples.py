@@ -44,9 +44,11 @@ from dataclasses import dataclass
 from memopt.core.text import find_relative_dates, words
 from memopt.simlm.changes import REMOVAL, label_side, replacement, unquoted_removal, unquoted_replacement
 from memopt.simlm.example_json import blocks, json_examples, sentences
-from memopt.simlm.example_layouts import LABEL_WORDS, TURN, TURN_CONTEXT, error_or_op, normalize
+from memopt.simlm.example_layouts import ERROR_NAME, TURN, error_or_op, normalize
 from memopt.simlm.example_parts import (
+    CUES,
     FIRST_PERSON,
+    LABEL_WORDS,
     META,
     NOT_NAMES,
     QUESTION,
@@ -81,12 +83,11 @@ _HOLDING = re.compile(r"^(?P<lead>(?:\w+\W+){0,6}?(?:held|holds|contained|contai
                       r"produced|produces|read|reads|retrieved|returned|saved|recorded)(?:\s+only)?\s*:?)\s+"
                       r"(?P<rest>.+)$", re.I)
 
-_REMOVED = re.compile(rf"{REMOVAL.pattern}|\bgone\b", re.I)
+_REMOVED = REMOVAL
+_LABEL_HEAD = re.compile(r"(?:\s+[\w'-]+){0,3}\s*(?:\([^)\n]{0,30}\))?\s*:")  # 'Impact:', 'Erwartet (expected):'
 _HEADING = re.compile(r"^\s*#{1,6}\s+((?:[A-Za-z][\w'/-]*\s*){1,4})$")  # '### Expected': a section of its own
 _KEPT = re.compile(r"^\W*(?:(?:is|was|were|are)\s+)?(?:still\s+)?(?:stored|kept|held|saved)\b", re.I)
-_READ = re.compile(r"\b(read|retriev\w*|context|search\w*|looked up|found|shown|given from)\b", re.I)
-_HELD = re.compile(r"\b(produc\w*|extract\w*|stor\w*|held|kept|saved|wrote|written|output|facts?|memor\w*|"
-                   r"summar\w*|recorded)\b", re.I)
+_READ, _HELD = CUES["read"], CUES["held"]
 
 
 Phrases = list[tuple[str, str | None]]  # short answer phrases with their role ("gold", "answer" or None)
@@ -105,6 +106,8 @@ class _Reader:
 
     def __init__(self, text: str) -> None:
         self.lower = {w for w in re.findall(r"[A-Za-z][\w'-]*", text) if w.islower()}
+        self.named = {m.group(0).removesuffix("'s") for m in re.finditer(r"\b[A-Z][\w'-]*", text)
+                      if not _LABEL_HEAD.match(text, m.end())}  # capitalised words used elsewhere than as a label
         self.advice: list[str] = []
 
     def is_name(self, token: str) -> bool:
@@ -113,18 +116,20 @@ class _Reader:
         return bool(token[:1].isupper()) and token.lower() not in NOT_NAMES and token.lower() not in self.lower
 
     def is_label(self, label: str, rest: str, hint: str) -> bool:
-        """Whether 'label: rest' is a labelled field (not a turn of someone named like the label)."""
+        """Whether 'label: rest' is a labelled field (not a turn of someone named like the label, nor an id: 'D6:1')."""
         first = label.split()[0]
-        return not self.is_name(first) or (len(label.split()) == 1 and not self.speaker(first, rest, hint))
+        return not self.is_name(first) or not (self.speaker(first, rest, hint) or re.search(r"\d", label))
 
     def speaker(self, who: str, text: str, hint: str = "") -> bool:
-        """Whether 'who: text' is a turn of the conversation: a name, and for a word that labels questions or
-        answers ('Q', 'A', 'Asked'), only when the words around say it is a turn or the text is someone's words."""
+        """Whether 'who: text' is a turn of the conversation: a name used as one elsewhere in the feedback, or any
+        name when the words around say it is a turn or the text is someone's words; for a word that labels questions
+        or answers ('Q', 'A', 'Asked'), only a name in those two cases, and not for a question."""
         if not self.is_name(who):
             return False
         if who.lower() not in LABEL_WORDS:
-            return True
-        return bool(TURN_CONTEXT.search(hint)) or (bool(FIRST_PERSON.search(text)) and not QUESTION.search(text))
+            return all(w in self.named for w in who.split()) or bool(CUES["turn"].search(hint) or
+                                                                      FIRST_PERSON.search(text))
+        return bool(CUES["turn"].search(hint)) or (bool(FIRST_PERSON.search(text)) and not QUESTION.search(text))
 
     # --- blocks ---------------------------------------------------------------------------------
 
@@ -202,7 +207,8 @@ class _Reader:
         text = _BULLET.sub("", text).strip()
         if not text:
             return
-        label = _LABEL.match(text)
+        error, operation = error_or_op(hint, text, labelled=True) if hint.strip() else (None, None)
+        label = None if error or operation else _LABEL.match(text)  # 'Type: ExtractionError: ...' stays whole
         if label and '"' not in label.group("label") and len(label.group("label").split()) <= 5 and \
                 self.is_label(label.group("label"), label.group("rest"), hint):
             if not label.group("rest").strip():
@@ -210,10 +216,11 @@ class _Reader:
             hint, text = f"{hint} {label.group('label')}", label.group("rest").strip()
             if _HELD.search(hint) and not _READ.search(hint):
                 ex.shows_output = True
-        error, operation = error_or_op(hint, text, labelled=True) if hint.strip() else (None, None)
+            error, operation = error_or_op(hint, text, labelled=True)
         if error or operation:
             ex.error, ex.operation = ex.error or error, ex.operation or operation
-            return
+            if operation or ERROR_NAME.search(text) or len(text.split()) <= 6:
+                return  # else a sentence telling what went wrong ('Root cause: the update overwrote ...') is read on
         error, operation = error_or_op("", text)  # named in a sentence: 'blamed on mem0.extract (ExtractionError)'
         ex.error, ex.operation = ex.error or error, ex.operation or operation
         parts = [p for p in _SEPARATORS.split(text) if p.strip()]
