@@ -91,8 +91,8 @@ def _json_fields(obj: dict, prefix: str, reader: Any) -> list[tuple[str, str]]:
     """(hint, text) leaves of one example object; a name next to a first-person text becomes 'Name: text'."""
     direct = {k: v for k, v in obj.items() if isinstance(v, (str, int, float)) and not isinstance(v, bool)}
     texts = {k: str(v) for k, v in direct.items()}
-    names = [k for k, v in texts.items() if len(v.split()) <= 2 and all(reader.is_name(t) for t in v.split())
-             and role_of(_key_words(k)) is None and _key_words(k).lower() not in LABEL_WORDS]
+    names = [k for k, v in texts.items() if _names(v, reader) and role_of(_key_words(k)) is None
+             and _key_words(k).lower() not in LABEL_WORDS]
     said = CUES["turn"].search(prefix)  # under 'evidence' / 'turns': every text next to a name is its words
     spoken = [k for k, v in texts.items() if k not in names and not TURN.match(v) and
               (FIRST_PERSON.search(v) or (said and len(words(v)) >= 3))]
@@ -101,7 +101,8 @@ def _json_fields(obj: dict, prefix: str, reader: Any) -> list[tuple[str, str]]:
     used = set()
     for k in spoken if names else []:  # the name next to the utterance is its speaker
         who = min(names, key=lambda n: (abs(order.index(n) - order.index(k)), order.index(n) > order.index(k)))
-        out.append((f"{prefix} {_key_words(k)}", f"{texts[who]}: {texts.pop(k)}"))
+        out += [(f"{prefix} {_key_words(k)}", f"{name}: {said}")
+                for name, said in _spoken(texts[who], texts.pop(k), reader)]
         used.add(who)
     for who in used:
         texts.pop(who)
@@ -117,6 +118,23 @@ def _json_fields(obj: dict, prefix: str, reader: Any) -> list[tuple[str, str]]:
         elif isinstance(v, list) and not _holds_examples(v):  # parts of this example, e.g. its turns
             out += [f for x in v if isinstance(x, dict) for f in _json_fields(x, f"{prefix} {_key_words(k)}", reader)]
     return out
+
+
+def _names(value: str, reader: Any) -> list[str]:
+    """The names a value lists ('Xavi', 'Xavi / Gina', 'Xavi, Xavi'), each of at most two words; else none."""
+    names = [n.strip() for n in re.split(r"\s*(?:[/,;&]|\band\b)\s*", value) if n.strip()]
+    ok = all(len(n.split()) <= 2 and all(reader.is_name(t) for t in n.split()) for n in names)
+    return names if ok else []
+
+
+def _spoken(speakers: str, text: str, reader: Any) -> list[tuple[str, str]]:
+    """Who said what: each of several speakers with its part of the text (parts split as the names are, else by
+    sentence), or one speaker (or one person named several times) with all of it."""
+    names = _names(speakers, reader)
+    for parts in (re.split(r"\s+/\s+|\s*;\s+|\s+\|\s+", text), sentences(text)):
+        if len(names) > 1 and len(parts) == len(names):
+            return list(zip(names, parts, strict=True))
+    return [(names[0], text)] if len(set(names)) == 1 else [(speakers, text)]
 
 
 def _pair_text(x: Any, reader: Any) -> str:

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import csv
 import re
 from typing import Any
 
@@ -78,8 +79,17 @@ def error_or_op(label: str, text: str, *, labelled: bool = False) -> tuple[str |
 # --- tables ------------------------------------------------------------------------------------------------------
 
 
-def _cells(line: str) -> list[str]:
-    return [c.strip() for c in line.strip().strip("|").split("|")]
+_COLUMN = re.compile(r"^(?:[^\W\d][\w .#/()'-]{0,40}|#?)$")  # a column's name: a few words, or none ('#')
+_RULE = re.compile(r"^[ \t]*\|[ \t:|-]+\|[ \t]*$")  # a Markdown table's rule under its header
+
+
+def _cells(line: str, sep: str) -> list[str]:
+    """A row's cells: between '|' (a Markdown row), or split by a tab or a comma (CSV quoting), at least three."""
+    if sep == "|":
+        row = line.strip()
+        return [c.strip() for c in row[1:-1].split("|")] if len(row) > 1 and row[0] == row[-1] == "|" else []
+    cells = next(csv.reader([line], delimiter=sep), []) if sep in line else []
+    return [c.strip() for c in cells] if len(cells) >= 3 else []
 
 
 def _cell_value(cell: str) -> str | list[str]:
@@ -88,17 +98,31 @@ def _cell_value(cell: str) -> str | list[str]:
 
 
 def _tables(text: str) -> list[tuple[int, int, Any]]:
-    out = []
-    for m in re.finditer(r"(?m)^[ \t]*\|.*\|[ \t]*\n[ \t]*\|[ \t:|-]+\|[ \t]*\n(?:[ \t]*\|.*\|[ \t]*(?:\n|$))+", text):
-        lines = m.group(0).strip("\n").splitlines()
-        header = _cells(lines[0])
-        rows = []
-        for line in lines[2:]:
-            cells = _cells(line)
-            row = {h: _cell_value(c) for h, c in zip(header, cells, strict=False)
-                   if c and h.strip("# ").lower() not in ("", "no", "id", "n")}
-            rows.append(row)
-        out.append((m.start(), m.end(), rows))
+    """Tables of rows under a header of column names: Markdown (under its rule), tab- or comma-separated (as many
+    cells as the header), each as a list of {column: cell}."""
+    out, lines = [], text.split("\n")
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
+    i = 0
+    while i < len(lines):
+        for sep in "|\t,":
+            header = _cells(lines[i], sep)
+            if not header or not all(_COLUMN.match(h) for h in header):
+                continue
+            j = i + 1 + (sep == "|")
+            if sep == "|" and not (i + 1 < len(lines) and _RULE.match(lines[i + 1])):
+                continue
+            rows = []
+            while j < len(lines) and (cells := _cells(lines[j], sep)) and (sep == "|" or len(cells) == len(header)):
+                rows.append({h: _cell_value(c) for h, c in zip(header, cells, strict=False)
+                             if c and h.strip("# ").lower() not in ("", "no", "id", "n")})
+                j += 1
+            if rows:
+                out.append((starts[i], starts[j] - 1, rows))
+                i = j - 1
+                break
+        i += 1
     return out
 
 

@@ -266,22 +266,24 @@ class _Reader:
         """A text with quotes: replaced pairs, then each quote with the words around it, then the question."""
         spans = [(q.start(), q.end(), next(g for g in q.groups() if g is not None).strip()) for q in quotes]
         used: set[int] = set()
-        for i in range(len(spans) - 1):
+        asides = [m.span() for m in re.finditer(r"\([^()]*\)", text)]  # "overwrote 'X' (and with it 'Y') with 'Z'"
+        main = [i for i, (start, _, _) in enumerate(spans) if not any(a < start < b for a, b in asides)]
+        for i, j in zip(main, main[1:], strict=False):
             if i in used:
                 continue
-            before, between = text[spans[i - 1][1] if i else 0:spans[i][0]], text[spans[i][1]:spans[i + 1][0]]
+            before, between = text[spans[i - 1][1] if i else 0:spans[i][0]], text[spans[i][1]:spans[j][0]]
             if re.search(r"[.!?]\s+[A-Z\"'“(]|\n", between):
                 continue  # two sentences: neither says what the other did
             before = re.split(r"[.!?]\s+(?=[A-Z\"'“(])", before)[-1]
-            first_old = replacement(f"{hint} {before}", between)
+            first_old = replacement(f"{hint} {before}", between, text[spans[j][1]:])
             if first_old is None and label_side(_tail_words(f"{hint} {before}", 3)) == "old" and \
                     label_side(between) == "new":  # 'before: "X", after: "Y"' on one line
                 first_old = True
-            first, second = spans[i][2], spans[i + 1][2]
+            first, second = spans[i][2], spans[j][2]
             if first_old is not None and self.memory_pair(first, second):
                 ex.replaced.append((first, second) if first_old else (second, first))
                 ex.shows_output = True
-                used |= {i, i + 1}
+                used |= {i, j}
         for i, (start, end, inner) in enumerate(spans):
             if i in used:
                 continue
