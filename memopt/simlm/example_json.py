@@ -60,7 +60,9 @@ def _strings(value: Any) -> list[str]:
 
 
 def _key_words(key: str) -> str:
-    return " ".join(re.sub(r"([a-z])([A-Z])", r"\1 \2", key).replace("_", " ").replace("-", " ").split())
+    """A key's words ('sourceSpeaker', 'src.speaker', 'stage_out' → 'source Speaker', 'src speaker', 'stage output')."""
+    spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", key)
+    return re.sub(r"\b(in|out)$", r"\1put", " ".join(re.sub(r"[_.\-]", " ", spaced).split()))
 
 
 def json_examples(value: Any, reader: Any) -> list[list[tuple[str, str]]]:
@@ -88,7 +90,14 @@ def _asks_without_mark(text: str) -> bool:
 
 
 def _json_fields(obj: dict, prefix: str, reader: Any) -> list[tuple[str, str]]:
-    """(hint, text) leaves of one example object; a name next to a first-person text becomes 'Name: text'."""
+    """(hint, text) leaves of one example object; a name next to a first-person text becomes 'Name: text', and so
+    does each item of a list of texts beside a list of as many names."""
+    lists = {k: v for k, v in obj.items() if isinstance(v, list) and v and all(isinstance(x, str) for x in v)}
+    for k, who in [(k, v) for k, v in lists.items() if all(len(_names(x, reader)) == 1 for x in v)]:
+        said = next((t for t, v in lists.items() if t != k and len(v) == len(who) and v != who), None)
+        if said is not None:
+            obj = {**{t: v for t, v in obj.items() if t != k},
+                   said: [f"{n}: {x}" for n, x in zip(who, obj[said], strict=True)]}
     direct = {k: v for k, v in obj.items() if isinstance(v, (str, int, float)) and not isinstance(v, bool)}
     texts = {k: str(v) for k, v in direct.items()}
     names = [k for k, v in texts.items() if _names(v, reader) and role_of(_key_words(k)) is None

@@ -31,7 +31,9 @@ _LABEL = re.compile(r"^(?P<label>[A-Za-z][\w '/()#.-]{0,40}?)\s*(?:[:=]|\s[-–�
 
 
 _TAG = re.compile(r"<(?P<tag>[A-Za-z][\w-]*)(?:\s+[\w-]+=\"(?P<who>[^\"]*)\")?\s*>(?P<body>[^<>\n]*)</(?P=tag)>")
-_PAIRS = re.compile(r"(?<![\w\"])([A-Za-z][\w ]{0,30}?)\s*=\s*\"([^\"\n]*)\"\s*[;,]?")
+# key="value" or key=value ('src.speaker=Xavi', 'wrote[0]="..."', 'question="..."; expected="..."')
+_PAIR = re.compile(r"(?<![\w\"])(?:([A-Za-z_][\w .\[\]-]{0,30}?)\s*=\s*\"([^\"\n]*)\"|"
+                   r"([A-Za-z_][\w.\[\]-]*)=([^\s\"]+?))[;,]?(?=\s|$)")
 
 
 def _tagged(m: re.Match[str]) -> str:
@@ -39,20 +41,11 @@ def _tagged(m: re.Match[str]) -> str:
     return f"{m.group('who') or m.group('tag')}: {m.group('body').strip()}"
 
 
-def _pairs(line: str) -> str:
-    """A line of two or more key="value" pairs → one 'key: value' line each."""
-    found = _PAIRS.findall(line)
-    if len(found) < 2 or _PAIRS.sub("", line).strip():
-        return line
-    return "\n".join(f"{key.strip()}: {value}" for key, value in found)
-
-
 def normalize(text: str) -> str:
     """Plain punctuation and no Markdown emphasis (see the module docstring); XML-ish tags and key="value" pairs as
     labelled lines."""
     text = _TAG.sub(_tagged, text)
     text = re.sub(r"^\s*</?[A-Za-z][\w-]*>\s*$", "", text, flags=re.M)  # a bare opening or closing tag
-    text = "\n".join(_pairs(line) for line in text.split("\n"))
     text = re.sub(r"„([^“”„\n]*)[“”]", r"“\1”", text).translate(_QUOTES)
     text = re.sub(r"“[ \t]+", "“", re.sub(r"[ \t]+”", "”", text))
     text = re.sub(r"(?<=\w) :(?=\s)", ":", text)
@@ -189,9 +182,29 @@ def _yaml_blocks(text: str) -> list[tuple[int, int, Any]]:
     return out
 
 
+def _key_values(text: str) -> list[tuple[int, int, Any]]:
+    """Lines of two or more key=value pairs (a logfmt line, 'a="x"; b="y"'), each a record; 'k[0]', 'k[1]' a list."""
+    out = []
+    for line in re.finditer(r"[^\n]+", text):
+        pairs = _PAIR.findall(line.group(0))
+        if len(pairs) < 2 or _PAIR.sub("", line.group(0)).strip(" \t;,"):
+            continue
+        record: dict[str, Any] = {}
+        for key, quoted, bare_key, bare in pairs:
+            key, value = (key or bare_key).strip(), quoted if key else bare
+            item = re.fullmatch(r"(.+?)\[\d+\](.*)", key)
+            if item:
+                record.setdefault(item.group(1) + item.group(2), []).append(value)
+            else:
+                record[key] = value
+        out.append((line.start(), line.end(), record))
+    return out
+
+
 def structured_blocks(text: str) -> list[tuple[int, int, Any]]:
-    """Markdown tables and YAML-ish blocks of the text as (start, end, value), in order, not overlapping."""
-    found = sorted(_tables(text) + _yaml_blocks(text))
+    """Markdown, CSV and TSV tables, YAML-ish blocks and key=value lines of the text as (start, end, value), in
+    order, not overlapping."""
+    found = sorted(_tables(text) + _yaml_blocks(text) + _key_values(text))
     out: list[tuple[int, int, Any]] = []
     for start, end, value in found:
         if not out or start >= out[-1][1]:
