@@ -93,15 +93,16 @@ def _json_fields(obj: dict, prefix: str, reader: Any) -> list[tuple[str, str]]:
     """(hint, text) leaves of one example object; a name next to a first-person text becomes 'Name: text', and so
     does each item of a list of texts beside a list of as many names."""
     lists = {k: v for k, v in obj.items() if isinstance(v, list) and v and all(isinstance(x, str) for x in v)}
-    for k, who in [(k, v) for k, v in lists.items() if all(len(_names(x, reader)) == 1 for x in v)]:
-        said = next((t for t, v in lists.items() if t != k and len(v) == len(who) and v != who), None)
+    for k, who in [(k, v) for k, v in lists.items() if _speakers_key(k) and all(len(_names(x, reader)) == 1
+                                                                                for x in v)]:
+        said = next((t for t, v in lists.items() if t in obj and len(v) == len(who) and
+                     all(len(words(x)) >= 3 for x in v)), None)
         if said is not None:
             obj = {**{t: v for t, v in obj.items() if t != k},
                    said: [f"{n}: {x}" for n, x in zip(who, obj[said], strict=True)]}
     direct = {k: v for k, v in obj.items() if isinstance(v, (str, int, float)) and not isinstance(v, bool)}
     texts = {k: str(v) for k, v in direct.items()}
-    names = [k for k, v in texts.items() if _names(v, reader) and role_of(_key_words(k)) is None
-             and _key_words(k).lower() not in LABEL_WORDS]
+    names = [k for k, v in texts.items() if _names(v, reader) and _speakers_key(k)]
     said = CUES["turn"].search(prefix)  # under 'evidence' / 'turns': every text next to a name is its words
     spoken = [k for k, v in texts.items() if k not in names and not TURN.match(v) and
               (FIRST_PERSON.search(v) or (said and len(words(v)) >= 3))]
@@ -127,6 +128,11 @@ def _json_fields(obj: dict, prefix: str, reader: Any) -> list[tuple[str, str]]:
         elif isinstance(v, list) and not _holds_examples(v):  # parts of this example, e.g. its turns
             out += [f for x in v if isinstance(x, dict) for f in _json_fields(x, f"{prefix} {_key_words(k)}", reader)]
     return out
+
+
+def _speakers_key(key: str) -> bool:
+    """Whether a key may hold speakers: it names no answer and no other field ('expected', 'got', 'stage')."""
+    return role_of(_key_words(key)) is None and _key_words(key).lower() not in LABEL_WORDS
 
 
 def _names(value: str, reader: Any) -> list[str]:

@@ -201,10 +201,40 @@ def _key_values(text: str) -> list[tuple[int, int, Any]]:
     return out
 
 
+_DIFF = re.compile(r"(?m)^(?:diff .*\n)?(?:(?:---|\+\+\+) .*\n){0,2}@@.*@@.*(?:\n(?:[-+ #@\\].*|diff .*|index .*)?)*")
+
+
+def _diffs(text: str) -> list[tuple[int, int, Any]]:
+    """Unified diffs, each a record: a hunk's header is a field ('@@ answer to: When ...? @@'), its lines are what
+    the old side ('--- expected') had and the new side ('+++ actual') has under the hunk's words, unchanged lines the
+    hunk's, '# label: text' comments fields, a trailing '  # note' an aside."""
+    out = []
+    for m in _DIFF.finditer(text):
+        record: dict[str, list[str]] = {}
+        sides, hunk = {"-": "before", "+": "after"}, ""
+        for line in m.group(0).splitlines():
+            line = re.sub(r"\s{2,}#\s*(.*)$", r" (\1)", line.rstrip())
+            side = re.match(r"^(---|\+\+\+) (?:[ab]/)?(.*)$", line)
+            if side:
+                sides[side.group(1)[0]] = f"{side.group(2)} {sides[side.group(1)[0]]}"
+            elif line.startswith("@@"):
+                hunk = line.strip("@ ")
+                key, _, value = hunk.partition(": ")
+                if value:
+                    record.setdefault(key, []).append(value)
+            elif line[:1] in "-+ " and line[1:].strip():
+                record.setdefault(f"{hunk.partition(':')[0]} {sides.get(line[0], '')}".strip(), []).append(line[1:])
+            elif line.startswith("#"):
+                key, _, value = line.strip("# ").partition(": ")
+                record.setdefault(key if value else "comment", []).append(value or key)
+        out.append((m.start(), m.end(), record))
+    return out
+
+
 def structured_blocks(text: str) -> list[tuple[int, int, Any]]:
     """Markdown, CSV and TSV tables, YAML-ish blocks and key=value lines of the text as (start, end, value), in
     order, not overlapping."""
-    found = sorted(_tables(text) + _yaml_blocks(text) + _key_values(text))
+    found = sorted(_tables(text) + _yaml_blocks(text) + _key_values(text) + _diffs(text))
     out: list[tuple[int, int, Any]] = []
     for start, end, value in found:
         if not out or start >= out[-1][1]:

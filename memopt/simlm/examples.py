@@ -367,9 +367,11 @@ class _Reader:
             phrases.append((body.rstrip("."), role))
 
     def speaker_near(self, before: str, after: str) -> str | None:
-        """The name a quoted utterance is attributed to ('Zane said "..."', 'Zane: "..."', '"...", said Zane')."""
+        """The name a quoted utterance is attributed to ('Zane said "..."', 'Zane: "..."', '"...", said Zane', 'source
+        turn (Zane): ...')."""
+        named = re.search(r"\(([A-Z][\w'-]*)\)\W*$", before) if CUES["turn"].search(before) else None
         found = [m.group(1) or m.group(m.lastindex or 1) for m in (_SAID_BEFORE.search(before[-60:]),
-                                                                    _SAID_AFTER.match(after)) if m]
+                                                                    _SAID_AFTER.match(after), named) if m]
         names = [n for n in found if self.is_name(n)]
         return names[0] if names else None
 
