@@ -201,7 +201,8 @@ def _key_values(text: str) -> list[tuple[int, int, Any]]:
     return out
 
 
-_DIFF = re.compile(r"(?m)^(?:diff .*\n)?(?:(?:---|\+\+\+) .*\n){0,2}@@.*@@.*(?:\n(?:[-+ #@\\].*|diff .*|index .*)?)*")
+_DIFF = re.compile(r"(?m)^(?:diff .*\n)?(?:index .*\n)?(?:(?:---|\+\+\+) .*\n){0,2}@@.*@@.*"
+                   r"(?:\n(?!--- .*\n\+\+\+ )(?:[-+ #@\\].*|index .*))*")
 
 
 def _diffs(text: str) -> list[tuple[int, int, Any]]:

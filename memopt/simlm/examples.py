@@ -87,7 +87,7 @@ _REMOVED = REMOVAL
 _LABEL_HEAD = re.compile(r"(?:\s+[\w'-]+){0,3}\s*(?:\([^)\n]{0,30}\))?\s*:")  # 'Impact:', 'Erwartet (expected):'
 _HEADING = re.compile(r"^\s*#{1,6}\s+((?:[A-Za-z][\w'/-]*\s*){1,4})$")  # '### Expected': a section of its own
 _KEPT = re.compile(r"^\W*(?:(?:is|was|were|are)\s+)?(?:still\s+)?(?:stored|kept|held|saved)\b", re.I)
-_READ, _HELD = CUES["read"], CUES["held"]
+_READ, _HELD, _TURN = CUES["read"], CUES["held"], CUES["turn"]
 
 
 Phrases = list[tuple[str, str | None]]  # short answer phrases with their role ("gold", "answer" or None)
@@ -330,7 +330,7 @@ class _Reader:
         if FIRST_PERSON.search(body) and len(words(body)) >= 3:
             ex.turns.append((self.speaker_near(hint, after), body))
             return
-        who = self.speaker_near(hint, after) if quoted and len(words(body)) >= 3 else None
+        who = self.speaker_near(hint, after) if (quoted or _TURN.search(hint)) and len(words(body)) >= 3 else None
         if who:  # 'Kira said "She's a dentist ..."': someone's words, first person or not
             ex.turns.append((who, body))
             return
