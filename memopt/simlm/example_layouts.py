@@ -50,6 +50,7 @@ def normalize(text: str) -> str:
     text = re.sub(r"“[ \t]+", "“", re.sub(r"[ \t]+”", "”", text))
     text = re.sub(r"(?<=\w) :(?=\s)", ":", text)
     text = re.sub(r":(?=[^\s/\d])", ": ", text)  # 'Question:«...' → 'Question: “...'
+    text = re.sub(r"`([^`\n]+)`", lambda m: f"“{m[1]}”" if " " in m[1].strip() else m[1], text)  # several words: quoted
     return re.sub(r"\*\*|__|`", "", text)
 
 

@@ -68,7 +68,7 @@ _LABEL = re.compile(r"^(?P<label>[A-Za-z][\w '/()#.-]{0,40}?)\s*(?:[:=]|\s[-–�
 _SAID = re.compile(r"^(?P<who>[A-Z][\w'-]*)\s+(?:said|says|told \w+|wrote|mentioned|explained)\s*[:,]?\s+(?P<text>.+)$")
 _SAID_BEFORE = re.compile(r"\b([A-Z][\w'-]*)\s*(?:\([^)]{0,30}\))?\s*(?:(?:had|has|have|once|then|also|earlier)\s+)?"
                           r"(?:(?:said|says|wrote|writes|asked|mentioned|explained|replied|told \w+)\b[^\"“]{0,15}|"
-                          r":\s*)$")
+                          r":\s*)$|\b([A-Z][\w-]*)'s(?:\s+[a-z]+)?\s*[:,]?\s*$")  # "Xavi's message: '...'"
 _SAID_AFTER = re.compile(r"^\W{0,3}\s*(?:(?:said|says|wrote|asked|replied)\s+|[—-]\s*|\()([A-Z][\w'-]*)|"
                          r"^\W{0,3}\s*([A-Z][\w'-]*)\s+(?:had\s+)?(?:said|says|wrote|writes|replied|added|told)\b")
 _ROLE_NOUNS = frozenset("answer answers gold response reply system model output prediction truth reference "
@@ -127,9 +127,9 @@ class _Reader:
         if not self.is_name(who):
             return False
         if who.lower() not in LABEL_WORDS:
-            return all(w in self.named for w in who.split()) or bool(CUES["turn"].search(hint) or
+            return all(w in self.named for w in who.split()) or bool(_TURN.search(hint) or "blockquote" in hint or
                                                                       FIRST_PERSON.search(text))
-        return bool(CUES["turn"].search(hint)) or (bool(FIRST_PERSON.search(text)) and not QUESTION.search(text))
+        return bool(_TURN.search(hint)) or (bool(FIRST_PERSON.search(text)) and not QUESTION.search(text))
 
     # --- blocks ---------------------------------------------------------------------------------
 
@@ -382,7 +382,7 @@ class _Reader:
 def _section_hints(lines: list[str]) -> list[str]:
     """Each line's section: the label of a header line ('Conversation:') over the lines below it that are indented
     deeper (or bulleted under an unbulleted header), or a short Markdown heading ('### Expected') over every line up
-    to the next heading; a Markdown quote ('> Q: ...') is a quoted conversation."""
+    to the next heading; a Markdown quote ('> Q: ...') is quoted (a conversation, or the question asked)."""
     hints, section, depth, bulleted, heading = [], "", 0, False, False
     for line in lines:
         indent = len(line) - len(line.lstrip())
@@ -392,7 +392,7 @@ def _section_hints(lines: list[str]) -> list[str]:
                                                             bool(_BULLET.match(line))))
         hint = section if inside and not title else ""
         if line.lstrip().startswith(">"):
-            hint = f"{hint} quoted conversation".strip()
+            hint = f"{hint} blockquote".strip()
         hints.append(hint)
         if title:
             section, heading = title.group(1), True
