@@ -36,6 +36,9 @@ _PAIR = re.compile(r"(?<![\w\"])(?:([A-Za-z_][\w .\[\]-]{0,30}?)\s*=\s*\"([^\"\n
                    r"([A-Za-z_][\w.\[\]-]*)=([^\s\"]+?))[;,]?(?=\s|$)")
 
 
+_SPEAKER_PAIR = re.compile(r"\(\s*([\"'])([A-Z][\w'-]*)\1\s*,\s*([\"'])(.{3,400}?)\3\s*\)")
+
+
 def _tagged(m: re.Match[str]) -> str:
     """'<expected>Milo</expected>' → 'expected: Milo'; '<turn speaker="Zane">...</turn>' → 'Zane: ...'."""
     return f"{m.group('who') or m.group('tag')}: {m.group('body').strip()}"
@@ -47,10 +50,13 @@ def normalize(text: str) -> str:
     text = _TAG.sub(_tagged, text)
     text = re.sub(r"^\s*</?[A-Za-z][\w-]*>\s*$", "", text, flags=re.M)  # a bare opening or closing tag
     text = re.sub(r"„([^“”„\n]*)[“”]", r"“\1”", text).translate(_QUOTES)
+    text = _SPEAKER_PAIR.sub(r"\2: “\4”", text)  # ('Xavi', 'I adopted a rabbit'): a speaker and the words
     text = re.sub(r"“[ \t]+", "“", re.sub(r"[ \t]+”", "”", text))
     text = re.sub(r"(?<=\w) :(?=\s)", ":", text)
     text = re.sub(r":(?=[^\s/\d])", ": ", text)  # 'Question:«...' → 'Question: “...'
-    text = re.sub(r"`([^`\n]+)`", lambda m: f"“{m[1]}”" if " " in m[1].strip() else m[1], text)  # several words: quoted
+    spans = r"`([^`\n]+)`|(?<![\w*])\*(?=[^\s*])([^*\n]+?)(?<=\S)\*(?![\w*])"  # `code` of several words, *emphasis*
+    text = re.sub(spans, lambda m: f"“{m[1] or m[2]}”" if m[2] or " " in m[1].strip() else m[1], text)
+    text = re.sub(r"(?<![\w:]):[a-z0-9_+-]+:(?![\w:])", "", text)  # an emoji shortcode (':face_palm:')
     return re.sub(r"\*\*|__|`", "", text)
 
 

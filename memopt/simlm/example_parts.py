@@ -25,8 +25,8 @@ __all__ = ["Example", "holds", "lead_words", "role_of", "is_statement", "is_advi
            "subject_of_question", "QUESTION", "QUOTE", "FIRST_PERSON", "NOT_NAMES", "META", "CUES", "LABEL_WORDS",
            "fold"]
 
-QUESTION = re.compile(r"(?<![\w'])((?:when|what|where|who|whom|whose|which|why|how|did|does|do|is|are|was|were|"
-                       r"has|have|had|can|could|will|would)\b[^?\n\"“”]*\?)", re.I)
+QUESTION = re.compile(r"(?:(?<![\w'])|(?<=[\s(\[=:]')|(?<=^'))((?:when|what|where|who|whom|whose|which|why|how|did|"
+                       r"does|do|is|are|was|were|has|have|had|can|could|will|would)\b[^?\n\"“”]*\?)", re.I)
 QUOTE = re.compile(r'"([^"\n]{1,400}?)"|“([^”\n]{1,400}?)”|(?<![\w])\'((?:[^\'\n]|\b\'\b){1,400}?)\'(?![\w])')
 FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll)\b|\b(?i:me|my|mine|myself|we|our|us|we're|we've)\b")
 _DATE_STAMP = re.compile(r"^\s*\[[^\]]{1,60}\]\s*")
