@@ -39,24 +39,36 @@ _PAIR = re.compile(r"(?<![\w\"])(?:([A-Za-z_][\w .\[\]-]{0,30}?)\s*=\s*\"([^\"\n
 _SPEAKER_PAIR = re.compile(r"\(\s*([\"'])([A-Z][\w'-]*)\1\s*,\s*([\"'])(.{3,400}?)\3\s*\)")
 
 
+_SPANS = re.compile(r"`([^`\n]+)`|(?<![\w*])\*(?=[^\s*])([^*\n]+?)(?<=\S)\*(?![\w*])")  # `code`, *emphasis*
+
+
+def _span(m: re.Match[str]) -> str:
+    """A code span of several words is a quote (one word is a name: 'mem0.extract'); an *emphasis* is a quote in
+    running text, a heading on a line of its own, and a label when it ends with a colon ('*Expected:*')."""
+    if m[1] is not None:
+        return f"“{m[1]}”" if " " in m[1].strip() else m[1]
+    start, end = m.string.rfind("\n", 0, m.start()) + 1, m.string.find("\n", m.end()) % (len(m.string) + 1)
+    if not (m.string[start:m.start()] + m.string[m.end():end]).strip():
+        return f"### {m[2]}"
+    return m[2] if m[2].rstrip().endswith(":") else f"“{m[2]}”"
+
+
 def _tagged(m: re.Match[str]) -> str:
     """'<expected>Milo</expected>' → 'expected: Milo'; '<turn speaker="Zane">...</turn>' → 'Zane: ...'."""
     return f"{m.group('who') or m.group('tag')}: {m.group('body').strip()}"
 
 
 def normalize(text: str) -> str:
-    """Plain punctuation and no Markdown emphasis (see the module docstring); XML-ish tags and key="value" pairs as
-    labelled lines."""
+    """Plain punctuation and no Markdown emphasis (see the module docstring); XML-ish tags as labelled lines."""
     text = _TAG.sub(_tagged, text)
     text = re.sub(r"^\s*</?[A-Za-z][\w-]*>\s*$", "", text, flags=re.M)  # a bare opening or closing tag
+    text = re.sub(r"(?<![\w:]):[a-z0-9_+-]+:(?![\w:])", "", text)  # an emoji shortcode (':face_palm:')
+    text = _SPANS.sub(_span, text)
     text = re.sub(r"„([^“”„\n]*)[“”]", r"“\1”", text).translate(_QUOTES)
     text = _SPEAKER_PAIR.sub(r"\2: “\4”", text)  # ('Xavi', 'I adopted a rabbit'): a speaker and the words
     text = re.sub(r"“[ \t]+", "“", re.sub(r"[ \t]+”", "”", text))
     text = re.sub(r"(?<=\w) :(?=\s)", ":", text)
     text = re.sub(r":(?=[^\s/\d])", ": ", text)  # 'Question:«...' → 'Question: “...'
-    spans = r"`([^`\n]+)`|(?<![\w*])\*(?=[^\s*])([^*\n]+?)(?<=\S)\*(?![\w*])"  # `code` of several words, *emphasis*
-    text = re.sub(spans, lambda m: f"“{m[1] or m[2]}”" if m[2] or " " in m[1].strip() else m[1], text)
-    text = re.sub(r"(?<![\w:]):[a-z0-9_+-]+:(?![\w:])", "", text)  # an emoji shortcode (':face_palm:')
     return re.sub(r"\*\*|__|`", "", text)
 
 
