@@ -220,7 +220,7 @@ class _Reader:
             error, operation = error_or_op(hint, text, labelled=True)
         if error or operation:
             ex.error, ex.operation = ex.error or error, ex.operation or operation
-            if operation or ERROR_NAME.search(text) or len(text.split()) <= 6:
+            if operation or ERROR_NAME.match(text) or len(text.split()) <= 6:
                 return  # else a sentence telling what went wrong ('Root cause: the update overwrote ...') is read on
         error, operation = error_or_op("", text)  # named in a sentence: 'blamed on mem0.extract (ExtractionError)'
         ex.error, ex.operation = ex.error or error, ex.operation or operation
