@@ -294,8 +294,10 @@ class _Reader:
             self.piece(ex, phrases, f"{hint} {before[-60:]}", inner, after=after[:40], quoted=True)
         rest = QUOTE.sub(" ", text)
         for clause in _CLAUSES.split(rest):
-            if QUESTION.search(clause) or role_of(clause) is not None:
-                self.piece(ex, phrases, hint, clause, hinted_only=True)
+            roles = [m.start() for m in (CUES["gold"].search(clause), CUES["answered"].search(clause)) if m]
+            if QUESTION.search(clause) or roles:  # 'Asking "...?" returns Rocky': from the word that names it
+                self.piece(ex, phrases, hint, clause if QUESTION.search(clause) else clause[min(roles):],
+                           hinted_only=True)
 
     def memory_pair(self, old: str, new: str) -> bool:
         """Whether two quotes around a word of replacing are memories: both read as statements about someone, or one
