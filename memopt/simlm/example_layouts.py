@@ -39,18 +39,20 @@ _PAIR = re.compile(r"(?<![\w\"])(?:([A-Za-z_][\w .\[\]-]{0,30}?)\s*=\s*\"([^\"\n
 _SPEAKER_PAIR = re.compile(r"\(\s*([\"'])([A-Z][\w'-]*)\1\s*,\s*([\"'])(.{3,400}?)\3\s*\)")
 
 
-_SPANS = re.compile(r"`([^`\n]+)`|(?<![\w*])\*(?=[^\s*])([^*\n]+?)(?<=\S)\*(?![\w*])")  # `code`, *emphasis*
+_SPANS = re.compile(r"`([^`\n]+)`|(?<![\w*])\*(?=[^\s*])([^*\n]+?)(?<=\S)\*(?![\w*])|\*\*([^*\n]+)\*\*")
+_IDENTIFIER = re.compile(r"^\S*[._(/\d]\S*$|^[A-Z][a-z]+[A-Z]\w*$")  # mem0.extract, S1, ExtractionError
 
 
 def _span(m: re.Match[str]) -> str:
-    """A code span of several words is a quote (one word is a name: 'mem0.extract'); an *emphasis* is a quote in
-    running text, a heading on a line of its own, and a label when it ends with a colon ('*Expected:*')."""
+    """A `code span` is a quote unless it is an identifier ('mem0.extract'); an *emphasis* is a quote in running text;
+    on a line of its own an emphasis or a **bold** is a heading, or a label when it ends with a colon."""
     if m[1] is not None:
-        return f"“{m[1]}”" if " " in m[1].strip() else m[1]
+        return m[1] if _IDENTIFIER.match(m[1].strip()) else f"“{m[1]}”"
+    inner = m[2] or m[3]
     start, end = m.string.rfind("\n", 0, m.start()) + 1, m.string.find("\n", m.end()) % (len(m.string) + 1)
     if not (m.string[start:m.start()] + m.string[m.end():end]).strip():
-        return f"### {m[2]}"
-    return m[2] if m[2].rstrip().endswith(":") else f"“{m[2]}”"
+        return inner if inner.rstrip().endswith(":") else f"### {inner}"
+    return inner if m[3] or inner.rstrip().endswith(":") else f"“{inner}”"
 
 
 def _tagged(m: re.Match[str]) -> str:
