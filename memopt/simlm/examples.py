@@ -366,7 +366,8 @@ class _Reader:
         subject = bool(lead) and lead.split()[-1].lower() in _ROLE_NOUNS and body[:1].islower()
         if subject and not labelled:  # 'The gold answer lists several items': a sentence about it, not an answer
             return
-        if 0 < n <= (16 if labelled or quoted else 8) and (labelled or not meta):
+        code = re.search(r"\w\(|==|\w\[", body)  # 'memory.ask(question)': code, not an answer
+        if 0 < n <= (16 if labelled or quoted else 8) and (labelled or not meta) and not code:
             phrases.append((body.rstrip("."), role))
 
     def speaker_near(self, before: str, after: str) -> str | None:
