@@ -85,6 +85,7 @@ _HOLDING = re.compile(r"^(?P<lead>(?:\w+\W+){0,6}?(?:held|holds|contained|contai
                       r"(?P<rest>.+)$", re.I)
 
 _REMOVED = REMOVAL
+_REQUEST = re.compile(r"(?:could|can|would|will|do|should|shall|may|might)\s+(?:you|we)\b", re.I)
 _LABEL_HEAD = re.compile(r"(?:\s+[\w'-]+){0,3}\s*(?:\([^)\n]{0,30}\))?\s*:")  # 'Impact:', 'Erwartet (expected):'
 _HEADING = re.compile(r"^\s*#{1,6}\s+((?:[A-Za-z][\w'/-]*\s*){1,4})$")  # '### Expected': a section of its own
 _KEPT = re.compile(r"^\W*(?:(?:is|was|were|are)\s+)?(?:still\s+)?(?:stored|kept|held|saved)\b", re.I)
@@ -187,7 +188,8 @@ class _Reader:
                 return False
             label = _LABEL.match(body)
             body = label.group("rest").strip() if label else body
-        return bool(QUESTION.search(body))
+        asked = QUESTION.search(body)
+        return bool(asked) and not _REQUEST.match(asked.group(1))
 
     def example(self, fields: list[tuple[str, str]]) -> Example:
         """One example from its (hint, text) fields; then which short phrase is the gold answer."""
@@ -314,6 +316,8 @@ class _Reader:
         if not text:
             return
         asked = QUESTION.search(text)
+        if asked and _REQUEST.match(asked.group(1)):
+            return  # 'Could you take another look?': asks the reader, not the system
         if asked and (quoted or not FIRST_PERSON.search(text[:asked.start()])):
             question = asked.group(1).strip()
             inner = _INNER_QUESTION.search(question, 1)  # 'When asked Who wrote ...?' → 'Who wrote ...?'
