@@ -85,6 +85,7 @@ _HOLDING = re.compile(r"^(?P<lead>(?:\w+\W+){0,6}?(?:held|holds|contained|contai
                       r"(?P<rest>.+)$", re.I)
 
 _REMOVED = REMOVAL
+_REPORTED = re.compile(r"^\S+\s+(?:\w+ly\s+|had\s+|has\s+)?(?:said|says|asked|asks|wrote|writes|replied|told)$")
 _REQUEST = re.compile(r"(?:could|can|would|will|do|should|shall|may|might)\s+(?:you|we)\b", re.I)
 _LABEL_HEAD = re.compile(r"(?:\s+[\w'-]+){0,3}\s*(?:\([^)\n]{0,30}\))?\s*:")  # 'Impact:', 'Erwartet (expected):'
 _HEADING = re.compile(r"^\s*#{1,6}\s+((?:[A-Za-z][\w'/-]*\s*){1,4})$")  # '### Expected': a section of its own
@@ -118,9 +119,12 @@ class _Reader:
         return bool(token[:1].isupper()) and token.lower() not in NOT_NAMES and token.lower() not in self.lower
 
     def is_label(self, label: str, rest: str, hint: str) -> bool:
-        """Whether 'label: rest' is a labelled field (not a turn of someone named like the label, nor an id: 'D6:1')."""
+        """Whether 'label: rest' is a labelled field (not a turn of someone named like the label, nor an id: 'D6:1',
+        nor someone's words reported: 'Someone asked: ...')."""
         first = label.split()[0]
-        return not self.is_name(first) or not (self.speaker(first, rest, hint) or re.search(r"\d", label))
+        reported = self.is_name(first) and _REPORTED.match(label)
+        return not reported and (not self.is_name(first) or not (self.speaker(first, rest, hint) or
+                                                                   re.search(r"\d", label)))
 
     def speaker(self, who: str, text: str, hint: str = "") -> bool:
         """Whether 'who: text' is a turn of the conversation: a name used as one elsewhere in the feedback, or any
@@ -128,9 +132,10 @@ class _Reader:
         or answers ('Q', 'A', 'Asked'), only a name in those two cases, and not for a question."""
         if not self.is_name(who):
             return False
-        if who.lower() not in LABEL_WORDS:
+        if who.lower() not in LABEL_WORDS:  # the text's own words, not those it quotes ('Trigger: Xavi's "I ..."')
+            own = text if QUOTE.fullmatch(text.strip()) else QUOTE.sub(" ", text)
             return all(w in self.named for w in who.split()) or bool(_TURN.search(hint) or "blockquote" in hint or
-                                                                      FIRST_PERSON.search(text))
+                                                                      FIRST_PERSON.search(own))
         return bool(_TURN.search(hint)) or (bool(FIRST_PERSON.search(text)) and not QUESTION.search(text))
 
     # --- blocks ---------------------------------------------------------------------------------
