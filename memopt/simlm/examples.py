@@ -163,9 +163,6 @@ class _Reader:
                 else:
                     self.advice += advice
                 continue
-            if starts[0] and segments and not _opens(lines[:starts[0]]):
-                segments[-1] += list(zip(hints[:starts[0]], lines[:starts[0]], strict=True))
-                lines, hints, starts = lines[starts[0]:], hints[starts[0]:], [i - starts[0] for i in starts]
             cuts = [0, *starts[1:], len(lines)]
             segments += [list(zip(hints[a:b], lines[a:b], strict=True)) for a, b in zip(cuts, cuts[1:], strict=False)]
         examples += [self.example(fields) for fields in segments]
@@ -427,12 +424,6 @@ def _asked(text: str) -> str | None:
     """The last question a text asks, lower case, for telling whether two lines ask the same one."""
     found = QUESTION.findall(text)
     return " ".join(words(found[-1])) if found else None
-
-
-def _opens(lines: list[str]) -> bool:
-    """Whether lines ahead of a question open a new example ('Example 2:', '### Case 3') rather than end the last."""
-    return any(re.match(r"^\W*(?:example|case|failure|item|issue|bug|ticket|#+)\b|^\W*\d+[.)]?\W*$", line.strip(), re.I)
-               for line in lines)
 
 
 def _tail_words(text: str, n: int) -> str:
