@@ -1,46 +1,39 @@
-"""The layouts feedback comes in, brought to what `memopt.simlm.examples` reads (used only there).
+"""The layouts feedback comes in, written as the labelled lines `memopt.simlm.examples` reads (used only there).
 
-- `normalize`: other languages' punctuation and light markup as plain text: full-width colons '：' and
-  French ' : ' become ': '; « », „ “, ‹ ›, 「 」 and 『 』 become “ ”; Markdown bold and code marks go.
-- `structured_blocks`: the structured parts of a text as values, like JSON: Markdown tables (a list of
-  rows, each {column header: cell}; a cell's '<br>' or ';' separated parts a list) and YAML-ish blocks
-  (``- key: value`` items with indented keys and lists), each as (start, end, value).
-- `label_of`: a line's leading label ("Question:", "Q -", "Correct answer =>"), and `LABEL_WORDS`, the
-  generic words that label a question or an answer ('Q', 'A', 'Asked', 'Query') and are no speaker's name
-  unless the text around says it is a turn of the conversation.
+`as_lines` brings every layout to one: paragraphs of ``label: value`` lines, a label alone on its line heading the
+lines indented below it.
+
+- Punctuation and markup: full-width colons and French ' : ' become ': '; « », „ “, ‹ ›, 「 」, 『 』, a code span
+  of words and an *emphasis* in running text become “ ” quotes; a line that is only emphasis is a heading; bold,
+  code marks and emoji shortcodes go; '<tag>x</tag>' is 'tag: x'; ('Xavi', 'I went ...') is 'Xavi: “I went ...”'.
+- Records, one paragraph each: a JSON object (its keys the labels, an object or list inside it the lines under
+  its key; an object that asks a question inside a list is an example of its own), a table row under its header
+  (Markdown, tab- or comma-separated), a line of key=value pairs (logfmt), a unified diff (hunk headers, what the
+  old side '--- expected' had and the new side '+++ actual' has, comments).
 """
 
 from __future__ import annotations
 
 import csv
+import json
 import re
 from typing import Any
 
-from memopt.simlm.example_parts import CUES
+from memopt.core.text import words
+from memopt.simlm.example_parts import QUESTION
 
-__all__ = ["normalize", "structured_blocks", "TURN", "ERROR_NAME", "error_or_op"]
-
-TURN = re.compile(r"^(?P<who>[A-Z][\w'-]*(?: [A-Z][\w'-]*)?)\s*(?:\([^)]{0,30}\))?:\s+(?P<text>\S.*)$")  # 'Name: text'
-ERROR_NAME = re.compile(r"\b[A-Z][a-z]+(?:[A-Z][a-z]+)*(?:Error|Failure|Fault)\b")
-_OP_NAME = re.compile(r"\b(?:blamed on|blame falls on|blame goes to|caused by|fault of|in|at)\s+(?:the\s+)?"
-                      r"([a-z][\w-]*\.[a-z][\w.-]*)")
+__all__ = ["as_lines", "key_words"]
 
 _QUOTES = str.maketrans({"«": "“", "»": "”", "„": "“", "‹": "“", "›": "”", "「": "“", "」": "”", "『": "“",
                          "』": "”", "：": ":"})
-_LABEL = re.compile(r"^(?P<label>[A-Za-z][\w '/()#.-]{0,40}?)\s*(?:[:=]|\s[-–—]+>?(?=\s)|=>)\s*(?P<rest>.*)$")
-
-
 _TAG = re.compile(r"<(?P<tag>[A-Za-z][\w-]*)(?:\s+[\w-]+=\"(?P<who>[^\"]*)\")?\s*>(?P<body>[^<>\n]*)</(?P=tag)>")
+_INDEX = re.compile(r"\[\d+\]")  # "wrote[0]"
+_SPEAKER_PAIR = re.compile(r"\(\s*([\"'])([A-Z][\w'-]*)\1\s*,\s*([\"'])(.{3,400}?)\3\s*\)")
+_SPANS = re.compile(r"`([^`\n]+)`|(?<![\w*])\*(?=[^\s*])([^*\n]+?)(?<=\S)\*(?![\w*])|\*\*([^*\n]+)\*\*")
+_IDENTIFIER = re.compile(r"^\S*[._(/\d]\S*$|^[A-Z][a-z]+[A-Z]\w*$")  # mem0.extract, S1, ExtractionError
 # key="value" or key=value ('src.speaker=Xavi', 'wrote[0]="..."', 'question="..."; expected="..."')
 _PAIR = re.compile(r"(?<![\w\"])(?:([A-Za-z_][\w .\[\]-]{0,30}?)\s*=\s*\"([^\"\n]*)\"|"
                    r"([A-Za-z_][\w.\[\]-]*)=([^\s\"]+?))[;,]?(?=\s|$)")
-
-
-_SPEAKER_PAIR = re.compile(r"\(\s*([\"'])([A-Z][\w'-]*)\1\s*,\s*([\"'])(.{3,400}?)\3\s*\)")
-
-
-_SPANS = re.compile(r"`([^`\n]+)`|(?<![\w*])\*(?=[^\s*])([^*\n]+?)(?<=\S)\*(?![\w*])|\*\*([^*\n]+)\*\*")
-_IDENTIFIER = re.compile(r"^\S*[._(/\d]\S*$|^[A-Z][a-z]+[A-Z]\w*$")  # mem0.extract, S1, ExtractionError
 
 
 def _span(m: re.Match[str]) -> str:
@@ -55,14 +48,17 @@ def _span(m: re.Match[str]) -> str:
     return inner if m[3] or inner.rstrip().endswith(":") else f"“{inner}”"
 
 
-def _tagged(m: re.Match[str]) -> str:
-    """'<expected>Milo</expected>' → 'expected: Milo'; '<turn speaker="Zane">...</turn>' → 'Zane: ...'."""
-    return f"{m.group('who') or m.group('tag')}: {m.group('body').strip()}"
+def _key_values(line: str) -> str:
+    """A line of two or more key=value pairs as a paragraph of 'key: value' lines ('wrote[0]' → 'wrote')."""
+    pairs = _PAIR.findall(line)
+    if len(pairs) < 2 or _PAIR.sub("", line).strip(" \t;,"):
+        return line
+    said = [f"{key_words(_INDEX.sub('', key or bare_key))}: {q if key else bare}" for key, q, bare_key, bare in pairs]
+    return "\n" + "\n".join(said) + "\n"
 
 
-def normalize(text: str) -> str:
-    """Plain punctuation and no Markdown emphasis (see the module docstring); XML-ish tags as labelled lines."""
-    text = _TAG.sub(_tagged, text)
+def _normalize(text: str) -> str:
+    text = _TAG.sub(lambda m: f"{m.group('who') or m.group('tag')}: {m.group('body').strip()}", text)
     text = re.sub(r"^\s*</?[A-Za-z][\w-]*>\s*$", "", text, flags=re.M)  # a bare opening or closing tag
     text = re.sub(r"(?<![\w:]):[a-z0-9_+-]+:(?![\w:])", "", text)  # an emoji shortcode (':face_palm:')
     text = _SPANS.sub(_span, text)
@@ -71,27 +67,85 @@ def normalize(text: str) -> str:
     text = re.sub(r"“[ \t]+", "“", re.sub(r"[ \t]+”", "”", text))
     text = re.sub(r"(?<=\w) :(?=\s)", ":", text)
     text = re.sub(r":(?=[^\s/\d])", ": ", text)  # 'Question:«...' → 'Question: “...'
-    return re.sub(r"\*\*|__|`", "", text)
+    return "\n".join(_key_values(line) for line in re.sub(r"\*\*|__|`", "", text).split("\n"))
 
 
-def error_or_op(label: str, text: str, *, labelled: bool = False) -> tuple[str | None, str | None]:
-    """The error type or the blamed operation a field labelled so names (``labelled``: only by its label), or else
-    that a sentence names ('ExtractionError', 'blamed on mem0.extract')."""
-    label = " ".join(label.lower().split()[-3:])
-    tail = label.split()[-2:] if label else []
-    if label and (CUES["error"].fullmatch(label) or CUES["error"].fullmatch(" ".join(tail)) or
-                  (tail and CUES["error"].fullmatch(tail[-1]))):
-        return text.strip(), None
-    if label and (CUES["operation"].fullmatch(label) or (tail and CUES["operation"].fullmatch(" ".join(tail)))):
-        return None, text.strip()
-    if labelled:
-        return None, None
-    error, op = ERROR_NAME.search(text), _OP_NAME.search(text)
-    return (error.group(0) if error else None), (op.group(1) if op else None)
+# --- records as labelled lines --------------------------------------------------------------------------------------
 
 
-# --- tables ------------------------------------------------------------------------------------------------------
+def key_words(key: str) -> str:
+    """A key's words ('sourceSpeaker', 'src.speaker', 'stage_out' → 'source Speaker', 'src speaker', 'stage output';
+    a class name stays whole: 'AssertionError')."""
+    spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", key) if key[:1].islower() else key
+    return re.sub(r"\b(in|out)$", r"\1put", " ".join(re.sub(r"[_.\-]", " ", spaced).split()))
 
+
+def _value(value: Any) -> str:
+    """A scalar as text; a question written without its mark gets one ('what did Zane visit' → '...?')."""
+    text = " ".join(str(value).split())
+    asks = re.match(r"^(when|what|where|who|which|how)\b", text, re.I) and len(words(text)) >= 3
+    return f"{text}?" if asks and "?" not in text else text
+
+
+def _asks(value: Any) -> bool:
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, list):
+        return any(_asks(v) for v in value)
+    return isinstance(value, str) and bool(QUESTION.search(_value(value)))
+
+
+def _lines(record: dict, pad: str, examples: list[list[str]]) -> list[str]:
+    """An object's lines: 'key: value', or 'key:' over the lines of an object or a list ('Name: words' for a
+    [name, words] pair); an object inside a list that asks a question goes to ``examples``, a paragraph of its own."""
+    out: list[str] = []
+    for key, value in record.items():
+        inner: list[str] = []
+        for item in value if isinstance(value, list) else [value] if isinstance(value, dict) else []:
+            if isinstance(item, dict) and isinstance(value, list) and _asks(item):
+                examples += _paragraphs(item)
+            elif isinstance(item, dict):
+                inner += _lines(item, f"{pad}  ", examples)
+            elif isinstance(item, list) and len(item) == 2 and all(isinstance(x, str) for x in item):
+                inner.append(f"{pad}  {item[0]}: {_value(item[1])}")
+            elif item is not None and str(item).strip():
+                inner.append(f"{pad}  {_value(item)}")
+        if isinstance(value, (dict, list)):
+            out += [f"{pad}{key_words(str(key))}:", *inner] if inner else []
+        elif value is not None and not isinstance(value, bool) and str(value).strip():
+            out.append(f"{pad}{key_words(str(key))}: {_value(value)}")
+    return out
+
+
+def _paragraphs(value: Any) -> list[list[str]]:
+    """A structured value as paragraphs of labelled lines: an object's own, then the examples inside it."""
+    if isinstance(value, list):
+        return [p for v in value for p in _paragraphs(v)]
+    if not isinstance(value, dict):
+        return []
+    examples: list[list[str]] = []
+    own = _lines(value, "", examples)
+    return ([own] if own else []) + examples
+
+
+def _json_values(text: str) -> list[tuple[int, int, Any]]:
+    """JSON objects and arrays embedded in the text, as (start, end, value)."""
+    decoder, out, i = json.JSONDecoder(), [], 0
+    while i < len(text):
+        if text[i] in "{[":
+            try:
+                value, end = decoder.raw_decode(text, i)
+            except ValueError:
+                value, end = None, i + 1
+            if isinstance(value, (dict, list)) and _paragraphs(value):
+                out.append((i, end, value))
+            i = end
+        else:
+            i += 1
+    return out
+
+
+# --- tables -------------------------------------------------------------------------------------------------------
 
 _COLUMN = re.compile(r"^(?:[^\W\d][\w .#/()'-]{0,40}|#?)$")  # a column's name: a few words, or none ('#')
 _RULE = re.compile(r"^[ \t]*\|[ \t:|-]+\|[ \t]*$")  # a Markdown table's rule under its header
@@ -106,7 +160,7 @@ def _cells(line: str, sep: str) -> list[str]:
     return [c.strip() for c in cells] if len(cells) >= 3 else []
 
 
-def _cell_value(cell: str) -> str | list[str]:
+def _cell(cell: str) -> str | list[str]:
     parts = [p.strip() for p in re.split(r"<br\s*/?>|;\s+(?=[A-Z\[“\"'])", cell) if p.strip()]
     return parts if len(parts) > 1 else cell
 
@@ -114,22 +168,19 @@ def _cell_value(cell: str) -> str | list[str]:
 def _tables(text: str) -> list[tuple[int, int, Any]]:
     """Tables of rows under a header of column names: Markdown (under its rule), tab- or comma-separated (as many
     cells as the header), each as a list of {column: cell}."""
-    out, lines = [], text.split("\n")
-    starts = [0]
+    out, lines, starts = [], text.split("\n"), [0]
     for line in lines:
         starts.append(starts[-1] + len(line) + 1)
     i = 0
     while i < len(lines):
         for sep in "|\t,":
             header = _cells(lines[i], sep)
-            if not header or not all(_COLUMN.match(h) for h in header):
+            if not header or not all(_COLUMN.match(h) for h in header) or \
+                    (sep == "|" and not (i + 1 < len(lines) and _RULE.match(lines[i + 1]))):
                 continue
-            j = i + 1 + (sep == "|")
-            if sep == "|" and not (i + 1 < len(lines) and _RULE.match(lines[i + 1])):
-                continue
-            rows = []
+            j, rows = i + 1 + (sep == "|"), []
             while j < len(lines) and (cells := _cells(lines[j], sep)) and (sep == "|" or len(cells) == len(header)):
-                rows.append({h: _cell_value(c) for h, c in zip(header, cells, strict=False)
+                rows.append({h: _cell(c) for h, c in zip(header, cells, strict=False)
                              if c and h.strip("# ").lower() not in ("", "no", "id", "n")})
                 j += 1
             if rows:
@@ -140,87 +191,7 @@ def _tables(text: str) -> list[tuple[int, int, Any]]:
     return out
 
 
-# --- YAML-ish blocks -----------------------------------------------------------------------------------------------
-
-_KEY = re.compile(r"^(?P<key>[A-Za-z_][\w .'/()-]{0,40}?):(?:\s+(?P<value>.*))?$")
-
-
-def _scalar(text: str) -> str:
-    text = text.strip()
-    return text[1:-1] if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'" else text
-
-
-def _parse(lines: list[tuple[int, str]], i: int, indent: int) -> tuple[Any, int]:
-    """The value of the block starting at line ``i`` (lines at ``indent`` or deeper), and the next line."""
-    if lines[i][1].startswith("- "):
-        items = []
-        while i < len(lines) and lines[i][0] == indent and lines[i][1].startswith("- "):
-            rest = lines[i][1][2:].strip()
-            if _KEY.match(rest):  # a mapping starting on the item's line
-                sub = [(indent + 2, rest), *[ln for ln in _deeper(lines, i + 1, indent)]]
-                value, _ = _parse(sub, 0, indent + 2)
-                i += len(sub)
-            else:
-                value, i = _scalar(rest), i + 1
-            items.append(value)
-        return items, i
-    mapping: dict[str, Any] = {}
-    while i < len(lines) and lines[i][0] == indent and (m := _KEY.match(lines[i][1])):
-        if m.group("value"):
-            mapping[m.group("key").strip()], i = _scalar(m.group("value")), i + 1
-        elif i + 1 < len(lines) and (lines[i + 1][0] > indent or lines[i + 1][1].startswith("- ")):
-            mapping[m.group("key").strip()], i = _parse(lines, i + 1, lines[i + 1][0])
-        else:
-            i += 1
-    return mapping, i
-
-
-def _deeper(lines: list[tuple[int, str]], i: int, indent: int) -> list[tuple[int, str]]:
-    out = []
-    while i < len(lines) and lines[i][0] > indent:
-        out.append(lines[i])
-        i += 1
-    return out
-
-
-def _yaml_blocks(text: str) -> list[tuple[int, int, Any]]:
-    """YAML-ish blocks: paragraphs of ``key: value`` lines with at least one ``- key: value`` item."""
-    out = []
-    for m in re.finditer(r"(?:^|\n)((?:[ \t]*\S[^\n]*(?:\n|$))+)", text):
-        block = m.group(1)
-        raw = [ln for ln in block.splitlines() if ln.strip()]
-        if not any(re.match(r"^\s*-\s+[A-Za-z_][\w ]{0,30}:(\s|$)", ln) for ln in raw):
-            continue
-        if not all(_KEY.match(ln.strip().removeprefix("- ")) or ln.strip().startswith("- ") for ln in raw):
-            continue
-        lines = [(len(ln) - len(ln.lstrip()), ln.strip()) for ln in raw]
-        try:
-            value, used = _parse(lines, 0, lines[0][0])
-        except (IndexError, ValueError):
-            continue
-        if used == len(lines):
-            out.append((m.start(1), m.start(1) + len(block), value))
-    return out
-
-
-def _key_values(text: str) -> list[tuple[int, int, Any]]:
-    """Lines of two or more key=value pairs (a logfmt line, 'a="x"; b="y"'), each a record; 'k[0]', 'k[1]' a list."""
-    out = []
-    for line in re.finditer(r"[^\n]+", text):
-        pairs = _PAIR.findall(line.group(0))
-        if len(pairs) < 2 or _PAIR.sub("", line.group(0)).strip(" \t;,"):
-            continue
-        record: dict[str, Any] = {}
-        for key, quoted, bare_key, bare in pairs:
-            key, value = (key or bare_key).strip(), quoted if key else bare
-            item = re.fullmatch(r"(.+?)\[\d+\](.*)", key)
-            if item:
-                record.setdefault(item.group(1) + item.group(2), []).append(value)
-            else:
-                record[key] = value
-        out.append((line.start(), line.end(), record))
-    return out
-
+# --- diffs --------------------------------------------------------------------------------------------------------
 
 _DIFF = re.compile(r"(?m)^(?:diff .*\n)?(?:index .*\n)?(?:(?:---|\+\+\+) .*\n){0,2}@@.*@@.*"
                    r"(?:\n(?!--- .*\n\+\+\+ )(?:[-+ #@\\].*|index .*))*")
@@ -253,12 +224,12 @@ def _diffs(text: str) -> list[tuple[int, int, Any]]:
     return out
 
 
-def structured_blocks(text: str) -> list[tuple[int, int, Any]]:
-    """Markdown, CSV and TSV tables, YAML-ish blocks and key=value lines of the text as (start, end, value), in
-    order, not overlapping."""
-    found = sorted(_tables(text) + _yaml_blocks(text) + _key_values(text) + _diffs(text))
-    out: list[tuple[int, int, Any]] = []
-    for start, end, value in found:
-        if not out or start >= out[-1][1]:
-            out.append((start, end, value))
-    return out
+def as_lines(text: str) -> str:
+    """The text with its markup normalized and every record written as a paragraph of labelled lines."""
+    text = _normalize(text)
+    out, at = [], 0
+    for start, end, value in sorted(_json_values(text) + _tables(text) + _diffs(text), key=lambda b: b[0]):
+        if start >= at:
+            out += [text[at:start], *("\n\n" + "\n".join(p) + "\n\n" for p in _paragraphs(value))]
+            at = end
+    return "".join([*out, text[at:]])

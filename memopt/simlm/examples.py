@@ -1,11 +1,10 @@
 """Read the examples in reflection feedback the way a person would, whatever their format.
 
 Feedback is free text: labelled lines ('Question:', 'Q:', 'Asked:', 'Correct answer =>', 'Question -'),
-JSON objects and lists with any key names, Markdown tables, YAML-ish ``key: value`` blocks, bulleted lists,
-plain prose, and other languages' punctuation (full-width colons, « », „ “, 「 」: `memopt.simlm.example_layouts`
-brings these to plain text; `memopt.simlm.example_json` reads the structured blocks). `read_feedback` finds the
-examples in it (one per question asked) and sorts the pieces of each by what they *are*, not by the labels
-around them:
+JSON, tables, key=value logs, diffs, YAML-ish ``key: value`` blocks, bulleted lists, plain prose, other languages'
+words and punctuation. `memopt.simlm.example_layouts` writes every layout as labelled lines (a record is a
+paragraph of 'key: value' lines); `read_feedback` finds the examples in them (one per question asked) and sorts
+the pieces of each by what they *are*, not by the labels around them:
 
 - the question: a sentence ending with '?' (or a JSON value starting with a question word) that is
   not a line of dialogue;
@@ -43,8 +42,7 @@ from dataclasses import dataclass
 
 from memopt.core.text import find_relative_dates, words
 from memopt.simlm.changes import REMOVAL, label_side, replacement, unquoted_removal, unquoted_replacement
-from memopt.simlm.example_json import blocks, json_examples, sentences
-from memopt.simlm.example_layouts import ERROR_NAME, TURN, error_or_op, normalize
+from memopt.simlm.example_layouts import as_lines, key_words
 from memopt.simlm.example_parts import (
     CUES,
     FIRST_PERSON,
@@ -63,6 +61,10 @@ from memopt.simlm.example_parts import (
 
 __all__ = ["Reading", "read_feedback"]
 
+TURN = re.compile(r"^(?P<who>[A-Z][\w'-]*(?: [A-Z][\w'-]*)?)\s*(?:\([^)]{0,30}\))?:\s+(?P<text>\S.*)$")  # 'Name: text'
+ERROR_NAME = re.compile(r"\b[A-Z][a-z]+(?:[A-Z][a-z]+)*(?:Error|Failure|Fault)\b")
+_OP_NAME = re.compile(r"\b(?:blamed on|blame falls on|blame goes to|caused by|fault of|in|at)\s+(?:the\s+)?"
+                      r"([a-z][\w-]*\.[a-z][\w.-]*)")
 _BULLET = re.compile(r"^\s*(?:[-*•+>]+|\d+[.)]|\(\w\))\s+")
 _LABEL = re.compile(r"^(?P<label>[A-Za-z][\w '/()#.-]{0,40}?)\s*(?:[:=]|\s[-–—]+>?(?=\s)|=>)\s*(?P<rest>.*)$")
 _SAID = re.compile(r"^(?P<who>[A-Z][\w'-]*)\s+(?:said|says|told \w+|wrote|mentioned|explained)\s*[:,]?\s+(?P<text>.+)$")
@@ -91,6 +93,7 @@ _LABEL_HEAD = re.compile(r"(?:\s+[\w'-]+){0,3}\s*(?:\([^)\n]{0,30}\))?\s*:")  # 
 _HEADING = re.compile(r"^\s*#{1,6}\s+((?:[A-Za-z][\w'/-]*\s*){1,4})$")  # '### Expected': a section of its own
 _KEPT = re.compile(r"^\W*(?:(?:is|was|were|are)\s+)?(?:still\s+)?(?:stored|kept|held|saved)\b", re.I)
 _READ, _HELD, _TURN = CUES["read"], CUES["held"], CUES["turn"]
+_ROLES = ("asked", "gold", "answered", "turn", "held", "read", "old", "new")
 
 
 Phrases = list[tuple[str, str | None]]  # short answer phrases with their role ("gold", "answer" or None)
@@ -141,22 +144,15 @@ class _Reader:
     # --- blocks ---------------------------------------------------------------------------------
 
     def read(self, text: str) -> Reading:
-        """JSON values first, then the prose: a paragraph asking questions holds one example per question."""
-        examples: list[Example] = []
-        prose = []
-        at = 0
-        for start, end, value in blocks(text):
-            prose.append(text[at:start])
-            at = end
-            examples += [self.example(fields) for fields in json_examples(value, self)]
-        prose.append(text[at:])
+        """A paragraph asking questions holds one example per question; one asking none goes on with the example
+        before it, or gives advice."""
         segments: list[list[tuple[str, str]]] = []
-        for paragraph in re.split(r"\n\s*\n", "\n".join(prose)):
+        for paragraph in re.split(r"\n\s*\n", text):
             lines = [line for line in paragraph.splitlines() if line.strip()]
             hints = _section_hints(lines)
             starts = self.starts(lines, hints, segments[-1] if segments else [])
             if not starts:
-                said = sentences(paragraph)
+                said = _sentences(paragraph)
                 advice = [s for s in said if is_advice(s, self.is_name)]
                 if segments and len(advice) < len(said):  # an example told over several paragraphs goes on
                     segments[-1] += list(zip(hints, lines, strict=True))
@@ -165,7 +161,7 @@ class _Reader:
                 continue
             cuts = [0, *starts[1:], len(lines)]
             segments += [list(zip(hints[a:b], lines[a:b], strict=True)) for a, b in zip(cuts, cuts[1:], strict=False)]
-        examples += [self.example(fields) for fields in segments]
+        examples = [self.example(fields) for fields in segments]
         return Reading([e for e in examples if e.question], list(dict.fromkeys(self.advice)))
 
     def starts(self, lines: list[str], hints: list[str], previous: list[tuple[str, str]]) -> list[int]:
@@ -197,13 +193,40 @@ class _Reader:
         """One example from its (hint, text) fields; then which short phrase is the gold answer."""
         ex = Example()
         phrases: list[tuple[str, str | None]] = []
-        for hint, text in fields:
+        for hint, text in self.paired(fields):
             self.field(ex, phrases, hint, text)
         ex.replaced += list(zip(ex.before, ex.after, strict=False))
         n = min(len(ex.before), len(ex.after))
         ex.items += ex.before[n:] + ex.after[n:]
         assign_answers(ex, phrases)
         return ex
+
+    def paired(self, fields: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        """A field holding someone's words ('text: I adopted ...', 'utterance: ...') beside one naming who spoke
+        ('speaker: Xavi', 'said_by: Xavi, Xavi') is their turn, one per name when it names several."""
+        out, used = list(fields), set()
+        label = [_LABEL.match(_BULLET.sub("", text).strip()) for _, text in fields]
+        names = [self.names(m["rest"]) if m and _speakers_key(m["label"]) else [] for m in label]
+        for j, m in enumerate(label):
+            i = next((i for i in (j - 1, j + 1) if 0 <= i < len(out) and names[i] and i not in used), None)
+            if m and not names[j] and i is not None and role_of(m["label"]) is None and \
+                    self.utterance(m["rest"], f"{fields[j][0]} {m['label']} {label[i]['label']}"):
+                said = "\n".join(f"{n}: {t}" for n, t in _spoken(names[i], m["rest"]))
+                out[j], out[i] = (f"{fields[j][0]} {m['label']} said", said), (fields[i][0], "")
+                used.add(i)
+        return out
+
+    def names(self, value: str) -> list[str]:
+        """The names a value lists ('Xavi', 'Xavi / Gina', 'Xavi, Xavi'), each of at most two words; else none."""
+        found = [n.strip() for n in re.split(r"\s*(?:[/,;&]|\band\b)\s*", value) if n.strip()]
+        ok = found and not ERROR_NAME.search(value) and all(
+            len(n.split()) <= 2 and all(self.is_name(t) for t in n.split()) for n in found)
+        return found if ok else []
+
+    def utterance(self, text: str, hint: str) -> bool:
+        """Whether a field's text is someone's words: a few words, first person or under words of a turn."""
+        return len(words(text)) >= 3 and not TURN.match(text) and bool(FIRST_PERSON.search(text) or (
+            _TURN.search(hint) and not QUESTION.search(text)))
 
     # --- fields ---------------------------------------------------------------------------------
 
@@ -213,12 +236,15 @@ class _Reader:
         if not text:
             return
         error, operation = error_or_op(hint, text, labelled=True) if hint.strip() else (None, None)
-        label = None if error or operation else _LABEL.match(text)  # 'Type: ExtractionError: ...' stays whole
-        if label and '"' not in label.group("label") and len(label.group("label").split()) <= 5 and \
-                self.is_label(label.group("label"), label.group("rest"), hint):
+        for depth in range(2):  # a label, and a word of a role labelling its value ('Stage I/O: out: ...')
+            label = None if error or operation else _LABEL.match(text)  # 'Type: ExtractionError: ...' stays whole
+            if not (label and '"' not in label.group("label") and len(label.group("label").split()) <= 5 and
+                    self.is_label(label.group("label"), label.group("rest"), hint)) or \
+                    depth and not any(CUES[r].fullmatch(key_words(label["label"])) for r in _ROLES):
+                break
             if not label.group("rest").strip():
                 return
-            hint, text = f"{hint} {label.group('label')}", label.group("rest").strip()
+            hint, text = f"{hint} {key_words(label.group('label'))}", label.group("rest").strip()
             if _HELD.search(hint) and not _READ.search(hint):
                 ex.shows_output = True
             error, operation = error_or_op(hint, text, labelled=True)
@@ -233,7 +259,8 @@ class _Reader:
             for part in parts:
                 self.field(ex, phrases, hint, part)
             return
-        turn = TURN.match(text)
+        inner = re.fullmatch(r"[\"“](.+)[\"”]", text)  # '"Zane: I went ..."': a quoted turn
+        turn = TURN.match(inner[1] if inner else text)
         if turn and self.speaker(turn.group("who"), turn.group("text"), hint):
             self.turn(ex, hint, turn.group("who"), turn.group("text").strip())
             return
@@ -430,7 +457,42 @@ def _tail_words(text: str, n: int) -> str:
     return " ".join(text.split()[-n:])
 
 
+def _speakers_key(key: str) -> bool:
+    """Whether a label may name speakers: it names no answer and no other field ('expected', 'got', 'stage')."""
+    return role_of(key) is None and key.lower() not in LABEL_WORDS
+
+
+def _spoken(names: list[str], text: str) -> list[tuple[str, str]]:
+    """Who said what: each of several speakers with its part of the text (split as the names are, else by
+    sentence), or one speaker (or one person named several times) with all of it."""
+    for parts in (re.split(r"\s+/\s+|\s*;\s+|\s+\|\s+", text), _sentences(text)):
+        if len(names) > 1 and len(parts) == len(names):
+            return list(zip(names, parts, strict=True))
+    return [(names[0], text)] if len(set(names)) == 1 else [(" ".join(names), text)]
+
+
+def _sentences(text: str) -> list[str]:
+    """The sentences of a text (split after '.' / '!' and at line breaks)."""
+    return [s.strip() for s in re.split(r"(?<=[.!])\s+|\n+", text) if s.strip()]
+
+
+def error_or_op(label: str, text: str, *, labelled: bool = False) -> tuple[str | None, str | None]:
+    """The error type or the blamed operation a field labelled so names (``labelled``: only by its label), or else
+    that a sentence names ('ExtractionError', 'blamed on mem0.extract')."""
+    label = " ".join(label.lower().split()[-3:])
+    tail = label.split()[-2:] if label else []
+    if label and (CUES["error"].fullmatch(label) or CUES["error"].fullmatch(" ".join(tail)) or
+                  (tail and CUES["error"].fullmatch(tail[-1]))):
+        return text.strip(), None
+    if label and (CUES["operation"].fullmatch(label) or (tail and CUES["operation"].fullmatch(" ".join(tail)))):
+        return None, text.strip()
+    if labelled:
+        return None, None
+    error, op = ERROR_NAME.search(text), _OP_NAME.search(text)
+    return (error.group(0) if error else None), (op.group(1) if op else None)
+
+
 def read_feedback(text: str) -> Reading:
     """The examples (one per question) and the general advice of a feedback text, in any format."""
-    text = normalize(text)
+    text = as_lines(text)
     return _Reader(text).read(text)
