@@ -41,22 +41,25 @@ import re
 from dataclasses import dataclass
 
 from memopt.core.text import find_relative_dates, words
-from memopt.simlm.changes import REMOVAL, label_side, replacement, unquoted_removal, unquoted_replacement
 from memopt.simlm.example_layouts import as_lines, key_words
 from memopt.simlm.example_parts import (
     CUES,
     FIRST_PERSON,
     LABEL_WORDS,
-    META,
     NOT_NAMES,
     QUESTION,
     QUOTE,
+    WORDS,
     Example,
     assign_answers,
     is_advice,
     is_statement,
+    label_side,
     lead_words,
+    replacement,
     role_of,
+    unquoted_removal,
+    unquoted_replacement,
 )
 
 __all__ = ["Reading", "read_feedback"]
@@ -74,8 +77,6 @@ _SAID_BEFORE = re.compile(r"\b([A-Z][\w'-]*)\s*(?:\([^)]{0,30}\))?\s*"
                           r":\s*)$|\b([A-Z][\w-]*)'s(?:\s+[a-z]+)?\s*[:,]?\s*$")  # "Xavi's message: '...'"
 _SAID_AFTER = re.compile(r"^\W{0,3}\s*(?:(?:said|says|wrote|asked|replied)\s+|[—-]\s*|\()([A-Z][\w'-]*)|"
                          r"^\W{0,3}\s*([A-Z][\w'-]*)\s+(?:had\s+)?(?:said|says|wrote|writes|replied|added|told)\b")
-_ROLE_NOUNS = frozenset("answer answers gold response reply system model output prediction truth reference "
-                         "target".split())
 _INNER_QUESTION = re.compile(r"(?<=\s)(?:When|What|Where|Who|Whom|Whose|Which|Why|How|Did|Does|Do|Is|Are|Was|"
                              r"Were|Has|Have|Had|Can|Could|Will|Would)\b")
 _SEPARATORS = re.compile(r"\s+\|\s+|\s+/\s+|\s*\n\s*")
@@ -86,12 +87,11 @@ _HOLDING = re.compile(r"^(?P<lead>(?:\w+\W+){0,6}?(?:held|holds|contained|contai
                       r"produced|produces|read|reads|retrieved|returned|saved|recorded)(?:\s+only)?\s*:?)\s+"
                       r"(?P<rest>.+)$", re.I)
 
-_REMOVED = REMOVAL
+_REMOVED = CUES["removal"]
 _REPORTED = re.compile(r"^\S+\s+(?:\w+ly\s+|had\s+|has\s+)?(?:said|says|asked|asks|wrote|writes|replied|told)$")
 _REQUEST = re.compile(r"(?:could|can|would|will|do|should|shall|may|might)\s+(?:you|we)\b", re.I)
 _LABEL_HEAD = re.compile(r"(?:\s+[\w'-]+){0,3}\s*(?:\([^)\n]{0,30}\))?\s*:")  # 'Impact:', 'Erwartet (expected):'
 _HEADING = re.compile(r"^\s*#{1,6}\s+((?:[A-Za-z][\w'/-]*\s*){1,4})$")  # '### Expected': a section of its own
-_KEPT = re.compile(r"^\W*(?:(?:is|was|were|are)\s+)?(?:still\s+)?(?:stored|kept|held|saved)\b", re.I)
 _READ, _HELD, _TURN = CUES["read"], CUES["held"], CUES["turn"]
 _ROLES = ("asked", "gold", "answered", "turn", "held", "read", "old", "new")
 
@@ -308,9 +308,6 @@ class _Reader:
                 continue  # two sentences: neither says what the other did
             before = re.split(r"[.!?]\s+(?=[A-Z\"'“(])", before)[-1]
             first_old = replacement(f"{hint} {before}", between, text[spans[j][1]:])
-            if first_old is None and label_side(_tail_words(f"{hint} {before}", 3)) == "old" and \
-                    label_side(between) == "new":  # 'before: "X", after: "Y"' on one line
-                first_old = True
             first, second = spans[i][2], spans[j][2]
             if first_old is not None and self.memory_pair(first, second):
                 ex.replaced.append((first, second) if first_old else (second, first))
@@ -378,7 +375,7 @@ class _Reader:
             if side is not None:  # "Memory before: X" ... "Memory after: Y": paired in `example`
                 (ex.before if side == "old" else ex.after).append(body)
                 ex.shows_output = True
-            elif _REMOVED.search(after) or (_REMOVED.search(_tail_words(hint, 3)) and not _KEPT.match(after)):
+            elif _REMOVED.search(after) or (_REMOVED.search(_tail_words(hint, 3))):
                 ex.removed.append(body)
                 ex.shows_output = True
             elif _READ.search(around) and not _HELD.search(_tail_words(hint, 3)):
@@ -394,9 +391,9 @@ class _Reader:
         if is_advice(body, self.is_name):
             self.advice.append(body)
             return
-        n, meta = len(words(body)), bool(set(words(body)) & META)
+        n, meta = len(words(body)), bool(set(words(body)) & WORDS["meta"])
         labelled = not quoted and role_of(hint) is not None  # 'Gold answer: ...', {"expected": ...}
-        subject = bool(lead) and lead.split()[-1].lower() in _ROLE_NOUNS and body[:1].islower()
+        subject = bool(lead) and lead.split()[-1].lower() in WORDS["role_nouns"] and body[:1].islower()
         if subject and not labelled:  # 'The gold answer lists several items': a sentence about it, not an answer
             return
         code = re.search(r"\w\(|==|\w\[", body)  # 'memory.ask(question)': code, not an answer
