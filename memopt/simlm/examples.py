@@ -1,38 +1,21 @@
-"""Read the examples in reflection feedback the way a person would, whatever their format.
+"""Read the examples in reflection feedback the way a person would, whatever their format and language.
 
-Feedback is free text: labelled lines ('Question:', 'Q:', 'Asked:', 'Correct answer =>', 'Question -'),
-JSON, tables, key=value logs, diffs, YAML-ish ``key: value`` blocks, bulleted lists, plain prose, other languages'
-words and punctuation. `memopt.simlm.example_layouts` writes every layout as labelled lines (a record is a
-paragraph of 'key: value' lines); `read_feedback` finds the examples in them (one per question asked) and sorts
-the pieces of each by what they *are*, not by the labels around them:
+`memopt.simlm.example_layouts` writes every layout as labelled lines (JSON, tables, key=value logs and diffs as
+paragraphs of 'key: value' lines); `read_feedback` finds the examples in them, one per question asked, and sorts the
+pieces of each by what they *are* and by the role words around them (`memopt.simlm.example_parts.CUES`, in several
+languages), never by a particular tool's labels, error-type names or operation ids:
 
-- the question: a sentence ending with '?' (or a JSON value starting with a question word) that is
-  not a line of dialogue;
-- source turns: 'Name: text', a sentence in quotes attributed to someone ('Zane said "I went there
-  yesterday"', '"...", Zane wrote', 'Zane had told them: "..."'), a first-person sentence in quotes, or a
-  JSON object holding a name and a text. A word that labels questions or answers ('Q', 'A', 'Asked') is
-  a speaker only where the context says so: under an 'Evidence:' / 'Conversation:' header, in a '> '
-  quote, or when its text is someone's first-person words;
-- statements: third-person sentences about a named person, a leading date phrase allowed ('the week
-  before 3 July 2023 Zane went ...'): what an operation produced, stored or read. Next to a word of
-  replacing ("replaced", "overwritten", "became", "→") two quoted sentences make an old/new pair when
-  one is a statement and neither is someone's first-person words; next to a word of removal
-  ("deleted", "removed") a statement was removed; next to a word of looking up ("retrieved", "read",
-  "context", "search") it was read at question time;
-- short phrases: the answers (a phrase under a label that names an answer is one, even if it starts
-  like a sentence about someone: 'Gold answer: Perseid meteor shower'). The one a person calls
-  expected ("expected", "gold", "should have been", "correct") is the gold answer, the one called
-  answered or got is the system's; without such words, the one that answers the question (an
-  absolute date for a "when" question, the one the source turns support, a real answer when the
-  question's person said it) is the gold, else the first;
-- the error type and the blamed operation: a field labelled 'error' / 'type' / 'cause' or 'op' / 'stage' /
-  'blamed', or, in a sentence, a CamelCase word ending in 'Error' and a dotted id after 'blamed on' (kept on
-  the example as written; diagnosis does not use them);
-- advice: general instruction sentences that are not about one example ("Facts should be short.").
-
-Only generic English role words and shapes are read (a person's "expected", "said", "stored"), never a
-particular tool's section labels or a list of error-type names or operation ids; a name is a capitalised
-word that the feedback never writes in lower case.
+- the question: a sentence ending with '?' that is no line of dialogue and asks no one reading ('Could you ...?');
+- source turns: 'Name: text', a field naming who spoke beside one with their words, words quoted after 'Zane
+  said' / 'Xavi's message' / 'source turn (Zane)', or someone's first-person words. A name is a capitalised word the
+  feedback never writes in lower case; a label word ('Q', 'Impact', 'Betreff') is a speaker only where the words
+  around say so or the text is someone's words;
+- statements about a named person: what an operation produced or stored, read at question time (near a word of
+  reading), removed (near a word of removal), or the old and new memory of a replacement (a pair near a word of
+  replacing, in any voice and order, or labelled before / after);
+- short phrases: the gold answer and the system's, by the role words before them ('expected', 'got', 'Erwartet'),
+  else by what they answer (`memopt.simlm.example_parts.assign_answers`);
+- the error type and the blamed operation as written (diagnosis does not use them); advice: general instructions.
 """
 
 from __future__ import annotations
@@ -77,8 +60,10 @@ _SAID_BEFORE = re.compile(r"\b([A-Z][\w'-]*)\s*(?:\([^)]{0,30}\))?\s*"
                           r":\s*)$|\b([A-Z][\w-]*)'s(?:\s+[a-z]+)?\s*[:,]?\s*$")  # "Xavi's message: '...'"
 _SAID_AFTER = re.compile(r"^\W{0,3}\s*(?:(?:said|says|wrote|asked|replied)\s+|[—-]\s*|\()([A-Z][\w'-]*)|"
                          r"^\W{0,3}\s*([A-Z][\w'-]*)\s+(?:had\s+)?(?:said|says|wrote|writes|replied|added|told)\b")
+_REPORTED = re.compile(r"^\S+\s+(?:\w+ly\s+|had\s+|has\s+)?(?:said|says|asked|asks|wrote|writes|replied|told)$")
 _INNER_QUESTION = re.compile(r"(?<=\s)(?:When|What|Where|Who|Whom|Whose|Which|Why|How|Did|Does|Do|Is|Are|Was|"
                              r"Were|Has|Have|Had|Can|Could|Will|Would)\b")
+_REQUEST = re.compile(r"(?:could|can|would|will|do|should|shall|may|might)\s+(?:you|we)\b", re.I)
 _SEPARATORS = re.compile(r"\s+\|\s+|\s+/\s+|\s*\n\s*")
 _CLAUSES = re.compile(r";\s+|(?<=[.!])\s+(?=[A-Z\"“'])|,\s+(?=(?:but\s+|and\s+|while\s+|whereas\s+)?(?:got|answered|"
                       r"expected|gold|the system|the model|it said|it answered|should|instead|predicted|correct|"
@@ -86,15 +71,10 @@ _CLAUSES = re.compile(r";\s+|(?<=[.!])\s+(?=[A-Z\"“'])|,\s+(?=(?:but\s+|and\s+
 _HOLDING = re.compile(r"^(?P<lead>(?:\w+\W+){0,6}?(?:held|holds|contained|contains|had|has|stored|stores|kept|keeps|"
                       r"produced|produces|read|reads|retrieved|returned|saved|recorded)(?:\s+only)?\s*:?)\s+"
                       r"(?P<rest>.+)$", re.I)
-
-_REMOVED = CUES["removal"]
-_REPORTED = re.compile(r"^\S+\s+(?:\w+ly\s+|had\s+|has\s+)?(?:said|says|asked|asks|wrote|writes|replied|told)$")
-_REQUEST = re.compile(r"(?:could|can|would|will|do|should|shall|may|might)\s+(?:you|we)\b", re.I)
 _LABEL_HEAD = re.compile(r"(?:\s+[\w'-]+){0,3}\s*(?:\([^)\n]{0,30}\))?\s*:")  # 'Impact:', 'Erwartet (expected):'
 _HEADING = re.compile(r"^\s*#{1,6}\s+((?:[A-Za-z][\w'/-]*\s*){1,4})$")  # '### Expected': a section of its own
-_READ, _HELD, _TURN = CUES["read"], CUES["held"], CUES["turn"]
-_ROLES = ("asked", "gold", "answered", "turn", "held", "read", "old", "new")
-
+_SENTENCE_END = re.compile(r"[.!?]\s+(?=[A-Z\"'“(])")
+_READ, _HELD, _TURN, _REMOVED = CUES["read"], CUES["held"], CUES["turn"], CUES["removal"]
 
 Phrases = list[tuple[str, str | None]]  # short answer phrases with their role ("gold", "answer" or None)
 
@@ -125,57 +105,49 @@ class _Reader:
         """Whether 'label: rest' is a labelled field (not a turn of someone named like the label, nor an id: 'D6:1',
         nor someone's words reported: 'Someone asked: ...')."""
         first = label.split()[0]
-        reported = self.is_name(first) and _REPORTED.match(label)
-        return not reported and (not self.is_name(first) or not (self.speaker(first, rest, hint) or
-                                                                   re.search(r"\d", label)))
+        if not self.is_name(first):
+            return True
+        return not _REPORTED.match(label) and not (self.speaker(first, rest, hint) or re.search(r"\d", label))
 
     def speaker(self, who: str, text: str, hint: str = "") -> bool:
-        """Whether 'who: text' is a turn of the conversation: a name used as one elsewhere in the feedback, or any
-        name when the words around say it is a turn or the text is someone's words; for a word that labels questions
-        or answers ('Q', 'A', 'Asked'), only a name in those two cases, and not for a question."""
+        """Whether 'who: text' is a turn: a name used as one elsewhere in the feedback, or any name when the words
+        around say it is a turn or its own words (not those it quotes) are someone's; a word that labels questions
+        or answers ('Q', 'A', 'Asked') only in those two cases, and not for a question."""
         if not self.is_name(who):
             return False
-        if who.lower() not in LABEL_WORDS:  # the text's own words, not those it quotes ('Trigger: Xavi's "I ..."')
-            own = text if QUOTE.fullmatch(text.strip()) else QUOTE.sub(" ", text)
-            return all(w in self.named for w in who.split()) or bool(_TURN.search(hint) or "blockquote" in hint or
-                                                                      FIRST_PERSON.search(own))
-        return bool(_TURN.search(hint)) or (bool(FIRST_PERSON.search(text)) and not QUESTION.search(text))
+        if who.lower() in LABEL_WORDS:
+            return bool(_TURN.search(hint)) or (bool(FIRST_PERSON.search(text)) and not QUESTION.search(text))
+        own = text if QUOTE.fullmatch(text.strip()) else QUOTE.sub(" ", text)
+        return all(w in self.named for w in who.split()) or bool(_TURN.search(hint) or "blockquote" in hint or
+                                                                  FIRST_PERSON.search(own))
 
-    # --- blocks ---------------------------------------------------------------------------------
+    # --- examples -----------------------------------------------------------------------------------------------
 
     def read(self, text: str) -> Reading:
-        """A paragraph asking questions holds one example per question; one asking none goes on with the example
-        before it, or gives advice."""
+        """A paragraph asking questions holds one example per question (not the same question again: a ticket's
+        title and its steps ask it twice); one asking none goes on with the example before it, or gives advice."""
         segments: list[list[tuple[str, str]]] = []
         for paragraph in re.split(r"\n\s*\n", text):
             lines = [line for line in paragraph.splitlines() if line.strip()]
-            hints = _section_hints(lines)
-            starts = self.starts(lines, hints, segments[-1] if segments else [])
-            if not starts:
-                said = _sentences(paragraph)
-                advice = [s for s in said if is_advice(s, self.is_name)]
-                if segments and len(advice) < len(said):  # an example told over several paragraphs goes on
-                    segments[-1] += list(zip(hints, lines, strict=True))
-                else:
-                    self.advice += advice
+            hints, starts = _section_hints(lines), []
+            last = _asked(" ".join(text for _, text in segments[-1])) if segments else None
+            for i, line in enumerate(lines):
+                if self.asks(line, hints[i]):
+                    starts += [i] if _asked(line) is None or _asked(line) != last else []
+                    last = _asked(line)
+            if starts:
+                cuts = [0, *starts[1:], len(lines)]
+                segments += [list(zip(hints[a:b], lines[a:b], strict=True)) for a, b in zip(cuts, cuts[1:],
+                                                                                            strict=False)]
                 continue
-            cuts = [0, *starts[1:], len(lines)]
-            segments += [list(zip(hints[a:b], lines[a:b], strict=True)) for a, b in zip(cuts, cuts[1:], strict=False)]
+            said = _sentences(paragraph)
+            advice = [s for s in said if is_advice(s, self.is_name)]
+            if segments and len(advice) < len(said):  # an example told over several paragraphs goes on
+                segments[-1] += list(zip(hints, lines, strict=True))
+            else:
+                self.advice += advice
         examples = [self.example(fields) for fields in segments]
         return Reading([e for e in examples if e.question], list(dict.fromkeys(self.advice)))
-
-    def starts(self, lines: list[str], hints: list[str], previous: list[tuple[str, str]]) -> list[int]:
-        """The lines that start an example: those asking a question, but not the same question again (a ticket's
-        title and its steps ask it twice)."""
-        out: list[int] = []
-        last = _asked(" ".join(text for _, text in previous)) if previous else None
-        for i, line in enumerate(lines):
-            if self.asks(line, hints[i]):
-                asked = _asked(line)
-                if asked is None or asked != last:
-                    out.append(i)
-                last = asked
-        return out
 
     def asks(self, line: str, hint: str = "") -> bool:
         """Whether a line asks a question (and is not a line of dialogue)."""
@@ -190,29 +162,36 @@ class _Reader:
         return bool(asked) and not _REQUEST.match(asked.group(1))
 
     def example(self, fields: list[tuple[str, str]]) -> Example:
-        """One example from its (hint, text) fields; then which short phrase is the gold answer."""
-        ex = Example()
-        phrases: list[tuple[str, str | None]] = []
+        """One example from its (hint, text) fields; old and new memories labelled so paired in order; then which
+        short phrase is the gold answer."""
+        ex, phrases = Example(), []
         for hint, text in self.paired(fields):
             self.field(ex, phrases, hint, text)
-        ex.replaced += list(zip(ex.before, ex.after, strict=False))
         n = min(len(ex.before), len(ex.after))
+        ex.replaced += list(zip(ex.before[:n], ex.after[:n], strict=True))
         ex.items += ex.before[n:] + ex.after[n:]
         assign_answers(ex, phrases)
         return ex
 
     def paired(self, fields: list[tuple[str, str]]) -> list[tuple[str, str]]:
         """A field holding someone's words ('text: I adopted ...', 'utterance: ...') beside one naming who spoke
-        ('speaker: Xavi', 'said_by: Xavi, Xavi') is their turn, one per name when it names several."""
+        ('speaker: Xavi', 'said_by: Xavi, Xavi') is their turn, one per name when it names several (the words split
+        as the names are, else by sentence)."""
         out, used = list(fields), set()
         label = [_LABEL.match(_BULLET.sub("", text).strip()) for _, text in fields]
-        names = [self.names(m["rest"]) if m and _speakers_key(m["label"]) else [] for m in label]
+        names = [self.names(m["rest"]) if m and role_of(m["label"]) is None and m["label"].lower() not in LABEL_WORDS
+                 else [] for m in label]
         for j, m in enumerate(label):
             i = next((i for i in (j - 1, j + 1) if 0 <= i < len(out) and names[i] and i not in used), None)
-            if m and not names[j] and i is not None and role_of(m["label"]) is None and \
-                    self.utterance(m["rest"], f"{fields[j][0]} {m['label']} {label[i]['label']}"):
-                said = "\n".join(f"{n}: {t}" for n, t in _spoken(names[i], m["rest"]))
-                out[j], out[i] = (f"{fields[j][0]} {m['label']} said", said), (fields[i][0], "")
+            if m and not names[j] and i is not None and role_of(m["label"]) is None and len(words(m["rest"])) >= 3 \
+                    and not TURN.match(m["rest"]) and (FIRST_PERSON.search(m["rest"]) or (
+                        _TURN.search(f"{fields[j][0]} {m['label']} {label[i]['label']}") and
+                        not QUESTION.search(m["rest"]))):
+                parts = next((p for p in (re.split(r"\s+/\s+|\s*;\s+|\s+\|\s+", m["rest"]), _sentences(m["rest"]))
+                              if len(names[i]) > 1 and len(p) == len(names[i])), None)
+                turns = zip(names[i], parts, strict=True) if parts else [(" ".join(dict.fromkeys(names[i])), m["rest"])]
+                out[j], out[i] = (f"{fields[j][0]} {m['label']} said", "\n".join(f"{n}: {t}" for n, t in turns)), \
+                    (fields[i][0], "")
                 used.add(i)
         return out
 
@@ -223,126 +202,93 @@ class _Reader:
             len(n.split()) <= 2 and all(self.is_name(t) for t in n.split()) for n in found)
         return found if ok else []
 
-    def utterance(self, text: str, hint: str) -> bool:
-        """Whether a field's text is someone's words: a few words, first person or under words of a turn."""
-        return len(words(text)) >= 3 and not TURN.match(text) and bool(FIRST_PERSON.search(text) or (
-            _TURN.search(hint) and not QUESTION.search(text)))
-
-    # --- fields ---------------------------------------------------------------------------------
+    # --- fields -------------------------------------------------------------------------------------------------
 
     def field(self, ex: Example, phrases: Phrases, hint: str, text: str) -> None:
-        """A line or JSON value: its label joins the hint; lists, turns, quotes and clauses are read in turn."""
+        """A line or part of one: its label (and a role word labelling its value: 'Stage I/O: out: ...') joins the
+        hint; then its parts, a turn, its sentences, its quotes, a replacement or removal, or its clauses."""
         text = _BULLET.sub("", text).strip()
         if not text:
             return
-        error, operation = error_or_op(hint, text, labelled=True) if hint.strip() else (None, None)
-        for depth in range(2):  # a label, and a word of a role labelling its value ('Stage I/O: out: ...')
-            label = None if error or operation else _LABEL.match(text)  # 'Type: ExtractionError: ...' stays whole
-            if not (label and '"' not in label.group("label") and len(label.group("label").split()) <= 5 and
-                    self.is_label(label.group("label"), label.group("rest"), hint)) or \
+        kind = _named_field(hint) if hint.strip() else None  # 'Type: ExtractionError: ...' stays whole
+        for depth in range(2):
+            label = None if kind else _LABEL.match(text)
+            if not (label and '"' not in label["label"] and len(label["label"].split()) <= 5 and
+                    self.is_label(label["label"], label["rest"], hint)) or \
                     depth and not any(CUES[r].fullmatch(key_words(label["label"])) for r in _ROLES):
                 break
-            if not label.group("rest").strip():
+            if not label["rest"].strip():
                 return
-            hint, text = f"{hint} {key_words(label.group('label'))}", label.group("rest").strip()
-            if _HELD.search(hint) and not _READ.search(hint):
-                ex.shows_output = True
-            error, operation = error_or_op(hint, text, labelled=True)
-        if error or operation:
-            ex.error, ex.operation = ex.error or error, ex.operation or operation
-            if operation or ERROR_NAME.match(text) or len(text.split()) <= 6:
+            hint, text = f"{hint} {key_words(label['label'])}", label["rest"].strip()
+            ex.shows_output |= bool(_HELD.search(hint) and not _READ.search(hint))
+            kind = _named_field(hint)
+        if kind:
+            setattr(ex, kind, getattr(ex, kind) or text)
+            if kind == "operation" or ERROR_NAME.match(text) or len(text.split()) <= 6:
                 return  # else a sentence telling what went wrong ('Root cause: the update overwrote ...') is read on
-        error, operation = error_or_op("", text)  # named in a sentence: 'blamed on mem0.extract (ExtractionError)'
-        ex.error, ex.operation = ex.error or error, ex.operation or operation
+        error, operation = ERROR_NAME.search(text), _OP_NAME.search(text)  # 'blamed on mem0.extract (ExtractionError)'
+        ex.error, ex.operation = ex.error or (error and error[0]), ex.operation or (operation and operation[1])
         parts = [p for p in _SEPARATORS.split(text) if p.strip()]
-        if len(parts) > 1:
-            for part in parts:
-                self.field(ex, phrases, hint, part)
-            return
-        inner = re.fullmatch(r"[\"“](.+)[\"”]", text)  # '"Zane: I went ..."': a quoted turn
-        turn = TURN.match(inner[1] if inner else text)
-        if turn and self.speaker(turn.group("who"), turn.group("text"), hint):
-            self.turn(ex, hint, turn.group("who"), turn.group("text").strip())
-            return
+        quoted_turn = re.fullmatch(r"[\"“](.+)[\"”]", text)  # '"Zane: I went ..."'
+        turn = TURN.match(quoted_turn[1] if quoted_turn else text)
         quotes = list(QUOTE.finditer(text))
         said = _sentences_outside(text, quotes)
-        if len(said) > 1:  # each sentence says its own thing: read them one by one
-            for sentence in said:
-                self.field(ex, phrases, hint, sentence)
-            return
-        if quotes:
+        if len(parts) > 1 or (len(said) > 1 and not (turn and self.speaker(turn["who"], turn["text"], hint))):
+            for part in parts if len(parts) > 1 else said:  # each part, each sentence says its own thing
+                self.field(ex, phrases, hint, part)
+        elif turn and self.speaker(turn["who"], turn["text"], hint):  # under words of reading or storing: an item
+            speaker, words_ = turn["who"], turn["text"].strip()
+            words_ = words_[1:-1].strip() if len(words_) > 1 and words_[0] + words_[-1] in ('""', "“”") else words_
+            if _READ.search(hint) or _HELD.search(hint):
+                (ex.context if _READ.search(hint) else ex.items).append(f"{speaker}: {words_}")
+            else:
+                ex.turns.append((speaker, words_))
+        elif quotes:
             self.quoted(ex, phrases, hint, text, quotes)
-            return
-        pair = unquoted_replacement(text, lambda t: is_statement(t, self.is_name))
-        gone = None if pair else unquoted_removal(text, lambda t: is_statement(t, self.is_name))
-        if pair is not None or gone is not None:
-            ex.replaced += [pair] if pair else []
-            ex.removed += [gone] if gone else []
-            ex.shows_output = True
-            return
-        for clause in _CLAUSES.split(text):
-            self.piece(ex, phrases, hint, clause)
-
-    def turn(self, ex: Example, hint: str, speaker: str, text: str) -> None:
-        """A line of dialogue: a source turn, or, under words of reading or storing, an item read or held."""
-        if len(text) > 1 and text[0] + text[-1] in ('""', "“”"):
-            text = text[1:-1].strip()
-        if _READ.search(hint):
-            ex.context.append(f"{speaker}: {text}")
-        elif _HELD.search(hint):
-            ex.items.append(f"{speaker}: {text}")
+        elif pair := unquoted_replacement(text, lambda t: is_statement(t, self.is_name)):
+            ex.replaced, ex.shows_output = [*ex.replaced, pair], True
+        elif gone := unquoted_removal(text, lambda t: is_statement(t, self.is_name)):
+            ex.removed, ex.shows_output = [*ex.removed, gone], True
         else:
-            ex.turns.append((speaker, text))
+            for clause in _CLAUSES.split(text):
+                self.piece(ex, phrases, hint, clause)
 
     def quoted(self, ex: Example, phrases: Phrases, hint: str, text: str, quotes: list[re.Match]) -> None:
-        """A text with quotes: replaced pairs, then each quote with the words around it, then the question."""
+        """A text with quotes: pairs of memories one replaced (quotes in a parenthetical aside left out: "overwrote
+        'X' (and with it 'Y') with 'Z'"), then each quote with the words around it, then the question and the
+        answers the words outside the quotes name ('Asking "...?" returns Rocky')."""
         spans = [(q.start(), q.end(), next(g for g in q.groups() if g is not None).strip()) for q in quotes]
-        used: set[int] = set()
-        asides = [m.span() for m in re.finditer(r"\([^()]*\)", text)]  # "overwrote 'X' (and with it 'Y') with 'Z'"
-        main = [i for i, (start, _, _) in enumerate(spans) if not any(a < start < b for a, b in asides)]
+        asides = [m.span() for m in re.finditer(r"\([^()]*\)", text)]
+        main, used = [i for i, (start, _, _) in enumerate(spans) if not any(a < start < b for a, b in asides)], set()
         for i, j in zip(main, main[1:], strict=False):
-            if i in used:
-                continue
             before, between = text[spans[i - 1][1] if i else 0:spans[i][0]], text[spans[i][1]:spans[j][0]]
-            if re.search(r"[.!?]\s+[A-Z\"'“(]|\n", between):
+            if i in used or re.search(r"[.!?]\s+[A-Z\"'“(]|\n", between):
                 continue  # two sentences: neither says what the other did
-            before = re.split(r"[.!?]\s+(?=[A-Z\"'“(])", before)[-1]
-            first_old = replacement(f"{hint} {before}", between, text[spans[j][1]:])
-            first, second = spans[i][2], spans[j][2]
-            if first_old is not None and self.memory_pair(first, second):
-                ex.replaced.append((first, second) if first_old else (second, first))
-                ex.shows_output = True
-                used |= {i, j}
+            first_old = replacement(f"{hint} {_SENTENCE_END.split(before)[-1]}", between, text[spans[j][1]:])
+            pair = [spans[i][2], spans[j][2]]
+            statements = [is_statement(t, self.is_name) for t in pair]  # one may be a loose third-person sentence
+            if first_old is not None and (all(statements) or any(statements) and all(
+                    len(words(t)) >= 3 and not FIRST_PERSON.search(t) for t in pair)):
+                ex.replaced.append((pair[0], pair[1]) if first_old else (pair[1], pair[0]))
+                ex.shows_output, used = True, used | {i, j}
         for i, (start, end, inner) in enumerate(spans):
-            if i in used:
-                continue
-            before = text[spans[i - 1][1] if i else 0:start]
-            after = text[end:spans[i + 1][0] if i + 1 < len(spans) else len(text)]
-            after = re.split(r"[.!?][\"'”]?\s", after, maxsplit=1)[0]  # the words after it in its sentence
-            self.piece(ex, phrases, f"{hint} {before[-60:]}", inner, after=after[:40], quoted=True)
-        rest = QUOTE.sub(" ", text)
-        for clause in _CLAUSES.split(rest):
+            if i not in used:
+                before = text[spans[i - 1][1] if i else 0:start]
+                after = re.split(r"[.!?][\"'”]?\s", text[end:spans[i + 1][0] if i + 1 < len(spans) else len(text)],
+                                 maxsplit=1)[0]  # the words after it in its sentence
+                self.piece(ex, phrases, f"{hint} {before[-60:]}", inner, after=after[:40], quoted=True)
+        for clause in _CLAUSES.split(QUOTE.sub(" ", text)):
             roles = [m.start() for m in (CUES["gold"].search(clause), CUES["answered"].search(clause)) if m]
-            if QUESTION.search(clause) or roles:  # 'Asking "...?" returns Rocky': from the word that names it
+            if QUESTION.search(clause) or roles:
                 self.piece(ex, phrases, hint, clause if QUESTION.search(clause) else clause[min(roles):],
                            hinted_only=True)
-
-    def memory_pair(self, old: str, new: str) -> bool:
-        """Whether two quotes around a word of replacing are memories: both read as statements about someone, or one
-        does and the other is a third-person sentence too ('... was overwritten by 'One special memory for Caroline
-        was ...'')."""
-        statements = [is_statement(t, self.is_name) for t in (old, new)]
-        sentence = all(len(words(t)) >= 3 and not FIRST_PERSON.search(t) for t in (old, new))
-        return all(statements) or (any(statements) and sentence)
 
     def piece(self, ex: Example, phrases: Phrases, hint: str, text: str, *, after: str = "", quoted: bool = False,
               hinted_only: bool = False) -> None:
         """One piece of text: a question, a turn, a statement, advice or a short answer phrase."""
         text = text.strip().strip(",;").strip()
-        if not text:
-            return
         asked = QUESTION.search(text)
-        if asked and _REQUEST.match(asked.group(1)):
+        if not text or asked and _REQUEST.match(asked.group(1)):
             return  # 'Could you take another look?': asks the reader, not the system
         if asked and (quoted or not FIRST_PERSON.search(text[:asked.start()])):
             question = asked.group(1).strip()
@@ -353,64 +299,63 @@ class _Reader:
                 self.piece(ex, phrases, hint, clause)
             return
         lead, body = lead_words(text)
-        role = role_of(f"{hint} {lead}") if not quoted else role_of(_tail_words(hint, 5))
+        role = role_of(f"{hint} {lead}") if not quoted else role_of(_tail(hint, 5))
         if hinted_only and (role is None or not re.search(r"\d|[A-Z]", body) and not find_relative_dates(body)):
             return
         said = _SAID.match(body)
-        if said and self.is_name(said.group("who")):
-            ex.turns.append((said.group("who"), said.group("text").strip(" \"'“”")))
-            return
-        if FIRST_PERSON.search(body) and len(words(body)) >= 3:
-            ex.turns.append((self.speaker_near(hint, after), body))
-            return
-        who = self.speaker_near(hint, after) if (quoted or _TURN.search(hint)) and len(words(body)) >= 3 else None
-        if who:  # 'Kira said "She's a dentist ..."': someone's words, first person or not
-            ex.turns.append((who, body))
+        who = said["who"] if said and self.is_name(said["who"]) else None
+        if not who and (FIRST_PERSON.search(body) or quoted or _TURN.search(hint)) and len(words(body)) >= 3:
+            who = self.speaker_near(hint, after) or ("" if FIRST_PERSON.search(body) else None)
+        if who is not None:  # 'Kira said "She's a dentist ..."', someone's first-person words
+            ex.turns.append((who or None, said["text"].strip(" \"'“”") if said and who == said["who"] else body))
             return
         # 'Gold answer: Perseid meteor shower': what a label calls an answer is one, whatever words it starts with
-        answer_label = not quoted and role_of(_tail_words(hint, 3)) is not None and not _HELD.search(hint)
-        if is_statement(body, self.is_name) and not answer_label:
-            around = f"{_tail_words(hint, 6)} {after}"
-            side = label_side(_tail_words(hint, 3))
+        if is_statement(body, self.is_name) and (quoted or role_of(_tail(hint, 3)) is None or _HELD.search(hint)):
+            side = label_side(_tail(hint, 3))
             if side is not None:  # "Memory before: X" ... "Memory after: Y": paired in `example`
                 (ex.before if side == "old" else ex.after).append(body)
-                ex.shows_output = True
-            elif _REMOVED.search(after) or (_REMOVED.search(_tail_words(hint, 3))):
+            elif _REMOVED.search(after) or _REMOVED.search(_tail(hint, 3)):
                 ex.removed.append(body)
-                ex.shows_output = True
-            elif _READ.search(around) and not _HELD.search(_tail_words(hint, 3)):
+            elif _READ.search(f"{_tail(hint, 6)} {after}") and not _HELD.search(_tail(hint, 3)):
                 ex.context.append(body)
+                return
             else:
                 ex.items.append(body)
-                ex.shows_output = True
+            ex.shows_output = True
             return
         held = _HOLDING.match(body)  # 'the memory held X', 'it stored X': X is what the memory held
         if held and is_statement(held.group("rest"), self.is_name):
             self.piece(ex, phrases, f"{hint} {held.group('lead')}", held.group("rest"), after=after)
-            return
-        if is_advice(body, self.is_name):
+        elif is_advice(body, self.is_name):
             self.advice.append(body)
-            return
-        n, meta = len(words(body)), bool(set(words(body)) & WORDS["meta"])
-        labelled = not quoted and role_of(hint) is not None  # 'Gold answer: ...', {"expected": ...}
-        subject = bool(lead) and lead.split()[-1].lower() in WORDS["role_nouns"] and body[:1].islower()
-        if subject and not labelled:  # 'The gold answer lists several items': a sentence about it, not an answer
-            return
-        code = re.search(r"\w\(|==|\w\[", body)  # 'memory.ask(question)': code, not an answer
-        if 0 < n <= (16 if labelled or quoted else 8) and (labelled or not meta) and not code:
-            phrases.append((body.rstrip("."), role))
+        else:
+            labelled = not quoted and role_of(hint) is not None  # 'Gold answer: ...', {"expected": ...}
+            if lead and lead.split()[-1].lower() in WORDS["role_nouns"] and body[:1].islower() and not labelled:
+                return  # 'The gold answer lists several items': a sentence about it, not an answer
+            n, meta = len(words(body)), bool(set(words(body)) & WORDS["meta"])
+            if 0 < n <= (16 if labelled or quoted else 8) and (labelled or not meta) and \
+                    not re.search(r"\w\(|==|\w\[", body):  # 'memory.ask(question)': code, not an answer
+                phrases.append((body.rstrip("."), role))
 
     def speaker_near(self, before: str, after: str) -> str | None:
         """The name a quoted utterance is attributed to ('Zane said "..."', 'Zane: "..."', '"...", said Zane', 'source
         turn (Zane): ...')."""
-        named = re.search(r"\(([A-Z][\w'-]*)\)\W*$", before) if CUES["turn"].search(before) else None
+        named = re.search(r"\(([A-Z][\w'-]*)\)\W*$", before) if _TURN.search(before) else None
         found = [m.group(1) or m.group(m.lastindex or 1) for m in (_SAID_BEFORE.search(before[-60:]),
                                                                     _SAID_AFTER.match(after), named) if m]
-        names = [n for n in found if self.is_name(n)]
-        return names[0] if names else None
+        return next((n for n in found if self.is_name(n)), None)
 
 
-# --- helpers ------------------------------------------------------------------------------------
+_ROLES = ("asked", "gold", "answered", "turn", "held", "read", "old", "new")
+
+
+def _named_field(hint: str) -> str | None:
+    """"error" or "operation" when a field's label names the kind of failure or the blamed operation."""
+    last = hint.lower().split()[-3:]
+    for kind, sizes in (("error", (3, 2, 1)), ("operation", (3, 2))):
+        if any(CUES[kind].fullmatch(" ".join(last[-n:])) for n in sizes):
+            return kind
+    return None
 
 
 def _section_hints(lines: list[str]) -> list[str]:
@@ -424,10 +369,8 @@ def _section_hints(lines: list[str]) -> list[str]:
         label = _LABEL.match(_BULLET.sub("", line).strip())
         inside = section and (heading or indent > depth or (indent == depth and not bulleted and
                                                             bool(_BULLET.match(line))))
-        hint = section if inside and not title else ""
-        if line.lstrip().startswith(">"):
-            hint = f"{hint} blockquote".strip()
-        hints.append(hint)
+        hints.append(f"{section if inside and not title else ''}{' blockquote' if line.lstrip()[:1] == '>' else ''}"
+                     .strip())
         if title:
             section, heading = title.group(1), True
         elif label and not label.group("rest").strip():
@@ -444,49 +387,19 @@ def _sentences_outside(text: str, quotes: list[re.Match]) -> list[str]:
     return [text[a:b].strip() for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True) if text[a:b].strip()]
 
 
+def _sentences(text: str) -> list[str]:
+    """The sentences of a text (split after '.' / '!' and at line breaks)."""
+    return [s.strip() for s in re.split(r"(?<=[.!])\s+|\n+", text) if s.strip()]
+
+
 def _asked(text: str) -> str | None:
     """The last question a text asks, lower case, for telling whether two lines ask the same one."""
     found = QUESTION.findall(text)
     return " ".join(words(found[-1])) if found else None
 
 
-def _tail_words(text: str, n: int) -> str:
+def _tail(text: str, n: int) -> str:
     return " ".join(text.split()[-n:])
-
-
-def _speakers_key(key: str) -> bool:
-    """Whether a label may name speakers: it names no answer and no other field ('expected', 'got', 'stage')."""
-    return role_of(key) is None and key.lower() not in LABEL_WORDS
-
-
-def _spoken(names: list[str], text: str) -> list[tuple[str, str]]:
-    """Who said what: each of several speakers with its part of the text (split as the names are, else by
-    sentence), or one speaker (or one person named several times) with all of it."""
-    for parts in (re.split(r"\s+/\s+|\s*;\s+|\s+\|\s+", text), _sentences(text)):
-        if len(names) > 1 and len(parts) == len(names):
-            return list(zip(names, parts, strict=True))
-    return [(names[0], text)] if len(set(names)) == 1 else [(" ".join(names), text)]
-
-
-def _sentences(text: str) -> list[str]:
-    """The sentences of a text (split after '.' / '!' and at line breaks)."""
-    return [s.strip() for s in re.split(r"(?<=[.!])\s+|\n+", text) if s.strip()]
-
-
-def error_or_op(label: str, text: str, *, labelled: bool = False) -> tuple[str | None, str | None]:
-    """The error type or the blamed operation a field labelled so names (``labelled``: only by its label), or else
-    that a sentence names ('ExtractionError', 'blamed on mem0.extract')."""
-    label = " ".join(label.lower().split()[-3:])
-    tail = label.split()[-2:] if label else []
-    if label and (CUES["error"].fullmatch(label) or CUES["error"].fullmatch(" ".join(tail)) or
-                  (tail and CUES["error"].fullmatch(tail[-1]))):
-        return text.strip(), None
-    if label and (CUES["operation"].fullmatch(label) or (tail and CUES["operation"].fullmatch(" ".join(tail)))):
-        return None, text.strip()
-    if labelled:
-        return None, None
-    error, op = ERROR_NAME.search(text), _OP_NAME.search(text)
-    return (error.group(0) if error else None), (op.group(1) if op else None)
 
 
 def read_feedback(text: str) -> Reading:
