@@ -152,7 +152,8 @@ _RULE = re.compile(r"^[ \t]*\|[ \t:|-]+\|[ \t]*$")  # a Markdown table's rule un
 
 
 def _cells(line: str, sep: str) -> list[str]:
-    """A row's cells: between '|' (a Markdown row), or split by a tab or a comma (CSV quoting), at least three."""
+    """A row's cells: between '|' (a Markdown row), or split by a tab, a semicolon or a comma (CSV quoting), at least
+    three."""
     if sep == "|":
         row = line.strip()
         return [c.strip() for c in row[1:-1].split("|")] if len(row) > 1 and row[0] == row[-1] == "|" else []
@@ -166,14 +167,14 @@ def _cell(cell: str) -> str | list[str]:
 
 
 def _tables(text: str) -> list[tuple[int, int, Any]]:
-    """Tables of rows under a header of column names: Markdown (under its rule), tab- or comma-separated (as many
-    cells as the header), each as a list of {column: cell}."""
+    """Tables of rows under a header of column names: Markdown (under its rule), tab-, semicolon- or comma-separated
+    (as many cells as the header), each as a list of {column: cell}."""
     out, lines, starts = [], text.split("\n"), [0]
     for line in lines:
         starts.append(starts[-1] + len(line) + 1)
     i = 0
     while i < len(lines):
-        for sep in "|\t,":
+        for sep in "|\t;,":
             header = _cells(lines[i], sep)
             if not header or not all(_COLUMN.match(h) for h in header) or \
                     (sep == "|" and not (i + 1 < len(lines) and _RULE.match(lines[i + 1]))):

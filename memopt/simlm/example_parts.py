@@ -27,7 +27,7 @@ from memopt.simlm.answering import analyze, is_abstention
 
 __all__ = ["Example", "holds", "lead_words", "role_of", "is_statement", "is_advice", "assign_answers", "replacement",
            "label_side", "unquoted_replacement", "unquoted_removal", "QUESTION", "QUOTE", "FIRST_PERSON", "NOT_NAMES",
-           "WORDS", "CUES", "LABEL_WORDS"]
+           "WORDS", "SAY", "CUES", "LABEL_WORDS"]
 
 QUESTION = re.compile(r"(?:(?<![\w'])|(?<=[\s(\[=:]')|(?<=^'))((?:when|what|where|who|whom|whose|which|why|how|did|"
                       r"does|do|is|are|was|were|has|have|had|can|could|will|would)\b[^?\n\"“”]*\?)", re.I)
@@ -73,6 +73,9 @@ class Cue:
 
 _TABLE = yaml.safe_load(Path(__file__).with_name("feedback_cues.yaml").read_text(encoding="utf-8"))
 WORDS = {name: frozenset(ws) for name, ws in _TABLE.pop("words").items()}
+# the verbs of saying and what may stand before them, as written (accents and all), for the patterns of turns
+SAY = {role: "|".join(sorted({w for ws in _TABLE.pop(role).values() for w in ws}, key=len, reverse=True))
+       for role in ("say", "say_before")}
 CUES = {role: Cue([w for ws in langs.values() for w in ws]) for role, langs in _TABLE.items()}
 NOT_NAMES = WORDS["not_names"] | STOPWORDS | {m.lower() for m in MONTHS + WEEKDAYS}
 # the words that label a question, an answer or a field: no one's name unless the text around says it is a turn
@@ -122,7 +125,9 @@ def lead_words(text: str) -> tuple[str, str]:
 
 
 def role_of(words_before: str) -> str | None:
-    """"gold" when the words name the expected answer, "answer" when they name the system's, else None."""
+    """"gold" when the words name the expected answer, "answer" when they name the system's, else None ('read to
+    answer' names neither: there the word is a verb)."""
+    words_before = re.sub(r"\bto (?:answer|reply|respond)\b", "", words_before)
     return "gold" if CUES["gold"].search(words_before) else "answer" if CUES["answered"].search(words_before) else None
 
 

@@ -32,6 +32,7 @@ from memopt.simlm.example_parts import (
     NOT_NAMES,
     QUESTION,
     QUOTE,
+    SAY,
     WORDS,
     Example,
     assign_answers,
@@ -53,14 +54,13 @@ _OP_NAME = re.compile(r"\b(?:blamed on|blame falls on|blame goes to|caused by|fa
                       r"([a-z][\w-]*\.[a-z][\w.-]*)")
 _BULLET = re.compile(r"^\s*(?:[-*•+>]+|\d+[.)]|\(\w\))\s+")
 _LABEL = re.compile(r"^(?P<label>[A-Za-z][\w '/()#.-]{0,40}?)\s*(?:[:=]|\s[-–—]+>?(?=\s)|=>)\s*(?P<rest>.*)$")
-_SAID = re.compile(r"^(?P<who>[A-Z][\w'-]*)\s+(?:said|says|told \w+|wrote|mentioned|explained)\s*[:,]?\s+(?P<text>.+)$")
-_SAID_BEFORE = re.compile(r"\b([A-Z][\w'-]*)\s*(?:\([^)]{0,30}\))?\s*"
-                          r"(?:(?:had|has|have|once|then|also|earlier|\w+ly)\s+)?"
-                          r"(?:(?:said|says|wrote|writes|asked|mentioned|explained|replied|told \w+)\b[^\"“]{0,15}|"
-                          r":\s*)$|\b([A-Z][\w-]*)'s(?:\s+[a-z]+)?\s*[:,]?\s*$")  # "Xavi's message: '...'"
-_SAID_AFTER = re.compile(r"^\W{0,3}\s*(?:(?:said|says|wrote|asked|replied)\s+|[—-]\s*|\()([A-Z][\w'-]*)|"
-                         r"^\W{0,3}\s*([A-Z][\w'-]*)\s+(?:had\s+)?(?:said|says|wrote|writes|replied|added|told)\b")
-_REPORTED = re.compile(r"^\S+\s+(?:\w+ly\s+|had\s+|has\s+)?(?:said|says|asked|asks|wrote|writes|replied|told)$")
+_SAY, _AUX = rf"(?:told\s+\w+|{SAY['say']})", SAY["say_before"]  # 'said', 'told them', 'gesagt', 'dijo'
+_SAID = re.compile(rf"^(?P<who>[A-Z][\w'-]*)\s+{_SAY}\s*[:,]?\s+(?P<text>.+)$")
+_SAID_BEFORE = re.compile(rf"\b([A-Z][\w'-]*)\s*(?:\([^)]{{0,30}}\))?\s*(?:(?:{_AUX}|\w+ly)\s+)?"
+                          rf"(?:{_SAY}\b[^\"“]{{0,15}}|:\s*)$|\b([A-Z][\w-]*)'s(?:\s+[a-z]+)?\s*[:,]?\s*$")
+_SAID_AFTER = re.compile(rf"^\W{{0,3}}\s*(?:{_SAY}\s+|[—-]\s*|\()([A-Z][\w'-]*)|"
+                         rf"^\W{{0,3}}\s*([A-Z][\w'-]*)\s+(?:(?:{_AUX})\s+)?(?:{_SAY}|added)\b")
+_REPORTED = re.compile(rf"^\S+\s+(?:\w+ly\s+|(?:{_AUX})\s+)?(?:{_SAY}|asks)$")
 _INNER_QUESTION = re.compile(r"(?<=\s)(?:When|What|Where|Who|Whom|Whose|Which|Why|How|Did|Does|Do|Is|Are|Was|"
                              r"Were|Has|Have|Had|Can|Could|Will|Would)\b")
 _REQUEST = re.compile(r"(?:could|can|would|will|do|should|shall|may|might)\s+(?:you|we)\b", re.I)
@@ -184,6 +184,7 @@ class _Reader:
         for j, m in enumerate(label):
             i = next((i for i in (j - 1, j + 1) if 0 <= i < len(out) and names[i] and i not in used), None)
             if m and not names[j] and i is not None and role_of(m["label"]) is None and len(words(m["rest"])) >= 3 \
+                    and m["label"].split()[0] not in self.named \
                     and not TURN.match(m["rest"]) and (FIRST_PERSON.search(m["rest"]) or (
                         _TURN.search(f"{fields[j][0]} {m['label']} {label[i]['label']}") and
                         not QUESTION.search(m["rest"]))):
@@ -310,7 +311,8 @@ class _Reader:
             ex.turns.append((who or None, said["text"].strip(" \"'“”") if said and who == said["who"] else body))
             return
         # 'Gold answer: Perseid meteor shower': what a label calls an answer is one, whatever words it starts with
-        if is_statement(body, self.is_name) and (quoted or role_of(_tail(hint, 3)) is None or _HELD.search(hint)):
+        if is_statement(body, self.is_name) and (quoted or role_of(_tail(hint, 3)) is None or _HELD.search(hint) or
+                                                 _READ.search(hint)):
             side = label_side(_tail(hint, 3))
             if side is not None:  # "Memory before: X" ... "Memory after: Y": paired in `example`
                 (ex.before if side == "old" else ex.after).append(body)
