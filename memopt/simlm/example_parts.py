@@ -125,10 +125,13 @@ def lead_words(text: str) -> tuple[str, str]:
 
 
 def role_of(words_before: str) -> str | None:
-    """"gold" when the words name the expected answer, "answer" when they name the system's, else None ('read to
-    answer' names neither: there the word is a verb)."""
+    """"gold" when the words name the expected answer (or end in 'instead of'), "answer" when they name the system's,
+    else None ('read to answer' names neither: there the word is a verb)."""
     words_before = re.sub(r"\bto (?:answer|reply|respond)\b", "", words_before)
-    return "gold" if CUES["gold"].search(words_before) else "answer" if CUES["answered"].search(words_before) else None
+    instead = CUES["instead"].search(" ".join(words_before.split()[-4:]))  # 'it said Rocky instead of': Milo
+    if CUES["gold"].search(words_before) or instead and not " ".join(words_before.split()[-4:])[instead.end():].strip():
+        return "gold"
+    return "answer" if CUES["answered"].search(words_before) else None
 
 
 def is_statement(text: str, is_name: Callable[[str], bool]) -> bool:

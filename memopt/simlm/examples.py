@@ -53,7 +53,7 @@ ERROR_NAME = re.compile(r"\b[A-Z][a-z]+(?:[A-Z][a-z]+)*(?:Error|Failure|Fault)\b
 _OP_NAME = re.compile(r"\b(?:blamed on|blame falls on|blame goes to|caused by|fault of|in|at)\s+(?:the\s+)?"
                       r"([a-z][\w-]*\.[a-z][\w.-]*)")
 _BULLET = re.compile(r"^\s*(?:[-*•+>]+|\d+[.)]|\(\w\))\s+")
-_LABEL = re.compile(r"^(?P<label>[A-Za-z][\w '/()#.-]{0,40}?)\s*(?:[:=]|\s[-–—]+>?(?=\s)|=>)\s*(?P<rest>.*)$")
+_LABEL = re.compile(r"^(?P<label>[^\W\d_][\w '/()#.-]{0,60}?)\s*(?:[:=]|\s[-–—]+>?(?=\s)|=>)\s*(?P<rest>.*)$")
 _SAY, _AUX = rf"(?:told\s+\w+|{SAY['say']})", SAY["say_before"]  # 'said', 'told them', 'gesagt', 'dijo'
 _SAID = re.compile(rf"^(?P<who>[A-Z][\w'-]*)\s+{_SAY}\s*[:,]?\s+(?P<text>.+)$")
 _SAID_BEFORE = re.compile(rf"\b([A-Z][\w'-]*)\s*(?:\([^)]{{0,30}}\))?\s*(?:(?:{_AUX}|\w+ly)\s+)?"
@@ -128,8 +128,9 @@ class _Reader:
         title and its steps ask it twice); one asking none goes on with the example before it, or gives advice."""
         segments: list[list[tuple[str, str]]] = []
         for paragraph in re.split(r"\n\s*\n", text):
-            lines = [line for line in paragraph.splitlines() if line.strip()]
-            hints, starts = _section_hints(lines), []
+            raw = [line for line in paragraph.splitlines() if line.strip()]  # a line telling several examples: its
+            told = [(h, s) for h, line in zip(_section_hints(raw), raw, strict=True) for s in _told(line)]  # sentences
+            hints, lines, starts = [h for h, _ in told], [s for _, s in told], []
             last = _asked(" ".join(text for _, text in segments[-1])) if segments else None
             for i, line in enumerate(lines):
                 if self.asks(line, hints[i]):
@@ -387,6 +388,13 @@ def _sentences_outside(text: str, quotes: list[re.Match]) -> list[str]:
     cuts = [m.end() for m in re.finditer(r"(?<=[.!?])[\"'”]?\s+(?=[A-Z\"“'(\[])", text)
             if not any(q.start() < m.start() < q.end() - 1 for q in quotes)]
     return [text[a:b].strip() for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True) if text[a:b].strip()]
+
+
+def _told(line: str) -> list[str]:
+    """A line of prose (no label) asking several questions as its sentences (a story telling several examples),
+    else the line."""
+    several = len(set(QUESTION.findall(line))) > 1 and not _LABEL.match(_BULLET.sub("", line).strip())
+    return _sentences_outside(line, list(QUOTE.finditer(line))) if several else [line]
 
 
 def _sentences(text: str) -> list[str]:
