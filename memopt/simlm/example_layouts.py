@@ -20,13 +20,15 @@ import re
 from typing import Any
 
 from memopt.core.text import words
-from memopt.simlm.example_parts import QUESTION
+from memopt.simlm.example_parts import CUES, QUESTION
 
 __all__ = ["as_lines", "key_words"]
 
 _QUOTES = str.maketrans({"«": "“", "»": "”", "„": "“", "‹": "“", "›": "”", "「": "“", "」": "”", "『": "“",
                          "』": "”", "：": ":"})
 _TAG = re.compile(r"<(?P<tag>[A-Za-z][\w-]*)(?:\s+[\w-]+=\"(?P<who>[^\"]*)\")?\s*>(?P<body>[^<>\n]*)</(?P=tag)>")
+_ASKED = re.compile(r"(?im)^\W*([^\W\d_][\w ]{0,30}?)\s*[:=]\s*(?:when|what|where|who|whom|whose|which|why|how)\b"
+                    r"[^?\n]*[^?\s.:]\s*$")  # a question without its mark under a label that says it asks
 _INDEX = re.compile(r"\[\d+\]")  # "wrote[0]"
 _SPEAKER_PAIR = re.compile(r"\(\s*([\"'])([A-Z][\w'-]*)\1\s*,\s*([\"'])(.{3,400}?)\3\s*\)")
 _SPANS = re.compile(r"`([^`\n]+)`|(?<![\w*])\*(?=[^\s*])([^*\n]+?)(?<=\S)\*(?![\w*])|\*\*([^*\n]+)\*\*")
@@ -67,6 +69,7 @@ def _normalize(text: str) -> str:
     text = re.sub(r"“[ \t]+", "“", re.sub(r"[ \t]+”", "”", text))
     text = re.sub(r"(?<=\w) :(?=\s)", ":", text)
     text = re.sub(r":(?=[^\s/\d])", ": ", text)  # 'Question:«...' → 'Question: “...'
+    text = _ASKED.sub(lambda m: f"{m[0]}?" if CUES["asked"].search(m[1]) else m[0], text)  # 'Query: what did ...'
     return "\n".join(_key_values(line) for line in re.sub(r"\*\*|__|`", "", text).split("\n"))
 
 
@@ -179,11 +182,13 @@ def _tables(text: str) -> list[tuple[int, int, Any]]:
             if not header or not all(_COLUMN.match(h) for h in header) or \
                     (sep == "|" and not (i + 1 < len(lines) and _RULE.match(lines[i + 1]))):
                 continue
-            j, rows = i + 1 + (sep == "|"), []
-            while j < len(lines) and (cells := _cells(lines[j], sep)) and (sep == "|" or len(cells) == len(header)):
-                rows.append({h: _cell(c) for h, c in zip(header, cells, strict=False)
-                             if c and h.strip("# ").lower() not in ("", "no", "id", "n")})
-                j += 1
+            j, rows, read = i + 1 + (sep == "|"), [], csv.reader((f"{line}\n" for line in lines[i + 1:]), delimiter=sep)
+            for cells in (_cells(line, sep) for line in lines[j:]) if sep == "|" else read:  # a quoted cell may span
+                if not cells or sep != "|" and len(cells) != len(header):  # lines in a CSV
+                    break
+                rows.append({h: _cell(c.strip()) for h, c in zip(header, cells, strict=False)
+                             if c.strip() and h.strip("# ").lower() not in ("", "no", "id", "n")})
+                j = j + 1 if sep == "|" else i + 1 + read.line_num
             if rows:
                 out.append((starts[i], starts[j] - 1, rows))
                 i = j - 1

@@ -93,3 +93,13 @@ def test_markup_of_trackers_and_reviews():
     ex = _one(f"question = '{Q}'\nevidence = ('Gina', '{TURN}')\n    answer = memory.ask(question)\n"
               f">       assert answer == 'Wes'\nE       AssertionError: expected 'Wes', got 'Not mentioned'")
     assert (ex.gold, ex.answer, ex.turns) == ("Wes", "Not mentioned", [("Gina", TURN)])
+
+
+def test_a_csv_cell_may_span_lines_and_a_log_may_abbreviate():
+    """A quoted CSV cell over two lines stays one cell; 'gt' / 'pred' name the answers; a question written without
+    its mark under a label that says it asks is still the question."""
+    ex = _one(f'case,question,expected,got,speaker,said\n1,{Q},Wes,Not mentioned,Gina,"I play volleyball every '
+              f'Wednesday\nwith my sister Wes."')
+    assert (ex.question, ex.gold, ex.answer, ex.turns) == (Q, "Wes", "Not mentioned", [("Gina", TURN)])
+    ex = _one(f"Query: {Q.lower().rstrip('?')}\ngt: Wes\npred: Not mentioned\nGina: {TURN}")
+    assert (ex.question, ex.gold, ex.answer, ex.turns) == (Q.lower(), "Wes", "Not mentioned", [("Gina", TURN)])
