@@ -15,6 +15,7 @@ lines indented below it.
 from __future__ import annotations
 
 import csv
+import html
 import json
 import re
 from typing import Any
@@ -59,7 +60,27 @@ def _key_values(line: str) -> str:
     return "\n" + "\n".join(said) + "\n"
 
 
+def _markdown_table(table: str) -> str:
+    """An HTML table as a Markdown one, its first row the header."""
+    cells = r"(?is)<t[dh][^>]*>(.*?)</t[dh]>"
+    rows = [[html.unescape(re.sub(r"<(?!br)[^>]+>", " ", c)).strip() for c in re.findall(cells, row)]
+            for row in re.findall(r"(?is)<tr[^>]*>(.*?)</tr>", table)]
+    lines = ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join([lines[0], "|" + "---|" * len(rows[0]), *lines[1:]]) if rows else ""
+
+
+def _html(text: str) -> str:
+    """HTML without tags and entities: its tables as Markdown ones, paragraphs and breaks as lines."""
+    tables = [_markdown_table(m[0]) for m in re.finditer(r"(?is)<table.*?</table>", text)]
+    text = re.sub(r"(?is)<table.*?</table>", "\0", text)
+    text = html.unescape(re.sub(r"<[^>\n]+>", "", re.sub(r"(?i)<br\s*/?>|</(?:p|li|div|h\d)>", "\n", text)))
+    for table in tables:
+        text = text.replace("\0", f"\n{table}\n", 1)
+    return text
+
+
 def _normalize(text: str) -> str:
+    text = _html(text) if re.search(r"(?i)</(?:td|p|li|div)>", text) else text
     text = _TAG.sub(lambda m: f"{m.group('who') or m.group('tag')}: {m.group('body').strip()}", text)
     text = re.sub(r"^\s*</?[A-Za-z][\w-]*>\s*$", "", text, flags=re.M)  # a bare opening or closing tag
     text = re.sub(r"(?<![\w:]):[a-z0-9_+-]+:(?![\w:])", "", text)  # an emoji shortcode (':face_palm:')

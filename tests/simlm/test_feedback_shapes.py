@@ -104,3 +104,14 @@ def test_a_csv_cell_may_span_lines_and_a_log_may_abbreviate():
     asked = "who" + Q[3:]  # 'who does Gina play volleyball with?'
     ex = _one(f"Query: {asked.rstrip('?')}\ngt: Wes\npred: Not mentioned\nGina: {TURN}")
     assert (ex.question, ex.gold, ex.answer, ex.turns) == (asked, "Wes", "Not mentioned", [("Gina", TURN)])
+
+
+def test_an_html_report_is_read_as_its_text_and_tables():
+    """An HTML e-mail: its paragraphs as lines, its table's rows under the header row, entities and breaks read."""
+    text = (f"<p>Hi team,</p><p>one failure from last night:</p><table><tr><th>Question</th><th>Expected</th>"
+            f"<th>Got</th><th>Speaker</th><th>Said</th><th>Stored</th></tr><tr><td>{Q}</td><td>Wes</td>"
+            f"<td>Not mentioned</td><td>Gina</td><td>{TURN}</td><td>{NEW}<br>Gina&#39;s flat has a garden</td></tr>"
+            f"</table><p>Thanks!</p>")
+    ex = _one(text)
+    assert (ex.question, ex.gold, ex.answer, ex.turns) == (Q, "Wes", "Not mentioned", [("Gina", TURN)])
+    assert ex.items == [NEW, "Gina's flat has a garden"]
