@@ -48,7 +48,7 @@ from memopt.simlm.example_parts import (
 
 __all__ = ["Reading", "read_feedback"]
 
-TURN = re.compile(r"^(?P<who>[A-Z][\w'-]*(?: [A-Z][\w'-]*)?)\s*(?:\([^)]{0,30}\))?:\s+(?P<text>\S.*)$")  # 'Name: text'
+TURN = re.compile(r"^(?P<who>[A-Z][\w'-]*(?: [A-Z][\w'-]*)?)\s*(?:\([^)]{0,30}\))?(?::|\s[-–—]+)\s+(?P<text>\S.*)$")
 ERROR_NAME = re.compile(r"\b[A-Z][a-z]+(?:[A-Z][a-z]+)*(?:Error|Failure|Fault)\b")
 _OP_NAME = re.compile(r"\b(?:blamed on|blame falls on|blame goes to|caused by|fault of|in|at)\s+(?:the\s+)?"
                       r"([a-z][\w-]*\.[a-z][\w.-]*)")

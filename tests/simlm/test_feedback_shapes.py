@@ -115,3 +115,9 @@ def test_an_html_report_is_read_as_its_text_and_tables():
     ex = _one(text)
     assert (ex.question, ex.gold, ex.answer, ex.turns) == (Q, "Wes", "Not mentioned", [("Gina", TURN)])
     assert ex.items == [NEW, "Gina's flat has a garden"]
+
+
+def test_a_turn_may_follow_its_speaker_after_a_dash():
+    ex = _one(f"1. Question — {Q}\n   + right answer — Wes\n   + system — Not mentioned\n   + Gina (in the chat) — "
+              f"{TURN}\n   + in memory — {NEW}")
+    assert (ex.gold, ex.answer, ex.turns, ex.items) == ("Wes", "Not mentioned", [("Gina", TURN)], [NEW])
