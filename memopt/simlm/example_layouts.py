@@ -1,15 +1,16 @@
 """The layouts feedback comes in, written as the labelled lines `memopt.simlm.examples` reads (used only there).
 
 `as_lines` brings every layout to one: paragraphs of ``label: value`` lines, a label alone on its line heading the
-lines indented below it.
+lines indented below it (`section_hints` says which heading each line is under).
 
 - Punctuation and markup: full-width colons and French ' : ' become ': '; « », „ “, ‹ ›, 「 」, 『 』, a code span
   of words and an *emphasis* in running text become “ ” quotes; a line that is only emphasis is a heading; bold,
-  code marks and emoji shortcodes go; '<tag>x</tag>' is 'tag: x'; ('Xavi', 'I went ...') is 'Xavi: “I went ...”'.
+  code marks and emoji shortcodes go; '<tag>x</tag>' is 'tag: x'; ('Xavi', 'I went ...') is 'Xavi: “I went ...”';
+  HTML is its text (its tables Markdown tables).
 - Records, one paragraph each: a JSON object (its keys the labels, an object or list inside it the lines under
   its key; an object that asks a question inside a list is an example of its own), a table row under its header
-  (Markdown, tab- or comma-separated), a line of key=value pairs (logfmt), a unified diff (hunk headers, what the
-  old side '--- expected' had and the new side '+++ actual' has, comments).
+  (Markdown, tab-, semicolon- or comma-separated), a line of key=value pairs (logfmt), a unified diff (hunk
+  headers, what the old side '--- expected' had and the new side '+++ actual' has, comments).
 """
 
 from __future__ import annotations
@@ -23,8 +24,11 @@ from typing import Any
 from memopt.core.text import words
 from memopt.simlm.example_parts import CUES, QUESTION
 
-__all__ = ["as_lines", "key_words"]
+__all__ = ["as_lines", "key_words", "section_hints", "BULLET", "LABEL"]
 
+BULLET = re.compile(r"^\s*(?:[-*•+>]+|\d+[.)]|\(\w\))\s+")
+LABEL = re.compile(r"^(?P<label>[^\W\d_][\w '/()#.-]{0,60}?)\s*(?:[:=]|\s[-–—]+>?(?=\s)|=>)\s*(?P<rest>.*)$")
+_HEADING = re.compile(r"^\s*#{1,6}\s+((?:[A-Za-z][\w'/-]*\s*){1,4})$")  # '### Expected': a section of its own
 _QUOTES = str.maketrans({"«": "“", "»": "”", "„": "“", "‹": "“", "›": "”", "「": "“", "」": "”", "『": "“",
                          "』": "”", "：": ":"})
 _TAG = re.compile(r"<(?P<tag>[A-Za-z][\w-]*)(?:\s+[\w-]+=\"(?P<who>[^\"]*)\")?\s*>(?P<body>[^<>\n]*)</(?P=tag)>")
@@ -260,3 +264,25 @@ def as_lines(text: str) -> str:
             out += [text[at:start], *("\n\n" + "\n".join(p) + "\n\n" for p in _paragraphs(value))]
             at = end
     return "".join([*out, text[at:]])
+
+
+def section_hints(lines: list[str]) -> list[str]:
+    """Each line's section: the label of a header line ('Conversation:') over the lines below it that are indented
+    deeper (or bulleted under an unbulleted header), or a short Markdown heading ('### Expected') over every line up
+    to the next heading; a Markdown quote ('> Q: ...') is quoted (a conversation, or the question asked)."""
+    hints, section, depth, bulleted, heading = [], "", 0, False, False
+    for line in lines:
+        indent = len(line) - len(line.lstrip())
+        title = _HEADING.match(line)
+        label = LABEL.match(BULLET.sub("", line).strip())
+        inside = section and (heading or indent > depth or (indent == depth and not bulleted and
+                                                            bool(BULLET.match(line))))
+        hints.append(f"{section if inside and not title else ''}{' blockquote' if line.lstrip()[:1] == '>' else ''}"
+                     .strip())
+        if title:
+            section, heading = title.group(1), True
+        elif label and not label.group("rest").strip():
+            section, depth, bulleted, heading = label.group("label"), indent, bool(BULLET.match(line)), False
+        elif not inside:
+            section = ""
+    return hints

@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 
 from memopt.core.text import find_relative_dates, words
-from memopt.simlm.example_layouts import as_lines, key_words
+from memopt.simlm.example_layouts import BULLET, LABEL, as_lines, key_words, section_hints
 from memopt.simlm.example_parts import (
     CUES,
     FIRST_PERSON,
@@ -52,8 +52,6 @@ TURN = re.compile(r"^(?P<who>[A-Z][\w'-]*(?: [A-Z][\w'-]*)?)\s*(?:\([^)]{0,30}\)
 ERROR_NAME = re.compile(r"\b[A-Z][a-z]+(?:[A-Z][a-z]+)*(?:Error|Failure|Fault)\b")
 _OP_NAME = re.compile(r"\b(?:blamed on|blame falls on|blame goes to|caused by|fault of|in|at)\s+(?:the\s+)?"
                       r"([a-z][\w-]*\.[a-z][\w.-]*)")
-_BULLET = re.compile(r"^\s*(?:[-*•+>]+|\d+[.)]|\(\w\))\s+")
-_LABEL = re.compile(r"^(?P<label>[^\W\d_][\w '/()#.-]{0,60}?)\s*(?:[:=]|\s[-–—]+>?(?=\s)|=>)\s*(?P<rest>.*)$")
 _SAY, _AUX = rf"(?:told\s+\w+|{SAY['say']})", SAY["say_before"]  # 'said', 'told them', 'gesagt', 'dijo'
 _SAID = re.compile(rf"^(?P<who>[A-Z][\w'-]*)\s+{_SAY}\s*[:,]?\s+(?P<text>.+)$")
 _SAID_BEFORE = re.compile(rf"\b([A-Z][\w'-]*)\s*(?:\([^)]{{0,30}}\))?\s*(?:(?:{_AUX}|\w+ly)\s+)?"
@@ -72,7 +70,6 @@ _HOLDING = re.compile(r"^(?P<lead>(?:\w+\W+){0,6}?(?:held|holds|contained|contai
                       r"produced|produces|read|reads|retrieved|returned|saved|recorded)(?:\s+only)?\s*:?)\s+"
                       r"(?P<rest>.+)$", re.I)
 _LABEL_HEAD = re.compile(r"(?:\s+[\w'-]+){0,3}\s*(?:\([^)\n]{0,30}\))?\s*:")  # 'Impact:', 'Erwartet (expected):'
-_HEADING = re.compile(r"^\s*#{1,6}\s+((?:[A-Za-z][\w'/-]*\s*){1,4})$")  # '### Expected': a section of its own
 _SENTENCE_END = re.compile(r"[.!?]\s+(?=[A-Z\"'“(])")
 _READ, _HELD, _TURN, _REMOVED = CUES["read"], CUES["held"], CUES["turn"], CUES["removal"]
 
@@ -129,7 +126,7 @@ class _Reader:
         segments: list[list[tuple[str, str]]] = []
         for paragraph in re.split(r"\n\s*\n", text):
             raw = [line for line in paragraph.splitlines() if line.strip()]  # a line telling several examples: its
-            told = [(h, s) for h, line in zip(_section_hints(raw), raw, strict=True) for s in _told(line)]  # sentences
+            told = [(h, s) for h, line in zip(section_hints(raw), raw, strict=True) for s in _told(line)]  # sentences
             hints, lines, starts = [h for h, _ in told], [s for _, s in told], []
             last = _asked(" ".join(text for _, text in segments[-1])) if segments else None
             for i, line in enumerate(lines):
@@ -152,12 +149,12 @@ class _Reader:
 
     def asks(self, line: str, hint: str = "") -> bool:
         """Whether a line asks a question (and is not a line of dialogue)."""
-        body = _BULLET.sub("", line).strip()
+        body = BULLET.sub("", line).strip()
         for _ in range(2):
             turn = TURN.match(body)
             if turn and self.speaker(turn.group("who"), turn.group("text"), hint):
                 return False
-            label = _LABEL.match(body)
+            label = LABEL.match(body)
             body = label.group("rest").strip() if label else body
         asked = QUESTION.search(body)
         return bool(asked) and not _REQUEST.match(asked.group(1))
@@ -179,7 +176,7 @@ class _Reader:
         ('speaker: Xavi', 'said_by: Xavi, Xavi') is their turn, one per name when it names several (the words split
         as the names are, else by sentence)."""
         out, used = list(fields), set()
-        label = [_LABEL.match(_BULLET.sub("", text).strip()) for _, text in fields]
+        label = [LABEL.match(BULLET.sub("", text).strip()) for _, text in fields]
         names = [self.names(m["rest"]) if m and role_of(m["label"]) is None and m["label"].lower() not in LABEL_WORDS
                  else [] for m in label]
         for j, m in enumerate(label):
@@ -209,12 +206,12 @@ class _Reader:
     def field(self, ex: Example, phrases: Phrases, hint: str, text: str) -> None:
         """A line or part of one: its label (and a role word labelling its value: 'Stage I/O: out: ...') joins the
         hint; then its parts, a turn, its sentences, its quotes, a replacement or removal, or its clauses."""
-        text = _BULLET.sub("", text).strip()
+        text = BULLET.sub("", text).strip()
         if not text:
             return
         kind = _named_field(hint) if hint.strip() else None  # 'Type: ExtractionError: ...' stays whole
         for depth in range(2):
-            label = None if kind else _LABEL.match(text)
+            label = None if kind else LABEL.match(text)
             if not (label and '"' not in label["label"] and len(label["label"].split()) <= 5 and
                     self.is_label(label["label"], label["rest"], hint)) or \
                     depth and not any(CUES[r].fullmatch(key_words(label["label"])) for r in _ROLES):
@@ -361,28 +358,6 @@ def _named_field(hint: str) -> str | None:
     return None
 
 
-def _section_hints(lines: list[str]) -> list[str]:
-    """Each line's section: the label of a header line ('Conversation:') over the lines below it that are indented
-    deeper (or bulleted under an unbulleted header), or a short Markdown heading ('### Expected') over every line up
-    to the next heading; a Markdown quote ('> Q: ...') is quoted (a conversation, or the question asked)."""
-    hints, section, depth, bulleted, heading = [], "", 0, False, False
-    for line in lines:
-        indent = len(line) - len(line.lstrip())
-        title = _HEADING.match(line)
-        label = _LABEL.match(_BULLET.sub("", line).strip())
-        inside = section and (heading or indent > depth or (indent == depth and not bulleted and
-                                                            bool(_BULLET.match(line))))
-        hints.append(f"{section if inside and not title else ''}{' blockquote' if line.lstrip()[:1] == '>' else ''}"
-                     .strip())
-        if title:
-            section, heading = title.group(1), True
-        elif label and not label.group("rest").strip():
-            section, depth, bulleted, heading = label.group("label"), indent, bool(_BULLET.match(line)), False
-        elif not inside:
-            section = ""
-    return hints
-
-
 def _sentences_outside(text: str, quotes: list[re.Match]) -> list[str]:
     """The sentences of a text, split only where no quote is open."""
     cuts = [m.end() for m in re.finditer(r"(?<=[.!?])[\"'”]?\s+(?=[A-Z\"“'(\[])", text)
@@ -393,7 +368,7 @@ def _sentences_outside(text: str, quotes: list[re.Match]) -> list[str]:
 def _told(line: str) -> list[str]:
     """A line of prose (no label) asking several questions as its sentences (a story telling several examples),
     else the line."""
-    several = len(set(QUESTION.findall(line))) > 1 and not _LABEL.match(_BULLET.sub("", line).strip())
+    several = len(set(QUESTION.findall(line))) > 1 and not LABEL.match(BULLET.sub("", line).strip())
     return _sentences_outside(line, list(QUOTE.finditer(line))) if several else [line]
 
 
