@@ -266,8 +266,9 @@ class _Reader:
             first_old = replacement(f"{hint} {_SENTENCE_END.split(before)[-1]}", between, text[spans[j][1]:])
             pair = [spans[i][2], spans[j][2]]
             statements = [is_statement(t, self.is_name) for t in pair]  # one may be a loose third-person sentence
-            if first_old is not None and (all(statements) or any(statements) and all(
-                    len(words(t)) >= 3 and not FIRST_PERSON.search(t) for t in pair)):
+            sentences = all(len(words(t)) >= 3 and not FIRST_PERSON.search(t) and not t.endswith("?") for t in pair)
+            if first_old is not None and not pair[0].endswith("?") and (all(statements) or any(statements) and
+                                                                        sentences):
                 ex.replaced.append((pair[0], pair[1]) if first_old else (pair[1], pair[0]))
                 ex.shows_output, used = True, used | {i, j}
         for i, (start, end, inner) in enumerate(spans):

@@ -121,3 +121,9 @@ def test_a_turn_may_follow_its_speaker_after_a_dash():
     ex = _one(f"1. Question — {Q}\n   + right answer — Wes\n   + system — Not mentioned\n   + Gina (in the chat) — "
               f"{TURN}\n   + in memory — {NEW}")
     assert (ex.gold, ex.answer, ex.turns, ex.items) == ("Wes", "Not mentioned", [("Gina", TURN)], [NEW])
+
+
+def test_a_quoted_question_is_no_memory_a_word_of_replacing_could_pair():
+    """'asked it "...?" -> it said "X"': the arrow stands between the question and the answer, not two memories."""
+    ex = _one(f'asked it "{Q}" -> it said *Gina\'s sister Mia*, should be *Wes*. Gina literally said "{TURN}".')
+    assert (ex.question, ex.gold, ex.answer, ex.replaced) == (Q, "Wes", "Gina's sister Mia", [])
