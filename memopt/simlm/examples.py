@@ -309,9 +309,11 @@ class _Reader:
         if who is not None:  # 'Kira said "She's a dentist ..."', someone's first-person words
             ex.turns.append((who or None, said["text"].strip(" \"'“”") if said and who == said["who"] else body))
             return
-        # 'Gold answer: Perseid meteor shower': what a label calls an answer is one, whatever words it starts with
-        if is_statement(body, self.is_name) and (quoted or role_of(_tail(hint, 3)) is None or _HELD.search(hint) or
-                                                 _READ.search(hint)):
+        # 'Gold answer: Perseid meteor shower', 'it said "Gina's sister Mia"': what the words before call an answer is
+        # one, whatever words it starts with (unless they are words of storing or reading)
+        around = _tail(hint, 3) if quoted else hint
+        named = role_of(_tail(hint, 3)) is not None and not (_HELD.search(around) or _READ.search(around))
+        if is_statement(body, self.is_name) and not named:
             side = label_side(_tail(hint, 3))
             if side is not None:  # "Memory before: X" ... "Memory after: Y": paired in `example`
                 (ex.before if side == "old" else ex.after).append(body)
