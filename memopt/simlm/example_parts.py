@@ -213,6 +213,9 @@ def replacement(before: str, between: str, after: str = "") -> bool | None:
         passive = any(CUES["change"].search(" ".join(between[aux.end():].split()[:3]))
                       for aux in CUES["passive"].finditer(between))
         return passive or bool(_BECAME.search(between)) or _toward(between[verb.end():])
+    lead = CUES["in_place_of"].search(" ".join(between.split()[:4]))  # "wrote X over Y": the first is new
+    if lead and not " ".join(between.split()[:4])[:lead.start()].strip(" ,(“\"'"):
+        return False
     tail = " ".join(before.split()[-8:])
     if change(tail) or re.search(r"\b(?:from|von)\s*$", tail, re.I):  # "replaced X with Y", "changed from X to Y"
         return True if change(tail) or CUES["toward"].search(" ".join(between.split()[:4])) or \

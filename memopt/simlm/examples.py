@@ -95,8 +95,9 @@ class _Reader:
 
     def is_name(self, token: str) -> bool:
         """A capitalised word that is no role word and that the feedback never writes in lower case."""
-        token = token.removesuffix("'s")
-        return bool(token[:1].isupper()) and token.lower() not in NOT_NAMES and token.lower() not in self.lower
+        token = token.removesuffix("'s")  # a word in capitals is a heading ('ESCALATION'), no name
+        return bool(token[:1].isupper()) and token.lower() not in NOT_NAMES and token.lower() not in self.lower and \
+            not (token.isupper() and len(token) > 3)
 
     def is_label(self, label: str, rest: str, hint: str) -> bool:
         """Whether 'label: rest' is a labelled field (not a turn of someone named like the label, nor an id: 'D6:1',
@@ -156,8 +157,8 @@ class _Reader:
                 return False
             label = LABEL.match(body)
             body = label.group("rest").strip() if label else body
-        asked = QUESTION.search(body)
-        return bool(asked) and not _REQUEST.match(asked.group(1))
+        asked = QUESTION.search(body)  # not '... Could you take another look?'
+        return bool(asked) and not _REQUEST.match(re.split(r"(?<=[.!)])\s+", asked.group(1))[-1])
 
     def example(self, fields: list[tuple[str, str]]) -> Example:
         """One example from its (hint, text) fields; old and new memories labelled so paired in order; then which

@@ -127,3 +127,15 @@ def test_a_quoted_question_is_no_memory_a_word_of_replacing_could_pair():
     """'asked it "...?" -> it said "X"': the arrow stands between the question and the answer, not two memories."""
     ex = _one(f'asked it "{Q}" -> it said *Gina\'s sister Mia*, should be *Wes*. Gina literally said "{TURN}".')
     assert (ex.question, ex.gold, ex.answer, ex.replaced) == (Q, "Wes", "Gina's sister Mia", [])
+
+
+def test_escalations_and_reviews():
+    """A word in capitals heads a message ('ESCALATION - ...'), no speaker; 'wrote X over Y' puts X in Y's place; a
+    paragraph that ends asking the reader something ('Could you ...?') goes on with the example above it."""
+    ex = _one(f'ESCALATION - Tier 2\nCustomer impact: the assistant told the user "Not mentioned" when they asked '
+              f'"{Q}"; the correct answer is "Wes".\nWhat was said earlier in the chat (Gina): "{TURN}"\nAgent '
+              f"assessment: the update step wrote '{NEW}' over the saved note '{OLD}', even though both can be true.")
+    assert (ex.gold, ex.answer, ex.turns, ex.replaced) == ("Wes", "Not mentioned", [("Gina", TURN)], [(OLD, NEW)])
+    ex = _one(f"> Q: {Q}\n> expected `Wes`, got `Not mentioned`\n\nThe source turn is Gina's \"{TURN}\". The update "
+              f"deleted '{OLD}' (it was in the store). Could you take another look at `mem0.update` before we merge?")
+    assert (ex.gold, ex.answer, ex.turns, ex.removed) == ("Wes", "Not mentioned", [("Gina", TURN)], [OLD])
