@@ -1,187 +1,288 @@
-"""The layouts feedback comes in, brought to what `memopt.simlm.examples` reads (used only there).
+"""The layouts feedback comes in, written as the labelled lines `memopt.simlm.examples` reads (used only there).
 
-- `normalize`: other languages' punctuation and light markup as plain text: full-width colons '：' and
-  French ' : ' become ': '; « », „ “, ‹ ›, 「 」 and 『 』 become “ ”; Markdown bold and code marks go.
-- `structured_blocks`: the structured parts of a text as values, like JSON: Markdown tables (a list of
-  rows, each {column header: cell}; a cell's '<br>' or ';' separated parts a list) and YAML-ish blocks
-  (``- key: value`` items with indented keys and lists), each as (start, end, value).
-- `label_of`: a line's leading label ("Question:", "Q -", "Correct answer =>"), and `LABEL_WORDS`, the
-  generic words that label a question or an answer ('Q', 'A', 'Asked', 'Query') and are no speaker's name
-  unless the text around says it is a turn of the conversation.
+`as_lines` brings every layout to one: paragraphs of ``label: value`` lines, a label alone on its line heading the
+lines indented below it (`section_hints` says which heading each line is under).
+
+- Punctuation and markup: full-width colons and French ' : ' become ': '; « », „ “, ‹ ›, 「 」, 『 』, a code span
+  of words and an *emphasis* in running text become “ ” quotes; a line that is only emphasis is a heading; bold,
+  code marks and emoji shortcodes go; '<tag>x</tag>' is 'tag: x'; ('Xavi', 'I went ...') is 'Xavi: “I went ...”';
+  HTML is its text (its tables Markdown tables).
+- Records, one paragraph each: a JSON object (its keys the labels, an object or list inside it the lines under
+  its key; an object that asks a question inside a list is an example of its own), a table row under its header
+  (Markdown, tab-, semicolon- or comma-separated), a line of key=value pairs (logfmt), a unified diff (hunk
+  headers, what the old side '--- expected' had and the new side '+++ actual' has, comments).
 """
 
 from __future__ import annotations
 
+import csv
+import html
+import json
 import re
 from typing import Any
 
-__all__ = ["normalize", "structured_blocks", "label_of", "LABEL_WORDS", "TURN_CONTEXT", "TURN", "error_or_op"]
+from memopt.core.text import words
+from memopt.simlm.example_parts import CUES, QUESTION
 
-LABEL_WORDS = frozenset("q a asked ask query question questions prompt input answer ans got expected gold reference "
-                        "target output prediction predicted response reply system model op operation blamed stage "
-                        "component module step error failure cause category type fault diagnosis note why comment "
-                        "observation remark reason read kept held saved shown found written".split())
-TURN_CONTEXT = re.compile(r"\b(evidence|turns?|said|says|source|conversation|dialogu?e|chat|quote|transcript|"
-                          r"utterance|spoke|speaker|wrote)\b", re.I)
-TURN = re.compile(r"^(?P<who>[A-Z][\w'-]*(?: [A-Z][\w'-]*)?)\s*(?:\([^)]{0,30}\))?:\s+(?P<text>\S.*)$")  # 'Name: text'
-_ERROR_LABEL = re.compile(r"^(?:error|error type|type|failure|failure type|cause|category|fault|diagnosis)$", re.I)
-_OP_LABEL = re.compile(r"^(?:op|operation|blamed|blamed op|blamed operation|stage|component|module|step)$", re.I)
-_ERROR_NAME = re.compile(r"\b[A-Z][a-z]+(?:[A-Z][a-z]+)*(?:Error|Failure|Fault)\b")
-_OP_NAME = re.compile(r"\b(?:blamed on|blame falls on|blame goes to|caused by|fault of|in|at)\s+(?:the\s+)?"
-                      r"([a-z][\w-]*\.[a-z][\w.-]*)")
+__all__ = ["as_lines", "key_words", "section_hints", "BULLET", "LABEL"]
 
+BULLET = re.compile(r"^\s*(?:[-*•+>]+|\d+[.)]|\(\w\))\s+")
+LABEL = re.compile(r"^(?P<label>[^\W\d_][\w '/()#.-]{0,60}?)\s*(?:[:=]|\s[-–—]+>?(?=\s)|=>)\s*(?P<rest>.*)$")
+_HEADING = re.compile(r"^\s*#{1,6}\s+((?:[A-Za-z][\w'/-]*\s*){1,4})$")  # '### Expected': a section of its own
 _QUOTES = str.maketrans({"«": "“", "»": "”", "„": "“", "‹": "“", "›": "”", "「": "“", "」": "”", "『": "“",
                          "』": "”", "：": ":"})
-_LABEL = re.compile(r"^(?P<label>[A-Za-z][\w '/()#.-]{0,40}?)\s*(?:[:=]|\s[-–—]+>?(?=\s)|=>)\s*(?P<rest>.*)$")
-
-
 _TAG = re.compile(r"<(?P<tag>[A-Za-z][\w-]*)(?:\s+[\w-]+=\"(?P<who>[^\"]*)\")?\s*>(?P<body>[^<>\n]*)</(?P=tag)>")
-_PAIRS = re.compile(r"(?<![\w\"])([A-Za-z][\w ]{0,30}?)\s*=\s*\"([^\"\n]*)\"\s*[;,]?")
+_ASKED = re.compile(r"(?im)^\W*([^\W\d_][\w ]{0,30}?)\s*[:=]\s*(?:when|what|where|who|whom|whose|which|why|how)\b"
+                    r"[^?\n]*[^?\s.:]\s*$")  # a question without its mark under a label that says it asks
+_INDEX = re.compile(r"\[\d+\]")  # "wrote[0]"
+_SPEAKER_PAIR = re.compile(r"\(\s*([\"'])([A-Z][\w'-]*)\1\s*,\s*([\"'])(.{3,400}?)\3\s*\)")
+_SPANS = re.compile(r"`([^`\n]+)`|(?<![\w*])\*(?=[^\s*])([^*\n]+?)(?<=\S)\*(?![\w*])|\*\*([^*\n]+)\*\*")
+_IDENTIFIER = re.compile(r"^\S*[._(/\d]\S*$|^[A-Z][a-z]+[A-Z]\w*$")  # mem0.extract, S1, ExtractionError
+# key="value" or key=value ('src.speaker=Xavi', 'wrote[0]="..."', 'question="..."; expected="..."')
+_PAIR = re.compile(r"(?<![\w\"])(?:([A-Za-z_][\w .\[\]-]{0,30}?)\s*=\s*\"([^\"\n]*)\"|"
+                   r"([A-Za-z_][\w.\[\]-]*)=([^\s\"]+?))[;,]?(?=\s|$)")
 
 
-def _tagged(m: re.Match[str]) -> str:
-    """'<expected>Milo</expected>' → 'expected: Milo'; '<turn speaker="Zane">...</turn>' → 'Zane: ...'."""
-    return f"{m.group('who') or m.group('tag')}: {m.group('body').strip()}"
+def _span(m: re.Match[str]) -> str:
+    """A `code span` is a quote unless it is an identifier ('mem0.extract'); an *emphasis* is a quote in running text;
+    on a line of its own an emphasis or a **bold** is a heading, or a label when it ends with a colon."""
+    if m[1] is not None:
+        return m[1] if _IDENTIFIER.match(m[1].strip()) else f"“{m[1]}”"
+    inner = m[2] or m[3]
+    start, end = m.string.rfind("\n", 0, m.start()) + 1, m.string.find("\n", m.end()) % (len(m.string) + 1)
+    if not (m.string[start:m.start()] + m.string[m.end():end]).strip():
+        return inner if inner.rstrip().endswith(":") else f"### {inner}"
+    return inner if m[3] or inner.rstrip().endswith(":") else f"“{inner}”"
 
 
-def _pairs(line: str) -> str:
-    """A line of two or more key="value" pairs → one 'key: value' line each."""
-    found = _PAIRS.findall(line)
-    if len(found) < 2 or _PAIRS.sub("", line).strip():
+def _key_values(line: str) -> str:
+    """A line of two or more key=value pairs as a paragraph of 'key: value' lines ('wrote[0]' → 'wrote')."""
+    pairs = _PAIR.findall(line)
+    if len(pairs) < 2 or _PAIR.sub("", line).strip(" \t;,"):
         return line
-    return "\n".join(f"{key.strip()}: {value}" for key, value in found)
+    said = [f"{key_words(_INDEX.sub('', key or bare_key))}: {q if key else bare}" for key, q, bare_key, bare in pairs]
+    return "\n" + "\n".join(said) + "\n"
 
 
-def normalize(text: str) -> str:
-    """Plain punctuation and no Markdown emphasis (see the module docstring); XML-ish tags and key="value" pairs as
-    labelled lines."""
-    text = _TAG.sub(_tagged, text)
+def _markdown_table(table: str) -> str:
+    """An HTML table as a Markdown one, its first row the header."""
+    cells = r"(?is)<t[dh][^>]*>(.*?)</t[dh]>"
+    rows = [[html.unescape(re.sub(r"<(?!br)[^>]+>", " ", c)).strip() for c in re.findall(cells, row)]
+            for row in re.findall(r"(?is)<tr[^>]*>(.*?)</tr>", table)]
+    lines = ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join([lines[0], "|" + "---|" * len(rows[0]), *lines[1:]]) if rows else ""
+
+
+def _html(text: str) -> str:
+    """HTML without tags and entities: its tables as Markdown ones, paragraphs and breaks as lines."""
+    tables = [_markdown_table(m[0]) for m in re.finditer(r"(?is)<table.*?</table>", text)]
+    text = re.sub(r"(?is)<table.*?</table>", "\0", text)
+    text = html.unescape(re.sub(r"<[^>\n]+>", "", re.sub(r"(?i)<br\s*/?>|</(?:p|li|div|h\d)>", "\n", text)))
+    for table in tables:
+        text = text.replace("\0", f"\n{table}\n", 1)
+    return text
+
+
+def _normalize(text: str) -> str:
+    text = _html(text) if re.search(r"(?i)</(?:td|p|li|div)>", text) else text
+    text = _TAG.sub(lambda m: f"{m.group('who') or m.group('tag')}: {m.group('body').strip()}", text)
     text = re.sub(r"^\s*</?[A-Za-z][\w-]*>\s*$", "", text, flags=re.M)  # a bare opening or closing tag
-    text = "\n".join(_pairs(line) for line in text.split("\n"))
+    text = re.sub(r"(?<![\w:]):[a-z0-9_+-]+:(?![\w:])", "", text)  # an emoji shortcode (':face_palm:')
+    text = _SPANS.sub(_span, text)
     text = re.sub(r"„([^“”„\n]*)[“”]", r"“\1”", text).translate(_QUOTES)
+    text = _SPEAKER_PAIR.sub(r"\2: “\4”", text)  # ('Xavi', 'I adopted a rabbit'): a speaker and the words
     text = re.sub(r"“[ \t]+", "“", re.sub(r"[ \t]+”", "”", text))
     text = re.sub(r"(?<=\w) :(?=\s)", ":", text)
     text = re.sub(r":(?=[^\s/\d])", ": ", text)  # 'Question:«...' → 'Question: “...'
-    return re.sub(r"\*\*|__|`", "", text)
+    text = _ASKED.sub(lambda m: f"{m[0]}?" if CUES["asked"].search(m[1]) else m[0], text)  # 'Query: what did ...'
+    return "\n".join(_key_values(line) for line in re.sub(r"\*\*|__|`", "", text).split("\n"))
 
 
-def label_of(line: str) -> tuple[str, str] | None:
-    """A line's leading label and the rest ('Correct answer => Milo' → ('Correct answer', 'Milo'))."""
-    m = _LABEL.match(line)
-    return (m.group("label").strip(), m.group("rest").strip()) if m else None
+# --- records as labelled lines --------------------------------------------------------------------------------------
 
 
-def error_or_op(label: str, text: str, *, labelled: bool = False) -> tuple[str | None, str | None]:
-    """The error type or the blamed operation a field labelled so names (``labelled``: only by its label), or else
-    that a sentence names ('ExtractionError', 'blamed on mem0.extract')."""
-    label = " ".join(label.lower().split()[-3:])
-    tail = label.split()[-2:] if label else []
-    if label and (_ERROR_LABEL.match(label) or _ERROR_LABEL.match(" ".join(tail)) or
-                  (tail and _ERROR_LABEL.match(tail[-1]))):
-        return text.strip(), None
-    if label and (_OP_LABEL.match(label) or (tail and _OP_LABEL.match(" ".join(tail)))):
-        return None, text.strip()
-    if labelled:
-        return None, None
-    error, op = _ERROR_NAME.search(text), _OP_NAME.search(text)
-    return (error.group(0) if error else None), (op.group(1) if op else None)
+def key_words(key: str) -> str:
+    """A key's words ('sourceSpeaker', 'src.speaker', 'stage_out' → 'source Speaker', 'src speaker', 'stage output';
+    a class name stays whole: 'AssertionError')."""
+    spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", key) if key[:1].islower() else key
+    return re.sub(r"\b(in|out)$", r"\1put", " ".join(re.sub(r"[_.\-]", " ", spaced).split()))
 
 
-# --- tables ------------------------------------------------------------------------------------------------------
+def _value(value: Any) -> str:
+    """A scalar as text; a question written without its mark gets one ('what did Zane visit' → '...?')."""
+    text = " ".join(str(value).split())
+    asks = re.match(r"^(when|what|where|who|which|how)\b", text, re.I) and len(words(text)) >= 3
+    return f"{text}?" if asks and "?" not in text else text
 
 
-def _cells(line: str) -> list[str]:
-    return [c.strip() for c in line.strip().strip("|").split("|")]
+def _asks(value: Any) -> bool:
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, list):
+        return any(_asks(v) for v in value)
+    return isinstance(value, str) and bool(QUESTION.search(_value(value)))
 
 
-def _cell_value(cell: str) -> str | list[str]:
+def _lines(record: dict, pad: str, examples: list[list[str]]) -> list[str]:
+    """An object's lines: 'key: value', or 'key:' over the lines of an object or a list ('Name: words' for a
+    [name, words] pair); an object inside a list that asks a question goes to ``examples``, a paragraph of its own."""
+    out: list[str] = []
+    for key, value in record.items():
+        inner: list[str] = []
+        for item in value if isinstance(value, list) else [value] if isinstance(value, dict) else []:
+            if isinstance(item, dict) and isinstance(value, list) and _asks(item):
+                examples += _paragraphs(item)
+            elif isinstance(item, dict):
+                inner += _lines(item, f"{pad}  ", examples)
+            elif isinstance(item, list) and len(item) == 2 and all(isinstance(x, str) for x in item):
+                inner.append(f"{pad}  {item[0]}: {_value(item[1])}")
+            elif item is not None and str(item).strip():
+                inner.append(f"{pad}  {_value(item)}")
+        if isinstance(value, (dict, list)):
+            out += [f"{pad}{key_words(str(key))}:", *inner] if inner else []
+        elif value is not None and not isinstance(value, bool) and str(value).strip():
+            out.append(f"{pad}{key_words(str(key))}: {_value(value)}")
+    return out
+
+
+def _paragraphs(value: Any) -> list[list[str]]:
+    """A structured value as paragraphs of labelled lines: an object's own, then the examples inside it."""
+    if isinstance(value, list):
+        return [p for v in value for p in _paragraphs(v)]
+    if not isinstance(value, dict):
+        return []
+    examples: list[list[str]] = []
+    own = _lines(value, "", examples)
+    return ([own] if own else []) + examples
+
+
+def _json_values(text: str) -> list[tuple[int, int, Any]]:
+    """JSON objects and arrays embedded in the text, as (start, end, value)."""
+    decoder, out, i = json.JSONDecoder(), [], 0
+    while i < len(text):
+        if text[i] in "{[":
+            try:
+                value, end = decoder.raw_decode(text, i)
+            except ValueError:
+                value, end = None, i + 1
+            if isinstance(value, (dict, list)) and _paragraphs(value):
+                out.append((i, end, value))
+            i = end
+        else:
+            i += 1
+    return out
+
+
+# --- tables -------------------------------------------------------------------------------------------------------
+
+_COLUMN = re.compile(r"^(?:[^\W\d][\w .#/()'-]{0,40}|#?)$")  # a column's name: a few words, or none ('#')
+_RULE = re.compile(r"^[ \t]*\|[ \t:|-]+\|[ \t]*$")  # a Markdown table's rule under its header
+
+
+def _cells(line: str, sep: str) -> list[str]:
+    """A row's cells: between '|' (a Markdown row), or split by a tab, a semicolon or a comma (CSV quoting), at least
+    three."""
+    if sep == "|":
+        row = line.strip()
+        return [c.strip() for c in row[1:-1].split("|")] if len(row) > 1 and row[0] == row[-1] == "|" else []
+    cells = next(csv.reader([line], delimiter=sep), []) if sep in line else []
+    return [c.strip() for c in cells] if len(cells) >= 3 else []
+
+
+def _cell(cell: str) -> str | list[str]:
     parts = [p.strip() for p in re.split(r"<br\s*/?>|;\s+(?=[A-Z\[“\"'])", cell) if p.strip()]
     return parts if len(parts) > 1 else cell
 
 
 def _tables(text: str) -> list[tuple[int, int, Any]]:
-    out = []
-    for m in re.finditer(r"(?m)^[ \t]*\|.*\|[ \t]*\n[ \t]*\|[ \t:|-]+\|[ \t]*\n(?:[ \t]*\|.*\|[ \t]*(?:\n|$))+", text):
-        lines = m.group(0).strip("\n").splitlines()
-        header = _cells(lines[0])
-        rows = []
-        for line in lines[2:]:
-            cells = _cells(line)
-            row = {h: _cell_value(c) for h, c in zip(header, cells, strict=False)
-                   if c and h.strip("# ").lower() not in ("", "no", "id", "n")}
-            rows.append(row)
-        out.append((m.start(), m.end(), rows))
-    return out
-
-
-# --- YAML-ish blocks -----------------------------------------------------------------------------------------------
-
-_KEY = re.compile(r"^(?P<key>[A-Za-z_][\w .'/()-]{0,40}?):(?:\s+(?P<value>.*))?$")
-
-
-def _scalar(text: str) -> str:
-    text = text.strip()
-    return text[1:-1] if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'" else text
-
-
-def _parse(lines: list[tuple[int, str]], i: int, indent: int) -> tuple[Any, int]:
-    """The value of the block starting at line ``i`` (lines at ``indent`` or deeper), and the next line."""
-    if lines[i][1].startswith("- "):
-        items = []
-        while i < len(lines) and lines[i][0] == indent and lines[i][1].startswith("- "):
-            rest = lines[i][1][2:].strip()
-            if _KEY.match(rest):  # a mapping starting on the item's line
-                sub = [(indent + 2, rest), *[ln for ln in _deeper(lines, i + 1, indent)]]
-                value, _ = _parse(sub, 0, indent + 2)
-                i += len(sub)
-            else:
-                value, i = _scalar(rest), i + 1
-            items.append(value)
-        return items, i
-    mapping: dict[str, Any] = {}
-    while i < len(lines) and lines[i][0] == indent and (m := _KEY.match(lines[i][1])):
-        if m.group("value"):
-            mapping[m.group("key").strip()], i = _scalar(m.group("value")), i + 1
-        elif i + 1 < len(lines) and (lines[i + 1][0] > indent or lines[i + 1][1].startswith("- ")):
-            mapping[m.group("key").strip()], i = _parse(lines, i + 1, lines[i + 1][0])
-        else:
-            i += 1
-    return mapping, i
-
-
-def _deeper(lines: list[tuple[int, str]], i: int, indent: int) -> list[tuple[int, str]]:
-    out = []
-    while i < len(lines) and lines[i][0] > indent:
-        out.append(lines[i])
+    """Tables of rows under a header of column names: Markdown (under its rule), tab-, semicolon- or comma-separated
+    (as many cells as the header), each as a list of {column: cell}."""
+    out, lines, starts = [], text.split("\n"), [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
+    i = 0
+    while i < len(lines):
+        for sep in "|\t;,":
+            header = _cells(lines[i], sep)
+            if not header or not all(_COLUMN.match(h) for h in header) or \
+                    (sep == "|" and not (i + 1 < len(lines) and _RULE.match(lines[i + 1]))):
+                continue
+            j, rows, read = i + 1 + (sep == "|"), [], csv.reader((f"{line}\n" for line in lines[i + 1:]), delimiter=sep)
+            for cells in (_cells(line, sep) for line in lines[j:]) if sep == "|" else read:  # a quoted cell may span
+                if not cells or sep != "|" and len(cells) != len(header):  # lines in a CSV
+                    break
+                rows.append({h: _cell(c.strip()) for h, c in zip(header, cells, strict=False)
+                             if c.strip() and h.strip("# ").lower() not in ("", "no", "id", "n")})
+                j = j + 1 if sep == "|" else i + 1 + read.line_num
+            if rows:
+                out.append((starts[i], starts[j] - 1, rows))
+                i = j - 1
+                break
         i += 1
     return out
 
 
-def _yaml_blocks(text: str) -> list[tuple[int, int, Any]]:
-    """YAML-ish blocks: paragraphs of ``key: value`` lines with at least one ``- key: value`` item."""
+# --- diffs --------------------------------------------------------------------------------------------------------
+
+_DIFF = re.compile(r"(?m)^(?:diff .*\n)?(?:index .*\n)?(?:(?:---|\+\+\+) .*\n){0,2}@@.*@@.*"
+                   r"(?:\n(?!--- .*\n\+\+\+ )(?:[-+ #@\\].*|index .*))*")
+
+
+def _diffs(text: str) -> list[tuple[int, int, Any]]:
+    """Unified diffs, each a record: a hunk's header is a field ('@@ answer to: When ...? @@'), its lines are what
+    the old side ('--- expected') had and the new side ('+++ actual') has under the hunk's words, unchanged lines the
+    hunk's, '# label: text' comments fields, a trailing '  # note' an aside."""
     out = []
-    for m in re.finditer(r"(?:^|\n)((?:[ \t]*\S[^\n]*(?:\n|$))+)", text):
-        block = m.group(1)
-        raw = [ln for ln in block.splitlines() if ln.strip()]
-        if not any(re.match(r"^\s*-\s+[A-Za-z_][\w ]{0,30}:(\s|$)", ln) for ln in raw):
-            continue
-        if not all(_KEY.match(ln.strip().removeprefix("- ")) or ln.strip().startswith("- ") for ln in raw):
-            continue
-        lines = [(len(ln) - len(ln.lstrip()), ln.strip()) for ln in raw]
-        try:
-            value, used = _parse(lines, 0, lines[0][0])
-        except (IndexError, ValueError):
-            continue
-        if used == len(lines):
-            out.append((m.start(1), m.start(1) + len(block), value))
+    for m in _DIFF.finditer(text):
+        record: dict[str, list[str]] = {}
+        sides, hunk = {"-": "before", "+": "after"}, ""
+        for line in m.group(0).splitlines():
+            line = re.sub(r"\s{2,}#\s*(.*)$", r" (\1)", line.rstrip())
+            side = re.match(r"^(---|\+\+\+) (?:[ab]/)?(.*)$", line)
+            if side:
+                sides[side.group(1)[0]] = f"{side.group(2)} {sides[side.group(1)[0]]}"
+            elif line.startswith("@@"):
+                hunk = line.strip("@ ")
+                key, _, value = hunk.partition(": ")
+                if value:
+                    record.setdefault(key, []).append(value)
+            elif line[:1] in "-+ " and line[1:].strip():
+                record.setdefault(f"{hunk.partition(':')[0]} {sides.get(line[0], '')}".strip(), []).append(line[1:])
+            elif line.startswith("#"):
+                key, _, value = line.strip("# ").partition(": ")
+                record.setdefault(key if value else "comment", []).append(value or key)
+        out.append((m.start(), m.end(), record))
     return out
 
 
-def structured_blocks(text: str) -> list[tuple[int, int, Any]]:
-    """Markdown tables and YAML-ish blocks of the text as (start, end, value), in order, not overlapping."""
-    found = sorted(_tables(text) + _yaml_blocks(text))
-    out: list[tuple[int, int, Any]] = []
-    for start, end, value in found:
-        if not out or start >= out[-1][1]:
-            out.append((start, end, value))
-    return out
+def as_lines(text: str) -> str:
+    """The text with its markup normalized and every record written as a paragraph of labelled lines."""
+    text = _normalize(text)
+    out, at = [], 0
+    for start, end, value in sorted(_json_values(text) + _tables(text) + _diffs(text), key=lambda b: b[0]):
+        if start >= at:
+            out += [text[at:start], *("\n\n" + "\n".join(p) + "\n\n" for p in _paragraphs(value))]
+            at = end
+    return "".join([*out, text[at:]])
+
+
+def section_hints(lines: list[str]) -> list[str]:
+    """Each line's section: the label of a header line ('Conversation:') over the lines below it that are indented
+    deeper (or bulleted under an unbulleted header), or a short Markdown heading ('### Expected') over every line up
+    to the next heading; a Markdown quote ('> Q: ...') is quoted (a conversation, or the question asked)."""
+    hints, section, depth, bulleted, heading = [], "", 0, False, False
+    for line in lines:
+        indent = len(line) - len(line.lstrip())
+        title = _HEADING.match(line)
+        label = LABEL.match(BULLET.sub("", line).strip())
+        inside = section and (heading or indent > depth or (indent == depth and not bulleted and
+                                                            bool(BULLET.match(line))))
+        hints.append(f"{section if inside and not title else ''}{' blockquote' if line.lstrip()[:1] == '>' else ''}"
+                     .strip())
+        if title:
+            section, heading = title.group(1), True
+        elif label and not label.group("rest").strip():
+            section, depth, bulleted, heading = label.group("label"), indent, bool(BULLET.match(line)), False
+        elif not inside:
+            section = ""
+    return hints

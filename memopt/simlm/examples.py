@@ -1,39 +1,21 @@
-"""Read the examples in reflection feedback the way a person would, whatever their format.
+"""Read the examples in reflection feedback the way a person would, whatever their format and language.
 
-Feedback is free text: labelled lines ('Question:', 'Q:', 'Asked:', 'Correct answer =>', 'Question -'),
-JSON objects and lists with any key names, Markdown tables, YAML-ish ``key: value`` blocks, bulleted lists,
-plain prose, and other languages' punctuation (full-width colons, « », „ “, 「 」: `memopt.simlm.example_layouts`
-brings these to plain text; `memopt.simlm.example_json` reads the structured blocks). `read_feedback` finds the
-examples in it (one per question asked) and sorts the pieces of each by what they *are*, not by the labels
-around them:
+`memopt.simlm.example_layouts` writes every layout as labelled lines (JSON, tables, key=value logs and diffs as
+paragraphs of 'key: value' lines); `read_feedback` finds the examples in them, one per question asked, and sorts the
+pieces of each by what they *are* and by the role words around them (`memopt.simlm.example_parts.CUES`, in several
+languages), never by a particular tool's labels, error-type names or operation ids:
 
-- the question: a sentence ending with '?' (or a JSON value starting with a question word) that is
-  not a line of dialogue;
-- source turns: 'Name: text', a sentence in quotes attributed to someone ('Zane said "I went there
-  yesterday"', '"...", Zane wrote', 'Zane had told them: "..."'), a first-person sentence in quotes, or a
-  JSON object holding a name and a text. A word that labels questions or answers ('Q', 'A', 'Asked') is
-  a speaker only where the context says so: under an 'Evidence:' / 'Conversation:' header, in a '> '
-  quote, or when its text is someone's first-person words;
-- statements: third-person sentences about a named person, a leading date phrase allowed ('the week
-  before 3 July 2023 Zane went ...'): what an operation produced, stored or read. Next to a word of
-  replacing ("replaced", "overwritten", "became", "→") two quoted sentences make an old/new pair when
-  one is a statement and neither is someone's first-person words; next to a word of removal
-  ("deleted", "removed") a statement was removed; next to a word of looking up ("retrieved", "read",
-  "context", "search") it was read at question time;
-- short phrases: the answers (a phrase under a label that names an answer is one, even if it starts
-  like a sentence about someone: 'Gold answer: Perseid meteor shower'). The one a person calls
-  expected ("expected", "gold", "should have been", "correct") is the gold answer, the one called
-  answered or got is the system's; without such words, the one that answers the question (an
-  absolute date for a "when" question, the one the source turns support, a real answer when the
-  question's person said it) is the gold, else the first;
-- the error type and the blamed operation: a field labelled 'error' / 'type' / 'cause' or 'op' / 'stage' /
-  'blamed', or, in a sentence, a CamelCase word ending in 'Error' and a dotted id after 'blamed on' (kept on
-  the example as written; diagnosis does not use them);
-- advice: general instruction sentences that are not about one example ("Facts should be short.").
-
-Only generic English role words and shapes are read (a person's "expected", "said", "stored"), never a
-particular tool's section labels or a list of error-type names or operation ids; a name is a capitalised
-word that the feedback never writes in lower case.
+- the question: a sentence ending with '?' that is no line of dialogue and asks no one reading ('Could you ...?');
+- source turns: 'Name: text', a field naming who spoke beside one with their words, words quoted after 'Zane
+  said' / 'Xavi's message' / 'source turn (Zane)', or someone's first-person words. A name is a capitalised word the
+  feedback never writes in lower case; a label word ('Q', 'Impact', 'Betreff') is a speaker only where the words
+  around say so or the text is someone's words;
+- statements about a named person: what an operation produced or stored, read at question time (near a word of
+  reading), removed (near a word of removal), or the old and new memory of a replacement (a pair near a word of
+  replacing, in any voice and order, or labelled before / after);
+- short phrases: the gold answer and the system's, by the role words before them ('expected', 'got', 'Erwartet'),
+  else by what they answer (`memopt.simlm.example_parts.assign_answers`);
+- the error type and the blamed operation as written (diagnosis does not use them); advice: general instructions.
 """
 
 from __future__ import annotations
@@ -42,37 +24,44 @@ import re
 from dataclasses import dataclass
 
 from memopt.core.text import find_relative_dates, words
-from memopt.simlm.changes import REMOVAL, label_side, replacement, unquoted_removal, unquoted_replacement
-from memopt.simlm.example_json import blocks, json_examples, sentences
-from memopt.simlm.example_layouts import LABEL_WORDS, TURN, TURN_CONTEXT, error_or_op, normalize
+from memopt.simlm.example_layouts import BULLET, LABEL, as_lines, key_words, section_hints
 from memopt.simlm.example_parts import (
+    CUES,
     FIRST_PERSON,
-    META,
+    LABEL_WORDS,
     NOT_NAMES,
     QUESTION,
     QUOTE,
+    SAY,
+    WORDS,
     Example,
     assign_answers,
     is_advice,
     is_statement,
+    label_side,
     lead_words,
+    replacement,
     role_of,
+    unquoted_removal,
+    unquoted_replacement,
 )
 
 __all__ = ["Reading", "read_feedback"]
 
-_BULLET = re.compile(r"^\s*(?:[-*•+>]+|\d+[.)]|\(\w\))\s+")
-_LABEL = re.compile(r"^(?P<label>[A-Za-z][\w '/()#.-]{0,40}?)\s*(?:[:=]|\s[-–—]+>?(?=\s)|=>)\s*(?P<rest>.*)$")
-_SAID = re.compile(r"^(?P<who>[A-Z][\w'-]*)\s+(?:said|says|told \w+|wrote|mentioned|explained)\s*[:,]?\s+(?P<text>.+)$")
-_SAID_BEFORE = re.compile(r"\b([A-Z][\w'-]*)\s*(?:\([^)]{0,30}\))?\s*(?:(?:had|has|have|once|then|also|earlier)\s+)?"
-                          r"(?:(?:said|says|wrote|writes|asked|mentioned|explained|replied|told \w+)\b[^\"“]{0,15}|"
-                          r":\s*)$")
-_SAID_AFTER = re.compile(r"^\W{0,3}\s*(?:(?:said|says|wrote|asked|replied)\s+|[—-]\s*|\()([A-Z][\w'-]*)|"
-                         r"^\W{0,3}\s*([A-Z][\w'-]*)\s+(?:had\s+)?(?:said|says|wrote|writes|replied|added|told)\b")
-_ROLE_NOUNS = frozenset("answer answers gold response reply system model output prediction truth reference "
-                         "target".split())
+TURN = re.compile(r"^(?P<who>[A-Z][\w'-]*(?: [A-Z][\w'-]*)?)\s*(?:\([^)]{0,30}\))?(?::|\s[-–—]+)\s+(?P<text>\S.*)$")
+ERROR_NAME = re.compile(r"\b[A-Z][a-z]+(?:[A-Z][a-z]+)*(?:Error|Failure|Fault)\b")
+_OP_NAME = re.compile(r"\b(?:blamed on|blame falls on|blame goes to|caused by|fault of|in|at)\s+(?:the\s+)?"
+                      r"([a-z][\w-]*\.[a-z][\w.-]*)")
+_SAY, _AUX = rf"(?:told\s+\w+|{SAY['say']})", SAY["say_before"]  # 'said', 'told them', 'gesagt', 'dijo'
+_SAID = re.compile(rf"^(?P<who>[A-Z][\w'-]*)\s+{_SAY}\s*[:,]?\s+(?P<text>.+)$")
+_SAID_BEFORE = re.compile(rf"\b([A-Z][\w'-]*)\s*(?:\([^)]{{0,30}}\))?\s*(?:(?:{_AUX}|\w+ly)\s+)?"
+                          rf"(?:{_SAY}\b[^\"“]{{0,15}}|:\s*)$|\b([A-Z][\w-]*)'s(?:\s+[a-z]+)?\s*[:,]?\s*$")
+_SAID_AFTER = re.compile(rf"^\W{{0,3}}\s*(?:{_SAY}\s+|[—-]\s*|\()([A-Z][\w'-]*)|"
+                         rf"^\W{{0,3}}\s*([A-Z][\w'-]*)\s+(?:(?:{_AUX})\s+)?(?:{_SAY}|added)\b")
+_REPORTED = re.compile(rf"^\S+\s+(?:\w+ly\s+|(?:{_AUX})\s+)?(?:{_SAY}|asks)$")
 _INNER_QUESTION = re.compile(r"(?<=\s)(?:When|What|Where|Who|Whom|Whose|Which|Why|How|Did|Does|Do|Is|Are|Was|"
                              r"Were|Has|Have|Had|Can|Could|Will|Would)\b")
+_REQUEST = re.compile(r"(?:could|can|would|will|do|should|shall|may|might)\s+(?:you|we)\b", re.I)
 _SEPARATORS = re.compile(r"\s+\|\s+|\s+/\s+|\s*\n\s*")
 _CLAUSES = re.compile(r";\s+|(?<=[.!])\s+(?=[A-Z\"“'])|,\s+(?=(?:but\s+|and\s+|while\s+|whereas\s+)?(?:got|answered|"
                       r"expected|gold|the system|the model|it said|it answered|should|instead|predicted|correct|"
@@ -80,14 +69,9 @@ _CLAUSES = re.compile(r";\s+|(?<=[.!])\s+(?=[A-Z\"“'])|,\s+(?=(?:but\s+|and\s+
 _HOLDING = re.compile(r"^(?P<lead>(?:\w+\W+){0,6}?(?:held|holds|contained|contains|had|has|stored|stores|kept|keeps|"
                       r"produced|produces|read|reads|retrieved|returned|saved|recorded)(?:\s+only)?\s*:?)\s+"
                       r"(?P<rest>.+)$", re.I)
-
-_REMOVED = re.compile(rf"{REMOVAL.pattern}|\bgone\b", re.I)
-_HEADING = re.compile(r"^\s*#{1,6}\s+((?:[A-Za-z][\w'/-]*\s*){1,4})$")  # '### Expected': a section of its own
-_KEPT = re.compile(r"^\W*(?:(?:is|was|were|are)\s+)?(?:still\s+)?(?:stored|kept|held|saved)\b", re.I)
-_READ = re.compile(r"\b(read|retriev\w*|context|search\w*|looked up|found|shown|given from)\b", re.I)
-_HELD = re.compile(r"\b(produc\w*|extract\w*|stor\w*|held|kept|saved|wrote|written|output|facts?|memor\w*|"
-                   r"summar\w*|recorded)\b", re.I)
-
+_LABEL_HEAD = re.compile(r"(?:\s+[\w'-]+){0,3}\s*(?:\([^)\n]{0,30}\))?\s*:")  # 'Impact:', 'Erwartet (expected):'
+_SENTENCE_END = re.compile(r"[.!?]\s+(?=[A-Z\"'“(])")
+_READ, _HELD, _TURN, _REMOVED = CUES["read"], CUES["held"], CUES["turn"], CUES["removal"]
 
 Phrases = list[tuple[str, str | None]]  # short answer phrases with their role ("gold", "answer" or None)
 
@@ -105,203 +89,208 @@ class _Reader:
 
     def __init__(self, text: str) -> None:
         self.lower = {w for w in re.findall(r"[A-Za-z][\w'-]*", text) if w.islower()}
+        self.named = {m.group(0).removesuffix("'s") for m in re.finditer(r"\b[A-Z][\w'-]*", text)
+                      if not _LABEL_HEAD.match(text, m.end())}  # capitalised words used elsewhere than as a label
         self.advice: list[str] = []
 
     def is_name(self, token: str) -> bool:
         """A capitalised word that is no role word and that the feedback never writes in lower case."""
-        token = token.removesuffix("'s")
-        return bool(token[:1].isupper()) and token.lower() not in NOT_NAMES and token.lower() not in self.lower
+        token = token.removesuffix("'s")  # a word in capitals is a heading ('ESCALATION'), no name
+        return bool(token[:1].isupper()) and token.lower() not in NOT_NAMES and token.lower() not in self.lower and \
+            not (token.isupper() and len(token) > 3)
 
     def is_label(self, label: str, rest: str, hint: str) -> bool:
-        """Whether 'label: rest' is a labelled field (not a turn of someone named like the label)."""
+        """Whether 'label: rest' is a labelled field (not a turn of someone named like the label, nor an id: 'D6:1',
+        nor someone's words reported: 'Someone asked: ...')."""
         first = label.split()[0]
-        return not self.is_name(first) or (len(label.split()) == 1 and not self.speaker(first, rest, hint))
+        if not self.is_name(first):
+            return True
+        return not _REPORTED.match(label) and not (self.speaker(first, rest, hint) or re.search(r"\d", label))
 
     def speaker(self, who: str, text: str, hint: str = "") -> bool:
-        """Whether 'who: text' is a turn of the conversation: a name, and for a word that labels questions or
-        answers ('Q', 'A', 'Asked'), only when the words around say it is a turn or the text is someone's words."""
+        """Whether 'who: text' is a turn: a name used as one elsewhere in the feedback, or any name when the words
+        around say it is a turn or its own words (not those it quotes) are someone's; a word that labels questions
+        or answers ('Q', 'A', 'Asked') only in those two cases, and not for a question."""
         if not self.is_name(who):
             return False
-        if who.lower() not in LABEL_WORDS:
-            return True
-        return bool(TURN_CONTEXT.search(hint)) or (bool(FIRST_PERSON.search(text)) and not QUESTION.search(text))
+        if who.lower() in LABEL_WORDS:
+            return bool(_TURN.search(hint)) or (bool(FIRST_PERSON.search(text)) and not QUESTION.search(text))
+        own = text if QUOTE.fullmatch(text.strip()) else QUOTE.sub(" ", text)
+        return all(w in self.named for w in who.split()) or bool(_TURN.search(hint) or "blockquote" in hint or
+                                                                  FIRST_PERSON.search(own))
 
-    # --- blocks ---------------------------------------------------------------------------------
+    # --- examples -----------------------------------------------------------------------------------------------
 
     def read(self, text: str) -> Reading:
-        """JSON values first, then the prose: a paragraph asking questions holds one example per question."""
-        examples: list[Example] = []
-        prose = []
-        at = 0
-        for start, end, value in blocks(text):
-            prose.append(text[at:start])
-            at = end
-            examples += [self.example(fields) for fields in json_examples(value, self)]
-        prose.append(text[at:])
+        """A paragraph asking questions holds one example per question (not the same question again: a ticket's
+        title and its steps ask it twice); one asking none goes on with the example before it, or gives advice."""
         segments: list[list[tuple[str, str]]] = []
-        for paragraph in re.split(r"\n\s*\n", "\n".join(prose)):
-            lines = [line for line in paragraph.splitlines() if line.strip()]
-            hints = _section_hints(lines)
-            starts = self.starts(lines, hints, segments[-1] if segments else [])
-            if not starts:
-                said = sentences(paragraph)
-                advice = [s for s in said if is_advice(s, self.is_name)]
-                if segments and len(advice) < len(said):  # an example told over several paragraphs goes on
-                    segments[-1] += list(zip(hints, lines, strict=True))
-                else:
-                    self.advice += advice
+        for paragraph in re.split(r"\n\s*\n", text):
+            raw = [line for line in paragraph.splitlines() if line.strip()]  # a line telling several examples: its
+            told = [(h, s) for h, line in zip(section_hints(raw), raw, strict=True) for s in _told(line)]  # sentences
+            hints, lines, starts = [h for h, _ in told], [s for _, s in told], []
+            last = _asked(" ".join(text for _, text in segments[-1])) if segments else None
+            for i, line in enumerate(lines):
+                if self.asks(line, hints[i]):
+                    starts += [i] if _asked(line) is None or _asked(line) != last else []
+                    last = _asked(line)
+            if starts:
+                cuts = [0, *starts[1:], len(lines)]
+                segments += [list(zip(hints[a:b], lines[a:b], strict=True)) for a, b in zip(cuts, cuts[1:],
+                                                                                            strict=False)]
                 continue
-            if starts[0] and segments and not _opens(lines[:starts[0]]):
-                segments[-1] += list(zip(hints[:starts[0]], lines[:starts[0]], strict=True))
-                lines, hints, starts = lines[starts[0]:], hints[starts[0]:], [i - starts[0] for i in starts]
-            cuts = [0, *starts[1:], len(lines)]
-            segments += [list(zip(hints[a:b], lines[a:b], strict=True)) for a, b in zip(cuts, cuts[1:], strict=False)]
-        examples += [self.example(fields) for fields in segments]
+            said = _sentences(paragraph)
+            advice = [s for s in said if is_advice(s, self.is_name)]
+            if segments and len(advice) < len(said):  # an example told over several paragraphs goes on
+                segments[-1] += list(zip(hints, lines, strict=True))
+            else:
+                self.advice += advice
+        examples = [self.example(fields) for fields in segments]
         return Reading([e for e in examples if e.question], list(dict.fromkeys(self.advice)))
-
-    def starts(self, lines: list[str], hints: list[str], previous: list[tuple[str, str]]) -> list[int]:
-        """The lines that start an example: those asking a question, but not the same question again (a ticket's
-        title and its steps ask it twice)."""
-        out: list[int] = []
-        last = _asked(" ".join(text for _, text in previous)) if previous else None
-        for i, line in enumerate(lines):
-            if self.asks(line, hints[i]):
-                asked = _asked(line)
-                if asked is None or asked != last:
-                    out.append(i)
-                last = asked
-        return out
 
     def asks(self, line: str, hint: str = "") -> bool:
         """Whether a line asks a question (and is not a line of dialogue)."""
-        body = _BULLET.sub("", line).strip()
+        body = BULLET.sub("", line).strip()
         for _ in range(2):
             turn = TURN.match(body)
             if turn and self.speaker(turn.group("who"), turn.group("text"), hint):
                 return False
-            label = _LABEL.match(body)
+            label = LABEL.match(body)
             body = label.group("rest").strip() if label else body
-        return bool(QUESTION.search(body))
+        asked = QUESTION.search(body)  # not '... Could you take another look?'
+        return bool(asked) and not _REQUEST.match(re.split(r"(?<=[.!)])\s+", asked.group(1))[-1])
 
     def example(self, fields: list[tuple[str, str]]) -> Example:
-        """One example from its (hint, text) fields; then which short phrase is the gold answer."""
-        ex = Example()
-        phrases: list[tuple[str, str | None]] = []
-        for hint, text in fields:
+        """One example from its (hint, text) fields; old and new memories labelled so paired in order; then which
+        short phrase is the gold answer."""
+        ex, phrases = Example(), []
+        for hint, text in self.paired(fields):
             self.field(ex, phrases, hint, text)
-        ex.replaced += list(zip(ex.before, ex.after, strict=False))
         n = min(len(ex.before), len(ex.after))
+        ex.replaced += list(zip(ex.before[:n], ex.after[:n], strict=True))
         ex.items += ex.before[n:] + ex.after[n:]
         assign_answers(ex, phrases)
         return ex
 
-    # --- fields ---------------------------------------------------------------------------------
+    def paired(self, fields: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        """A field holding someone's words ('text: I adopted ...', 'utterance: ...') beside one naming who spoke
+        ('speaker: Xavi', 'said_by: Xavi, Xavi') is their turn, one per name when it names several (the words split
+        as the names are, else by sentence)."""
+        out, used = list(fields), set()
+        label = [LABEL.match(BULLET.sub("", text).strip()) for _, text in fields]
+        names = [self.names(m["rest"]) if m and role_of(m["label"]) is None and m["label"].lower() not in LABEL_WORDS
+                 else [] for m in label]
+        for j, m in enumerate(label):
+            i = next((i for i in (j - 1, j + 1) if 0 <= i < len(out) and names[i] and i not in used), None)
+            if m and not names[j] and i is not None and role_of(m["label"]) is None and len(words(m["rest"])) >= 3 \
+                    and m["label"].split()[0] not in self.named \
+                    and not TURN.match(m["rest"]) and (FIRST_PERSON.search(m["rest"]) or (
+                        _TURN.search(f"{fields[j][0]} {m['label']} {label[i]['label']}") and
+                        not QUESTION.search(m["rest"]))):
+                parts = next((p for p in (re.split(r"\s+/\s+|\s*;\s+|\s+\|\s+", m["rest"]), _sentences(m["rest"]))
+                              if len(names[i]) > 1 and len(p) == len(names[i])), None)
+                turns = zip(names[i], parts, strict=True) if parts else [(" ".join(dict.fromkeys(names[i])), m["rest"])]
+                out[j], out[i] = (f"{fields[j][0]} {m['label']} said", "\n".join(f"{n}: {t}" for n, t in turns)), \
+                    (fields[i][0], "")
+                used.add(i)
+        return out
+
+    def names(self, value: str) -> list[str]:
+        """The names a value lists ('Xavi', 'Xavi / Gina', 'Xavi, Xavi'), each of at most two words; else none."""
+        found = [n.strip() for n in re.split(r"\s*(?:[/,;&]|\band\b)\s*", value) if n.strip()]
+        ok = found and not ERROR_NAME.search(value) and all(
+            len(n.split()) <= 2 and all(self.is_name(t) for t in n.split()) for n in found)
+        return found if ok else []
+
+    # --- fields -------------------------------------------------------------------------------------------------
 
     def field(self, ex: Example, phrases: Phrases, hint: str, text: str) -> None:
-        """A line or JSON value: its label joins the hint; lists, turns, quotes and clauses are read in turn."""
-        text = _BULLET.sub("", text).strip()
+        """A line or part of one: its label (and a role word labelling its value: 'Stage I/O: out: ...') joins the
+        hint; then its parts, a turn, its sentences, its quotes, a replacement or removal, or its clauses."""
+        text = BULLET.sub("", text).strip()
         if not text:
             return
-        label = _LABEL.match(text)
-        if label and '"' not in label.group("label") and len(label.group("label").split()) <= 5 and \
-                self.is_label(label.group("label"), label.group("rest"), hint):
-            if not label.group("rest").strip():
+        kind = _named_field(hint) if hint.strip() else None  # 'Type: ExtractionError: ...' stays whole
+        for depth in range(2):
+            label = None if kind else LABEL.match(text)
+            if not (label and '"' not in label["label"] and len(label["label"].split()) <= 5 and
+                    self.is_label(label["label"], label["rest"], hint)) or \
+                    depth and not any(CUES[r].fullmatch(key_words(label["label"])) for r in _ROLES):
+                break
+            if not label["rest"].strip():
                 return
-            hint, text = f"{hint} {label.group('label')}", label.group("rest").strip()
-            if _HELD.search(hint) and not _READ.search(hint):
-                ex.shows_output = True
-        error, operation = error_or_op(hint, text, labelled=True) if hint.strip() else (None, None)
-        if error or operation:
-            ex.error, ex.operation = ex.error or error, ex.operation or operation
-            return
-        error, operation = error_or_op("", text)  # named in a sentence: 'blamed on mem0.extract (ExtractionError)'
-        ex.error, ex.operation = ex.error or error, ex.operation or operation
+            hint, text = f"{hint} {key_words(label['label'])}", label["rest"].strip()
+            ex.shows_output |= bool(_HELD.search(hint) and not _READ.search(hint))
+            kind = _named_field(hint)
+        if kind:
+            setattr(ex, kind, getattr(ex, kind) or text)
+            if kind == "operation" or ERROR_NAME.match(text) or len(text.split()) <= 6:
+                return  # else a sentence telling what went wrong ('Root cause: the update overwrote ...') is read on
+        error, operation = ERROR_NAME.search(text), _OP_NAME.search(text)  # 'blamed on mem0.extract (ExtractionError)'
+        ex.error, ex.operation = ex.error or (error and error[0]), ex.operation or (operation and operation[1])
         parts = [p for p in _SEPARATORS.split(text) if p.strip()]
-        if len(parts) > 1:
-            for part in parts:
-                self.field(ex, phrases, hint, part)
-            return
-        turn = TURN.match(text)
-        if turn and self.speaker(turn.group("who"), turn.group("text"), hint):
-            self.turn(ex, hint, turn.group("who"), turn.group("text").strip())
-            return
+        quoted_turn = re.fullmatch(r"[\"“](.+)[\"”]", text)  # '"Zane: I went ..."'
+        turn = TURN.match(quoted_turn[1] if quoted_turn else text)
         quotes = list(QUOTE.finditer(text))
         said = _sentences_outside(text, quotes)
-        if len(said) > 1:  # each sentence says its own thing: read them one by one
-            for sentence in said:
-                self.field(ex, phrases, hint, sentence)
-            return
-        if quotes:
+        if len(parts) > 1 or (len(said) > 1 and not (turn and self.speaker(turn["who"], turn["text"], hint))):
+            for part in parts if len(parts) > 1 else said:  # each part, each sentence says its own thing
+                self.field(ex, phrases, hint, part)
+        elif turn and self.speaker(turn["who"], turn["text"], hint):  # under words of reading or storing: an item
+            speaker, words_ = turn["who"], turn["text"].strip()
+            words_ = words_[1:-1].strip() if len(words_) > 1 and words_[0] + words_[-1] in ('""', "“”") else words_
+            if _READ.search(hint) or _HELD.search(hint):
+                (ex.context if _READ.search(hint) else ex.items).append(f"{speaker}: {words_}")
+            else:
+                ex.turns.append((speaker, words_))
+        elif quotes:
             self.quoted(ex, phrases, hint, text, quotes)
-            return
-        pair = unquoted_replacement(text, lambda t: is_statement(t, self.is_name))
-        gone = None if pair else unquoted_removal(text, lambda t: is_statement(t, self.is_name))
-        if pair is not None or gone is not None:
-            ex.replaced += [pair] if pair else []
-            ex.removed += [gone] if gone else []
-            ex.shows_output = True
-            return
-        for clause in _CLAUSES.split(text):
-            self.piece(ex, phrases, hint, clause)
-
-    def turn(self, ex: Example, hint: str, speaker: str, text: str) -> None:
-        """A line of dialogue: a source turn, or, under words of reading or storing, an item read or held."""
-        if len(text) > 1 and text[0] + text[-1] in ('""', "“”"):
-            text = text[1:-1].strip()
-        if _READ.search(hint):
-            ex.context.append(f"{speaker}: {text}")
-        elif _HELD.search(hint):
-            ex.items.append(f"{speaker}: {text}")
+        elif pair := unquoted_replacement(text, lambda t: is_statement(t, self.is_name)):
+            ex.replaced, ex.shows_output = [*ex.replaced, pair], True
+        elif gone := unquoted_removal(text, lambda t: is_statement(t, self.is_name)):
+            ex.removed, ex.shows_output = [*ex.removed, gone], True
         else:
-            ex.turns.append((speaker, text))
+            for clause in _CLAUSES.split(text):
+                self.piece(ex, phrases, hint, clause)
 
     def quoted(self, ex: Example, phrases: Phrases, hint: str, text: str, quotes: list[re.Match]) -> None:
-        """A text with quotes: replaced pairs, then each quote with the words around it, then the question."""
+        """A text with quotes: pairs of memories one replaced (quotes in a parenthetical aside left out: "overwrote
+        'X' (and with it 'Y') with 'Z'"), then each quote with the words around it, then the question and the
+        answers the words outside the quotes name ('Asking "...?" returns Rocky')."""
         spans = [(q.start(), q.end(), next(g for g in q.groups() if g is not None).strip()) for q in quotes]
-        used: set[int] = set()
-        for i in range(len(spans) - 1):
-            if i in used:
-                continue
-            before, between = text[spans[i - 1][1] if i else 0:spans[i][0]], text[spans[i][1]:spans[i + 1][0]]
-            if re.search(r"[.!?]\s+[A-Z\"'“(]|\n", between):
+        asides = [m.span() for m in re.finditer(r"\([^()]*\)", text)]
+        main, used = [i for i, (start, _, _) in enumerate(spans) if not any(a < start < b for a, b in asides)], set()
+        for i, j in zip(main, main[1:], strict=False):
+            before, between = text[spans[i - 1][1] if i else 0:spans[i][0]], text[spans[i][1]:spans[j][0]]
+            if i in used or re.search(r"[.!?]\s+[A-Z\"'“(]|\n", between):
                 continue  # two sentences: neither says what the other did
-            before = re.split(r"[.!?]\s+(?=[A-Z\"'“(])", before)[-1]
-            first_old = replacement(f"{hint} {before}", between)
-            if first_old is None and label_side(_tail_words(f"{hint} {before}", 3)) == "old" and \
-                    label_side(between) == "new":  # 'before: "X", after: "Y"' on one line
-                first_old = True
-            first, second = spans[i][2], spans[i + 1][2]
-            if first_old is not None and self.memory_pair(first, second):
-                ex.replaced.append((first, second) if first_old else (second, first))
-                ex.shows_output = True
-                used |= {i, i + 1}
+            first_old = replacement(f"{hint} {_SENTENCE_END.split(before)[-1]}", between, text[spans[j][1]:])
+            pair = [spans[i][2], spans[j][2]]
+            statements = [is_statement(t, self.is_name) for t in pair]  # one may be a loose third-person sentence
+            sentences = all(len(words(t)) >= 3 and not FIRST_PERSON.search(t) and not t.endswith("?") for t in pair)
+            if first_old is not None and not pair[0].endswith("?") and (all(statements) or any(statements) and
+                                                                        sentences):
+                ex.replaced.append((pair[0], pair[1]) if first_old else (pair[1], pair[0]))
+                ex.shows_output, used = True, used | {i, j}
         for i, (start, end, inner) in enumerate(spans):
-            if i in used:
-                continue
-            before = text[spans[i - 1][1] if i else 0:start]
-            after = text[end:spans[i + 1][0] if i + 1 < len(spans) else len(text)]
-            after = re.split(r"[.!?][\"'”]?\s", after, maxsplit=1)[0]  # the words after it in its sentence
-            self.piece(ex, phrases, f"{hint} {before[-60:]}", inner, after=after[:40], quoted=True)
-        rest = QUOTE.sub(" ", text)
-        for clause in _CLAUSES.split(rest):
-            if QUESTION.search(clause) or role_of(clause) is not None:
-                self.piece(ex, phrases, hint, clause, hinted_only=True)
-
-    def memory_pair(self, old: str, new: str) -> bool:
-        """Whether two quotes around a word of replacing are memories: both read as statements about someone, or one
-        does and the other is a third-person sentence too ('... was overwritten by 'One special memory for Caroline
-        was ...'')."""
-        statements = [is_statement(t, self.is_name) for t in (old, new)]
-        sentence = all(len(words(t)) >= 3 and not FIRST_PERSON.search(t) for t in (old, new))
-        return all(statements) or (any(statements) and sentence)
+            if i not in used:
+                before = text[spans[i - 1][1] if i else 0:start]
+                after = re.split(r"[.!?][\"'”]?\s", text[end:spans[i + 1][0] if i + 1 < len(spans) else len(text)],
+                                 maxsplit=1)[0]  # the words after it in its sentence
+                self.piece(ex, phrases, f"{hint} {before[-60:]}", inner, after=after[:40], quoted=True)
+        for clause in _CLAUSES.split(QUOTE.sub(" ", text)):
+            roles = [m.start() for m in (CUES["gold"].search(clause), CUES["answered"].search(clause)) if m]
+            if QUESTION.search(clause) or roles:
+                self.piece(ex, phrases, hint, clause if QUESTION.search(clause) else clause[min(roles):],
+                           hinted_only=True)
 
     def piece(self, ex: Example, phrases: Phrases, hint: str, text: str, *, after: str = "", quoted: bool = False,
               hinted_only: bool = False) -> None:
         """One piece of text: a question, a turn, a statement, advice or a short answer phrase."""
         text = text.strip().strip(",;").strip()
-        if not text:
-            return
         asked = QUESTION.search(text)
+        if not text or asked and _REQUEST.match(asked.group(1)):
+            return  # 'Could you take another look?': asks the reader, not the system
         if asked and (quoted or not FIRST_PERSON.search(text[:asked.start()])):
             question = asked.group(1).strip()
             inner = _INNER_QUESTION.search(question, 1)  # 'When asked Who wrote ...?' → 'Who wrote ...?'
@@ -311,85 +300,66 @@ class _Reader:
                 self.piece(ex, phrases, hint, clause)
             return
         lead, body = lead_words(text)
-        role = role_of(f"{hint} {lead}") if not quoted else role_of(_tail_words(hint, 5))
+        role = role_of(f"{hint} {lead}") if not quoted else role_of(_tail(hint, 5))
         if hinted_only and (role is None or not re.search(r"\d|[A-Z]", body) and not find_relative_dates(body)):
             return
         said = _SAID.match(body)
-        if said and self.is_name(said.group("who")):
-            ex.turns.append((said.group("who"), said.group("text").strip(" \"'“”")))
+        who = said["who"] if said and self.is_name(said["who"]) else None
+        if not who and (FIRST_PERSON.search(body) or quoted or _TURN.search(hint)) and len(words(body)) >= 3:
+            who = self.speaker_near(hint, after) or ("" if FIRST_PERSON.search(body) else None)
+        if who is not None:  # 'Kira said "She's a dentist ..."', someone's first-person words
+            ex.turns.append((who or None, said["text"].strip(" \"'“”") if said and who == said["who"] else body))
             return
-        if FIRST_PERSON.search(body) and len(words(body)) >= 3:
-            ex.turns.append((self.speaker_near(hint, after), body))
-            return
-        who = self.speaker_near(hint, after) if quoted and len(words(body)) >= 3 else None
-        if who:  # 'Kira said "She's a dentist ..."': someone's words, first person or not
-            ex.turns.append((who, body))
-            return
-        # 'Gold answer: Perseid meteor shower': what a label calls an answer is one, whatever words it starts with
-        answer_label = not quoted and role_of(_tail_words(hint, 3)) is not None and not _HELD.search(hint)
-        if is_statement(body, self.is_name) and not answer_label:
-            around = f"{_tail_words(hint, 6)} {after}"
-            side = label_side(_tail_words(hint, 3))
+        # 'Gold answer: Perseid meteor shower', 'it said "Gina's sister Mia"': what the words before call an answer is
+        # one, whatever words it starts with (unless they are words of storing or reading)
+        around = _tail(hint, 3) if quoted else hint
+        named = role_of(_tail(hint, 3)) is not None and not (_HELD.search(around) or _READ.search(around))
+        if is_statement(body, self.is_name) and not named:
+            side = label_side(_tail(hint, 3))
             if side is not None:  # "Memory before: X" ... "Memory after: Y": paired in `example`
                 (ex.before if side == "old" else ex.after).append(body)
-                ex.shows_output = True
-            elif _REMOVED.search(after) or (_REMOVED.search(_tail_words(hint, 3)) and not _KEPT.match(after)):
+            elif _REMOVED.search(after) or _REMOVED.search(_tail(hint, 3)):
                 ex.removed.append(body)
-                ex.shows_output = True
-            elif _READ.search(around) and not _HELD.search(_tail_words(hint, 3)):
+            elif _READ.search(f"{_tail(hint, 6)} {after}") and not _HELD.search(_tail(hint, 3)):
                 ex.context.append(body)
+                return
             else:
                 ex.items.append(body)
-                ex.shows_output = True
+            ex.shows_output = True
             return
         held = _HOLDING.match(body)  # 'the memory held X', 'it stored X': X is what the memory held
         if held and is_statement(held.group("rest"), self.is_name):
             self.piece(ex, phrases, f"{hint} {held.group('lead')}", held.group("rest"), after=after)
-            return
-        if is_advice(body, self.is_name):
+        elif is_advice(body, self.is_name):
             self.advice.append(body)
-            return
-        n, meta = len(words(body)), bool(set(words(body)) & META)
-        labelled = not quoted and role_of(hint) is not None  # 'Gold answer: ...', {"expected": ...}
-        subject = bool(lead) and lead.split()[-1].lower() in _ROLE_NOUNS and body[:1].islower()
-        if subject and not labelled:  # 'The gold answer lists several items': a sentence about it, not an answer
-            return
-        if 0 < n <= (16 if labelled or quoted else 8) and (labelled or not meta):
-            phrases.append((body.rstrip("."), role))
+        else:
+            labelled = not quoted and role_of(hint) is not None  # 'Gold answer: ...', {"expected": ...}
+            if lead and lead.split()[-1].lower() in WORDS["role_nouns"] and body[:1].islower() and not labelled:
+                return  # 'The gold answer lists several items': a sentence about it, not an answer
+            n, meta = len(words(body)), bool(set(words(body)) & WORDS["meta"])
+            if 0 < n <= (16 if labelled or quoted else 8) and (labelled or not meta) and \
+                    not re.search(r"\w\(|==|\w\[", body):  # 'memory.ask(question)': code, not an answer
+                phrases.append((body.rstrip("."), role))
 
     def speaker_near(self, before: str, after: str) -> str | None:
-        """The name a quoted utterance is attributed to ('Zane said "..."', 'Zane: "..."', '"...", said Zane')."""
+        """The name a quoted utterance is attributed to ('Zane said "..."', 'Zane: "..."', '"...", said Zane', 'source
+        turn (Zane): ...')."""
+        named = re.search(r"\(([A-Z][\w'-]*)\)\W*$", before) if _TURN.search(before) else None
         found = [m.group(1) or m.group(m.lastindex or 1) for m in (_SAID_BEFORE.search(before[-60:]),
-                                                                    _SAID_AFTER.match(after)) if m]
-        names = [n for n in found if self.is_name(n)]
-        return names[0] if names else None
+                                                                    _SAID_AFTER.match(after), named) if m]
+        return next((n for n in found if self.is_name(n)), None)
 
 
-# --- helpers ------------------------------------------------------------------------------------
+_ROLES = ("asked", "gold", "answered", "turn", "held", "read", "old", "new")
 
 
-def _section_hints(lines: list[str]) -> list[str]:
-    """Each line's section: the label of a header line ('Conversation:') over the lines below it that are indented
-    deeper (or bulleted under an unbulleted header), or a short Markdown heading ('### Expected') over every line up
-    to the next heading; a Markdown quote ('> Q: ...') is a quoted conversation."""
-    hints, section, depth, bulleted, heading = [], "", 0, False, False
-    for line in lines:
-        indent = len(line) - len(line.lstrip())
-        title = _HEADING.match(line)
-        label = _LABEL.match(_BULLET.sub("", line).strip())
-        inside = section and (heading or indent > depth or (indent == depth and not bulleted and
-                                                            bool(_BULLET.match(line))))
-        hint = section if inside and not title else ""
-        if line.lstrip().startswith(">"):
-            hint = f"{hint} quoted conversation".strip()
-        hints.append(hint)
-        if title:
-            section, heading = title.group(1), True
-        elif label and not label.group("rest").strip():
-            section, depth, bulleted, heading = label.group("label"), indent, bool(_BULLET.match(line)), False
-        elif not inside:
-            section = ""
-    return hints
+def _named_field(hint: str) -> str | None:
+    """"error" or "operation" when a field's label names the kind of failure or the blamed operation."""
+    last = hint.lower().split()[-3:]
+    for kind, sizes in (("error", (3, 2, 1)), ("operation", (3, 2))):
+        if any(CUES[kind].fullmatch(" ".join(last[-n:])) for n in sizes):
+            return kind
+    return None
 
 
 def _sentences_outside(text: str, quotes: list[re.Match]) -> list[str]:
@@ -399,23 +369,29 @@ def _sentences_outside(text: str, quotes: list[re.Match]) -> list[str]:
     return [text[a:b].strip() for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True) if text[a:b].strip()]
 
 
+def _told(line: str) -> list[str]:
+    """A line of prose (no label) asking several questions as its sentences (a story telling several examples),
+    else the line."""
+    several = len(set(QUESTION.findall(line))) > 1 and not LABEL.match(BULLET.sub("", line).strip())
+    return _sentences_outside(line, list(QUOTE.finditer(line))) if several else [line]
+
+
+def _sentences(text: str) -> list[str]:
+    """The sentences of a text (split after '.' / '!' and at line breaks)."""
+    return [s.strip() for s in re.split(r"(?<=[.!])\s+|\n+", text) if s.strip()]
+
+
 def _asked(text: str) -> str | None:
     """The last question a text asks, lower case, for telling whether two lines ask the same one."""
     found = QUESTION.findall(text)
     return " ".join(words(found[-1])) if found else None
 
 
-def _opens(lines: list[str]) -> bool:
-    """Whether lines ahead of a question open a new example ('Example 2:', '### Case 3') rather than end the last."""
-    return any(re.match(r"^\W*(?:example|case|failure|item|issue|bug|ticket|#+)\b|^\W*\d+[.)]?\W*$", line.strip(), re.I)
-               for line in lines)
-
-
-def _tail_words(text: str, n: int) -> str:
+def _tail(text: str, n: int) -> str:
     return " ".join(text.split()[-n:])
 
 
 def read_feedback(text: str) -> Reading:
     """The examples (one per question) and the general advice of a feedback text, in any format."""
-    text = normalize(text)
+    text = as_lines(text)
     return _Reader(text).read(text)
