@@ -42,7 +42,8 @@ def test_a_prompt_holding_an_environment_key_is_blocked_and_the_key_never_shown(
     prompt = SEED["answer"] + f"\n- Use the key {KEY} when the memories are empty."
     issues = check_prompt("answer", "answer", prompt)
     assert [i.kind for i in issues if i.blocking] == ["secret"] and "$OPENAI_API_KEY" in issues[0].message
-    write_prompts("mem0", {**SEED, "answer": prompt}, tmp_path / "p")
+    write_prompts("mem0", SEED, tmp_path / "p")  # memopt masks what it writes, so the user's edit goes in by hand:
+    (tmp_path / "p" / "mem0" / "answer.md").write_text(prompt + "\n", encoding="utf-8")
     for args in (["check-prompts", str(tmp_path / "p")],
                  ["export", str(tmp_path / "p"), "--format", "text", "--out", str(tmp_path / "t")]):
         done = CliRunner().invoke(app, args)
