@@ -929,11 +929,17 @@ _GOAL = {"id": "mem_01", "memory": "Goal: a sub-25 minute 5k at the parkrun"}
     ({**_GOAL, "status": "archived"}, None), (_GOAL, {"invalid_at": "2023-05-20"}), (_GOAL, {"isDeleted": True}),
     ("", None), ("null", None), ({"id": "mem_01", "memory": ""}, None), ({}, None),
     ({**_GOAL, "status": "retracted"}, None), ({**_GOAL, "retracted_at": "2023-05-20"}, None),  # a knowledge graph's
+    ({**_GOAL, "tombstone": 1}, None), ({**_GOAL, "is_deleted": "1"}, None),  # a SQL row's tombstone column
 ])
 def test_a_soft_delete_or_an_emptied_version_is_a_deletion_error_at_that_op(value, meta):
     doc, adder = _soft_delete(value, meta)
     for evidence in (("msg-11",), ()):
         assert blame_smartcomment(doc, GOAL, "a sub-25 minute 5k", evidence) == ("DeletionError", adder), evidence
+
+
+def test_a_sql_row_whose_tombstone_column_is_0_stays_alive():
+    doc, _ = _soft_delete({**_GOAL, "tombstone": 0}, None)
+    assert blame_smartcomment(doc, GOAL, "a sub-25 minute 5k", ("msg-11",))[0] != "DeletionError"
 
 
 # --- roles written other ways --------------------------------------------------------------------------------
