@@ -99,7 +99,8 @@ def _leaves(value: Any) -> list[str]:
 
 
 _SUBJECT = ("subject", "subj", "head", "source", "src", "entity", "from", "s", "h")
-_RELATION = ("predicate", "pred", "relation", "relationship", "rel", "attribute", "p", "r")
+_RELATION = ("predicate", "pred", "relation", "relationship", "rel", "attribute", "p", "r", "type")
+_PROPS = ("props", "properties", "attributes", "attrs")  # a property graph's relation: its properties
 _OBJECT = ("object", "obj", "tail", "target", "dst", "value", "to", "o", "t")
 
 
@@ -190,9 +191,18 @@ def reading(value: Any, day: dt.date | None = None, near: dt.date | None = None)
     if isinstance(value, list):
         return "\n".join(reading(v, item_day(v) or day, near) for v in value)
     if isinstance(value, dict):
-        triple = _triple(value)
+        triple, words = _triple(value), []
+        if triple:
+            words = [str(value[k]) for k in triple]
+        else:  # {"relation": ["Mia", "TAKES", "Piano lessons"], "props": {...}}
+            listed = next((k for k, v in value.items() if str(k).lower() in _RELATION and isinstance(v, list)
+                           and len(v) == 3 and all(isinstance(x, (str, int, float)) for x in v)), None)
+            triple, words = ((listed,), [str(x) for x in value[listed]]) if listed is not None else ((), [])
+        props = next((k for k in value if str(k).lower() in _PROPS and isinstance(value[k], dict)), None)
+        if triple and props is not None:  # a relation's properties belong to its line
+            triple, words = (*triple, props), [*words, *_leaves(value[props])]
         rest = {k: v for k, v in value.items() if k not in ("id", "score", "timestamp") and k not in triple}
-        lines = [reading(" ".join(str(value[k]).replace("_", " ") for k in triple), day, near)] if triple else []
+        lines = [reading(" ".join(w.replace("_", " ") for w in words), day, near)] if triple else []
         return "\n".join([*lines, *(reading(v, day, near) for v in rest.values())])
     out: list[str] = []
     pending: list[str] = []

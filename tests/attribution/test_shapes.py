@@ -1034,6 +1034,57 @@ def test_a_triple_is_read_as_one_statement_about_its_subject(triple):
         assert blame_smartcomment(doc, WEDDINGS, "Lisbon and Krakow", evidence) == ("UpdateError", resolve), evidence
 
 
+def _property_graph(relation: object, rel: object) -> tuple[dict, str]:
+    """A property graph: a parse writes its relations with their properties (``relation`` of subject, type,
+    object, props), a merge writes Mia's ``rel``; a dedupe later soft-deletes it (``deleted_at``) as a duplicate
+    of Omar's own lessons."""
+    g = Smartcomment("pg")
+    g.session("s1", session_date="5 May, 2023")
+    said = g.turn("m1", "Omar", "Our daughter Mia just started piano lessons, Saturday mornings.")
+    g.op("pg.parse", "extraction")
+    parsed = g.var("parse/s1", json.dumps([{"entity": "Mia", "set": {"relation_to_user": "daughter"}},
+                                           relation("Mia", "TAKES", "Piano lessons", {"when": "Saturday mornings"})]),
+                   cls="ParseResult", cat="llm_output")
+    g.edges(said, parsed)
+    g.op("pg.write_rel", "write")
+    mia = g.var("rel:mia-takes", json.dumps(rel("person:mia", "TAKES", "Piano lessons", None)), cls="Rel",
+                cat="relation")
+    g.edges(parsed, mia)
+    g.session("s2", session_date="6 June, 2023")
+    own = g.turn("m2", "Omar", "I signed up for an adult beginner piano class myself, Wednesday evenings.")
+    g.op("pg.write_rel", "write")
+    omar = g.var("rel:omar-takes", json.dumps(rel("person:omar", "TAKES", "Piano class", None, "Wednesday evenings")),
+                 cls="Rel", cat="relation")
+    g.edges(own, omar)
+    dedupe = g.op("pg.dedupe", "deletion")
+    g.edges([mia, omar], g.var("rel:mia-takes", json.dumps(rel("person:mia", "TAKES", "Piano lessons",
+                                                                "2023-06-10T02:00:00")), cls="Rel", cat="relation"))
+    g.session("qa", question_date="1 July, 2023")
+    q = g.question("q1", "What lessons does Mia take?")
+    g.op("pg.run_cypher", "retrieval")
+    context = g.var("q1", "[]", cls="memory_context", cat="memory_context")
+    g.edges(q, context)
+    g.judge(q, "piano lessons (Saturday mornings)", g.answer("q1", context, "No lessons are recorded for Mia."))
+    return g.document(), dedupe
+
+
+def _rel(s: str, p: str, o: str, deleted_at: str | None, when: str = "Saturday mornings") -> dict:
+    return {"from": s, "type": p, "to": o, "props": {"when": when}, "deleted_at": deleted_at}
+
+
+@pytest.mark.parametrize("relation", [
+    lambda s, p, o, props: {"relation": [s, p, o], "props": props},
+    lambda s, p, o, props: {"subject": s, "predicate": p, "object": o, "properties": props},
+])
+def test_a_relation_s_properties_are_read_on_its_line_and_its_soft_delete_is_the_deletion(relation):
+    """The parse and the relation hold "piano lessons, Saturday mornings" (the properties belong to the relation's
+    line); the dedupe that soft-deleted the relation is blamed, not the parse."""
+    doc, dedupe = _property_graph(relation, _rel)
+    for evidence in (("m1",), ()):
+        assert blame_smartcomment(doc, "What lessons does Mia take?", "piano lessons (Saturday mornings)",
+                                  evidence) == ("DeletionError", dedupe), evidence
+
+
 # --- several judges ------------------------------------------------------------------------------------------
 
 def _judged_by(verdicts: list[str]) -> dict:
