@@ -632,6 +632,56 @@ def test_a_rank_or_a_count_does_not_name_a_unit():
     assert not [n for n, d in G.nodes(data=True) if d.get("refs")]
 
 
+GIFTS = "What gifts did Grace get Dana for her birthday?"
+
+
+def _mmr_pack(drop_at: str) -> tuple[dict, dict[str, str]]:
+    """Atomic rows; a dense search names them with their version (``{"row": "mr-2@1"}``), an MMR selection keeps
+    some of the names, a packing under a token budget writes the kept rows' text. ``drop_at`` says which loses the
+    book gift: the MMR (as too similar to the harness) or the packing (over its budget)."""
+    g = Smartcomment("mmr")
+    g.session("s1", session_date="12 March, 2023")
+    said = ["I got Dana a climbing harness for her birthday.", "And the book 'Running Wild' for Dana too.",
+            "Dana has taken up bouldering.", "My birthday is in May."]
+    facts = ["Grace bought Dana a climbing harness for her birthday", "Grace bought Dana the book 'Running Wild'",
+             "Dana has recently taken up bouldering", "Grace's birthday is in May"]
+    rows = []
+    for i, (text, fact) in enumerate(zip(said, facts, strict=True)):
+        turn = g.turn(f"t{i}", "Grace", text)
+        g.op("quill.extract", "extraction")
+        rows.append(g.var(f"mr-{i}", fact, cls="MemoryRow", cat="memory_row"))
+        g.edges(turn, rows[-1])
+    g.session("qa", question_date="1 April, 2023")
+    q = g.question("q1", GIFTS)
+    ops = {"search": g.op("quill.dense_search", "retrieval")}
+    found = g.var("q1/dense", json.dumps([{"row": f"mr-{i}@1", "cos": c} for i, c in enumerate([.86, .84, .7, .3])]),
+                  cls="Candidates", cat="retrieval_candidates")
+    g.edges([q, *rows], found)
+    ops["mmr"] = g.op("quill.mmr_select", "retrieval")
+    kept = [0, 2, 3] if drop_at == "mmr" else [0, 1, 2, 3]
+    selected = g.var("q1/mmr", json.dumps([{"row": f"mr-{i}@1"} for i in kept]), cls="Selection",
+                     cat="retrieval_selected")
+    g.edges(found, selected)
+    ops["pack"] = g.op("quill.pack_context", "retrieval")
+    packed = [0, 2, 3]  # what the packing writes: after the MMR, the book is cut by the budget
+    context = g.var("q1/context", "\n".join(f"[2023-03-12] {facts[i]}" for i in packed), cls="PackedContext",
+                    cat="memory_context")
+    g.edges([selected, *(rows[i] for i in packed)], context)
+    g.judge(q, "a climbing harness and the book 'Running Wild'",
+            g.answer("q1", context, "She got Dana a climbing harness."))
+    return g.document(), ops
+
+
+@pytest.mark.parametrize("drop_at", ["mmr", "pack"])
+def test_a_selection_or_packing_of_rows_named_with_their_version_is_blamed_for_the_row_it_lost(drop_at):
+    """The search names every row (``mr-1@1``, a name with its version) and is not blamed; the MMR that left the
+    book out, or the packing that cut it, is."""
+    doc, ops = _mmr_pack(drop_at)
+    for evidence in (("t0", "t1"), ()):
+        assert blame_smartcomment(doc, GIFTS, "a climbing harness and the book 'Running Wild'",
+                                  evidence) == ("RetrievalError", ops[drop_at]), evidence
+
+
 # --- a computed answer's facts, stated shorter than the turns ------------------------------------------------
 
 STUDENTS = "How many students does Jon have in total across his two dance classes?"
