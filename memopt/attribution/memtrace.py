@@ -208,17 +208,26 @@ def _query_time(case: FailedCase) -> set[str]:
     return {n for n, d in case.G.nodes(data=True) if d.get("type") == "op" and n.endswith(suffixes)}
 
 
-def _drop_type(G: nx.DiGraph, op: str) -> str:
+def _drop_type(G: nx.DiGraph, op: str, extracted: bool = False) -> str:
     """The type of a copy an op read and did not keep: its declared (or prior-named) stage's, extraction first;
-    for an op nothing declares, ExtractionError (the information never entered memory there)."""
+    for an op nothing declares, ExtractionError (the information never entered memory there), but UpdateError when
+    the copy lost was already extracted (``extracted``: not a turn) and the op rewrites a unit it read
+    (`_revises`)."""
     d = G.nodes[op]
     if d["operation"] not in (G.graph.get("operations") or {}) and not d.get("prior_stage"):
-        return "ExtractionError"
+        return "UpdateError" if extracted and _revises(G, op) else "ExtractionError"
     stages = op_stages(G, op)
     for stage in ("extraction", "update", "deletion", "retrieval", "response"):
         if stage in stages:
             return _TYPE[stage]
     return "ExtractionError"
+
+
+def _revises(G: nx.DiGraph, op: str) -> bool:
+    """Whether an op rewrites a store unit it read: it writes the next version of a unit whose earlier version it
+    reads (a document revision, a patched profile), so what it lost was existing memory."""
+    read = {G.nodes[v]["name"] for v in G.predecessors(op) if "action" in G.nodes[v]}
+    return any("action" in G.nodes[w] and G.nodes[w]["name"] in read for w in G.successors(op))
 
 
 def _upstream(case: FailedCase, probe: Probe, started: float, asked: int, missing: list[int]) -> Attribution:
@@ -296,7 +305,7 @@ def _losses(case: FailedCase, probe: Probe, index: int, asked: int, querying: se
         chosen = (keepers or consumers)[:1]
         if chosen:
             op = chosen[0]
-            out.append(_Loss(G.nodes[op]["start"], op, v, None, _drop_type(G, op), False))
+            out.append(_Loss(G.nodes[op]["start"], op, v, None, _drop_type(G, op, d["kind"] != "turn"), False))
     return out
 
 

@@ -682,6 +682,48 @@ def test_a_selection_or_packing_of_rows_named_with_their_version_is_blamed_for_t
                                   evidence) == ("RetrievalError", ops[drop_at]), evidence
 
 
+WEDDING = "When is Lena and Jonas's wedding?"
+
+
+def _revisions(noted: bool) -> tuple[dict, dict[str, str]]:
+    """One document per topic, rewritten whole by a patch op that reads its last revision; the move of the wedding
+    reaches the patch as an extracted update note (``noted``) or as the turn itself. The patch keeps the old day."""
+    g = Smartcomment("ledger")
+    g.session("s1", session_date="2 March, 2023")
+    first = g.turn("d1", "Lena", "Jonas and I set the date: the wedding is on 18 May 2023!")
+    ops = {"create": g.op("ledger.create_doc", "write")}
+    doc = g.var("wedding", {"rev": 1, "body": "Lena and Jonas's wedding is on 18 May 2023."}, cls="Doc",
+                cat="document")
+    g.edges(first, doc)
+    g.session("s2", session_date="4 April, 2023")
+    moved = g.turn("d2", "Lena", "We had to move the wedding from 18 May to 22 June 2023, the venue flooded.")
+    source = moved
+    if noted:
+        ops["extract"] = g.op("ledger.extract_updates", "extraction")
+        source = g.var("updates-2", "Wedding moved from 18 May 2023 to 22 June 2023", cls="UpdateNote", cat="fact")
+        g.edges(moved, source)
+    ops["patch"] = g.op("ledger.patch_doc", "write")
+    g.edges([source, doc], g.var("wedding", {"rev": 2, "body": "Lena and Jonas's wedding is on 18 June 2023."},
+                                 cls="Doc", cat="document"))
+    g.session("qa", question_date="1 May, 2023")
+    q = g.question("q1", WEDDING)
+    g.op("ledger.lookup", "retrieval")
+    context = g.var("q1/context", "Lena and Jonas's wedding is on 18 June 2023.", cat="memory_context")
+    g.edges([q, g.latest("wedding", "Doc")], context)
+    g.judge(q, "June 22, 2023", g.answer("q1", context, "June 18, 2023"))
+    return g.document(), ops
+
+
+@pytest.mark.parametrize(("noted", "expected"), [(True, "UpdateError"), (False, "ExtractionError")])
+def test_a_revision_that_loses_an_extracted_note_is_an_update_error_a_turn_it_never_took_in_an_extraction(
+        noted, expected):
+    """A note already extracted into memory and lost by the rewrite of an existing document is existing memory
+    corrupted (UpdateError); a turn the rewrite never took in is information that never entered memory."""
+    doc, ops = _revisions(noted)
+    for evidence in (("d2",), ()):
+        assert blame_smartcomment(doc, WEDDING, "June 22, 2023", evidence) == (expected, ops["patch"]), evidence
+
+
 # --- a computed answer's facts, stated shorter than the turns ------------------------------------------------
 
 STUDENTS = "How many students does Jon have in total across his two dance classes?"
