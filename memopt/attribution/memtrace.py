@@ -45,6 +45,7 @@ from memopt.attribution.types import Attribution
 from memopt.core.text import find_dates, overlap
 from memopt.judge.judges import Judge
 from memopt.trace.graph import op_stages, versions_of
+from memopt.trace.tombstones import is_tombstone
 
 __all__ = ["memtrace", "alive"]
 
@@ -316,10 +317,22 @@ def _item_id(item: object) -> str | None:
     return None
 
 
+def _live_items(value: object) -> object:
+    """A list's items, or the items of a record holding one list (``{"items": [...]}``, a scratchpad), less the ones
+    marked deleted in place (``"deleted": true``); other values as they are."""
+    if isinstance(value, dict):
+        lists = [v for v in value.values() if isinstance(v, list)]
+        value = lists[0] if len(lists) == 1 else value
+    if not isinstance(value, list):
+        return value
+    return [i for i in value if not (isinstance(i, dict) and is_tombstone(i))]
+
+
 def _removed_item(before: object, after: object) -> bool:
     """Whether a new version of a list (a store's snapshot, a memory list) only removed items from the old one:
     every item it no longer has is gone, not rewritten (no item of the new version has its id, or, without ids,
     its words)."""
+    before, after = _live_items(before), _live_items(after)
     if not (isinstance(before, list) and isinstance(after, list)):
         return False
     def key(item: object) -> str:

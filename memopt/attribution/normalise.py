@@ -28,6 +28,7 @@ in words are not converted.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 from functools import lru_cache
 from typing import Any
@@ -41,6 +42,7 @@ from memopt.core.text import (
     resolve_relative_dates,
 )
 from memopt.trace.dates import read_day
+from memopt.trace.tombstones import is_tombstone
 
 __all__ = ["canonical_dates", "complete_years", "item_day", "normalise_numbers", "plain", "reading"]
 
@@ -179,6 +181,28 @@ def _header_day(line: str) -> dt.date | None:
     return read_day(m.group("stamp")) if m else None
 
 
+def _soft_deleted(item: Any) -> bool:
+    """Whether an item of a list is marked deleted in place (a scratchpad's ``"deleted": true``, a row's
+    ``deleted_at``): a careful reader leaves it out."""
+    return isinstance(item, dict) and is_tombstone(item)
+
+
+def _embedded_json(text: str) -> tuple[str, Any] | None:
+    """A prompt that pastes a JSON dump among its lines (``SCRATCHPAD ...:\n{ ... }\nQUESTION: ...``): its other
+    text and the dump, decoded; None for any other text."""
+    start = re.search(r"^[ \t]*[\[{]", text, re.MULTILINE)
+    if start is None:
+        return None
+    at = text.index(text[start.start():].lstrip()[0], start.start())
+    try:
+        decoded, end = json.JSONDecoder().raw_decode(text, at)
+    except ValueError:
+        return None
+    if not isinstance(decoded, (dict, list)):
+        return None
+    return "\n".join(x for x in (text[:at].strip(), text[end:].strip()) if x), decoded
+
+
 def reading(value: Any, day: dt.date | None = None, near: dt.date | None = None) -> str:
     """A value as lines a careful reader reads: text leaves of structured values, dates read against each item's
     own date (a ``Timestamp:`` line dates the lines before it and is then dropped; a section header dates the
@@ -188,8 +212,10 @@ def reading(value: Any, day: dt.date | None = None, near: dt.date | None = None)
     years: relative dates are not resolved against it."""
     if isinstance(value, dict) and day is None:
         day = item_day(value)
+    if isinstance(value, str) and (dump := _embedded_json(value)) is not None:
+        return "\n".join(x for x in (reading(dump[0], day, near), reading(dump[1], day, near)) if x)
     if isinstance(value, list):
-        return "\n".join(reading(v, item_day(v) or day, near) for v in value)
+        return "\n".join(reading(v, item_day(v) or day, near) for v in value if not _soft_deleted(v))
     if isinstance(value, dict):
         triple, words = _triple(value), []
         if triple:

@@ -724,6 +724,49 @@ def test_a_revision_that_loses_an_extracted_note_is_an_update_error_a_turn_it_ne
         assert blame_smartcomment(doc, WEDDING, "June 22, 2023", evidence) == (expected, ops["patch"]), evidence
 
 
+YOGA = "On which day does Keiko still go to yoga?"
+
+
+def _scratchpad(pasted: bool) -> tuple[dict, str]:
+    """One JSON scratchpad edited by patches that soft-delete items (``"deleted": true``); the second edit deletes
+    Tuesday's yoga with Thursday's. The whole pad reaches the answerer, pasted into a prompt after a header
+    (``pasted``) or as the record itself."""
+    g = Smartcomment("pad")
+    g.session("s1", session_date="4 September, 2023")
+    said = g.turn("k1", "Keiko", "Please keep track of my yoga: Tuesdays at 7am and Thursdays at 6pm.")
+    g.op("pad.edit", "memory")
+
+    def pad(deleted: bool) -> dict:
+        return {"items": [{"id": "y1", "text": "Yoga: Tuesdays at 7am", "deleted": deleted},
+                          {"id": "y2", "text": "Yoga: Thursdays at 6pm", "deleted": deleted},
+                          {"id": "k1", "text": "Teaches piano on the side", "deleted": False}]}
+
+    first = g.var("keiko.pad", pad(False), cls="Scratchpad", cat="scratchpad")
+    g.edges(said, first)
+    g.session("s2", session_date="18 September, 2023")
+    cancel = g.turn("k2", "Keiko", "Cancel the Thursday yoga. Keep Tuesday though.")
+    edit = g.op("pad.edit", "memory")
+    g.edges([cancel, first], g.var("keiko.pad", pad(True), cls="Scratchpad", cat="scratchpad"))
+    g.session("qa", question_date="1 October, 2023")
+    q = g.question("q1", YOGA)
+    g.op("pad.load", "context")
+    shown = pad(True)
+    context = g.var("q1/prompt", f"SCRATCHPAD (deleted items are no longer valid):\n{json.dumps(shown, indent=1)}\n"
+                    f"QUESTION: {YOGA}" if pasted else shown, cls="Prompt", cat="memory_context")
+    g.edges([q, g.latest("keiko.pad", "Scratchpad")], context)
+    g.judge(q, "Tuesday (7am)", g.answer("q1", context, "None: both yoga classes were cancelled."))
+    return g.document(), edit
+
+
+@pytest.mark.parametrize("pasted", [True, False])
+def test_an_item_soft_deleted_in_a_scratchpad_is_gone_and_its_patch_is_the_deletion(pasted):
+    """A reader leaves out the items marked deleted, in the record or in the JSON a prompt pastes; the patch that
+    marked Tuesday deleted is blamed, not the answerer that saw it marked."""
+    doc, edit = _scratchpad(pasted)
+    for evidence in (("k1",), ()):
+        assert blame_smartcomment(doc, YOGA, "Tuesday (7am)", evidence) == ("DeletionError", edit), evidence
+
+
 # --- a computed answer's facts, stated shorter than the turns ------------------------------------------------
 
 STUDENTS = "How many students does Jon have in total across his two dance classes?"
