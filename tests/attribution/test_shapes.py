@@ -767,6 +767,42 @@ def test_an_item_soft_deleted_in_a_scratchpad_is_gone_and_its_patch_is_the_delet
         assert blame_smartcomment(doc, YOGA, "Tuesday (7am)", evidence) == ("DeletionError", edit), evidence
 
 
+SISTER_JOB = "What is Grace's sister's job?"
+
+
+def _owner(fact: str) -> tuple[dict, dict[str, str]]:
+    """Grace says her sister started as a paramedic; extraction writes ``fact``; the search puts it in the context
+    and the answerer gets the job wrong."""
+    g = Smartcomment("owner")
+    g.session("s1", session_date="20 February, 2023")
+    said = g.turn("t1", "Grace", "My sister just started as a paramedic with the county!")
+    ops = {"extract": g.op("quill.extract", "extraction")}
+    row = g.var("mr-1", fact, cls="MemoryRow", cat="memory_row")
+    g.edges(said, row)
+    g.session("qa", question_date="1 April, 2023")
+    q = g.question("q1", SISTER_JOB)
+    g.op("quill.search", "retrieval")
+    context = g.var("q1/context", f"[2023-02-20] {fact}", cat="memory_context")
+    g.edges([q, row], context)
+    g.judge(q, "paramedic with the county", g.answer("q1", context, "She is a nurse."))
+    return g.document(), ops
+
+
+@pytest.mark.parametrize(("fact", "expected"), [
+    ("Grace started working as a paramedic with the county", "ExtractionError"),
+    ("Grace's sister started working as a paramedic with the county", "ResponseError"),
+])
+def test_a_line_about_the_owner_of_whom_the_question_asks_does_not_hold_the_relative_s_fact(fact, expected):
+    """"Grace started working as a paramedic" is about Grace, not her sister: the extraction that misattributed
+    the job is blamed; a line naming the sister holds it, and the answerer is."""
+    doc, ops = _owner(fact)
+    for evidence in (("t1",), ()):
+        found = blame_smartcomment(doc, SISTER_JOB, "paramedic with the county", evidence)
+        assert found[0] == expected, evidence
+        if expected == "ExtractionError":
+            assert found[1] == ops["extract"], evidence
+
+
 # --- a computed answer's facts, stated shorter than the turns ------------------------------------------------
 
 STUDENTS = "How many students does Jon have in total across his two dance classes?"
