@@ -224,11 +224,21 @@ def _drop_type(G: nx.DiGraph, op: str, extracted: bool = False) -> str:
     return "ExtractionError"
 
 
+def _names_piece(G: nx.DiGraph, op: str, probe: Probe, index: int) -> bool:
+    """Whether an op's own metadata names the piece it handled (a reconcile run once per fact, ``{"fact": ...}``):
+    of several ops reading one list of facts, that one is the op that had it."""
+    meta = G.nodes[op].get("sc_metadata")
+    text = plain({k: v for k, v in meta.items() if isinstance(v, str)}) if isinstance(meta, dict) else ""
+    return bool(text.strip()) and probe.text_holds_piece(text, probe.pieces[index])
+
+
 def _revises(G: nx.DiGraph, op: str) -> bool:
     """Whether an op rewrites a store unit it read: it writes the next version of a unit whose earlier version it
-    reads (a document revision, a patched profile), so what it lost was existing memory."""
+    reads (a document revision, a patched profile), or its category says update and it reads stored units (a
+    reconcile that decided NOOP against them), so what it lost was existing memory."""
     read = {G.nodes[v]["name"] for v in G.predecessors(op) if "action" in G.nodes[v]}
-    return any("action" in G.nodes[w] and G.nodes[w]["name"] in read for w in G.successors(op))
+    return any("action" in G.nodes[w] and G.nodes[w]["name"] in read for w in G.successors(op)) or bool(
+        read and G.nodes[op].get("category") == "update")
 
 
 def _upstream(case: FailedCase, probe: Probe, started: float, asked: int, missing: list[int]) -> Attribution:
@@ -303,7 +313,8 @@ def _losses(case: FailedCase, probe: Probe, index: int, asked: int, querying: se
         keepers = [op for op in consumers if any(w in live for w in G.successors(op))]
         if d["kind"] == "turn" and not consumers:
             keepers = [op for op in case.extractors if G.nodes[op]["start"] > d["created"]][:1]
-        chosen = (keepers or consumers)[:1]
+        named = [op for op in consumers if len(consumers) > 1 and _names_piece(G, op, probe, index)]
+        chosen = (named or keepers or consumers)[:1]
         if chosen:
             op = chosen[0]
             out.append(_Loss(G.nodes[op]["start"], op, v, None, _drop_type(G, op, d["kind"] != "turn"), False))

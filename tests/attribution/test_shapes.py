@@ -803,6 +803,48 @@ def test_a_line_about_the_owner_of_whom_the_question_asks_does_not_hold_the_rela
             assert found[1] == ops["extract"], evidence
 
 
+CARRIER = "Which mobile carrier is Sofia with now?"
+
+
+def _per_fact() -> tuple[dict, dict[str, str]]:
+    """Facts pulled as one list, then one reconcile op per fact (its metadata names the fact) that reads the list
+    and the stored units like it; the reconcile of the switch to T-Mobile decides NOOP against the Verizon unit."""
+    g = Smartcomment("reconcile")
+    g.session("s1", session_date="2 May, 2023")
+    first = g.turn("a1", "Sofia", "My mobile carrier is Verizon and the bill is too expensive.")
+    g.op("facts.pull", "extraction")
+    facts1 = g.var("facts_s1", ["Mobile carrier is Verizon"], cat="fact_list")
+    g.edges(first, facts1)
+    g.op("memory.reconcile", "update", fact="Mobile carrier is Verizon")
+    verizon = g.var("mem_1", "Mobile carrier is Verizon", cls="Mem", cat="memory")
+    g.edges(facts1, verizon)
+    g.session("s2", session_date="10 June, 2023")
+    said = [g.turn("b1", "Sofia", "My brother Luca sold his car."),
+            g.turn("b2", "Sofia", "I finally switched my mobile carrier to T-Mobile!")]
+    g.op("facts.pull", "extraction")
+    facts2 = g.var("facts_s2", ["Brother Luca sold his car", "Switched mobile carrier to T-Mobile"], cat="fact_list")
+    g.edges(said, facts2)
+    ops = {"luca": g.op("memory.reconcile", "update", fact="Brother Luca sold his car")}
+    g.edges(facts2, g.var("mem_2", "Brother Luca sold his car", cls="Mem", cat="memory"))
+    ops["carrier"] = g.op("memory.reconcile", "update", fact="Switched mobile carrier to T-Mobile")
+    g.edges([facts2, verizon], g.var("decision_2", [{"event": "NOOP", "reason": "already stored"}], cat="decision"))
+    g.session("qa", question_date="1 July, 2023")
+    q = g.question("q1", CARRIER)
+    g.op("vec.search", "retrieval")
+    context = g.var("q1/context", "Mobile carrier is Verizon", cat="memory_context")
+    g.edges([q, verizon], context)
+    g.judge(q, "T-Mobile", g.answer("q1", context, "Verizon"))
+    return g.document(), ops
+
+
+def test_the_reconcile_of_the_fact_its_metadata_names_is_blamed_for_a_noop_and_t_mobile_is_one_word():
+    """"Mobile carrier is Verizon" does not state T-Mobile (a letter and a word are one name); of the reconcile ops
+    reading the list of facts, the one whose metadata names the switch decided NOOP against stored memory."""
+    doc, ops = _per_fact()
+    for evidence in (("b2",), ()):
+        assert blame_smartcomment(doc, CARRIER, "T-Mobile", evidence) == ("UpdateError", ops["carrier"]), evidence
+
+
 # --- a computed answer's facts, stated shorter than the turns ------------------------------------------------
 
 STUDENTS = "How many students does Jon have in total across his two dance classes?"
