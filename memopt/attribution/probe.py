@@ -92,10 +92,14 @@ def node_reading(d: dict[str, Any], said: dt.date | None = None) -> str:
 _LETTER_COMPOUND = re.compile(r"\b([A-Za-z])-(?=[A-Za-z]{2})")
 
 
+_GIC = re.compile(r"\b(\w{3,})gic(?=\b)", re.IGNORECASE)
+
+
 def _one_word(text: str) -> str:
     """A name made of a letter and a word (``T-Mobile``, ``X-Ray``) as one word (``TMobile``), so that its word
-    alone ("Mobile carrier is Verizon") does not state it."""
-    return _LETTER_COMPOUND.sub(r"\1", text)
+    alone ("Mobile carrier is Verizon") does not state it; an adjective in -gic as its noun in -gy ("allergic to
+    latex" states "latex allergy"). Applied to both sides."""
+    return _GIC.sub(r"\1gy", _LETTER_COMPOUND.sub(r"\1", text))
 
 
 @dataclass

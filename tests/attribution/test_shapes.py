@@ -845,6 +845,38 @@ def test_the_reconcile_of_the_fact_its_metadata_names_is_blamed_for_a_noop_and_t
         assert blame_smartcomment(doc, CARRIER, "T-Mobile", evidence) == ("UpdateError", ops["carrier"]), evidence
 
 
+SPA = "What should Ebb flag when booking Nadia a spa appointment?"
+
+
+def _forgotten_allergy() -> tuple[dict, str]:
+    """Nadia is allergic to latex; a nightly forget pass marks the memory forgotten."""
+    g = Smartcomment("ttl")
+    g.session("s1", session_date="3 March, 2023")
+    said = g.turn("n1", "Nadia", "Properly allergic to latex, so if you ever book a spa, flag it.")
+    g.op("ebb.write", "write")
+    mem = g.var("mem/1", {"text": "Nadia is allergic to latex; flag it for spa bookings.", "state": "active"},
+                cls="Memory", cat="memory")
+    g.edges(said, mem)
+    g.session("night", session_date="25 March, 2023")
+    forget = g.op("ebb.forget", "maintenance")
+    g.edges(mem, g.var("mem/1", {"text": "Nadia is allergic to latex; flag it for spa bookings.",
+                                 "state": "forgotten"}, cls="Memory", cat="memory"))
+    g.session("qa", question_date="1 April, 2023")
+    q = g.question("q1", SPA)
+    g.op("ebb.recall", "retrieval")
+    context = g.var("q1/context", "(no active memories)", cat="memory_context")
+    g.edges(q, context)
+    g.judge(q, "her latex allergy", g.answer("q1", context, "Nothing in particular."))
+    return g.document(), forget
+
+
+def test_an_adjective_in_gic_states_its_noun_in_gy():
+    """"allergic to latex" states "her latex allergy": the memory held it and the forget pass is blamed."""
+    doc, forget = _forgotten_allergy()
+    for evidence in (("n1",), ()):
+        assert blame_smartcomment(doc, SPA, "her latex allergy", evidence) == ("DeletionError", forget), evidence
+
+
 # --- a computed answer's facts, stated shorter than the turns ------------------------------------------------
 
 STUDENTS = "How many students does Jon have in total across his two dance classes?"
