@@ -877,6 +877,66 @@ def test_an_adjective_in_gic_states_its_noun_in_gy():
         assert blame_smartcomment(doc, SPA, "her latex allergy", evidence) == ("DeletionError", forget), evidence
 
 
+VACATION = "Where is Sofia going on vacation in August?"
+
+
+def _re_added(third: str) -> tuple[dict, dict[str, str]]:
+    """Lisbon is planned, then deleted when Crete replaces it; a third session (``third``) is pulled as "Is going
+    to Lisbon in August", which is added beside Crete; the answerer follows it."""
+    g = Smartcomment("readd")
+    g.session("s1", session_date="2 May, 2023")
+    t1 = g.turn("a1", "Sofia", "Big plan: we're doing Lisbon in August!")
+    g.op("facts.pull", "extraction")
+    f1 = g.var("facts_s1", ["Planning a vacation to Lisbon in August"], cat="fact")
+    g.edges(t1, f1)
+    g.op("memory.reconcile", "update")
+    lisbon = g.var("mem_1", {"memory": "Planning a vacation to Lisbon in August 2023"}, cls="Mem", cat="memory")
+    g.edges(f1, lisbon)
+    g.session("s2", session_date="10 June, 2023")
+    t2 = g.turn("b1", "Sofia", "Lisbon fell through. We booked Crete instead, same dates in August.")
+    g.op("facts.pull", "extraction")
+    f2 = g.var("facts_s2", ["Lisbon trip is cancelled", "Booked a vacation to Crete in August"], cat="fact")
+    g.edges(t2, f2)
+    g.op("memory.reconcile", "update")
+    g.edges([f2, lisbon], g.var("mem_1", {"memory": "Planning a vacation to Lisbon in August 2023", "deleted": True},
+                                cls="Mem", cat="memory"))
+    g.op("memory.reconcile", "update")
+    crete = g.var("mem_2", {"memory": "Vacation to Crete in August 2023"}, cls="Mem", cat="memory")
+    g.edges(f2, crete)
+    g.session("s3", session_date="15 July, 2023")
+    t3 = g.turn("c1", "Sofia", third)
+    ops = {"pull": g.op("facts.pull", "extraction")}
+    f3 = g.var("facts_s3", ["Is going to Lisbon in August"], cat="fact")
+    g.edges(t3, f3)
+    g.op("memory.reconcile", "update")
+    again = g.var("mem_3", {"memory": "Is going to Lisbon in August 2023"}, cls="Mem", cat="memory")
+    g.edges([f3, crete], again)
+    g.session("qa", question_date="30 July, 2023")
+    q = g.question("q1", VACATION)
+    g.op("vec.search", "retrieval")
+    context = g.var("q1/context", "Is going to Lisbon in August 2023\nVacation to Crete in August 2023",
+                    cat="memory_context")
+    g.edges([q, again, crete], context)
+    g.judge(q, "Crete", g.answer("q1", context, "Lisbon. Her latest note says she is going to Lisbon in August."))
+    return g.document(), ops
+
+
+@pytest.mark.parametrize(("third", "expected"), [
+    ("Still have the Lisbon guidebook on my shelf. I was so excited about that trip.", "ExtractionError"),
+    ("Change of plan again: we're going to Lisbon in August after all!", "ResponseError"),
+])
+def test_a_memory_no_turn_states_added_beside_the_right_one_is_blamed_on_the_extraction_that_made_it_up(
+        third, expected):
+    """The context holds Crete and a Lisbon memory the answer followed: written from a turn that does not say it,
+    the pull that made it up is blamed; stated by its turn, the answerer is."""
+    doc, ops = _re_added(third)
+    for evidence in (("b1",), ()):
+        found = blame_smartcomment(doc, VACATION, "Crete", evidence)
+        assert found[0] == expected, evidence
+        if expected == "ExtractionError":
+            assert found[1] == ops["pull"], evidence
+
+
 # --- a computed answer's facts, stated shorter than the turns ------------------------------------------------
 
 STUDENTS = "How many students does Jon have in total across his two dance classes?"
