@@ -228,8 +228,9 @@ def _weak_items(gold: str) -> list[str]:
 
 def _counted(gold: str) -> str:
     """A gold that states a count before the things counted ("Three: Portugal, Morocco and Georgia", "2 - Alex and
-    Bea"): the things; any other gold as it is."""
-    found = re.match(r"\s*([\w.,]+)\s*(?::|\s[-–—])\s*(\S.*)$", gold, re.DOTALL)
+    Bea", "5 (Aiden, Carlos and Dev)"): the things; any other gold as it is."""
+    found = re.match(r"\s*([\w.,]+)\s*(?::|\s[-–—])\s*(\S.*)$", gold, re.DOTALL) or re.match(
+        r"\s*([\w.,]+)\s*\((.+)\)\s*$", gold, re.DOTALL)
     return found.group(2) if found and is_quantity(found.group(1)) else gold
 
 

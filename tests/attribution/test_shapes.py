@@ -1686,12 +1686,12 @@ def _countries() -> tuple[dict, str]:
     return g.document(), answering
 
 
-def test_a_count_stated_before_its_items_needs_the_items():
-    """A gold "Two: Portugal and Morocco" needs the two things counted; the context held both, so the answer that
-    also counted a planned trip is blamed."""
+@pytest.mark.parametrize("gold", ["Two: Portugal and Morocco.", "2 (Portugal and Morocco)"])
+def test_a_count_stated_before_its_items_needs_the_items(gold):
+    """A gold "Two: Portugal and Morocco" or "2 (Portugal and Morocco)" needs the two things counted; the context
+    held both, so the answer that also counted a planned trip is blamed."""
     doc, answering = _countries()
-    assert blame_smartcomment(doc, COUNTRIES, "Two: Portugal and Morocco.", ("D1:1", "D1:2")) == (
-        "ResponseError", answering)
+    assert blame_smartcomment(doc, COUNTRIES, gold, ("D1:1", "D1:2")) == ("ResponseError", answering)
 
 
 # --- a line about the thing asked that names someone else ----------------------------------------------------
