@@ -40,11 +40,13 @@ from dataclasses import dataclass
 import networkx as nx
 
 from memopt.attribution.case import FailedCase, Probe, pseudo_discount
+from memopt.attribution.invented import invented_memory
 from memopt.attribution.normalise import plain
 from memopt.attribution.types import Attribution
 from memopt.core.text import find_dates, overlap
 from memopt.judge.judges import Judge
 from memopt.trace.graph import op_stages, versions_of
+from memopt.trace.tombstones import is_tombstone
 
 __all__ = ["memtrace", "alive"]
 
@@ -101,6 +103,12 @@ def memtrace(case: FailedCase, judge: Judge) -> Attribution:
                        "the question cannot be answered from the conversation; the answer op did not abstain",
                        [*context, answer_op, case.answer_var])
     if not context or probe.covers(context):
+        invented = invented_memory(case, probe, alive(G))
+        if invented is not None:
+            return _result(case, probe, started, "ExtractionError", invented[1],
+                           f"the context held the needed information beside {invented[0]}, which the answer "
+                           f"followed and no turn it was written from states; {invented[1]} wrote it",
+                           [*evidence, invented[0], invented[1], *context, answer_op])
         op = _response_loss(case, probe)
         return _result(case, probe, started, "ResponseError", op,
                        "the context held the needed information; the answer op did not use it" if op == answer_op
@@ -208,17 +216,36 @@ def _query_time(case: FailedCase) -> set[str]:
     return {n for n, d in case.G.nodes(data=True) if d.get("type") == "op" and n.endswith(suffixes)}
 
 
-def _drop_type(G: nx.DiGraph, op: str) -> str:
+def _drop_type(G: nx.DiGraph, op: str, extracted: bool = False) -> str:
     """The type of a copy an op read and did not keep: its declared (or prior-named) stage's, extraction first;
-    for an op nothing declares, ExtractionError (the information never entered memory there)."""
+    for an op nothing declares, ExtractionError (the information never entered memory there), but UpdateError when
+    the copy lost was already extracted (``extracted``: not a turn) and the op rewrites a unit it read
+    (`_revises`)."""
     d = G.nodes[op]
     if d["operation"] not in (G.graph.get("operations") or {}) and not d.get("prior_stage"):
-        return "ExtractionError"
+        return "UpdateError" if extracted and _revises(G, op) else "ExtractionError"
     stages = op_stages(G, op)
     for stage in ("extraction", "update", "deletion", "retrieval", "response"):
         if stage in stages:
             return _TYPE[stage]
     return "ExtractionError"
+
+
+def _names_piece(G: nx.DiGraph, op: str, probe: Probe, index: int) -> bool:
+    """Whether an op's own metadata names the piece it handled (a reconcile run once per fact, ``{"fact": ...}``):
+    of several ops reading one list of facts, that one is the op that had it."""
+    meta = G.nodes[op].get("sc_metadata")
+    text = plain({k: v for k, v in meta.items() if isinstance(v, str)}) if isinstance(meta, dict) else ""
+    return bool(text.strip()) and probe.text_holds_piece(text, probe.pieces[index])
+
+
+def _revises(G: nx.DiGraph, op: str) -> bool:
+    """Whether an op rewrites a store unit it read: it writes the next version of a unit whose earlier version it
+    reads (a document revision, a patched profile), or its category says update and it reads stored units (a
+    reconcile that decided NOOP against them), so what it lost was existing memory."""
+    read = {G.nodes[v]["name"] for v in G.predecessors(op) if "action" in G.nodes[v]}
+    return any("action" in G.nodes[w] and G.nodes[w]["name"] in read for w in G.successors(op)) or bool(
+        read and G.nodes[op].get("category") == "update")
 
 
 def _upstream(case: FailedCase, probe: Probe, started: float, asked: int, missing: list[int]) -> Attribution:
@@ -293,10 +320,11 @@ def _losses(case: FailedCase, probe: Probe, index: int, asked: int, querying: se
         keepers = [op for op in consumers if any(w in live for w in G.successors(op))]
         if d["kind"] == "turn" and not consumers:
             keepers = [op for op in case.extractors if G.nodes[op]["start"] > d["created"]][:1]
-        chosen = (keepers or consumers)[:1]
+        named = [op for op in consumers if len(consumers) > 1 and _names_piece(G, op, probe, index)]
+        chosen = (named or keepers or consumers)[:1]
         if chosen:
             op = chosen[0]
-            out.append(_Loss(G.nodes[op]["start"], op, v, None, _drop_type(G, op), False))
+            out.append(_Loss(G.nodes[op]["start"], op, v, None, _drop_type(G, op, d["kind"] != "turn"), False))
     return out
 
 
@@ -307,10 +335,22 @@ def _item_id(item: object) -> str | None:
     return None
 
 
+def _live_items(value: object) -> object:
+    """A list's items, or the items of a record holding one list (``{"items": [...]}``, a scratchpad), less the ones
+    marked deleted in place (``"deleted": true``); other values as they are."""
+    if isinstance(value, dict):
+        lists = [v for v in value.values() if isinstance(v, list)]
+        value = lists[0] if len(lists) == 1 else value
+    if not isinstance(value, list):
+        return value
+    return [i for i in value if not (isinstance(i, dict) and is_tombstone(i))]
+
+
 def _removed_item(before: object, after: object) -> bool:
     """Whether a new version of a list (a store's snapshot, a memory list) only removed items from the old one:
     every item it no longer has is gone, not rewritten (no item of the new version has its id, or, without ids,
     its words)."""
+    before, after = _live_items(before), _live_items(after)
     if not (isinstance(before, list) and isinstance(after, list)):
         return False
     def key(item: object) -> str:

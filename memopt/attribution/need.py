@@ -92,6 +92,8 @@ def about_someone_else(line: str, question: str, gold: str, cast: Cast | None = 
     if first is None:
         return False
     subject = first.group(1).lower()
+    if _about_the_owner(head, subject, question):
+        return True
     asked = names_in(question)
     if cast is not None:
         if not cast.speaks(asked):
@@ -107,6 +109,23 @@ def about_someone_else(line: str, question: str, gold: str, cast: Cast | None = 
         return False
     named = {n.lower() for n in asked}
     return not any(re.search(rf"\b{re.escape(n)}\b", line, re.IGNORECASE) for n in named)
+
+
+_KIN = re.compile(r"\b([A-Z][a-z]+)'s\s+(sister|brother|mom|mother|mum|dad|father|son|daughter|wife|husband|partner|"
+                  r"girlfriend|boyfriend|fianc[eé]e?|friend|boss|manager|colleague|coworker|neighbou?r|cousin|aunt|"
+                  r"uncle|grandma|grandmother|grandpa|grandfather|niece|nephew|roommate|coach|kids?|child|children)"
+                  r"\b", re.IGNORECASE)
+
+
+def _about_the_owner(head: str, subject: str, question: str) -> bool:
+    """Whether a line is about the person a question names only as the owner of whom it asks ("Grace started
+    working as a paramedic" for "What is Grace's sister's job?"): its subject is that person and it names neither
+    the relative nor anyone else."""
+    kin = _KIN.search(question)
+    if kin is None or kin.group(1).lower() != subject:
+        return False
+    others = [w for w in re.findall(r"\b[A-Z][a-z]+", head)[1:] if w.lower() not in _CALENDAR | _NOT_NAMES]
+    return not others and stem(kin.group(2).lower()) not in stem_set(head)
 
 
 def _states_topic(line: str, question: str) -> bool:
@@ -209,8 +228,9 @@ def _weak_items(gold: str) -> list[str]:
 
 def _counted(gold: str) -> str:
     """A gold that states a count before the things counted ("Three: Portugal, Morocco and Georgia", "2 - Alex and
-    Bea"): the things; any other gold as it is."""
-    found = re.match(r"\s*([\w.,]+)\s*(?::|\s[-–—])\s*(\S.*)$", gold, re.DOTALL)
+    Bea", "5 (Aiden, Carlos and Dev)"): the things; any other gold as it is."""
+    found = re.match(r"\s*([\w.,]+)\s*(?::|\s[-–—])\s*(\S.*)$", gold, re.DOTALL) or re.match(
+        r"\s*([\w.,]+)\s*\((.+)\)\s*$", gold, re.DOTALL)
     return found.group(2) if found and is_quantity(found.group(1)) else gold
 
 

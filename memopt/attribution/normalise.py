@@ -28,6 +28,7 @@ in words are not converted.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 from functools import lru_cache
 from typing import Any
@@ -41,6 +42,7 @@ from memopt.core.text import (
     resolve_relative_dates,
 )
 from memopt.trace.dates import read_day
+from memopt.trace.tombstones import is_tombstone
 
 __all__ = ["canonical_dates", "complete_years", "item_day", "normalise_numbers", "plain", "reading"]
 
@@ -99,7 +101,8 @@ def _leaves(value: Any) -> list[str]:
 
 
 _SUBJECT = ("subject", "subj", "head", "source", "src", "entity", "from", "s", "h")
-_RELATION = ("predicate", "pred", "relation", "relationship", "rel", "attribute", "p", "r")
+_RELATION = ("predicate", "pred", "relation", "relationship", "rel", "attribute", "p", "r", "type")
+_PROPS = ("props", "properties", "attributes", "attrs")  # a property graph's relation: its properties
 _OBJECT = ("object", "obj", "tail", "target", "dst", "value", "to", "o", "t")
 
 
@@ -178,6 +181,28 @@ def _header_day(line: str) -> dt.date | None:
     return read_day(m.group("stamp")) if m else None
 
 
+def _soft_deleted(item: Any) -> bool:
+    """Whether an item of a list is marked deleted in place (a scratchpad's ``"deleted": true``, a row's
+    ``deleted_at``): a careful reader leaves it out."""
+    return isinstance(item, dict) and is_tombstone(item)
+
+
+def _embedded_json(text: str) -> tuple[str, Any] | None:
+    """A prompt that pastes a JSON dump among its lines (``SCRATCHPAD ...:\n{ ... }\nQUESTION: ...``): its other
+    text and the dump, decoded; None for any other text."""
+    start = re.search(r"^[ \t]*[\[{]", text, re.MULTILINE)
+    if start is None:
+        return None
+    at = text.index(text[start.start():].lstrip()[0], start.start())
+    try:
+        decoded, end = json.JSONDecoder().raw_decode(text, at)
+    except ValueError:
+        return None
+    if not isinstance(decoded, (dict, list)):
+        return None
+    return "\n".join(x for x in (text[:at].strip(), text[end:].strip()) if x), decoded
+
+
 def reading(value: Any, day: dt.date | None = None, near: dt.date | None = None) -> str:
     """A value as lines a careful reader reads: text leaves of structured values, dates read against each item's
     own date (a ``Timestamp:`` line dates the lines before it and is then dropped; a section header dates the
@@ -187,12 +212,23 @@ def reading(value: Any, day: dt.date | None = None, near: dt.date | None = None)
     years: relative dates are not resolved against it."""
     if isinstance(value, dict) and day is None:
         day = item_day(value)
+    if isinstance(value, str) and (dump := _embedded_json(value)) is not None:
+        return "\n".join(x for x in (reading(dump[0], day, near), reading(dump[1], day, near)) if x)
     if isinstance(value, list):
-        return "\n".join(reading(v, item_day(v) or day, near) for v in value)
+        return "\n".join(reading(v, item_day(v) or day, near) for v in value if not _soft_deleted(v))
     if isinstance(value, dict):
-        triple = _triple(value)
+        triple, words = _triple(value), []
+        if triple:
+            words = [str(value[k]) for k in triple]
+        else:  # {"relation": ["Mia", "TAKES", "Piano lessons"], "props": {...}}
+            listed = next((k for k, v in value.items() if str(k).lower() in _RELATION and isinstance(v, list)
+                           and len(v) == 3 and all(isinstance(x, (str, int, float)) for x in v)), None)
+            triple, words = ((listed,), [str(x) for x in value[listed]]) if listed is not None else ((), [])
+        props = next((k for k in value if str(k).lower() in _PROPS and isinstance(value[k], dict)), None)
+        if triple and props is not None:  # a relation's properties belong to its line
+            triple, words = (*triple, props), [*words, *_leaves(value[props])]
         rest = {k: v for k, v in value.items() if k not in ("id", "score", "timestamp") and k not in triple}
-        lines = [reading(" ".join(str(value[k]).replace("_", " ") for k in triple), day, near)] if triple else []
+        lines = [reading(" ".join(w.replace("_", " ") for w in words), day, near)] if triple else []
         return "\n".join([*lines, *(reading(v, day, near) for v in rest.values())])
     out: list[str] = []
     pending: list[str] = []

@@ -89,6 +89,19 @@ def node_reading(d: dict[str, Any], said: dt.date | None = None) -> str:
     return reading(value, day, near)
 
 
+_LETTER_COMPOUND = re.compile(r"\b([A-Za-z])-(?=[A-Za-z]{2})")
+
+
+_GIC = re.compile(r"\b(\w{3,})gic(?=\b)", re.IGNORECASE)
+
+
+def _one_word(text: str) -> str:
+    """A name made of a letter and a word (``T-Mobile``, ``X-Ray``) as one word (``TMobile``), so that its word
+    alone ("Mobile carrier is Verizon") does not state it; an adjective in -gic as its noun in -gy ("allergic to
+    latex" states "latex allergy"). Applied to both sides."""
+    return _GIC.sub(r"\1gy", _LETTER_COMPOUND.sub(r"\1", text))
+
+
 @dataclass
 class Probe:
     """Asks the judge whether variables hold the needed information; counts and caches judge calls."""
@@ -101,8 +114,8 @@ class Probe:
     # --- what is needed -------------------------------------------------------------------------------
     def _contains(self, information: str, text: str) -> bool:
         self.calls += 1
-        return self.judge.contains(canonical_dates(normalise_numbers(information)),
-                                   canonical_dates(normalise_numbers(text)))
+        return self.judge.contains(_one_word(canonical_dates(normalise_numbers(information))),
+                                   _one_word(canonical_dates(normalise_numbers(text))))
 
     @cached_property
     def computed(self) -> bool:
@@ -145,8 +158,8 @@ class Probe:
             states_quantity(bare, self.read(t), self.case.question) for t in self.case.evidence_turns)
 
     def _states(self, part: str, turn: str) -> bool:
-        words = normalise_numbers(canonical_dates(part))
-        return overlap(words, canonical_dates(self.read(turn))) >= CONTAINS_RECALL_THRESHOLD
+        words = _one_word(normalise_numbers(canonical_dates(part)))
+        return overlap(words, _one_word(canonical_dates(self.read(turn)))) >= CONTAINS_RECALL_THRESHOLD
 
     def read(self, node: str) -> str:
         """A variable's value as a careful reader reads it (`node_reading`; remembered per graph)."""

@@ -456,7 +456,8 @@ class _Converter:
                         predictor=None, prompt_version=None, inputs={}, inputs_hash=inputs_hash({}), output=output,
                         start=None, end=None, started_at=op["created_at"], seconds=None, lm_calls=0, input_tokens=0,
                         output_tokens=0, error=None, overridden=False, parent=None, sc_op_id=op_id,
-                        sc_op_name=op.get("op_name"), sc_category=op.get("category"), comment=op.get("comment"))
+                        sc_op_name=op.get("op_name"), sc_category=op.get("category"), comment=op.get("comment"),
+                        sc_metadata=op.get("metadata") or {})
         stage = _stage(operation, op.get("category")) or (None if case is not None or operation == "judge"
                                                           else self._acted(reads, writes))
         if stage is not None:

@@ -8,7 +8,8 @@ A smartcomment graph has no delete of its own: a system draws one. The ways seen
   a node of another class with the unit's name (``DeleteMarker:mem_01@1``), or a name ending with it
   (``deleted:mem_01@1``, ``evicted/ltm-3@1``) — `unit_named`;
 - a new version of the unit whose value or metadata says what happened to it (Mem0's history rows:
-  ``{"event": "DELETE"}``; ``"deleted": true``; ``"status": "removed"``, ``"archived"`` or ``"retracted"``; a soft
+  ``{"event": "DELETE"}``; ``"deleted": true``;
+  a SQL row's ``"tombstone": 1``; ``"status": "removed"``, ``"archived"`` or ``"retracted"``; a soft
   delete's ``"deleted_at": "2023-05-20"``, ``"invalid_at"``, ``"expired_at"``; ``"is_active": false``) — `is_tombstone`;
 - when the store is the conversation itself (a system that keeps raw messages and evicts them), an edge from a
   message into a DELETE marker that no unit points at, from messages only, or a marker named after a message —
@@ -44,6 +45,11 @@ def _says_delete(text: Any) -> bool:
     return isinstance(text, str) and bool(_WORD.match(text.strip()))
 
 
+def _flag_set(flag: Any) -> bool:
+    """A delete flag that is on: ``true``, or a SQL column's ``1`` (``tombstone = 1``)."""
+    return flag is True or (type(flag) is int and flag == 1) or str(flag).strip().lower() in ("true", "1")
+
+
 def is_tombstone(value: Any, metadata: Mapping[str, Any] | None = None) -> bool:
     """Whether a value (decoded) or its metadata says the unit is deleted: a delete word alone, or an ``event`` /
     ``action`` / ``status`` saying DELETE, or a ``deleted: true`` flag."""
@@ -55,7 +61,7 @@ def is_tombstone(value: Any, metadata: Mapping[str, Any] | None = None) -> bool:
         keys = {str(k).lower(): v for k, v in holder.items()}
         if any(_says_delete(keys.get(k)) for k in _EVENT_KEYS):
             return True
-        if any(keys[k] is True or str(keys[k]).lower() == "true" for k in _FLAG_KEYS if k in keys):
+        if any(_flag_set(keys[k]) for k in _FLAG_KEYS if k in keys):
             return True
         if any(keys[k] is False or str(keys[k]).lower() == "false" for k in _LIVE_KEYS if k in keys):
             return True

@@ -83,12 +83,14 @@ class Smartcomment:
         """A message node named by its dia_id (``Speaker: text``)."""
         return self.var(dia_id, f"{speaker}: {text}", cat="message", speaker=speaker, **meta)
 
-    def op(self, name: str, category: str) -> str:
-        """Start an operation (later edges belong to it)."""
+    def op(self, name: str, category: str, **meta: Any) -> str:
+        """Start an operation (later edges belong to it), with its metadata ``meta``."""
         from smartcomment.schema.operation import OpRecord
 
         o = OpRecord(op_id=f"op-{next(self._ids):04d}", op_name=name, category=category, comment=None,
                      session_id=self.session_id, **self._common())
+        if meta:
+            o.update_metadata(meta)
         self.net._driver.add_operation(o)
         self.op_id = o.op_id
         return o.op_id

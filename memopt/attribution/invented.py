@@ -1,0 +1,64 @@
+"""A memory made up beside the right one: the context held the needed information, but also a store unit the answer
+followed that no turn it was written from states (a fact re-added wrongly after its delete). Fixing the extraction
+that wrote it alone gives the right answer, so it is blamed (`memopt.attribution.memtrace`)."""
+
+from __future__ import annotations
+
+import re
+
+import networkx as nx
+
+from memopt.attribution.case import FailedCase
+from memopt.attribution.normalise import plain
+from memopt.attribution.probe import Probe
+from memopt.core.text import overlap
+from memopt.judge.rules import CONTAINS_RECALL_THRESHOLD
+
+__all__ = ["invented_memory"]
+
+
+def invented_memory(case: FailedCase, probe: Probe, live: frozenset[str]) -> tuple[str, str] | None:
+    """A store unit in the answer's context that states the prediction and not the gold, written from turns none
+    of which states it (a memory made up or re-added wrongly beside the right one): (the earliest copy holding its
+    text, the op that wrote that copy from the turns); None when there is none."""
+    G = case.G
+    prediction = (case.prediction or plain(G.nodes[case.answer_var].get("value"))).strip()  # else the graph's answer
+    if not prediction or probe.holds_text(prediction):
+        return None
+    above = {a for v in case.context_vars for a in nx.ancestors(G, v)}
+    for unit in sorted((u for u in above if "action" in G.nodes[u] and u in live), key=lambda u: G.nodes[u]["created"]):
+        text = probe.read(unit)
+        if not text.strip() or overlap(text, prediction) < CONTAINS_RECALL_THRESHOLD or probe.holds(unit):
+            continue
+        origin = _origin(G, probe, unit, text)
+        if origin is None:
+            continue
+        writer = next(iter(G.predecessors(origin)))
+        turns = [t for t in G.predecessors(writer) if G.nodes[t]["kind"] == "turn"]
+        if not any(probe.judge.contains(re.sub(r"\d+", " ", text), probe.read(t)) for t in turns):
+            return origin, writer
+    return None
+
+
+def _origin(G: nx.DiGraph, probe: Probe, unit: str, text: str) -> str | None:
+    """The copy a unit's text was first written in: back from the unit through the inputs of each writer that
+    state the text, the copy whose writer read turns and no input stating it."""
+    seen, todo = set(), [unit]
+    while todo:
+        v = todo.pop()
+        writer = next(iter(G.predecessors(v)), None)
+        if writer is None or v in seen:
+            continue
+        seen.add(v)
+        inputs = [p for p in G.predecessors(writer) if G.nodes[p].get("type") == "variable"]
+        stating = [p for p in inputs if G.nodes[p]["kind"] != "turn" and _states_line(probe.read(p), text)]
+        if not stating:
+            return v if any(G.nodes[p]["kind"] == "turn" for p in inputs) else None
+        todo.extend(stating)
+    return None
+
+
+def _states_line(text: str, line: str) -> bool:
+    """Whether one line of a text has every word of ``line`` (numbers aside: a year a copy adds)."""
+    words = re.sub(r"\d+", " ", line)
+    return any(overlap(words, own) >= 1.0 for own in text.splitlines())
