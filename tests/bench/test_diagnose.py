@@ -22,7 +22,8 @@ def test_bench_evidence_reports_recall_at_each_k_per_ranking(tmp_path):
                            "--out", str(out)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     report = json.loads(out.read_text())
-    assert report["embedding"] == "sim" and report["questions"] == 39  # the tune half's questions whose gold evidence ids the reader resolves
+    # the tune half's questions whose gold evidence ids the reader resolves:
+    assert report["embedding"] == "sim" and report["questions"] == 39
     assert [r["ranking"] for r in report["rows"]] == ["bm25", "dense", "fused", "fused, question only"]
     for row in report["rows"]:
         assert set(row) >= {"recall@2", "recall@8", "hit@2", "hit@8"} and row["recall@2"] <= row["recall@8"] <= 1
