@@ -136,15 +136,20 @@ def test_cli_errors_exit_2_with_one_message(tmp_path):
 
 
 @pytest.mark.slow
-def test_configs_mem0_would_ignore_or_reject_are_errors():
+def test_configs_mem0_would_ignore_or_reject_are_errors(tmp_path):
+    """Each in a process of its own: the check refuses to run where mem0 was imported before it (telemetry)."""
     _needs_mem0()
-    conversations = load_data(TINY)[1]
-    with pytest.raises(ConfigError, match="custom_instructions, a mem0ai 2.x key"):
-        check_mem0({"custom_instructions": "Extract facts."}, conversations, limit=1)
-    with pytest.raises(ConfigError, match="would silently ignore: custom_fact_extration_prompt"):
-        check_mem0({"custom_fact_extration_prompt": "Extract facts."}, conversations, limit=1)
-    with pytest.raises(ConfigError, match=r"(?s)Mem0 rejected the config: .*Input should be a valid string"):
-        check_mem0({"custom_fact_extraction_prompt": 42}, conversations, limit=1)
+    ignored = "would silently ignore: custom_fact_extration_prompt"
+    cases = [({"custom_instructions": "Extract facts."}, "custom_instructions, a mem0ai 2.x key"),
+             ({"custom_fact_extration_prompt": "Extract facts."}, ignored),
+             ({"custom_fact_extraction_prompt": 42}, "Mem0 rejected the config: ")]
+    for index, (fragment, expected) in enumerate(cases):
+        (tmp_path / f"config{index}.json").write_text(json.dumps(fragment))
+        done = _memopt("mem0", "check", "--config", f"config{index}.json", "--data", TINY, "--limit", "1",
+                       cwd=tmp_path)
+        assert done.returncode == 2 and expected in done.stderr, (fragment, done.stderr)
+        assert "Traceback" not in done.stderr, done.stderr
+    assert "Input should be a valid string" in done.stderr  # pydantic's reason, without the value
 
 
 def _guarded_check(config: Path, sandbox: Path, *extra: str) -> dict:
