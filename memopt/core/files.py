@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from memopt.core.errors import ConfigError, DataError
-from memopt.core.redaction import redact, redact_tree
+from memopt.core.redaction import redact, redact_tree, secret_values
 
 __all__ = ["loads_json", "read_json", "read_text", "write_atomic", "write_folder", "write_json", "check_writable",
            "safe_name",
@@ -288,10 +288,11 @@ def write_folder(folder: str | Path, files: dict[str, str | bytes]) -> Path:
             shutil.copytree(folder, staged, symlinks=True)
         else:
             staged.mkdir()
+        hidden = secret_values()  # read once for the folder (each read scans the environment)
         for name, data in files.items():
             path = inside(staged, name)
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(redact(data).encode("utf-8") if isinstance(data, str) else data)
+            path.write_bytes(redact(data, hidden).encode("utf-8") if isinstance(data, str) else data)
         _swap(staged, folder)
     except BaseException as e:
         shutil.rmtree(staged, ignore_errors=True)

@@ -138,7 +138,7 @@ def masked_reply(value: Any) -> Any:
     `redact`, so a reply echoing a credential never reaches the disk; ``value`` itself when nothing is masked."""
     import copy
 
-    from memopt.core.redaction import redact
+    from memopt.core.redaction import redact, secret_values
 
     def texts(reply: Any) -> list[tuple[Any, str]]:
         found = []
@@ -149,11 +149,12 @@ def masked_reply(value: Any) -> Any:
                         found.append((holder, name))
         return found
 
-    if not any(redact(getattr(h, n)) != getattr(h, n) for h, n in texts(value)):
+    secrets = secret_values()  # read once: each read scans the environment, and every stored reply passes here
+    if not any(redact(getattr(h, n), secrets) != getattr(h, n) for h, n in texts(value)):
         return value
     value = copy.deepcopy(value)
     for holder, name in texts(value):
-        setattr(holder, name, redact(getattr(holder, name)))
+        setattr(holder, name, redact(getattr(holder, name), secrets))
     return value
 
 
