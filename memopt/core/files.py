@@ -250,12 +250,13 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
-def write_atomic(path: str | Path, data: str | bytes) -> Path:
+def write_atomic(path: str | Path, data: str | bytes, *, masked: bool = False) -> Path:
     """Write text or bytes to ``path`` through a temporary file and a rename (parents created); a write the system
     refuses (disk full, read-only, no such place) is a `DataError` naming ``path``, and ``path`` is left as it was.
-    Text is masked by `redact` first (a credential in data or an LM's reply never reaches a file)."""
+    Text is masked by `redact` first (a credential in data or an LM's reply never reaches a file) unless the caller
+    says it is ``masked`` already."""
     path = Path(path)
-    if isinstance(data, str):
+    if isinstance(data, str) and not masked:
         data = redact(data)
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
     try:
@@ -338,8 +339,9 @@ def _exchange(a: Path, b: Path) -> bool:
 
 
 def write_json(path: str | Path, data: Any, *, indent: int | None = 1) -> Path:
-    """Write ``data`` as JSON (UTF-8, atomically), masked by `redact_tree` (secrets, values under secret keys)."""
-    return write_atomic(path, json.dumps(redact_tree(data), indent=indent, ensure_ascii=False) + "\n")
+    """Write ``data`` as JSON (UTF-8, atomically), masked by `redact_tree` (secrets, values under secret keys), so the
+    file stays valid JSON (a secret inside a number is ``"***"``, not a bare mask in the text)."""
+    return write_atomic(path, json.dumps(redact_tree(data), indent=indent, ensure_ascii=False) + "\n", masked=True)
 
 
 def safe_name(text: str, suffix: str = "") -> str:

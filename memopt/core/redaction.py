@@ -130,8 +130,8 @@ def mask_userinfo(text: str) -> str:
 
 
 def redact_tree(value: Any) -> Any:
-    """A JSON-like value with the values under secret-named keys as ``***`` and every string masked by `redact`;
-    ``value`` itself when nothing in it is masked."""
+    """A JSON-like value with the values under secret-named keys as ``***``, every string masked by `redact` and
+    every number that shows a secret as ``***``; ``value`` itself when nothing in it is masked."""
     changed = False
     secrets = secret_values()
 
@@ -152,6 +152,9 @@ def redact_tree(value: Any) -> Any:
             return out
         if isinstance(item, list | tuple):
             return [mask(v) for v in item]
+        if isinstance(item, int | float) and not isinstance(item, bool) and redact(str(item), secrets) != str(item):
+            changed = True
+            return MASK
         return item
 
     shown = mask(value)

@@ -56,3 +56,12 @@ def test_written_files_are_masked_like_traces(tmp_path: Path, monkeypatch) -> No
     write_folder(tmp_path / "out", {"p.md": f"use {KEY}\n"})
     assert json.loads((tmp_path / "a.json").read_text()) == {"answer": "it is ***", "api_key": "***"}
     assert (tmp_path / "out" / "p.md").read_text() == "use ***\n"
+
+
+def test_a_numeric_secret_in_json_data_is_masked_and_the_file_stays_json(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("BANK_PIN_PASSWORD", "40213377")
+    write_json(tmp_path / "n.json", {"account": 9402133771, "exact": 40213377, "ratio": 0.5, "ok": True,
+                                     "text": "pin 40213377"})
+    text = (tmp_path / "n.json").read_text()
+    assert "40213377" not in text
+    assert json.loads(text) == {"account": "***", "exact": "***", "ratio": 0.5, "ok": True, "text": "pin ***"}
