@@ -151,11 +151,9 @@ def _write_memtracebench(trace: Path, found: list, out: Path) -> int:
 
 def _judge_suspect(judge: Any, spec: str, cases: list[tuple[str, str]], workers: int) -> str | None:
     """What is wrong with a judge that fails the check on clear-cut answers (`memopt.judge.check`), or None."""
-    from memopt.core.parallel import map_ordered
-    from memopt.judge.check import check_judge, judge_probes
+    from memopt.judge.check import check_on_cases
 
-    result = check_judge(judge.correct, judge_probes(cases),
-                         ask_all=lambda ask, items: map_ordered(ask, items, workers=workers))
+    result = check_on_cases(judge.correct, cases, workers=workers)
     if result.passed or all(v is None for v in result.verdicts):  # never heard: the attribution's calls say why
         return None
     return (f"the judge {spec!r} failed a check on clear-cut answers: {result.summary()}; {result.behaviour()}. "

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from memopt.core.errors import one_line
 from memopt.judge.metrics import is_abstention, locomo_f1
 
-__all__ = ["Probe", "JudgeCheck", "KNOWN_PAIRS", "MIN_AGREEMENT", "judge_probes", "check_judge", "disagreement",
-           "GROSS_HIGH", "GROSS_LOW"]
+__all__ = ["Probe", "JudgeCheck", "KNOWN_PAIRS", "MIN_AGREEMENT", "judge_probes", "check_judge", "check_on_cases",
+           "disagreement", "GROSS_HIGH", "GROSS_LOW"]
 
 MIN_AGREEMENT = 0.75
 PER_KIND = 4  # questions of the data used per kind of probe
@@ -140,6 +140,15 @@ def check_judge(correct: Callable[[str, str, str], bool], probes: Sequence[Probe
 
     verdicts = ask_all(ask, list(probes)) if ask_all is not None else [ask(p) for p in probes]
     return JudgeCheck(list(probes), verdicts, errors)
+
+
+def check_on_cases(correct: Callable[[str, str, str], bool], cases: Sequence[tuple[str, str]], *,
+                   workers: int = 1) -> JudgeCheck:
+    """`check_judge` on the probes of a run's own ``(question, gold)`` cases, ``workers`` probes at a time."""
+    from memopt.core.parallel import map_ordered
+
+    return check_judge(correct, judge_probes(cases),
+                       ask_all=lambda ask, items: map_ordered(ask, items, workers=workers))
 
 
 def disagreement(judge: float | None, f1: float | None, n: int, *, option: str = "--judge-lm") -> str | None:

@@ -15,9 +15,8 @@ import logging
 from typing import Any
 
 from memopt.core.errors import ConfigError
-from memopt.core.parallel import map_ordered
 from memopt.data.model import Conversation
-from memopt.judge.check import check_judge, judge_probes
+from memopt.judge.check import check_on_cases
 
 __all__ = ["check_run_judge", "judge_name"]
 
@@ -37,9 +36,8 @@ def check_run_judge(experiment: Any, scorer: Any, conversations: list[Conversati
     name = judge_name(experiment)
     if checked and checked.get("judge") == name:
         return checked
-    probes = judge_probes([(case.question, case.gold) for conv in conversations for case in conv.cases])
-    result = check_judge(scorer.judge.correct, probes,
-                         ask_all=lambda ask, items: map_ordered(ask, items, workers=scorer.workers))
+    result = check_on_cases(scorer.judge.correct, [(case.question, case.gold) for conv in conversations
+                                                   for case in conv.cases], workers=scorer.workers)
     if result.passed:
         return {"judge": name, "passed": True, "warning": None}
     if result.probes and all(v is None for v in result.verdicts):  # never heard: an LM that is down, not a bad judge
