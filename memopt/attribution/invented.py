@@ -23,21 +23,33 @@ def invented_memory(case: FailedCase, probe: Probe, live: frozenset[str]) -> tup
     text, the op that wrote that copy from the turns); None when there is none."""
     G = case.G
     prediction = (case.prediction or plain(G.nodes[case.answer_var].get("value"))).strip()  # else the graph's answer
-    if not prediction or probe.holds_text(prediction):
+    if not prediction:
         return None
     above = {a for v in case.context_vars for a in nx.ancestors(G, v)}
-    for unit in sorted((u for u in above if "action" in G.nodes[u] and u in live), key=lambda u: G.nodes[u]["created"]):
+    stating = [u for u in sorted((u for u in above if "action" in G.nodes[u] and u in live),
+                                 key=lambda u: G.nodes[u]["created"])
+               if probe.read(u).strip() and overlap(probe.read(u), prediction) >= CONTAINS_RECALL_THRESHOLD]
+    if not stating or probe.holds_text(prediction):  # no unit has the prediction's words: no judge call
+        return None
+    for unit in stating:
         text = probe.read(unit)
-        if not text.strip() or overlap(text, prediction) < CONTAINS_RECALL_THRESHOLD or probe.holds(unit):
+        if probe.holds(unit):
             continue
         origin = _origin(G, probe, unit, text)
         if origin is None:
             continue
         writer = next(iter(G.predecessors(origin)))
         turns = [t for t in G.predecessors(writer) if G.nodes[t]["kind"] == "turn"]
-        if not any(probe.judge.contains(re.sub(r"\d+", " ", text), probe.read(t)) for t in turns):
+        turns.sort(key=lambda t: -overlap(text, probe.read(t)))  # the likeliest first: any() stops at it
+        if not any(_turn_states(probe, text, t) for t in turns):
             return origin, writer
     return None
+
+
+def _turn_states(probe: Probe, text: str, turn: str) -> bool:
+    """Whether a turn states a unit's text (numbers aside; one judge call, counted)."""
+    probe.calls += 1
+    return probe.judge.contains(re.sub(r"\d+", " ", text), probe.read(turn))
 
 
 def _origin(G: nx.DiGraph, probe: Probe, unit: str, text: str) -> str | None:
