@@ -25,7 +25,9 @@ computed answer is computed from); "holds" is `memopt.attribution.probe.Probe`'s
    writes something alive, or that its system declares to extract and that wrote nothing: an empty episode).
 4. The **earliest decisive** loss is blamed: among the losses of the missing pieces, a store unit's loss
    before a side copy's, then the earliest in execution order (correcting it alone keeps the piece to the
-   question).
+   question). A loss the store recovered from (a unit holding the piece written after it, as when "plays squash"
+   is overwritten and "quit squash" stored later) is not decisive: the later loss kept the piece from the
+   question.
 
 Only variables on the evidence's provenance are judged, so judge calls stay few on long graphs.
 """
@@ -292,6 +294,7 @@ def _losses(case: FailedCase, probe: Probe, index: int, asked: int, querying: se
             and v not in turns]
     held = [*turns, *(v for v in pool if v in live and probe.holds_piece(v, index))]
     held_any.extend(v for v in held if v not in held_any)
+    restored = [G.nodes[v]["created"] for v in held if "action" in G.nodes[v]]
     holding = set(held)
     out = []
     for v in held:
@@ -325,7 +328,8 @@ def _losses(case: FailedCase, probe: Probe, index: int, asked: int, querying: se
         if chosen:
             op = chosen[0]
             out.append(_Loss(G.nodes[op]["start"], op, v, None, _drop_type(G, op, d["kind"] != "turn"), False))
-    return out
+    # a loss the store recovered from (a unit holding the piece written after it) is not decisive
+    return [loss for loss in out if not any(made > loss.start for made in restored)] or out
 
 
 def _emptied(G: nx.DiGraph, op: str) -> bool:

@@ -1,5 +1,6 @@
 """Which loss memtrace blames when several ops lost a piece: an extraction that came out empty is the loss itself
-(not the segmenter that steered it, nor a later extractor that wrote other facts)."""
+(not the segmenter that steered it, nor a later extractor that wrote other facts), and a loss the store recovered
+from (a unit holding the piece written after it) is not the decisive one."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import pytest
 from tests.attribution.shapes import Native, blame_native
 
 ITALY = "What did Gina visit in Italy?"
+QUIT = "Which sport did Zane quit?"
 
 
 def _memcells(facts: list[str]) -> Native:
@@ -33,3 +35,35 @@ def _memcells(facts: list[str]) -> Native:
 @pytest.mark.parametrize("facts", [[], ["Gina went to Italy the Tuesday before 2 May 2023"]])
 def test_an_extraction_that_came_out_empty_is_blamed_not_its_segmenter_or_a_later_extractor(facts):
     assert blame_native(_memcells(facts).G, "q1") == ("ExtractionError", "episode:gina:S1.M0")
+
+
+def _quit(delete: bool) -> Native:
+    """Squash is overwritten by badminton (a loss), then stored again when Zane says he quit it; that unit is then
+    overwritten (or deleted) before the question."""
+    n = Native("zane", {"update": ["update"], "search": ["retrieval"], "answer": ["response"]},
+               ["2 May, 2023", "9 May, 2023", "16 May, 2023", "23 May, 2023"])
+    t1 = n.turn("D1:1", "Zane", "I play squash every Sunday with my sister Ada.", 1)
+    (squash,) = n.op("update:zane:S1", "update", [t1], [("memory:m1@1", "Zane plays squash every Sunday with his "
+                                                                       "sister Ada", {"action": "ADD"})])
+    t2 = n.turn("D2:1", "Zane", "I play badminton every Thursday with my cousin Lena.", 2)
+    (badminton,) = n.op("update:zane:S2", "update", [t2, squash], [(
+        "memory:m1@2", "Zane plays badminton every Thursday with his cousin Lena", {"action": "UPDATE"})])
+    t3 = n.turn("D3:1", "Zane", "I quit squash, my knees could not take it any more.", 3)
+    (quit_,) = n.op("update:zane:S3", "update", [t3], [("memory:m2@1", "Zane no longer plays squash",
+                                                        {"action": "ADD"})])
+    t4 = n.turn("D4:1", "Zane", "I signed up for salsa classes last Wednesday.", 4)
+    (salsa,) = n.op("update:zane:S4", "update", [t4, quit_], [(
+        "memory:m2@2", "Zane no longer plays squash" if delete else "Zane signed up for salsa classes",
+        {"action": "DELETE", "deleted": True} if delete else {"action": "UPDATE"})])
+    n.case("q1", QUIT, "squash", ["D1:1", "D3:1"])
+    q = n.question("q1", QUIT)
+    (context,) = n.op("search:zane:q1", "search", [q, badminton, *([] if delete else [salsa])],
+                      [("context:zane:q1@1", "Zane plays badminton every Thursday with his cousin Lena", {})])
+    n.op("answer:zane:q1", "answer", [q, context], [("answer:zane:q1@1", "badminton", {})])
+    return n
+
+
+@pytest.mark.parametrize(("delete", "error_type"), [(False, "UpdateError"), (True, "DeletionError")])
+def test_a_loss_the_store_recovered_from_is_not_the_decisive_one(delete, error_type):
+    """Squash left the store at S2 but was stored again at S3: the loss at S4 kept it from the question."""
+    assert blame_native(_quit(delete).G, "q1") == (error_type, "update:zane:S4")
