@@ -4,6 +4,7 @@ that wrote it alone gives the right answer, so it is blamed (`memopt.attribution
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 
 import networkx as nx
@@ -11,7 +12,7 @@ import networkx as nx
 from memopt.attribution.case import FailedCase
 from memopt.attribution.normalise import plain
 from memopt.attribution.probe import Probe
-from memopt.core.text import overlap
+from memopt.core.text import WEEKDAYS, find_dates, format_date, overlap
 from memopt.judge.rules import CONTAINS_RECALL_THRESHOLD
 
 __all__ = ["invented_memory"]
@@ -46,10 +47,34 @@ def invented_memory(case: FailedCase, probe: Probe, live: frozenset[str]) -> tup
     return None
 
 
+_WEEKDAY_BEFORE = re.compile(r"\bthe\s+(" + "|".join(WEEKDAYS) + r")\s+(before|after)\s+$", re.IGNORECASE)
+
+
+def _days_read(text: str) -> str:
+    """A unit's "the Tuesday before 2 May 2023" as the day it names ("on 25 April 2023"), the form a turn's careful
+    reading gives its "last Tuesday", so that a unit and its turn compare their dates in one form."""
+    for mention in find_dates(text):
+        at = text.find(mention.text)
+        weekday = _WEEKDAY_BEFORE.search(text[:at]) if at >= 0 and None not in (
+            mention.day, mention.month, mention.year) else None
+        if weekday is None:
+            continue
+        step = dt.timedelta(days=-1 if weekday.group(2).lower() == "before" else 1)
+        try:
+            day = dt.date(mention.year, mention.month, mention.day) + step  # type: ignore[arg-type]
+        except ValueError:  # no such day ("31 February")
+            continue
+        while WEEKDAYS[day.weekday()].lower() != weekday.group(1).lower():
+            day += step
+        text = f"{text[:weekday.start()]}on {format_date(day)}{text[at + len(mention.text):]}"
+    return text
+
+
 def _turn_states(probe: Probe, text: str, turn: str) -> bool:
-    """Whether a turn states a unit's text (numbers aside; one judge call, counted)."""
+    """Whether a turn states a unit's text (its dates read as the turn's are, numbers aside; one judge call,
+    counted)."""
     probe.calls += 1
-    return probe.judge.contains(re.sub(r"\d+", " ", text), probe.read(turn))
+    return probe.judge.contains(re.sub(r"\d+", " ", _days_read(text)), probe.read(turn))
 
 
 def _origin(G: nx.DiGraph, probe: Probe, unit: str, text: str) -> str | None:

@@ -67,3 +67,36 @@ def _quit(delete: bool) -> Native:
 def test_a_loss_the_store_recovered_from_is_not_the_decisive_one(delete, error_type):
     """Squash left the store at S2 but was stored again at S3: the loss at S4 kept it from the question."""
     assert blame_native(_quit(delete).G, "q1") == (error_type, "update:zane:S4")
+
+
+PHOTOGRAPHY = "When did Gina start photography?"
+
+
+def _dated_facts(said: str) -> Native:
+    """Two facts in the context, each with a date as the extractor writes it; the answer took the wrong one's
+    date. The first fact was written from a turn saying ``said``."""
+    n = Native("gina", {"facts": ["extraction"], "retrieve": ["retrieval"], "answer": ["response"]},
+               ["2 May, 2023", "5 June, 2023"])
+    t1 = n.turn("D1:1", "Gina", said, 1)
+    (italy,) = n.op("facts:gina:S1", "facts", [t1], [("fact:f1@1", "Gina went to Italy the Tuesday before 2 May 2023",
+                                                      {"action": "ADD"})])
+    t2 = n.turn("D2:1", "Gina", "I picked up photography last Wednesday, mostly street shots.", 2)
+    (photo,) = n.op("facts:gina:S2", "facts", [t2], [(
+        "fact:f2@1", "Gina picked up photography the Wednesday before 5 June 2023", {"action": "ADD"})])
+    n.case("q1", PHOTOGRAPHY, "the Wednesday before 5 June 2023", ["D2:1"])
+    q = n.question("q1", PHOTOGRAPHY)
+    (context,) = n.op("retrieve:gina:q1", "retrieve", [q, italy, photo], [(
+        "context:gina:q1@1", "Gina went to Italy the Tuesday before 2 May 2023\n"
+                             "Gina picked up photography the Wednesday before 5 June 2023", {})])
+    n.op("answer:gina:q1", "answer", [q, context], [("answer:gina:q1@1", "the Tuesday before 2 May 2023", {})])
+    return n
+
+
+@pytest.mark.parametrize(("said", "expected"), [
+    ("I went to Italy last Tuesday, the highlight was the Colosseum.", ("ResponseError", "answer:gina:q1")),
+    ("I love old Italian movies, especially on rainy days.", ("ExtractionError", "facts:gina:S1")),
+])
+def test_a_fact_its_turn_states_with_the_date_in_another_form_is_not_made_up(said, expected):
+    """"the Tuesday before 2 May 2023" is the turn's "last Tuesday" (read as 25 April 2023), and the fact names the
+    speaker the turn says "I" for: the answer that took its date is the fault; a fact no turn states is made up."""
+    assert blame_native(_dated_facts(said).G, "q1") == expected
