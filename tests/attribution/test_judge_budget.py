@@ -38,3 +38,15 @@ def test_memtrace_on_long_context_asks_one_call_per_piece_at_most(long_context_b
         reported += found.judge_calls
     assert judge.calls == reported  # every call the judge answered is counted in the attributions
     assert reported / len(failed) <= 0.5
+
+
+def test_every_judge_call_of_the_made_up_memory_check_is_counted():
+    """The check reads the turns a made-up fact was written from: each of those judge calls is reported."""
+    from memopt.attribution.case import FailedCase
+    from tests.attribution.test_decisive import PHOTOGRAPHY, _dated_facts
+
+    G = _dated_facts("I love old Italian movies, especially on rainy days.").G
+    judge = LexicalJudge()
+    found = memtrace(FailedCase(G, "gina:q1", PHOTOGRAPHY, "the Wednesday before 5 June 2023", ("D2:1",)), judge)
+    assert (found.error_type, found.op_id) == ("ExtractionError", "facts:gina:S1")
+    assert found.judge_calls == judge.calls >= 2
