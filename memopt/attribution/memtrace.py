@@ -22,10 +22,12 @@ computed answer is computed from); "holds" is `memopt.attribution.probe.Probe`'s
    list the store keeps as one variable, too), whatever the op is called; a copy
    read and not kept is an ``ExtractionError`` (for an op its system declared, or a system prior named, the type
    of its stage). An evidence turn nothing kept is blamed on the op that read *that* turn (the earliest that
-   writes something alive).
+   writes something alive, or that its system declares to extract and that wrote nothing: an empty episode).
 4. The **earliest decisive** loss is blamed: among the losses of the missing pieces, a store unit's loss
    before a side copy's, then the earliest in execution order (correcting it alone keeps the piece to the
-   question).
+   question). A loss the store recovered from (a unit holding the piece written after it, as when "plays squash"
+   is overwritten and "quit squash" stored later) is not decisive: the later loss kept the piece from the
+   question.
 
 Only variables on the evidence's provenance are judged, so judge calls stay few on long graphs.
 """
@@ -45,7 +47,7 @@ from memopt.attribution.normalise import plain
 from memopt.attribution.types import Attribution
 from memopt.core.text import find_dates, overlap
 from memopt.judge.judges import Judge
-from memopt.trace.graph import op_stages, versions_of
+from memopt.trace.graph import op_stages, steering_ops, versions_of
 from memopt.trace.tombstones import is_tombstone
 
 __all__ = ["memtrace", "alive"]
@@ -292,6 +294,7 @@ def _losses(case: FailedCase, probe: Probe, index: int, asked: int, querying: se
             and v not in turns]
     held = [*turns, *(v for v in pool if v in live and probe.holds_piece(v, index))]
     held_any.extend(v for v in held if v not in held_any)
+    restored = [G.nodes[v]["created"] for v in held if "action" in G.nodes[v]]
     holding = set(held)
     out = []
     for v in held:
@@ -317,7 +320,7 @@ def _losses(case: FailedCase, probe: Probe, index: int, asked: int, querying: se
         if gone is not None and G.nodes[gone]["start"] < asked:
             out.append(_Loss(G.nodes[gone]["start"], gone, v, None, "DeletionError", True))
             continue
-        keepers = [op for op in consumers if any(w in live for w in G.successors(op))]
+        keepers = [op for op in consumers if any(w in live for w in G.successors(op)) or _emptied(G, op)]
         if d["kind"] == "turn" and not consumers:
             keepers = [op for op in case.extractors if G.nodes[op]["start"] > d["created"]][:1]
         named = [op for op in consumers if len(consumers) > 1 and _names_piece(G, op, probe, index)]
@@ -325,7 +328,17 @@ def _losses(case: FailedCase, probe: Probe, index: int, asked: int, querying: se
         if chosen:
             op = chosen[0]
             out.append(_Loss(G.nodes[op]["start"], op, v, None, _drop_type(G, op, d["kind"] != "turn"), False))
-    return out
+    # a loss the store recovered from (a unit holding the piece written after it) is not decisive
+    return [loss for loss in out if not any(made > loss.start for made in restored)] or out
+
+
+def _emptied(G: nx.DiGraph, op: str) -> bool:
+    """Whether an op its system declares to extract content (stage extraction, steering no other op) wrote
+    nothing at all: its extraction came out empty (an episode of ``""``), which is the loss itself, not an op that
+    writes nothing by nature (a segmenter steering the extractors)."""
+    name = G.nodes[op]["operation"]
+    return (next(iter(G.successors(op)), None) is None and name in (G.graph.get("operations") or {})
+            and "extraction" in op_stages(G, op) and name not in steering_ops(G))
 
 
 def _item_id(item: object) -> str | None:

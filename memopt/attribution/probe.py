@@ -3,7 +3,9 @@
 What the answer needs is a list of pieces (`memopt.attribution.need`): the items the gold lists, or, for a
 computed answer, the facts it is computed from. A variable holds a piece when
 
-- it is an evidence turn the piece comes from (the turn is the information itself);
+- it is an evidence turn the piece comes from (the turn is the information itself); no other turn holds it (the
+  turns a piece comes from are chosen once, with the pieces: a truncation reading every turn of a long
+  conversation asks no judge call per turn);
 - it is a raw copy of such a turn (a chunk, a buffer, a context made of turns): the turn's words verbatim,
   no judge call;
 - it is a result list naming store units by id (``refs``, `memopt.trace.references`) and one of them holds it;
@@ -230,8 +232,8 @@ class Probe:
                 verdict = True  # a result list naming the units it found holds what they hold
             elif self._raw_piece(plain(d.get("value")), piece):
                 verdict = True
-            elif d.get("kind") == "turn" and piece.computed:
-                verdict = False
+            elif d.get("kind") == "turn":
+                verdict = False  # the turns a piece comes from were chosen with the pieces: no other turn is judged
             else:
                 verdict = self.text_holds_piece(self.read(node), piece)
             self._verdicts[key] = verdict
