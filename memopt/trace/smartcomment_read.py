@@ -13,6 +13,7 @@ from typing import Any
 import networkx as nx
 
 from memopt.core.errors import DataError
+from memopt.trace.conversation_roles import conversation_roles
 from memopt.trace.dates import date_of, read_day
 from memopt.trace.graph import SCHEMA_VERSION
 from memopt.trace.question_ops import serving_ops
@@ -149,6 +150,8 @@ class _Converter:
             self.rank[i] = r
         written = {e["target_full_node_id"] for _, e in self.edges}
         self.kinds = {fid: base_kind(n, fid not in written) for fid, n in self.nodes.items()}
+        self.kinds.update(conversation_roles(self.nodes, self.kinds, [e for _, e in self.edges],
+                                             {o: op.get("category") for o, op in self.ops.items()}))
         self.kinds.update(judged_roles(self.kinds, [e for _, e in self.edges], written))
         self.session_meta = {str(x.get("session_id")): x.get("metadata") or {}
                              for x in data["data"].get("sessions") or [] if isinstance(x, dict)}
