@@ -21,7 +21,9 @@ computed answer is computed from); "holds" is `memopt.attribution.probe.Probe`'s
    ``DeletionError`` (a raw message evicted from a store of messages, or an item removed, not rewritten, from a
    list the store keeps as one variable, too), whatever the op is called; a copy
    read and not kept is an ``ExtractionError`` (for an op its system declared, or a system prior named, the type
-   of its stage). An evidence turn nothing kept is blamed on the op that read *that* turn (the earliest that
+   of its stage). A delete or an overwrite an executor applied from another op's plan naming the unit is blamed
+   on the op that wrote the plan (`memopt.attribution.decider`). An evidence turn nothing kept is blamed on the
+   op that read *that* turn (the earliest that
    writes something alive).
 4. The **earliest decisive** loss is blamed: among the losses of the missing pieces, a store unit's loss
    before a side copy's, then the earliest in execution order (correcting it alone keeps the piece to the
@@ -40,6 +42,7 @@ from dataclasses import dataclass
 import networkx as nx
 
 from memopt.attribution.case import FailedCase, Probe, pseudo_discount
+from memopt.attribution.decider import deciding_op
 from memopt.attribution.invented import invented_memory
 from memopt.attribution.normalise import plain
 from memopt.attribution.types import Attribution
@@ -306,7 +309,7 @@ def _losses(case: FailedCase, probe: Probe, index: int, asked: int, querying: se
         if passed and not (overwritten and "action" in d):
             continue  # passed on (a store unit's overwrite is a loss even when side copies were made of it)
         if overwritten:
-            op = writer(after)
+            op = deciding_op(G, writer(after), v)
             kind = "DeletionError" if G.nodes[after].get("deleted") or _removed_item(
                 G.nodes[v].get("value"), G.nodes[after].get("value")) else "UpdateError"
             out.append(_Loss(G.nodes[op]["start"], op, v, after, kind, "action" in d))

@@ -33,7 +33,7 @@ import re
 from typing import Any
 
 from memopt.core.text import python_literal
-from memopt.trace.tombstones import is_delete_class, is_tombstone
+from memopt.trace.tombstones import is_delete_class, is_emptied, is_tombstone
 
 __all__ = ["base_kind", "decode_value", "gold_text", "judged_roles", "slug"]
 
@@ -110,7 +110,8 @@ def base_kind(node: dict[str, Any], starting: bool = False) -> str | None:
         return "turn"
     if category == "marker":  # a DELETE marker; other markers (EverMemOS's no-split, failed) only signal
         value = decode_value(str(node.get("value", "")))
-        deleting = is_delete_class(cls) or is_tombstone(value.strip('"') if isinstance(value, str) else value, meta)
+        value = value.strip('"') if isinstance(value, str) else value
+        deleting = is_delete_class(cls) or is_tombstone(value, meta) or is_emptied(value)
         return "marker" if deleting else slug(cls or "signal_marker")
     if lower_category == "memory_entry":
         return "memory"

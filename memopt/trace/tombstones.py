@@ -14,8 +14,8 @@ A smartcomment graph has no delete of its own: a system draws one. The ways seen
 - when the store is the conversation itself (a system that keeps raw messages and evicts them), an edge from a
   message into a DELETE marker that no unit points at, from messages only, or a marker named after a message —
   `evicted_turns`;
-- a new version of the unit with nothing in it (``""``, ``null``, ``{}``, ``{"id": "m1", "memory": ""}``): an
-  overwrite that leaves nothing is a delete — `is_emptied`.
+- a new version of the unit with nothing in it (``""``, ``null``, ``{}``, ``{"id": "m1", "memory": ""}``, a key
+  store's ``(nil)`` reply), also as a ``marker`` node: an overwrite that leaves nothing is a delete — `is_emptied`.
 """
 
 from __future__ import annotations
@@ -35,7 +35,8 @@ _LIVE_KEYS = ("is_active", "isactive", "active", "valid", "is_valid", "isvalid",
 _WHEN_KEYS = ("deleted_at", "deletedat", "removed_at", "removedat", "archived_at", "archivedat", "invalid_at",
               "invalidat", "invalidated_at", "invalidatedat", "expired_at", "expiredat", "tombstoned_at",
               "retracted_at", "retractedat", "revoked_at", "revokedat")
-_EMPTY = frozenset({"", "null", "none", "[]", "{}", '""'})
+_EMPTY = frozenset({"", "null", "none", "[]", "{}", '""', "nil", "(nil)", "<nil>", "(null)", "<null>", "(none)",
+                    "(empty)", "(empty list or set)"})
 _NAMING_KEYS = frozenset({"id", "uuid", "key", "name", "memory_id", "unit_id", "user_id", "agent_id", "run_id",
                           "hash", "version"})
 _CLASSES = frozenset({"deletemarker", "delete_marker", "deleted", "tombstone", "deletion", "delete"})
