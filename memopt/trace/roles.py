@@ -35,7 +35,7 @@ from typing import Any
 from memopt.core.text import python_literal
 from memopt.trace.tombstones import is_delete_class, is_emptied, is_tombstone
 
-__all__ = ["base_kind", "decode_value", "gold_text", "judged_roles", "slug"]
+__all__ = ["base_kind", "decode_value", "gold_text", "judged_roles", "question_text", "slug"]
 
 _QUESTION = frozenset({"query", "question", "user_query", "user_question", "query_message", "message_query",
                        "message_&_query", "message_and_query", "message&query"})
@@ -74,6 +74,17 @@ def decode_value(raw: str) -> Any:
             return raw
         return value if isinstance(value, (str, dict, list)) else raw
     return raw
+
+_ROLE_TAG = re.compile(r"^[\s*_\[(]*[A-Za-z][A-Za-z'-]*(?:\s[A-Za-z][A-Za-z'-]*){0,2}[\s*_\])]*:[\s*_]*(?=\w)")
+
+
+def question_text(text: Any) -> str:
+    """A question as every reader matches it: lower case, without punctuation, a leading speaker tag
+    (``**Sofia:**``, ``User:``) or extra whitespace, so a transcript's "what time do i pick up noor" is the
+    annotation's "What time do I pick up Noor?"."""
+    plain = _ROLE_TAG.sub("", str(text).strip(), count=1) if ":" in str(text)[:40] else str(text)
+    return " ".join(re.sub(r"[^\w\s]|_", " ", plain.lower()).split())
+
 
 def gold_text(golden: Any) -> str:
     """A gold as memopt reads it: a list of several answers names items the answer needs (as the graphs' authors

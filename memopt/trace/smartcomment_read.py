@@ -357,6 +357,8 @@ class _Converter:
         else:
             value = _turn_value(n, self.session_index.get(fid, 0)) if kind == "turn" else decode_value(
                 n["value"])
+            if kind in ("question", "answer") and isinstance(value, dict) and _first(value, _SAID_KEYS):
+                value = _first(value, _SAID_KEYS)  # a message object {"role", "text"}: what it says
             created_at = n["created_at"]
             self.keys[node] = self.order[fid]
         attrs: dict[str, Any] = {"type": "variable", "kind": kind, "name": base, "version": int(version),
