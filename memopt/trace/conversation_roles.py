@@ -7,8 +7,8 @@ with a variable then says what it is:
 * a **judge** (an op of category ``evaluation``, or one writing a judgement) reads the question, the gold and the
   answer: of its inputs no word named, the one left beside a gold and an answer is the question;
 * the **conversation** is what memory is built from: a variable no op wrote (or one an op wrote from such inputs
-  alone: a transcription of an audio clip) that an extraction op reads, or that has the question's own class (the
-  user's other utterances), is a turn.
+  alone: a transcription of an audio clip) that an extraction op (a category saying ``extract``) reads, or that
+  has the question's own class (the user's other utterances), is a turn.
 
 `conversation_roles` returns the kinds found this way, for variables no role word named.
 """
@@ -52,7 +52,7 @@ def conversation_roles(nodes: dict[str, dict[str, Any]], kinds: dict[str, str | 
         return all(s not in writer and kinds.get(s) is None and s not in found for s in reads[op] if s != fid)
 
     classes = {nodes[q].get("class_name") for q, k in {**kinds, **found}.items() if k == "question"} - {None, ""}
-    extracting = [op for op, c in op_categories.items() if str(c or "").lower() == "extraction"]
+    extracting = [op for op, c in op_categories.items() if "extract" in str(c or "").lower()]
     read_by_extraction = {v for op in extracting for v in reads.get(op, ())}
     for fid, n in nodes.items():
         if kinds.get(fid) is not None or fid in found or not raw(fid):
