@@ -37,7 +37,8 @@ def _names(text: str, words: list[str]) -> bool:
 def deciding_op(G: nx.DiGraph, executor: str, unit: str) -> str:
     """The op whose plan ``executor`` applied to ``unit`` (see the module docstring); ``executor`` when none."""
     call = G.nodes[executor].get("sc_op_id") or executor
-    mine = [op for op in G if G.nodes[op].get("type") == "op" and (G.nodes[op].get("sc_op_id") or op) == call]
+    mine = [op for op in G if G.nodes[op].get("sc_op_id") == call] if G.nodes[executor].get("sc_op_id") else [
+        executor]
     words = _unit_words(G, unit)
     start = G.nodes[executor]["start"]
     for op in mine:

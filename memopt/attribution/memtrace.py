@@ -305,6 +305,10 @@ def _losses(case: FailedCase, probe: Probe, index: int, asked: int, querying: se
         consumers = sorted((op for op in G.successors(v) if op not in querying and G.nodes[op]["start"] < asked),
                            key=lambda op: G.nodes[op]["start"])
         overwritten = after is not None and after not in holding
+        retired = overwritten and G.nodes[after].get("deleted") and _retired(G, v, after, querying)
+        if retired:  # a unit retired after it was consolidated into one the questions read: where it went decides
+            overwritten = False
+            consumers = [op for op in consumers if not any(G.nodes[w].get("deleted") for w in G.successors(op))]
         passed = any(w in holding for op in consumers for w in G.successors(op))
         if passed and not (overwritten and "action" in d):
             continue  # passed on (a store unit's overwrite is a loss even when side copies were made of it)
@@ -314,7 +318,7 @@ def _losses(case: FailedCase, probe: Probe, index: int, asked: int, querying: se
                 G.nodes[v].get("value"), G.nodes[after].get("value")) else "UpdateError"
             out.append(_Loss(G.nodes[op]["start"], op, v, after, kind, "action" in d))
             continue
-        if "action" in d:
+        if "action" in d and not retired:
             continue  # a store unit that stays: the store holds this piece
         gone = d.get("evicted")  # a raw message the system kept as its memory, and deleted
         if gone is not None and G.nodes[gone]["start"] < asked:
@@ -329,6 +333,21 @@ def _losses(case: FailedCase, probe: Probe, index: int, asked: int, querying: se
             op = chosen[0]
             out.append(_Loss(G.nodes[op]["start"], op, v, None, _drop_type(G, op, d["kind"] != "turn"), False))
     return out
+
+
+def _retired(G: nx.DiGraph, unit: str, after: str, querying: set[str]) -> bool:
+    """Whether a unit's delete is its designed retirement after consolidation (a daily note compacted into the
+    memory file the questions search, then archived): the deleting op read nothing but the unit (no new fact, no
+    plan decided it), and an earlier op read the unit and wrote another unit a question reads."""
+    deleter = next(iter(G.predecessors(after)), None)
+    call = G.nodes[deleter].get("sc_op_id") if deleter is not None else None
+    parts = [op for op in G if G.nodes[op].get("sc_op_id") == call] if call is not None else [deleter]
+    if deleter is None or {v for op in parts for v in G.predecessors(op)} != {unit}:
+        return False
+    asked = {v for op in querying for v in G.predecessors(op) if "action" in G.nodes[v]}
+    start = G.nodes[deleter]["start"]
+    return any(G.nodes[op]["start"] < start and w in asked and G.nodes[w]["name"] != G.nodes[unit]["name"]
+               for op in G.successors(unit) for w in G.successors(op))
 
 
 def _item_id(item: object) -> str | None:

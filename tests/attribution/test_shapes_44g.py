@@ -247,3 +247,45 @@ def test_a_question_is_matched_one_way_everywhere():
     assert question_text("What time do I pick up Noor from soccer?") == question_text(
         "what time do i  pick up noor from soccer")
     assert question_text("What's the 10:30 meeting about?") != question_text("30 meeting about")
+
+
+def _notebook(deleter_reads_news: bool) -> tuple[dict, str, str]:
+    """A Markdown notebook: the daily note is compacted nightly into ``MEMORY.md`` (losing the outbound date), then
+    archived into an ``ARCHIVED`` marker; the questions grep ``MEMORY.md`` only."""
+    g = Smartcomment("notebook")
+    g.session("day", date="2024-09-28")
+    said = g.turn("turn-1", "Sofia", "Booked Osaka! Flying out Saturday October 12th, back October 20th.")
+    g.op("notebook.append_daily", "extraction")
+    note = g.var("notes/2024-09-28.md", "- Osaka trip: outbound Oct 12, return Oct 20.", cls="Note", cat="note")
+    g.edges(said, note)
+    g.op("notebook.init", "update")
+    memory = g.var("MEMORY.md", "# Memory\n- Partner: Joel.", cls="Note", cat="note")
+    g.edges(said, memory)
+    g.session("night", date="2024-09-29")
+    compact = g.op("cron.compact_daily", "update")
+    memory2 = g.var("MEMORY.md", "# Memory\n- Partner: Joel.\n- Osaka trip: flight Oct 20.", cls="Note", cat="note")
+    g.edges([memory, note], memory2)
+    later = g.turn("turn-2", "Sofia", "The October trip is all sorted.")
+    archive = g.op("cron.archive_daily", "deletion")
+    g.edges([note, later] if deleter_reads_news else note, g.var("notes/2024-09-28.md", "ARCHIVED", cls="Note",
+                                                                   cat="marker"))
+    g.session("qa", question_date="2024-10-01")
+    q = g.question("ask-1", "When do I fly out to Osaka?")
+    g.op("tool.grep_notes", "retrieval")
+    context = g.var("ask-1", {"pattern": "Osaka", "matches": ["- Osaka trip: flight Oct 20."]}, cls="memory_context",
+                    cat="memory_context")
+    g.edges([q, memory2], context)
+    g.judge(q, "October 12", g.answer("ask-1", context, "You fly out on October 20."))
+    return g.document(), compact, archive
+
+
+def test_a_note_archived_after_its_compaction_is_not_the_loss_the_compaction_is():
+    """The archive read nothing but the note, after an op had consolidated the note into the unit the questions
+    read: the designed retirement; the compaction that lost the date is the UpdateError. An archive decided on new
+    input stays a DeletionError."""
+    doc, compact, _ = _notebook(deleter_reads_news=False)
+    assert blame_smartcomment(doc, "When do I fly out to Osaka?", "October 12", ("turn-1",)) == (
+        "UpdateError", compact)
+    doc, _, archive = _notebook(deleter_reads_news=True)
+    assert blame_smartcomment(doc, "When do I fly out to Osaka?", "October 12", ("turn-1",)) == (
+        "DeletionError", archive)
