@@ -29,7 +29,7 @@ __all__ = ["convert", "date_of", "decode_value"]
 
 _SENTINEL = "COMMENT:NONE@1"
 _SUFFIX = "\nBelow is this message's metadata:"
-_SPEAKER = re.compile(r"^([A-Z][\w .'-]{0,40}):\s+(.*)$", re.S)
+_SPEAKER = re.compile(r"^[*_]{0,2}([A-Z][\w'.-]*(?:\s[A-Z][\w'.-]*){0,2})[*_]{0,2}:[*_]{0,2}\s+(.*)$", re.S)
 _PER_OP = frozenset({"answer", "context"})
 _INGEST = frozenset({"extraction", "update", "deletion", "delete"})
 _OPERATION = {"extraction": "extract", "update": "update", "deletion": "delete", "delete": "delete",

@@ -289,3 +289,29 @@ def test_a_note_archived_after_its_compaction_is_not_the_loss_the_compaction_is(
     doc, _, archive = _notebook(deleter_reads_news=True)
     assert blame_smartcomment(doc, "When do I fly out to Osaka?", "October 12", ("turn-1",)) == (
         "DeletionError", archive)
+
+
+def test_days_joined_with_and_are_items_each_needed():
+    """A cases file joins a list of golds with "and": "Tuesday and Thursday" needs both days (a weekday beside a
+    date stays one item)."""
+    from memopt.attribution.need import gold_pieces
+
+    assert gold_pieces("Tuesday and Thursday") == ["Tuesday", "Thursday"]
+    assert gold_pieces("Mondays, Wednesdays and Fridays") == ["Mondays", "Wednesdays", "Fridays"]
+    assert gold_pieces("Saturday, 3 June 2023") == ["Saturday, 3 June 2023"]
+
+
+def test_a_speaker_marked_inline_is_the_speaker_and_a_sentence_before_a_colon_is_not():
+    from memopt.trace.memtracebench import from_memtrace
+
+    g = Smartcomment("inline")
+    g.session("s1", date="2024-09-28")
+    said = g.var("t1", "**Sofia:** Booked Osaka! Flying out October 12th.", cls="Chat", cat="message")
+    aside = g.var("t2", "Oh and big news in our house: we adopted a greyhound, Biscuit.", cls="Chat", cat="message")
+    g.op("notebook.append_daily", "extraction")
+    g.edges([said, aside], g.var("note", "- Osaka Oct 12\n- dog Biscuit", cls="Note", cat="memory_entry"))
+    G, _ = from_memtrace(g.document(), source="inline.json")
+    turns = {d["sc_id"]: d["value"] for _, d in G.nodes(data=True) if d.get("kind") == "turn"}
+    assert turns[said]["speaker"] == "Sofia" and turns[said]["text"].startswith("Booked Osaka")
+    assert turns[aside]["speaker"] != "Oh and big news in our house"
+    assert turns[aside]["text"].startswith("Oh and big news")
