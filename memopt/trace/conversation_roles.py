@@ -4,8 +4,8 @@ Role words (`memopt.trace.roles`) name most variables; some writers name none th
 assistant's ``Transcript``, a help desk's ``TicketMessage``, Graphiti's ``EpisodicNode``). What the graph does
 with a variable then says what it is:
 
-* a **judge** (an op of category ``evaluation``, or one writing a judgement) reads the question, the gold and the
-  answer: of its inputs no word named, the one left beside a gold and an answer is the question;
+* a **judge** (whatever its name and category: only a judge reads a gold beside an answer) reads the question,
+  the gold and the answer: of its inputs no word named, the one left beside them is the question;
 * the **conversation** is what memory is built from: a variable no op wrote (or one an op wrote from such inputs
   alone: a transcription of an audio clip) that an extraction op (a category saying ``extract``) reads, or that
   has the question's own class (the user's other utterances), is a turn.
@@ -36,9 +36,7 @@ def conversation_roles(nodes: dict[str, dict[str, Any]], kinds: dict[str, str | 
         writer.setdefault(e["target_full_node_id"], e["op_id"])
     found: dict[str, str] = {}
     for op, read in reads.items():
-        judging = str(op_categories.get(op) or "").lower() == "evaluation" or any(
-            kinds.get(v) == "judgement" for v in writes[op])
-        if not judging or not _ANSWERED <= {kinds.get(v) for v in read}:
+        if not _ANSWERED <= {kinds.get(v) for v in read}:  # only a judge reads a gold beside an answer
             continue
         unnamed = [v for v in read if kinds.get(v) is None and v not in writes[op]]
         if len(unnamed) == 1 and not any(kinds.get(v) == "question" for v in read):

@@ -13,7 +13,8 @@ kind                        role words (class, category, or metadata ``role`` / 
                             variable no op wrote, or one whose metadata names a speaker or a user / assistant role
 ``answer``                  prediction, predicted_answer, final_answer, model_answer, answer, generated_answer
 ``gold``                    golden_answers, gold, gold_answer, ground_truth, reference_answer, expected_answer
-``judgement``               judge_response, judge_score, judge_output, judgement, verdict, evaluation, eval_result
+``judgement``               judge_response, judge_score, judge_output, judgement, verdict, evaluation, eval_result;
+                            any word with a part verdict, judge, judgement, grade or grading (``grade_result``)
 ``context``                 memory_context, context, retrieved_context
 ``memory``                  memory_entry (other units by the role they play: `memopt.trace.store_units`)
 ``marker``                  category ``marker`` whose class or value says DELETE (`memopt.trace.tombstones`)
@@ -49,6 +50,7 @@ _GOLD = frozenset({"golden_answers", "golden_answer", "gold", "gold_answer", "go
                    "reference", "correct_answer", "target_answer"})
 _JUDGEMENT = frozenset({"judge_response", "judge_score", "judge_output", "judgement", "judgment", "judge",
                         "verdict", "evaluation", "eval_result", "grade", "judge_result"})
+_VERDICT_WORDS = frozenset({"verdict", "judge", "judgement", "judgment", "grade", "grading"})
 _CONTEXT = frozenset({"memory_context", "context", "retrieved_context", "retrieval_context"})
 _SPEAKERS = frozenset({"user", "assistant", "human", "ai"})
 _META_KEYS = ("role", "kind", "type", "node_role", "node_type", "semantic_role")
@@ -134,6 +136,8 @@ def base_kind(node: dict[str, Any], starting: bool = False) -> str | None:
                              ("context", _CONTEXT)):
         if any(w in vocabulary for w in words):
             return role
+    if any(set(w.split("_")) & _VERDICT_WORDS for w in words):  # judge_verdict, grade_result, llm_judge_output
+        return "judgement"
     speaks = bool(meta.get("speaker") or meta.get("speaker_name")) or any(w in _SPEAKERS for w in said)
     if starting and (any(w in _TURN for w in words) or speaks):
         return "turn"

@@ -89,6 +89,55 @@ def _judge_words(doc: Doc) -> Doc:
     return doc
 
 
+def _grader(doc: Doc) -> Doc:
+    """The judge as a grader: op ``grader.score`` of category ``grading``, the gold a ``reference``, the verdict a
+    ``grade_result``."""
+    graders = set()
+    for op in doc["data"]["operations"]:
+        if op["op_name"] == "llm-judge":
+            op["op_name"], op["category"] = "grader.score", "grading"
+            graders.add(op["op_id"])
+    for e in doc["data"]["edges"]:
+        e["category"] = "grading" if e["op_id"] in graders else e["category"]
+    for n in _nodes(doc):
+        if n["category"] in ("golden_answers", "judge_verdict") or n.get("class_name") == "judge_score":
+            n["category"] = "reference" if n["category"] == "golden_answers" else "grade_result"
+    return doc
+
+
+def _python_values(doc: Doc) -> Doc:
+    """Structured values as smartcomment's default encoder writes them: Python's ``repr``, not JSON."""
+    for n in _nodes(doc):
+        text = str(n["value"])
+        if text[:1] in "[{":
+            try:
+                n["value"] = repr(json.loads(text))
+            except ValueError:
+                continue
+    return doc
+
+
+def _question_received(doc: Doc) -> Doc:
+    """Each question written by an ``api.receive`` op (category ``ingest``) from a raw request, and its role in its
+    metadata only: no longer a variable no op wrote, nor named by a role word."""
+    doc = _role_in_metadata(doc)
+    template_op, template_edge = doc["data"]["operations"][0], doc["data"]["edges"][0]
+    for i, n in enumerate(_questions(doc)):
+        raw = {**n, "name": f"{n['name']}.raw", "class_name": "HttpRequest", "category": "http_request",
+               "metadata": {}, "full_name": f"HttpRequest:{n['name']}.raw", "node_id": f"{n['name']}.raw@1",
+               "full_node_id": f"HttpRequest:{n['name']}.raw@1", "version": 1}
+        op = {**template_op, "op_id": f"op-recv-{i}", "op_name": "api.receive", "category": "ingest",
+              "created_at": n["created_at"], "session_id": n["session_id"], "metadata": {}}
+        edge = {**template_edge, "edge_id": f"edge-recv-{i}", "op_id": op["op_id"], "category": "ingest",
+                "source_full_node_id": raw["full_node_id"], "target_full_node_id": n["full_node_id"],
+                "created_at": n["created_at"], "session_id": n["session_id"], "metadata": {}}
+        n["metadata"] = {k: v for k, v in (n.get("metadata") or {}).items() if k != "role"}
+        doc["data"]["nodes"].insert(doc["data"]["nodes"].index(n), raw)
+        doc["data"]["operations"].append(op)
+        doc["data"]["edges"].append(edge)
+    return doc
+
+
 def _turns(doc: Doc) -> list[dict[str, Any]]:
     return [n for n in _nodes(doc) if n["category"] == "message" and (n.get("metadata") or {}).get("speaker")]
 
@@ -191,7 +240,8 @@ def _tombstone(style: str) -> Callable[[Doc], Doc]:
 
 STYLES: dict[str, Callable[[Doc], Doc]] = {
     "op names": _rename_ops, "category words": _category_words, "stage words": _stage_words,
-    "judge words": _judge_words, "turn words": _turn_words, "speaker inline": _speaker_inline,
+    "judge words": _judge_words, "turn words": _turn_words, "grader": _grader, "python values": _python_values,
+    "question received by an op": _question_received, "speaker inline": _speaker_inline,
     "speaker in a message object": _speaker_in_message, "message objects": _message_objects,
     "role in metadata": _role_in_metadata, "spoken question": _spoken_question,
     "(nil) field": _tombstone("(nil)"), "null value": _tombstone("null"), "invalid_at": _tombstone("invalid_at"),
