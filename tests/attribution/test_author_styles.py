@@ -307,3 +307,27 @@ def test_styles_compose(bases):
             if style not in ("(nil) field", "null value", "status retracted", "speaker in a message object"):
                 styled = rewrite(styled)
         assert _blame(styled, question, gold, evidence) == expected, name
+
+
+@pytest.mark.parametrize("asked", [
+    lambda q: q.lower().rstrip("?"),
+    lambda q: f"**Ana:** {q}",
+    lambda q: "  ".join(q.upper().split()),
+])
+def test_a_cases_file_finds_its_question_however_it_is_written(tmp_path, bases, asked):
+    """From a graph without annotations and a cases file alone: the question written in another case, with a
+    speaker tag or other whitespace names the same case, and is attributed the same."""
+    from memopt.attribution.attribute_run import attribute_trace
+
+    for name, (doc, question, gold, _, _) in bases.items():
+        found = []
+        for text in (question, asked(question)):
+            folder = tmp_path / f"{name}-{len(found)}"
+            folder.mkdir()
+            (folder / "graph.json").write_text(json.dumps(doc), encoding="utf-8")
+            cases = folder.parent / f"{name}-{len(found)}.jsonl"
+            cases.write_text(json.dumps({"question": text, "expected": gold, "graph": "graph.json"}) + "\n",
+                             encoding="utf-8")
+            [attribution] = attribute_trace(folder, LexicalJudge(), cases_file=cases, gold_evidence=False)
+            found.append((attribution.error_type, attribution.op_id))
+        assert found[1] == found[0], name
