@@ -233,7 +233,9 @@ def _tombstone(style: str) -> Callable[[Doc], Doc]:
             record = record if isinstance(record, dict) else {"text": record}
             n["value"] = {"null": "null",
                           "invalid_at": json.dumps({**record, "invalid_at": "2024-10-13T09:00:00Z"}),
-                          "retracted": json.dumps({**record, "status": "retracted"})}[style]
+                          "retracted": json.dumps({**record, "status": "retracted"}),
+                          "valid_to": json.dumps({**record, "valid_from": "2024-01-01", "valid_to": "2024-10-13"}),
+                          "superseded": json.dumps({**record, "status": "SUPERSEDED"})}[style]
         return doc
     return rewrite
 
@@ -245,7 +247,8 @@ STYLES: dict[str, Callable[[Doc], Doc]] = {
     "speaker in a message object": _speaker_in_message, "message objects": _message_objects,
     "role in metadata": _role_in_metadata, "spoken question": _spoken_question,
     "(nil) field": _tombstone("(nil)"), "null value": _tombstone("null"), "invalid_at": _tombstone("invalid_at"),
-    "status retracted": _tombstone("retracted"),
+    "status retracted": _tombstone("retracted"), "valid_to": _tombstone("valid_to"),
+    "status superseded": _tombstone("superseded"),
 }
 
 
@@ -304,7 +307,8 @@ def test_styles_compose(bases):
     for name, (doc, question, gold, evidence, expected) in bases.items():
         styled = copy.deepcopy(doc)
         for style, rewrite in STYLES.items():
-            if style not in ("(nil) field", "null value", "status retracted", "speaker in a message object"):
+            if style not in ("(nil) field", "null value", "status retracted", "speaker in a message object",
+                             "valid_to", "status superseded"):
                 styled = rewrite(styled)
         assert _blame(styled, question, gold, evidence) == expected, name
 
