@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from memopt.attribution.cast import ROLES
 from memopt.attribution.normalise import plain
 
 __all__ = ["asker_of", "first_person", "held_for_someone_else"]
@@ -56,8 +57,14 @@ def _records(value: Any) -> list[tuple[str | None, str]]:
     return out
 
 
+def _a_person(owner: str | None) -> bool:
+    """Whether an owner names a person (``ana``, ``Ben Ortiz``), not an account id (``u88``) or a role."""
+    return owner is not None and bool(re.fullmatch(r"[a-z][a-z .'-]{0,40}", owner)) and owner not in ROLES
+
+
 def held_for_someone_else(value: Any, asker: str, states: Callable[[str], bool]) -> bool:
-    """Whether every fact of ``value`` that ``states`` (holds the piece's words) is filed under an owner who is
-    not ``asker`` (and there is at least one)."""
+    """Whether every fact of ``value`` that ``states`` (holds the piece's words) is filed under a person who is
+    not ``asker`` (and there is at least one). An owner that is no person's name (an account id, ``u88``, a role,
+    ``shared``) says nothing about whose fact it is."""
     stating = [owner for owner, text in _records(value) if states(text)]
-    return bool(stating) and all(owner is not None and owner != asker for owner in stating)
+    return bool(stating) and all(_a_person(owner) and owner != asker for owner in stating)

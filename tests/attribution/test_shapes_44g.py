@@ -163,7 +163,7 @@ def test_a_nil_field_version_is_a_delete_and_the_plan_it_applied_is_blamed():
             tombstone
 
 
-def _household(question_speaker: str) -> tuple[dict, str, str]:
+def _household(question_speaker: str, diet_owner: str = "ana") -> tuple[dict, str, str]:
     """A kitchen speaker shared by two adults: facts are filed with an owner; the extraction gave Ben's diet to
     Ana."""
     g = Smartcomment("home")
@@ -173,12 +173,12 @@ def _household(question_speaker: str) -> tuple[dict, str, str]:
     said2 = g.var("utt-2", "Put me down as allergic to sulfa drugs.", cls="Utterance", cat="utterance",
                   speaker="ben")
     extractor = g.op("facts.extract", "extraction")
-    facts = g.var("extract-1", [{"owner": "ana", "fact": "Is vegetarian starting this week"},
+    facts = g.var("extract-1", [{"owner": diet_owner, "fact": "Is vegetarian starting this week"},
                                 {"owner": "ben", "fact": "Allergic to sulfa drugs"}], cls="FactCandidates",
                   cat="llm_response")
     g.edges([said, said2], facts)
     g.op("facts.write", "update")
-    diet = g.var("hf-ana-diet", {"owner": "ana", "fact": "Is vegetarian starting this week"}, cls="HouseholdFact",
+    diet = g.var("hf-ana-diet", {"owner": diet_owner, "fact": "Is vegetarian starting this week"}, cls="HouseholdFact",
                  cat="household_fact")
     sulfa = g.var("hf-ben-allergy", {"owner": "ben", "fact": "Allergic to sulfa drugs"}, cls="HouseholdFact",
                   cat="household_fact")
@@ -187,7 +187,7 @@ def _household(question_speaker: str) -> tuple[dict, str, str]:
     q = g.var("utt-q", "What diet did I tell you I'm following?", cls="Utterance", cat="query",
               speaker=question_speaker)
     g.op("facts.search", "retrieval")
-    context = g.var("utt-q.ctx", ["[ana] Is vegetarian starting this week", "[ben] Allergic to sulfa drugs"],
+    context = g.var("utt-q.ctx", [f"[{diet_owner}] Is vegetarian starting this week", "[ben] Allergic to sulfa drugs"],
                     cls="RecallSet", cat="memory_context")
     g.edges([q, diet, sulfa], context)
     answer = g.op("assistant.reply", "response")
@@ -203,6 +203,9 @@ def test_a_fact_filed_under_someone_else_does_not_hold_it_for_the_asker():
     assert blame_smartcomment(doc, question, "vegetarian", ("utt-1",)) == ("ExtractionError", extractor)
     # asked by Ana, her filed fact holds it: the reply is to blame
     doc, _, answer = _household("ana")
+    assert blame_smartcomment(doc, question, "vegetarian", ("utt-1",)) == ("ResponseError", answer)
+    # an account id is no one: the fact filed under it holds for anyone asking
+    doc, _, answer = _household("ben", diet_owner="u88")
     assert blame_smartcomment(doc, question, "vegetarian", ("utt-1",)) == ("ResponseError", answer)
 
 
