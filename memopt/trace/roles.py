@@ -121,7 +121,7 @@ def base_kind(node: dict[str, Any], starting: bool = False) -> str | None:
         return "question"
     if lower_category == "message":
         return "turn"
-    if category == "marker":  # a DELETE marker; other markers (EverMemOS's no-split, failed) only signal
+    if lower_category == "marker":  # a DELETE marker; other markers (EverMemOS's no-split, failed) only signal
         value = decode_value(str(node.get("value", "")))
         value = value.strip('"') if isinstance(value, str) else value
         deleting = is_delete_class(cls) or is_tombstone(value, meta) or is_emptied(value)

@@ -138,6 +138,23 @@ def _question_received(doc: Doc) -> Doc:
     return doc
 
 
+def _camel_case(doc: Doc) -> Doc:
+    """Categories in CamelCase (``MemoryEntry``, ``Marker``, ``Extraction``), as a typed SDK writes its enums."""
+    def camel(word: str) -> str:
+        if "&" in word:  # MemBase's "message & query" is a name of its own
+            return word
+        return "".join(p[:1].upper() + p[1:] for p in re.split(r"[_\s]+", word) if p)
+
+    for n in _nodes(doc):
+        n["category"] = camel(n["category"])
+    for op in doc["data"]["operations"]:
+        op["category"] = camel(op["category"])
+    ops = {op["op_id"]: op for op in doc["data"]["operations"]}
+    for e in doc["data"]["edges"]:
+        e["category"] = ops[e["op_id"]]["category"]
+    return doc
+
+
 def _turns(doc: Doc) -> list[dict[str, Any]]:
     return [n for n in _nodes(doc) if n["category"] == "message" and (n.get("metadata") or {}).get("speaker")]
 
@@ -243,7 +260,8 @@ def _tombstone(style: str) -> Callable[[Doc], Doc]:
 STYLES: dict[str, Callable[[Doc], Doc]] = {
     "op names": _rename_ops, "category words": _category_words, "stage words": _stage_words,
     "judge words": _judge_words, "turn words": _turn_words, "grader": _grader, "python values": _python_values,
-    "question received by an op": _question_received, "speaker inline": _speaker_inline,
+    "question received by an op": _question_received, "CamelCase categories": _camel_case,
+    "speaker inline": _speaker_inline,
     "speaker in a message object": _speaker_in_message, "message objects": _message_objects,
     "role in metadata": _role_in_metadata, "spoken question": _spoken_question,
     "(nil) field": _tombstone("(nil)"), "null value": _tombstone("null"), "invalid_at": _tombstone("invalid_at"),
