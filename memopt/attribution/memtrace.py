@@ -37,6 +37,7 @@ from __future__ import annotations
 import json
 import time
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import networkx as nx
@@ -315,7 +316,8 @@ def _losses(case: FailedCase, probe: Probe, index: int, asked: int, querying: se
         if overwritten:
             op = deciding_op(G, writer(after), v)
             kind = "DeletionError" if G.nodes[after].get("deleted") or _removed_item(
-                G.nodes[v].get("value"), G.nodes[after].get("value")) else "UpdateError"
+                G.nodes[v].get("value"), G.nodes[after].get("value"),
+                lambda item: probe.text_holds_piece(plain(item), probe.pieces[index])) else "UpdateError"
             out.append(_Loss(G.nodes[op]["start"], op, v, after, kind, "action" in d))
             continue
         if "action" in d and not retired:
@@ -358,20 +360,24 @@ def _item_id(item: object) -> str | None:
 
 
 def _live_items(value: object) -> object:
-    """A list's items, or the items of a record holding one list (``{"items": [...]}``, a scratchpad), less the ones
-    marked deleted in place (``"deleted": true``); other values as they are."""
+    """A list's items, or the items of a record holding one list (``{"items": [...]}``, a scratchpad), or the
+    entries of a state keyed by fact (``{"move": ..., "kids": ...}``), less the ones marked deleted in place
+    (``"deleted": true``); other values as they are."""
     if isinstance(value, dict):
         lists = [v for v in value.values() if isinstance(v, list)]
-        value = lists[0] if len(lists) == 1 else value
+        if len(lists) == 1:
+            value = lists[0]
+        elif not lists and value and all(isinstance(v, str | dict) for v in value.values()):
+            value = [{"key": k, "value": v} for k, v in value.items()]  # a state keyed by fact: each key an item
     if not isinstance(value, list):
         return value
     return [i for i in value if not (isinstance(i, dict) and is_tombstone(i))]
 
 
-def _removed_item(before: object, after: object) -> bool:
-    """Whether a new version of a list (a store's snapshot, a memory list) only removed items from the old one:
-    every item it no longer has is gone, not rewritten (no item of the new version has its id, or, without ids,
-    its words)."""
+def _removed_item(before: object, after: object, holds: Callable[[object], bool] = lambda item: True) -> bool:
+    """Whether a new version of a list (a store's snapshot, a memory list, a state keyed by fact) only removed items
+    from the old one: every item it no longer has (of those that ``holds`` the piece, when items have ids and some
+    do) is gone, not rewritten (no item of the new version has its id, or, without ids, its words)."""
     before, after = _live_items(before), _live_items(after)
     if not (isinstance(before, list) and isinstance(after, list)):
         return False
@@ -384,5 +390,6 @@ def _removed_item(before: object, after: object) -> bool:
     if not gone:
         return False
     if all(_item_id(i) is not None for i in [*gone, *added]):
-        return not {_item_id(i) for i in gone} & {_item_id(i) for i in added}
+        lost = [i for i in gone if holds(i)] or gone  # the items that held the piece decide, when some did
+        return not {_item_id(i) for i in lost} & {_item_id(i) for i in added}
     return all(overlap(plain(g), plain(a)) < 0.5 for g in gone for a in added)

@@ -318,3 +318,39 @@ def test_a_speaker_marked_inline_is_the_speaker_and_a_sentence_before_a_colon_is
     assert turns[said]["speaker"] == "Sofia" and turns[said]["text"].startswith("Booked Osaka")
     assert turns[aside]["speaker"] != "Oh and big news in our house"
     assert turns[aside]["text"].startswith("Oh and big news")
+
+
+def _checkpoint(dropped: bool) -> tuple[dict, str]:
+    """A LangGraph-style state keyed by fact (``{"move": ..., "kids": ...}``), rewritten whole by a reducer that
+    drops the ``kids`` key (or rewrites it without Maya's swimming)."""
+    g = Smartcomment("state")
+    g.session("t1", date="2024-03-20")
+    said = g.turn("t1_m1", "user", "Maya does swimming on Tuesdays after school.")
+    moving = g.turn("t1_m2", "user", "We're moving to Rotterdam at the end of April.")
+    g.op("node:extract_memories", "extraction")
+    state = g.var("state.memories", {"move": "Moving to Rotterdam at end of April",
+                                     "kids": "Maya: swimming on Tuesdays"}, cls="StateDict", cat="state")
+    g.edges([said, moving], state)
+    g.session("t2", date="2024-03-27")
+    later = g.turn("t2_m1", "user", "The movers are booked for April 28.")
+    reducer = g.op("reducer:merge_memories", "update")
+    kept = {"move": "Moving to Rotterdam on April 28"}
+    if not dropped:
+        kept["kids"] = "Kids: busy schedule"
+    g.edges([later, state], g.var("state.memories", kept, cls="StateDict", cat="state"))
+    g.session("qa", question_date="2024-04-02")
+    q = g.question("q1", "What does Maya do on Tuesdays?")
+    g.op("load_state", "retrieval")
+    context = g.var("q1", kept, cls="memory_context", cat="memory_context")
+    g.edges([q, g.latest("state.memories", "StateDict")], context)
+    g.judge(q, "swimming", g.answer("q1", context, "I don't know."))
+    return g.document(), reducer
+
+
+def test_a_key_a_reducer_drops_from_a_state_is_deleted_and_a_key_it_rewrites_is_updated():
+    doc, reducer = _checkpoint(dropped=True)
+    assert blame_smartcomment(doc, "What does Maya do on Tuesdays?", "swimming", ("t1_m1",)) == (
+        "DeletionError", reducer)
+    doc, reducer = _checkpoint(dropped=False)
+    assert blame_smartcomment(doc, "What does Maya do on Tuesdays?", "swimming", ("t1_m1",)) == (
+        "UpdateError", reducer)
