@@ -33,6 +33,7 @@ from memopt.core.files import loads_json
 from memopt.core.text import overlap
 from memopt.trace.graph import answer_of
 from memopt.trace.readers import TracedGraph
+from memopt.trace.roles import question_text
 
 __all__ = ["CaseLine", "load_cases", "cases_from_file", "cases_from_judges", "failed_case"]
 
@@ -97,7 +98,7 @@ def _items(items: list[Any], where: str) -> str:
 
 
 def _plain(text: str) -> str:
-    return " ".join(text.lower().split()).strip(" ?.!")
+    return question_text(text)
 
 
 def _names(traced: TracedGraph) -> set[str]:

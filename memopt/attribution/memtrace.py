@@ -21,8 +21,10 @@ computed answer is computed from); "holds" is `memopt.attribution.probe.Probe`'s
    ``DeletionError`` (a raw message evicted from a store of messages, or an item removed, not rewritten, from a
    list the store keeps as one variable, too), whatever the op is called; a copy
    read and not kept is an ``ExtractionError`` (for an op its system declared, or a system prior named, the type
-   of its stage). An evidence turn nothing kept is blamed on the op that read *that* turn (the earliest that
-   writes something alive, or that its system declares to extract and that wrote nothing: an empty episode).
+   of its stage). A delete or an overwrite an executor applied from another op's plan naming the unit is blamed
+   on the op that wrote the plan (`memopt.attribution.decider`). An evidence turn nothing kept is blamed on the
+   op that read *that* turn (the earliest that writes something alive, or that its system declares to extract and
+   that wrote nothing: an empty episode).
 4. The **earliest decisive** loss is blamed: among the losses of the missing pieces, a store unit's loss
    before a side copy's, then the earliest in execution order (correcting it alone keeps the piece to the
    question). A loss the store recovered from (a unit holding the piece written after it, as when "plays squash"
@@ -37,11 +39,13 @@ from __future__ import annotations
 import json
 import time
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import networkx as nx
 
 from memopt.attribution.case import FailedCase, Probe, pseudo_discount
+from memopt.attribution.decider import deciding_op
 from memopt.attribution.invented import invented_memory
 from memopt.attribution.normalise import plain
 from memopt.attribution.types import Attribution
@@ -305,16 +309,21 @@ def _losses(case: FailedCase, probe: Probe, index: int, asked: int, querying: se
         consumers = sorted((op for op in G.successors(v) if op not in querying and G.nodes[op]["start"] < asked),
                            key=lambda op: G.nodes[op]["start"])
         overwritten = after is not None and after not in holding
+        retired = overwritten and G.nodes[after].get("deleted") and _retired(G, v, after, querying)
+        if retired:  # a unit retired after it was consolidated into one the questions read: where it went decides
+            overwritten = False
+            consumers = [op for op in consumers if not any(G.nodes[w].get("deleted") for w in G.successors(op))]
         passed = any(w in holding for op in consumers for w in G.successors(op))
         if passed and not (overwritten and "action" in d):
             continue  # passed on (a store unit's overwrite is a loss even when side copies were made of it)
         if overwritten:
-            op = writer(after)
+            op = deciding_op(G, writer(after), v)
             kind = "DeletionError" if G.nodes[after].get("deleted") or _removed_item(
-                G.nodes[v].get("value"), G.nodes[after].get("value")) else "UpdateError"
+                G.nodes[v].get("value"), G.nodes[after].get("value"),
+                lambda item: probe.text_holds_piece(plain(item), probe.pieces[index])) else "UpdateError"
             out.append(_Loss(G.nodes[op]["start"], op, v, after, kind, "action" in d))
             continue
-        if "action" in d:
+        if "action" in d and not retired:
             continue  # a store unit that stays: the store holds this piece
         gone = d.get("evicted")  # a raw message the system kept as its memory, and deleted
         if gone is not None and G.nodes[gone]["start"] < asked:
@@ -341,6 +350,21 @@ def _emptied(G: nx.DiGraph, op: str) -> bool:
             and "extraction" in op_stages(G, op) and name not in steering_ops(G))
 
 
+def _retired(G: nx.DiGraph, unit: str, after: str, querying: set[str]) -> bool:
+    """Whether a unit's delete is its designed retirement after consolidation (a daily note compacted into the
+    memory file the questions search, then archived): the deleting op read nothing but the unit (no new fact, no
+    plan decided it), and an earlier op read the unit and wrote another unit a question reads."""
+    deleter = next(iter(G.predecessors(after)), None)
+    call = G.nodes[deleter].get("sc_op_id") if deleter is not None else None
+    parts = [op for op in G if G.nodes[op].get("sc_op_id") == call] if call is not None else [deleter]
+    if deleter is None or {v for op in parts for v in G.predecessors(op)} != {unit}:
+        return False
+    asked = {v for op in querying for v in G.predecessors(op) if "action" in G.nodes[v]}
+    start = G.nodes[deleter]["start"]
+    return any(G.nodes[op]["start"] < start and w in asked and G.nodes[w]["name"] != G.nodes[unit]["name"]
+               for op in G.successors(unit) for w in G.successors(op))
+
+
 def _item_id(item: object) -> str | None:
     if isinstance(item, dict):
         found = next((item[k] for k in ("id", "memory_id", "uuid", "key") if k in item), None)
@@ -349,20 +373,24 @@ def _item_id(item: object) -> str | None:
 
 
 def _live_items(value: object) -> object:
-    """A list's items, or the items of a record holding one list (``{"items": [...]}``, a scratchpad), less the ones
-    marked deleted in place (``"deleted": true``); other values as they are."""
+    """A list's items, or the items of a record holding one list (``{"items": [...]}``, a scratchpad), or the
+    entries of a state keyed by fact (``{"move": ..., "kids": ...}``), less the ones marked deleted in place
+    (``"deleted": true``); other values as they are."""
     if isinstance(value, dict):
         lists = [v for v in value.values() if isinstance(v, list)]
-        value = lists[0] if len(lists) == 1 else value
+        if len(lists) == 1:
+            value = lists[0]
+        elif not lists and value and all(isinstance(v, str | dict) for v in value.values()):
+            value = [{"key": k, "value": v} for k, v in value.items()]  # a state keyed by fact: each key an item
     if not isinstance(value, list):
         return value
     return [i for i in value if not (isinstance(i, dict) and is_tombstone(i))]
 
 
-def _removed_item(before: object, after: object) -> bool:
-    """Whether a new version of a list (a store's snapshot, a memory list) only removed items from the old one:
-    every item it no longer has is gone, not rewritten (no item of the new version has its id, or, without ids,
-    its words)."""
+def _removed_item(before: object, after: object, holds: Callable[[object], bool] = lambda item: True) -> bool:
+    """Whether a new version of a list (a store's snapshot, a memory list, a state keyed by fact) only removed items
+    from the old one: every item it no longer has (of those that ``holds`` the piece, when items have ids and some
+    do) is gone, not rewritten (no item of the new version has its id, or, without ids, its words)."""
     before, after = _live_items(before), _live_items(after)
     if not (isinstance(before, list) and isinstance(after, list)):
         return False
@@ -375,5 +403,6 @@ def _removed_item(before: object, after: object) -> bool:
     if not gone:
         return False
     if all(_item_id(i) is not None for i in [*gone, *added]):
-        return not {_item_id(i) for i in gone} & {_item_id(i) for i in added}
+        lost = [i for i in gone if holds(i)] or gone  # the items that held the piece decide, when some did
+        return not {_item_id(i) for i in lost} & {_item_id(i) for i in added}
     return all(overlap(plain(g), plain(a)) < 0.5 for g in gone for a in added)

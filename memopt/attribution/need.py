@@ -210,13 +210,15 @@ def _has_item(part: str) -> bool:
 
 def _weak_items(gold: str) -> list[str]:
     """A gold's items between commas, "and", "&", "/" and "+", each date kept whole ("3 June, 2023"); the gold
-    itself when a part names nothing of its own."""
+    itself when a part names nothing of its own, unless every part is a day or a month ("Tuesday and Thursday",
+    a list of golds joined with "and")."""
     dates = [m.text for m in find_dates(gold)]
     masked = gold
     for i, text in enumerate(dates):
         masked = masked.replace(text, _MASK.format(i), 1)
     parts = [p.strip(" .") for p in _WEAK.split(masked) if p.strip(" .")]
-    if len(parts) < 2 or not all(_has_item(p) for p in parts):
+    days = all(re.fullmatch(r"[A-Za-z]+", p) and p.lower().removesuffix("s") in _CALENDAR for p in parts)
+    if len(parts) < 2 or not (days or all(_has_item(p) for p in parts)):
         return [gold]
     out = []
     for part in parts:

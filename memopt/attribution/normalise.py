@@ -12,8 +12,10 @@ session date. With that day:
   on 15 May 2023 reads "12 May 2023", "moving on 1 April" written on 12 March 2023 "1 April 2023" (Mem0's facts
   usually omit the year; LoCoMo's golds carry it).
 
-Numbers written as words become digits ("three kittens" → "3 kittens") on both sides, so a gold "3" meets
-"three". Case and punctuation are left to the judge (SimLM compares word stems).
+Numbers written as words become digits ("three kittens" → "3 kittens", "sixty eight" → "68", a spoken year,
+clock time or day: "nineteen fifty seven" → "1957", "at five forty five" → "at 5:45", "July ninth" → "July 9")
+on both sides, so a gold "3" meets "three" and a speech transcript meets the facts written from it.
+Case and punctuation are left to the judge (SimLM compares word stems).
 
 A message's own date is used to read what it says, not read as something it states: a line "Timestamp:
 18 March 2023" under an unrelated remark does not make that remark hold "18 March 2023"; a stamp that only dates
@@ -21,8 +23,8 @@ its line stays (it is what a context shows the answer step).
 
 Limits: only the relative forms of `memopt.core.text.find_relative_dates` and "the Nth" are resolved; vaguer
 ones ("recently", "a while back") stay unresolved and do not match a date, which is the point (they lost the
-date). A line with no date of its own and no dated item around it is read as written. Numbers above twenty
-in words are not converted.
+date). A line with no date of its own and no dated item around it is read as written. Numbers of a hundred and
+more in words are not converted.
 """
 
 from __future__ import annotations
@@ -49,6 +51,20 @@ __all__ = ["canonical_dates", "complete_years", "item_day", "normalise_numbers",
 _UNITS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
           "seventeen eighteen nineteen twenty").split()
 _NUMBER_WORD = re.compile(r"\b(" + "|".join(_UNITS[1:]) + r")\b", re.IGNORECASE)
+_TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
+_TWO = rf"(?:(?:{'|'.join(_TENS)})(?:[\s-]+(?:{'|'.join(_UNITS[1:10])}))?|{'|'.join(_UNITS[10:20])})"
+_ORDINAL_DAYS = ("first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth "
+                 "fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth").split()
+_ORDINAL_DAYS += [f"twenty {o}" for o in _ORDINAL_DAYS[:9]] + ["thirtieth", "thirty first"]
+_MONTH_NAMES = ("january february march april may june july august september october november "
+                "december").split()
+_SPOKEN = re.compile(
+    rf"\b(?:(?P<century>nineteen|twenty)\s+(?P<decade>{_TWO}|o\s+(?:{'|'.join(_UNITS[1:10])}))"
+    rf"|(?P<at>at\s+)(?P<hour>{'|'.join(_UNITS[1:13])})\s+(?P<minute>{_TWO})"
+    rf"|(?P<month>{'|'.join(_MONTH_NAMES)})\s+(?:the\s+)?(?P<nth>"
+    rf"{'|'.join(o.replace(' ', '[ -]') for o in sorted(_ORDINAL_DAYS, key=len, reverse=True))})"
+    rf"|(?P<compound>(?:{'|'.join(_TENS)})(?:[\s-]+(?:{'|'.join(_UNITS[1:10])}))?)"
+    rf"(?![\s-]+(?:{'|'.join(_ORDINAL_DAYS[:9])})\b))\b", re.IGNORECASE)
 _STAMP_LINE = re.compile(r"^\s*(?:Timestamp|Date|Time)\s*:\s*(?P<stamp>.+)$", re.IGNORECASE)
 _HEADER = re.compile(r"^\s*[=#*\-\[]{0,4}\s*(?:session|day|conversation|chat)?\s*\w{0,6}\s*\(?"
                      r"(?P<stamp>[^()\]]{6,60}?)\)?\s*[=#*\-\]]{2,}\s*$", re.IGNORECASE)
@@ -59,9 +75,31 @@ _THE_NTH = re.compile(r"\b(?:on\s+)?(?:(?P<wd>" + "|".join(WEEKDAYS) + r"),?\s+)
                       r"(?:st|nd|rd|th)\b(?!\s+of\b)", re.IGNORECASE)
 
 
+def _value(words: str) -> int:
+    """The number one to ninety-nine written in words (``sixty eight``, ``forty-five``, ``twelve``)."""
+    total = 0
+    for w in re.split(r"[\s-]+", words.lower()):
+        if w == "o":  # "nineteen o five"
+            continue
+        total += _TENS.index(w) * 10 + 20 if w in _TENS else _UNITS.index(w)
+    return total
+
+
+def _spoken(m: re.Match[str]) -> str:
+    """A spoken year, clock time or day of a month as digits (see `normalise_numbers`)."""
+    if m.group("century"):
+        return f"{_value(m.group('century'))}{_value(m.group('decade')):02d}"
+    if m.group("hour"):
+        return f"{m.group('at')}{_value(m.group('hour'))}:{_value(m.group('minute')):02d}"
+    if m.group("month"):
+        return f"{m.group('month')} {_ORDINAL_DAYS.index(m.group('nth').lower().replace('-', ' ')) + 1}"
+    return str(_value(m.group("compound")))
+
+
 def normalise_numbers(text: str) -> str:
-    """Number words up to twenty as digits ("three" → "3")."""
-    return _NUMBER_WORD.sub(lambda m: str(_UNITS.index(m.group(1).lower())), text)
+    """Number words as digits, as a speech transcript writes them: "three" → "3", "sixty eight" → "68", a year
+    "nineteen fifty seven" → "1957", a clock time "at five forty five" → "at 5:45", a day "July ninth" → "July 9"."""
+    return _NUMBER_WORD.sub(lambda m: str(_UNITS.index(m.group(1).lower())), _SPOKEN.sub(_spoken, text))
 
 
 @lru_cache(maxsize=65536)

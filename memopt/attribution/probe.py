@@ -39,6 +39,7 @@ from memopt.attribution.need import (
     states_quantity,
 )
 from memopt.attribution.normalise import canonical_dates, item_day, normalise_numbers, plain, reading
+from memopt.attribution.owner import asker_of, first_person, held_for_someone_else
 from memopt.core.text import overlap
 from memopt.judge.judges import Judge
 from memopt.judge.rules import CONTAINS_RECALL_THRESHOLD
@@ -207,6 +208,23 @@ class Probe:
         return not lines or any(not about_someone_else(line, self.case.question, self.case.gold, self.cast)
                                 for line in lines)
 
+    @cached_property
+    def asker(self) -> str | None:
+        """Who asked a first-person question, when its node names them (`memopt.attribution.owner`)."""
+        if not first_person(self.case.question):
+            return None
+        G, key = self.case.G, self.case.key
+        asked = [q for q in variables(G, "question") if str(G.nodes[q]["name"]).rsplit(":", 1)[-1] == key]
+        return asker_of(G.nodes[asked[0]]) if asked else None
+
+    def _someone_elses(self, value: Any, piece: Piece) -> bool:
+        """Whether a value states the piece only in facts filed under someone other than the asker."""
+        if self.asker is None or piece.computed:
+            return False
+        words = normalise_numbers(canonical_dates(piece.text))
+        return held_for_someone_else(value, self.asker, lambda text: overlap(
+            words, normalise_numbers(canonical_dates(text))) >= CONTAINS_RECALL_THRESHOLD)
+
     @property
     def cast(self) -> Cast:
         """Who the conversation is about (`memopt.attribution.cast`; remembered per graph)."""
@@ -234,6 +252,8 @@ class Probe:
                 verdict = True
             elif d.get("kind") == "turn":
                 verdict = False  # the turns a piece comes from were chosen with the pieces: no other turn is judged
+            elif self._someone_elses(d.get("value"), piece):
+                verdict = False  # the same words, filed under another person of a shared store
             else:
                 verdict = self.text_holds_piece(self.read(node), piece)
             self._verdicts[key] = verdict

@@ -67,7 +67,7 @@ import networkx as nx
 from memopt.core.errors import DataError
 from memopt.core.files import read_json
 from memopt.taxonomy import ERROR_TYPES
-from memopt.trace.roles import gold_text
+from memopt.trace.roles import gold_text, question_text
 from memopt.trace.smartcomment import validate_document
 from memopt.trace.smartcomment_read import convert
 
@@ -155,7 +155,7 @@ def _annotation(item: Any, path: str, source: str, question_key: dict[str, str],
     return Annotation(query_id, str(field("query", (str,))), tuple(str(g) for g in golden),
                       None if prediction is None else str(prediction), tuple(str(e) for e in evidence), error_type,
                       op_id, question_key.get(query_id) or question_key.get(query_id.rpartition("@")[0])
-                      or question_key.get(" ".join(str(item.get("query") or "").split())), asked)
+                      or question_key.get(question_text(item.get("query") or "")), asked)
 
 
 def from_memtrace(doc: Any, *, source: str = "<memtrace>", split: str | None = None
@@ -178,7 +178,7 @@ def from_memtrace(doc: Any, *, source: str = "<memtrace>", split: str | None = N
             key = G.nodes[node]["name"].rsplit(":", 1)[-1]
             question_key[fid] = question_key[fid.rpartition("@")[0]] = key
             question_key.setdefault(fid.rpartition("@")[0].rpartition(":")[2], key)  # its name alone
-            question_key.setdefault(" ".join(str(G.nodes[node]["value"]).split()), key)  # its text
+            question_key.setdefault(question_text(G.nodes[node]["value"]), key)  # its text, as read
     ops = {o["op_id"] for o in data["data"]["operations"]}
     annotations = [_annotation(item, f"data.annotations[{i}]", source, question_key, ops) for i, item in enumerate(raw)]
     return G, annotations

@@ -13,7 +13,8 @@ kind                        role words (class, category, or metadata ``role`` / 
                             variable no op wrote, or one whose metadata names a speaker or a user / assistant role
 ``answer``                  prediction, predicted_answer, final_answer, model_answer, answer, generated_answer
 ``gold``                    golden_answers, gold, gold_answer, ground_truth, reference_answer, expected_answer
-``judgement``               judge_response, judge_score, judge_output, judgement, verdict, evaluation, eval_result
+``judgement``               judge_response, judge_score, judge_output, judgement, verdict, evaluation, eval_result;
+                            any word with a part verdict, judge, judgement, grade or grading (``grade_result``)
 ``context``                 memory_context, context, retrieved_context
 ``memory``                  memory_entry (other units by the role they play: `memopt.trace.store_units`)
 ``marker``                  category ``marker`` whose class or value says DELETE (`memopt.trace.tombstones`)
@@ -33,9 +34,9 @@ import re
 from typing import Any
 
 from memopt.core.text import python_literal
-from memopt.trace.tombstones import is_delete_class, is_tombstone
+from memopt.trace.tombstones import is_delete_class, is_emptied, is_tombstone
 
-__all__ = ["base_kind", "decode_value", "gold_text", "judged_roles", "slug"]
+__all__ = ["base_kind", "decode_value", "gold_text", "judged_roles", "question_text", "slug"]
 
 _QUESTION = frozenset({"query", "question", "user_query", "user_question", "query_message", "message_query",
                        "message_&_query", "message_and_query", "message&query"})
@@ -49,6 +50,7 @@ _GOLD = frozenset({"golden_answers", "golden_answer", "gold", "gold_answer", "go
                    "reference", "correct_answer", "target_answer"})
 _JUDGEMENT = frozenset({"judge_response", "judge_score", "judge_output", "judgement", "judgment", "judge",
                         "verdict", "evaluation", "eval_result", "grade", "judge_result"})
+_VERDICT_WORDS = frozenset({"verdict", "judge", "judgement", "judgment", "grade", "grading"})
 _CONTEXT = frozenset({"memory_context", "context", "retrieved_context", "retrieval_context"})
 _SPEAKERS = frozenset({"user", "assistant", "human", "ai"})
 _META_KEYS = ("role", "kind", "type", "node_role", "node_type", "semantic_role")
@@ -74,6 +76,17 @@ def decode_value(raw: str) -> Any:
             return raw
         return value if isinstance(value, (str, dict, list)) else raw
     return raw
+
+_ROLE_TAG = re.compile(r"^[\s*_\[(]*[A-Za-z][A-Za-z'-]*(?:\s[A-Za-z][A-Za-z'-]*){0,2}[\s*_\])]*:[\s*_]*(?=\w)")
+
+
+def question_text(text: Any) -> str:
+    """A question as every reader matches it: lower case, without punctuation, a leading speaker tag
+    (``**Sofia:**``, ``User:``) or extra whitespace, so a transcript's "what time do i pick up noor" is the
+    annotation's "What time do I pick up Noor?"."""
+    plain = _ROLE_TAG.sub("", str(text).strip(), count=1) if ":" in str(text)[:40] else str(text)
+    return " ".join(re.sub(r"[^\w\s]|_", " ", plain.lower()).split())
+
 
 def gold_text(golden: Any) -> str:
     """A gold as memopt reads it: a list of several answers names items the answer needs (as the graphs' authors
@@ -108,9 +121,10 @@ def base_kind(node: dict[str, Any], starting: bool = False) -> str | None:
         return "question"
     if lower_category == "message":
         return "turn"
-    if category == "marker":  # a DELETE marker; other markers (EverMemOS's no-split, failed) only signal
+    if lower_category == "marker":  # a DELETE marker; other markers (EverMemOS's no-split, failed) only signal
         value = decode_value(str(node.get("value", "")))
-        deleting = is_delete_class(cls) or is_tombstone(value.strip('"') if isinstance(value, str) else value, meta)
+        value = value.strip('"') if isinstance(value, str) else value
+        deleting = is_delete_class(cls) or is_tombstone(value, meta) or is_emptied(value)
         return "marker" if deleting else slug(cls or "signal_marker")
     if lower_category == "memory_entry":
         return "memory"
@@ -122,6 +136,8 @@ def base_kind(node: dict[str, Any], starting: bool = False) -> str | None:
                              ("context", _CONTEXT)):
         if any(w in vocabulary for w in words):
             return role
+    if any(set(w.split("_")) & _VERDICT_WORDS for w in words):  # judge_verdict, grade_result, llm_judge_output
+        return "judgement"
     speaks = bool(meta.get("speaker") or meta.get("speaker_name")) or any(w in _SPEAKERS for w in said)
     if starting and (any(w in _TURN for w in words) or speaks):
         return "turn"

@@ -13,6 +13,7 @@ from typing import Any
 import networkx as nx
 
 from memopt.core.errors import DataError
+from memopt.trace.conversation_roles import conversation_roles
 from memopt.trace.dates import date_of, read_day
 from memopt.trace.graph import SCHEMA_VERSION
 from memopt.trace.question_ops import serving_ops
@@ -28,7 +29,7 @@ __all__ = ["convert", "date_of", "decode_value"]
 
 _SENTINEL = "COMMENT:NONE@1"
 _SUFFIX = "\nBelow is this message's metadata:"
-_SPEAKER = re.compile(r"^([A-Z][\w .'-]{0,40}):\s+(.*)$", re.S)
+_SPEAKER = re.compile(r"^[*_]{0,2}([A-Z][\w'.-]*(?:\s[A-Z][\w'.-]*){0,2})[*_]{0,2}:[*_]{0,2}\s+(.*)$", re.S)
 _PER_OP = frozenset({"answer", "context"})
 _INGEST = frozenset({"extraction", "update", "deletion", "delete"})
 _OPERATION = {"extraction": "extract", "update": "update", "deletion": "delete", "delete": "delete",
@@ -149,6 +150,8 @@ class _Converter:
             self.rank[i] = r
         written = {e["target_full_node_id"] for _, e in self.edges}
         self.kinds = {fid: base_kind(n, fid not in written) for fid, n in self.nodes.items()}
+        self.kinds.update(conversation_roles(self.nodes, self.kinds, [e for _, e in self.edges],
+                                             {o: op.get("category") for o, op in self.ops.items()}))
         self.kinds.update(judged_roles(self.kinds, [e for _, e in self.edges], written))
         self.session_meta = {str(x.get("session_id")): x.get("metadata") or {}
                              for x in data["data"].get("sessions") or [] if isinstance(x, dict)}
@@ -354,6 +357,8 @@ class _Converter:
         else:
             value = _turn_value(n, self.session_index.get(fid, 0)) if kind == "turn" else decode_value(
                 n["value"])
+            if kind in ("question", "answer") and isinstance(value, dict) and _first(value, _SAID_KEYS):
+                value = _first(value, _SAID_KEYS)  # a message object {"role", "text"}: what it says
             created_at = n["created_at"]
             self.keys[node] = self.order[fid]
         attrs: dict[str, Any] = {"type": "variable", "kind": kind, "name": base, "version": int(version),

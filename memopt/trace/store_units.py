@@ -7,7 +7,8 @@ when, for any of its versions:
 
 - an edge goes from it into a DELETE marker (the marker may be shared by several deletes and ops), unless another
   source of that op's edges into the marker is already a unit (``memory_entry``: it is what was deleted, the rest
-  is what the op read) or it is an LLM's output (``llm_response``: a decision) or the op's own output; or a DELETE
+  is what the op read) or it is an LLM's output (``llm_response``: a decision) or the op's own output, or the
+  marker is another source's own next version (a key store's ``(nil)`` field: that source is the unit); or a DELETE
   marker no unit points at is named after it (`memopt.trace.tombstones.unit_named`);
 - a later version of it is written by another op that read an earlier one (an overwrite: ``unit@1 → unit@2``),
   and no other unit derives from it (a message buffer an op mutates and empties into documents or chunks is a
@@ -51,9 +52,10 @@ def store_unit_names(nodes: Mapping[str, Mapping[str, Any]], kinds: Mapping[str,
         read = s if s in open_ else t if t in open_ and kinds.get(s) == "question" else None
         if op in asked and read is not None and read in writer:  # not an input no op wrote (a system prompt)
             found.add(nodes[read]["full_name"])
-    for (op, _), sources in into_marker.items():
+    for (op, marker), sources in into_marker.items():
+        own = {s for s in sources if nodes[s]["full_name"] == nodes[marker]["full_name"]}  # its next version
         if not any(kinds.get(s) == "memory" for s in sources):
-            found |= {nodes[s]["full_name"] for s in sources if s in open_ and writer.get(s) != op
+            found |= {nodes[s]["full_name"] for s in (own or sources) if s in open_ and writer.get(s) != op
                       and str(nodes[s].get("category") or "").lower() != "llm_response"}
     staging = _upstream(nodes, edges, {fid for fid, n in nodes.items()
                                        if kinds.get(fid) == "memory" or n["full_name"] in found})

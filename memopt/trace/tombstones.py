@@ -10,12 +10,13 @@ A smartcomment graph has no delete of its own: a system draws one. The ways seen
 - a new version of the unit whose value or metadata says what happened to it (Mem0's history rows:
   ``{"event": "DELETE"}``; ``"deleted": true``;
   a SQL row's ``"tombstone": 1``; ``"status": "removed"``, ``"archived"`` or ``"retracted"``; a soft
-  delete's ``"deleted_at": "2023-05-20"``, ``"invalid_at"``, ``"expired_at"``; ``"is_active": false``) — `is_tombstone`;
+  delete's ``"deleted_at": "2023-05-20"``, ``"invalid_at"``, ``"expired_at"``, a bi-temporal ``"valid_to"``;
+  ``"status": "superseded"``; ``"is_active": false``) — `is_tombstone`;
 - when the store is the conversation itself (a system that keeps raw messages and evicts them), an edge from a
   message into a DELETE marker that no unit points at, from messages only, or a marker named after a message —
   `evicted_turns`;
-- a new version of the unit with nothing in it (``""``, ``null``, ``{}``, ``{"id": "m1", "memory": ""}``): an
-  overwrite that leaves nothing is a delete — `is_emptied`.
+- a new version of the unit with nothing in it (``""``, ``null``, ``{}``, ``{"id": "m1", "memory": ""}``, a key
+  store's ``(nil)`` reply), also as a ``marker`` node: an overwrite that leaves nothing is a delete — `is_emptied`.
 """
 
 from __future__ import annotations
@@ -27,15 +28,18 @@ from typing import Any
 __all__ = ["is_tombstone", "is_emptied", "is_delete_class", "unit_named", "evicted_turns"]
 
 _WORD = re.compile(r"^\W*(?:deleted?|removed?|tombstoned?|tombstone|evicted|expired|forgotten|purged|archived|"
-                   r"inactive|invalid|invalidated|obsolete|retired|discarded|retracted|revoked|withdrawn)\W*$",
+                   r"inactive|invalid|invalidated|obsolete|retired|discarded|retracted|revoked|withdrawn|superseded|"
+                   r"deprecated)\W*$",
                    re.IGNORECASE)
 _EVENT_KEYS = ("event", "action", "op", "operation", "status", "state", "type")
 _FLAG_KEYS = ("deleted", "is_deleted", "isdeleted", "removed", "is_removed", "tombstone", "archived", "is_archived")
 _LIVE_KEYS = ("is_active", "isactive", "active", "valid", "is_valid", "isvalid", "enabled", "alive")
 _WHEN_KEYS = ("deleted_at", "deletedat", "removed_at", "removedat", "archived_at", "archivedat", "invalid_at",
               "invalidat", "invalidated_at", "invalidatedat", "expired_at", "expiredat", "tombstoned_at",
-              "retracted_at", "retractedat", "revoked_at", "revokedat")
-_EMPTY = frozenset({"", "null", "none", "[]", "{}", '""'})
+              "retracted_at", "retractedat", "revoked_at", "revokedat", "valid_to", "validto", "valid_until",
+              "validuntil", "superseded_at", "supersededat")
+_EMPTY = frozenset({"", "null", "none", "[]", "{}", '""', "nil", "(nil)", "<nil>", "(null)", "<null>", "(none)",
+                    "(empty)", "(empty list or set)"})
 _NAMING_KEYS = frozenset({"id", "uuid", "key", "name", "memory_id", "unit_id", "user_id", "agent_id", "run_id",
                           "hash", "version"})
 _CLASSES = frozenset({"deletemarker", "delete_marker", "deleted", "tombstone", "deletion", "delete"})
