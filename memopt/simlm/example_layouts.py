@@ -21,7 +21,7 @@ import json
 import re
 from typing import Any
 
-from memopt.core.text import words
+from memopt.core.text import STOPWORDS, words
 from memopt.simlm.example_parts import CUES, QUESTION
 
 __all__ = ["as_lines", "key_words", "section_hints", "BULLET", "LABEL"]
@@ -37,6 +37,8 @@ _ASKED = re.compile(r"(?im)^\W*([^\W\d_][\w ]{0,30}?)\s*[:=]\s*(?:when|what|wher
 _INDEX = re.compile(r"\[\d+\]")  # "wrote[0]"
 _SPEAKER_PAIR = re.compile(r"\(\s*([\"'])([A-Z][\w'-]*)\1\s*,\s*([\"'])(.{3,400}?)\3\s*\)")
 _SPANS = re.compile(r"`([^`\n]+)`|(?<![\w*])\*(?=[^\s*])([^*\n]+?)(?<=\S)\*(?![\w*])|\*\*([^*\n]+)\*\*")
+_RUN_IN = re.compile(r"(?m)^(?P<pad>\s*)(?P<head>[A-Z][a-z]{3,}(?: [a-z]{3,}){0,2})\.[ \t]+(?=[A-Z‘“\"'(])")
+_SINGLE = re.compile(r"[‘‚]((?:[^‘’\n]|’(?=\w))+)’(?!\w)")  # single curly quotes, British style
 _IDENTIFIER = re.compile(r"^\S*[._(/\d]\S*$|^[A-Z][a-z]+[A-Z]\w*$")  # mem0.extract, S1, ExtractionError
 # key="value" or key=value ('src.speaker=Xavi', 'wrote[0]="..."', 'question="..."; expected="..."')
 _PAIR = re.compile(r"(?<![\w\"])(?:([A-Za-z_][\w .\[\]-]{0,30}?)\s*=\s*\"([^\"\n]*)\"|"
@@ -53,6 +55,14 @@ def _span(m: re.Match[str]) -> str:
     if not (m.string[start:m.start()] + m.string[m.end():end]).strip():
         return inner if inner.rstrip().endswith(":") else f"### {inner}"
     return inner if m[3] or inner.rstrip().endswith(":") else f"“{inner}”"
+
+
+def _run_in(m: re.Match[str]) -> str:
+    """A run-in heading ('Condition. When ...', 'Source record. Xavi stated ...') as a label: a noun phrase of one to
+    three words, none a function word, standing as a sentence of its own at the start of a line."""
+    if any(w.lower() in STOPWORDS for w in m["head"].split()):
+        return m[0]
+    return f"{m['pad']}{m['head']}: "
 
 
 def _key_values(line: str) -> str:
@@ -90,8 +100,11 @@ def _normalize(text: str) -> str:
     text = re.sub(r"(?<![\w:]):[a-z0-9_+-]+:(?![\w:])", "", text)  # an emoji shortcode (':face_palm:')
     text = _SPANS.sub(_span, text)
     text = re.sub(r"„([^“”„\n]*)[“”]", r"“\1”", text).translate(_QUOTES)
+    text = _SINGLE.sub(r"“\1”", text)  # ‘X’ (a ’ inside a word is an apostrophe: ‘Xavi’s rabbit’)
     text = _SPEAKER_PAIR.sub(r"\2: “\4”", text)  # ('Xavi', 'I adopted a rabbit'): a speaker and the words
     text = re.sub(r"“[ \t]+", "“", re.sub(r"[ \t]+”", "”", text))
+    text = re.sub(r"(?<=[\s:;,])\((?:[ivx]{1,4}|[a-h]|\d{1,2})\)\s+(?=[“\"])", "", text)  # '(i) “X”; (ii) “Y”'
+    text = _RUN_IN.sub(_run_in, text)  # 'Criteria. The correct response ...': a heading run into its paragraph
     text = re.sub(r"(?<=\w) :(?=\s)", ":", text)
     text = re.sub(r":(?=[^\s/\d])", ": ", text)  # 'Question:«...' → 'Question: “...'
     text = _ASKED.sub(lambda m: f"{m[0]}?" if CUES["asked"].search(m[1]) else m[0], text)  # 'Query: what did ...'

@@ -69,7 +69,8 @@ _CLAUSES = re.compile(r";\s+|(?<=[.!])\s+(?=[A-Z\"“'])|,\s+(?=(?:but\s+|and\s+
 _HOLDING = re.compile(r"^(?P<lead>(?:\w+\W+){0,6}?(?:held|holds|contained|contains|had|has|stored|stores|kept|keeps|"
                       r"produced|produces|read|reads|retrieved|returned|saved|recorded)(?:\s+only)?\s*:?)\s+"
                       r"(?P<rest>.+)$", re.I)
-_LABEL_HEAD = re.compile(r"(?:\s+[\w'-]+){0,3}\s*(?:\([^)\n]{0,30}\))?\s*:")  # 'Impact:', 'Erwartet (expected):'
+_LABEL_HEAD = re.compile(r"(?:\s+[\w'.-]+){0,3}\s*(?:\([^)\n]{0,30}\))?\s*:")  # 'Impact:', 'Erwartet (expected):'
+_DOTTED = re.compile(r"(?<=\s)[a-z]\w*\.[a-z][\w.]*")  # 'consulted by mem0.answer': the op's name, no role word
 _SENTENCE_END = re.compile(r"[.!?]\s+(?=[A-Z\"'“(])")
 _READ, _HELD, _TURN, _REMOVED = CUES["read"], CUES["held"], CUES["turn"], CUES["removal"]
 
@@ -219,7 +220,7 @@ class _Reader:
                 break
             if not label["rest"].strip():
                 return
-            hint, text = f"{hint} {key_words(label['label'])}", label["rest"].strip()
+            hint, text = f"{hint} {key_words(_DOTTED.sub(' ', label['label']))}", label["rest"].strip()
             ex.shows_output |= bool(_HELD.search(hint) and not _READ.search(hint))
             kind = _named_field(hint)
         if kind:
