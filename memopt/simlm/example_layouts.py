@@ -24,11 +24,11 @@ from typing import Any
 from memopt.core.text import STOPWORDS, words
 from memopt.simlm.example_parts import CUES, QUESTION
 
-__all__ = ["as_lines", "key_words", "section_hints", "BULLET", "LABEL"]
+__all__ = ["as_lines", "key_words", "section_hints", "BULLET", "HEADING", "LABEL"]
 
 BULLET = re.compile(r"^\s*(?:[-*•+>]+|\d+[.)]|\(\w\))\s+")
 LABEL = re.compile(r"^(?P<label>[^\W\d_][\w '/()#.-]{0,60}?)\s*(?:[:=]|\s[-–—]+>?(?=\s)|=>)\s*(?P<rest>.*)$")
-_HEADING = re.compile(r"^\s*#{1,6}\s+((?:[A-Za-z][\w'/-]*\s*){1,4})$")  # '### Expected': a section of its own
+HEADING = re.compile(r"^\s*#{1,6}\s+((?:[A-Za-z][\w'/.-]*\s*){1,5})$")  # '### Expected': a section of its own
 _QUOTES = str.maketrans({"«": "“", "»": "”", "„": "“", "‹": "“", "›": "”", "「": "“", "」": "”", "『": "“",
                          "』": "”", "：": ":"})
 _TAG = re.compile(r"<(?P<tag>[A-Za-z][\w-]*)(?:\s+[\w-]+=\"(?P<who>[^\"]*)\")?\s*>(?P<body>[^<>\n]*)</(?P=tag)>")
@@ -93,7 +93,25 @@ def _html(text: str) -> str:
     return text
 
 
+def _wiki(text: str) -> str:
+    """Wiki markup (Jira, Confluence, Textile) as Markdown: 'h3. Title' a heading, a {quote} block quoted lines,
+    {{value}} a code span, _words_ an emphasis, a run of '# item' lines (or one too long for a heading) a list."""
+    text = re.sub(r"(?m)^h[1-6]\.\s+(?=\S)", "### ", text)
+    text = re.sub(r"\{(?:quote|code|noformat)(?::[^}]*)?\}\n?(.*?)\{(?:quote|code|noformat)\}",
+                  lambda m: "".join(f"> {line}\n" for line in m[1].splitlines() if line.strip()), text, flags=re.S)
+    text = re.sub(r"\{\{([^{}\n]+)\}\}", r"`\1`", text)
+    text = re.sub(r"(?<![\w_*])_(?=[^\s_])([^_\n]+?)(?<=\S)_(?![\w_])", r"*\1*", text)
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        mark = re.match(r"(#+)\s+\S", line)
+        near = [lines[j] for j in (i - 1, i + 1) if 0 <= j < len(lines)]
+        if mark and (any(n.startswith(mark[1] + " ") for n in near) or not HEADING.match(line)):
+            lines[i] = "- " + line[len(mark[1]):].lstrip()
+    return "\n".join(lines)
+
+
 def _normalize(text: str) -> str:
+    text = _wiki(text)
     text = _html(text) if re.search(r"(?i)</(?:td|p|li|div)>", text) else text
     text = _TAG.sub(lambda m: f"{m.group('who') or m.group('tag')}: {m.group('body').strip()}", text)
     text = re.sub(r"^\s*</?[A-Za-z][\w-]*>\s*$", "", text, flags=re.M)  # a bare opening or closing tag
@@ -286,7 +304,7 @@ def section_hints(lines: list[str]) -> list[str]:
     hints, section, depth, bulleted, heading = [], "", 0, False, False
     for line in lines:
         indent = len(line) - len(line.lstrip())
-        title = _HEADING.match(line)
+        title = HEADING.match(line)
         label = LABEL.match(BULLET.sub("", line).strip())
         inside = section and (heading or indent > depth or (indent == depth and not bulleted and
                                                             bool(BULLET.match(line))))

@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 
 from memopt.core.text import find_relative_dates, words
-from memopt.simlm.example_layouts import BULLET, LABEL, as_lines, key_words, section_hints
+from memopt.simlm.example_layouts import BULLET, HEADING, LABEL, as_lines, key_words, section_hints
 from memopt.simlm.example_parts import (
     CUES,
     FIRST_PERSON,
@@ -209,8 +209,8 @@ class _Reader:
         """A line or part of one: its label (and a role word labelling its value: 'Stage I/O: out: ...') joins the
         hint; then its parts, a turn, its sentences, its quotes, a replacement or removal, or its clauses."""
         text = BULLET.sub("", text).strip()
-        if not text:
-            return
+        if not text or HEADING.match(text):
+            return  # a heading ('### Summary') is the hint of the lines under it, not a part
         kind = _named_field(hint) if hint.strip() else None  # 'Type: ExtractionError: ...' stays whole
         for depth in range(2):
             label = None if kind else LABEL.match(text)
@@ -302,6 +302,8 @@ class _Reader:
             return
         lead, body = lead_words(text)
         role = role_of(f"{hint} {lead}") if not quoted else role_of(_tail(hint, 5))
+        if quoted and role is None and _passive_lead(after):  # '“Rocky” is returned by the system', '“Milo” was expected'
+            role = role_of(re.split(r"[;,:]", after)[0])
         if hinted_only and (role is None or not re.search(r"\d|[A-Z]", body) and not find_relative_dates(body)):
             return
         said = _SAID.match(body)
@@ -386,6 +388,16 @@ def _asked(text: str) -> str | None:
     """The last question a text asks, lower case, for telling whether two lines ask the same one."""
     found = QUESTION.findall(text)
     return " ".join(words(found[-1])) if found else None
+
+
+def _passive_lead(after: str) -> bool:
+    """Whether the words after a value start with a passive auxiliary ('is returned by', 'was expected')."""
+    found = CUES["passive"].search(after)
+    return bool(found) and not _fold_strip(after)[:found.start()].strip()
+
+
+def _fold_strip(text: str) -> str:
+    return text.lower().replace("_", " ")
 
 
 def _tail(text: str, n: int) -> str:
