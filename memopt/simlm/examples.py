@@ -72,6 +72,7 @@ _HOLDING = re.compile(r"^(?P<lead>(?:\w+\W+){0,6}?(?:held|holds|contained|contai
                       r"(?P<rest>.+)$", re.I)
 _LABEL_HEAD = re.compile(r"(?:\s+[\w'.-]+){0,3}\s*(?:\([^)\n]{0,30}\))?\s*:")  # 'Impact:', 'Erwartet (expected):'
 _DOTTED = re.compile(r"(?<=\s)[a-z]\w*\.[a-z][\w.]*")  # 'consulted by mem0.answer': the op's name, no role word
+_JOINER = re.compile(r"\s*(?:[+&,;|/]|\band\b|\bor\b|\bplus\b|,\s*and\b)?\s*", re.I)
 _SENTENCE_END = re.compile(r"[.!?]\s+(?=[A-Z\"'“(])")
 _READ, _HELD, _TURN, _REMOVED = CUES["read"], CUES["held"], CUES["turn"], CUES["removal"]
 
@@ -160,7 +161,15 @@ class _Reader:
             label = LABEL.match(body)
             body = label.group("rest").strip() if label else body
         asked = QUESTION.search(body)  # not '... Could you take another look?'
-        return bool(asked) and not _REQUEST.match(re.split(r"(?<=[.!)])\s+", asked.group(1))[-1])
+        return bool(asked) and not _REQUEST.match(re.split(r"(?<=[.!)])\s+", asked.group(1))[-1]) and \
+            not self.about_case(asked.group(1))
+
+    def about_case(self, question: str) -> bool:
+        """A question the people discussing an example ask about it ('where's it from?', 'what did mem0.answer look
+        at?'): it names no one, and points at the case ('it', 'this') or names an operation; no example's question."""
+        named = [t for t in re.findall(r"\b[A-Z][\w'-]*", question)[1:] if self.is_name(t)]
+        return not named and bool(re.search(r"\b(?:it|this|that|these|those)\b", question, re.I) or
+                                  _DOTTED.search(f" {question}"))
 
     def example(self, fields: list[tuple[str, str]]) -> Example:
         """One example from its (hint, text) fields; old and new memories labelled so paired in order; then which
@@ -274,12 +283,15 @@ class _Reader:
                                                                         sentences):
                 ex.replaced.append((pair[0], pair[1]) if first_old else (pair[1], pair[0]))
                 ex.shows_output, used = True, used | {i, j}
+        around = hint
         for i, (start, end, inner) in enumerate(spans):
             if i not in used:
                 before = text[spans[i - 1][1] if i else 0:start]
                 after = re.split(r"[.!?][\"'”]?\s", text[end:spans[i + 1][0] if i + 1 < len(spans) else len(text)],
                                  maxsplit=1)[0]  # the words after it in its sentence
-                self.piece(ex, phrases, f"{hint} {before[-60:]}", inner, after=after[:40], quoted=True)
+                if not (i and _JOINER.fullmatch(before)):  # '“A” + “B”', '“A”, “B” and “C”': one list, one role
+                    around = f"{hint} {before[-60:]}"
+                self.piece(ex, phrases, around, inner, after=after[:40], quoted=True)
         for clause in _CLAUSES.split(QUOTE.sub(" ", text)):
             roles = [m.start() for m in (CUES["gold"].search(clause), CUES["answered"].search(clause)) if m]
             if QUESTION.search(clause) or roles:
