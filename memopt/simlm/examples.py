@@ -48,7 +48,7 @@ from memopt.simlm.example_parts import (
 
 __all__ = ["Reading", "read_feedback"]
 
-TURN = re.compile(r"^(?P<who>[A-Z][\w'-]*(?: [A-Z][\w'-]*)?)\s*(?:\([^)]{0,30}\))?(?::|\s[-–—]+)\s+(?P<text>\S.*)$")
+TURN = re.compile(r"^(?P<who>[A-Z][\w'-]*(?: [A-Z][\w'-]*)?)\s*(?:\([^)]{0,30}\))?(?::|\s[-–—]+|\s>)\s+(?P<text>\S.*)$")
 ERROR_NAME = re.compile(r"\b[A-Z][a-z]+(?:[A-Z][a-z]+)*(?:Error|Failure|Fault)\b")
 _OP_NAME = re.compile(r"\b(?:blamed on|blame falls on|blame goes to|caused by|fault of|in|at)\s+(?:the\s+)?"
                       r"([a-z][\w-]*\.[a-z][\w.-]*)")
@@ -72,6 +72,7 @@ _HOLDING = re.compile(r"^(?P<lead>(?:\w+\W+){0,6}?(?:held|holds|contained|contai
                       r"(?P<rest>.+)$", re.I)
 _LABEL_HEAD = re.compile(r"(?:\s+[\w'.-]+){0,3}\s*(?:\([^)\n]{0,30}\))?\s*:")  # 'Impact:', 'Erwartet (expected):'
 _DOTTED = re.compile(r"(?<=\s)[a-z]\w*\.[a-z][\w.]*")  # 'consulted by mem0.answer': the op's name, no role word
+_ARROW_ANSWER = re.compile(r"[\"'”]?\s*(?:->|→|=>|⇒)\s*(?P<value>[^\s(;,][^(;,\n]*?)\s*(?=[(;,]|$)")
 _JOINER = re.compile(r"\s*(?:[+&,;|/]|\band\b|\bor\b|\bplus\b|,\s*and\b)?\s*", re.I)
 _SENTENCE_END = re.compile(r"[.!?]\s+(?=[A-Z\"'“(])")
 _READ, _HELD, _TURN, _REMOVED = CUES["read"], CUES["held"], CUES["turn"], CUES["removal"]
@@ -292,6 +293,11 @@ class _Reader:
                 if not (i and _JOINER.fullmatch(before)):  # '“A” + “B”', '“A”, “B” and “C”': one list, one role
                     around = f"{hint} {before[-60:]}"
                 self.piece(ex, phrases, around, inner, after=after[:40], quoted=True)
+        for (_, end, inner), nxt in zip(spans, [*spans[1:], (len(text), 0, "")], strict=True):
+            got = _ARROW_ANSWER.match(text, end, nxt[0]) if inner.endswith("?") else None
+            if got and not (CUES["gold"].search(got["value"]) or CUES["answered"].search(got["value"])):
+                # '"Where ...?" -> Hartwell (want Arts Hub)': what the question got ('→ bot says X' is read by its words)
+                phrases.append((got["value"].strip(" \"'“”"), "answer"))
         for clause in _CLAUSES.split(QUOTE.sub(" ", text)):
             roles = [m.start() for m in (CUES["gold"].search(clause), CUES["answered"].search(clause)) if m]
             if QUESTION.search(clause) or roles:
@@ -357,7 +363,10 @@ class _Reader:
             n, meta = len(words(body)), bool(set(words(body)) & WORDS["meta"])
             if 0 < n <= (16 if labelled or quoted else 8) and (labelled or not meta) and \
                     not re.search(r"\w\(|==|\w\[", body):  # 'memory.ask(question)': code, not an answer
-                phrases.append((body.rstrip("."), role))
+                phrase = body.rstrip(".")
+                phrase = phrase.rstrip(")").rstrip() if phrase.count(")") > phrase.count("(") else phrase  # '(want X)'
+                if not ERROR_NAME.search(phrase) and not _DOTTED.search(f" {phrase}"):  # '[mem0.extract] ...': no answer
+                    phrases.append((phrase, role))
 
     def speaker_near(self, before: str, after: str) -> str | None:
         """The name a quoted utterance is attributed to ('Zane said "..."', 'Zane: "..."', '"...", said Zane', 'source
