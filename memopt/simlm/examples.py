@@ -320,7 +320,7 @@ class _Reader:
                 self.piece(ex, phrases, hint, clause)
             return
         lead, body = lead_words(text)
-        role = role_of(f"{hint} {lead}") if not quoted else role_of(_tail(hint, 5))
+        role = (lead and role_of(lead)) or role_of(f"{hint} {lead}") if not quoted else role_of(_tail(hint, 5))
         if quoted and role is None and _passive_lead(after):  # '“Rocky” is returned by the system', '“Milo” was expected'
             role = role_of(re.split(r"[;,:]", after)[0])
         if hinted_only and (role is None or not re.search(r"\d|[A-Z]", body) and not find_relative_dates(body)):
@@ -365,7 +365,8 @@ class _Reader:
                     not re.search(r"\w\(|==|\w\[", body):  # 'memory.ask(question)': code, not an answer
                 phrase = body.rstrip(".")
                 phrase = phrase.rstrip(")").rstrip() if phrase.count(")") > phrase.count("(") else phrase  # '(want X)'
-                if not ERROR_NAME.search(phrase) and not _DOTTED.search(f" {phrase}"):  # '[mem0.extract] ...': no answer
+                if not ERROR_NAME.search(phrase) and not _DOTTED.search(f" {phrase}") and \
+                        not re.fullmatch(r"[\[(#]?\d{1,3}[\])]?", phrase):  # '[1]': an item's number  # '[mem0.extract] ...': no answer
                     phrases.append((phrase, role))
 
     def speaker_near(self, before: str, after: str) -> str | None:
