@@ -40,6 +40,8 @@ _SPANS = re.compile(r"`([^`\n]+)`|(?<![\w*])\*(?=[^\s*])([^*\n]+?)(?<=\S)\*(?![\
 # a chat line's time and user handle (lower case, '@maya', '<maya>'): the people discussing the examples, no speaker
 _HANDLE = re.compile(r"(?m)^[ \t]*(?:[\[(]?\d{1,2}:\d{2}(?::\d{2})?(?:\s*[AaPp][Mm])?[\])]?[ \t]+(?:<?@?[a-z][\w.-]*>?):|"
                      r"<@?[a-z][\w.-]*>)[ \t]+")
+_CLOCK = re.compile(r"(?m)^[ \t]*[\[(]?(?:T\s?[+-]\s?\d+\s?[smhd]?|\d{1,2}:\d{2}(?::\d{2})?(?:\.\d+)?(?:\s?[AaPp][Mm])?|"
+                    r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2})?\S*)[\])]?(?:[ \t]{2,}|[ \t]+[-–—|][ \t]+|[ \t]+(?=\S))")
 _RUN_IN = re.compile(r"(?m)^(?P<pad>\s*)(?P<head>[A-Z][a-z]{3,}(?: [a-z]{3,}){0,2})\.[ \t]+(?=[A-Z‘“\"'(])")
 _SINGLE = re.compile(r"[‘‚]((?:[^‘’\n]|’(?=\w))+)’(?!\w)")  # single curly quotes, British style
 _IDENTIFIER = re.compile(r"^\S*[._(/\d]\S*$|^[A-Z][a-z]+[A-Z]\w*$")  # mem0.extract, S1, ExtractionError
@@ -115,6 +117,7 @@ def _wiki(text: str) -> str:
 
 def _normalize(text: str) -> str:
     text = _HANDLE.sub("", _wiki(text))  # '[10:02] maya: ...': a line of the writers' own chat is prose
+    text = _CLOCK.sub("", text)  # 'T+07m  mem0.extract runs ...', '10:02:11 ...': an event's time is no part of it
     text = _html(text) if re.search(r"(?i)</(?:td|p|li|div)>", text) else text
     text = _TAG.sub(lambda m: f"{m.group('who') or m.group('tag')}: {m.group('body').strip()}", text)
     text = re.sub(r"^\s*</?[A-Za-z][\w-]*>\s*$", "", text, flags=re.M)  # a bare opening or closing tag

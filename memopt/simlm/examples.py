@@ -53,7 +53,7 @@ ERROR_NAME = re.compile(r"\b[A-Z][a-z]+(?:[A-Z][a-z]+)*(?:Error|Failure|Fault)\b
 _OP_NAME = re.compile(r"\b(?:blamed on|blame falls on|blame goes to|caused by|fault of|in|at)\s+(?:the\s+)?"
                       r"([a-z][\w-]*\.[a-z][\w.-]*)")
 _SAY, _AUX = rf"(?:told\s+\w+|{SAY['say']})", SAY["say_before"]  # 'said', 'told them', 'gesagt', 'dijo'
-_SAID = re.compile(rf"^(?P<who>[A-Z][\w'-]*)\s+{_SAY}\s*[:,]?\s+(?P<text>.+)$")
+_SAID = re.compile(rf"^(?P<who>[A-Z][\w'-]*)\s+{_SAY}(?:(?:\s+[a-z]\w*){{1,3}}\s*:|\s*[:,]?)\s+(?P<text>.+)$")
 _SAID_BEFORE = re.compile(rf"\b([A-Z][\w'-]*)\s*(?:\([^)]{{0,30}}\))?\s*(?:(?:{_AUX}|\w+ly)\s+)?"
                           rf"(?:{_SAY}\b[^\"“]{{0,15}}|:\s*)$|\b([A-Z][\w-]*)'s(?:\s+[a-z]+)?\s*[:,]?\s*$")
 _SAID_AFTER = re.compile(rf"^\W{{0,3}}\s*(?:{_SAY}\s+|[—-]\s*|\()([A-Z][\w'-]*)|"
@@ -64,7 +64,7 @@ _INNER_QUESTION = re.compile(r"(?<=\s)(?:When|What|Where|Who|Whom|Whose|Which|Wh
 _REQUEST = re.compile(r"(?:could|can|would|will|do|should|shall|may|might)\s+(?:you|we|some(?:one|body)|"
                       r"any(?:one|body)|one of you)\b", re.I)  # asks the reader: 'Can someone look at these?'
 _SEPARATORS = re.compile(r"\s+\|\s+|\s+/\s+|\s*\n\s*")
-_CLAUSES = re.compile(r";\s+|(?<=[.!])\s+(?=[A-Z\"“'])|,\s+(?=(?:but\s+|and\s+|while\s+|whereas\s+)?(?:got|answered|"
+_CLAUSES = re.compile(r";\s+|\s*(?:<-+|←|<=+)\s*|(?<=[.!])\s+(?=[A-Z\"“'])|,\s+(?=(?:but\s+|and\s+|while\s+|whereas\s+)?(?:got|answered|"
                       r"expected|gold|the system|the model|it said|it answered|should|instead|predicted|correct|"
                       r"(?:the\s+)?(?:right|correct|expected|real|true)?\s*answer)\b)", re.I)
 _HOLDING = re.compile(r"^(?P<lead>(?:\w+\W+){0,6}?(?:held|holds|contained|contains|had|has|stored|stores|kept|keeps|"
@@ -366,6 +366,7 @@ class _Reader:
                 phrase = body.rstrip(".")
                 phrase = phrase.rstrip(")").rstrip() if phrase.count(")") > phrase.count("(") else phrase  # '(want X)'
                 if not ERROR_NAME.search(phrase) and not _DOTTED.search(f" {phrase}") and \
+                        not (role is None and re.fullmatch(r"[A-Z]{4,}", phrase)) and \
                         not re.fullmatch(r"[\[(#]?\d{1,3}[\])]?", phrase):  # '[1]': an item's number  # '[mem0.extract] ...': no answer
                     phrases.append((phrase, role))
 
