@@ -129,7 +129,9 @@ class _Reader:
         """A paragraph asking questions holds one example per question (not the same question again: a ticket's
         title and its steps ask it twice); one asking none goes on with the example before it, or gives advice."""
         segments: list[list[tuple[str, str]]] = []
-        for paragraph in re.split(r"\n\s*\n", text):
+        pending: list[tuple[str, str]] = []  # paragraphs introducing what follows ('Given this turn:' + the turn)
+        leading = False  # whether such an introduction came before the first question: then they lead the next one
+        for paragraph in _introduced(re.split(r"\n\s*\n", text)):
             raw = [line for line in paragraph.splitlines() if line.strip()]  # a line telling several examples: its
             told = [(h, s) for h, line in zip(section_hints(raw), raw, strict=True) for s in _told(line)]  # sentences
             hints, lines, starts = [h for h, _ in told], [s for _, s in told], []
@@ -142,13 +144,19 @@ class _Reader:
                 cuts = [0, *starts[1:], len(lines)]
                 segments += [list(zip(hints[a:b], lines[a:b], strict=True)) for a, b in zip(cuts, cuts[1:],
                                                                                             strict=False)]
+                segments[-len(cuts) + 1][:0], pending = pending, []
                 continue
             said = _sentences(paragraph)
             advice = [s for s in said if is_advice(s, self.is_name)]
-            if segments and len(advice) < len(said):  # an example told over several paragraphs goes on
-                segments[-1] += list(zip(hints, lines, strict=True))
+            if lines and lines[0].rstrip().endswith(":") and len(lines) > 1 and (leading or not segments):
+                leading, pending = True, pending + list(zip(hints, lines, strict=True))
+            elif segments and len(advice) < len(said):  # an example told over several paragraphs goes on
+                segments[-1] += pending + list(zip(hints, lines, strict=True))
+                pending = []
             else:
                 self.advice += advice
+        if segments:
+            segments[-1] += pending
         examples = [self.example(fields) for fields in segments]
         return Reading([e for e in examples if e.question], list(dict.fromkeys(self.advice)))
 
@@ -331,6 +339,8 @@ class _Reader:
                 (quoted or not ERROR_NAME.search(body) and not _DOTTED.search(body)):  # 'I filed it against mem0.x'
 
             who = self.speaker_near(hint, after) or ("" if FIRST_PERSON.search(body) else None)
+        if who == "" and not quoted and not _TURN.search(hint) and set(words(body)) & (WORDS["meta"] | WORDS["pipeline"]):
+            who = None  # 'As far as I can tell, the message had the answer ...': the writer's words about the case
         if who is not None:  # 'Kira said "She's a dentist ..."', someone's first-person words
             ex.turns.append((who or None, said["text"].strip(" \"'“”") if said and who == said["who"] else body))
             return
@@ -389,6 +399,17 @@ def _named_field(hint: str) -> str | None:
         if any(CUES[kind].fullmatch(" ".join(last[-n:])) for n in sizes):
             return kind
     return None
+
+
+def _introduced(paragraphs: list[str]) -> list[str]:
+    """The paragraphs with one that ends by introducing what follows ('Given this turn:') joined to the next."""
+    out: list[str] = []
+    for paragraph in paragraphs:
+        if out and out[-1].rstrip().endswith(":"):
+            out[-1] = out[-1].rstrip() + "".join(f"\n  {line}" for line in paragraph.split("\n"))  # lines under it
+        else:
+            out.append(paragraph)
+    return out
 
 
 def _sentences_outside(text: str, quotes: list[re.Match]) -> list[str]:
