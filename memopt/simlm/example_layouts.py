@@ -42,6 +42,7 @@ _HANDLE = re.compile(r"(?m)^[ \t]*(?:[\[(]?\d{1,2}:\d{2}(?::\d{2})?(?:\s*[AaPp][
                      r"<@?[a-z][\w.-]*>)[ \t]+")
 _CLOCK = re.compile(r"(?m)^[ \t]*[\[(]?(?:T\s?[+-]\s?\d+\s?[smhd]?|\d{1,2}:\d{2}(?::\d{2})?(?:\.\d+)?(?:\s?[AaPp][Mm])?|"
                     r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2})?\S*)[\])]?(?:[ \t]{2,}|[ \t]+[-–—|][ \t]+|[ \t]+(?=\S))")
+_LEVEL = re.compile(r"^\s*(?:E|INFO|WARNING|WARN|DEBUG|ERROR|CRITICAL|FATAL|TRACE|NOTICE)(?:\s{2,}|\s*\|\s*)")
 _RUN_IN = re.compile(r"(?m)^(?P<pad>\s*)(?P<head>[A-Z][a-z]{3,}(?: [a-z]{3,}){0,2})\.[ \t]+(?=[A-Z‘“\"'(])")
 _SINGLE = re.compile(r"[‘‚]((?:[^‘’\n]|’(?=\w))+)’(?!\w)")  # single curly quotes, British style
 _IDENTIFIER = re.compile(r"^\S*[._(/\d]\S*$|^[A-Z][a-z]+[A-Z]\w*$")  # mem0.extract, S1, ExtractionError
@@ -60,6 +61,20 @@ def _span(m: re.Match[str]) -> str:
     if not (m.string[start:m.start()] + m.string[m.end():end]).strip():
         return inner if inner.rstrip().endswith(":") else f"### {inner}"
     return inner if m[3] or inner.rstrip().endswith(":") else f"“{inner}”"
+
+
+def _log_line(line: str) -> str:
+    """A log line: its level ('INFO', pytest's 'E') goes, and its columns (two or more spaces apart) label the last
+    ('INFO  mem0.extract  emitted  Alex met ...' → 'mem0.extract emitted: Alex met ...'); a rule of dashes or
+    underscores around a title ('____ test_x ____', 'Captured log call -----') goes."""
+    if "|" not in line and re.search(r"[A-Za-z]", line):
+        ruled = re.fullmatch(r"\s*[-=_]{4,}\s+([A-Za-z][\w ]{0,40}?)\s+[-=_]{4,}\s*", line)
+        line = f"### {ruled[1]}" if ruled else re.sub(r"(?:(?<=\s)|^)[-=_]{4,}(?=\s|$)", "", line).rstrip()
+    level = _LEVEL.match(line)
+    if not level:
+        return line
+    columns = re.split(r"\s{2,}", line[level.end():].strip())
+    return f"{' '.join(columns[:-1])}: {columns[-1]}" if len(columns) > 1 else columns[0]
 
 
 def _run_in(m: re.Match[str]) -> str:
@@ -117,6 +132,7 @@ def _wiki(text: str) -> str:
 
 def _normalize(text: str) -> str:
     text = _HANDLE.sub("", _wiki(text))  # '[10:02] maya: ...': a line of the writers' own chat is prose
+    text = "\n".join(_log_line(line) for line in text.split("\n"))
     text = _CLOCK.sub("", text)  # 'T+07m  mem0.extract runs ...', '10:02:11 ...': an event's time is no part of it
     text = _html(text) if re.search(r"(?i)</(?:td|p|li|div)>", text) else text
     text = _TAG.sub(lambda m: f"{m.group('who') or m.group('tag')}: {m.group('body').strip()}", text)
