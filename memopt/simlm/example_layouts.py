@@ -31,7 +31,8 @@ LABEL = re.compile(r"^(?P<label>[^\W\d_][\w '/()#.-]{0,60}?)\s*(?:[:=]|\s[-–�
 HEADING = re.compile(r"^\s*#{1,6}\s+((?:[A-Za-z][\w'/.-]*\s*){1,5})$")  # '### Expected': a section of its own
 _QUOTES = str.maketrans({"«": "“", "»": "”", "„": "“", "‹": "“", "›": "”", "「": "“", "」": "”", "『": "“",
                          "』": "”", "：": ":"})
-_TAG = re.compile(r"<(?P<tag>[A-Za-z][\w-]*)(?:\s+[\w-]+=\"(?P<who>[^\"]*)\")?\s*>(?P<body>[^<>\n]*)</(?P=tag)>")
+_TAG = re.compile(r"<(?P<tag>[A-Za-z][\w-]*)(?P<attrs>(?:\s+[\w:-]+=\"[^\"]*\")*)\s*>(?P<body>[^<>\n]*)</(?P=tag)>")
+_ATTR = re.compile(r"([\w:-]+)=\"([^\"]*)\"")
 _ASKED = re.compile(r"(?im)^\W*([^\W\d_][\w ]{0,30}?)\s*[:=]\s*(?:when|what|where|who|whom|whose|which|why|how)\b"
                     r"[^?\n]*[^?\s.:]\s*$")  # a question without its mark under a label that says it asks
 _INDEX = re.compile(r"\[\d+\]")  # "wrote[0]"
@@ -61,6 +62,14 @@ def _span(m: re.Match[str]) -> str:
     if not (m.string[start:m.start()] + m.string[m.end():end]).strip():
         return inner if inner.rstrip().endswith(":") else f"### {inner}"
     return inner if m[3] or inner.rstrip().endswith(":") else f"“{inner}”"
+
+
+def _tag_label(m: re.Match[str]) -> str:
+    """An element's label: its one attribute's value ('<turn speaker="Xavi">'), the value of the attribute naming who
+    spoke when it has several, else its tag ('<operation system="mem0" step="answer">' is 'operation')."""
+    attrs = _ATTR.findall(m["attrs"] or "")
+    who = [v for k, v in attrs if CUES["turn"].fullmatch(k) or k.lower() in ("who", "name", "from", "author", "by")]
+    return attrs[0][1] if len(attrs) == 1 else who[0] if who else m["tag"]
 
 
 def _log_line(line: str) -> str:
@@ -135,7 +144,7 @@ def _normalize(text: str) -> str:
     text = "\n".join(_log_line(line) for line in text.split("\n"))
     text = _CLOCK.sub("", text)  # 'T+07m  mem0.extract runs ...', '10:02:11 ...': an event's time is no part of it
     text = _html(text) if re.search(r"(?i)</(?:td|p|li|div)>", text) else text
-    text = _TAG.sub(lambda m: f"{m.group('who') or m.group('tag')}: {m.group('body').strip()}", text)
+    text = _TAG.sub(lambda m: f"{_tag_label(m)}: {m.group('body').strip()}", text)
     text = re.sub(r"^\s*</?[A-Za-z][\w-]*>\s*$", "", text, flags=re.M)  # a bare opening or closing tag
     text = re.sub(r"(?<![\w:]):[a-z0-9_+-]+:(?![\w:])", "", text)  # an emoji shortcode (':face_palm:')
     text = _SPANS.sub(_span, text)

@@ -137,7 +137,8 @@ def role_of(words_before: str) -> str | None:
 def is_statement(text: str, is_name: Callable[[str], bool]) -> bool:
     """A third-person sentence about a named person ('Zane went to Greece yesterday')."""
     body = _DATE_STAMP.sub("", text).strip()
-    if len(words(body)) < 3 or FIRST_PERSON.search(body) or set(words(body)) & WORDS["pipeline"]:
+    if len(words(body)) < 3 or FIRST_PERSON.search(body) or set(words(body)) & WORDS["pipeline"] or \
+            re.match(r"[A-Z][\w']*(?: [a-z]\w*){1,2}:\s", body):  # 'Reviewer note: ...' is a label and its text
         return False
     subjects = (_SUBJECT.match(b) for b in (body, _DATE_LEAD.sub("", body, count=1)))
     return any(m and is_name(m.group(1)) and m.group(2) not in ("and", "or", "with", "of", "in", "at", "from", "to",

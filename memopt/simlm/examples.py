@@ -54,7 +54,7 @@ _OP_NAME = re.compile(r"\b(?:blamed on|blame falls on|blame goes to|caused by|fa
                       r"([a-z][\w-]*\.[a-z][\w.-]*)")
 _SAY, _AUX = rf"(?:told\s+\w+|{SAY['say']})", SAY["say_before"]  # 'said', 'told them', 'gesagt', 'dijo'
 _SAID = re.compile(rf"^(?P<who>[A-Z][\w'-]*)\s+{_SAY}(?:(?:\s+[a-z]\w*){{1,3}}\s*:|\s*[:,]?)\s+(?P<text>.+)$")
-_SAID_BEFORE = re.compile(rf"\b([A-Z][\w'-]*)\s*(?:\([^)]{{0,30}}\))?\s*(?:(?:{_AUX}|\w+ly)\s+)?"
+_SAID_BEFORE = re.compile(rf"\b([A-Z][\w'-]*)\s*(?:\([^)]{{0,30}}\))?\s*(?:,\s*who\s+)?(?:(?:{_AUX}|\w+ly)\s+)?"
                           rf"(?:{_SAY}\b[^\"“]{{0,15}}|:\s*)$|\b([A-Z][\w-]*)'s(?:\s+[a-z]+)?\s*[:,]?\s*$")
 _SAID_AFTER = re.compile(rf"^\W{{0,3}}\s*(?:{_SAY}\s+|[—-]\s*|\()([A-Z][\w'-]*)|"
                          rf"^\W{{0,3}}\s*([A-Z][\w'-]*)\s+(?:(?:{_AUX})\s+)?(?:{_SAY}|added)\b")
@@ -73,6 +73,7 @@ _HOLDING = re.compile(r"^(?P<lead>(?:\w+\W+){0,6}?(?:held|holds|contained|contai
 _LABEL_HEAD = re.compile(r"(?:\s+[\w'.-]+){0,3}\s*(?:\([^)\n]{0,30}\))?\s*:")  # 'Impact:', 'Erwartet (expected):'
 _DOTTED = re.compile(r"(?<=\s)[a-z]\w*\.[a-z][\w.]*")  # 'consulted by mem0.answer': the op's name, no role word
 _ARROW_ANSWER = re.compile(r"[\"'”]?\s*(?:->|→|=>|⇒)\s*(?P<value>[^\s(;,][^(;,\n]*?)\s*(?=[(;,]|$)")
+_SHORT_LIST = re.compile(r"[a-z][\w'-]*(?: [\w'-]+){0,3}(?:,(?: and)? [a-z][\w'-]*(?: [\w'-]+){0,3})+")
 _JOINER = re.compile(r"\s*(?:[+&,;|/]|\band\b|\bor\b|\bplus\b|,\s*and\b)?\s*", re.I)
 _SENTENCE_END = re.compile(r"[.!?]\s+(?=[A-Z\"'“(])")
 _READ, _HELD, _TURN, _REMOVED = CUES["read"], CUES["held"], CUES["turn"], CUES["removal"]
@@ -331,7 +332,8 @@ class _Reader:
         role = (lead and role_of(lead)) or role_of(f"{hint} {lead}") if not quoted else role_of(_tail(hint, 5))
         if quoted and role is None and _passive_lead(after):  # '“Rocky” is returned by the system', '“Milo” was expected'
             role = role_of(re.split(r"[;,:]", after)[0])
-        if hinted_only and (role is None or not re.search(r"\d|[A-Z]", body) and not find_relative_dates(body)):
+        if hinted_only and (role is None or not re.search(r"\d|[A-Z]", body) and not find_relative_dates(body) and
+                            not _SHORT_LIST.fullmatch(body)):  # 'should be pottery, rock climbing, baking': a list
             return
         said = _SAID.match(body)
         who = said["who"] if said and self.is_name(said["who"]) else None
@@ -371,7 +373,8 @@ class _Reader:
             if lead and lead.split()[-1].lower() in WORDS["role_nouns"] and body[:1].islower() and not labelled:
                 return  # 'The gold answer lists several items': a sentence about it, not an answer
             n, meta = len(words(body)), bool(set(words(body)) & WORDS["meta"])
-            if 0 < n <= (16 if labelled or quoted else 8) and (labelled or not meta) and \
+            led = bool(lead) and role_of(lead) is not None and lead.split()[-1].lower() not in WORDS["role_nouns"]
+            if 0 < n <= (16 if labelled or quoted or led else 8) and (labelled or not meta) and \
                     not re.search(r"\w\(|==|\w\[", body):  # 'memory.ask(question)': code, not an answer
                 phrase = body.rstrip(".")
                 phrase = phrase.rstrip(")").rstrip() if phrase.count(")") > phrase.count("(") else phrase  # '(want X)'
