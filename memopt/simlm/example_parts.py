@@ -138,7 +138,8 @@ def is_statement(text: str, is_name: Callable[[str], bool]) -> bool:
     """A third-person sentence about a named person ('Zane went to Greece yesterday')."""
     body = _DATE_STAMP.sub("", text).strip()
     if len(words(body)) < 3 or FIRST_PERSON.search(body) or set(words(body)) & WORDS["pipeline"] or \
-            re.match(r"[A-Z][\w']*(?: [a-z]\w*){1,2}:\s", body):  # 'Reviewer note: ...' is a label and its text
+            re.match(r"[A-Z][\w']*(?: [a-z]\w*){1,2}:\s", body) or re.search(r"\b[a-z]\w*\.[a-z]\w+", body):
+        # 'Reviewer note: ...' is a label and its text; 'on the mem0.answer prompt' is about an operation
         return False
     subjects = (_SUBJECT.match(b) for b in (body, _DATE_LEAD.sub("", body, count=1)))
     return any(m and is_name(m.group(1)) and m.group(2) not in ("and", "or", "with", "of", "in", "at", "from", "to",

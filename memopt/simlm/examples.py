@@ -72,8 +72,10 @@ _HOLDING = re.compile(r"^(?P<lead>(?:\w+\W+){0,6}?(?:held|holds|contained|contai
                       r"(?P<rest>.+)$", re.I)
 _LABEL_HEAD = re.compile(r"(?:\s+[\w'.-]+){0,3}\s*(?:\([^)\n]{0,30}\))?\s*:")  # 'Impact:', 'Erwartet (expected):'
 _DOTTED = re.compile(r"(?<=\s)[a-z]\w*\.[a-z][\w.]*")  # 'consulted by mem0.answer': the op's name, no role word
-_ARROW_ANSWER = re.compile(r"[\"'”]?\s*(?:->|→|=>|⇒)\s*(?P<value>[^\s(;,][^(;,\n]*?)\s*(?=[(;,]|$)")
-_SHORT_LIST = re.compile(r"[a-z][\w'-]*(?: [\w'-]+){0,3}(?:,(?: and)? [a-z][\w'-]*(?: [\w'-]+){0,3})+")
+_ARROW_ANSWER = re.compile(r"[\"'”]?\s*(?:->|→|=>|⇒)\s*(?P<value>[^\s(;,][^(;\n]*?)\s*(?=[(;]|$)")
+_SHORT_LIST = re.compile(r"[a-z][\w'-]*(?: [\w'-]+){0,3}(?:,(?: and)? [a-z][\w'-]*(?: [\w'-]+){0,3})+\)?")
+_FROM = re.compile(r"\b(?:from|out of)\s+(?:the\s+)?\S+", re.I)  # 'fetches from memory': where it read
+_NAMED_VALUE = re.compile(r"(?i).*\b(?:is|be|was|are|were)\s+(?!\w+ed\b)[a-z][\w'-]*(?:\s[a-z][\w'-]*){0,2}$")
 _JOINER = re.compile(r"\s*(?:[+&,;|/]|\band\b|\bor\b|\bplus\b|,\s*and\b)?\s*", re.I)
 _SENTENCE_END = re.compile(r"[.!?]\s+(?=[A-Z\"'“(])")
 _READ, _HELD, _TURN, _REMOVED = CUES["read"], CUES["held"], CUES["turn"], CUES["removal"]
@@ -134,7 +136,8 @@ class _Reader:
         leading = False  # whether such an introduction came before the first question: then they lead the next one
         for paragraph in _introduced(re.split(r"\n\s*\n", text)):
             raw = [line for line in paragraph.splitlines() if line.strip()]  # a line telling several examples: its
-            told = [(h, s) for h, line in zip(section_hints(raw), raw, strict=True) for s in _told(line)]  # sentences
+            told = [(_without_op(h), s) for h, line in zip(section_hints(raw), raw, strict=True)  # its sentences
+                    for s in _told(line)]
             hints, lines, starts = [h for h, _ in told], [s for _, s in told], []
             last = _asked(" ".join(text for _, text in segments[-1])) if segments else None
             for i, line in enumerate(lines):
@@ -240,7 +243,7 @@ class _Reader:
                 break
             if not label["rest"].strip():
                 return
-            hint, text = f"{hint} {key_words(_DOTTED.sub(' ', label['label']))}", label["rest"].strip()
+            hint, text = f"{hint} {key_words(_without_op(label['label']))}", label["rest"].strip()
             ex.shows_output |= bool(_HELD.search(hint) and not _READ.search(hint))
             kind = _named_field(hint)
         if kind:
@@ -307,6 +310,10 @@ class _Reader:
             if got and not (CUES["gold"].search(got["value"]) or CUES["answered"].search(got["value"])):
                 # '"Where ...?" -> Hartwell (want Arts Hub)': what the question got ('→ bot says X' is read by its words)
                 phrases.append((got["value"].strip(" \"'“”"), "answer"))
+        for aside in re.findall(r"\(([^()\n]{1,80})\)", QUOTE.sub(" ", text)):
+            lead, body = lead_words(aside)  # '(want vet)', '(expected: Arts Hub)': a value its role words lead
+            if lead and body and role_of(lead):
+                phrases.append((body.strip(" :"), role_of(lead)))
         for clause in _CLAUSES.split(QUOTE.sub(" ", text)):
             roles = [m.start() for m in (CUES["gold"].search(clause), CUES["answered"].search(clause)) if m]
             if QUESTION.search(clause) or roles:
@@ -333,7 +340,8 @@ class _Reader:
         if quoted and role is None and _passive_lead(after):  # '“Rocky” is returned by the system', '“Milo” was expected'
             role = role_of(re.split(r"[;,:]", after)[0])
         if hinted_only and (role is None or not re.search(r"\d|[A-Z]", body) and not find_relative_dates(body) and
-                            not _SHORT_LIST.fullmatch(body)):  # 'should be pottery, rock climbing, baking': a list
+                            not _SHORT_LIST.fullmatch(body) and not _NAMED_VALUE.match(f"{lead} {body}")):
+            # kept: 'should be pottery, rock climbing, baking' (a list), 'should be vet' (a value a copula names)
             return
         said = _SAID.match(body)
         who = said["who"] if said and self.is_name(said["who"]) else None
@@ -356,7 +364,7 @@ class _Reader:
                 (ex.before if side == "old" else ex.after).append(body)
             elif _REMOVED.search(after) or _REMOVED.search(_tail(hint, 3)):
                 ex.removed.append(body)
-            elif _READ.search(f"{_tail(hint, 6)} {after}") and not _HELD.search(_tail(hint, 3)):
+            elif _READ.search(f"{_tail(hint, 6)} {after}") and not _HELD.search(_FROM.sub("", _tail(hint, 3))):
                 ex.context.append(body)
                 return
             else:
@@ -370,6 +378,8 @@ class _Reader:
             self.advice.append(body)
         else:
             labelled = not quoted and role_of(hint) is not None  # 'Gold answer: ...', {"expected": ...}
+            if labelled and not role_of(lead) and _READ.search(_tail(hint, 6)) and not role_of(_tail(hint, 2)):
+                return  # a piece of what was read ('at answer time it reads: ...; Diego's boss'): no answer
             if lead and lead.split()[-1].lower() in WORDS["role_nouns"] and body[:1].islower() and not labelled:
                 return  # 'The gold answer lists several items': a sentence about it, not an answer
             n, meta = len(words(body)), bool(set(words(body)) & WORDS["meta"])
@@ -438,6 +448,12 @@ def _asked(text: str) -> str | None:
     """The last question a text asks, lower case, for telling whether two lines ask the same one."""
     found = QUESTION.findall(text)
     return " ".join(words(found[-1])) if found else None
+
+
+def _without_op(label: str) -> str:
+    """A label of several words without an operation's dotted name ('evermemos.answer fetches from memory': its
+    'answer' is no answer); a key of one ('src.speaker') stays."""
+    return re.sub(r"(?<![\w.])[a-z]\w*\.[a-z][\w.]*", " ", label) if len(label.split()) > 1 else label
 
 
 def _passive_lead(after: str) -> bool:
