@@ -39,10 +39,11 @@ _INDEX = re.compile(r"\[\d+\]")  # "wrote[0]"
 _SPEAKER_PAIR = re.compile(r"\(\s*([\"'])([A-Z][\w'-]*)\1\s*,\s*([\"'])(.{3,400}?)\3\s*\)")
 _SPANS = re.compile(r"`([^`\n]+)`|(?<![\w*])\*(?=[^\s*])([^*\n]+?)(?<=\S)\*(?![\w*])|\*\*([^*\n]+)\*\*")
 # a chat line's time and user handle (lower case, '@maya', '<maya>'): the people discussing the examples, no speaker
-_HANDLE = re.compile(r"(?m)^[ \t]*(?:[\[(]?\d{1,2}:\d{2}(?::\d{2})?(?:\s*[AaPp][Mm])?[\])]?[ \t]+(?:<?@?[a-z][\w.-]*>?):|"
-                     r"<@?[a-z][\w.-]*>)[ \t]+")
-_CLOCK = re.compile(r"(?m)^[ \t]*[\[(]?(?:T\s?[+-]\s?\d+\s?[smhd]?|\d{1,2}:\d{2}(?::\d{2})?(?:\.\d+)?(?:\s?[AaPp][Mm])?|"
-                    r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2})?\S*)[\])]?(?:[ \t]{2,}|[ \t]+[-–—|][ \t]+|[ \t]+(?=\S))")
+_HANDLE = re.compile(r"(?m)^[ \t]*(?:[\[(]?\d{1,2}:\d{2}(?::\d{2})?(?:\s*[AaPp][Mm])?[\])]?[ \t]+"
+                     r"(?:<?@?[a-z][\w.-]*>?):|<@?[a-z][\w.-]*>)[ \t]+")
+_CLOCK = re.compile(r"(?m)^[ \t]*[\[(]?(?:T\s?[+-]\s?\d+\s?[smhd]?|\d{1,2}:\d{2}(?::\d{2})?(?:\.\d+)?"
+                    r"(?:\s?[AaPp][Mm])?|\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2})?\S*)[\])]?"
+                    r"(?:[ \t]{2,}|[ \t]+[-–—|][ \t]+|[ \t]+(?=\S))")
 _LEVEL = re.compile(r"^\s*(?:E|INFO|WARNING|WARN|DEBUG|ERROR|CRITICAL|FATAL|TRACE|NOTICE)(?:\s{2,}|\s*\|\s*)")
 _RUN_IN = re.compile(r"(?m)^(?P<pad>\s*)(?P<head>[A-Z][a-z]{3,}(?: [a-z]{3,}){0,2})\.[ \t]+(?=[A-Z‘“\"'(])")
 _SINGLE = re.compile(r"[‘‚]((?:[^‘’\n]|’(?=\w))+)’(?!\w)")  # single curly quotes, British style
@@ -130,10 +131,10 @@ def _wiki(text: str) -> str:
                   lambda m: "".join(f"> {line}\n" for line in m[1].splitlines() if line.strip()), text, flags=re.S)
     text = re.sub(r"\{\{([^{}\n]+)\}\}", r"`\1`", text)
     text = re.sub(r"(?<![\w_*])_(?=[^\s_])([^_\n]+?)(?<=\S)_(?![\w_])", r"*\1*", text)
-    lines = text.split("\n")
-    for i, line in enumerate(lines):
+    lines, original = text.split("\n"), text.split("\n")
+    for i, line in enumerate(original):
         mark = re.match(r"(#+)\s+\S", line)
-        near = [lines[j] for j in (i - 1, i + 1) if 0 <= j < len(lines)]
+        near = [original[j] for j in (i - 1, i + 1) if 0 <= j < len(original)]
         if mark and (any(n.startswith(mark[1] + " ") for n in near) or not HEADING.match(line)):
             lines[i] = "- " + line[len(mark[1]):].lstrip()
     return "\n".join(lines)

@@ -53,7 +53,7 @@ ERROR_NAME = re.compile(r"\b[A-Z][a-z]+(?:[A-Z][a-z]+)*(?:Error|Failure|Fault)\b
 _OP_NAME = re.compile(r"\b(?:blamed on|blame falls on|blame goes to|caused by|fault of|in|at)\s+(?:the\s+)?"
                       r"([a-z][\w-]*\.[a-z][\w.-]*)")
 _SAY, _AUX = rf"(?:told\s+\w+|{SAY['say']})", SAY["say_before"]  # 'said', 'told them', 'gesagt', 'dijo'
-_SAID = re.compile(rf"^(?P<who>[A-Z][\w'-]*)\s+{_SAY}(?:(?:\s+[a-z]\w*){{1,3}}\s*:|\s*[:,]?)\s+(?P<text>.+)$")
+_SAID = re.compile(rf"^(?P<who>[A-Z][\w'-]*)\s+{_SAY}(?:(?:\s+[a-z]\w*){{1,3}}\s*:|\s*[:,]?)\s+(?!it\b)(?P<text>.+)$")
 _SAID_BEFORE = re.compile(rf"\b([A-Z][\w'-]*)\s*(?:\([^)]{{0,30}}\))?\s*(?:,\s*who\s+)?(?:(?:{_AUX}|\w+ly)\s+)?"
                           rf"(?:{_SAY}\b[^\"“]{{0,15}}|:\s*)$|\b([A-Z][\w-]*)'s(?:\s+[a-z]+)?\s*[:,]?\s*$")
 _SAID_AFTER = re.compile(rf"^\W{{0,3}}\s*(?:{_SAY}\s+|[—-]\s*|\()([A-Z][\w'-]*)|"
@@ -64,7 +64,8 @@ _INNER_QUESTION = re.compile(r"(?<=\s)(?:When|What|Where|Who|Whom|Whose|Which|Wh
 _REQUEST = re.compile(r"(?:could|can|would|will|do|should|shall|may|might)\s+(?:you|we|some(?:one|body)|"
                       r"any(?:one|body)|one of you)\b", re.I)  # asks the reader: 'Can someone look at these?'
 _SEPARATORS = re.compile(r"\s+\|\s+|\s+/\s+|\s*\n\s*")
-_CLAUSES = re.compile(r";\s+|\s*(?:<-+|←|<=+)\s*|(?<=[.!])\s+(?=[A-Z\"“'])|,\s+(?=(?:but\s+|and\s+|while\s+|whereas\s+)?(?:got|answered|"
+_CLAUSES = re.compile(r";\s+|\s*(?:<-+|←|<=+)\s*|(?<=[.!])\s+(?=[A-Z\"“'])|"  # '<-- wrong': a note of its own
+                      r",\s+(?=(?:but\s+|and\s+|while\s+|whereas\s+)?(?:got|answered|"
                       r"expected|gold|the system|the model|it said|it answered|should|instead|predicted|correct|"
                       r"(?:the\s+)?(?:right|correct|expected|real|true)?\s*answer)\b)", re.I)
 _HOLDING = re.compile(r"^(?P<lead>(?:\w+\W+){0,6}?(?:held|holds|contained|contains|had|has|stored|stores|kept|keeps|"
@@ -75,7 +76,9 @@ _DOTTED = re.compile(r"(?<=\s)[a-z]\w*\.[a-z][\w.]*")  # 'consulted by mem0.answ
 _ARROW_ANSWER = re.compile(r"[\"'”]?\s*(?:->|→|=>|⇒)\s*(?P<value>[^\s(;,][^(;\n]*?)\s*(?=[(;]|$)")
 _SHORT_LIST = re.compile(r"[a-z][\w'-]*(?: [\w'-]+){0,3}(?:,(?: and)? [a-z][\w'-]*(?: [\w'-]+){0,3})+\)?")
 _FROM = re.compile(r"\b(?:from|out of)\s+(?:the\s+)?\S+", re.I)  # 'fetches from memory': where it read
-_NAMED_VALUE = re.compile(r"(?i).*\b(?:is|be|was|are|were)\s+(?!\w+ed\b)[a-z][\w'-]*(?:\s[a-z][\w'-]*){0,2}$")
+_NAMED_VALUE = re.compile(r"(?i).*\b(?:is|be|was|are|were|says|said|answers|answered|replies|replied|gives|gave|"
+                          r"returns|returned)\s+(?!\w+ed\b)[a-z][\w'-]*(?:\s[a-z][\w'-]*){0,2}$")
+_APPOSITIVE = re.compile(r",[^,;:\n]{1,40},")
 _JOINER = re.compile(r"\s*(?:[+&,;|/]|\band\b|\bor\b|\bplus\b|,\s*and\b)?\s*", re.I)
 _SENTENCE_END = re.compile(r"[.!?]\s+(?=[A-Z\"'“(])")
 _READ, _HELD, _TURN, _REMOVED = CUES["read"], CUES["held"], CUES["turn"], CUES["removal"]
@@ -299,7 +302,7 @@ class _Reader:
         around = hint
         for i, (start, end, inner) in enumerate(spans):
             if i not in used:
-                before = text[spans[i - 1][1] if i else 0:start]
+                before = re.split(r";\s", text[spans[i - 1][1] if i else 0:start])[-1]  # its own clause
                 after = re.split(r"[.!?][\"'”]?\s", text[end:spans[i + 1][0] if i + 1 < len(spans) else len(text)],
                                  maxsplit=1)[0]  # the words after it in its sentence
                 if not (i and _JOINER.fullmatch(before)):  # '“A” + “B”', '“A”, “B” and “C”': one list, one role
@@ -308,7 +311,7 @@ class _Reader:
         for (_, end, inner), nxt in zip(spans, [*spans[1:], (len(text), 0, "")], strict=True):
             got = _ARROW_ANSWER.match(text, end, nxt[0]) if inner.endswith("?") else None
             if got and not (CUES["gold"].search(got["value"]) or CUES["answered"].search(got["value"])):
-                # '"Where ...?" -> Hartwell (want Arts Hub)': what the question got ('→ bot says X' is read by its words)
+                # '"Where ...?" -> Hartwell (want Arts Hub)': what it got ('→ bot says X' is read by its words)
                 phrases.append((got["value"].strip(" \"'“”"), "answer"))
         for aside in re.findall(r"\(([^()\n]{1,80})\)", QUOTE.sub(" ", text)):
             lead, body = lead_words(aside)  # '(want vet)', '(expected: Arts Hub)': a value its role words lead
@@ -336,9 +339,10 @@ class _Reader:
                 self.piece(ex, phrases, hint, clause)
             return
         lead, body = lead_words(text)
-        role = (lead and role_of(lead)) or role_of(f"{hint} {lead}") if not quoted else role_of(_tail(hint, 5))
-        if quoted and role is None and _passive_lead(after):  # '“Rocky” is returned by the system', '“Milo” was expected'
-            role = role_of(re.split(r"[;,:]", after)[0])
+        role = (lead and role_of(lead)) or role_of(f"{hint} {lead}") if not quoted else \
+            role_of(_tail(_APPOSITIVE.sub(" ", hint), 5))  # 'The correct response, per the record, is “X”'
+        if quoted and _passive_lead(after):  # '“Rocky” is returned by the system', '“Milo” was expected'
+            role = role_of(re.split(r"[;,:]", after)[0]) or role
         if hinted_only and (role is None or not re.search(r"\d|[A-Z]", body) and not find_relative_dates(body) and
                             not _SHORT_LIST.fullmatch(body) and not _NAMED_VALUE.match(f"{lead} {body}")):
             # kept: 'should be pottery, rock climbing, baking' (a list), 'should be vet' (a value a copula names)
@@ -349,7 +353,8 @@ class _Reader:
                 (quoted or not ERROR_NAME.search(body) and not _DOTTED.search(body)):  # 'I filed it against mem0.x'
 
             who = self.speaker_near(hint, after) or ("" if FIRST_PERSON.search(body) else None)
-        if who == "" and not quoted and not _TURN.search(hint) and set(words(body)) & (WORDS["meta"] | WORDS["pipeline"]):
+        if who == "" and not quoted and not _TURN.search(hint) and \
+                set(words(body)) & (WORDS["meta"] | WORDS["pipeline"]):
             who = None  # 'As far as I can tell, the message had the answer ...': the writer's words about the case
         if who is not None:  # 'Kira said "She's a dentist ..."', someone's first-person words
             ex.turns.append((who or None, said["text"].strip(" \"'“”") if said and who == said["who"] else body))
@@ -390,7 +395,7 @@ class _Reader:
                 phrase = phrase.rstrip(")").rstrip() if phrase.count(")") > phrase.count("(") else phrase  # '(want X)'
                 if not ERROR_NAME.search(phrase) and not _DOTTED.search(f" {phrase}") and \
                         not (role is None and re.fullmatch(r"[A-Z]{4,}", phrase)) and \
-                        not re.fullmatch(r"[\[(#]?\d{1,3}[\])]?", phrase):  # '[1]': an item's number  # '[mem0.extract] ...': no answer
+                        not re.fullmatch(r"[\[(#]?\d{1,3}[\])]?", phrase):  # '[1]', '[mem0.extract] ...': no answer
                     phrases.append((phrase, role))
 
     def speaker_near(self, before: str, after: str) -> str | None:
