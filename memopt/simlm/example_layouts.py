@@ -27,7 +27,8 @@ from memopt.simlm.example_parts import CUES, QUESTION
 __all__ = ["as_lines", "key_words", "section_hints", "BULLET", "HEADING", "LABEL"]
 
 BULLET = re.compile(r"^\s*(?:[-*•+>–—◦‣·▪]+|\d+[.)]|\(\w\))\s+")
-LABEL = re.compile(r"^(?P<label>[^\W\d_][\w '/()#.-]{0,60}?)\s*(?:[:=]|\s[-–—]+>?(?=\s)|=>)\s*(?P<rest>.*)$")
+LABEL = re.compile(r"^(?P<label>[^\W\d_][\w '/()#.-]{0,60}?)\s*(?::|(?<![=!<>])=(?![=>])|\s[-–—]+>?(?=\s)|=>)\s*"
+                   r"(?P<rest>.*)$")  # 'a == b' is no label
 HEADING = re.compile(r"^\s*#{1,6}\s+((?:[A-Za-z][\w'/.-]*\s*){1,5})$")  # '### Expected': a section of its own
 _QUOTES = str.maketrans({"«": "“", "»": "”", "„": "“", "‹": "“", "›": "”", "「": "“", "」": "”", "『": "“",
                          "』": "”", "：": ":"})

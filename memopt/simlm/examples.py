@@ -343,6 +343,8 @@ class _Reader:
             role_of(_tail(_APPOSITIVE.sub(" ", hint), 5))  # 'The correct response, per the record, is “X”'
         if quoted and _passive_lead(after):  # '“Rocky” is returned by the system', '“Milo” was expected'
             role = role_of(re.split(r"[;,:]", after)[0]) or role
+        if quoted and re.match(r"\s*==", after):  # "assert 'Rocky' == 'Milo'": the value tested, then the one expected
+            role = "answer"
         if hinted_only and (role is None or not re.search(r"\d|[A-Z]", body) and not find_relative_dates(body) and
                             not _SHORT_LIST.fullmatch(body) and not _NAMED_VALUE.match(f"{lead} {body}")):
             # kept: 'should be pottery, rock climbing, baking' (a list), 'should be vet' (a value a copula names)
