@@ -21,7 +21,15 @@ import json
 import re
 from typing import Any
 
-from memopt.core.text import STOPWORDS, words
+from memopt.core.text import words
+from memopt.simlm.example_markup import (
+    HEADING,
+    prose_marks,
+    sql_records,
+    tag_label,
+    tool_markup,
+    vertical_record,
+)
 from memopt.simlm.example_parts import CUES, QUESTION
 
 __all__ = ["as_lines", "key_words", "section_hints", "BULLET", "HEADING", "LABEL"]
@@ -29,25 +37,14 @@ __all__ = ["as_lines", "key_words", "section_hints", "BULLET", "HEADING", "LABEL
 BULLET = re.compile(r"^\s*(?:[-*•+>–—◦‣·▪]+|\d+[.)]|\(\w\))\s+")
 LABEL = re.compile(r"^(?P<label>[^\W\d_][\w '/()#.-]{0,60}?)\s*(?::|(?<![=!<>])=(?![=>])|\s[-–—]+>?(?=\s)|=>)\s*"
                    r"(?P<rest>.*)$")  # 'a == b' is no label
-HEADING = re.compile(r"^\s*#{1,6}\s+((?:[A-Za-z][\w'/.-]*\s*){1,5})$")  # '### Expected': a section of its own
 _QUOTES = str.maketrans({"«": "“", "»": "”", "„": "“", "‹": "“", "›": "”", "「": "“", "」": "”", "『": "“",
                          "』": "”", "：": ":"})
 _TAG = re.compile(r"<(?P<tag>[A-Za-z][\w-]*)(?P<attrs>(?:\s+[\w:-]+=\"[^\"]*\")*)\s*>(?P<body>[^<>\n]*)</(?P=tag)>")
-_ATTR = re.compile(r"([\w:-]+)=\"([^\"]*)\"")
 _ASKED = re.compile(r"(?im)^\W*([^\W\d_][\w ]{0,30}?)\s*[:=]\s*(?:when|what|where|who|whom|whose|which|why|how)\b"
                     r"[^?\n]*[^?\s.:]\s*$")  # a question without its mark under a label that says it asks
 _INDEX = re.compile(r"\[\d+\]")  # "wrote[0]"
 _SPEAKER_PAIR = re.compile(r"\(\s*([\"'])([A-Z][\w'-]*)\1\s*,\s*([\"'])(.{3,400}?)\3\s*\)")
 _SPANS = re.compile(r"`([^`\n]+)`|(?<![\w*])\*(?=[^\s*])([^*\n]+?)(?<=\S)\*(?![\w*])|\*\*([^*\n]+)\*\*")
-# a chat line's time and user handle (lower case, '@maya', '<maya>'): the people discussing the examples, no speaker
-_HANDLE = re.compile(r"(?m)^[ \t]*(?:[\[(]?\d{1,2}:\d{2}(?::\d{2})?(?:\s*[AaPp][Mm])?[\])]?[ \t]+"
-                     r"(?:<?@?[a-z][\w.-]*>?):|<@?[a-z][\w.-]*>)[ \t]+")
-_CLOCK = re.compile(r"(?m)^[ \t]*[\[(]?(?:T\s?[+-]\s?\d+\s?[smhd]?|\d{1,2}:\d{2}(?::\d{2})?(?:\.\d+)?"
-                    r"(?:\s?[AaPp][Mm])?|\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2})?\S*)[\])]?"
-                    r"(?:[ \t]{2,}|[ \t]+[-–—|][ \t]+|[ \t]+(?=\S))")
-_LEVEL = re.compile(r"^\s*(?:E|INFO|WARNING|WARN|DEBUG|ERROR|CRITICAL|FATAL|TRACE|NOTICE)(?:\s{2,}|\s*\|\s*)")
-_RUN_IN = re.compile(r"(?m)^(?P<pad>\s*)(?P<head>[A-Z][a-z]{3,}(?: [a-z]{3,}){0,2})\.[ \t]+(?=[A-Z‘“\"'(])")
-_SINGLE = re.compile(r"[‘‚]((?:[^‘’\n]|’(?=\w))+)’(?!\w)")  # single curly quotes, British style
 _IDENTIFIER = re.compile(r"^\S*[._(/\d]\S*$|^[A-Z][a-z]+[A-Z]\w*$")  # mem0.extract, S1, ExtractionError
 # key="value" or key=value ('src.speaker=Xavi', 'wrote[0]="..."', 'question="..."; expected="..."')
 _PAIR = re.compile(r"(?<![\w\"])(?:([A-Za-z_][\w .\[\]-]{0,30}?)\s*=\s*\"([^\"\n]*)\"|"
@@ -64,36 +61,6 @@ def _span(m: re.Match[str]) -> str:
     if not (m.string[start:m.start()] + m.string[m.end():end]).strip():
         return inner if inner.rstrip().endswith(":") else f"### {inner}"
     return inner if m[3] or inner.rstrip().endswith(":") else f"“{inner}”"
-
-
-def _tag_label(m: re.Match[str]) -> str:
-    """An element's label: its one attribute's value ('<turn speaker="Xavi">'), the value of the attribute naming who
-    spoke when it has several, else its tag ('<operation system="mem0" step="answer">' is 'operation')."""
-    attrs = _ATTR.findall(m["attrs"] or "")
-    who = [v for k, v in attrs if CUES["turn"].fullmatch(k) or k.lower() in ("who", "name", "from", "author", "by")]
-    return attrs[0][1] if len(attrs) == 1 else who[0] if who else m["tag"]
-
-
-def _log_line(line: str) -> str:
-    """A log line: its level ('INFO', pytest's 'E') goes, and its columns (two or more spaces apart) label the last
-    ('INFO  mem0.extract  emitted  Alex met ...' → 'mem0.extract emitted: Alex met ...'); a rule of dashes or
-    underscores around a title ('____ test_x ____', 'Captured log call -----') goes."""
-    if "|" not in line and re.search(r"[A-Za-z]", line):
-        ruled = re.fullmatch(r"\s*[-=_]{4,}\s+([A-Za-z][\w ]{0,40}?)\s+[-=_]{4,}\s*", line)
-        line = f"### {ruled[1]}" if ruled else re.sub(r"(?:(?<=\s)|^)[-=_]{4,}(?=\s|$)", "", line).rstrip()
-    level = _LEVEL.match(line)
-    if not level:
-        return line
-    columns = re.split(r"\s{2,}", line[level.end():].strip())
-    return f"{' '.join(columns[:-1])}: {columns[-1]}" if len(columns) > 1 else columns[0]
-
-
-def _run_in(m: re.Match[str]) -> str:
-    """A run-in heading ('Condition. When ...', 'Source record. Xavi stated ...') as a label: a noun phrase of one to
-    three words, none a function word, standing as a sentence of its own at the start of a line."""
-    if any(w.lower() in STOPWORDS for w in m["head"].split()):
-        return m[0]
-    return f"{m['pad']}{m['head']}: "
 
 
 def _key_values(line: str) -> str:
@@ -124,39 +91,17 @@ def _html(text: str) -> str:
     return text
 
 
-def _wiki(text: str) -> str:
-    """Wiki markup (Jira, Confluence, Textile) as Markdown: 'h3. Title' a heading, a {quote} block quoted lines,
-    {{value}} a code span, _words_ an emphasis, a run of '# item' lines (or one too long for a heading) a list."""
-    text = re.sub(r"(?m)^h[1-6]\.\s+(?=\S)", "### ", text)
-    text = re.sub(r"\{(?:quote|code|noformat)(?::[^}]*)?\}\n?(.*?)\{(?:quote|code|noformat)\}",
-                  lambda m: "".join(f"> {line}\n" for line in m[1].splitlines() if line.strip()), text, flags=re.S)
-    text = re.sub(r"\{\{([^{}\n]+)\}\}", r"`\1`", text)
-    text = re.sub(r"(?<![\w_*])_(?=[^\s_])([^_\n]+?)(?<=\S)_(?![\w_])", r"*\1*", text)
-    lines, original = text.split("\n"), text.split("\n")
-    for i, line in enumerate(original):
-        mark = re.match(r"(#+)\s+\S", line)
-        near = [original[j] for j in (i - 1, i + 1) if 0 <= j < len(original)]
-        if mark and (any(n.startswith(mark[1] + " ") for n in near) or not HEADING.match(line)):
-            lines[i] = "- " + line[len(mark[1]):].lstrip()
-    return "\n".join(lines)
-
-
 def _normalize(text: str) -> str:
-    text = _HANDLE.sub("", _wiki(text))  # '[10:02] maya: ...': a line of the writers' own chat is prose
-    text = "\n".join(_log_line(line) for line in text.split("\n"))
-    text = _CLOCK.sub("", text)  # 'T+07m  mem0.extract runs ...', '10:02:11 ...': an event's time is no part of it
+    text = tool_markup(text)
     text = _html(text) if re.search(r"(?i)</(?:td|p|li|div)>", text) else text
-    text = _TAG.sub(lambda m: f"{_tag_label(m)}: {m.group('body').strip()}", text)
+    text = _TAG.sub(lambda m: f"{tag_label(m)}: {m.group('body').strip()}", text)
     text = re.sub(r"^\s*</?[A-Za-z][\w-]*>\s*$", "", text, flags=re.M)  # a bare opening or closing tag
     text = re.sub(r"(?<![\w:]):[a-z0-9_+-]+:(?![\w:])", "", text)  # an emoji shortcode (':face_palm:')
     text = _SPANS.sub(_span, text)
     text = re.sub(r"„([^“”„\n]*)[“”]", r"“\1”", text).translate(_QUOTES)
-    text = _SINGLE.sub(r"“\1”", text)  # ‘X’ (a ’ inside a word is an apostrophe: ‘Xavi’s rabbit’)
     text = _SPEAKER_PAIR.sub(r"\2: “\4”", text)  # ('Xavi', 'I adopted a rabbit'): a speaker and the words
     text = re.sub(r"“[ \t]+", "“", re.sub(r"[ \t]+”", "”", text))
-    text = re.sub(r"(?m)^([ \t]*[^\W\d][\w /;&()-]{0,40}?)[ \t]*\.{3,}[ \t]*", r"\1: ", text)  # 'stage ..... x'
-    text = re.sub(r"(?<=[:;,] )\((?:[ivx]{1,4}|[a-h]|\d{1,2})\)\s+", "", text)  # '(i) “X”; (ii) “Y”', '(a) X; (b) Y'
-    text = _RUN_IN.sub(_run_in, text)  # 'Criteria. The correct response ...': a heading run into its paragraph
+    text = prose_marks(text)
     text = re.sub(r"(?<=\w) :(?=\s)", ":", text)
     text = re.sub(r":(?=[^\s/\d])", ": ", text)  # 'Question:«...' → 'Question: “...'
     text = _ASKED.sub(lambda m: f"{m[0]}?" if CUES["asked"].search(m[1]) else m[0], text)  # 'Query: what did ...'
@@ -279,6 +224,8 @@ def _tables(text: str) -> list[tuple[int, int, Any]]:
                 rows.append({h: _cell(c.strip()) for h, c in zip(header, cells, strict=False)
                              if c.strip() and h.strip("# ").lower() not in ("", "no", "id", "n")})
                 j = j + 1 if sep == "|" else i + 1 + read.line_num
+            if sep == "|" and (record := vertical_record(header, rows)) is not None:
+                rows = [record]
             if rows:
                 out.append((starts[i], starts[j] - 1, rows))
                 i = j - 1
@@ -324,7 +271,8 @@ def as_lines(text: str) -> str:
     """The text with its markup normalized and every record written as a paragraph of labelled lines."""
     text = _normalize(text)
     out, at = [], 0
-    for start, end, value in sorted(_json_values(text) + _tables(text) + _diffs(text), key=lambda b: b[0]):
+    records = sql_records(text) + _json_values(text) + _tables(text) + _diffs(text)  # SQL first: its column list
+    for start, end, value in sorted(records, key=lambda b: b[0]):  # is no CSV header
         if start >= at:
             out += [text[at:start], *("\n\n" + "\n".join(p) + "\n\n" for p in _paragraphs(value))]
             at = end

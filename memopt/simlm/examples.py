@@ -123,9 +123,9 @@ class _Reader:
         or answers ('Q', 'A', 'Asked') only in those two cases, and not for a question."""
         if not self.is_name(who):
             return False
+        own = text if QUOTE.fullmatch(text.strip()) else QUOTE.sub(" ", text)  # not the words it quotes
         if who.lower() in LABEL_WORDS:
-            return bool(_TURN.search(hint)) or (bool(FIRST_PERSON.search(text)) and not QUESTION.search(text))
-        own = text if QUOTE.fullmatch(text.strip()) else QUOTE.sub(" ", text)
+            return bool(_TURN.search(hint)) or (bool(FIRST_PERSON.search(own)) and not QUESTION.search(text))
         return all(w in self.named for w in who.split()) or bool(_TURN.search(hint) or "blockquote" in hint or
                                                                   FIRST_PERSON.search(own))
 
@@ -224,7 +224,7 @@ class _Reader:
 
     def names(self, value: str) -> list[str]:
         """The names a value lists ('Xavi', 'Xavi / Gina', 'Xavi, Xavi'), each of at most two words; else none."""
-        found = [n.strip() for n in re.split(r"\s*(?:[/,;&]|\band\b)\s*", value) if n.strip()]
+        found = [n.strip(" \"'“”") for n in re.split(r"\s*(?:[/,;&]|\band\b)\s*", value) if n.strip(" \"'“”")]
         ok = found and not ERROR_NAME.search(value) and all(
             len(n.split()) <= 2 and all(self.is_name(t) for t in n.split()) for n in found)
         return found if ok else []
@@ -253,6 +253,8 @@ class _Reader:
             setattr(ex, kind, getattr(ex, kind) or text)
             if kind == "operation" or ERROR_NAME.match(text) or len(text.split()) <= 6:
                 return  # else a sentence telling what went wrong ('Root cause: the update overwrote ...') is read on
+        literal = re.fullmatch(r"\"(.*)\"", text)  # note: "The memory 'X' was overwritten by 'Y'": a string, not words
+        text = literal[1] if literal and re.search(r"(?<!\w)'[^']+'(?!\w)", literal[1]) else text
         error, operation = ERROR_NAME.search(text), _OP_NAME.search(text)  # 'blamed on mem0.extract (ExtractionError)'
         ex.error, ex.operation = ex.error or (error and error[0]), ex.operation or (operation and operation[1])
         parts = [p for p in _SEPARATORS.split(text) if p.strip()]

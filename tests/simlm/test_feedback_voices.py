@@ -159,3 +159,54 @@ def test_what_a_label_of_reading_holds_is_read_and_none_of_it_an_answer():
     assert ex.context[:1] == [READ[0]] and not ex.items
     ex = _one("\"What does Priya's brother do?\" → bot says teacher, should be vet\nPriya said: My brother is a vet.")
     assert (ex.gold, ex.answer) == ("vet", "teacher")
+
+
+def test_italian_and_dutch_reports():
+    """Role words are data: Italian and Dutch name the question, the answers, a turn, what was stored and a
+    replacement ('è stata sovrascritta da', 'werd overschreven door')."""
+    old, new = "Priya teaches yoga at Riverside Studio", "Priya joined Hartley Gym"
+    it = (f"Domanda posta: «{Q}»\nRisposta del sistema: «{GOT}»\nRisposta corretta: «{GOLD}»\n"
+          f"Priya ha detto: «{TURN}»\nFatti prodotti: «{new}»\n"
+          f"La memoria «{old}» è stata sovrascritta da «{new}», anche se non erano in conflitto.")
+    nl = (f"Vraag: {Q}\nAntwoord van het systeem: {GOT}\nVerwacht antwoord: {GOLD}\nPriya zei: \"{TURN}\"\n"
+          f"Opgeslagen:\n  - {new}\nHet geheugen '{old}' werd overschreven door '{new}', hoewel ze niet botsten.")
+    for text in (it, nl):
+        ex = _one(text)
+        assert _parts(ex) == (Q, GOLD, GOT, [("Priya", TURN)]) and ex.replaced == [(old, new)]
+
+
+def test_an_ascii_table_of_labels_and_values_is_one_record():
+    """'+----+' borders around '| label | value |' rows: a two-column table of short labels is one record."""
+    rows = [("what", "detail"), ("query", Q), ("expected", GOLD), ("actual", GOT), ("speaker", "Priya"),
+            ("words", TURN), ("stored", KEPT[0]), ("stored", KEPT[1])]
+    border = "+" + "-" * 12 + "+" + "-" * 62 + "+"
+    lines = [border, *(f"| {a:<10} | {b:<60} |" for a, b in rows[:1]), border.replace("-", "="),
+             *(f"| {a:<10} | {b:<60} |" for a, b in rows[1:]), border]
+    ex = _one("\n".join(lines))
+    assert _parts(ex) == (Q, GOLD, GOT, [("Priya", TURN)]) and ex.items == KEPT
+
+
+def test_an_sql_insert_is_a_record_per_row():
+    text = ("INSERT INTO misses (asked, expected_answer, model_answer, speaker, utterance, written)\n"
+            f"VALUES ('{Q}', '{GOLD}', '{GOT}', 'Priya', '{TURN}', '{KEPT[0]}');")
+    ex = _one(text)
+    assert _parts(ex) == (Q, GOLD, GOT, [("Priya", TURN)]) and ex.items == [KEPT[0]]
+
+
+def test_protobuf_text_blocks_and_a_string_literal_note():
+    """'turn { speaker: "Priya" text: "..." }' is a turn; the outermost block is the record; a note written as one
+    string literal is read inside ('"The memory 'X' was overwritten by 'Y'"')."""
+    old, new = "Priya teaches yoga at Riverside Studio", "Priya joined Hartley Gym"
+    text = (f'miss {{\n  query: "{Q}"\n  expected: "{GOLD}"\n  actual: "{GOT}"\n  turn {{\n    speaker: "Priya"\n'
+            f'    text: "{TURN}"\n  }}\n  stored: "{new}"\n'
+            f"  note: \"The memory '{old}' was overwritten by '{new}', though both could hold.\"\n}}")
+    ex = _one(text)
+    assert _parts(ex) == (Q, GOLD, GOT, [("Priya", TURN)]) and ex.replaced == [(old, new)]
+
+
+def test_a_label_word_quoting_someone_is_no_speaker():
+    """'Description: Priya said "I ..."': the first person is in the words quoted, so 'Description' is a label."""
+    text = (f"[FIRING] RecallMismatch op=mem0.extract\nSummary: \"{Q}\" answered \"{GOT}\", expected \"{GOLD}\".\n"
+            f"Description: Priya said \"{TURN}\". Stored: {KEPT[0]}; {KEPT[1]}.")
+    ex = _one(text)
+    assert _parts(ex) == (Q, GOLD, GOT, [("Priya", TURN)]) and ex.items == [KEPT[0], f"{KEPT[1]}."]
