@@ -45,6 +45,15 @@ from memopt.simlm.example_parts import (
     unquoted_removal,
     unquoted_replacement,
 )
+from memopt.simlm.example_text import asked as _asked
+from memopt.simlm.example_text import introduced as _introduced
+from memopt.simlm.example_text import named_field as _named_field
+from memopt.simlm.example_text import passive_lead as _passive_lead
+from memopt.simlm.example_text import sentences as _sentences
+from memopt.simlm.example_text import sentences_outside as _sentences_outside
+from memopt.simlm.example_text import tail as _tail
+from memopt.simlm.example_text import told as _told
+from memopt.simlm.example_text import without_op as _without_op
 
 __all__ = ["Reading", "read_feedback"]
 
@@ -84,6 +93,9 @@ _SENTENCE_END = re.compile(r"[.!?]\s+(?=[A-Z\"'“(])")
 _READ, _HELD, _TURN, _REMOVED = CUES["read"], CUES["held"], CUES["turn"], CUES["removal"]
 
 Phrases = list[tuple[str, str | None]]  # short answer phrases with their role ("gold", "answer" or None)
+
+
+_ROLES = ("asked", "gold", "answered", "turn", "held", "read", "old", "new")
 
 
 @dataclass
@@ -409,74 +421,6 @@ class _Reader:
         found = [m.group(1) or m.group(m.lastindex or 1) for m in (_SAID_BEFORE.search(before[-60:]),
                                                                     _SAID_AFTER.match(after), named) if m]
         return next((n for n in found if self.is_name(n)), None)
-
-
-_ROLES = ("asked", "gold", "answered", "turn", "held", "read", "old", "new")
-
-
-def _named_field(hint: str) -> str | None:
-    """"error" or "operation" when a field's label names the kind of failure or the blamed operation."""
-    last = hint.lower().split()[-3:]
-    for kind, sizes in (("error", (3, 2, 1)), ("operation", (3, 2))):
-        if any(CUES[kind].fullmatch(" ".join(last[-n:])) for n in sizes):
-            return kind
-    return None
-
-
-def _introduced(paragraphs: list[str]) -> list[str]:
-    """The paragraphs with one that ends by introducing what follows ('Given this turn:') joined to the next."""
-    out: list[str] = []
-    for paragraph in paragraphs:
-        if out and out[-1].rstrip().endswith(":"):
-            out[-1] = out[-1].rstrip() + "".join(f"\n  {line}" for line in paragraph.split("\n"))  # lines under it
-        else:
-            out.append(paragraph)
-    return out
-
-
-def _sentences_outside(text: str, quotes: list[re.Match]) -> list[str]:
-    """The sentences of a text, split only where no quote is open."""
-    cuts = [m.end() for m in re.finditer(r"(?<=[.!?])[\"'”]?\s+(?=[A-Z\"“'(\[])", text)
-            if not any(q.start() < m.start() < q.end() - 1 for q in quotes)]
-    return [text[a:b].strip() for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True) if text[a:b].strip()]
-
-
-def _told(line: str) -> list[str]:
-    """A line of prose (no label) asking several questions as its sentences (a story telling several examples),
-    else the line."""
-    several = len(set(QUESTION.findall(line))) > 1 and not LABEL.match(BULLET.sub("", line).strip())
-    return _sentences_outside(line, list(QUOTE.finditer(line))) if several else [line]
-
-
-def _sentences(text: str) -> list[str]:
-    """The sentences of a text (split after '.' / '!' and at line breaks)."""
-    return [s.strip() for s in re.split(r"(?<=[.!])\s+|\n+", text) if s.strip()]
-
-
-def _asked(text: str) -> str | None:
-    """The last question a text asks, lower case, for telling whether two lines ask the same one."""
-    found = QUESTION.findall(text)
-    return " ".join(words(found[-1])) if found else None
-
-
-def _without_op(label: str) -> str:
-    """A label of several words without an operation's dotted name ('evermemos.answer fetches from memory': its
-    'answer' is no answer); a key of one ('src.speaker') stays."""
-    return re.sub(r"(?<![\w.])[a-z]\w*\.[a-z][\w.]*", " ", label) if len(label.split()) > 1 else label
-
-
-def _passive_lead(after: str) -> bool:
-    """Whether the words after a value start with a passive auxiliary ('is returned by', 'was expected')."""
-    found = CUES["passive"].search(after)
-    return bool(found) and not _fold_strip(after)[:found.start()].strip()
-
-
-def _fold_strip(text: str) -> str:
-    return text.lower().replace("_", " ")
-
-
-def _tail(text: str, n: int) -> str:
-    return " ".join(text.split()[-n:])
 
 
 def read_feedback(text: str) -> Reading:
