@@ -26,6 +26,7 @@ _CLOCK = re.compile(r"(?m)^[ \t]*[\[(]?(?:T\s?[+-]\s?\d+\s?[smhd]?|\d{1,2}:\d{2}
                     r"(?:[ \t]{2,}|[ \t]+[-–—|][ \t]+|[ \t]+(?=\S))")
 _LEVEL = re.compile(r"^\s*(?:E|INFO|WARNING|WARN|DEBUG|ERROR|CRITICAL|FATAL|TRACE|NOTICE)(?:\s{2,}|\s*\|\s*)")
 _BLOCK = re.compile(r"(?m)^([ \t]*)([A-Za-z_][\w.]*)[ \t]*(?::[ \t]*)?\{[ \t]*$\n?")
+_SPOKEN_QUOTE = re.compile(r"(?i)\b(?:open )?quote[,:]?\s+(.+?)[,.]?\s+(?:end quote|unquote|close quote)\b")
 _RUN_IN = re.compile(r"(?m)^(?P<pad>\s*)(?P<head>[A-Z][a-z]{3,}(?: [a-z]{3,}){0,2})\.[ \t]+(?=[A-Z‘“\"'(])")
 _SINGLE = re.compile(r"[‘‚]((?:[^‘’\n]|’(?=\w))+)’(?!\w)")  # single curly quotes, British style
 _ATTR = re.compile(r"([\w:-]+)=\"([^\"]*)\"")
@@ -155,6 +156,10 @@ def tool_markup(text: str) -> str:
 def prose_marks(text: str) -> str:
     """Marks of formal or terse prose as quotes and labels: ‘X’, 'key ..... value', '(i) X; (ii) Y', run-in
     headings."""
+    text = re.sub(r"(?m)^\[[a-z][^\]\n]{0,40}\]\s*", "", text)  # '[voice memo, transcribed]': an editor's tag
+    text = re.sub(r"(?i)(?<=[\s,])(?:um+|uh+|uhm|erm|hmm+)\b,?\s*", "", text)  # a spoken filler
+    text = re.sub(r"(?m)(?:^|(?<=[.!?] ))(?:Right|Okay|OK|So|Well|Alright|Anyway),\s+", "", text)  # 'Right, the ...'
+    text = _SPOKEN_QUOTE.sub(r"“\1”", text)  # 'quote, I adopted a rabbit unquote': a quote read aloud
     text = _SINGLE.sub(r"“\1”", text)  # ‘X’ (a ’ inside a word is an apostrophe: ‘Xavi’s rabbit’)
     text = re.sub(r"(?m)^([ \t]*[^\W\d][\w /;&()-]{0,40}?)[ \t]*\.{3,}[ \t]*", r"\1: ", text)  # 'stage ..... x'
     text = re.sub(r"(?<=[:;,] )\((?:[ivx]{1,4}|[a-h]|\d{1,2})\)\s+", "", text)  # '(i) “X”; (ii) “Y”', '(a) X; (b) Y'

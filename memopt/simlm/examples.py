@@ -74,11 +74,12 @@ _REQUEST = re.compile(r"(?:could|can|would|will|do|should|shall|may|might)\s+(?:
                       r"any(?:one|body)|one of you)\b", re.I)  # asks the reader: 'Can someone look at these?'
 _SEPARATORS = re.compile(r"\s+\|\s+|\s+/\s+|\s*\n\s*")
 _CLAUSES = re.compile(r";\s+|\s*(?:<-+|←|<=+)\s*|(?<=[.!])\s+(?=[A-Z\"“'])|"  # '<-- wrong': a note of its own
-                      r",\s+(?=(?:but\s+|and\s+|while\s+|whereas\s+)?(?:got|answered|"
+                      r",\s+(?=(?:but\s+|and\s+|while\s+|whereas\s+|when\s+)?(?:got|answered|"
                       r"expected|gold|the system|the model|it said|it answered|should|instead|predicted|correct|"
                       r"(?:the\s+)?(?:right|correct|expected|real|true)?\s*answer)\b)", re.I)
 _HOLDING = re.compile(r"^(?P<lead>(?:\w+\W+){0,6}?(?:held|holds|contained|contains|had|has|stored|stores|kept|keeps|"
-                      r"produced|produces|read|reads|retrieved|returned|saved|recorded)(?:\s+only)?\s*:?)\s+"
+                      r"produced|produces|read|reads|retrieved|returned|saved|recorded)(?:\s+only)?"
+                      r"(?:\s+(?:was|were|is|are))?\s*:?)\s+"
                       r"(?P<rest>.+)$", re.I)
 _LABEL_HEAD = re.compile(r"(?:\s+[\w'.-]+){0,3}\s*(?:\([^)\n]{0,30}\))?\s*:")  # 'Impact:', 'Erwartet (expected):'
 _DOTTED = re.compile(r"(?<=\s)[a-z]\w*\.[a-z][\w.]*")  # 'consulted by mem0.answer': the op's name, no role word
@@ -393,8 +394,10 @@ class _Reader:
             ex.shows_output = True
             return
         held = _HOLDING.match(body)  # 'the memory held X', 'it stored X': X is what the memory held
-        if held and is_statement(held.group("rest"), self.is_name):
-            self.piece(ex, phrases, f"{hint} {held.group('lead')}", held.group("rest"), after=after)
+        told = re.split(r",?\s+and\s+(?=[A-Z])|;\s+", held.group("rest")) if held else []
+        if held and all(is_statement(t, self.is_name) for t in told):  # 'what got stored was A, and B'
+            for statement in told:
+                self.piece(ex, phrases, f"{hint} {held.group('lead')}", statement, after=after)
         elif is_advice(body, self.is_name):
             self.advice.append(body)
         else:

@@ -210,3 +210,15 @@ def test_a_label_word_quoting_someone_is_no_speaker():
             f"Description: Priya said \"{TURN}\". Stored: {KEPT[0]}; {KEPT[1]}.")
     ex = _one(text)
     assert _parts(ex) == (Q, GOLD, GOT, [("Priya", TURN)]) and ex.items == [KEPT[0], f"{KEPT[1]}."]
+
+
+def test_a_transcribed_voice_memo():
+    """Spoken prose: an editor's tag ('[dictated]') and fillers ('um', 'uh') go; 'quote, ... unquote' is a quote;
+    'came back with X' names the answer and ', when the right answer is Y' the gold; 'what got stored was A, and B'
+    holds two memories; 'tagging it as ExtractionError' is no memory."""
+    text = (f"[dictated] Right, um, the question was \"{Q}\" and the bot came back with {GOT}, uh, when the right "
+            f"answer is {GOLD}. Priya had said, quote, {TURN} unquote. What got stored was {OTHERS[0]}, and "
+            f"{OTHERS[1]}. Tagging it as ExtractionError.")
+    ex = _one(text)
+    assert _parts(ex) == (Q, GOLD, GOT, [("Priya", TURN.rstrip("."))]) and ex.items == [OTHERS[0], f"{OTHERS[1]}."]
+    assert read_evidence("extract", text).strength == 1.0  # no stored fact names Priya: the speaker was dropped
