@@ -158,7 +158,7 @@ def prose_marks(text: str) -> str:
     headings."""
     text = re.sub(r"(?m)^\[[a-z][^\]\n]{0,40}\]\s*", "", text)  # '[voice memo, transcribed]': an editor's tag
     text = re.sub(r"(?i)(?<=[\s,])(?:um+|uh+|uhm|erm|hmm+)\b,?\s*", "", text)  # a spoken filler
-    text = re.sub(r"(?m)(?:^|(?<=[.!?] ))(?:Right|Okay|OK|So|Well|Alright|Anyway),\s+", "", text)  # 'Right, the ...'
+    text = re.sub(r"(?m)^(?:Right|Okay|OK|So|Well|Alright|Anyway),\s+", "", text)  # 'Right, the question ...'
     text = _SPOKEN_QUOTE.sub(r"“\1”", text)  # 'quote, I adopted a rabbit unquote': a quote read aloud
     text = _SINGLE.sub(r"“\1”", text)  # ‘X’ (a ’ inside a word is an apostrophe: ‘Xavi’s rabbit’)
     text = re.sub(r"(?m)^([ \t]*[^\W\d][\w /;&()-]{0,40}?)[ \t]*\.{3,}[ \t]*", r"\1: ", text)  # 'stage ..... x'
