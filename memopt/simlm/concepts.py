@@ -325,7 +325,8 @@ CONCEPTS: dict[str, Concept] = {c.name: c for c in (
     _concept("SPARE", "leaving memories alone: 'keep', 'leave', 'untouched', 'in place'",
              r"keep\w*", r"kept", r"leav\w*", r"spar\w*", r"retain\w*", r"preserv\w*", r"untouched", r"in place",
              r"surviv\w*", r"intact",
-             r"stay(?:s)? (?:as (?:they|it) (?:are|is)|the same|unchanged|valid|true|intact|in place|put)"),
+             r"stay(?:s)? (?:as (?:they|it) (?:are|is)|the same|unchanged|valid|true|intact|in place|put)",
+             r"(?:stay|stays|remain|remains)(?= *(?:[.;,!]|$))"),  # "only A goes; the others stay"
     _concept("LIMIT", "limiting: 'restrict', 'limit', 'confine'", r"restrict\w*", r"limit\w*", r"confin\w*"),
     _concept("ONLY_THAT", "a restriction: 'only', 'solely', 'alone', 'nothing but', 'except', 'reserved for'",
              r"only", r"solely", r"exclusively", r"alone", r"just(?! because)(?! as)",

@@ -22,16 +22,24 @@ import re
 from typing import Any
 
 from memopt.core.text import words
+from memopt.simlm.example_markup import (
+    HEADING,
+    prose_marks,
+    sql_records,
+    tag_label,
+    tool_markup,
+    vertical_record,
+)
 from memopt.simlm.example_parts import CUES, QUESTION
 
-__all__ = ["as_lines", "key_words", "section_hints", "BULLET", "LABEL"]
+__all__ = ["as_lines", "key_words", "section_hints", "BULLET", "HEADING", "LABEL"]
 
-BULLET = re.compile(r"^\s*(?:[-*•+>]+|\d+[.)]|\(\w\))\s+")
-LABEL = re.compile(r"^(?P<label>[^\W\d_][\w '/()#.-]{0,60}?)\s*(?:[:=]|\s[-–—]+>?(?=\s)|=>)\s*(?P<rest>.*)$")
-_HEADING = re.compile(r"^\s*#{1,6}\s+((?:[A-Za-z][\w'/-]*\s*){1,4})$")  # '### Expected': a section of its own
+BULLET = re.compile(r"^\s*(?:[-*•+>–—◦‣·▪]+|\d+[.)]|\(\w\))\s+")
+LABEL = re.compile(r"^(?P<label>[^\W\d_][\w '/()#.-]{0,60}?)\s*(?::|(?<![=!<>])=(?![=>])|\s[-–—]+>?(?=\s)|=>)\s*"
+                   r"(?P<rest>.*)$")  # 'a == b' is no label
 _QUOTES = str.maketrans({"«": "“", "»": "”", "„": "“", "‹": "“", "›": "”", "「": "“", "」": "”", "『": "“",
                          "』": "”", "：": ":"})
-_TAG = re.compile(r"<(?P<tag>[A-Za-z][\w-]*)(?:\s+[\w-]+=\"(?P<who>[^\"]*)\")?\s*>(?P<body>[^<>\n]*)</(?P=tag)>")
+_TAG = re.compile(r"<(?P<tag>[A-Za-z][\w-]*)(?P<attrs>(?:\s+[\w:-]+=\"[^\"]*\")*)\s*>(?P<body>[^<>\n]*)</(?P=tag)>")
 _ASKED = re.compile(r"(?im)^\W*([^\W\d_][\w ]{0,30}?)\s*[:=]\s*(?:when|what|where|who|whom|whose|which|why|how)\b"
                     r"[^?\n]*[^?\s.:]\s*$")  # a question without its mark under a label that says it asks
 _INDEX = re.compile(r"\[\d+\]")  # "wrote[0]"
@@ -84,14 +92,16 @@ def _html(text: str) -> str:
 
 
 def _normalize(text: str) -> str:
+    text = tool_markup(text)
     text = _html(text) if re.search(r"(?i)</(?:td|p|li|div)>", text) else text
-    text = _TAG.sub(lambda m: f"{m.group('who') or m.group('tag')}: {m.group('body').strip()}", text)
+    text = _TAG.sub(lambda m: f"{tag_label(m)}: {m.group('body').strip()}", text)
     text = re.sub(r"^\s*</?[A-Za-z][\w-]*>\s*$", "", text, flags=re.M)  # a bare opening or closing tag
     text = re.sub(r"(?<![\w:]):[a-z0-9_+-]+:(?![\w:])", "", text)  # an emoji shortcode (':face_palm:')
     text = _SPANS.sub(_span, text)
     text = re.sub(r"„([^“”„\n]*)[“”]", r"“\1”", text).translate(_QUOTES)
     text = _SPEAKER_PAIR.sub(r"\2: “\4”", text)  # ('Xavi', 'I adopted a rabbit'): a speaker and the words
     text = re.sub(r"“[ \t]+", "“", re.sub(r"[ \t]+”", "”", text))
+    text = prose_marks(text)
     text = re.sub(r"(?<=\w) :(?=\s)", ":", text)
     text = re.sub(r":(?=[^\s/\d])", ": ", text)  # 'Question:«...' → 'Question: “...'
     text = _ASKED.sub(lambda m: f"{m[0]}?" if CUES["asked"].search(m[1]) else m[0], text)  # 'Query: what did ...'
@@ -214,6 +224,8 @@ def _tables(text: str) -> list[tuple[int, int, Any]]:
                 rows.append({h: _cell(c.strip()) for h, c in zip(header, cells, strict=False)
                              if c.strip() and h.strip("# ").lower() not in ("", "no", "id", "n")})
                 j = j + 1 if sep == "|" else i + 1 + read.line_num
+            if sep == "|" and (record := vertical_record(header, rows)) is not None:
+                rows = [record]
             if rows:
                 out.append((starts[i], starts[j] - 1, rows))
                 i = j - 1
@@ -259,7 +271,8 @@ def as_lines(text: str) -> str:
     """The text with its markup normalized and every record written as a paragraph of labelled lines."""
     text = _normalize(text)
     out, at = [], 0
-    for start, end, value in sorted(_json_values(text) + _tables(text) + _diffs(text), key=lambda b: b[0]):
+    records = sql_records(text) + _json_values(text) + _tables(text) + _diffs(text)  # SQL first: its column list
+    for start, end, value in sorted(records, key=lambda b: b[0]):  # is no CSV header
         if start >= at:
             out += [text[at:start], *("\n\n" + "\n".join(p) + "\n\n" for p in _paragraphs(value))]
             at = end
@@ -273,7 +286,7 @@ def section_hints(lines: list[str]) -> list[str]:
     hints, section, depth, bulleted, heading = [], "", 0, False, False
     for line in lines:
         indent = len(line) - len(line.lstrip())
-        title = _HEADING.match(line)
+        title = HEADING.match(line)
         label = LABEL.match(BULLET.sub("", line).strip())
         inside = section and (heading or indent > depth or (indent == depth and not bulleted and
                                                             bool(BULLET.match(line))))

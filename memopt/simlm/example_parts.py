@@ -116,9 +116,15 @@ def holds(text: str, phrase: str) -> bool:
 def lead_words(text: str) -> tuple[str, str]:
     """Split leading role words ('expected', 'the system answered', 'got') from the content."""
     tokens, i = text.split(), 0
-    while i < len(tokens) and (tokens[i].lower().strip(",:") in WORDS["leads"] or
-                               any(CUES[r].fullmatch(tokens[i].strip(",:")) for r in ("gold", "answered"))):
-        i += 1
+    while i < len(tokens):
+        pair = " ".join(tokens[i:i + 2]).strip(",:")  # 'came back', 'rather than': a role of two words
+        if len(tokens) > i + 2 and any(CUES[r].fullmatch(pair) for r in ("gold", "answered")):
+            i += 2
+        elif tokens[i].lower().strip(",:") in WORDS["leads"] or \
+                any(CUES[r].fullmatch(tokens[i].strip(",:")) for r in ("gold", "answered")):
+            i += 1
+        else:
+            break
     if i == 0 or i == len(tokens) or role_of(" ".join(tokens[:i])) is None:
         return "", text
     return " ".join(tokens[:i]), " ".join(tokens[i:]).strip(" \"'“”")
@@ -137,7 +143,11 @@ def role_of(words_before: str) -> str | None:
 def is_statement(text: str, is_name: Callable[[str], bool]) -> bool:
     """A third-person sentence about a named person ('Zane went to Greece yesterday')."""
     body = _DATE_STAMP.sub("", text).strip()
-    if len(words(body)) < 3 or FIRST_PERSON.search(body):
+    if len(words(body)) < 3 or FIRST_PERSON.search(body) or set(words(body)) & WORDS["pipeline"] or \
+            re.match(r"[A-Z][\w']*(?: [a-z]\w*){1,2}:\s", body) or re.search(r"\b[a-z]\w*\.[a-z]\w+", body) or \
+            re.search(r"\b[A-Z][a-z]+(?:[A-Z][a-z]+)*(?:Error|Failure|Fault)\b", body):
+        # 'Reviewer note: ...' is a label and its text; 'on the mem0.answer prompt', 'as ExtractionError' are about
+        # the pipeline
         return False
     subjects = (_SUBJECT.match(b) for b in (body, _DATE_LEAD.sub("", body, count=1)))
     return any(m and is_name(m.group(1)) and m.group(2) not in ("and", "or", "with", "of", "in", "at", "from", "to",

@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 
 from memopt.core.text import find_relative_dates, words
-from memopt.simlm.example_layouts import BULLET, LABEL, as_lines, key_words, section_hints
+from memopt.simlm.example_layouts import BULLET, HEADING, LABEL, as_lines, key_words, section_hints
 from memopt.simlm.example_parts import (
     CUES,
     FIRST_PERSON,
@@ -45,35 +45,58 @@ from memopt.simlm.example_parts import (
     unquoted_removal,
     unquoted_replacement,
 )
+from memopt.simlm.example_text import asked as _asked
+from memopt.simlm.example_text import introduced as _introduced
+from memopt.simlm.example_text import named_field as _named_field
+from memopt.simlm.example_text import passive_lead as _passive_lead
+from memopt.simlm.example_text import sentences as _sentences
+from memopt.simlm.example_text import sentences_outside as _sentences_outside
+from memopt.simlm.example_text import tail as _tail
+from memopt.simlm.example_text import told as _told
+from memopt.simlm.example_text import without_op as _without_op
 
 __all__ = ["Reading", "read_feedback"]
 
-TURN = re.compile(r"^(?P<who>[A-Z][\w'-]*(?: [A-Z][\w'-]*)?)\s*(?:\([^)]{0,30}\))?(?::|\s[-–—]+)\s+(?P<text>\S.*)$")
+TURN = re.compile(r"^(?P<who>[A-Z][\w'-]*(?: [A-Z][\w'-]*)?)\s*(?:\([^)]{0,30}\))?(?::|\s[-–—]+|\s>)\s+(?P<text>\S.*)$")
 ERROR_NAME = re.compile(r"\b[A-Z][a-z]+(?:[A-Z][a-z]+)*(?:Error|Failure|Fault)\b")
 _OP_NAME = re.compile(r"\b(?:blamed on|blame falls on|blame goes to|caused by|fault of|in|at)\s+(?:the\s+)?"
                       r"([a-z][\w-]*\.[a-z][\w.-]*)")
 _SAY, _AUX = rf"(?:told\s+\w+|{SAY['say']})", SAY["say_before"]  # 'said', 'told them', 'gesagt', 'dijo'
-_SAID = re.compile(rf"^(?P<who>[A-Z][\w'-]*)\s+{_SAY}\s*[:,]?\s+(?P<text>.+)$")
-_SAID_BEFORE = re.compile(rf"\b([A-Z][\w'-]*)\s*(?:\([^)]{{0,30}}\))?\s*(?:(?:{_AUX}|\w+ly)\s+)?"
+_SAID = re.compile(rf"^(?P<who>[A-Z][\w'-]*)\s+{_SAY}(?:(?:\s+[a-z]\w*){{1,3}}\s*:|\s*[:,]?)\s+(?!it\b)(?P<text>.+)$")
+_SAID_BEFORE = re.compile(rf"\b([A-Z][\w'-]*)\s*(?:\([^)]{{0,30}}\))?\s*(?:,\s*who\s+)?(?:(?:{_AUX}|\w+ly)\s+)?"
                           rf"(?:{_SAY}\b[^\"“]{{0,15}}|:\s*)$|\b([A-Z][\w-]*)'s(?:\s+[a-z]+)?\s*[:,]?\s*$")
 _SAID_AFTER = re.compile(rf"^\W{{0,3}}\s*(?:{_SAY}\s+|[—-]\s*|\()([A-Z][\w'-]*)|"
                          rf"^\W{{0,3}}\s*([A-Z][\w'-]*)\s+(?:(?:{_AUX})\s+)?(?:{_SAY}|added)\b")
 _REPORTED = re.compile(rf"^\S+\s+(?:\w+ly\s+|(?:{_AUX})\s+)?(?:{_SAY}|asks)$")
 _INNER_QUESTION = re.compile(r"(?<=\s)(?:When|What|Where|Who|Whom|Whose|Which|Why|How|Did|Does|Do|Is|Are|Was|"
                              r"Were|Has|Have|Had|Can|Could|Will|Would)\b")
-_REQUEST = re.compile(r"(?:could|can|would|will|do|should|shall|may|might)\s+(?:you|we)\b", re.I)
+_REQUEST = re.compile(r"(?:could|can|would|will|do|should|shall|may|might)\s+(?:you|we|some(?:one|body)|"
+                      r"any(?:one|body)|one of you)\b", re.I)  # asks the reader: 'Can someone look at these?'
 _SEPARATORS = re.compile(r"\s+\|\s+|\s+/\s+|\s*\n\s*")
-_CLAUSES = re.compile(r";\s+|(?<=[.!])\s+(?=[A-Z\"“'])|,\s+(?=(?:but\s+|and\s+|while\s+|whereas\s+)?(?:got|answered|"
+_CLAUSES = re.compile(r";\s+|\s*(?:<-+|←|<=+)\s*|(?<=[.!])\s+(?=[A-Z\"“'])|"  # '<-- wrong': a note of its own
+                      r",\s+(?=(?:but\s+|and\s+|while\s+|whereas\s+|when\s+)?(?:got|answered|"
                       r"expected|gold|the system|the model|it said|it answered|should|instead|predicted|correct|"
                       r"(?:the\s+)?(?:right|correct|expected|real|true)?\s*answer)\b)", re.I)
 _HOLDING = re.compile(r"^(?P<lead>(?:\w+\W+){0,6}?(?:held|holds|contained|contains|had|has|stored|stores|kept|keeps|"
-                      r"produced|produces|read|reads|retrieved|returned|saved|recorded)(?:\s+only)?\s*:?)\s+"
+                      r"produced|produces|read|reads|retrieved|returned|saved|recorded)(?:\s+only)?"
+                      r"(?:\s+(?:was|were|is|are))?\s*:?)\s+"
                       r"(?P<rest>.+)$", re.I)
-_LABEL_HEAD = re.compile(r"(?:\s+[\w'-]+){0,3}\s*(?:\([^)\n]{0,30}\))?\s*:")  # 'Impact:', 'Erwartet (expected):'
+_LABEL_HEAD = re.compile(r"(?:\s+[\w'.-]+){0,3}\s*(?:\([^)\n]{0,30}\))?\s*:")  # 'Impact:', 'Erwartet (expected):'
+_DOTTED = re.compile(r"(?<=\s)[a-z]\w*\.[a-z][\w.]*")  # 'consulted by mem0.answer': the op's name, no role word
+_ARROW_ANSWER = re.compile(r"[\"'”]?\s*(?:->|→|=>|⇒)\s*(?P<value>[^\s(;,][^(;\n]*?)\s*(?=[(;]|$)")
+_SHORT_LIST = re.compile(r"[a-z][\w'-]*(?: [\w'-]+){0,3}(?:,(?: and)? [a-z][\w'-]*(?: [\w'-]+){0,3})+\)?")
+_FROM = re.compile(r"\b(?:from|out of)\s+(?:the\s+)?\S+", re.I)  # 'fetches from memory': where it read
+_NAMED_VALUE = re.compile(r"(?i).*\b(?:is|be|was|are|were|says|said|answers|answered|replies|replied|gives|gave|"
+                          r"returns|returned)\s+(?!\w+ed\b)[a-z][\w'-]*(?:\s[a-z][\w'-]*){0,2}$")
+_APPOSITIVE = re.compile(r",[^,;:\n]{1,40},")
+_JOINER = re.compile(r"\s*(?:[+&,;|/]|\band\b|\bor\b|\bplus\b|,\s*and\b)?\s*", re.I)
 _SENTENCE_END = re.compile(r"[.!?]\s+(?=[A-Z\"'“(])")
 _READ, _HELD, _TURN, _REMOVED = CUES["read"], CUES["held"], CUES["turn"], CUES["removal"]
 
 Phrases = list[tuple[str, str | None]]  # short answer phrases with their role ("gold", "answer" or None)
+
+
+_ROLES = ("asked", "gold", "answered", "turn", "held", "read", "old", "new")
 
 
 @dataclass
@@ -113,9 +136,9 @@ class _Reader:
         or answers ('Q', 'A', 'Asked') only in those two cases, and not for a question."""
         if not self.is_name(who):
             return False
+        own = text if QUOTE.fullmatch(text.strip()) else QUOTE.sub(" ", text)  # not the words it quotes
         if who.lower() in LABEL_WORDS:
-            return bool(_TURN.search(hint)) or (bool(FIRST_PERSON.search(text)) and not QUESTION.search(text))
-        own = text if QUOTE.fullmatch(text.strip()) else QUOTE.sub(" ", text)
+            return bool(_TURN.search(hint)) or (bool(FIRST_PERSON.search(own)) and not QUESTION.search(text))
         return all(w in self.named for w in who.split()) or bool(_TURN.search(hint) or "blockquote" in hint or
                                                                   FIRST_PERSON.search(own))
 
@@ -125,9 +148,12 @@ class _Reader:
         """A paragraph asking questions holds one example per question (not the same question again: a ticket's
         title and its steps ask it twice); one asking none goes on with the example before it, or gives advice."""
         segments: list[list[tuple[str, str]]] = []
-        for paragraph in re.split(r"\n\s*\n", text):
+        pending: list[tuple[str, str]] = []  # paragraphs introducing what follows ('Given this turn:' + the turn)
+        leading = False  # whether such an introduction came before the first question: then they lead the next one
+        for paragraph in _introduced(re.split(r"\n\s*\n", text)):
             raw = [line for line in paragraph.splitlines() if line.strip()]  # a line telling several examples: its
-            told = [(h, s) for h, line in zip(section_hints(raw), raw, strict=True) for s in _told(line)]  # sentences
+            told = [(_without_op(h), s) for h, line in zip(section_hints(raw), raw, strict=True)  # its sentences
+                    for s in _told(line)]
             hints, lines, starts = [h for h, _ in told], [s for _, s in told], []
             last = _asked(" ".join(text for _, text in segments[-1])) if segments else None
             for i, line in enumerate(lines):
@@ -138,13 +164,19 @@ class _Reader:
                 cuts = [0, *starts[1:], len(lines)]
                 segments += [list(zip(hints[a:b], lines[a:b], strict=True)) for a, b in zip(cuts, cuts[1:],
                                                                                             strict=False)]
+                segments[-len(cuts) + 1][:0], pending = pending, []
                 continue
             said = _sentences(paragraph)
             advice = [s for s in said if is_advice(s, self.is_name)]
-            if segments and len(advice) < len(said):  # an example told over several paragraphs goes on
-                segments[-1] += list(zip(hints, lines, strict=True))
+            if lines and lines[0].rstrip().endswith(":") and len(lines) > 1 and (leading or not segments):
+                leading, pending = True, pending + list(zip(hints, lines, strict=True))
+            elif segments and len(advice) < len(said):  # an example told over several paragraphs goes on
+                segments[-1] += pending + list(zip(hints, lines, strict=True))
+                pending = []
             else:
                 self.advice += advice
+        if segments:
+            segments[-1] += pending
         examples = [self.example(fields) for fields in segments]
         return Reading([e for e in examples if e.question], list(dict.fromkeys(self.advice)))
 
@@ -158,7 +190,15 @@ class _Reader:
             label = LABEL.match(body)
             body = label.group("rest").strip() if label else body
         asked = QUESTION.search(body)  # not '... Could you take another look?'
-        return bool(asked) and not _REQUEST.match(re.split(r"(?<=[.!)])\s+", asked.group(1))[-1])
+        return bool(asked) and not _REQUEST.match(re.split(r"(?<=[.!)])\s+", asked.group(1))[-1]) and \
+            not self.about_case(asked.group(1))
+
+    def about_case(self, question: str) -> bool:
+        """A question the people discussing an example ask about it ('where's it from?', 'what did mem0.answer look
+        at?'): it names no one, and points at the case ('it', 'this') or names an operation; no example's question."""
+        named = [t for t in re.findall(r"\b[A-Z][\w'-]*", question)[1:] if self.is_name(t)]
+        return not named and bool(re.search(r"\b(?:it|this|that|these|those)\b", question, re.I) or
+                                  _DOTTED.search(f" {question}"))
 
     def example(self, fields: list[tuple[str, str]]) -> Example:
         """One example from its (hint, text) fields; old and new memories labelled so paired in order; then which
@@ -197,7 +237,7 @@ class _Reader:
 
     def names(self, value: str) -> list[str]:
         """The names a value lists ('Xavi', 'Xavi / Gina', 'Xavi, Xavi'), each of at most two words; else none."""
-        found = [n.strip() for n in re.split(r"\s*(?:[/,;&]|\band\b)\s*", value) if n.strip()]
+        found = [n.strip(" \"'“”") for n in re.split(r"\s*(?:[/,;&]|\band\b)\s*", value) if n.strip(" \"'“”")]
         ok = found and not ERROR_NAME.search(value) and all(
             len(n.split()) <= 2 and all(self.is_name(t) for t in n.split()) for n in found)
         return found if ok else []
@@ -208,8 +248,8 @@ class _Reader:
         """A line or part of one: its label (and a role word labelling its value: 'Stage I/O: out: ...') joins the
         hint; then its parts, a turn, its sentences, its quotes, a replacement or removal, or its clauses."""
         text = BULLET.sub("", text).strip()
-        if not text:
-            return
+        if not text or HEADING.match(text):
+            return  # a heading ('### Summary') is the hint of the lines under it, not a part
         kind = _named_field(hint) if hint.strip() else None  # 'Type: ExtractionError: ...' stays whole
         for depth in range(2):
             label = None if kind else LABEL.match(text)
@@ -219,13 +259,15 @@ class _Reader:
                 break
             if not label["rest"].strip():
                 return
-            hint, text = f"{hint} {key_words(label['label'])}", label["rest"].strip()
+            hint, text = f"{hint} {key_words(_without_op(label['label']))}", label["rest"].strip()
             ex.shows_output |= bool(_HELD.search(hint) and not _READ.search(hint))
             kind = _named_field(hint)
         if kind:
             setattr(ex, kind, getattr(ex, kind) or text)
             if kind == "operation" or ERROR_NAME.match(text) or len(text.split()) <= 6:
                 return  # else a sentence telling what went wrong ('Root cause: the update overwrote ...') is read on
+        literal = re.fullmatch(r"\"(.*)\"", text)  # note: "The memory 'X' was overwritten by 'Y'": a string, not words
+        text = literal[1] if literal and re.search(r"(?<!\w)'[^']+'(?!\w)", literal[1]) else text
         error, operation = ERROR_NAME.search(text), _OP_NAME.search(text)  # 'blamed on mem0.extract (ExtractionError)'
         ex.error, ex.operation = ex.error or (error and error[0]), ex.operation or (operation and operation[1])
         parts = [p for p in _SEPARATORS.split(text) if p.strip()]
@@ -272,12 +314,24 @@ class _Reader:
                                                                         sentences):
                 ex.replaced.append((pair[0], pair[1]) if first_old else (pair[1], pair[0]))
                 ex.shows_output, used = True, used | {i, j}
+        around = hint
         for i, (start, end, inner) in enumerate(spans):
             if i not in used:
-                before = text[spans[i - 1][1] if i else 0:start]
+                before = re.split(r";\s", text[spans[i - 1][1] if i else 0:start])[-1]  # its own clause
                 after = re.split(r"[.!?][\"'”]?\s", text[end:spans[i + 1][0] if i + 1 < len(spans) else len(text)],
                                  maxsplit=1)[0]  # the words after it in its sentence
-                self.piece(ex, phrases, f"{hint} {before[-60:]}", inner, after=after[:40], quoted=True)
+                if not (i and _JOINER.fullmatch(before)):  # '“A” + “B”', '“A”, “B” and “C”': one list, one role
+                    around = f"{hint} {before[-60:]}"
+                self.piece(ex, phrases, around, inner, after=after[:40], quoted=True)
+        for (_, end, inner), nxt in zip(spans, [*spans[1:], (len(text), 0, "")], strict=True):
+            got = _ARROW_ANSWER.match(text, end, nxt[0]) if inner.endswith("?") else None
+            if got and not (CUES["gold"].search(got["value"]) or CUES["answered"].search(got["value"])):
+                # '"Where ...?" -> Hartwell (want Arts Hub)': what it got ('→ bot says X' is read by its words)
+                phrases.append((got["value"].strip(" \"'“”"), "answer"))
+        for aside in re.findall(r"\(([^()\n]{1,80})\)", QUOTE.sub(" ", text)):
+            lead, body = lead_words(aside)  # '(want vet)', '(expected: Arts Hub)': a value its role words lead
+            if lead and body and role_of(lead):
+                phrases.append((body.strip(" :"), role_of(lead)))
         for clause in _CLAUSES.split(QUOTE.sub(" ", text)):
             roles = [m.start() for m in (CUES["gold"].search(clause), CUES["answered"].search(clause)) if m]
             if QUESTION.search(clause) or roles:
@@ -300,13 +354,25 @@ class _Reader:
                 self.piece(ex, phrases, hint, clause)
             return
         lead, body = lead_words(text)
-        role = role_of(f"{hint} {lead}") if not quoted else role_of(_tail(hint, 5))
-        if hinted_only and (role is None or not re.search(r"\d|[A-Z]", body) and not find_relative_dates(body)):
+        role = (lead and role_of(lead)) or role_of(f"{hint} {lead}") if not quoted else \
+            role_of(_tail(_APPOSITIVE.sub(" ", hint), 5))  # 'The correct response, per the record, is “X”'
+        if quoted and _passive_lead(after):  # '“Rocky” is returned by the system', '“Milo” was expected'
+            role = role_of(re.split(r"[;,:]", after)[0]) or role
+        if quoted and re.match(r"\s*==", after):  # "assert 'Rocky' == 'Milo'": the value tested, then the one expected
+            role = "answer"
+        if hinted_only and (role is None or not re.search(r"\d|[A-Z]", body) and not find_relative_dates(body) and
+                            not _SHORT_LIST.fullmatch(body) and not _NAMED_VALUE.match(f"{lead} {body}")):
+            # kept: 'should be pottery, rock climbing, baking' (a list), 'should be vet' (a value a copula names)
             return
         said = _SAID.match(body)
         who = said["who"] if said and self.is_name(said["who"]) else None
-        if not who and (FIRST_PERSON.search(body) or quoted or _TURN.search(hint)) and len(words(body)) >= 3:
+        if not who and (FIRST_PERSON.search(body) or quoted or _TURN.search(hint)) and len(words(body)) >= 3 and \
+                (quoted or not ERROR_NAME.search(body) and not _DOTTED.search(body)):  # 'I filed it against mem0.x'
+
             who = self.speaker_near(hint, after) or ("" if FIRST_PERSON.search(body) else None)
+        if who == "" and not quoted and not _TURN.search(hint) and \
+                set(words(body)) & (WORDS["meta"] | WORDS["pipeline"]):
+            who = None  # 'As far as I can tell, the message had the answer ...': the writer's words about the case
         if who is not None:  # 'Kira said "She's a dentist ..."', someone's first-person words
             ex.turns.append((who or None, said["text"].strip(" \"'“”") if said and who == said["who"] else body))
             return
@@ -320,7 +386,7 @@ class _Reader:
                 (ex.before if side == "old" else ex.after).append(body)
             elif _REMOVED.search(after) or _REMOVED.search(_tail(hint, 3)):
                 ex.removed.append(body)
-            elif _READ.search(f"{_tail(hint, 6)} {after}") and not _HELD.search(_tail(hint, 3)):
+            elif _READ.search(f"{_tail(hint, 6)} {after}") and not _HELD.search(_FROM.sub("", _tail(hint, 3))):
                 ex.context.append(body)
                 return
             else:
@@ -328,18 +394,28 @@ class _Reader:
             ex.shows_output = True
             return
         held = _HOLDING.match(body)  # 'the memory held X', 'it stored X': X is what the memory held
-        if held and is_statement(held.group("rest"), self.is_name):
-            self.piece(ex, phrases, f"{hint} {held.group('lead')}", held.group("rest"), after=after)
+        told = re.split(r",?\s+and\s+(?=[A-Z])|;\s+", held.group("rest")) if held else []
+        if held and all(is_statement(t, self.is_name) for t in told):  # 'what got stored was A, and B'
+            for statement in told:
+                self.piece(ex, phrases, f"{hint} {held.group('lead')}", statement, after=after)
         elif is_advice(body, self.is_name):
             self.advice.append(body)
         else:
             labelled = not quoted and role_of(hint) is not None  # 'Gold answer: ...', {"expected": ...}
+            if labelled and not role_of(lead) and _READ.search(_tail(hint, 6)) and not role_of(_tail(hint, 2)):
+                return  # a piece of what was read ('at answer time it reads: ...; Diego's boss'): no answer
             if lead and lead.split()[-1].lower() in WORDS["role_nouns"] and body[:1].islower() and not labelled:
                 return  # 'The gold answer lists several items': a sentence about it, not an answer
             n, meta = len(words(body)), bool(set(words(body)) & WORDS["meta"])
-            if 0 < n <= (16 if labelled or quoted else 8) and (labelled or not meta) and \
+            led = bool(lead) and role_of(lead) is not None and lead.split()[-1].lower() not in WORDS["role_nouns"]
+            if 0 < n <= (16 if labelled or quoted or led else 8) and (labelled or not meta) and \
                     not re.search(r"\w\(|==|\w\[", body):  # 'memory.ask(question)': code, not an answer
-                phrases.append((body.rstrip("."), role))
+                phrase = body.rstrip(".")
+                phrase = phrase.rstrip(")").rstrip() if phrase.count(")") > phrase.count("(") else phrase  # '(want X)'
+                if not ERROR_NAME.search(phrase) and not _DOTTED.search(f" {phrase}") and \
+                        not (role is None and re.fullmatch(r"[A-Z]{4,}", phrase)) and \
+                        not re.fullmatch(r"[\[(#]?\d{1,3}[\])]?", phrase):  # '[1]', '[mem0.extract] ...': no answer
+                    phrases.append((phrase, role))
 
     def speaker_near(self, before: str, after: str) -> str | None:
         """The name a quoted utterance is attributed to ('Zane said "..."', 'Zane: "..."', '"...", said Zane', 'source
@@ -348,47 +424,6 @@ class _Reader:
         found = [m.group(1) or m.group(m.lastindex or 1) for m in (_SAID_BEFORE.search(before[-60:]),
                                                                     _SAID_AFTER.match(after), named) if m]
         return next((n for n in found if self.is_name(n)), None)
-
-
-_ROLES = ("asked", "gold", "answered", "turn", "held", "read", "old", "new")
-
-
-def _named_field(hint: str) -> str | None:
-    """"error" or "operation" when a field's label names the kind of failure or the blamed operation."""
-    last = hint.lower().split()[-3:]
-    for kind, sizes in (("error", (3, 2, 1)), ("operation", (3, 2))):
-        if any(CUES[kind].fullmatch(" ".join(last[-n:])) for n in sizes):
-            return kind
-    return None
-
-
-def _sentences_outside(text: str, quotes: list[re.Match]) -> list[str]:
-    """The sentences of a text, split only where no quote is open."""
-    cuts = [m.end() for m in re.finditer(r"(?<=[.!?])[\"'”]?\s+(?=[A-Z\"“'(\[])", text)
-            if not any(q.start() < m.start() < q.end() - 1 for q in quotes)]
-    return [text[a:b].strip() for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True) if text[a:b].strip()]
-
-
-def _told(line: str) -> list[str]:
-    """A line of prose (no label) asking several questions as its sentences (a story telling several examples),
-    else the line."""
-    several = len(set(QUESTION.findall(line))) > 1 and not LABEL.match(BULLET.sub("", line).strip())
-    return _sentences_outside(line, list(QUOTE.finditer(line))) if several else [line]
-
-
-def _sentences(text: str) -> list[str]:
-    """The sentences of a text (split after '.' / '!' and at line breaks)."""
-    return [s.strip() for s in re.split(r"(?<=[.!])\s+|\n+", text) if s.strip()]
-
-
-def _asked(text: str) -> str | None:
-    """The last question a text asks, lower case, for telling whether two lines ask the same one."""
-    found = QUESTION.findall(text)
-    return " ".join(words(found[-1])) if found else None
-
-
-def _tail(text: str, n: int) -> str:
-    return " ".join(text.split()[-n:])
 
 
 def read_feedback(text: str) -> Reading:

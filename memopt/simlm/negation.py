@@ -36,6 +36,9 @@ _NEG_WORDS = frozenset({
     "not", "never", "nor", "neither", "without", "avoid", "avoids", "avoiding", "cannot", "dont", "doesnt",
     "didnt", "isnt", "arent", "cant", "wont", "shouldnt", "mustnt", "neednt", "wouldnt", "couldnt", "havent",
     "hasnt", "wasnt", "werent",
+    # Scots: "dinnae make something up", "ye cannae guess"
+    "dinnae", "dinna", "didnae", "didna", "cannae", "canna", "winnae", "wouldnae", "shouldnae", "couldnae", "doesnae",
+    "isnae", "arenae", "wasnae", "mustnae",
 })
 _CONTRASTS = (("instead", "of"), ("rather", "than"), ("as", "opposed", "to"), ("in", "place", "of"))
 _ADDITIVE = frozenset({"only", "just", "merely", "simply"})

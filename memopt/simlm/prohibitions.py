@@ -60,6 +60,7 @@ def privative_nothing(words: list[Word]) -> list[Word]:
 
 _PROHIBITED = frozenset({"forbidden", "prohibited", "disallowed", "unnecessary", "discouraged", "unacceptable",
                          "banned", "non-compliant", "noncompliant", "impermissible", "inadmissible"})
+_NO_GO = frozenset({"no-go", "nogo", "no-no", "off-limits", "taboo", "verboten", "non-starter", "nonstarter"})
 _DUTY = frozenset({"job", "responsibility", "task", "concern", "role", "business", "duty", "problem"})
 _OWNER = frozenset({"your", "our", "my", "the", "a", "part", "within"})
 _PERMITTED = frozenset({"allowed", "permitted", "needed", "necessary", "required", "acceptable", "wanted", "desired",
@@ -107,6 +108,10 @@ def _prohibited(words: list[Word]) -> int:
         if duty[:1] == ["not"] and duty[1:2] and duty[1] in _OWNER and _DUTY & set(duty[2:]):
             return i
         if rest[:1] and (rest[0] in _SHORT_OF or rest[0] in _HARMFUL):
+            return i
+        verdict = [w.text for w in words[i + 1:i + 4] if w.text not in ("a", "an", "absolute", "total", "hard", "big",
+                                                                          "complete", "strict", "definite")]
+        if verdict[:1] and verdict[0] in _NO_GO:  # "X is a no-go", "X is off-limits", "X is a hard no"
             return i
         if rest[:1] in (["a"], ["an"]) and _FAULTS & {x.text for x in words[i + 2:i + 4]}:
             return i
