@@ -233,3 +233,17 @@ def test_a_cases_file_question_no_graph_asks_is_a_warning_and_skipped(tmp_path, 
     cases.write_text(json.dumps(lines[0]) + "\n")
     with pytest.raises(DataError, match=r"cases.jsonl:1: no graph 'inbox.json' asks"):
         attribute_trace(trace, LexicalJudge(), cases_file=cases, gold_evidence=False)
+
+
+def test_a_score_in_the_answers_metadata_says_which_answer_failed(tmp_path):
+    """No judge op and no cases file: the eval harness's ``{"eval": {"score": 0}}`` on the prediction is the
+    verdict, so `memopt attribute TRACE` alone finds and attributes the failure (was: no failed case)."""
+    from memopt.attribution.attribute_run import attribute_trace
+    from memopt.judge.judges import LexicalJudge
+
+    doc, ops = _harness()
+    trace = tmp_path / "trace"
+    trace.mkdir()
+    (trace / "inbox.json").write_text(json.dumps(doc))
+    found = attribute_trace(trace, LexicalJudge())
+    assert [(a.question, a.error_type, a.op_id) for a in found] == [(PHONE, "DeletionError", ops["dedupe"])]
