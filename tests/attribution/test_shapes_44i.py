@@ -247,3 +247,41 @@ def test_a_score_in_the_answers_metadata_says_which_answer_failed(tmp_path):
     (trace / "inbox.json").write_text(json.dumps(doc))
     found = attribute_trace(trace, LexicalJudge())
     assert [(a.question, a.error_type, a.op_id) for a in found] == [(PHONE, "DeletionError", ops["dedupe"])]
+
+
+TITLE = "What's Lena Fischer's current job title?"
+
+
+def test_a_value_written_into_another_field_is_not_held_for_the_field_asked():
+    """A patch that sets ``TITLE`` stored into ``ORG`` (the old title kept): the card has the words, but not in the
+    field the question asks about. The store's patch is the UpdateError (was: a ResponseError, the context
+    'holding' the new title under ORG)."""
+    g = Smartcomment("cards")
+    g.session("may", date="2025-05-20")
+    card = g.var("c_0051", {"FN": "Lena Fischer", "ORG": "Brightwave GmbH", "TITLE": "Procurement Analyst"},
+                 cls="vcard", cat="contact_card")
+    g.op("mail.parse_thread", "sync")
+    mail = g.var("msg-2", {"from": "Lena Fischer <lena@brightwave.de>", "subject": "Re: Renewal",
+                           "body": "Quick note: since May I am Head of Procurement at Brightwave."},
+                 cls="email", cat="mail_message")
+    g.edges(g.var("mbox-2", {"history_id": 11}, cat="mbox_delta"), mail)
+    g.op("contacts.enrich_from_signature", "enrich")
+    patch = g.var("patch-4", {"match": {"EMAIL": "lena@brightwave.de"}, "set": {"TITLE": "Head of Procurement"}},
+                  cls="card_patch", cat="card_patch")
+    g.edges(mail, patch)
+    apply = g.op("contacts.apply_patch", "card_write")
+    new = g.var("c_0051", {"FN": "Lena Fischer", "ORG": "Head of Procurement", "TITLE": "Procurement Analyst"},
+                cls="vcard", cat="contact_card")
+    g.edges([patch, card], new)
+    g.session("ask", date="2025-06-03")
+    ask = g.var("ask#2", TITLE, cat="assistant_request")
+    g.op("bench.load_reference", "eval_setup")
+    g.edges(ask, g.var("ask#2:gold", ["Head of Procurement"], cat="golden_answers"))
+    g.op("assist.lookup_contact", "tool_call")
+    cards = g.var("ask#2:cards", [g.net._driver.get_node(new).value], cat="memory_context")
+    g.edges(ask, new)
+    g.edges(new, cards)
+    g.op("assist.draft_reply", "compose")
+    g.edges([ask, cards], g.var("ask#2:reply", "Her card lists her as Procurement Analyst.", cat="prediction"))
+    assert blame_smartcomment(g.document(), TITLE, "Head of Procurement", ("email:msg-2@1",)) == ("UpdateError",
+                                                                                                  apply)
