@@ -10,7 +10,10 @@ defaults to the answer the graph recorded; ``date`` (the day the question was as
 names the graph (its file name, with or without ``.json``, its conversation or user id), else every graph is
 searched for the question. A question is found in a
 graph by its text (spaces and case aside), else by words (80 % of the question's words). Every line names one
-failure; a line that names no graph, or a question no graph asks, is one error naming the file and line.
+failure; a line that names a graph the trace does not hold is one error naming the file and line. A question no
+graph asks is one warning naming the file and line, and that line is skipped (left unattributed: a bench counts it
+as a miss), so one question a reader cannot find does not stop the rest; when no line's question is found at all
+(the wrong cases file or trace), that is one error.
 
 **Judge ops**: a graph traced with a judge (MemBase's ``llm-judge``: score 0/1 directly or through a
 ``judge_response``) says which of its answers were wrong (`memopt.trace.memtracebench` reads the verdicts).
@@ -22,6 +25,7 @@ names), else retrieved (`memopt.attribution.evidence`).
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +40,8 @@ from memopt.trace.readers import TracedGraph
 from memopt.trace.roles import question_text
 
 __all__ = ["CaseLine", "load_cases", "cases_from_file", "cases_from_judges", "failed_case"]
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -136,8 +142,10 @@ def failed_case(traced: TracedGraph, case: dict[str, Any], expected: str, predic
 
 def cases_from_file(graphs: list[TracedGraph], lines: list[CaseLine], *, source: str, gold_evidence: bool = True,
                     settings: EvidenceSettings | None = None) -> list[FailedCase]:
-    """The failed cases a cases file names, each on the graph that asks its question (see the module doc)."""
-    out = []
+    """The failed cases a cases file names, each on the graph that asks its question; a question no graph asks is
+    a warning and its line skipped, unless no line's question is found (see the module doc)."""
+    out: list[FailedCase] = []
+    unfound: list[str] = []
     for line in lines:
         where = graphs
         if line.graph is not None:
@@ -148,11 +156,17 @@ def cases_from_file(graphs: list[TracedGraph], lines: list[CaseLine], *, source:
                                 f"(it holds {known}{', ...' if len(graphs) > 6 else ''}).")
         found = next(((g, c) for g in where if (c := _asked(g, line.question)) is not None), None)
         if found is None:
-            raise DataError(f"--cases {source}:{line.line}: no graph{' ' + repr(line.graph) if line.graph else ''} "
-                            f"asks {line.question!r}; check the question's text and the graph named.")
+            unfound.append(f"--cases {source}:{line.line}: no graph{' ' + repr(line.graph) if line.graph else ''} "
+                           f"asks {line.question!r}; check the question's text and the graph named.")
+            continue
         traced, case = found
         out.append(failed_case(traced, case, line.expected, line.prediction, line.date,
                                gold_evidence=gold_evidence, settings=settings))
+    if unfound and not out:
+        raise DataError(unfound[0] if len(unfound) == 1 else f"{unfound[0]} (and no other line's question is asked "
+                        f"by any graph either: {len(unfound)} lines)")
+    for message in unfound:
+        logger.warning("%s This case is skipped (left unattributed).", message)
     return out
 
 

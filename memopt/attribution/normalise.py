@@ -219,6 +219,28 @@ def _header_day(line: str) -> dt.date | None:
     return read_day(m.group("stamp")) if m else None
 
 
+def _row(record: dict[str, Any]) -> bool:
+    """Whether a record is one fact told in fields (a table row, a FHIR resource, a CRM field set: several leaves,
+    each a value of a few words), read as one line, not a record holding texts (a memory's sentence) nor one holding
+    a collection of records (a scratchpad's items)."""
+    leaves = [leaf for leaf in _leaves(record) if leaf.strip()]
+    return len(leaves) >= 2 and all(len(leaf.split()) <= _FIELD_WORDS for leaf in leaves) and not any(
+        _records(v) for v in record.values())
+
+
+def _records(value: Any) -> bool:
+    """Whether a field holds a collection of records (items with an id of their own, or marked deleted): a store
+    of several facts, read item by item, not one fact."""
+    if isinstance(value, dict):
+        return any(_records(v) for v in value.values())
+    return isinstance(value, list) and any(
+        isinstance(item, dict) and (_soft_deleted(item) or any(str(k).lower() in ("id", "uuid", "key", "memory_id")
+                                                                for k in item)) for item in value)
+
+
+_FIELD_WORDS = 5
+
+
 def _soft_deleted(item: Any) -> bool:
     """Whether an item of a list is marked deleted in place (a scratchpad's ``"deleted": true``, a row's
     ``deleted_at``): a careful reader leaves it out."""
@@ -267,6 +289,8 @@ def reading(value: Any, day: dt.date | None = None, near: dt.date | None = None)
             triple, words = (*triple, props), [*words, *_leaves(value[props])]
         rest = {k: v for k, v in value.items() if k not in ("id", "score", "timestamp") and k not in triple}
         lines = [reading(" ".join(w.replace("_", " ") for w in words), day, near)] if triple else []
+        if not triple and _row(rest):  # a record of short fields (a table row, a FHIR resource) is one fact
+            return reading(" ".join(_leaves(rest)), day, near)
         return "\n".join([*lines, *(reading(v, day, near) for v in rest.values())])
     out: list[str] = []
     pending: list[str] = []

@@ -28,6 +28,7 @@ from typing import Any, Protocol
 import networkx as nx
 
 from memopt.attribution.cast import Cast, cast_of
+from memopt.attribution.fields import misfiled
 from memopt.attribution.need import (
     Piece,
     about_someone_else,
@@ -254,6 +255,9 @@ class Probe:
                 verdict = False  # the turns a piece comes from were chosen with the pieces: no other turn is judged
             elif self._someone_elses(d.get("value"), piece):
                 verdict = False  # the same words, filed under another person of a shared store
+            elif not piece.computed and misfiled(d.get("value"), self.case.question,
+                                                 lambda text: self._contains(piece.text, text)):
+                verdict = False  # the words under another field than the one the question asks about
             else:
                 verdict = self.text_holds_piece(self.read(node), piece)
             self._verdicts[key] = verdict

@@ -5,10 +5,15 @@ assistant's ``Transcript``, a help desk's ``TicketMessage``, Graphiti's ``Episod
 with a variable then says what it is:
 
 * a **judge** (whatever its name and category: only a judge reads a gold beside an answer) reads the question,
-  the gold and the answer: of its inputs no word named, the one left beside them is the question;
+  the gold and the answer: of its inputs no word named, the one left beside them is the question, also when its
+  speaker marks made it a turn (a player's line with ``speaker`` in its metadata);
+* an op that **writes a gold** (an eval harness loading the reference answer for a question) reads the question:
+  the one variable no op wrote and no word named that it reads is the question;
 * the **conversation** is what memory is built from: a variable no op wrote (or one an op wrote from such inputs
   alone: a transcription of an audio clip) that an extraction op (a category saying ``extract``) reads, or that
-  has the question's own class (the user's other utterances), is a turn.
+  has the question's own class (the user's other utterances), or that an op other than a question's reads and whose
+  value is something said (a message object with a sender and a text, an e-mail's ``from`` and ``body``, or a
+  line of prose: a perceived event), is a turn.
 
 `conversation_roles` returns the kinds found this way, for variables no role word named.
 """
@@ -18,9 +23,13 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from memopt.trace.roles import decode_value
+
 __all__ = ["conversation_roles"]
 
 _ANSWERED = frozenset({"gold", "answer"})
+_WHO = frozenset({"name", "speaker", "who", "author", "sender", "from", "speaker_name", "role"})
+_SAID = ("content", "text", "said", "message", "utterance", "body", "msg", "says")
 
 
 def conversation_roles(nodes: dict[str, dict[str, Any]], kinds: dict[str, str | None], edges: list[dict[str, Any]],
@@ -36,10 +45,15 @@ def conversation_roles(nodes: dict[str, dict[str, Any]], kinds: dict[str, str | 
         writer.setdefault(e["target_full_node_id"], e["op_id"])
     found: dict[str, str] = {}
     for op, read in reads.items():
-        if not _ANSWERED <= {kinds.get(v) for v in read}:  # only a judge reads a gold beside an answer
+        asked = any(kinds.get(v) == "question" for v in read)
+        if _ANSWERED <= {kinds.get(v) for v in read}:  # only a judge reads a gold beside an answer
+            # a line with a speaker is a turn by its marks, but what a judge reads beside them is the question
+            unnamed = [v for v in read if kinds.get(v) in (None, "turn") and v not in writes[op]]
+        elif any(kinds.get(w) == "gold" for w in writes[op]):  # a reference loaded for the question it reads
+            unnamed = [v for v in read if kinds.get(v) is None and v not in writes[op] and v not in writer]
+        else:
             continue
-        unnamed = [v for v in read if kinds.get(v) is None and v not in writes[op]]
-        if len(unnamed) == 1 and not any(kinds.get(v) == "question" for v in read):
+        if len(unnamed) == 1 and not asked:
             found[unnamed[0]] = "question"
 
     def raw(fid: str) -> bool:
@@ -52,9 +66,22 @@ def conversation_roles(nodes: dict[str, dict[str, Any]], kinds: dict[str, str | 
     classes = {nodes[q].get("class_name") for q, k in {**kinds, **found}.items() if k == "question"} - {None, ""}
     extracting = [op for op, c in op_categories.items() if "extract" in str(c or "").lower()]
     read_by_extraction = {v for op in extracting for v in reads.get(op, ())}
+    asking = {op for op, read in reads.items() if any({**kinds, **found}.get(v) == "question" for v in read)}
+    consumed = {v for op, read in reads.items() if op not in asking for v in read}
     for fid, n in nodes.items():
         if kinds.get(fid) is not None or fid in found or not raw(fid):
             continue
-        if fid in read_by_extraction or n.get("class_name") in classes:
+        if fid in read_by_extraction or n.get("class_name") in classes or (fid in consumed and _said(n)):
             found[fid] = "turn"
     return found
+
+
+def _said(node: dict[str, Any]) -> bool:
+    """Whether a variable's value is something said: a message object (a sender and a text: ``{"author",
+    "text"}``, an e-mail's ``{"from", "body"}``) or prose (a perceived event's line), not a record of other
+    fields (a form header, an audio clip's ``{"duration_s"}``, a feed cursor)."""
+    value = decode_value(str(node.get("value") or ""))
+    if isinstance(value, dict):
+        keys = {str(k).lower() for k in value}
+        return bool(keys & _WHO) and any(isinstance(value.get(k), str) and value[k].strip() for k in _SAID)
+    return isinstance(value, str) and len(value.split()) >= 3

@@ -556,7 +556,8 @@ class _Converter:
         for n, d in self.G.nodes(data=True):
             if d.get("kind") == "gold":
                 value = gold_text(d["value"])
-                for op in self.G.successors(n):
+                # a judge reads it beside the question, or an eval harness wrote it from the question
+                for op in [*self.G.successors(n), *self.G.predecessors(n)]:
                     case = next((q for q in self.G.predecessors(op) if self.G.nodes[q].get("kind") == "question"),
                                 None)
                     if case is not None:

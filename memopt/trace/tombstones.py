@@ -11,7 +11,9 @@ A smartcomment graph has no delete of its own: a system draws one. The ways seen
   ``{"event": "DELETE"}``; ``"deleted": true``;
   a SQL row's ``"tombstone": 1``; ``"status": "removed"``, ``"archived"`` or ``"retracted"``; a soft
   delete's ``"deleted_at": "2023-05-20"``, ``"invalid_at"``, ``"expired_at"``, a bi-temporal ``"valid_to"``;
-  ``"status": "superseded"``; ``"is_active": false``) — `is_tombstone`;
+  ``"status": "superseded"``; ``"is_active": false``; any status field saying so: FHIR's ``"verificationStatus":
+  "entered-in-error"``, an event's ``"status": "cancelled"``, a task's ``"closed"``; a TTL sweep's ``"expired":
+  true``) — `is_tombstone`;
 - when the store is the conversation itself (a system that keeps raw messages and evicts them), an edge from a
   message into a DELETE marker that no unit points at, from messages only, or a marker named after a message —
   `evicted_turns`;
@@ -29,10 +31,11 @@ __all__ = ["is_tombstone", "is_emptied", "is_delete_class", "unit_named", "evict
 
 _WORD = re.compile(r"^\W*(?:deleted?|removed?|tombstoned?|tombstone|evicted|expired|forgotten|purged|archived|"
                    r"inactive|invalid|invalidated|obsolete|retired|discarded|retracted|revoked|withdrawn|superseded|"
-                   r"deprecated)\W*$",
+                   r"deprecated|entered[-_ ]in[-_ ]error|cancell?ed|closed)\W*$",
                    re.IGNORECASE)
 _EVENT_KEYS = ("event", "action", "op", "operation", "status", "state", "type")
-_FLAG_KEYS = ("deleted", "is_deleted", "isdeleted", "removed", "is_removed", "tombstone", "archived", "is_archived")
+_FLAG_KEYS = ("deleted", "is_deleted", "isdeleted", "removed", "is_removed", "tombstone", "archived", "is_archived",
+              "expired", "is_expired", "isexpired", "cancelled", "canceled", "is_cancelled", "iscancelled")
 _LIVE_KEYS = ("is_active", "isactive", "active", "valid", "is_valid", "isvalid", "enabled", "alive")
 _WHEN_KEYS = ("deleted_at", "deletedat", "removed_at", "removedat", "archived_at", "archivedat", "invalid_at",
               "invalidat", "invalidated_at", "invalidatedat", "expired_at", "expiredat", "tombstoned_at",
@@ -63,7 +66,7 @@ def is_tombstone(value: Any, metadata: Mapping[str, Any] | None = None) -> bool:
         if not isinstance(holder, Mapping):
             continue
         keys = {str(k).lower(): v for k, v in holder.items()}
-        if any(_says_delete(keys.get(k)) for k in _EVENT_KEYS):
+        if any(_says_delete(v) for k, v in keys.items() if k in _EVENT_KEYS or k.endswith("status")):
             return True
         if any(_flag_set(keys[k]) for k in _FLAG_KEYS if k in keys):
             return True

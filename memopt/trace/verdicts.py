@@ -5,7 +5,8 @@ record holding one (``{"score": 0, "label": "WRONG", "reasoning": ...}``), from 
 earlier judgement (MemBase's ``judge_response`` WRONG → ``judge_score`` 0: the last step is the judge's word). A
 question may have several judges (two LLM judges, an LLM judge and a metric): each judge op has one vote (its
 ``judge_score`` when it wrote one), and the answer is right when more of them say right than wrong, so a split
-vote is a failure to look at.
+vote is a failure to look at. With no judge op, an eval harness's score in the answer's own metadata (``{"eval":
+{"score": 0}}``) is the verdict.
 """
 
 from __future__ import annotations
@@ -71,4 +72,29 @@ def verdicts(G: nx.DiGraph) -> dict[str, bool]:
         judge = str(G.nodes[writer].get("sc_op_id") or writer)
         if judge not in votes.setdefault(key, {}) or d.get("sc_class") == "judge_score":
             votes[key][judge] = verdict
+    for n, d in G.nodes(data=True):  # no judge op: a score an eval harness wrote into the answer's metadata
+        if d.get("kind") != "answer" or (verdict := _marked(d.get("metadata"))) is None:
+            continue
+        key = _question(G, n)
+        if key is not None and key not in votes:
+            votes[key] = {n: verdict}
     return {key: 2 * sum(said.values()) > len(said) for key, said in votes.items()}
+
+
+def _marked(meta: Any) -> bool | None:
+    """The verdict an answer's metadata holds under an evaluation key (``{"eval": {"score": 0}}``,
+    ``{"judge_score": 1}``, ``{"evaluation": {"correct": false}}``), or None."""
+    if not isinstance(meta, dict):
+        return None
+    for key, value in meta.items():
+        word = str(key).lower()
+        if word in ("eval", "evaluation", "judge", "judgement", "judgment", "grade", "grading") and isinstance(
+                value, dict):
+            found = verdict_of({k: v for k, v in value.items() if k in _KEYS})
+        elif word in ("judge_score", "eval_score", "verdict", "is_correct", "correct"):
+            found = verdict_of(value)
+        else:
+            continue
+        if found is not None:
+            return found
+    return None

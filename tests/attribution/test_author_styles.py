@@ -6,7 +6,9 @@ the trace is written, not what happened: op names in another namespace and case 
 → ``invalidation``), the speaker moved from the metadata into the text (``**Chloe:** ...``) or into a message object
 (``{"role", "text"}``), questions and predictions as message objects, the question's role in its metadata instead
 of its class, the question lower-cased without its question mark (a speech transcript), and a delete written as a
-``(nil)`` field, a ``null`` value, an ``invalid_at`` stamp or ``status: retracted``. memtrace's error type and op
+``(nil)`` field, a ``null`` value, an ``invalid_at`` stamp, ``status: retracted``, FHIR's ``verificationStatus:
+entered-in-error``, ``status: cancelled`` or a TTL sweep's ``expired: true``; messages as records ``{"author",
+"text"}`` of the system's own category. memtrace's error type and op
 must not move.
 """
 
@@ -184,6 +186,16 @@ def _speaker_in_message(doc: Doc) -> Doc:
     return doc
 
 
+def _message_records(doc: Doc) -> Doc:
+    """The conversation's messages as records of the system's own category (``portal_msg``), the speaker as their
+    ``author``, nothing in the metadata."""
+    for n in _turns(doc):
+        speaker = n["metadata"].pop("speaker")
+        n["category"], n["class_name"] = "portal_msg", None
+        n["value"] = json.dumps({"author": speaker, "text": str(n["value"]).removeprefix(f"{speaker}: ")})
+    return doc
+
+
 def _questions(doc: Doc) -> list[dict[str, Any]]:
     G, _ = from_memtrace(copy.deepcopy(doc), source="style.json")
     ids = {d["sc_id"] for _, d in G.nodes(data=True) if d.get("kind") == "question"}
@@ -252,7 +264,10 @@ def _tombstone(style: str) -> Callable[[Doc], Doc]:
                           "invalid_at": json.dumps({**record, "invalid_at": "2024-10-13T09:00:00Z"}),
                           "retracted": json.dumps({**record, "status": "retracted"}),
                           "valid_to": json.dumps({**record, "valid_from": "2024-01-01", "valid_to": "2024-10-13"}),
-                          "superseded": json.dumps({**record, "status": "SUPERSEDED"})}[style]
+                          "superseded": json.dumps({**record, "status": "SUPERSEDED"}),
+                          "entered-in-error": json.dumps({**record, "verificationStatus": "entered-in-error"}),
+                          "expired": json.dumps({**record, "expired": True, "expired_at_tick": 1902}),
+                          "cancelled": json.dumps({**record, "status": "cancelled"})}[style]
         return doc
     return rewrite
 
@@ -266,7 +281,9 @@ STYLES: dict[str, Callable[[Doc], Doc]] = {
     "role in metadata": _role_in_metadata, "spoken question": _spoken_question,
     "(nil) field": _tombstone("(nil)"), "null value": _tombstone("null"), "invalid_at": _tombstone("invalid_at"),
     "status retracted": _tombstone("retracted"), "valid_to": _tombstone("valid_to"),
-    "status superseded": _tombstone("superseded"),
+    "status superseded": _tombstone("superseded"), "entered-in-error": _tombstone("entered-in-error"),
+    "expired flag": _tombstone("expired"), "status cancelled": _tombstone("cancelled"),
+    "message records": _message_records,
 }
 
 
@@ -326,7 +343,8 @@ def test_styles_compose(bases):
         styled = copy.deepcopy(doc)
         for style, rewrite in STYLES.items():
             if style not in ("(nil) field", "null value", "status retracted", "speaker in a message object",
-                             "valid_to", "status superseded"):
+                             "valid_to", "status superseded", "entered-in-error", "expired flag",
+                             "status cancelled", "message records"):
                 styled = rewrite(styled)
         assert _blame(styled, question, gold, evidence) == expected, name
 
