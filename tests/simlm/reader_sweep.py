@@ -84,12 +84,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sure", type=floats, default=[learned.SURE])
     parser.add_argument("--override", type=floats, default=[learned.OVERRIDE])
     parser.add_argument("--plain", type=floats, default=[learned.OVERRIDE_PLAIN])
+    parser.add_argument("--per-corpus", action="store_true", help="print each held-out corpus's counts too")
     args = parser.parse_args(argv)
     settings = list(itertools.product(args.agree, args.sure, args.override, args.plain))
     rows = []
     for row in held_out_counts(args.c, settings):
         rows.append(row)
-        if row[1] == settings[-1]:
+        if args.per_corpus:
+            print(f"C={row[0]:g} {row[1]} {row[2]}: {row[3]}", flush=True)
+        elif row[1] == settings[-1]:
             print(f"C={row[0]:g}: {row[2]} held out", flush=True)
     print("\n".join(table(rows)))
 
