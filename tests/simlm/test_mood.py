@@ -24,7 +24,7 @@ MOOD = [
     ("extract", "Had the extractor resolved relative dates, these answers would have been right.", ""),
     # mended by the 16th and 17th corpora:
     ("rewrite_query", "The team is discussing whether to expand queries with synonyms.", ""),
-    ("update", "If we ever add deletion limits, only retracted memories might be removed.", "misread"),
+    ("update", "If we ever add deletion limits, only retracted memories might be removed.", ""),
     ("summarize", "Keeping every detail is planned for version 3.", ""),
     ("answer", "We are thinking about combining several memories per answer next year.", ""),
     ("extract", "Capturing every participant is a proposal under review.", "misread"),
@@ -36,7 +36,7 @@ MOOD = [
     ("answer", "Elsewhere one might pull every memory together into the answer.", "misread"),
     ("rewrite_query", "Synonym lists may be appended to the query in a future release.", ""),
     # mended by the 14th and 15th corpora, misread again since the 16th and 17th joined:
-    ("extract", "Resolving relative dates could be switched on later.", "misread"),
+    ("extract", "Resolving relative dates could be switched on later.", ""),
     ("extract", 'If the user requests "every detail of the itinerary", store the itinerary as one memory.', ""),
 ]
 
