@@ -53,14 +53,19 @@ def _rename_ops(doc: Doc) -> Doc:
 _SYNONYMS = {"update": "reconcile", "deletion": "invalidation", "write": "apply", "sync": "upsert"}
 
 
-def _category_words(doc: Doc) -> Doc:
-    """The system's own words for the categories of its update and delete ops."""
+def _recategorised(doc: Doc, words: dict[str, str]) -> Doc:
+    """Each op's category (and its edges') in ``words``' other word for it."""
     ops = {op["op_id"]: op for op in doc["data"]["operations"]}
     for op in ops.values():
-        op["category"] = _SYNONYMS.get(op["category"], op["category"])
+        op["category"] = words.get(op["category"], op["category"])
     for e in doc["data"]["edges"]:
         e["category"] = ops[e["op_id"]]["category"]
     return doc
+
+
+def _category_words(doc: Doc) -> Doc:
+    """The system's own words for the categories of its update and delete ops."""
+    return _recategorised(doc, _SYNONYMS)
 
 
 _STAGE_WORDS = {"retrieval": "recall", "response": "reply", "extraction": "memory_extraction", "generation": "reply"}
@@ -68,12 +73,7 @@ _STAGE_WORDS = {"retrieval": "recall", "response": "reply", "extraction": "memor
 
 def _stage_words(doc: Doc) -> Doc:
     """Other words for the categories of extraction, retrieval and answering ops."""
-    ops = {op["op_id"]: op for op in doc["data"]["operations"]}
-    for op in ops.values():
-        op["category"] = _STAGE_WORDS.get(op["category"], op["category"])
-    for e in doc["data"]["edges"]:
-        e["category"] = ops[e["op_id"]]["category"]
-    return doc
+    return _recategorised(doc, _STAGE_WORDS)
 
 
 def _judge_words(doc: Doc) -> Doc:
