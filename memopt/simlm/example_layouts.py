@@ -35,7 +35,7 @@ from memopt.simlm.example_parts import CUES, QUESTION
 __all__ = ["as_lines", "key_words", "section_hints", "BULLET", "HEADING", "LABEL"]
 
 BULLET = re.compile(r"^\s*(?:[-*•+>–—◦‣·▪]+|\d+[.)]|\(\w\))\s+")
-LABEL = re.compile(r"^(?P<label>[^\W\d_][\w '/()#.-]{0,60}?)\s*(?::|(?<![=!<>])=(?![=>])|\s[-–—]+>?(?=\s)|=>)\s*"
+LABEL = re.compile(r"^(?P<label>[^\W\d_][\w '/()#.·-]{0,60}?)\s*(?::|(?<![=!<>])=(?![=>])|\s[-–—]+>?(?=\s)|=>)\s*"
                    r"(?P<rest>.*)$")  # 'a == b' is no label
 _QUOTES = str.maketrans({"«": "“", "»": "”", "„": "“", "‹": "“", "›": "”", "「": "“", "」": "”", "『": "“",
                          "』": "”", "：": ":"})
@@ -214,7 +214,7 @@ def _tables(text: str) -> list[tuple[int, int, Any]]:
     while i < len(lines):
         for sep in "|\t;,":
             header = _cells(lines[i], sep)
-            if not header or not all(_COLUMN.match(h) for h in header) or \
+            if not header or not all(_COLUMN.match(h) or sep == "|" and h.isdigit() for h in header) or \
                     (sep == "|" and not (i + 1 < len(lines) and _RULE.match(lines[i + 1]))):
                 continue
             j, rows, read = i + 1 + (sep == "|"), [], csv.reader((f"{line}\n" for line in lines[i + 1:]), delimiter=sep)

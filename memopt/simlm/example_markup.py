@@ -98,9 +98,14 @@ def _pairs(pairs: list[list]) -> dict:
     return record
 
 
+_BOX = str.maketrans({**dict.fromkeys("│┃║╎╏┆┇┊┋", "|"), **dict.fromkeys("─━═╌╍┄┅┈┉", "-"),
+                     **{chr(c): "+" for c in range(0x250C, 0x254C)}, **{chr(c): "+" for c in range(0x2552, 0x256D)}})
+
+
 def _ascii(text: str) -> str:
-    """An ASCII table with '+----+' borders as a Markdown one (the border under its first row its rule)."""
-    lines, out, seen = text.split("\n"), [], 0
+    """A table drawn with '+----+' borders or box-drawing characters ('┌──┬──┐', '│') as a Markdown one (the
+    border under its first row its rule)."""
+    lines, out, seen = text.translate(_BOX).split("\n"), [], 0
     for i, line in enumerate(lines):
         border = re.fullmatch(r"\s*\+(?:[-=]+\+)+\s*", line)
         row = re.fullmatch(r"\s*\|.*\|\s*", line)
@@ -116,7 +121,30 @@ def _ascii(text: str) -> str:
 
 
 _INSERT = re.compile(r"(?is)\binsert\s+into\s+[\w.\"`]+\s*\(([^()]*)\)\s*values\s*")
-_SQL_VALUE = re.compile(r"\s*(?:'((?:[^']|'')*)'|(null)|([-\w.]+))\s*(,|\))", re.I)
+# a literal ('text', '' inside; $$text$$ or $tag$text$tag$ in PostgreSQL; a number; NULL), ARRAY[ or ], a cast
+_SQL_VALUE = re.compile(r"\s*(?:[EN]?'(?P<q>(?:[^']|'')*)'|(?P<tag>\$\w*\$)(?P<d>.*?)(?P=tag)|(?P<open>ARRAY\s*\[)|"
+                        r"(?P<close>\])|(?P<w>[-\w.]+))(?:\s*:\s*:\s*[\w\[\] ]+?)?\s*(?P<end>,|\)|(?=\]))?",
+                        re.I | re.S)
+
+
+def _sql_row(text: str, at: int) -> tuple[list[Any], int]:
+    """The values of one row of VALUES from its '(' on (an ARRAY[...] a list), and where the row ends."""
+    values: list[Any] = []
+    stack = [values]
+    while (v := _SQL_VALUE.match(text, at)) is not None:
+        at = v.end()
+        if v["open"]:
+            stack.append([])
+            continue
+        if v["close"]:
+            item: Any = stack.pop() if len(stack) > 1 else []
+        else:
+            item = v["q"].replace("''", "'") if v["q"] is not None else v["d"] if v["tag"] else \
+                "" if v["w"].lower() == "null" else v["w"]
+        stack[-1].append(item)
+        if v["end"] == ")" and len(stack) == 1:
+            break
+    return values, at
 
 
 def sql_records(text: str) -> list[tuple[int, int, Any]]:
@@ -126,12 +154,7 @@ def sql_records(text: str) -> list[tuple[int, int, Any]]:
         columns = [c.strip(" \"`\n") for c in m[1].split(",")]
         rows, at = [], m.end()
         while at < len(text) and text[at] == "(":
-            values, at = [], at + 1
-            while (v := _SQL_VALUE.match(text, at)) is not None:
-                values.append(v[1].replace("''", "'") if v[1] is not None else "" if v[2] else v[3])
-                at = v.end()
-                if v[4] == ")":
-                    break
+            values, at = _sql_row(text, at + 1)
             rows.append({c: x for c, x in zip(columns, values, strict=False) if x})
             sep = re.match(r"\s*,\s*(?=\()", text[at:])
             at += sep.end() if sep else 0
@@ -143,7 +166,7 @@ def sql_records(text: str) -> list[tuple[int, int, Any]]:
 def tool_markup(text: str) -> str:
     """A text with its tools' markup as plain labelled lines: ASCII borders, wiki markup, the writers' chat handles,
     brace blocks, log levels and event times."""
-    text = _ascii(text) if "+-" in text or "+=" in text else text
+    text = _ascii(text) if re.search(r"\+[-=]|[\u2500-\u257f]", text) else text
     text = _HANDLE.sub("", _wiki(text))  # '[10:02] maya: ...': a line of the writers' own chat is prose
     # protobuf text and other brace blocks: 'turn {' heads the lines indented under it, '}' closes it
     if _BLOCK.search(text):  # a bare name before '{' (no JSON key): the outermost block is the record itself

@@ -419,8 +419,8 @@ class _Reader:
 
     def speaker_near(self, before: str, after: str) -> str | None:
         """The name a quoted utterance is attributed to ('Zane said "..."', 'Zane: "..."', '"...", said Zane', 'source
-        turn (Zane): ...')."""
-        named = re.search(r"\(([A-Z][\w'-]*)\)\W*$", before) if _TURN.search(before) else None
+        turn (Zane): ...', 'turn · Zane: ...': a name ending a label of turns)."""
+        named = re.search(r"\b([A-Z][\w'-]*)\)?\W*$", before) if _TURN.search(before) else None
         found = [m.group(1) or m.group(m.lastindex or 1) for m in (_SAID_BEFORE.search(before[-60:]),
                                                                     _SAID_AFTER.match(after), named) if m]
         return next((n for n in found if self.is_name(n)), None)

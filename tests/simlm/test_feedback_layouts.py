@@ -1,0 +1,50 @@
+"""SimLM's reflection reads feedback laid out by more tools and voices (issue 47f): tables drawn with box-drawing
+characters, PostgreSQL literals, and the other mechanisms below. One construction per mechanism, worded here (people,
+values and labels of our own); each names the parts a person reads in it."""
+
+from __future__ import annotations
+
+from memopt.simlm.examples import read_feedback
+
+Q, GOLD, GOT = "Which choir does Tomas sing in?", "Harbour Voices", "Lakeside Chorale"
+TURN = "I sing bass with Harbour Voices on Thursday nights."
+KEPT = ["Tomas bought a red kayak", "Tomas is training for a half marathon"]
+READ = ["[4 April 2024] Tomas joined Lakeside Chorale's mailing list", "[8 April 2024] Tomas sings with Harbour Voices"]
+
+
+def _one(text: str):
+    [example] = read_feedback(text).examples
+    return example
+
+
+def _parts(ex) -> tuple:
+    return ex.question, ex.gold, ex.answer, ex.turns
+
+
+def test_a_table_drawn_with_box_characters_is_read_as_a_table():
+    """'┌──┬──┐' borders and '│' bars are a table's; a first row of a label and a number heads a two-column record;
+    a row label naming a turn and a name ('utterance · Tomas') labels Tomas's words."""
+    width = 60
+    rows = [("ref", "17"), None, ("query", Q), ("right", GOLD), ("bot said", GOT), ("utterance · Tomas", TURN),
+            ("kept #1", KEPT[0]), ("kept #2", KEPT[1])]
+    lines = ["┏" + "━" * 20 + "┳" + "━" * width + "┓"]
+    for row in rows:
+        lines.append("┣" + "━" * 20 + "╋" + "━" * width + "┫" if row is None else
+                     f"┃ {row[0]:<18} ┃ {row[1]:<{width - 2}} ┃")
+    lines.append("┗" + "━" * 20 + "┻" + "━" * width + "┛")
+    ex = _one("\n".join(lines))
+    assert _parts(ex) == (Q, GOLD, GOT, [("Tomas", TURN)])
+    assert ex.items == KEPT
+
+
+def test_an_sql_insert_with_dollar_quotes_and_an_array():
+    """PostgreSQL literals: $$text$$ and $tag$text$tag$ are strings (an apostrophe inside stays), ARRAY[...] with a
+    cast is a list, NULL is nothing."""
+    text = ("INSERT INTO recall_misses (n, prompt, right_answer, bot_answer, remark, fetched) VALUES (\n"
+            f"  4, $q$Which choir does Tomas sing in?$q$, $${GOLD}$$, E'{GOT}', NULL,\n"
+            f"  ARRAY[$${READ[0]}$$, $${READ[1]}$$]::text[]\n);\n"
+            "INSERT INTO recall_turns (n, who, said) VALUES\n"
+            f"  (4, $$Tomas$$, $${TURN}$$);")
+    ex = _one(text)
+    assert _parts(ex) == (Q, GOLD, GOT, [("Tomas", TURN)])
+    assert ex.context == READ
