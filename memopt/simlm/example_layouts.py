@@ -37,7 +37,7 @@ __all__ = ["as_lines", "key_words", "section_hints", "BULLET", "HEADING", "LABEL
 BULLET = re.compile(r"^\s*(?:[-*•+>–—◦‣·▪]+|\d+[.)]|\(\w\))\s+")
 LABEL = re.compile(r"^(?P<label>[^\W\d_][\w '/()#.·-]{0,60}?)\s*(?::|(?<![=!<>])=(?![=>])|\s[-–—]+>?(?=\s)|=>)\s*"
                    r"(?P<rest>.*)$")  # 'a == b' is no label
-_QUOTES = str.maketrans({"«": "“", "»": "”", "„": "“", "‹": "“", "›": "”", "「": "“", "」": "”", "『": "“",
+_QUOTES = str.maketrans({"«": "“", "»": "”", "„": "“", "「": "“", "」": "”", "『": "“",
                          "』": "”", "：": ":"})
 _TAG = re.compile(r"<(?P<tag>[A-Za-z][\w-]*)(?P<attrs>(?:\s+[\w:-]+=\"[^\"]*\")*)\s*>(?P<body>[^<>\n]*)</(?P=tag)>")
 _ASKED = re.compile(r"(?im)^\W*([^\W\d_][\w ]{0,30}?)\s*[:=]\s*(?:when|what|where|who|whom|whose|which|why|how)\b"
@@ -98,7 +98,7 @@ def _normalize(text: str) -> str:
     text = re.sub(r"^\s*</?[A-Za-z][\w-]*>\s*$", "", text, flags=re.M)  # a bare opening or closing tag
     text = re.sub(r"(?<![\w:]):[a-z0-9_+-]+:(?![\w:])", "", text)  # an emoji shortcode (':face_palm:')
     text = _SPANS.sub(_span, text)
-    text = re.sub(r"„([^“”„\n]*)[“”]", r"“\1”", text).translate(_QUOTES)
+    text = re.sub(r"„([^“”„\n]*)[“”]|‹([^‹›\n]*)›", r"“\1\2”", text).translate(_QUOTES)  # a lone › points
     text = _SPEAKER_PAIR.sub(r"\2: “\4”", text)  # ('Xavi', 'I adopted a rabbit'): a speaker and the words
     text = re.sub(r"“[ \t]+", "“", re.sub(r"[ \t]+”", "”", text))
     text = prose_marks(text)

@@ -163,6 +163,44 @@ def sql_records(text: str) -> list[tuple[int, int, Any]]:
     return out
 
 
+# a pictograph or symbol decorating a line's start ('☑ Expected', '🔴 Alert', '▸ Details', '⚠️ Cause')
+_ICON = re.compile(r"(?m)^([ \t]*)(?:[\u2190-\u21ff\u2300-\u23ff\u25a0-\u27bf\u2b00-\u2bff\U0001F000-\U0001FAFF]"
+                   r"[\ufe0f\u200d]*[ \t]*)+(?=\S)")
+_GAP = re.compile(r"\s{2,}")
+_COLUMN_NAME = re.compile(r"[^\W\d][\w .#/'-]{0,30}")
+
+
+def _fixed_width(text: str) -> str:
+    """Columns aligned with spaces (two or more apart): a run of lines each a short label and its value ('expected
+    Milo', a pandas Series) as labelled lines; a header of column names over rows of as many cells (after a row
+    number: a pandas DataFrame) as a Markdown table."""
+    lines, out, i = text.split("\n"), [], 0
+    cells = [_GAP.split(line.strip()) if "|" not in line else [] for line in lines]
+    while i < len(lines):
+        j = i
+        while j < len(lines) and len(cells[j]) == 2 and _COLUMN_NAME.fullmatch(cells[j][0]) and \
+                len(cells[j][0].split()) <= 3:
+            j += 1
+        if j - i >= 2:  # labels and their values
+            out += [f"{lines[k][:len(lines[k]) - len(lines[k].lstrip())]}{a}: {b}" for k in range(i, j)
+                    for a, b in [cells[k]]]
+            i = j
+            continue
+        header, rows, j = cells[i], [], i
+        while len(header) >= 2 and all(_COLUMN_NAME.fullmatch(h) for h in header) and j + 1 < len(lines) and \
+                len(cells[j + 1]) in (len(header), len(header) + 1):
+            rows.append(cells[j + 1][-len(header):])
+            j += 1
+        if rows:  # a header of column names over its rows
+            out += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+            out += ["| " + " | ".join(r) + " |" for r in rows]
+            i = j + 1
+            continue
+        out.append(lines[i])
+        i += 1
+    return "\n".join(out)
+
+
 def tool_markup(text: str) -> str:
     """A text with its tools' markup as plain labelled lines: ASCII borders, wiki markup, the writers' chat handles,
     brace blocks, log levels and event times."""
@@ -172,7 +210,7 @@ def tool_markup(text: str) -> str:
     if _BLOCK.search(text):  # a bare name before '{' (no JSON key): the outermost block is the record itself
         text = _BLOCK.sub(lambda m: f"{m[1]}{m[2]}:\n" if m[1] else "", text)
         text = re.sub(r"(?m)^[ \t]*\}[ \t]*,?[ \t]*$\n?", "", text)
-    text = "\n".join(_log_line(line) for line in text.split("\n"))
+    text = _fixed_width("\n".join(_log_line(line) for line in _ICON.sub(r"\1", text).split("\n")))
     return _CLOCK.sub("", text)  # 'T+07m  mem0.extract runs ...', '10:02:11 ...': an event's time is no part of it
 
 

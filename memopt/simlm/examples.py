@@ -57,7 +57,8 @@ from memopt.simlm.example_text import without_op as _without_op
 
 __all__ = ["Reading", "read_feedback"]
 
-TURN = re.compile(r"^(?P<who>[A-Z][\w'-]*(?: [A-Z][\w'-]*)?)\s*(?:\([^)]{0,30}\))?(?::|\s[-–—]+|\s>)\s+(?P<text>\S.*)$")
+TURN = re.compile(r"^(?P<who>[A-Z][\w'-]*(?: [A-Z][\w'-]*)?)\s*(?:\([^)]{0,30}\))?(?::|\s[-–—]+|\s[>›])\s+"
+                  r"(?P<text>\S.*)$")
 ERROR_NAME = re.compile(r"\b[A-Z][a-z]+(?:[A-Z][a-z]+)*(?:Error|Failure|Fault)\b")
 _OP_NAME = re.compile(r"\b(?:blamed on|blame falls on|blame goes to|caused by|fault of|in|at)\s+(?:the\s+)?"
                       r"([a-z][\w-]*\.[a-z][\w.-]*)")
@@ -259,7 +260,10 @@ class _Reader:
                 break
             if not label["rest"].strip():
                 return
-            hint, text = f"{hint} {key_words(_without_op(label['label']))}", label["rest"].strip()
+            op_title = re.fullmatch(r"[a-z]\w*\.[a-z][\w.]*\s*[-–—]+\s.*", text)  # 'mem0.answer — why': a title
+            ex.operation = ex.operation or (label["label"] if op_title else None)
+            hint = hint if op_title else f"{hint} {key_words(_without_op(label['label']))}"
+            text = label["rest"].strip()
             ex.shows_output |= bool(_HELD.search(hint) and not _READ.search(hint))
             kind = _named_field(hint)
         if kind:

@@ -48,3 +48,25 @@ def test_an_sql_insert_with_dollar_quotes_and_an_array():
     ex = _one(text)
     assert _parts(ex) == (Q, GOLD, GOT, [("Tomas", TURN)])
     assert ex.context == READ
+
+
+def test_columns_aligned_with_spaces():
+    """A run of 'label   value' lines (a pandas Series, property rows with an icon before them) is labelled lines; a
+    header of column names over numbered rows (a pandas DataFrame) is a table."""
+    text = (f"✅ query        {Q}\n🟢 right        {GOLD}\n⛔ bot said     {GOT}\nName: 3, dtype: object\n\n"
+            f"   person{' ' * 40}line\n0   Tomas  {TURN}\n\n"
+            f"    role{' ' * 30}fact\n0  kept  {KEPT[0]}\n1  kept  {KEPT[1]}")
+    ex = _one(text)
+    assert _parts(ex) == (Q, GOLD, GOT, [("Tomas", TURN)])
+    assert ex.items == KEPT
+
+
+def test_an_alert_with_an_operation_title_and_pointed_turns():
+    """'mem0.answer — why' is a title naming the operation (its 'answer' labels nothing); 'Tomas › words' is Tomas's
+    turn (a lone '›' points; '‹X›' is still a quote)."""
+    text = (f"mem0.answer — two fetched lines held the choir, neither was used\nquery: ‹{Q}›\nexpected: {GOLD}\n"
+            f"bot said: {GOT}\n"
+            f"chat: Tomas › {TURN}\nfetched: {READ[0]}\nfetched: {READ[1]}")
+    ex = _one(text)
+    assert _parts(ex) == (Q, GOLD, GOT, [("Tomas", TURN)])
+    assert ex.context == READ and ex.operation == "mem0.answer"
