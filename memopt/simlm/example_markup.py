@@ -164,8 +164,8 @@ def sql_records(text: str) -> list[tuple[int, int, Any]]:
 
 
 # a pictograph or symbol decorating a line's start ('☑ Expected', '🔴 Alert', '▸ Details', '⚠️ Cause')
-_ICON = re.compile(r"(?m)^([ \t]*)(?:[\u2190-\u21ff\u2300-\u23ff\u25a0-\u27bf\u2b00-\u2bff\U0001F000-\U0001FAFF]"
-                   r"[\ufe0f\u200d]*[ \t]*)+(?=\S)")
+_ICONS = r"[\u2300-\u23ff\u25a0-\u27bf\u2b00-\u2bff\U0001F000-\U0001FAFF][\ufe0f\u200d]*"
+_ICON = re.compile(rf"(?m)^([ \t]*)(?:{_ICONS}[ \t]*)+(?=\S)")
 _GAP = re.compile(r"\s{2,}")
 _COLUMN_NAME = re.compile(r"[^\W\d][\w .#/'-]{0,30}")
 
@@ -217,9 +217,23 @@ def tool_markup(text: str) -> str:
 def prose_marks(text: str) -> str:
     """Marks of formal or terse prose as quotes and labels: ‘X’, 'key ..... value', '(i) X; (ii) Y', run-in
     headings."""
-    text = re.sub(r"(?m)^\[[a-z][^\]\n]{0,40}\]\s*", "", text)  # '[voice memo, transcribed]': an editor's tag
+    # '[dictated] ...', a line '[Memo 3 — 01:12 — transcript]': an editor's tag
+    text = re.sub(r"(?m)^\[(?:[a-z][^\]\n]{0,40}\]\s*|[^\]\n]{1,60}\][ \t]*$)", "", text)
     text = re.sub(r"(?i)(?<=[\s,])(?:um+|uh+|uhm|erm|hmm+)\b,?\s*", "", text)  # a spoken filler
-    text = re.sub(r"(?m)^(?:Right|Okay|OK|So|Well|Alright|Anyway),\s+", "", text)  # 'Right, the question ...'
+    text = re.sub(r"(?i),?[ \t]+(?:so yeah|you know|okay|ok)[ \t]*$|(?<=\s)(?:so yeah|you know)\b,?\s*", "", text,
+                  flags=re.M)
+    text = re.sub(r"(?m)^(?:(?:Right|Okay|OK|So|Well|Alright|Anyway),|(?:okay|ok|so|and|like|yeah)\b)\s+",
+                  "", text)  # 'Right, the question ...', 'okay so this is case 1'
+    text = re.sub(r"(?m)^\(?\d{1,2}/\d{1,2}\)?[ \t]+", "", text)  # '3/6 ...': a post's place in a thread
+    text = re.sub(r"[ \t]*(?:[👇⬇↓]\ufe0f?)+[ \t]*$", ":", text, flags=re.M)  # 'what it wrote 👇': what follows
+    text = re.sub(rf"(?m)[ \t]+(?:{_ICONS}[ \t]*)+$", "", text)  # a closing icon ('a fun one 🧵')
+    # 'the line, from Zane:' over a line quoting it: one line ('from Zane: “...”')
+    text = re.sub(r"(?m)^([ \t]*\S+(?:[ \t]+\S+){2,}:)[ \t]*\n[ \t]*(?=[“\"][^\n]*[”\"][ \t]*$)", r"\1 ", text)
+    # 'what it read was item 1 A then item 2 B': items read out
+    text = re.sub(r"(?i)(?:\s+(?:then|and))?\s+(?:item|number)\s+(?:\d+|one|two|three)\s+(?=[A-Z\[“\"])",
+                  lambda m: " " if re.fullmatch(r"(?i)\s+\w+\s+(?:1|one)\s+", m[0]) else " and ", text)
+    # 'the line is from Zane, I read it word for word I went ...': a quote read out
+    text = re.sub(r"(?i)\b(?:word for word|verbatim)[,:]?\s+([^“\"\n]+?[.!?])(?=\s|$)", r"word for word: “\1”", text)
     text = _SPOKEN_QUOTE.sub(r"“\1”", text)  # 'quote, I adopted a rabbit unquote': a quote read aloud
     text = _SINGLE.sub(r"“\1”", text)  # ‘X’ (a ’ inside a word is an apostrophe: ‘Xavi’s rabbit’)
     text = re.sub(r"(?m)^([ \t]*[^\W\d][\w /;&()-]{0,40}?)[ \t]*\.{3,}[ \t]*", r"\1: ", text)  # 'stage ..... x'

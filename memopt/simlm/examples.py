@@ -79,8 +79,8 @@ _CLAUSES = re.compile(r";\s+|\s*(?:<-+|←|<=+)\s*|(?<=[.!])\s+(?=[A-Z\"“'])|"
                       r"expected|gold|the system|the model|it said|it answered|should|instead|predicted|correct|"
                       r"(?:the\s+)?(?:right|correct|expected|real|true)?\s*answer)\b)", re.I)
 _HOLDING = re.compile(r"^(?P<lead>(?:\w+\W+){0,6}?(?:held|holds|contained|contains|had|has|stored|stores|kept|keeps|"
-                      r"produced|produces|read|reads|retrieved|returned|saved|recorded)(?:\s+only)?"
-                      r"(?:\s+(?:was|were|is|are))?\s*:?)\s+"
+                      r"wrote|produced|produces|read|reads|retrieved|returned|saved|recorded)(?:\s+only)?)"
+                      r"(?:\s+(?:was|were|is|are))?\s*:?\s+"
                       r"(?P<rest>.+)$", re.I)
 _LABEL_HEAD = re.compile(r"(?:\s+[\w'.-]+){0,3}\s*(?:\([^)\n]{0,30}\))?\s*:")  # 'Impact:', 'Erwartet (expected):'
 _DOTTED = re.compile(r"(?<=\s)[a-z]\w*\.[a-z][\w.]*")  # 'consulted by mem0.answer': the op's name, no role word
@@ -93,6 +93,19 @@ _APPOSITIVE = re.compile(r",[^,;:\n]{1,40},")
 _JOINER = re.compile(r"\s*(?:[+&,;|/]|\band\b|\bor\b|\bplus\b|,\s*and\b)?\s*", re.I)
 _SENTENCE_END = re.compile(r"[.!?]\s+(?=[A-Z\"'“(])")
 _READ, _HELD, _TURN, _REMOVED = CUES["read"], CUES["held"], CUES["turn"], CUES["removal"]
+
+def _clauses(text: str) -> list[str]:
+    """A text's clauses: split at '; ', an arrow, a sentence's end or a comma before role words, and, unpunctuated
+    (speech), at a conjunction whose clause is led by role words ('the right one is X but what came back was Y')."""
+    out: list[str] = []
+    for clause in _CLAUSES.split(text):
+        first, *rest = re.split(r"\s+(?=(?:but|and|while|whereas|so)\s)", clause)
+        out.append(first)
+        for part in rest:
+            led = role_of(lead_words(part.split(None, 1)[-1])[0]) is not None
+            out[-1:] = [out[-1], part] if led else [f"{out[-1]} {part}"]
+    return out
+
 
 Phrases = list[tuple[str, str | None]]  # short answer phrases with their role ("gold", "answer" or None)
 
@@ -296,7 +309,7 @@ class _Reader:
         elif gone := unquoted_removal(text, lambda t: is_statement(t, self.is_name)):
             ex.removed, ex.shows_output = [*ex.removed, gone], True
         else:
-            for clause in _CLAUSES.split(text):
+            for clause in _clauses(text):
                 self.piece(ex, phrases, hint, clause)
 
     def quoted(self, ex: Example, phrases: Phrases, hint: str, text: str, quotes: list[re.Match]) -> None:
@@ -354,7 +367,7 @@ class _Reader:
             inner = _INNER_QUESTION.search(question, 1)  # 'When asked Who wrote ...?' → 'Who wrote ...?'
             ex.question = ex.question or (question[inner.start():] if inner else question)
             rest = text[asked.end():]  # 'For the question ...? the system answered X'
-            for clause in _CLAUSES.split(rest) if not quoted and words(rest) else ():
+            for clause in _clauses(rest) if not quoted and words(rest) else ():
                 self.piece(ex, phrases, hint, clause)
             return
         lead, body = lead_words(text)
@@ -398,7 +411,7 @@ class _Reader:
             ex.shows_output = True
             return
         held = _HOLDING.match(body)  # 'the memory held X', 'it stored X': X is what the memory held
-        told = re.split(r",?\s+and\s+(?=[A-Z])|;\s+", held.group("rest")) if held else []
+        told = re.split(r",?\s+and\s+(?=[A-Z\[])|;\s+", held.group("rest")) if held else []
         if held and all(is_statement(t, self.is_name) for t in told):  # 'what got stored was A, and B'
             for statement in told:
                 self.piece(ex, phrases, f"{hint} {held.group('lead')}", statement, after=after)
@@ -425,8 +438,9 @@ class _Reader:
         """The name a quoted utterance is attributed to ('Zane said "..."', 'Zane: "..."', '"...", said Zane', 'source
         turn (Zane): ...', 'turn · Zane: ...': a name ending a label of turns)."""
         named = re.search(r"\b([A-Z][\w'-]*)\)?\W*$", before) if _TURN.search(before) else None
+        source = re.search(r"\b(?:from|by)\s+([A-Z][\w'-]*)[^“\"]*$", before[-60:])  # 'the line is from Zane: “...'
         found = [m.group(1) or m.group(m.lastindex or 1) for m in (_SAID_BEFORE.search(before[-60:]),
-                                                                    _SAID_AFTER.match(after), named) if m]
+                                                                    _SAID_AFTER.match(after), named, source) if m]
         return next((n for n in found if self.is_name(n)), None)
 
 

@@ -70,3 +70,26 @@ def test_an_alert_with_an_operation_title_and_pointed_turns():
     ex = _one(text)
     assert _parts(ex) == (Q, GOLD, GOT, [("Tomas", TURN)])
     assert ex.context == READ and ex.operation == "mem0.answer"
+
+
+def test_an_unpunctuated_auto_transcript():
+    """Speech transcribed without punctuation: a bracketed header line is an editor's tag; 'okay so' and 'so yeah'
+    are fillers; a conjunction opening a clause led by role words ends the clause before it; 'from Tomas ... word for
+    word' quotes Tomas; 'item 1 A then item 2 B' lists A and B, what 'it looked at' read."""
+    text = (f"[Recording 12 - 02:05 - machine transcript]\nokay so next one the question was {Q} and the right answer "
+            f"is {GOLD} but what came back was {GOT} so yeah\nthat quote is from Tomas and here it is word for word "
+            f"{TURN} okay\nwhat it read was item 1 {READ[0]} then item 2 {READ[1]}\nthats all")
+    ex = _one(text)
+    assert _parts(ex) == (Q, GOLD, GOT, [("Tomas", TURN)])
+    assert ex.context == READ and not ex.items
+
+
+def test_a_numbered_thread_of_posts():
+    """'2/5' numbers a post (no value); a pointing-down icon ends a line introducing what follows; a line ending in a
+    colon that names the speaker ('..., from Tomas:') and the quoted line under it are one line."""
+    text = (f"1/5 weird recall bug today 🤔\nquestion: {Q}\nthe bot: {GOT}\ncorrect one: {GOLD}\n\n"
+            f"2/5 here's the message it had, from Tomas:\n\"{TURN}\"\n\n"
+            f"3/5 and here's what it kept instead 👇\n– {KEPT[0]}\n– {KEPT[1]}\n\n4/5 more soon 🙏")
+    ex = _one(text)
+    assert _parts(ex) == (Q, GOLD, GOT, [("Tomas", TURN)])
+    assert ex.items == KEPT
