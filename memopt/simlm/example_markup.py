@@ -235,6 +235,11 @@ def prose_marks(text: str) -> str:
     # 'the line is from Zane, I read it word for word I went ...': a quote read out
     text = re.sub(r"(?i)\b(?:word for word|verbatim)[,:]?\s+([^“\"\n]+?[.!?])(?=\s|$)", r"word for word: “\1”", text)
     text = _SPOKEN_QUOTE.sub(r"“\1”", text)  # 'quote, I adopted a rabbit unquote': a quote read aloud
+    text = re.sub(r"(?m)[ \t]{2,}\d+(?:\.\d+)?[ \t]*/[ \t]*\d+[ \t]*$", "", text)  # 'Item 2      0 / 1': a mark
+    # a title in lenticular brackets ('【Cause】...') labels its line
+    text = re.sub(r"(?m)^([ \t]*)[【〖〔［]([^】〗〕］\n]{1,40})[】〗〕］][ \t]*", r"\1\2: ", text)
+    text = re.sub(r"(?<=[^\s:])\s*[\u2460-\u2473\u2776-\u2793]\s*", " | ", text)  # '①A ②B': a list
+    text = re.sub(r"[\u2460-\u2473\u2776-\u2793]\s*", "", text)
     text = _SINGLE.sub(r"“\1”", text)  # ‘X’ (a ’ inside a word is an apostrophe: ‘Xavi’s rabbit’)
     text = re.sub(r"(?m)^([ \t]*[^\W\d][\w /;&()-]{0,40}?)[ \t]*\.{3,}[ \t]*", r"\1: ", text)  # 'stage ..... x'
     text = re.sub(r"(?<=[:;,] )\((?:[ivx]{1,4}|[a-h]|\d{1,2})\)\s+", "", text)  # '(i) “X”; (ii) “Y”', '(a) X; (b) Y'

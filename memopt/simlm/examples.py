@@ -92,7 +92,9 @@ _NAMED_VALUE = re.compile(r"(?i).*\b(?:is|be|was|are|were|says|said|answers|answ
 _APPOSITIVE = re.compile(r",[^,;:\n]{1,40},")
 _JOINER = re.compile(r"\s*(?:[+&,;|/]|\band\b|\bor\b|\bplus\b|,\s*and\b)?\s*", re.I)
 _SENTENCE_END = re.compile(r"[.!?]\s+(?=[A-Z\"'“(])")
+_SINGULAR = re.compile(r"\b(?:I|I'm|I've|I'd|I'll)\b|\b(?i:me|my|mine|myself)\b")  # a person's words, not a team's
 _READ, _HELD, _TURN, _REMOVED = CUES["read"], CUES["held"], CUES["turn"], CUES["removal"]
+
 
 def _clauses(text: str) -> list[str]:
     """A text's clauses: split at '; ', an arrow, a sentence's end or a comma before role words, and, unpunctuated
@@ -152,9 +154,9 @@ class _Reader:
             return False
         own = text if QUOTE.fullmatch(text.strip()) else QUOTE.sub(" ", text)  # not the words it quotes
         if who.lower() in LABEL_WORDS:
-            return bool(_TURN.search(hint)) or (bool(FIRST_PERSON.search(own)) and not QUESTION.search(text))
+            return bool(_TURN.search(hint)) or (bool(_SINGULAR.search(own)) and not QUESTION.search(text))
         return all(w in self.named for w in who.split()) or bool(_TURN.search(hint) or "blockquote" in hint or
-                                                                  FIRST_PERSON.search(own))
+                                                                  _SINGULAR.search(own))  # 'Cause: We report ...'
 
     # --- examples -----------------------------------------------------------------------------------------------
 
@@ -297,8 +299,10 @@ class _Reader:
                 self.field(ex, phrases, hint, part)
         elif turn and self.speaker(turn["who"], turn["text"], hint):  # under words of reading or storing: an item
             speaker, words_ = turn["who"], turn["text"].strip()
-            words_ = words_[1:-1].strip() if len(words_) > 1 and words_[0] + words_[-1] in ('""', "“”") else words_
-            if _READ.search(hint) or _HELD.search(hint):
+            quoted = len(words_) > 1 and words_[0] + words_[-1] in ('""', "“”")
+            words_ = words_[1:-1].strip() if quoted else words_
+            if (_READ.search(hint) or _HELD.search(hint)) and not quoted:  # a quote of what Zane said is a turn:
+                # 'Extrait de la conversation : Zane : « I went ... »'
                 (ex.context if _READ.search(hint) else ex.items).append(f"{speaker}: {words_}")
             else:
                 ex.turns.append((speaker, words_))
@@ -383,10 +387,10 @@ class _Reader:
             return
         said = _SAID.match(body)
         who = said["who"] if said and self.is_name(said["who"]) else None
-        if not who and (FIRST_PERSON.search(body) or quoted or _TURN.search(hint)) and len(words(body)) >= 3 and \
+        if not who and (_SINGULAR.search(body) or quoted or _TURN.search(hint)) and len(words(body)) >= 3 and \
                 (quoted or not ERROR_NAME.search(body) and not _DOTTED.search(body)):  # 'I filed it against mem0.x'
 
-            who = self.speaker_near(hint, after) or ("" if FIRST_PERSON.search(body) else None)
+            who = self.speaker_near(hint, after) or ("" if _SINGULAR.search(body) else None)
         if who == "" and not quoted and not _TURN.search(hint) and \
                 set(words(body)) & (WORDS["meta"] | WORDS["pipeline"]):
             who = None  # 'As far as I can tell, the message had the answer ...': the writer's words about the case

@@ -93,3 +93,37 @@ def test_a_numbered_thread_of_posts():
     ex = _one(text)
     assert _parts(ex) == (Q, GOLD, GOT, [("Tomas", TURN)])
     assert ex.items == KEPT
+
+
+def test_a_formal_report_with_bracketed_titles_and_circled_numbers():
+    """'【Title】text' is a label and its text; '①A ②B' lists A and B; a label word over the writers' own 'we' ('We
+    humbly note ...') is no speaker, nor is that sentence a turn."""
+    text = (f"【Matter】「{Q}」\n【Proper Reply】{GOLD}\n【Reply Issued】{GOT}\n"
+            "【Remarks】We humbly note that the stored entries were not used.\n"
+            f"【Utterance】Tomas：「{TURN}」\n【Entries Retrieved】①{READ[0]} ②{READ[1]}\n"
+            "【Measures】We deeply regret the trouble caused.")
+    ex = _one(text)
+    assert _parts(ex) == (Q, GOLD, GOT, [("Tomas", TURN)])
+    assert ex.context == READ
+
+
+def test_a_quoted_turn_under_an_excerpt_and_a_sentence_about_the_facts_in_french():
+    """'Extrait de la conversation' (an excerpt, though the word also means 'extracted'): a speaker and their words in
+    quotes under it are a turn, not a stored item; a sentence about the facts ('Aucun des faits ...') is no memory."""
+    text = (f"Question posée : « {Q} »\nRéponse attendue : « {GOLD} »\nRéponse obtenue : « {GOT} »\n\n"
+            f"Extrait de la conversation :\n  Tomas : « {TURN} »\n\nFaits produits par l'opération :\n"
+            f"  – {KEPT[0]}\n  – {KEPT[1]}\n\nConstat : Aucun des faits retenus ne mentionne Tomas.")
+    ex = _one(text)
+    assert _parts(ex) == (Q, GOLD, GOT, [("Tomas", TURN)])
+    assert ex.items == KEPT
+
+
+def test_a_marked_script_with_two_answers_named():
+    """A teacher's marking: 'Item 3      0 / 1' is a mark, no value; 'Your answer' and 'Model answer' both name an
+    answer and nothing names the gold, so the second is set against the first; 'you heard Tomas say "..."' is
+    Tomas's turn."""
+    text = (f"Item 3                                  0 / 1\nThe question set was: {Q}\nYour answer — \"{GOT}\"   ✗\n"
+            f"Model answer — \"{GOLD}\"\nWorking shown:\n  ✓ you heard Tomas say \"{TURN}\"\n"
+            f"  ✎ you wrote down: {KEPT[0]}")
+    ex = _one(text)
+    assert _parts(ex) == (Q, GOLD, GOT, [("Tomas", TURN)])
