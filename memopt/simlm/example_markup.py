@@ -207,8 +207,10 @@ def tool_markup(text: str) -> str:
     text = _ascii(text) if re.search(r"\+[-=]|[\u2500-\u257f]", text) else text
     text = _HANDLE.sub("", _wiki(text))  # '[10:02] maya: ...': a line of the writers' own chat is prose
     # protobuf text and other brace blocks: 'turn {' heads the lines indented under it, '}' closes it
-    if _BLOCK.search(text):  # a bare name before '{' (no JSON key): the outermost block is the record itself
-        text = _BLOCK.sub(lambda m: f"{m[1]}{m[2]}:\n" if m[1] else "", text)
+    if first := _BLOCK.search(text):  # a bare name before '{' (no JSON key); an outermost block that opens the
+        # text (no field of its own before it) is the record itself, one among fields a field of the record
+        wrapped = not re.search(r"(?m)^[A-Za-z_][\w.]*[ \t]*:[ \t]*\S", text[:first.start()])
+        text = _BLOCK.sub(lambda m: f"{m[1]}{m[2]}:\n" if m[1] or not wrapped else "", text)
         text = re.sub(r"(?m)^[ \t]*\}[ \t]*,?[ \t]*$\n?", "", text)
     text = _fixed_width("\n".join(_log_line(line) for line in _ICON.sub(r"\1", text).split("\n")))
     return _CLOCK.sub("", text)  # 'T+07m  mem0.extract runs ...', '10:02:11 ...': an event's time is no part of it

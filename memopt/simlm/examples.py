@@ -382,7 +382,8 @@ class _Reader:
         if quoted and re.match(r"\s*==", after):  # "assert 'Rocky' == 'Milo'": the value tested, then the one expected
             role = "answer"
         if hinted_only and (role is None or not re.search(r"\d|[A-Z]", body) and not find_relative_dates(body) and
-                            not _SHORT_LIST.fullmatch(body) and not _NAMED_VALUE.match(f"{lead} {body}")):
+                            not _SHORT_LIST.fullmatch(body.rstrip(".")) and
+                            not _NAMED_VALUE.match(f"{lead} {body.rstrip('.')}")):
             # kept: 'should be pottery, rock climbing, baking' (a list), 'should be vet' (a value a copula names)
             return
         said = _SAID.match(body)

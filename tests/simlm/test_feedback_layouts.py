@@ -127,3 +127,24 @@ def test_a_marked_script_with_two_answers_named():
             f"  ✎ you wrote down: {KEPT[0]}")
     ex = _one(text)
     assert _parts(ex) == (Q, GOLD, GOT, [("Tomas", TURN)])
+
+
+def test_protobuf_blocks_beside_the_record_fields():
+    """Brace blocks among a record's own fields ('query: ...' then 'verdict { ... }' then 'turn { ... }') are fields
+    of it: a block's note is no one's words beside the next block's speaker."""
+    text = (f'query: "{Q}"\nright: "{GOLD}"\nbot_said: "{GOT}"\nverdict {{\n  kind: UPDATE_ERROR\n'
+            '  why: "the store dropped what was said"\n}\nturn {\n  speaker: "Tomas"\n'
+            f'  text: "{TURN}"\n}}\nkept_fact: "{KEPT[0]}"')
+    ex = _one(text)
+    assert _parts(ex) == (Q, GOLD, GOT, [("Tomas", TURN)])
+
+
+def test_a_task_tracker_with_properties_checkboxes_and_a_value_ending_a_sentence():
+    """Property rows aligned with spaces are labelled lines ('Status      Open': no value of the case); '- [ ] X' is
+    an item X; 'should be choir.' names a value though a full stop ends the sentence."""
+    text = (f"TASK-88  Recall miss: \"{Q}\"\n\nStatus      Open\nPriority    Low\n\n### Details\n"
+            f"Asked _{Q}_ → we came back with **{GOT}**; should be **altos**.\n\nSource turn:\n> **Tomas:** {TURN}\n\n"
+            f"What the step wrote:\n- [ ] {KEPT[0]}\n- [x] {KEPT[1]}")
+    ex = _one(text)
+    assert _parts(ex) == (Q, "altos", GOT, [("Tomas", TURN)])
+    assert ex.items == KEPT
