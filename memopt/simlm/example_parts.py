@@ -165,15 +165,11 @@ def is_advice(sentence: str, is_name: Callable[[str], bool]) -> bool:
 
 
 def assign_answers(ex: Example, phrases: list[tuple[str, str | None]]) -> None:
-    """The gold answer and the system's: the first phrase each role names (of two named answers and no gold, the
-    second is the gold); without role words, the one that answers
+    """The gold answer and the system's: the first phrase each role names; without role words, the one that answers
     the question (an absolute date for a "when" question, a real answer when the question's person said it, the one
     the source turns support) is the gold, else the first."""
     ex.gold = next((p for p, r in phrases if r == "gold"), None)
     ex.answer = next((p for p, r in phrases if r == "answer"), None)
-    named = list(dict.fromkeys(p for p, r in phrases if r == "answer"))
-    if ex.gold is None and len(named) >= 2:  # 'Your answer: X' ... 'Model answer: Y': the second is set against
-        ex.gold = named[1]  # the first
     free = [p for p, r in phrases if r is None and p not in (ex.gold, ex.answer)]
     if ex.gold is None and ex.answer is None and len(free) >= 2:
         ex.gold, ex.answer = _orient(ex, free[0], free[1])

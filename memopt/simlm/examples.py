@@ -131,6 +131,7 @@ class _Reader:
         self.named = {m.group(0).removesuffix("'s") for m in re.finditer(r"\b[A-Z][\w'-]*", text)
                       if not _LABEL_HEAD.match(text, m.end())}  # capitalised words used elsewhere than as a label
         self.advice: list[str] = []
+        self.addressed = bool(re.search(r"(?i)\byour (?:answer|response|reply)\b", text))  # the system as 'you'
 
     def is_name(self, token: str) -> bool:
         """A capitalised word that is no role word and that the feedback never writes in lower case."""
@@ -381,6 +382,8 @@ class _Reader:
             role = role_of(re.split(r"[;,:]", after)[0]) or role
         if quoted and re.match(r"\s*==", after):  # "assert 'Rocky' == 'Milo'": the value tested, then the one expected
             role = "answer"
+        if role == "answer" and self.addressed and re.search(r"(?i)\bmodel\b", f"{_tail(hint, 3)} {lead}"):
+            role = "gold"  # told 'your answer', the system is 'you': a 'model answer' is the one to copy
         if hinted_only and (role is None or not re.search(r"\d|[A-Z]", body) and not find_relative_dates(body) and
                             not _SHORT_LIST.fullmatch(body.rstrip(".")) and
                             not _NAMED_VALUE.match(f"{lead} {body.rstrip('.')}")):

@@ -118,10 +118,9 @@ def test_a_quoted_turn_under_an_excerpt_and_a_sentence_about_the_facts_in_french
     assert ex.items == KEPT
 
 
-def test_a_marked_script_with_two_answers_named():
-    """A teacher's marking: 'Item 3      0 / 1' is a mark, no value; 'Your answer' and 'Model answer' both name an
-    answer and nothing names the gold, so the second is set against the first; 'you heard Tomas say "..."' is
-    Tomas's turn."""
+def test_a_marked_script_addressed_to_the_system():
+    """A teacher's marking: 'Item 3      0 / 1' is a mark, no value; told 'your answer', the system is 'you', so the
+    'model answer' is the one to copy (the gold); 'you heard Tomas say "..."' is Tomas's turn."""
     text = (f"Item 3                                  0 / 1\nThe question set was: {Q}\nYour answer — \"{GOT}\"   ✗\n"
             f"Model answer — \"{GOLD}\"\nWorking shown:\n  ✓ you heard Tomas say \"{TURN}\"\n"
             f"  ✎ you wrote down: {KEPT[0]}")
