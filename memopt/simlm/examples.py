@@ -420,8 +420,9 @@ class _Reader:
             return
         held = _HOLDING.match(body)  # 'the memory held X', 'it stored X': X is what the memory held
         told = re.split(r",?\s+and\s+(?=[A-Z\[])|;\s+", held.group("rest")) if held else []
-        if held and all(is_statement(t, self.is_name) for t in told):  # 'what got stored was A, and B'
-            for statement in told:
+        statements = [t for t in told if is_statement(t, self.is_name)]
+        if held and statements:  # 'what got stored was A, and B' (an item about no one among them is left out, as
+            for statement in statements:  # in a list of items)
                 self.piece(ex, phrases, f"{hint} {held.group('lead')}", statement, after=after)
         elif is_advice(body, self.is_name):
             self.advice.append(body)

@@ -75,10 +75,12 @@ def test_an_alert_with_an_operation_title_and_pointed_turns():
 def test_an_unpunctuated_auto_transcript():
     """Speech transcribed without punctuation: a bracketed header line is an editor's tag; 'okay so' and 'so yeah'
     are fillers; a conjunction opening a clause led by role words ends the clause before it; 'from Tomas ... word for
-    word' quotes Tomas; 'item 1 A then item 2 B' lists A and B, what 'it looked at' read."""
+    word' quotes Tomas; 'item 1 A then item 2 B' lists A and B, what 'it read was' reads (an item about no one, C,
+    is left out of them)."""
     text = (f"[Recording 12 - 02:05 - machine transcript]\nokay so next one the question was {Q} and the right answer "
             f"is {GOLD} but what came back was {GOT} so yeah\nthat quote is from Tomas and here it is word for word "
-            f"{TURN} okay\nwhat it read was item 1 {READ[0]} then item 2 {READ[1]}\nthats all")
+            f"{TURN} okay\nwhat it read was item 1 {READ[0]} then item 2 {READ[1]} then item 3 Nothing beats a "
+            "quiet Sunday\nthats all")
     ex = _one(text)
     assert _parts(ex) == (Q, GOLD, GOT, [("Tomas", TURN)])
     assert ex.context == READ and not ex.items
