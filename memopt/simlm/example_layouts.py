@@ -34,7 +34,8 @@ from memopt.simlm.example_parts import CUES, QUESTION
 
 __all__ = ["as_lines", "key_words", "section_hints", "BULLET", "HEADING", "LABEL"]
 
-BULLET = re.compile(r"^\s*(?:[-*•+>–—◦‣·▪]+|\d+[.)]|\(\w\))\s+(?:\[[ xX]\]\s+)?")  # '- [ ] task': a checkbox
+# a list marker: a bullet, a number, a letter or roman numeral in parentheses; a checkbox after it ('- [ ] task')
+BULLET = re.compile(r"^\s*(?:[-*•+>–—◦‣·▪]+|\d+[.)]|\((?:\w|[ivx]{1,4}|\d{1,2})\))\s+(?:\[[ xX]\]\s+)?")
 LABEL = re.compile(r"^(?P<label>[^\W\d_][\w '/()#.·-]{0,60}?)\s*(?::|(?<![=!<>])=(?![=>])|\s[-–—]+>?(?=\s)|=>)\s*"
                    r"(?P<rest>.*)$")  # 'a == b' is no label
 _QUOTES = str.maketrans({"«": "“", "»": "”", "„": "“", "「": "“", "」": "”", "『": "“",

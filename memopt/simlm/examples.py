@@ -63,7 +63,8 @@ ERROR_NAME = re.compile(r"\b[A-Z][a-z]+(?:[A-Z][a-z]+)*(?:Error|Failure|Fault)\b
 _OP_NAME = re.compile(r"\b(?:blamed on|blame falls on|blame goes to|caused by|fault of|in|at)\s+(?:the\s+)?"
                       r"([a-z][\w-]*\.[a-z][\w.-]*)")
 _SAY, _AUX = rf"(?:told\s+\w+|{SAY['say']})", SAY["say_before"]  # 'said', 'told them', 'gesagt', 'dijo'
-_SAID = re.compile(rf"^(?P<who>[A-Z][\w'-]*)\s+{_SAY}(?:(?:\s+[a-z]\w*){{1,3}}\s*:|\s*[:,]?)\s+(?!it\b)(?P<text>.+)$")
+_SAID = re.compile(rf"^(?P<who>[A-Z][\w'-]*)\s+{_SAY}(?:(?:\s+[a-z]\w*){{1,3}}\s*:|\s*[:,—–-]?)\s+(?!it\b)"
+                   r"(?P<text>.+)$")
 _SAID_BEFORE = re.compile(rf"\b([A-Z][\w'-]*)\s*(?:\([^)]{{0,30}}\))?\s*(?:,\s*who\s+)?(?:(?:{_AUX}|\w+ly)\s+)?"
                           rf"(?:{_SAY}\b[^\"“]{{0,15}}|:\s*)$|\b([A-Z][\w-]*)'s(?:\s+[a-z]+)?\s*[:,]?\s*$")
 _SAID_AFTER = re.compile(rf"^\W{{0,3}}\s*(?:{_SAY}\s+|[—-]\s*|\()([A-Z][\w'-]*)|"

@@ -149,3 +149,15 @@ def test_a_task_tracker_with_properties_checkboxes_and_a_value_ending_a_sentence
     ex = _one(text)
     assert _parts(ex) == (Q, "altos", GOT, [("Tomas", TURN)])
     assert ex.items == KEPT
+
+
+def test_a_lab_notebook_entry():
+    """'Tomas said — words' is Tomas's turn; '(ii) X' lines are items under their label; a note that Tomas 'is the
+    speaker' is about the case, no memory; nor is a Dutch sentence about a fact ('Geen enkel feit ...')."""
+    text = (f"Aim: find out why the bot said \"{GOT}\" when asked \"{Q}\".\nInput (from log):\n"
+            f"    Tomas said — {TURN}\nComponent output recorded:\n    (i) {KEPT[0]}\n    (ii) {KEPT[1]}\n"
+            f"Expected {GOLD}; got {GOT}.\nNote: no output fact names Tomas; Tomas is the speaker.\n"
+            "Bevinding: Geen enkel feit noemt Tomas.")
+    ex = _one(text)
+    assert _parts(ex) == (Q, GOLD, GOT, [("Tomas", TURN)])
+    assert ex.items == KEPT
