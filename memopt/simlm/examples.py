@@ -392,10 +392,10 @@ class _Reader:
             return
         said = _SAID.match(body)
         who = said["who"] if said and self.is_name(said["who"]) else None
-        if not who and (_SINGULAR.search(body) or quoted or _TURN.search(hint)) and len(words(body)) >= 3 and \
+        if not who and (FIRST_PERSON.search(body) or quoted or _TURN.search(hint)) and len(words(body)) >= 3 and \
                 (quoted or not ERROR_NAME.search(body) and not _DOTTED.search(body)):  # 'I filed it against mem0.x'
 
-            who = self.speaker_near(hint, after) or ("" if _SINGULAR.search(body) else None)
+            who = self.speaker_near(hint, after) or ("" if FIRST_PERSON.search(body) else None)
         if who == "" and not quoted and not _TURN.search(hint) and \
                 set(words(body)) & (WORDS["meta"] | WORDS["pipeline"]):
             who = None  # 'As far as I can tell, the message had the answer ...': the writer's words about the case

