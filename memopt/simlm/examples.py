@@ -32,7 +32,6 @@ from memopt.simlm.example_parts import (
     NOT_NAMES,
     QUESTION,
     QUOTE,
-    SAY,
     WORDS,
     Example,
     assign_answers,
@@ -45,6 +44,7 @@ from memopt.simlm.example_parts import (
     unquoted_removal,
     unquoted_replacement,
 )
+from memopt.simlm.example_text import CLAUSES, REPORTED, SAID, SAID_AFTER, SAID_BEFORE, clauses
 from memopt.simlm.example_text import asked as _asked
 from memopt.simlm.example_text import introduced as _introduced
 from memopt.simlm.example_text import named_field as _named_field
@@ -62,23 +62,11 @@ TURN = re.compile(r"^(?P<who>[A-Z][\w'-]*(?: [A-Z][\w'-]*)?)\s*(?:\([^)]{0,30}\)
 ERROR_NAME = re.compile(r"\b[A-Z][a-z]+(?:[A-Z][a-z]+)*(?:Error|Failure|Fault)\b")
 _OP_NAME = re.compile(r"\b(?:blamed on|blame falls on|blame goes to|caused by|fault of|in|at)\s+(?:the\s+)?"
                       r"([a-z][\w-]*\.[a-z][\w.-]*)")
-_SAY, _AUX = rf"(?:told\s+\w+|{SAY['say']})", SAY["say_before"]  # 'said', 'told them', 'gesagt', 'dijo'
-_SAID = re.compile(rf"^(?P<who>[A-Z][\w'-]*)\s+{_SAY}(?:(?:\s+[a-z]\w*){{1,3}}\s*:|\s*[:,—–-]?)\s+(?!it\b)"
-                   r"(?P<text>.+)$")
-_SAID_BEFORE = re.compile(rf"\b([A-Z][\w'-]*)\s*(?:\([^)]{{0,30}}\))?\s*(?:,\s*who\s+)?(?:(?:{_AUX}|\w+ly)\s+)?"
-                          rf"(?:{_SAY}\b[^\"“]{{0,15}}|:\s*)$|\b([A-Z][\w-]*)'s(?:\s+[a-z]+)?\s*[:,]?\s*$")
-_SAID_AFTER = re.compile(rf"^\W{{0,3}}\s*(?:{_SAY}\s+|[—-]\s*|\()([A-Z][\w'-]*)|"
-                         rf"^\W{{0,3}}\s*([A-Z][\w'-]*)\s+(?:(?:{_AUX})\s+)?(?:{_SAY}|added)\b")
-_REPORTED = re.compile(rf"^\S+\s+(?:\w+ly\s+|(?:{_AUX})\s+)?(?:{_SAY}|asks)$")
 _INNER_QUESTION = re.compile(r"(?<=\s)(?:When|What|Where|Who|Whom|Whose|Which|Why|How|Did|Does|Do|Is|Are|Was|"
                              r"Were|Has|Have|Had|Can|Could|Will|Would)\b")
 _REQUEST = re.compile(r"(?:could|can|would|will|do|should|shall|may|might)\s+(?:you|we|some(?:one|body)|"
                       r"any(?:one|body)|one of you)\b", re.I)  # asks the reader: 'Can someone look at these?'
 _SEPARATORS = re.compile(r"\s+\|\s+|\s+/\s+|\s*\n\s*")
-_CLAUSES = re.compile(r";\s+|\s*(?:<-+|←|<=+)\s*|(?<=[.!])\s+(?=[A-Z\"“'])|"  # '<-- wrong': a note of its own
-                      r",\s+(?=(?:but\s+|and\s+|while\s+|whereas\s+|when\s+)?(?:got|answered|"
-                      r"expected|gold|the system|the model|it said|it answered|should|instead|predicted|correct|"
-                      r"(?:the\s+)?(?:right|correct|expected|real|true)?\s*answer)\b)", re.I)
 _HOLDING = re.compile(r"^(?P<lead>(?:\w+\W+){0,6}?(?:held|holds|contained|contains|had|has|stored|stores|kept|keeps|"
                       r"wrote|produced|produces|read|reads|retrieved|returned|saved|recorded)(?:\s+only)?)"
                       r"(?:\s+(?:was|were|is|are))?\s*:?\s+"
@@ -95,19 +83,6 @@ _JOINER = re.compile(r"\s*(?:[+&,;|/]|\band\b|\bor\b|\bplus\b|,\s*and\b)?\s*", r
 _SENTENCE_END = re.compile(r"[.!?]\s+(?=[A-Z\"'“(])")
 _SINGULAR = re.compile(r"\b(?:I|I'm|I've|I'd|I'll)\b|\b(?i:me|my|mine|myself)\b")  # a person's words, not a team's
 _READ, _HELD, _TURN, _REMOVED = CUES["read"], CUES["held"], CUES["turn"], CUES["removal"]
-
-
-def _clauses(text: str) -> list[str]:
-    """A text's clauses: split at '; ', an arrow, a sentence's end or a comma before role words, and, unpunctuated
-    (speech), at a conjunction whose clause is led by role words ('the right one is X but what came back was Y')."""
-    out: list[str] = []
-    for clause in _CLAUSES.split(text):
-        first, *rest = re.split(r"\s+(?=(?:but|and|while|whereas|so)\s)", clause)
-        out.append(first)
-        for part in rest:
-            led = role_of(lead_words(part.split(None, 1)[-1])[0]) is not None
-            out[-1:] = [out[-1], part] if led else [f"{out[-1]} {part}"]
-    return out
 
 
 Phrases = list[tuple[str, str | None]]  # short answer phrases with their role ("gold", "answer" or None)
@@ -146,7 +121,7 @@ class _Reader:
         first = label.split()[0]
         if not self.is_name(first):
             return True
-        return not _REPORTED.match(label) and not (self.speaker(first, rest, hint) or re.search(r"\d", label))
+        return not REPORTED.match(label) and not (self.speaker(first, rest, hint) or re.search(r"\d", label))
 
     def speaker(self, who: str, text: str, hint: str = "") -> bool:
         """Whether 'who: text' is a turn: a name used as one elsewhere in the feedback, or any name when the words
@@ -315,7 +290,7 @@ class _Reader:
         elif gone := unquoted_removal(text, lambda t: is_statement(t, self.is_name)):
             ex.removed, ex.shows_output = [*ex.removed, gone], True
         else:
-            for clause in _clauses(text):
+            for clause in clauses(text):
                 self.piece(ex, phrases, hint, clause)
 
     def quoted(self, ex: Example, phrases: Phrases, hint: str, text: str, quotes: list[re.Match]) -> None:
@@ -355,7 +330,7 @@ class _Reader:
             lead, body = lead_words(aside)  # '(want vet)', '(expected: Arts Hub)': a value its role words lead
             if lead and body and role_of(lead):
                 phrases.append((body.strip(" :"), role_of(lead)))
-        for clause in _CLAUSES.split(QUOTE.sub(" ", text)):
+        for clause in CLAUSES.split(QUOTE.sub(" ", text)):
             roles = [m.start() for m in (CUES["gold"].search(clause), CUES["answered"].search(clause)) if m]
             if QUESTION.search(clause) or roles:
                 self.piece(ex, phrases, hint, clause if QUESTION.search(clause) else clause[min(roles):],
@@ -373,7 +348,7 @@ class _Reader:
             inner = _INNER_QUESTION.search(question, 1)  # 'When asked Who wrote ...?' → 'Who wrote ...?'
             ex.question = ex.question or (question[inner.start():] if inner else question)
             rest = text[asked.end():]  # 'For the question ...? the system answered X'
-            for clause in _clauses(rest) if not quoted and words(rest) else ():
+            for clause in clauses(rest) if not quoted and words(rest) else ():
                 self.piece(ex, phrases, hint, clause)
             return
         lead, body = lead_words(text)
@@ -390,7 +365,7 @@ class _Reader:
                             not _NAMED_VALUE.match(f"{lead} {body.rstrip('.')}")):
             # kept: 'should be pottery, rock climbing, baking' (a list), 'should be vet' (a value a copula names)
             return
-        said = _SAID.match(body)
+        said = SAID.match(body)
         who = said["who"] if said and self.is_name(said["who"]) else None
         if not who and (FIRST_PERSON.search(body) or quoted or _TURN.search(hint)) and len(words(body)) >= 3 and \
                 (quoted or not ERROR_NAME.search(body) and not _DOTTED.search(body)):  # 'I filed it against mem0.x'
@@ -449,8 +424,8 @@ class _Reader:
         turn (Zane): ...', 'turn · Zane: ...': a name ending a label of turns)."""
         named = re.search(r"\b([A-Z][\w'-]*)\)?\W*$", before) if _TURN.search(before) else None
         source = re.search(r"\b(?:from|by)\s+([A-Z][\w'-]*)[^“\"]*$", before[-60:])  # 'the line is from Zane: “...'
-        found = [m.group(1) or m.group(m.lastindex or 1) for m in (_SAID_BEFORE.search(before[-60:]),
-                                                                    _SAID_AFTER.match(after), named, source) if m]
+        found = [m.group(1) or m.group(m.lastindex or 1) for m in (SAID_BEFORE.search(before[-60:]),
+                                                                    SAID_AFTER.match(after), named, source) if m]
         return next((n for n in found if self.is_name(n)), None)
 
 
