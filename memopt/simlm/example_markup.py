@@ -243,6 +243,7 @@ def prose_marks(text: str) -> str:
     text = re.sub(r"(?<=[^\s:])\s*[\u2460-\u2473\u2776-\u2793]\s*", " | ", text)  # '①A ②B': a list
     text = re.sub(r"[\u2460-\u2473\u2776-\u2793]\s*", "", text)
     text = _SINGLE.sub(r"“\1”", text)  # ‘X’ (a ’ inside a word is an apostrophe: ‘Xavi’s rabbit’)
+    text = re.sub(r"<([A-Z][^<>=\n]*\s[^<>=\n]*)>", r"“\1”", text)  # '<Zane went to Rome>': a sentence in angles
     text = re.sub(r"(?m)^([ \t]*[^\W\d][\w /;&()-]{0,40}?)[ \t]*\.{3,}[ \t]*", r"\1: ", text)  # 'stage ..... x'
     text = re.sub(r"(?<=[:;,] )\((?:[ivx]{1,4}|[a-h]|\d{1,2})\)\s+", "", text)  # '(i) “X”; (ii) “Y”', '(a) X; (b) Y'
     return _RUN_IN.sub(_run_in, text)  # 'Criteria. The correct response ...': a heading run into its paragraph

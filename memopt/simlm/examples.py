@@ -263,7 +263,7 @@ class _Reader:
             if kind == "operation" or ERROR_NAME.match(text) or len(text.split()) <= 6:
                 return  # else a sentence telling what went wrong ('Root cause: the update overwrote ...') is read on
         literal = re.fullmatch(r"\"(.*)\"", text)  # note: "The memory 'X' was overwritten by 'Y'": a string, not words
-        text = literal[1] if literal and re.search(r"(?<!\w)'[^']+'(?!\w)", literal[1]) else text
+        text = literal[1] if literal and re.search(r"(?<!\w)'[^']+'(?!\w)|“[^”]+”", literal[1]) else text
         error, operation = ERROR_NAME.search(text), _OP_NAME.search(text)  # 'blamed on mem0.extract (ExtractionError)'
         ex.error, ex.operation = ex.error or (error and error[0]), ex.operation or (operation and operation[1])
         parts = [p for p in _SEPARATORS.split(text) if p.strip()]
@@ -381,9 +381,12 @@ class _Reader:
         # one, whatever words it starts with (unless they are words of storing or reading)
         around = _tail(hint, 3) if quoted else hint
         named = role_of(_tail(hint, 3)) is not None and not (_HELD.search(around) or _READ.search(around))
-        if is_statement(body, self.is_name) and not named:
+        gone = _REMOVED.search(" ".join(re.sub(r"^\W*(?:(?:was|were|got|been|is|has)\s+)*", "", after).split()[:2]))
+        if is_statement(body, self.is_name) and (not named or gone):
             side = label_side(_tail(hint, 3))
-            if side is not None:  # "Memory before: X" ... "Memory after: Y": paired in `example`
+            if gone:  # 'X was purged', 'Observed X removed from the store' (whatever the label calls it)
+                ex.removed.append(body)
+            elif side is not None:  # "Memory before: X" ... "Memory after: Y": paired in `example`
                 (ex.before if side == "old" else ex.after).append(body)
             elif _REMOVED.search(after) or _REMOVED.search(_tail(hint, 3)):
                 ex.removed.append(body)

@@ -161,3 +161,21 @@ def test_a_lab_notebook_entry():
     ex = _one(text)
     assert _parts(ex) == (Q, GOLD, GOT, [("Tomas", TURN)])
     assert ex.items == KEPT
+
+
+OLD, NEW = "Tomas sings with Harbour Voices", "Tomas joined a rowing club"
+
+
+def test_what_replaced_what_and_what_went_in_other_words():
+    """'X was sitting in memory until Y overwrote it' (the verb last, its object a pronoun): X is the old memory;
+    'Y stomped on X'; a sentence in angle brackets is a quote ('<X> -> overwritten by <Y>', inside a string
+    literal); 'X vanished from memory', 'X was purged' and 'Observed X removed from the store' (after a word that
+    elsewhere names the answer) remove X, whatever a label's side says."""
+    asked = f"query: {Q}\nexpected: {GOLD}\nbot said: {GOT}\n"
+    for note in (f"“{OLD}” was sitting in memory until “{NEW}” overwrote it.",
+                 f"The write of `{NEW}` stomped on `{OLD}`.", f'note: "<{OLD}> -> overwritten by <{NEW}>; no clash"'):
+        assert _one(asked + note).replaced == [(OLD, NEW)], note
+    for note in (f"“{OLD}” vanished from memory at this step.", f"Result → '{OLD}' was purged for no reason.",
+                 f"Tester notes: Observed '{OLD}' removed from the store."):
+        ex = _one(asked + note)
+        assert ex.removed == [OLD] and not ex.items and not ex.after, note
