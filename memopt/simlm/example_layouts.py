@@ -34,10 +34,11 @@ from memopt.simlm.example_parts import CUES, QUESTION
 
 __all__ = ["as_lines", "key_words", "section_hints", "BULLET", "HEADING", "LABEL"]
 
-BULLET = re.compile(r"^\s*(?:[-*•+>–—◦‣·▪]+|\d+[.)]|\(\w\))\s+")
-LABEL = re.compile(r"^(?P<label>[^\W\d_][\w '/()#.-]{0,60}?)\s*(?::|(?<![=!<>])=(?![=>])|\s[-–—]+>?(?=\s)|=>)\s*"
+# a list marker: a bullet, a number, a letter or roman numeral in parentheses; a checkbox after it ('- [ ] task')
+BULLET = re.compile(r"^\s*(?:[-*•+>–—◦‣·▪]+|\d+[.)]|\((?:\w|[ivx]{1,4}|\d{1,2})\))\s+(?:\[[ xX]\]\s+)?")
+LABEL = re.compile(r"^(?P<label>[^\W\d_][\w '/()#.·-]{0,60}?)\s*(?::|(?<![=!<>])=(?![=>])|\s[-–—]+>?(?=\s)|=>)\s*"
                    r"(?P<rest>.*)$")  # 'a == b' is no label
-_QUOTES = str.maketrans({"«": "“", "»": "”", "„": "“", "‹": "“", "›": "”", "「": "“", "」": "”", "『": "“",
+_QUOTES = str.maketrans({"«": "“", "»": "”", "„": "“", "「": "“", "」": "”", "『": "“",
                          "』": "”", "：": ":"})
 _TAG = re.compile(r"<(?P<tag>[A-Za-z][\w-]*)(?P<attrs>(?:\s+[\w:-]+=\"[^\"]*\")*)\s*>(?P<body>[^<>\n]*)</(?P=tag)>")
 _ASKED = re.compile(r"(?im)^\W*([^\W\d_][\w ]{0,30}?)\s*[:=]\s*(?:when|what|where|who|whom|whose|which|why|how)\b"
@@ -98,7 +99,7 @@ def _normalize(text: str) -> str:
     text = re.sub(r"^\s*</?[A-Za-z][\w-]*>\s*$", "", text, flags=re.M)  # a bare opening or closing tag
     text = re.sub(r"(?<![\w:]):[a-z0-9_+-]+:(?![\w:])", "", text)  # an emoji shortcode (':face_palm:')
     text = _SPANS.sub(_span, text)
-    text = re.sub(r"„([^“”„\n]*)[“”]", r"“\1”", text).translate(_QUOTES)
+    text = re.sub(r"„([^“”„\n]*)[“”]|‹([^‹›\n]*)›", r"“\1\2”", text).translate(_QUOTES)  # a lone › points
     text = _SPEAKER_PAIR.sub(r"\2: “\4”", text)  # ('Xavi', 'I adopted a rabbit'): a speaker and the words
     text = re.sub(r"“[ \t]+", "“", re.sub(r"[ \t]+”", "”", text))
     text = prose_marks(text)
@@ -214,7 +215,7 @@ def _tables(text: str) -> list[tuple[int, int, Any]]:
     while i < len(lines):
         for sep in "|\t;,":
             header = _cells(lines[i], sep)
-            if not header or not all(_COLUMN.match(h) for h in header) or \
+            if not header or not all(_COLUMN.match(h) or sep == "|" and h.isdigit() for h in header) or \
                     (sep == "|" and not (i + 1 < len(lines) and _RULE.match(lines[i + 1]))):
                 continue
             j, rows, read = i + 1 + (sep == "|"), [], csv.reader((f"{line}\n" for line in lines[i + 1:]), delimiter=sep)

@@ -98,9 +98,14 @@ def _pairs(pairs: list[list]) -> dict:
     return record
 
 
+_BOX = str.maketrans({**dict.fromkeys("│┃║╎╏┆┇┊┋", "|"), **dict.fromkeys("─━═╌╍┄┅┈┉", "-"),
+                     **{chr(c): "+" for c in range(0x250C, 0x254C)}, **{chr(c): "+" for c in range(0x2552, 0x256D)}})
+
+
 def _ascii(text: str) -> str:
-    """An ASCII table with '+----+' borders as a Markdown one (the border under its first row its rule)."""
-    lines, out, seen = text.split("\n"), [], 0
+    """A table drawn with '+----+' borders or box-drawing characters ('┌──┬──┐', '│') as a Markdown one (the
+    border under its first row its rule)."""
+    lines, out, seen = text.translate(_BOX).split("\n"), [], 0
     for i, line in enumerate(lines):
         border = re.fullmatch(r"\s*\+(?:[-=]+\+)+\s*", line)
         row = re.fullmatch(r"\s*\|.*\|\s*", line)
@@ -116,7 +121,30 @@ def _ascii(text: str) -> str:
 
 
 _INSERT = re.compile(r"(?is)\binsert\s+into\s+[\w.\"`]+\s*\(([^()]*)\)\s*values\s*")
-_SQL_VALUE = re.compile(r"\s*(?:'((?:[^']|'')*)'|(null)|([-\w.]+))\s*(,|\))", re.I)
+# a literal ('text', '' inside; $$text$$ or $tag$text$tag$ in PostgreSQL; a number; NULL), ARRAY[ or ], a cast
+_SQL_VALUE = re.compile(r"\s*(?:[EN]?'(?P<q>(?:[^']|'')*)'|(?P<tag>\$\w*\$)(?P<d>.*?)(?P=tag)|(?P<open>ARRAY\s*\[)|"
+                        r"(?P<close>\])|(?P<w>[-\w.]+))(?:\s*:\s*:\s*[\w\[\] ]+?)?\s*(?P<end>,|\)|(?=\]))?",
+                        re.I | re.S)
+
+
+def _sql_row(text: str, at: int) -> tuple[list[Any], int]:
+    """The values of one row of VALUES from its '(' on (an ARRAY[...] a list), and where the row ends."""
+    values: list[Any] = []
+    stack = [values]
+    while (v := _SQL_VALUE.match(text, at)) is not None:
+        at = v.end()
+        if v["open"]:
+            stack.append([])
+            continue
+        if v["close"]:
+            item: Any = stack.pop() if len(stack) > 1 else []
+        else:
+            item = v["q"].replace("''", "'") if v["q"] is not None else v["d"] if v["tag"] else \
+                "" if v["w"].lower() == "null" else v["w"]
+        stack[-1].append(item)
+        if v["end"] == ")" and len(stack) == 1:
+            break
+    return values, at
 
 
 def sql_records(text: str) -> list[tuple[int, int, Any]]:
@@ -126,12 +154,7 @@ def sql_records(text: str) -> list[tuple[int, int, Any]]:
         columns = [c.strip(" \"`\n") for c in m[1].split(",")]
         rows, at = [], m.end()
         while at < len(text) and text[at] == "(":
-            values, at = [], at + 1
-            while (v := _SQL_VALUE.match(text, at)) is not None:
-                values.append(v[1].replace("''", "'") if v[1] is not None else "" if v[2] else v[3])
-                at = v.end()
-                if v[4] == ")":
-                    break
+            values, at = _sql_row(text, at + 1)
             rows.append({c: x for c, x in zip(columns, values, strict=False) if x})
             sep = re.match(r"\s*,\s*(?=\()", text[at:])
             at += sep.end() if sep else 0
@@ -140,27 +163,87 @@ def sql_records(text: str) -> list[tuple[int, int, Any]]:
     return out
 
 
+# a pictograph or symbol decorating a line's start ('☑ Expected', '🔴 Alert', '▸ Details', '⚠️ Cause')
+_ICONS = r"[\u2300-\u23ff\u25a0-\u27bf\u2b00-\u2bff\U0001F000-\U0001FAFF][\ufe0f\u200d]*"
+_ICON = re.compile(rf"(?m)^([ \t]*)(?:{_ICONS}[ \t]*)+(?=\S)")
+_GAP = re.compile(r"\s{2,}")
+_COLUMN_NAME = re.compile(r"[^\W\d][\w .#/'-]{0,30}")
+
+
+def _fixed_width(text: str) -> str:
+    """Columns aligned with spaces (two or more apart): a run of lines each a short label and its value ('expected
+    Milo', a pandas Series) as labelled lines; a header of column names over rows of as many cells (after a row
+    number: a pandas DataFrame) as a Markdown table."""
+    lines, out, i = text.split("\n"), [], 0
+    cells = [_GAP.split(line.strip()) if "|" not in line else [] for line in lines]
+    while i < len(lines):
+        j = i
+        while j < len(lines) and len(cells[j]) == 2 and _COLUMN_NAME.fullmatch(cells[j][0]) and \
+                len(cells[j][0].split()) <= 3:
+            j += 1
+        if j - i >= 2:  # labels and their values
+            out += [f"{lines[k][:len(lines[k]) - len(lines[k].lstrip())]}{a}: {b}" for k in range(i, j)
+                    for a, b in [cells[k]]]
+            i = j
+            continue
+        header, rows, j = cells[i], [], i
+        while len(header) >= 2 and all(_COLUMN_NAME.fullmatch(h) for h in header) and j + 1 < len(lines) and \
+                len(cells[j + 1]) in (len(header), len(header) + 1):
+            rows.append(cells[j + 1][-len(header):])
+            j += 1
+        if rows:  # a header of column names over its rows
+            out += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+            out += ["| " + " | ".join(r) + " |" for r in rows]
+            i = j + 1
+            continue
+        out.append(lines[i])
+        i += 1
+    return "\n".join(out)
+
+
 def tool_markup(text: str) -> str:
     """A text with its tools' markup as plain labelled lines: ASCII borders, wiki markup, the writers' chat handles,
     brace blocks, log levels and event times."""
-    text = _ascii(text) if "+-" in text or "+=" in text else text
+    text = _ascii(text) if re.search(r"\+[-=]|[\u2500-\u257f]", text) else text
     text = _HANDLE.sub("", _wiki(text))  # '[10:02] maya: ...': a line of the writers' own chat is prose
     # protobuf text and other brace blocks: 'turn {' heads the lines indented under it, '}' closes it
-    if _BLOCK.search(text):  # a bare name before '{' (no JSON key): the outermost block is the record itself
-        text = _BLOCK.sub(lambda m: f"{m[1]}{m[2]}:\n" if m[1] else "", text)
+    if first := _BLOCK.search(text):  # a bare name before '{' (no JSON key); an outermost block that opens the
+        # text (no field of its own before it) is the record itself, one among fields a field of the record
+        wrapped = not re.search(r"(?m)^[A-Za-z_][\w.]*[ \t]*:[ \t]*\S", text[:first.start()])
+        text = _BLOCK.sub(lambda m: f"{m[1]}{m[2]}:\n" if m[1] or not wrapped else "", text)
         text = re.sub(r"(?m)^[ \t]*\}[ \t]*,?[ \t]*$\n?", "", text)
-    text = "\n".join(_log_line(line) for line in text.split("\n"))
+    text = _fixed_width("\n".join(_log_line(line) for line in _ICON.sub(r"\1", text).split("\n")))
     return _CLOCK.sub("", text)  # 'T+07m  mem0.extract runs ...', '10:02:11 ...': an event's time is no part of it
 
 
 def prose_marks(text: str) -> str:
     """Marks of formal or terse prose as quotes and labels: ‘X’, 'key ..... value', '(i) X; (ii) Y', run-in
     headings."""
-    text = re.sub(r"(?m)^\[[a-z][^\]\n]{0,40}\]\s*", "", text)  # '[voice memo, transcribed]': an editor's tag
+    # '[dictated] ...', a line '[Memo 3 — 01:12 — transcript]': an editor's tag
+    text = re.sub(r"(?m)^\[(?:[a-z][^\]\n]{0,40}\]\s*|[^\]\n]{1,60}\][ \t]*$)", "", text)
     text = re.sub(r"(?i)(?<=[\s,])(?:um+|uh+|uhm|erm|hmm+)\b,?\s*", "", text)  # a spoken filler
-    text = re.sub(r"(?m)^(?:Right|Okay|OK|So|Well|Alright|Anyway),\s+", "", text)  # 'Right, the question ...'
+    text = re.sub(r"(?i),?[ \t]+(?:so yeah|you know|okay|ok)[ \t]*$|(?<=\s)(?:so yeah|you know)\b,?\s*", "", text,
+                  flags=re.M)
+    text = re.sub(r"(?m)^(?:(?:Right|Okay|OK|So|Well|Alright|Anyway),|(?:okay|ok|so|and|like|yeah)\b)\s+",
+                  "", text)  # 'Right, the question ...', 'okay so this is case 1'
+    text = re.sub(r"(?m)^\(?\d{1,2}/\d{1,2}\)?[ \t]+", "", text)  # '3/6 ...': a post's place in a thread
+    text = re.sub(r"[ \t]*(?:[👇⬇↓]\ufe0f?)+[ \t]*$", ":", text, flags=re.M)  # 'what it wrote 👇': what follows
+    text = re.sub(rf"(?m)[ \t]+(?:{_ICONS}[ \t]*)+$", "", text)  # a closing icon ('a fun one 🧵')
+    # 'the line, from Zane:' over a line quoting it: one line ('from Zane: “...”')
+    text = re.sub(r"(?m)^([ \t]*\S+(?:[ \t]+\S+){2,}:)[ \t]*\n[ \t]*(?=[“\"][^\n]*[”\"][ \t]*$)", r"\1 ", text)
+    # 'what it read was item 1 A then item 2 B': items read out
+    text = re.sub(r"(?i)(?:\s+(?:then|and))?\s+(?:item|number)\s+(?:\d+|one|two|three)\s+(?=[A-Z\[“\"])",
+                  lambda m: " " if re.fullmatch(r"(?i)\s+\w+\s+(?:1|one)\s+", m[0]) else " and ", text)
+    # 'the line is from Zane, I read it word for word I went ...': a quote read out
+    text = re.sub(r"(?i)\b(?:word for word|verbatim)[,:]?\s+([^“\"\n]+?[.!?])(?=\s|$)", r"word for word: “\1”", text)
     text = _SPOKEN_QUOTE.sub(r"“\1”", text)  # 'quote, I adopted a rabbit unquote': a quote read aloud
+    text = re.sub(r"(?m)[ \t]{2,}\d+(?:\.\d+)?[ \t]*/[ \t]*\d+[ \t]*$", "", text)  # 'Item 2      0 / 1': a mark
+    # a title in lenticular brackets ('【Cause】...') labels its line
+    text = re.sub(r"(?m)^([ \t]*)[【〖〔［]([^】〗〕］\n]{1,40})[】〗〕］][ \t]*", r"\1\2: ", text)
+    text = re.sub(r"(?<=[^\s:])\s*[\u2460-\u2473\u2776-\u2793]\s*", " | ", text)  # '①A ②B': a list
+    text = re.sub(r"[\u2460-\u2473\u2776-\u2793]\s*", "", text)
     text = _SINGLE.sub(r"“\1”", text)  # ‘X’ (a ’ inside a word is an apostrophe: ‘Xavi’s rabbit’)
+    text = re.sub(r"<([A-Z][^<>=\n]*\s[^<>=\n]*)>", r"“\1”", text)  # '<Zane went to Rome>': a sentence in angles
     text = re.sub(r"(?m)^([ \t]*[^\W\d][\w /;&()-]{0,40}?)[ \t]*\.{3,}[ \t]*", r"\1: ", text)  # 'stage ..... x'
     text = re.sub(r"(?<=[:;,] )\((?:[ivx]{1,4}|[a-h]|\d{1,2})\)\s+", "", text)  # '(i) “X”; (ii) “Y”', '(a) X; (b) Y'
     return _RUN_IN.sub(_run_in, text)  # 'Criteria. The correct response ...': a heading run into its paragraph

@@ -230,8 +230,9 @@ def replacement(before: str, between: str, after: str = "") -> bool | None:
     if change(tail) or re.search(r"\b(?:from|von)\s*$", tail, re.I):  # "replaced X with Y", "changed from X to Y"
         return True if change(tail) or CUES["toward"].search(" ".join(between.split()[:4])) or \
             _BECAME.search(between) else None
-    if change(re.split(r"[,;.!?]", after)[0]):  # the verb last: "hat X mit Y überschrieben", "Y hat X ersetzt"
-        return _toward(between)
+    clause = re.split(r"[,;.!?]", after)[0]
+    if verb := change(clause):  # the verb last: "hat X mit Y überschrieben", "Y hat X ersetzt"; "X ... until Y
+        return True if re.match(r"\s+(?:it|them)\b", clause[verb.end():]) else _toward(between)  # overwrote it"
     return None
 
 

@@ -1,6 +1,7 @@
 """Pieces of a feedback text that `memopt.simlm.examples` reads (used only there): its sentences and the questions
 they ask, paragraphs that introduce the next, the last words of a hint, a label without an operation's dotted name,
-whether a label names the error or the operation, and whether the words after a value are a passive."""
+whether a label names the error or the operation, whether the words after a value are a passive, its clauses and
+the words of saying that attribute a turn."""
 
 from __future__ import annotations
 
@@ -8,10 +9,37 @@ import re
 
 from memopt.core.text import words
 from memopt.simlm.example_layouts import BULLET, LABEL
-from memopt.simlm.example_parts import CUES, QUESTION, QUOTE
+from memopt.simlm.example_parts import CUES, QUESTION, QUOTE, SAY, lead_words, role_of
 
-__all__ = ["asked", "introduced", "named_field", "passive_lead", "sentences", "sentences_outside", "tail", "told",
-           "without_op"]
+__all__ = ["CLAUSES", "REPORTED", "SAID", "SAID_AFTER", "SAID_BEFORE", "asked", "clauses", "introduced", "named_field",
+           "passive_lead", "sentences", "sentences_outside", "tail", "told", "without_op"]
+
+# words of saying: 'Zane said: ...', '... (Zane) said', '“...”, said Zane', a label reporting someone ('Xavi says:')
+_SAY, _AUX = rf"(?:told\s+\w+|{SAY['say']})", SAY["say_before"]  # 'said', 'told them', 'gesagt', 'dijo'
+SAID = re.compile(rf"^(?P<who>[A-Z][\w'-]*)\s+{_SAY}(?:(?:\s+[a-z]\w*){{1,3}}\s*:|\s*[:,—–-]?)\s+(?!it\b)"
+                  r"(?P<text>.+)$")
+SAID_BEFORE = re.compile(rf"\b([A-Z][\w'-]*)\s*(?:\([^)]{{0,30}}\))?\s*(?:,\s*who\s+)?(?:(?:{_AUX}|\w+ly)\s+)?"
+                         rf"(?:{_SAY}\b[^\"“]{{0,15}}|:\s*)$|\b([A-Z][\w-]*)'s(?:\s+[a-z]+)?\s*[:,]?\s*$")
+SAID_AFTER = re.compile(rf"^\W{{0,3}}\s*(?:{_SAY}\s+|[—-]\s*|\()([A-Z][\w'-]*)|"
+                        rf"^\W{{0,3}}\s*([A-Z][\w'-]*)\s+(?:(?:{_AUX})\s+)?(?:{_SAY}|added)\b")
+REPORTED = re.compile(rf"^\S+\s+(?:\w+ly\s+|(?:{_AUX})\s+)?(?:{_SAY}|asks)$")
+CLAUSES = re.compile(r";\s+|\s*(?:<-+|←|<=+)\s*|(?<=[.!])\s+(?=[A-Z\"“'])|"  # '<-- wrong': a note of its own
+                     r",\s+(?=(?:but\s+|and\s+|while\s+|whereas\s+|when\s+)?(?:got|answered|"
+                     r"expected|gold|the system|the model|it said|it answered|should|instead|predicted|correct|"
+                     r"(?:the\s+)?(?:right|correct|expected|real|true)?\s*answer)\b)", re.I)
+
+
+def clauses(text: str) -> list[str]:
+    """A text's clauses: split at '; ', an arrow, a sentence's end or a comma before role words, and, unpunctuated
+    (speech), at a conjunction whose clause is led by role words ('the right one is X but what came back was Y')."""
+    out: list[str] = []
+    for clause in CLAUSES.split(text):
+        first, *rest = re.split(r"\s+(?=(?:but|and|while|whereas|so)\s)", clause)
+        out.append(first)
+        for part in rest:
+            led = role_of(lead_words(part.split(None, 1)[-1])[0]) is not None
+            out[-1:] = [out[-1], part] if led else [f"{out[-1]} {part}"]
+    return out
 
 
 def named_field(hint: str) -> str | None:

@@ -32,7 +32,6 @@ from memopt.simlm.example_parts import (
     NOT_NAMES,
     QUESTION,
     QUOTE,
-    SAY,
     WORDS,
     Example,
     assign_answers,
@@ -45,6 +44,7 @@ from memopt.simlm.example_parts import (
     unquoted_removal,
     unquoted_replacement,
 )
+from memopt.simlm.example_text import CLAUSES, REPORTED, SAID, SAID_AFTER, SAID_BEFORE, clauses
 from memopt.simlm.example_text import asked as _asked
 from memopt.simlm.example_text import introduced as _introduced
 from memopt.simlm.example_text import named_field as _named_field
@@ -57,29 +57,19 @@ from memopt.simlm.example_text import without_op as _without_op
 
 __all__ = ["Reading", "read_feedback"]
 
-TURN = re.compile(r"^(?P<who>[A-Z][\w'-]*(?: [A-Z][\w'-]*)?)\s*(?:\([^)]{0,30}\))?(?::|\s[-–—]+|\s>)\s+(?P<text>\S.*)$")
+TURN = re.compile(r"^(?P<who>[A-Z][\w'-]*(?: [A-Z][\w'-]*)?)\s*(?:\([^)]{0,30}\))?(?::|\s[-–—]+|\s[>›])\s+"
+                  r"(?P<text>\S.*)$")
 ERROR_NAME = re.compile(r"\b[A-Z][a-z]+(?:[A-Z][a-z]+)*(?:Error|Failure|Fault)\b")
 _OP_NAME = re.compile(r"\b(?:blamed on|blame falls on|blame goes to|caused by|fault of|in|at)\s+(?:the\s+)?"
                       r"([a-z][\w-]*\.[a-z][\w.-]*)")
-_SAY, _AUX = rf"(?:told\s+\w+|{SAY['say']})", SAY["say_before"]  # 'said', 'told them', 'gesagt', 'dijo'
-_SAID = re.compile(rf"^(?P<who>[A-Z][\w'-]*)\s+{_SAY}(?:(?:\s+[a-z]\w*){{1,3}}\s*:|\s*[:,]?)\s+(?!it\b)(?P<text>.+)$")
-_SAID_BEFORE = re.compile(rf"\b([A-Z][\w'-]*)\s*(?:\([^)]{{0,30}}\))?\s*(?:,\s*who\s+)?(?:(?:{_AUX}|\w+ly)\s+)?"
-                          rf"(?:{_SAY}\b[^\"“]{{0,15}}|:\s*)$|\b([A-Z][\w-]*)'s(?:\s+[a-z]+)?\s*[:,]?\s*$")
-_SAID_AFTER = re.compile(rf"^\W{{0,3}}\s*(?:{_SAY}\s+|[—-]\s*|\()([A-Z][\w'-]*)|"
-                         rf"^\W{{0,3}}\s*([A-Z][\w'-]*)\s+(?:(?:{_AUX})\s+)?(?:{_SAY}|added)\b")
-_REPORTED = re.compile(rf"^\S+\s+(?:\w+ly\s+|(?:{_AUX})\s+)?(?:{_SAY}|asks)$")
 _INNER_QUESTION = re.compile(r"(?<=\s)(?:When|What|Where|Who|Whom|Whose|Which|Why|How|Did|Does|Do|Is|Are|Was|"
                              r"Were|Has|Have|Had|Can|Could|Will|Would)\b")
 _REQUEST = re.compile(r"(?:could|can|would|will|do|should|shall|may|might)\s+(?:you|we|some(?:one|body)|"
                       r"any(?:one|body)|one of you)\b", re.I)  # asks the reader: 'Can someone look at these?'
 _SEPARATORS = re.compile(r"\s+\|\s+|\s+/\s+|\s*\n\s*")
-_CLAUSES = re.compile(r";\s+|\s*(?:<-+|←|<=+)\s*|(?<=[.!])\s+(?=[A-Z\"“'])|"  # '<-- wrong': a note of its own
-                      r",\s+(?=(?:but\s+|and\s+|while\s+|whereas\s+|when\s+)?(?:got|answered|"
-                      r"expected|gold|the system|the model|it said|it answered|should|instead|predicted|correct|"
-                      r"(?:the\s+)?(?:right|correct|expected|real|true)?\s*answer)\b)", re.I)
 _HOLDING = re.compile(r"^(?P<lead>(?:\w+\W+){0,6}?(?:held|holds|contained|contains|had|has|stored|stores|kept|keeps|"
-                      r"produced|produces|read|reads|retrieved|returned|saved|recorded)(?:\s+only)?"
-                      r"(?:\s+(?:was|were|is|are))?\s*:?)\s+"
+                      r"wrote|produced|produces|read|reads|retrieved|returned|saved|recorded)(?:\s+only)?)"
+                      r"(?:\s+(?:was|were|is|are))?\s*:?\s+"
                       r"(?P<rest>.+)$", re.I)
 _LABEL_HEAD = re.compile(r"(?:\s+[\w'.-]+){0,3}\s*(?:\([^)\n]{0,30}\))?\s*:")  # 'Impact:', 'Erwartet (expected):'
 _DOTTED = re.compile(r"(?<=\s)[a-z]\w*\.[a-z][\w.]*")  # 'consulted by mem0.answer': the op's name, no role word
@@ -91,7 +81,9 @@ _NAMED_VALUE = re.compile(r"(?i).*\b(?:is|be|was|are|were|says|said|answers|answ
 _APPOSITIVE = re.compile(r",[^,;:\n]{1,40},")
 _JOINER = re.compile(r"\s*(?:[+&,;|/]|\band\b|\bor\b|\bplus\b|,\s*and\b)?\s*", re.I)
 _SENTENCE_END = re.compile(r"[.!?]\s+(?=[A-Z\"'“(])")
+_SINGULAR = re.compile(r"\b(?:I|I'm|I've|I'd|I'll)\b|\b(?i:me|my|mine|myself)\b")  # a person's words, not a team's
 _READ, _HELD, _TURN, _REMOVED = CUES["read"], CUES["held"], CUES["turn"], CUES["removal"]
+
 
 Phrases = list[tuple[str, str | None]]  # short answer phrases with their role ("gold", "answer" or None)
 
@@ -115,6 +107,7 @@ class _Reader:
         self.named = {m.group(0).removesuffix("'s") for m in re.finditer(r"\b[A-Z][\w'-]*", text)
                       if not _LABEL_HEAD.match(text, m.end())}  # capitalised words used elsewhere than as a label
         self.advice: list[str] = []
+        self.addressed = bool(re.search(r"(?i)\byour (?:answer|response|reply)\b", text))  # the system as 'you'
 
     def is_name(self, token: str) -> bool:
         """A capitalised word that is no role word and that the feedback never writes in lower case."""
@@ -128,7 +121,7 @@ class _Reader:
         first = label.split()[0]
         if not self.is_name(first):
             return True
-        return not _REPORTED.match(label) and not (self.speaker(first, rest, hint) or re.search(r"\d", label))
+        return not REPORTED.match(label) and not (self.speaker(first, rest, hint) or re.search(r"\d", label))
 
     def speaker(self, who: str, text: str, hint: str = "") -> bool:
         """Whether 'who: text' is a turn: a name used as one elsewhere in the feedback, or any name when the words
@@ -138,9 +131,9 @@ class _Reader:
             return False
         own = text if QUOTE.fullmatch(text.strip()) else QUOTE.sub(" ", text)  # not the words it quotes
         if who.lower() in LABEL_WORDS:
-            return bool(_TURN.search(hint)) or (bool(FIRST_PERSON.search(own)) and not QUESTION.search(text))
+            return bool(_TURN.search(hint)) or (bool(_SINGULAR.search(own)) and not QUESTION.search(text))
         return all(w in self.named for w in who.split()) or bool(_TURN.search(hint) or "blockquote" in hint or
-                                                                  FIRST_PERSON.search(own))
+                                                                  _SINGULAR.search(own))  # 'Cause: We report ...'
 
     # --- examples -----------------------------------------------------------------------------------------------
 
@@ -259,7 +252,10 @@ class _Reader:
                 break
             if not label["rest"].strip():
                 return
-            hint, text = f"{hint} {key_words(_without_op(label['label']))}", label["rest"].strip()
+            op_title = re.fullmatch(r"[a-z]\w*\.[a-z][\w.]*\s*[-–—]+\s.*", text)  # 'mem0.answer — why': a title
+            ex.operation = ex.operation or (label["label"] if op_title else None)
+            hint = hint if op_title else f"{hint} {key_words(_without_op(label['label']))}"
+            text = label["rest"].strip()
             ex.shows_output |= bool(_HELD.search(hint) and not _READ.search(hint))
             kind = _named_field(hint)
         if kind:
@@ -267,7 +263,7 @@ class _Reader:
             if kind == "operation" or ERROR_NAME.match(text) or len(text.split()) <= 6:
                 return  # else a sentence telling what went wrong ('Root cause: the update overwrote ...') is read on
         literal = re.fullmatch(r"\"(.*)\"", text)  # note: "The memory 'X' was overwritten by 'Y'": a string, not words
-        text = literal[1] if literal and re.search(r"(?<!\w)'[^']+'(?!\w)", literal[1]) else text
+        text = literal[1] if literal and re.search(r"(?<!\w)'[^']+'(?!\w)|“[^”]+”", literal[1]) else text
         error, operation = ERROR_NAME.search(text), _OP_NAME.search(text)  # 'blamed on mem0.extract (ExtractionError)'
         ex.error, ex.operation = ex.error or (error and error[0]), ex.operation or (operation and operation[1])
         parts = [p for p in _SEPARATORS.split(text) if p.strip()]
@@ -280,8 +276,10 @@ class _Reader:
                 self.field(ex, phrases, hint, part)
         elif turn and self.speaker(turn["who"], turn["text"], hint):  # under words of reading or storing: an item
             speaker, words_ = turn["who"], turn["text"].strip()
-            words_ = words_[1:-1].strip() if len(words_) > 1 and words_[0] + words_[-1] in ('""', "“”") else words_
-            if _READ.search(hint) or _HELD.search(hint):
+            quoted = len(words_) > 1 and words_[0] + words_[-1] in ('""', "“”")
+            words_ = words_[1:-1].strip() if quoted else words_
+            if (_READ.search(hint) or _HELD.search(hint)) and not quoted:  # a quote of what Zane said is a turn:
+                # 'Extrait de la conversation : Zane : « I went ... »'
                 (ex.context if _READ.search(hint) else ex.items).append(f"{speaker}: {words_}")
             else:
                 ex.turns.append((speaker, words_))
@@ -292,7 +290,7 @@ class _Reader:
         elif gone := unquoted_removal(text, lambda t: is_statement(t, self.is_name)):
             ex.removed, ex.shows_output = [*ex.removed, gone], True
         else:
-            for clause in _CLAUSES.split(text):
+            for clause in clauses(text):
                 self.piece(ex, phrases, hint, clause)
 
     def quoted(self, ex: Example, phrases: Phrases, hint: str, text: str, quotes: list[re.Match]) -> None:
@@ -332,7 +330,7 @@ class _Reader:
             lead, body = lead_words(aside)  # '(want vet)', '(expected: Arts Hub)': a value its role words lead
             if lead and body and role_of(lead):
                 phrases.append((body.strip(" :"), role_of(lead)))
-        for clause in _CLAUSES.split(QUOTE.sub(" ", text)):
+        for clause in CLAUSES.split(QUOTE.sub(" ", text)):
             roles = [m.start() for m in (CUES["gold"].search(clause), CUES["answered"].search(clause)) if m]
             if QUESTION.search(clause) or roles:
                 self.piece(ex, phrases, hint, clause if QUESTION.search(clause) else clause[min(roles):],
@@ -350,7 +348,7 @@ class _Reader:
             inner = _INNER_QUESTION.search(question, 1)  # 'When asked Who wrote ...?' → 'Who wrote ...?'
             ex.question = ex.question or (question[inner.start():] if inner else question)
             rest = text[asked.end():]  # 'For the question ...? the system answered X'
-            for clause in _CLAUSES.split(rest) if not quoted and words(rest) else ():
+            for clause in clauses(rest) if not quoted and words(rest) else ():
                 self.piece(ex, phrases, hint, clause)
             return
         lead, body = lead_words(text)
@@ -360,11 +358,14 @@ class _Reader:
             role = role_of(re.split(r"[;,:]", after)[0]) or role
         if quoted and re.match(r"\s*==", after):  # "assert 'Rocky' == 'Milo'": the value tested, then the one expected
             role = "answer"
+        if role == "answer" and self.addressed and re.search(r"(?i)\bmodel\b", f"{_tail(hint, 3)} {lead}"):
+            role = "gold"  # told 'your answer', the system is 'you': a 'model answer' is the one to copy
         if hinted_only and (role is None or not re.search(r"\d|[A-Z]", body) and not find_relative_dates(body) and
-                            not _SHORT_LIST.fullmatch(body) and not _NAMED_VALUE.match(f"{lead} {body}")):
+                            not _SHORT_LIST.fullmatch(body.rstrip(".")) and
+                            not _NAMED_VALUE.match(f"{lead} {body.rstrip('.')}")):
             # kept: 'should be pottery, rock climbing, baking' (a list), 'should be vet' (a value a copula names)
             return
-        said = _SAID.match(body)
+        said = SAID.match(body)
         who = said["who"] if said and self.is_name(said["who"]) else None
         if not who and (FIRST_PERSON.search(body) or quoted or _TURN.search(hint)) and len(words(body)) >= 3 and \
                 (quoted or not ERROR_NAME.search(body) and not _DOTTED.search(body)):  # 'I filed it against mem0.x'
@@ -380,9 +381,12 @@ class _Reader:
         # one, whatever words it starts with (unless they are words of storing or reading)
         around = _tail(hint, 3) if quoted else hint
         named = role_of(_tail(hint, 3)) is not None and not (_HELD.search(around) or _READ.search(around))
-        if is_statement(body, self.is_name) and not named:
+        gone = _REMOVED.search(" ".join(re.sub(r"^\W*(?:(?:was|were|got|been|is|has)\s+)*", "", after).split()[:2]))
+        if is_statement(body, self.is_name) and (not named or gone):
             side = label_side(_tail(hint, 3))
-            if side is not None:  # "Memory before: X" ... "Memory after: Y": paired in `example`
+            if gone:  # 'X was purged', 'Observed X removed from the store' (whatever the label calls it)
+                ex.removed.append(body)
+            elif side is not None:  # "Memory before: X" ... "Memory after: Y": paired in `example`
                 (ex.before if side == "old" else ex.after).append(body)
             elif _REMOVED.search(after) or _REMOVED.search(_tail(hint, 3)):
                 ex.removed.append(body)
@@ -394,9 +398,10 @@ class _Reader:
             ex.shows_output = True
             return
         held = _HOLDING.match(body)  # 'the memory held X', 'it stored X': X is what the memory held
-        told = re.split(r",?\s+and\s+(?=[A-Z])|;\s+", held.group("rest")) if held else []
-        if held and all(is_statement(t, self.is_name) for t in told):  # 'what got stored was A, and B'
-            for statement in told:
+        told = re.split(r",?\s+and\s+(?=[A-Z\[])|;\s+", held.group("rest")) if held else []
+        statements = [t for t in told if is_statement(t, self.is_name)]
+        if held and statements:  # 'what got stored was A, and B' (an item about no one among them is left out, as
+            for statement in statements:  # in a list of items)
                 self.piece(ex, phrases, f"{hint} {held.group('lead')}", statement, after=after)
         elif is_advice(body, self.is_name):
             self.advice.append(body)
@@ -419,10 +424,11 @@ class _Reader:
 
     def speaker_near(self, before: str, after: str) -> str | None:
         """The name a quoted utterance is attributed to ('Zane said "..."', 'Zane: "..."', '"...", said Zane', 'source
-        turn (Zane): ...')."""
-        named = re.search(r"\(([A-Z][\w'-]*)\)\W*$", before) if _TURN.search(before) else None
-        found = [m.group(1) or m.group(m.lastindex or 1) for m in (_SAID_BEFORE.search(before[-60:]),
-                                                                    _SAID_AFTER.match(after), named) if m]
+        turn (Zane): ...', 'turn · Zane: ...': a name ending a label of turns)."""
+        named = re.search(r"\b([A-Z][\w'-]*)\)?\W*$", before) if _TURN.search(before) else None
+        source = re.search(r"\b(?:from|by)\s+([A-Z][\w'-]*)[^“\"]*$", before[-60:])  # 'the line is from Zane: “...'
+        found = [m.group(1) or m.group(m.lastindex or 1) for m in (SAID_BEFORE.search(before[-60:]),
+                                                                    SAID_AFTER.match(after), named, source) if m]
         return next((n for n in found if self.is_name(n)), None)
 
 
