@@ -4,7 +4,7 @@ Every corpus of instruction sentences written for SimLM's reader (``memopt/simlm
 list of ``{text, expect, op, style}``, ``expect`` a directive id, ``none`` or ``not D``), with the catalogue's own
 sentences (`memopt.simlm.directives` passes them to `shipped`), trains one classifier: TF-IDF of
 character 2–5-grams (within words, seen in two sentences or more) and of word 1–2-grams, each block normalised, and a
-multinomial logistic regression (C = 100) over "which directive, or none". `Classifier.scores` gives a sentence's
+multinomial logistic regression (C = 10) over "which directive, or none". `Classifier.scores` gives a sentence's
 score per label; `probabilities` turns them into probabilities over ``none`` and the directives of one operation.
 
 The rules (`memopt.simlm.stance`) and the classifier are combined by the *agreement rule* (`agreement`): a directive
@@ -14,11 +14,12 @@ rules read it from a plain word against the directive, with no negation or contr
 rules' "switched off" stands. The three thresholds were chosen on the sixth to ninth corpora and fixed before the
 tenth was read; `OVERRIDE_PLAIN` was added in issue 47, chosen on every corpus held out in turn (it keeps 9 of the
 11 backwards readings the classifier mends and stops it from reading "drop names, numbers and places" as asking for
-them). With twenty corpora, C and `OVERRIDE_PLAIN` were chosen again by holding out each corpus in turn
-(`python -m tests.simlm.reader_sweep --c 10,100 --per-corpus`): C 10 → 100 and `OVERRIDE_PLAIN` 0.95 → 0.97 took the
-held-out readings from 93.6 % recognised, 1.9 % false triggers, 19 read backwards (issue 21's targets met on 10 of 20
-corpora) to 94.8 %, 2.5 %, 12 (11 of 20). At C = 100 the classifier is surer of a sentence's topic, so a plain word
-against a directive ("drop names, numbers, places and dates") needs 0.97 to be overturned, not 0.95.
+them). With twenty corpora, C was measured again by holding out each corpus
+in turn (`python -m tests.simlm.reader_sweep --c 10,100 --per-corpus`): C = 100 (with `OVERRIDE_PLAIN` 0.97) read
+the held-out corpora better (94.8 % recognised, 2.5 % false triggers, 12 backwards against 93.6 %, 1.9 %, 19) but
+gave the plainest directive, "Resolve relative dates.", 0.17 (C = 10: 0.32), below `AGREE`: the corpora hold many
+longer sentences about dates that ask for nothing, and a sharper fit learns them as the topic's usual reading. C
+stays 10.
 
 Deterministic: the fit has no randomness (its seed is fixed all the same), it happens at most once per process
 (`shipped`, behind a lock), and its result is kept as plain arrays (no pickle) under ``$XDG_CACHE_HOME/memopt``
@@ -46,10 +47,10 @@ import numpy as np
 __all__ = ["AGREE", "SURE", "OVERRIDE", "OVERRIDE_PLAIN", "CORPORA", "Classifier", "agreement", "corpus_items", "fit",
            "probabilities", "shipped"]
 
-AGREE, SURE, OVERRIDE, OVERRIDE_PLAIN = 0.3, 0.7, 0.9, 0.97
+AGREE, SURE, OVERRIDE, OVERRIDE_PLAIN = 0.3, 0.7, 0.9, 0.95
 CORPORA = Path(__file__).resolve().parent / "corpora"
 SEED = 0
-_C = 100.0
+_C = 10.0
 _SPACES = re.compile(r"\s\s+")
 _WORD = re.compile(r"(?u)\b\w\w+\b")
 
