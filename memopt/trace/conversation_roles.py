@@ -25,11 +25,13 @@ from typing import Any
 
 from memopt.trace.roles import decode_value
 
-__all__ = ["conversation_roles"]
+__all__ = ["SAID_KEYS", "WHO_KEYS", "conversation_roles"]
 
 _ANSWERED = frozenset({"gold", "answer"})
-_WHO = frozenset({"name", "speaker", "who", "author", "sender", "from", "speaker_name", "role"})
-_SAID = ("content", "text", "said", "message", "utterance", "body", "msg", "says")
+# a message object's keys: who said it (by name), and what was said
+WHO_KEYS = ("name", "speaker", "who", "author", "sender", "from", "speaker_name")
+SAID_KEYS = ("content", "text", "said", "message", "utterance", "body", "msg", "says")
+_WHO = frozenset({*WHO_KEYS, "role"})
 
 
 def conversation_roles(nodes: dict[str, dict[str, Any]], kinds: dict[str, str | None], edges: list[dict[str, Any]],
@@ -83,5 +85,5 @@ def _said(node: dict[str, Any]) -> bool:
     value = decode_value(str(node.get("value") or ""))
     if isinstance(value, dict):
         keys = {str(k).lower() for k in value}
-        return bool(keys & _WHO) and any(isinstance(value.get(k), str) and value[k].strip() for k in _SAID)
+        return bool(keys & _WHO) and any(isinstance(value.get(k), str) and value[k].strip() for k in SAID_KEYS)
     return isinstance(value, str) and len(value.split()) >= 3

@@ -13,7 +13,7 @@ from typing import Any
 import networkx as nx
 
 from memopt.core.errors import DataError
-from memopt.trace.conversation_roles import conversation_roles
+from memopt.trace.conversation_roles import SAID_KEYS, WHO_KEYS, conversation_roles
 from memopt.trace.dates import date_of, read_day
 from memopt.trace.graph import SCHEMA_VERSION
 from memopt.trace.question_ops import serving_ops
@@ -75,8 +75,6 @@ def _speaker_of(meta: dict[str, Any]) -> str | None:
     return None
 
 
-_WHO_KEYS = ("name", "speaker", "who", "author", "sender", "from", "speaker_name")
-_SAID_KEYS = ("content", "text", "said", "message", "utterance", "body", "msg", "says")
 _WHEN_KEYS = ("timestamp", "at", "time", "sent_at", "created_at", "datetime")
 
 
@@ -93,12 +91,12 @@ def _turn_value(node: dict[str, Any], session: int) -> dict[str, Any]:
     value, meta = decode_value(node["value"]), node.get("metadata") or {}
     named, role, stamp = None, None, meta.get("timestamp")
     if isinstance(value, dict):
-        named = _first(value, _WHO_KEYS)
+        named = _first(value, WHO_KEYS)
         role = value.get("role")
         stamp = _first(value, _WHEN_KEYS) or stamp
-        said = _first(value, _SAID_KEYS)
+        said = _first(value, SAID_KEYS)
         if said is None:  # a writer's own key: the longest text that is not the speaker, role or time
-            said = max((v for k, v in value.items() if isinstance(v, str) and k not in ("role", *_WHO_KEYS,
+            said = max((v for k, v in value.items() if isinstance(v, str) and k not in ("role", *WHO_KEYS,
                                                                                          *_WHEN_KEYS)),
                        key=len, default="")
         value = str(said)
@@ -357,8 +355,8 @@ class _Converter:
         else:
             value = _turn_value(n, self.session_index.get(fid, 0)) if kind == "turn" else decode_value(
                 n["value"])
-            if kind in ("question", "answer") and isinstance(value, dict) and _first(value, _SAID_KEYS):
-                value = _first(value, _SAID_KEYS)  # a message object {"role", "text"}: what it says
+            if kind in ("question", "answer") and isinstance(value, dict) and _first(value, SAID_KEYS):
+                value = _first(value, SAID_KEYS)  # a message object {"role", "text"}: what it says
             created_at = n["created_at"]
             self.keys[node] = self.order[fid]
         attrs: dict[str, Any] = {"type": "variable", "kind": kind, "name": base, "version": int(version),
