@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from memopt.data.model import CATEGORIES
-from memopt.lm.redaction import redact
+from memopt.lm.redaction import redact, secret_values
 
 __all__ = ["CANDIDATES", "TRIALS", "CASES", "candidate_rows", "trial_rows", "case_rows", "log_tables"]
 
@@ -64,9 +64,11 @@ def trial_rows(record: Any) -> list[dict]:
 
 def case_rows(round_index: int, reported: Mapping[str, Sequence[Any]]) -> list[dict]:
     """Every case of a round's val / test report (`memopt.evaluate.run.CaseResult` per split)."""
+    hidden = secret_values()  # read once: each read scans the environment
     return [{"round": round_index, "split": split, "case_id": r.case_id, "category": r.category,
-             "category_name": CATEGORIES.get(r.category, ""), "question": redact(r.question), "gold": redact(r.gold),
-             "prediction": redact(r.prediction), "f1": r.f1, "judge": r.correct, "error": redact(r.error or "")}
+             "category_name": CATEGORIES.get(r.category, ""), "question": redact(r.question, hidden),
+             "gold": redact(r.gold, hidden), "prediction": redact(r.prediction, hidden), "f1": r.f1,
+             "judge": r.correct, "error": redact(r.error or "", hidden)}
             for split, results in reported.items() for r in results]
 
 
