@@ -103,10 +103,6 @@ def _items(items: list[Any], where: str) -> str:
     return "; ".join(texts) if not any(";" in t for t in texts) else json.dumps(texts, ensure_ascii=False)
 
 
-def _plain(text: str) -> str:
-    return question_text(text)
-
-
 def _names(traced: TracedGraph) -> set[str]:
     G = traced.graph
     names = {traced.name, traced.path.name, traced.path.name.removesuffix(".gz"), traced.path.stem,
@@ -116,7 +112,7 @@ def _names(traced: TracedGraph) -> set[str]:
 
 def _asked(traced: TracedGraph, question: str) -> dict[str, Any] | None:
     cases = [c for c in traced.graph.graph.get("cases") or [] if answer_of(traced.graph, c.get("key")) is not None]
-    exact = [c for c in cases if _plain(str(c.get("question"))) == _plain(question)]
+    exact = [c for c in cases if question_text(str(c.get("question"))) == question_text(question)]
     if exact:
         return exact[-1]
     close = [(overlap(question, str(c.get("question"))), c) for c in cases]
