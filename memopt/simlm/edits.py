@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from memopt.simlm import directive_stances, quote_mask
 
-__all__ = ["Span", "Edit", "sentence_spans", "stances", "conflicts", "edit", "is_fragment"]
+__all__ = ["Span", "Edit", "sentence_spans", "conflicts", "edit", "is_fragment"]
 
 _MARKER = re.compile(r"^(\s*(?:[-*•]|\d+[.)])\s+)")
 _LABEL = re.compile(r"^((?:\[[A-Z ]{2,20}\]|[A-Z][\w-]*(?: (?:[A-Z][\w-]*|\([a-z0-9]\)|and|of)){0,4}):\s+)(?=\S)")
@@ -107,11 +107,6 @@ def _add(spans: list[Span], line: str, offset: int, start: int, end: int) -> Non
         spans.append(Span(offset + start + lead, offset + start + lead + len(piece), piece))
 
 
-def stances(kind: str, sentence: str) -> dict[str, int]:
-    """The directives of ``kind`` one sentence states: +1 grants, -1 forbids."""
-    return directive_stances(kind, sentence)
-
-
 def _scoped(directive: str, sentence: str) -> bool:
     """Whether ``sentence`` states a conditional rule for the action ``directive`` restricts."""
     action = SCOPED.get(directive)
@@ -127,7 +122,7 @@ def _one_party(sentence: str) -> bool:
 
 def conflicts(kind: str, rule: str, other: str) -> list[str]:
     """The directives on which the sentence ``other`` conflicts with the sentence ``rule`` (see the module doc)."""
-    new, old = stances(kind, rule), stances(kind, other)
+    new, old = directive_stances(kind, rule), directive_stances(kind, other)
     found = [d for d, s in new.items() if old.get(d) == -s]
     for d, s in new.items():
         if d in found or old.get(d):
@@ -186,7 +181,7 @@ def _examples_of(prompt: str, spans: list[Span], rules: list[Span], sentence: st
     """The examples on the line of a conditional rule the new rule narrows that apply the old rule's action."""
     found = []
     for directive, action in SCOPED.items():
-        if stances(kind, sentence).get(directive, 0) <= 0 or "only" not in sentence.lower():
+        if directive_stances(kind, sentence).get(directive, 0) <= 0 or "only" not in sentence.lower():
             continue
         lines = {prompt.count("\n", 0, r.start) for r in rules if _scoped(directive, r.text)}
         for span in spans:
@@ -209,12 +204,12 @@ def edit(prompt: str, sentence: str, kind: str) -> Edit:
     clashing.sort(key=lambda item: item[0].start)
     if not clashing:
         return Edit(_insert(prompt, sentence), f"added: {sentence}")
-    replaced = next((s for s, found in clashing if not _one_party(s.text) or stances(kind, s.text)), None)
+    replaced = next((s for s, found in clashing if not _one_party(s.text) or directive_stances(kind, s.text)), None)
     text = prompt
     for span, _ in reversed(clashing):  # from the end, so earlier spans keep their offsets
         if span is replaced:
             text = text[:span.start] + sentence + text[span.end:]
-        elif _one_party(span.text) and not stances(kind, span.text):
+        elif _one_party(span.text) and not directive_stances(kind, span.text):
             text = text[:span.start] + _widen(span.text) + text[span.end:]
         else:
             text = _remove(text, span)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import csv
 import html
+import itertools
 import json
 import re
 from typing import Any
@@ -208,10 +209,8 @@ def _cell(cell: str) -> str | list[str]:
 def _tables(text: str) -> list[tuple[int, int, Any]]:
     """Tables of rows under a header of column names: Markdown (under its rule), tab-, semicolon- or comma-separated
     (as many cells as the header), each as a list of {column: cell}."""
-    out, lines, starts = [], text.split("\n"), [0]
-    for line in lines:
-        starts.append(starts[-1] + len(line) + 1)
-    i = 0
+    out, lines, i = [], text.split("\n"), 0
+    starts = [0, *itertools.accumulate(len(line) + 1 for line in lines)]  # where each line starts in the text
     while i < len(lines):
         for sep in "|\t;,":
             header = _cells(lines[i], sep)

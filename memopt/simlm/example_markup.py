@@ -79,13 +79,6 @@ def _wiki(text: str) -> str:
     return "\n".join(lines)
 
 
-def _vertical(header: list[str], rows: list[dict]) -> bool:
-    """Whether a table of two columns is one record, a label and its value per row ('| expected | Milo |'): its first
-    column holds short labels, none a question."""
-    keys = [r.get(header[0], "") for r in rows]
-    return len(rows) >= 3 and all(isinstance(k, str) and 0 < len(k.split()) <= 3 and "?" not in k for k in keys)
-
-
 def _pairs(pairs: list[list]) -> dict:
     """Label/value pairs as one record (a label given twice holds a list)."""
     record: dict = {}
@@ -250,8 +243,11 @@ def prose_marks(text: str) -> str:
 
 
 def vertical_record(header: list[str], rows: list[dict]) -> dict | None:
-    """A two-column table of labels and values as one record ('| expected | Milo |'), else None."""
-    if len(header) != 2 or not _vertical(header, rows):
+    """A two-column table of labels and values as one record ('| expected | Milo |'): three rows or more, its first
+    column short labels, none a question; else None."""
+    keys = [r.get(header[0], "") for r in rows] if len(header) == 2 else []
+    if len(rows) < 3 or not keys or not all(isinstance(k, str) and 0 < len(k.split()) <= 3 and "?" not in k
+                                            for k in keys):
         return None
     return _pairs(([header] if len(header[1].split()) > 1 else []) +
                   [[r.get(header[0], ""), r.get(header[1], "")] for r in rows])

@@ -27,12 +27,13 @@ from memopt.simlm.answering import analyze, is_abstention
 
 __all__ = ["Example", "holds", "lead_words", "role_of", "is_statement", "is_advice", "assign_answers", "replacement",
            "label_side", "unquoted_replacement", "unquoted_removal", "QUESTION", "QUOTE", "FIRST_PERSON", "NOT_NAMES",
-           "WORDS", "SAY", "CUES", "LABEL_WORDS"]
+           "WORDS", "SAY", "CUES", "LABEL_WORDS", "ERROR_NAME"]
 
 QUESTION = re.compile(r"(?:(?<![\w'])|(?<=[\s(\[=:]')|(?<=^'))((?:when|what|where|who|whom|whose|which|why|how|did|"
                       r"does|do|is|are|was|were|has|have|had|can|could|will|would)\b[^?\n\"“”]*\?)", re.I)
 QUOTE = re.compile(r'"([^"\n]{1,400}?)"|“([^”\n]{1,400}?)”|(?<![\w])\'((?:[^\'\n]|\b\'\b){1,400}?)\'(?![\w])')
 FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll)\b|\b(?i:me|my|mine|myself|we|our|us|we're|we've)\b")
+ERROR_NAME = re.compile(r"\b[A-Z][a-z]+(?:[A-Z][a-z]+)*(?:Error|Failure|Fault)\b")  # 'ExtractionError'
 _DATE_STAMP = re.compile(r"^\s*\[[^\]]{1,60}\]\s*")
 _SUBJECT = re.compile(r"^([A-Z][a-z][\w-]*)(?:'s)?\s+([a-z][\w'-]*)")
 # A leading time phrase that ends in a date: 'the week before 3 July 2023 Caroline went ...', 'On 7 May 2023, ...'.
@@ -145,7 +146,7 @@ def is_statement(text: str, is_name: Callable[[str], bool]) -> bool:
     body = _DATE_STAMP.sub("", text).strip()
     if len(words(body)) < 3 or FIRST_PERSON.search(body) or set(words(body)) & WORDS["pipeline"] or \
             re.match(r"[A-Z][\w']*(?: [a-z]\w*){1,2}:\s", body) or re.search(r"\b[a-z]\w*\.[a-z]\w+", body) or \
-            re.search(r"\b[A-Z][a-z]+(?:[A-Z][a-z]+)*(?:Error|Failure|Fault)\b", body):
+            ERROR_NAME.search(body):
         # 'Reviewer note: ...' is a label and its text; 'on the mem0.answer prompt', 'as ExtractionError' are about
         # the pipeline
         return False

@@ -27,6 +27,7 @@ from memopt.core.text import find_relative_dates, words
 from memopt.simlm.example_layouts import BULLET, HEADING, LABEL, as_lines, key_words, section_hints
 from memopt.simlm.example_parts import (
     CUES,
+    ERROR_NAME,
     FIRST_PERSON,
     LABEL_WORDS,
     NOT_NAMES,
@@ -59,7 +60,6 @@ __all__ = ["Reading", "read_feedback"]
 
 TURN = re.compile(r"^(?P<who>[A-Z][\w'-]*(?: [A-Z][\w'-]*)?)\s*(?:\([^)]{0,30}\))?(?::|\s[-–—]+|\s[>›])\s+"
                   r"(?P<text>\S.*)$")
-ERROR_NAME = re.compile(r"\b[A-Z][a-z]+(?:[A-Z][a-z]+)*(?:Error|Failure|Fault)\b")
 _OP_NAME = re.compile(r"\b(?:blamed on|blame falls on|blame goes to|caused by|fault of|in|at)\s+(?:the\s+)?"
                       r"([a-z][\w-]*\.[a-z][\w.-]*)")
 _INNER_QUESTION = re.compile(r"(?<=\s)(?:When|What|Where|Who|Whom|Whose|Which|Why|How|Did|Does|Do|Is|Are|Was|"

@@ -114,11 +114,6 @@ def generic(rng: random.Random, missing: list[Directive]) -> str:
     return rng.choice(IRRELEVANT)
 
 
-def _phrase(rng: random.Random, directive: Directive) -> str:
-    """A catalogue phrasing of the fix (never a quote of the examples)."""
-    return rng.choice(directive.phrasings)
-
-
 def _advice_sentence(advice: str) -> str:
     text = advice.strip().rstrip(".;! ")
     return text[:1].upper() + text[1:] + "."
@@ -131,7 +126,7 @@ def _candidate(rng: random.Random, kind: str, missing: list[Directive], ev: Evid
     else:
         first = rng.choices(grounded, weights=[ev.weights[d.id] for d in grounded])[0]
         chosen = [first] + [d for d in grounded if d is not first and rng.random() < ev.weights[d.id] / ev.examples]
-        added = [_phrase(rng, d) for d in chosen]
+        added = [rng.choice(d.phrasings) for d in chosen]  # a catalogue phrasing, never a quote
     if ev.advice and rng.random() < ADVICE_FOLLOW_RATE:
         return [*added, _advice_sentence(rng.choice(ev.advice))]
     return added
