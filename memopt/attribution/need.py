@@ -14,7 +14,8 @@ holds it when it has most of the words the turn shares with the question (half o
 rather than another's (it shares more of the turn's own words than of any other evidence turn's, and at least a
 third of them, or states every number the turn states: "has 12 students" is the fact of a long turn ending "12
 students signed up already"); for a question about time (ago, since, how long, after, before, when) the line must
-also state the turn's day (the date the turn gives, else the day it was said, a day either way). Matching a line to
+also state the turn's day (the date the turn gives, else the day it was said, a day either way); a line that is
+only the date the turn gives (a field's value whose name was lost: "2025-03-27") holds it. Matching a line to
 a turn is lexical (word stems), whichever judge runs.
 """
 
@@ -27,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memopt.attribution.cast import Cast
-from memopt.attribution.normalise import normalise_numbers
+from memopt.attribution.normalise import canonical_dates, normalise_numbers
 from memopt.core.text import DATE_PATTERN, find_dates, overlap, python_literal, stem, stem_set, words
 
 __all__ = ["Piece", "gold_pieces", "is_quantity", "asks_time", "names_in", "computed_pieces", "computed_held",
@@ -69,6 +70,7 @@ class Piece:
     turns: tuple[str, ...] = ()
     computed: bool = False
     day: dt.date | None = None
+    stated: bool = False  # the day is one the turn states, not the day it was said
 
 
 def names_in(question: str) -> list[str]:
@@ -270,7 +272,7 @@ def computed_pieces(question: str, turns: Sequence[tuple[str, str, dt.date | Non
             continue
         stated = [m for m in find_dates(text) if m.day is not None and m.month is not None and m.year is not None]
         when = dt.date(stated[0].year, stated[0].month, stated[0].day) if stated else day
-        out.append(Piece(text, (node,), computed=True, day=when if timed else None))
+        out.append(Piece(text, (node,), computed=True, day=when if timed else None, stated=bool(stated) and timed))
     return out
 
 
@@ -287,8 +289,16 @@ def _states_day(line: str, day: dt.date) -> bool:
     return False
 
 
+def _only_the_day(line: str, day: dt.date) -> bool:
+    """Whether a line is a date and nothing else, and that date is ``day``."""
+    return _states_day(line, day) and not re.sub(r"[\W_]+", "", without_dates(line))
+
+
 def computed_held(piece: Piece, line: str, question: str, others: Sequence[Piece]) -> bool:
     """Whether one line holds a computed piece (see the module docstring)."""
+    if piece.stated and piece.day is not None and _only_the_day(line, piece.day):
+        return True  # a field's bare date ("2025-03-27" under a lost field name) states the day the turn gives
+    line = canonical_dates(line)  # "2025-03-04" and "4 March 2025" alike
     topic = _topic(piece.text, question)
     if overlap(topic, normalise_numbers(line)) < 0.5:
         return False

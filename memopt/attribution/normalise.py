@@ -7,7 +7,10 @@ was written (`item_day`): a MemBase message's own ``Timestamp:`` line, a line's 
 session date. With that day:
 
 - relative dates are resolved: "last Friday" said on Monday 8 May 2023 reads "on 5 May 2023", "last weekend"
-  "the weekend before 8 May 2023", "on Friday the 12th" said on 15 May 2023 "on 12 May 2023";
+  "the weekend before 8 May 2023", "on Friday the 12th" said on 15 May 2023 "on 12 May 2023" (with a weekday,
+  the nearest such day either way; without one, the last Nth, or the next when the line plans ahead: "let's book
+  it for the 27th");
+- an ISO date-time reads as a date and a clock time ("2024-11-15T09:30:00-06:00" → "15 November 2024 9:30");
 - a date without a year gets the year that puts it nearest the item's day: "hiked Snowdon on 12 May" written
   on 15 May 2023 reads "12 May 2023", "moving on 1 April" written on 12 March 2023 "1 April 2023" (Mem0's facts
   usually omit the year; LoCoMo's golds carry it).
@@ -178,21 +181,50 @@ def complete_years(line: str, day: dt.date) -> str:
     return line
 
 
-def _the_nth(m: re.Match, day: dt.date) -> str:
-    n = int(m.group("n"))
-    back = day.replace(day=1) - dt.timedelta(days=1)
-    for month in (day, back):
+_AHEAD = re.compile(r"\b(?:will|shall|let's|let us|going to|gonna|next|upcoming|coming|book|schedule|reserve|"
+                    r"plan|planned|planning)\b|'ll\b", re.IGNORECASE)
+
+
+def _the_nth(m: re.Match, day: dt.date, ahead: bool = False) -> str:
+    """"the Nth" (or "Friday the Nth") said on ``day``: with a weekday, the nearest Nth on that weekday, before or
+    after; without one, the latest Nth up to ``day``, or the next one from ``day`` when the line plans ahead
+    (``ahead``: "let's book it for the 27th")."""
+    n, weekday = int(m.group("n")), m.group("wd")
+    months = [day.replace(day=1)]
+    for _ in range(6):
+        months = [(months[0] - dt.timedelta(days=1)).replace(day=1), *months,
+                  (months[-1] + dt.timedelta(days=32)).replace(day=1)]
+    found = []
+    for month in months:
         try:
-            found = month.replace(day=n)
+            found.append(month.replace(day=n))
         except ValueError:
             continue
-        weekday = m.group("wd")
-        if found <= day and (weekday is None or WEEKDAYS[found.weekday()].lower() == weekday.lower()):
-            return f"on {format_date(found)}"
-    return m.group(0)
+    if weekday is not None:
+        found = [d for d in found if WEEKDAYS[d.weekday()].lower() == weekday.lower()]
+    else:
+        found = [d for d in found if d >= day] if ahead else [d for d in found if d <= day]
+    if not found:
+        return m.group(0)
+    return f"on {format_date(min(found, key=lambda d: (abs((d - day).days), d < day)))}"
+
+
+_ISO_DATETIME = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::\d{2}(?:\.\d+)?)?"
+                           r"(?:Z|[+-]\d{2}:?\d{2})?\b")
+
+
+def _datetime(m: re.Match) -> str:
+    """An ISO date-time (``2025-09-13T10:00:00+01:00``) as a date and a clock time ("13 September 2025 10:00"), as
+    a person says them; kept as it is when it is no date."""
+    try:
+        day = dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+    except ValueError:
+        return m.group(0)
+    return f"{format_date(day)} {int(m.group(4))}:{m.group(5)}"
 
 
 def _resolve(line: str, day: dt.date | None, near: dt.date | None = None) -> str:
+    line = _ISO_DATETIME.sub(_datetime, line)
     if day is None:
         return complete_years(line, near) if near is not None else line
     if find_relative_dates(line) or _LAST_WEEKDAY.search(line):
@@ -201,7 +233,8 @@ def _resolve(line: str, day: dt.date | None, near: dt.date | None = None) -> str
             return f"on {format_date(day - dt.timedelta(days=back))}"
 
         line = resolve_relative_dates(_LAST_WEEKDAY.sub(exact, line), day)
-    line = _THE_NTH.sub(lambda m: _the_nth(m, day), line)
+    ahead = bool(_AHEAD.search(line))
+    line = _THE_NTH.sub(lambda m: _the_nth(m, day, ahead), line)
     return complete_years(line, day)
 
 

@@ -1,0 +1,104 @@
+"""Shapes of the misses a sixth author's graphs left: computed answers whose facts a store keeps as ISO date-times
+or bare dates ("Saturday the 13th, 10 to 1" said before the day; "let's fix it for the 20th"), a computed gold
+that shows its working in brackets, and the spoken-number rule on ordinals it must not split."""
+
+from __future__ import annotations
+
+from .shapes import Smartcomment, blame_smartcomment
+
+WORKSHOP = "How long is the pottery workshop on the 13th, in hours?"
+
+
+def _workshop() -> tuple[dict, dict]:
+    """A booking agent: a chat line said on Monday 1 September plans a workshop for "Saturday the 13th, 10 to 1";
+    the intent parser writes an intent, the calendar API an event with ISO date-times; the question's list call
+    reads the event into the context; the reply gets the hours wrong."""
+    g = Smartcomment("booking")
+    g.session("monday", date="2025-09-01")
+    ops = {"parse": g.op("intent.parse_request", "nlu")}
+    said = g.var("dm/1756713600.0001", {"user": "U77", "text": "Please book the pottery workshop on Saturday the "
+                                                               "13th, 10 to 1 at the Kiln Street studio."},
+                 cls="chat_msg", cat="chat_message")
+    intent = g.var("intent-1", {"action": "create", "title": "Pottery workshop", "where": "Kiln Street studio",
+                                "day": "2025-09-13", "from": "10:00", "to": "13:00"}, cls="Intent", cat="intent")
+    g.edges(said, intent)
+    ops["insert"] = g.op("events.insert", "calendar_api")
+    event = g.var("evt-31", {"summary": "Pottery workshop", "location": "Kiln Street studio",
+                             "start": {"dateTime": "2025-09-13T10:00:00+01:00"},
+                             "end": {"dateTime": "2025-09-13T13:00:00+01:00"}, "status": "confirmed"},
+                  cls="CalendarEvent", cat="calendar_event")
+    g.edges(intent, event)
+    g.session("ask", date="2025-09-10")
+    ask = g.var("dm/1757494800.0002", WORKSHOP, cls="ask", cat="message & query")
+    ops["list"] = g.op("events.list", "calendar_api")
+    listed = g.var("ask-2.events", {"items": [g.net._driver.get_node(event).value]}, cls="EventList",
+                   cat="memory_context")
+    g.edges(ask, event)
+    g.edges(event, listed)
+    ops["reply"] = g.op("agent.reply", "reply")
+    reply = g.var("ask-2.reply", "The workshop runs 4 hours (10 to 2).", cls="Reply", cat="prediction")
+    g.edges([ask, listed], reply)
+    g.op("llm-judge", "evaluation")
+    gold = g.var("ask-2.gold", "3 hours", cls="golden_answers", cat="golden_answers")
+    g.edges([ask, reply, gold], g.var("ask-2.score", {"score": 0.0}, cls="judge_score", cat="evaluation"))
+    return g.document(), ops
+
+
+def test_a_weekday_and_day_of_month_said_before_the_day_is_the_coming_one():
+    """"Saturday the 13th" said on Monday 1 September is 13 September (the next 13th that is a Saturday), and the
+    event's ISO date-times state that day: the context held the facts the hours are computed from, so the reply
+    is the ResponseError (was: the parser, "the 13th" read as a past 13th that is no Saturday, so never resolved)."""
+    doc, ops = _workshop()
+    for evidence in (("chat_msg:dm/1756713600.0001@1",), ()):
+        assert blame_smartcomment(doc, WORKSHOP, "3 hours", evidence) == ("ResponseError", ops["reply"]), evidence
+
+
+INSPECTION = "How many days passed between the kickoff call with Ferro and their site inspection?"
+
+
+def _inspection() -> tuple[dict, dict]:
+    """A sales call on 5 June whose turn plans ahead ("let's fix the site inspection for the 20th"); the call's
+    activity record and the inspection date are written to a deal; the brief lists the activity and the bare date
+    (no field name); the answer gets the days wrong."""
+    g = Smartcomment("deal")
+    g.session("call", date="2025-06-05")
+    ops = {"transcribe": g.op("calls.transcribe", "ingest")}
+    rec = g.var("rec-5501", {"call": "rec-5501", "account": "Ferro"}, cat="recording")
+    t1 = g.var("rec-5501/u03", {"speaker": "Dana (AE)", "text": "Thanks for the kickoff call today, Ferro team."},
+               cls="utterance", cat="transcript_turn")
+    t2 = g.var("rec-5501/u04", {"speaker": "Dana (AE)", "text": "Next step: let's fix your site inspection for the "
+                                                                "20th."}, cls="utterance", cat="transcript_turn")
+    g.edges(rec, [t1, t2])
+    ops["signals"] = g.op("notes.signals", "signal_mining")
+    sig = g.var("sig-1", {"field": "Site_Inspection__c", "value": "2025-06-20"}, cls="Signal", cat="signal")
+    g.edges(t2, sig)
+    ops["write"] = g.op("deals.writeback", "crm_write")
+    activity = g.var("act-9", {"Kind": "Call", "Date": "2025-06-05", "Subject": "Kickoff call"}, cls="Activity",
+                     cat="crm_record")
+    field = g.var("D-77.Site_Inspection__c", "2025-06-20", cls="DealField", cat="crm_field")
+    g.edges(t1, activity)
+    g.edges(sig, field)
+    g.session("ask", date="2025-06-30")
+    ask = g.var("q-7", INSPECTION, cls="rep_question", cat="query")
+    ops["brief"] = g.op("deals.brief", "lookup")
+    brief = g.var("q-7.brief", {"deal": "D-77", "fields": [g.net._driver.get_node(activity).value, "2025-06-20"]},
+                  cls="DealBrief", cat="memory_context")
+    g.edges(ask, [activity, field])
+    g.edges([activity, field], brief)
+    ops["answer"] = g.op("copilot.answer", "generation")
+    answer = g.var("q-7.answer", "5 days.", cls="Answer", cat="prediction")
+    g.edges([ask, brief], answer)
+    g.op("llm-judge", "evaluation")
+    gold = g.var("q-7.gold", ["15 days"], cls="golden_answers", cat="golden_answers")
+    g.edges([ask, answer, gold], g.var("q-7.score", {"score": 0, "reason": "wrong"}, cls="judge_score",
+                                       cat="evaluation"))
+    return g.document(), ops
+
+
+def test_the_nth_in_a_turn_that_plans_ahead_is_the_coming_one_and_a_bare_date_states_it():
+    """"let's fix your site inspection for the 20th" said on 5 June is 20 June, and a brief line that is only
+    that date states the fact the days are computed from: the answer is the ResponseError (was: the signal
+    op, "the 20th" read as 20 May)."""
+    doc, ops = _inspection()
+    for evidence in (("utterance:rec-5501/u03@1", "utterance:rec-5501/u04@1"), ()):
+        assert blame_smartcomment(doc, INSPECTION, "15 days", evidence) == ("ResponseError", ops["answer"]), evidence
