@@ -99,10 +99,21 @@ def _spoken(m: re.Match[str]) -> str:
     return str(_value(m.group("compound")))
 
 
+_GROUPED = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d,])")
+_THOUSANDS = re.compile(r"(?<![\d.,])(\d+(?:\.\d+)?)\s?(?:k|thousand)\b", re.IGNORECASE)
+
+
+def _thousands(m: re.Match[str]) -> str:
+    value = float(m.group(1)) * 1000
+    return str(int(value)) if value == int(value) else m.group(0)
+
+
 def normalise_numbers(text: str) -> str:
     """Number words as digits, as a speech transcript writes them: "three" → "3", "sixty eight" → "68", a year
-    "nineteen fifty seven" → "1957", a clock time "at five forty five" → "at 5:45", a day "July ninth" → "July 9"."""
-    return _NUMBER_WORD.sub(lambda m: str(_UNITS.index(m.group(1).lower())), _SPOKEN.sub(_spoken, text))
+    "nineteen fifty seven" → "1957", a clock time "at five forty five" → "at 5:45", a day "July ninth" → "July 9";
+    thousands written one way ("$62,000", "62k" and "sixty two thousand" all "62000")."""
+    text = _NUMBER_WORD.sub(lambda m: str(_UNITS.index(m.group(1).lower())), _SPOKEN.sub(_spoken, text))
+    return _THOUSANDS.sub(_thousands, _GROUPED.sub(lambda m: m.group(0).replace(",", ""), text))
 
 
 @lru_cache(maxsize=65536)

@@ -28,7 +28,7 @@ from typing import Any, Protocol
 import networkx as nx
 
 from memopt.attribution.cast import Cast, cast_of
-from memopt.attribution.fields import misfiled
+from memopt.attribution.fields import another_records, misfiled
 from memopt.attribution.need import (
     Piece,
     about_someone_else,
@@ -253,6 +253,8 @@ class Probe:
                 verdict = True
             elif d.get("kind") == "turn":
                 verdict = False  # the turns a piece comes from were chosen with the pieces: no other turn is judged
+            elif "action" in d and another_records(self.case.G, node, names_in(self.case.question)):
+                verdict = False  # a field of another record (a writeback that matched the wrong one)
             elif self._someone_elses(d.get("value"), piece):
                 verdict = False  # the same words, filed under another person of a shared store
             elif not piece.computed and misfiled(d.get("value"), self.case.question,

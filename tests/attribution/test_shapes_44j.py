@@ -102,3 +102,77 @@ def test_the_nth_in_a_turn_that_plans_ahead_is_the_coming_one_and_a_bare_date_st
     doc, ops = _inspection()
     for evidence in (("utterance:rec-5501/u03@1", "utterance:rec-5501/u04@1"), ()):
         assert blame_smartcomment(doc, INSPECTION, "15 days", evidence) == ("ResponseError", ops["answer"]), evidence
+
+
+GRANT = "What amount has the Harlow Foundation approved for the library?"
+
+
+def _grants() -> tuple[dict, dict]:
+    """A grants tracker keeping one variable per record field (``GR-14.Amount``, ``GR-14.Funder``): a call turn
+    raises Harlow's amount ("45 thousand ... 45k"), a signal op writes ``{"field": "Amount", "value": 45000}``, and
+    the writeback, matching the funder by a fuzzy name, writes it to another funder's record (GR-11, Harland
+    Trust); Harlow's record keeps 30000, which the brief reads."""
+    g = Smartcomment("grants")
+    g.session("setup", date="2025-04-01")
+    g.op("crm.import", "import")
+    seed = g.var("import-1", {"rows": 4}, cat="import_batch")
+    fields = {name: g.var(name, value, cls="GrantRecord", cat="crm_field") for name, value in [
+        ("GR-11.Funder", "Harland Trust - Reading Rooms"), ("GR-11.Amount", "12000"),
+        ("GR-14.Funder", "Harlow Foundation - Library Wing"), ("GR-14.Amount", "30000")]}
+    g.edges(seed, list(fields.values()))
+    g.session("call", date="2025-04-22")
+    ops = {"ingest": g.op("calls.ingest", "ingest")}
+    rec = g.var("zoom-77", {"meeting": "zoom-77", "org": "Harlow Foundation"}, cat="recording")
+    said = g.var("zoom-77/s05", {"speaker": "Ines (Harlow)", "text": "Good news - the board approved going up to "
+                                                                    "45 thousand, so the grant is now 45k."},
+                 cls="utterance", cat="transcript_turn")
+    g.edges(rec, said)
+    ops["signals"] = g.op("notes.extract_signals", "signal_mining")
+    signal = g.var("zoom-77#1", {"field": "Amount", "value": 45000, "kind": "revision"}, cls="signal",
+                   cat="grant_signal")
+    g.edges(said, signal)
+    ops["write"] = g.op("crm.field_writeback", "crm_write", match="fuzzy_name", matched="GR-11")
+    wrong = g.var("GR-11.Amount", "45000", cls="GrantRecord", cat="crm_field")
+    g.edges([signal, fields["GR-11.Amount"]], wrong)
+    g.session("ask", date="2025-05-02")
+    ask = g.var("ask-9", GRANT, cls="officer_question", cat="query")
+    ops["brief"] = g.op("grants.brief", "lookup")
+    reads = [fields["GR-14.Funder"], fields["GR-14.Amount"]]
+    brief = g.var("ask-9.brief", {"record": "GR-14", "fields": ["Harlow Foundation - Library Wing", "30000"]},
+                  cls="GrantBrief", cat="memory_context")
+    g.edges(ask, reads)
+    g.edges(reads, brief)
+    ops["answer"] = g.op("copilot.answer", "generation")
+    answer = g.var("ask-9.answer", "Harlow has approved $30,000.", cls="Answer", cat="prediction")
+    g.edges([ask, brief], answer)
+    g.op("llm-judge", "evaluation")
+    gold = g.var("ask-9.gold", ["$45,000"], cls="golden_answers", cat="golden_answers")
+    g.edges([ask, answer, gold], g.var("ask-9.score", {"score": 0, "reason": "wrong amount"}, cls="judge_score",
+                                       cat="evaluation"))
+    return g.document(), ops
+
+
+def test_a_value_written_to_another_records_field_is_the_update_error():
+    """"45 thousand" and "45k" state "$45,000" (it is no computed answer), and the writeback that put it on another
+    funder's record (the record's own fields name someone the question does not) is the UpdateError (was: the
+    signal op, the amount read as computed and held nowhere)."""
+    doc, ops = _grants()
+    for evidence in (("utterance:zoom-77/s05@1",), ()):
+        assert blame_smartcomment(doc, GRANT, "$45,000", evidence) == ("UpdateError", ops["write"]), evidence
+
+
+def test_a_field_path_is_a_field_of_the_record_not_a_record_of_its_own():
+    """``Slot:u_9.diet.vegan`` is record ``u_9``'s field ``diet.vegan``: its record names the question's person in
+    ``Slot:u_9.name`` and the field is held; a field of a record that names someone else, beside one that names
+    the question's person, is not."""
+    import networkx as nx
+
+    from memopt.attribution.fields import another_records
+
+    G = nx.DiGraph()
+    for name, value in [("Slot:u_9.name", "Omar"), ("Slot:u_9.diet.vegan", "vegan since May"),
+                        ("Slot:u_9.diet.nuts", "no nuts"), ("Slot:u_4.name", "Greta"),
+                        ("Slot:u_4.diet.vegan", "vegan")]:
+        G.add_node(f"memory:{name}@1", type="variable", kind="memory", name=f"memory:{name}", value=value, action="ADD")
+    assert not another_records(G, "memory:Slot:u_9.diet.vegan@1", ["Omar"])
+    assert another_records(G, "memory:Slot:u_4.diet.vegan@1", ["Omar"])
