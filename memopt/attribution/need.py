@@ -238,12 +238,31 @@ def _counted(gold: str) -> str:
     return found.group(2) if found and is_quantity(found.group(1)) else gold
 
 
+_OPERATOR = re.compile(r"\s+(?:[+×x*=]|plus|times)\s+", re.IGNORECASE)
+
+
+def _working(gold: str) -> list[str] | None:
+    """The inputs of a quantity gold that shows its working in brackets ("EUR 720 (4 nights x EUR 180)", "$29.48
+    (Netflix $15.49 + Disney+ $13.99; Hulu was cancelled)", "2 (Nov 18 and Dec 2)"): the working's items between
+    ";", arithmetic operators, commas and "and"; None for any other gold."""
+    found = re.match(r"\s*([^()]+?)\s*\((.+)\)\s*\.?\s*$", gold, re.DOTALL)
+    if found is None or not is_quantity(found.group(1)):
+        return None
+    items = [item for part in _STRONG.split(found.group(2)) for operand in _OPERATOR.split(part)
+             for item in _weak_items(operand.strip(" .")) if stem_set(item)]
+    return items or None
+
+
 def gold_pieces(gold: str) -> list[str]:
     """The items a gold lists, each needed: a list (``["Porto", "Krakow"]``), items on lines or bullets, items
     between ";" or "|" (each kept whole, commas and all), else items between commas, "and", "&", "/" and "+"
     ("Porto and Krakow", "12 May 2023 and 3 June 2023"; a date is never cut: "Saturday, 3 June 2023" is one
-    item); a count stated before the items it counts ("Three: Portugal, Morocco and Georgia") is left to them; any
-    other gold is one item."""
+    item); a count stated before the items it counts ("Three: Portugal, Morocco and Georgia") is left to them, and
+    a quantity that shows its working in brackets to the working's inputs (`_working`); any other gold is one
+    item."""
+    working = _working(gold)
+    if working is not None:
+        return working
     counted = _counted(gold)
     if counted != gold and len(pieces := gold_pieces(counted)) > 1:
         return pieces

@@ -4,6 +4,8 @@ that shows its working in brackets, and the spoken-number rule on ordinals it mu
 
 from __future__ import annotations
 
+import json
+
 from .shapes import Smartcomment, blame_smartcomment
 
 WORKSHOP = "How long is the pottery workshop on the 13th, in hours?"
@@ -176,3 +178,64 @@ def test_a_field_path_is_a_field_of_the_record_not_a_record_of_its_own():
         G.add_node(f"memory:{name}@1", type="variable", kind="memory", name=f"memory:{name}", value=value, action="ADD")
     assert not another_records(G, "memory:Slot:u_9.diet.vegan@1", ["Omar"])
     assert another_records(G, "memory:Slot:u_4.diet.vegan@1", ["Omar"])
+
+
+PILLS = "How many pills does Rex take a day now?"
+
+
+def _pills() -> tuple[dict, dict]:
+    """A pet-care bot whose memory is a table of rows: a turn lists three daily pills (one insert plan and one row
+    each); a later turn stops one, the miner writes a removal command naming it, and the executor's statement
+    matched no row (``{"matched": 0}``), so the row stays live and the context lists it; the answer counts it."""
+    g = Smartcomment("petcare")
+    g.session("jan", date="2025-01-10")
+    turn = g.var("dm/01", {"role": "user", "content": "Rex takes 2 Vetmedin, 1 Thyroxine and 1 Apoquel pill a day."},
+                 cls="ChatTurn", cat="chat_turn")
+    ops = {"mine": g.op("facts.mine", "mining")}
+    plans = [g.var(f"cmd-{i}", {"command": "ADD", "row": {"drug": drug, "per_day": n}}, cls="DbCommand",
+                   cat="db_command") for i, (drug, n) in enumerate([("Vetmedin", 2), ("Thyroxine", 1),
+                                                                    ("Apoquel", 1)], start=1)]
+    g.edges(turn, plans)
+    rows = []
+    for i, plan in enumerate(plans, start=1):
+        g.op("db.apply_add", "db")
+        row = json.loads(g.net._driver.get_node(plan).value)["row"]
+        rows.append(g.var(f"med_{i}", {"pet": "Rex", **row, "removed_at": None}, cls="pet_meds", cat="db_row"))
+        g.edges(plan, rows[-1])
+    g.session("feb", date="2025-02-14")
+    stop = g.var("dm/02", {"role": "user", "content": "We stopped the Apoquel, the vet switched him to a monthly "
+                                                      "shot instead."}, cls="ChatTurn", cat="chat_turn")
+    ops["mine2"] = g.op("facts.mine", "mining")
+    removal = g.var("cmd-4", {"command": "REMOVE", "where": {"drug": "apoquel"}, "why": "stopped by the vet"},
+                    cls="DbCommand", cat="db_command")
+    g.edges(stop, removal)
+    ops["remove"] = g.op("db.apply_removal", "db")
+    g.edges(removal, g.var("res-4", {"statement": "UPDATE pet_meds SET removed_at = now() WHERE drug = :drug",
+                                     "matched": 0}, cls="DbResult", cat="db_result"))
+    g.session("ask", date="2025-03-01")
+    ask = g.var("dm/03", PILLS, cls="ask", cat="message & query")
+    ops["select"] = g.op("db.select", "db_read")
+    context = g.var("dm/03.rows", [g.net._driver.get_node(r).value for r in rows], cls="RowSet",
+                    cat="memory_context")
+    g.edges(ask, rows)
+    g.edges(rows, context)
+    ops["answer"] = g.op("bot.answer", "generation")
+    answer = g.var("dm/03.answer", "4 pills a day: 2 Vetmedin, 1 Thyroxine and 1 Apoquel.", cls="Answer",
+                   cat="prediction")
+    g.edges([ask, context], answer)
+    g.op("grade", "grading")
+    gold = g.var("dm/03.gold", "3 (Vetmedin 2 + Thyroxine 1; Apoquel was stopped)", cls="golden_answers",
+                 cat="golden_answers")
+    g.edges([ask, answer, gold], g.var("dm/03.grade", {"correct": False}, cls="Grade", cat="grade"))
+    return g.document(), ops
+
+
+def test_a_delete_command_that_removed_nothing_is_the_deletion_error():
+    """The gold shows its working in brackets ("3 (Vetmedin 2 + Thyroxine 1; Apoquel was stopped)"): what it needs
+    is the working's items. "Apoquel was stopped" reached a removal command; the executor read it and removed
+    nothing: a failure to remove, the executor's DeletionError (was: the miner's ExtractionError, the gold cut at
+    its ";" inside the brackets)."""
+    doc, ops = _pills()
+    gold = "3 (Vetmedin 2 + Thyroxine 1; Apoquel was stopped)"
+    for evidence in (("ChatTurn:dm/01@1", "ChatTurn:dm/02@1"), ()):
+        assert blame_smartcomment(doc, PILLS, gold, evidence) == ("DeletionError", ops["remove"]), evidence
