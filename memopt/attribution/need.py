@@ -32,7 +32,7 @@ from memopt.attribution.normalise import canonical_dates, normalise_numbers
 from memopt.core.text import DATE_PATTERN, find_dates, overlap, python_literal, stem, stem_set, words
 
 __all__ = ["Piece", "gold_pieces", "is_quantity", "asks_time", "names_in", "computed_pieces", "computed_held",
-           "about_someone_else", "without_dates", "topic_stems", "states_quantity"]
+           "about_someone_else", "without_dates", "topic_stems", "states_quantity", "states_duration"]
 
 _ORDINALS = ("first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth "
              "fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth").split()
@@ -306,6 +306,41 @@ def _states_day(line: str, day: dt.date) -> bool:
         if abs((said - day).days) <= 1:
             return True
     return False
+
+
+_DURATION = re.compile(r"^\s*(?:about\s+|around\s+|roughly\s+)?(\d+)\s+(day|night|week)s?\s*\.?\s*$",
+                       re.IGNORECASE)
+_MONTH = (r"(?P<month>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+          r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)")
+_DAY_RANGE = re.compile(r"\b(?P<a>\d{1,2})\s*(?:-|–|to|until|till)\s*(?P<b>\d{1,2})\s+" + _MONTH + r"\b"
+                        r"|\b" + _MONTH.replace("month", "month2") + r"\s+(?P<c>\d{1,2})\s*(?:-|–|to|until|till)\s*"
+                        r"(?P<d>\d{1,2})\b", re.IGNORECASE)
+
+
+def _spans(line: str) -> set[int]:
+    """The numbers of days between two dates one line states: a range of days of one month ("12-16 Mar 2025",
+    "July 5 to 8"), or two dates with a day and a month."""
+    found = {abs(int(m.group("b") or m.group("d")) - int(m.group("a") or m.group("c")))
+             for m in _DAY_RANGE.finditer(line)}
+    days = []
+    for m in find_dates(canonical_dates(line)):
+        if m.day is not None and m.month is not None:
+            try:
+                days.append(dt.date(m.year or 2000, m.month, m.day))
+            except ValueError:
+                continue
+    found |= {abs((b - a).days) for i, a in enumerate(days) for b in days[i + 1:]}
+    return found
+
+
+def states_duration(gold: str, text: str) -> bool:
+    """Whether a text states a number of days, nights or weeks the way its inputs give it: one line's two dates (or
+    range of days) that far apart ("3 nights" in "Dates: 5-8 Jul 2025")."""
+    found = _DURATION.match(normalise_numbers(gold))
+    if found is None:
+        return False
+    days = int(found.group(1)) * (7 if found.group(2).lower() == "week" else 1)
+    return any(days in _spans(line) for line in text.splitlines())
 
 
 def _only_the_day(line: str, day: dt.date) -> bool:

@@ -108,12 +108,26 @@ def _thousands(m: re.Match[str]) -> str:
     return str(int(value)) if value == int(value) else m.group(0)
 
 
+_CODES = {"€": "EUR", "£": "GBP", "¥": "JPY", "eur": "EUR", "euro": "EUR", "euros": "EUR", "gbp": "GBP",
+          "chf": "CHF", "jpy": "JPY"}
+_SIGN_FIRST = re.compile(r"([€£¥])\s?(\d[\d.,]*)")
+_CODE_AFTER = re.compile(r"(?<![\w.,])(\d[\d.,]*\d|\d)\s?(eur|euros?|gbp|chf|jpy)\b", re.IGNORECASE)
+
+
+def _amounts(text: str) -> str:
+    """An amount of a currency written one way, its code first ("€180", "180 euros", "180 EUR" → "EUR 180"; "£50"
+    → "GBP 50")."""
+    text = _SIGN_FIRST.sub(lambda m: f"{_CODES[m.group(1)]} {m.group(2)}", text)
+    return _CODE_AFTER.sub(lambda m: f"{_CODES[m.group(2).lower()]} {m.group(1)}", text)
+
+
 def normalise_numbers(text: str) -> str:
     """Number words as digits, as a speech transcript writes them: "three" → "3", "sixty eight" → "68", a year
     "nineteen fifty seven" → "1957", a clock time "at five forty five" → "at 5:45", a day "July ninth" → "July 9";
-    thousands written one way ("$62,000", "62k" and "sixty two thousand" all "62000")."""
+    thousands written one way ("$62,000", "62k" and "sixty two thousand" all "62000"), and amounts too ("180
+    euros", "€180" → "EUR 180")."""
     text = _NUMBER_WORD.sub(lambda m: str(_UNITS.index(m.group(1).lower())), _SPOKEN.sub(_spoken, text))
-    return _THOUSANDS.sub(_thousands, _GROUPED.sub(lambda m: m.group(0).replace(",", ""), text))
+    return _amounts(_THOUSANDS.sub(_thousands, _GROUPED.sub(lambda m: m.group(0).replace(",", ""), text)))
 
 
 @lru_cache(maxsize=65536)

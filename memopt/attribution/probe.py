@@ -37,6 +37,7 @@ from memopt.attribution.need import (
     gold_pieces,
     is_quantity,
     names_in,
+    states_duration,
     states_quantity,
 )
 from memopt.attribution.normalise import canonical_dates, item_day, normalise_numbers, plain, reading
@@ -199,6 +200,8 @@ class Probe:
         has the piece's words is not about someone the question does not name (`need.about_someone_else`)."""
         if piece.computed:
             return any(computed_held(piece, line, self.case.question, self.pieces) for line in text.splitlines())
+        if states_duration(piece.text, text):
+            return True  # a count of days or nights the text states as a range that long
         if not self._contains(piece.text, text):
             return False
         if not self.names:

@@ -239,3 +239,60 @@ def test_a_delete_command_that_removed_nothing_is_the_deletion_error():
     gold = "3 (Vetmedin 2 + Thyroxine 1; Apoquel was stopped)"
     for evidence in (("ChatTurn:dm/01@1", "ChatTurn:dm/02@1"), ()):
         assert blame_smartcomment(doc, PILLS, gold, evidence) == ("DeletionError", ops["remove"]), evidence
+
+
+CAMP = "What's my total pitch cost for the Glencoe trip?"
+
+
+def _camp() -> tuple[dict, dict]:
+    """A trip planner posting to a shared board: a turn gives the dates and a nightly fee ("£50 a night"), a
+    later turn moves the dates; the planner posts the fee and the new dates ("5-8 Jul 2025"); the answer step reads
+    both posts and multiplies wrong."""
+    g = Smartcomment("camp")
+    g.session("plan", date="2025-06-01")
+    ops = {"plan": g.op("planner.note", "agent:planner")}
+    u1 = g.var("trip-GLC/m1", {"from": "Ewan", "text": "I'm booking Glencoe, 4 July 2025 to 8. Pitch fee is £50 a "
+                                                       "night."}, cls="chat", cat="chat_line")
+    fee = g.var("note#3", {"board": "constraints", "text": "Pitch fee: 50 GBP per night", "tags": ["fee"]},
+                cls="BoardNote", cat="board_note")
+    g.edges(u1, fee)
+    g.session("change", date="2025-06-03")
+    ops["replan"] = g.op("planner.note", "agent:planner")
+    u2 = g.var("trip-GLC/m2", {"from": "Ewan", "text": "Change of plan: make it 5 July 2025 to 8 instead."},
+               cls="chat", cat="chat_line")
+    dates = g.var("note#4", {"board": "constraints", "text": "Dates: 5-8 Jul 2025", "tags": ["dates"]},
+                  cls="BoardNote", cat="board_note")
+    g.edges(u2, dates)
+    g.session("ask", date="2025-06-10")
+    ask = g.var("trip-GLC/m3", CAMP, cls="ask", cat="message & query", speaker="Ewan")
+    ops["read"] = g.op("planner.read_board", "agent:planner")
+    context = g.var("trip-GLC/m3.ctx", [g.net._driver.get_node(fee).value, g.net._driver.get_node(dates).value],
+                    cls="BoardView", cat="board_view")
+    g.edges(ask, [fee, dates])
+    g.edges([fee, dates], context)
+    ops["answer"] = g.op("planner.answer", "agent:planner")
+    answer = g.var("trip-GLC/m3.reply", "About GBP 200 for the four nights.", cls="Reply", cat="prediction")
+    g.edges([ask, context], answer)
+    g.op("eval.label", "eval")
+    gold = g.var("trip-GLC/m3.gold", "GBP 150 (3 nights x GBP 50)", cls="Gold", cat="golden_answers")
+    g.edges([ask, answer, gold], g.var("trip-GLC/m3.label", {"label": "WRONG"}, cls="Label", cat="evaluation"))
+    return g.document(), ops
+
+
+def test_a_count_of_nights_is_held_by_a_date_range_that_long():
+    """The working "3 nights x GBP 50": "3 nights" is held by the range "5-8 Jul 2025" (three nights long) and
+    "GBP 50" by "50 GBP per night" (the turn's "£50", the same amount, so no computed item): the context held the
+    inputs, so the answer is the ResponseError (was: a RetrievalError, "3 nights" held nowhere)."""
+    doc, ops = _camp()
+    for evidence in (("chat:trip-GLC/m1@1", "chat:trip-GLC/m2@1"), ()):
+        assert blame_smartcomment(doc, CAMP, "GBP 150 (3 nights x GBP 50)", evidence) == (
+            "ResponseError", ops["answer"]), evidence
+
+
+def test_amounts_are_read_one_way():
+    """A currency's sign, code and word are one unit on both sides, and thousands are written one way."""
+    from memopt.attribution.normalise import normalise_numbers
+
+    assert normalise_numbers("£50 a night") == normalise_numbers("50 GBP a night") == "GBP 50 a night"
+    assert normalise_numbers("180 euros") == normalise_numbers("€180") == normalise_numbers("EUR 180")
+    assert normalise_numbers("$3,500") == normalise_numbers("$3.5k") == "$3500"
