@@ -32,7 +32,7 @@ from memopt.attribution.normalise import canonical_dates, normalise_numbers
 from memopt.core.text import DATE_PATTERN, find_dates, overlap, python_literal, stem, stem_set, words
 
 __all__ = ["Piece", "gold_pieces", "is_quantity", "asks_time", "names_in", "computed_pieces", "computed_held",
-           "about_someone_else", "without_dates", "topic_stems", "states_quantity", "states_duration"]
+           "about_someone_else", "without_dates", "topic_stems", "states_quantity", "states_duration", "turned_round"]
 
 _ORDINALS = ("first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth "
              "fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth").split()
@@ -341,6 +341,38 @@ def states_duration(gold: str, text: str) -> bool:
         return False
     days = int(found.group(1)) * (7 if found.group(2).lower() == "week" else 1)
     return any(days in _spans(line) for line in text.splitlines())
+
+
+_AGENT_BEFORE = frozenset("and or but by that which who whom when then because so said says told with as while if "
+                          "since after before".split())
+_RELATION = re.compile(r"^\s*([A-Z][a-z]+)\s+([a-z]{2,}\w*)\b")
+_IRREGULAR = frozenset("paid did made took gave brought got went said told bought sold met left kept sent won lost "
+                       "found taught lent owed owes drove flew wrote ran saw chose hired fired".split())
+
+
+def _verb(word: str) -> bool:
+    """Whether a word after a name reads as its verb (a past or present tense: "settled", "covers", "paid")."""
+    return word in _IRREGULAR or (len(word) > 3 and word.endswith(("ed", "es"))) or (
+        len(word) > 3 and word.endswith("s") and not word.endswith("ss"))
+
+
+def turned_round(piece: str, line: str) -> bool:
+    """Whether a line turns round the relation a piece states: the piece's subject is a name followed by its verb
+    ("Mira settled it") and, in the line, that name only ever follows another word as its object ("Kestrel ...
+    paid Mira", "... lunch for Tomas"); after "and", "by", "that", "said" and the like it is still an agent, and
+    a line that starts with it is about it."""
+    found = _RELATION.match(piece)
+    if found is None or found.group(1).lower() in _NOT_NAMES | _CALENDAR or not _verb(found.group(2)):
+        return False
+    name = found.group(1)
+    spots = [m.start() for m in re.finditer(rf"\b{re.escape(name)}\b", line)]
+    if not spots:
+        return False
+    for at in spots:
+        before = re.findall(r"[\w']+|[;:,.!?()\[\]\"]", _LEAD.sub("", line[:at]) if at else "")
+        if not before or not re.fullmatch(r"[a-z][\w']*", before[-1]) or before[-1] in _AGENT_BEFORE:
+            return False  # the subject of its clause, or an agent after "by" / "and" / "said"
+    return True
 
 
 def _only_the_day(line: str, day: dt.date) -> bool:

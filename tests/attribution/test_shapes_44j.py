@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from .shapes import Smartcomment, blame_smartcomment
 
 WORKSHOP = "How long is the pottery workshop on the 13th, in hours?"
@@ -296,3 +298,65 @@ def test_amounts_are_read_one_way():
     assert normalise_numbers("£50 a night") == normalise_numbers("50 GBP a night") == "GBP 50 a night"
     assert normalise_numbers("180 euros") == normalise_numbers("€180") == normalise_numbers("EUR 180")
     assert normalise_numbers("$3,500") == normalise_numbers("$3.5k") == "$3500"
+
+
+LUNCH = "Who covered my lunch bill, and how much was it?"
+
+
+def _lunch() -> tuple[dict, dict]:
+    """An office assistant's memory: Priya's message says Tomas covered her lunch; the distil op turns the relation
+    round ("Priya covered lunch for Tomas"), the store keeps that note, recall reads it, the reply follows it."""
+    g = Smartcomment("office")
+    g.session("mon", date="2025-03-03")
+    g.op("bus.receive", "intake")
+    said = g.var("slack/881", {"author": "Priya", "text": "Tomas covered my lunch bill today, 24 dollars, so I owe "
+                                                          "him."}, cls="Msg", cat="slack_message")
+    g.edges(g.var("bus/1", {"batch": 1}, cat="bus_batch"), said)
+    ops = {"distil": g.op("memo.distil", "distil")}
+    note = g.var("draft-5", {"text": "Priya covered lunch for Tomas, 24 dollars", "weight": 0.4}, cls="Draft",
+                 cat="draft_note")
+    g.edges(said, note)
+    ops["store"] = g.op("memo.store", "persist")
+    unit = g.var("note-5", {"text": "Priya covered lunch for Tomas, 24 dollars", "weight": 0.4}, cls="Note",
+                 cat="memory_note")
+    g.edges(note, unit)
+    g.session("fri", date="2025-03-07")
+    ask = g.var("slack/990", LUNCH, cls="Msg", cat="query", author="Priya")
+    ops["recall"] = g.op("memo.recall", "recall")
+    recalled = g.var("slack/990.ctx", {"notes": [g.net._driver.get_node(unit).value]}, cls="Recall",
+                     cat="memory_context")
+    g.edges(ask, unit)
+    g.edges(unit, recalled)
+    ops["reply"] = g.op("assistant.reply", "reply")
+    reply = g.var("slack/990.reply", "You covered it yourself - 24 dollars for Tomas.", cls="Reply",
+                  cat="prediction")
+    g.edges([ask, recalled], reply)
+    g.op("llm-judge", "evaluation")
+    gold = g.var("slack/990.gold", "Tomas covered it; the bill was 24 dollars.", cls="golden_answers",
+                 cat="golden_answers")
+    g.edges([ask, reply, gold], g.var("slack/990.score", {"score": 0}, cls="judge_score", cat="evaluation"))
+    return g.document(), ops
+
+
+def test_a_relation_turned_round_does_not_hold_it():
+    """"Tomas covered it" is not held by "Priya covered lunch for Tomas": the gold's subject is the note's object.
+    The distil op that turned the relation round is the ExtractionError (was: a ResponseError, the note having
+    both words)."""
+    doc, ops = _lunch()
+    gold = "Tomas covered it; the bill was 24 dollars."
+    for evidence in (("Msg:slack/881@1",), ()):
+        assert blame_smartcomment(doc, LUNCH, gold, evidence) == ("ExtractionError", ops["distil"]), evidence
+
+
+@pytest.mark.parametrize(("piece", "line", "turned"), [
+    ("Tomas covered it", "Priya covered lunch for Tomas, 24 dollars", True),
+    ("Tomas covered it", "Tomas covered the lunch", False),
+    ("Tomas covered it", "The bill was covered by Tomas", False),
+    ("Tomas covered it", "Priya said Tomas covered it", False),
+    ("Head of Sales", "Promoted to Head of Sales", False),  # no name and verb: no relation to turn round
+    ("Casa do Mar", "We ate at Casa do Mar", False),
+])
+def test_which_lines_turn_a_relation_round(piece, line, turned):
+    from memopt.attribution.need import turned_round
+
+    assert turned_round(piece, line) is turned
