@@ -121,13 +121,28 @@ def _amounts(text: str) -> str:
     return _CODE_AFTER.sub(lambda m: f"{_CODES[m.group(2).lower()]} {m.group(1)}", text)
 
 
+_CADENCE = re.compile(r"\b(?:each|every|per|a|once a|once per)\s+(day|week|month|year)\b", re.IGNORECASE)
+_CADENCE_WORD = {"day": "daily", "week": "weekly", "month": "monthly", "year": "yearly"}
+_ORDINAL_NUMBER = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)\b", re.IGNORECASE)
+
+
+def _cadence(text: str) -> str:
+    """How often, written one way ("each month", "every month", "per month", "a month" → "monthly"), and in a text
+    that says how often, an ordinal day as its number ("the 5th of each month" → "the 5 of monthly"), as a row
+    keeps them (``cadence: monthly``, ``billing_day: 5``)."""
+    text = _CADENCE.sub(lambda m: _CADENCE_WORD[m.group(1).lower()], text)
+    if not re.search(r"\b(?:daily|weekly|monthly|yearly)\b", text, re.IGNORECASE):
+        return text
+    return _ORDINAL_NUMBER.sub(r"\1", text)
+
+
 def normalise_numbers(text: str) -> str:
     """Number words as digits, as a speech transcript writes them: "three" → "3", "sixty eight" → "68", a year
     "nineteen fifty seven" → "1957", a clock time "at five forty five" → "at 5:45", a day "July ninth" → "July 9";
     thousands written one way ("$62,000", "62k" and "sixty two thousand" all "62000"), and amounts too ("180
-    euros", "€180" → "EUR 180")."""
+    euros", "€180" → "EUR 180"), and how often (`_cadence`)."""
     text = _NUMBER_WORD.sub(lambda m: str(_UNITS.index(m.group(1).lower())), _SPOKEN.sub(_spoken, text))
-    return _amounts(_THOUSANDS.sub(_thousands, _GROUPED.sub(lambda m: m.group(0).replace(",", ""), text)))
+    return _cadence(_amounts(_THOUSANDS.sub(_thousands, _GROUPED.sub(lambda m: m.group(0).replace(",", ""), text))))
 
 
 @lru_cache(maxsize=65536)

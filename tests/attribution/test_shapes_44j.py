@@ -360,3 +360,71 @@ def test_which_lines_turn_a_relation_round(piece, line, turned):
     from memopt.attribution.need import turned_round
 
     assert turned_round(piece, line) is turned
+
+
+WATER = "When does the landscaper come to water the garden?"
+
+
+def _garden() -> tuple[dict, dict]:
+    """A home bot whose memory is a table: the turn says the landscaper comes "on the 12th, every month", the row
+    keeps ``{"visit_day": 12, "cadence": "monthly"}``; an earlier question reads another row of the table; the
+    question's text-to-SQL filters ``kind='gardening'`` (the row says ``landscaping``) and gets no row."""
+    g = Smartcomment("home")
+    g.session("jan", date="2025-01-20")
+    said = g.var("thread/7/004", {"sender": "user", "body": "Also Greenleaf, the landscaper, comes to water the "
+                                                             "garden on the 12th, every month, for $40."},
+                 cls="Msg", cat="chat_msg")
+    ops = {"mine": g.op("facts.mine", "mining")}
+    plan = g.var("pw-12", {"stmt": "INSERT", "row": {"vendor": "Greenleaf", "kind": "landscaping", "visit_day": 12,
+                                                     "fee": 40}}, cls="Plan", cat="pending_write")
+    g.edges(said, plan)
+    ops["insert"] = g.op("db.insert", "db_write")
+    row = g.var("row_31", {"id": 31, "vendor": "Greenleaf", "kind": "landscaping", "fee": 40, "currency": "USD",
+                           "cadence": "monthly", "visit_day": 12, "deleted_at": None}, cls="home_facts", cat="db_row")
+    g.edges(plan, row)
+    pool = g.var("thread/7/005", {"sender": "user", "body": "Sparkle cleans the pool every Friday for $25."},
+                 cls="Msg", cat="chat_msg")
+    g.op("facts.mine", "mining")
+    plan2 = g.var("pw-13", {"stmt": "INSERT", "row": {"vendor": "Sparkle", "kind": "pool", "fee": 25}}, cls="Plan",
+                  cat="pending_write")
+    g.edges(pool, plan2)
+    g.op("db.insert", "db_write")
+    row2 = g.var("row_32", {"id": 32, "vendor": "Sparkle", "kind": "pool", "fee": 25, "currency": "USD",
+                            "cadence": "weekly", "deleted_at": None}, cls="home_facts", cat="db_row")
+    g.edges(plan2, row2)
+    g.session("feb", date="2025-02-10")
+    fee = g.var("thread/8/001", "How much is the pool cleaning?", cls="ask", cat="message & query")
+    g.op("db.select", "db_read", sql="SELECT * FROM home_facts WHERE kind='pool'")
+    found = g.var("thread/8/001.rows", {"rows": [g.net._driver.get_node(row2).value]}, cls="RowSet",
+                  cat="memory_context")
+    g.edges(fee, row2)
+    g.edges(row2, found)
+    g.op("bot.answer", "generation")
+    said_fee = g.var("thread/8/001.answer", "$25 a week.", cls="Answer", cat="prediction")
+    g.edges([fee, found], said_fee)
+    g.op("grade", "grading")
+    g.edges([fee, said_fee, g.var("thread/8/001.gold", "$25", cls="Gold", cat="golden_answers")],
+            g.var("thread/8/001.grade", {"correct": True}, cls="Grade", cat="grade"))
+    g.session("mar", date="2025-03-02")
+    ask = g.var("thread/9/001", WATER, cls="ask", cat="message & query")
+    ops["select"] = g.op("db.select", "db_read", sql="SELECT * FROM home_facts WHERE kind='gardening'")
+    rows = g.var("thread/9/001.rows", {"rows": []}, cls="RowSet", cat="memory_context")
+    g.edges(ask, rows)
+    ops["answer"] = g.op("bot.answer", "generation")
+    answer = g.var("thread/9/001.answer", "I have no landscaper visits on file.", cls="Answer", cat="prediction")
+    g.edges([ask, rows], answer)
+    g.op("grade", "grading")
+    gold = g.var("thread/9/001.gold", "On the 12th of every month (Greenleaf, $40).", cls="Gold",
+                 cat="golden_answers")
+    g.edges([ask, answer, gold], g.var("thread/9/001.grade", {"correct": False}, cls="Grade", cat="grade"))
+    return g.document(), ops
+
+
+def test_a_monthly_day_is_held_by_a_row_of_cadence_and_day():
+    """"the 12th of every month" is held by a row ``{"cadence": "monthly", "visit_day": 12}`` (a cadence read one
+    way, an ordinal day as its number), so the store held it and the select that missed it is the RetrievalError
+    (was: the miner's ExtractionError)."""
+    doc, ops = _garden()
+    gold = "On the 12th of every month (Greenleaf, $40)."
+    for evidence in (("Msg:thread/7/004@1",), ()):
+        assert blame_smartcomment(doc, WATER, gold, evidence) == ("RetrievalError", ops["select"]), evidence
