@@ -136,12 +136,39 @@ def _cadence(text: str) -> str:
     return _ORDINAL_NUMBER.sub(r"\1", text)
 
 
+_CLOCK = re.compile(r"\b(\d{1,2})(?::(\d{2}))?\s?([ap])\.?m\.?(?!\w)", re.IGNORECASE)
+
+
+def _clock(m: re.Match[str]) -> str:
+    """A clock time with am / pm as a 24-hour time ("4pm", "4 PM", "4:00 p.m." → "16:00")."""
+    hour, minute = int(m.group(1)), int(m.group(2) or 0)
+    if hour > 12 or minute > 59:
+        return m.group(0)
+    hour = hour % 12 + (12 if m.group(3).lower() == "p" else 0)
+    return f"{hour}:{minute:02d}"
+
+
+_CLOCK_RANGE = re.compile(r"\b(\d{1,2}):(\d{2})(\s*(?:to|-|–|until|till)\s*)(\d{1,2})(?::(\d{2}))?(?![\d:])")
+
+
+def _clock_range(m: re.Match[str]) -> str:
+    """A range of clock times whose end is before its start on the clock as written ("9:30 to 4") ends in the
+    afternoon ("9:30 to 16:00"); the end gets its minutes ("9:30 to 11" → "9:30 to 11:00")."""
+    start, end = int(m.group(1)), int(m.group(4))
+    if start > 23 or end > 12:
+        return m.group(0)
+    end = end + 12 if end <= start and start < 12 else end
+    return f"{m.group(1)}:{m.group(2)}{m.group(3)}{end}:{m.group(5) or '00'}"
+
+
 def normalise_numbers(text: str) -> str:
     """Number words as digits, as a speech transcript writes them: "three" → "3", "sixty eight" → "68", a year
     "nineteen fifty seven" → "1957", a clock time "at five forty five" → "at 5:45", a day "July ninth" → "July 9";
     thousands written one way ("$62,000", "62k" and "sixty two thousand" all "62000"), and amounts too ("180
-    euros", "€180" → "EUR 180"), and how often (`_cadence`)."""
+    euros", "€180" → "EUR 180"), a clock time on 24 hours ("4pm" → "16:00", "9:30 to 4" → "9:30 to 16:00"), and
+    how often (`_cadence`)."""
     text = _NUMBER_WORD.sub(lambda m: str(_UNITS.index(m.group(1).lower())), _SPOKEN.sub(_spoken, text))
+    text = _CLOCK_RANGE.sub(_clock_range, _CLOCK.sub(_clock, text))
     return _cadence(_amounts(_THOUSANDS.sub(_thousands, _GROUPED.sub(lambda m: m.group(0).replace(",", ""), text))))
 
 
@@ -225,10 +252,15 @@ _AHEAD = re.compile(r"\b(?:will|shall|let's|let us|going to|gonna|next|upcoming|
                     r"plan|planned|planning)\b|'ll\b", re.IGNORECASE)
 
 
+_PRESENT = re.compile(r"\b(?:is|are)\b", re.IGNORECASE)  # "the review on the 27th is still on"
+_PAST = re.compile(r"\b(?:was|were|did|had|ago|last|yesterday)\b", re.IGNORECASE)
+
+
 def _the_nth(m: re.Match, day: dt.date, ahead: bool = False) -> str:
     """"the Nth" (or "Friday the Nth") said on ``day``: with a weekday, the nearest Nth on that weekday, before or
     after; without one, the latest Nth up to ``day``, or the next one from ``day`` when the line plans ahead
-    (``ahead``: "let's book it for the 27th")."""
+    (``ahead``: "let's book it for the 27th", or a line in the present tense with no word of the past: "the
+    review on the 27th is still on")."""
     n, weekday = int(m.group("n")), m.group("wd")
     months = [day.replace(day=1)]
     for _ in range(6):
@@ -263,6 +295,21 @@ def _datetime(m: re.Match) -> str:
     return f"{format_date(day)} {int(m.group(4))}:{m.group(5)}"
 
 
+_WEEKDAY_AROUND = re.compile(r"\bthe (" + "|".join(WEEKDAYS) + r") (after|before) (\d{1,2} [A-Z][a-z]+ \d{4})\b")
+
+
+def _weekday_around(m: re.Match) -> str:
+    """"the Tuesday after 7 November 2024" (what "next Tuesday" said that Thursday resolves to) as the day it is,
+    the first such weekday after (or before) that date: "on 12 November 2024"."""
+    found = _dates(m.group(3))
+    if not found or found[0].day is None or found[0].month is None or found[0].year is None:
+        return m.group(0)
+    start = dt.date(found[0].year, found[0].month, found[0].day)
+    step = 1 if m.group(2) == "after" else -1
+    gap = ((WEEKDAYS.index(m.group(1)) - start.weekday()) * step) % 7 or 7
+    return f"on {format_date(start + dt.timedelta(days=gap * step))}"
+
+
 def _resolve(line: str, day: dt.date | None, near: dt.date | None = None) -> str:
     line = _ISO_DATETIME.sub(_datetime, line)
     if day is None:
@@ -272,8 +319,8 @@ def _resolve(line: str, day: dt.date | None, near: dt.date | None = None) -> str
             back = (day.weekday() - WEEKDAYS.index(m.group(1).capitalize())) % 7 or 7
             return f"on {format_date(day - dt.timedelta(days=back))}"
 
-        line = resolve_relative_dates(_LAST_WEEKDAY.sub(exact, line), day)
-    ahead = bool(_AHEAD.search(line))
+        line = _WEEKDAY_AROUND.sub(_weekday_around, resolve_relative_dates(_LAST_WEEKDAY.sub(exact, line), day))
+    ahead = bool(_AHEAD.search(line)) or bool(_PRESENT.search(line) and not _PAST.search(line))
     line = _THE_NTH.sub(lambda m: _the_nth(m, day, ahead), line)
     return complete_years(line, day)
 

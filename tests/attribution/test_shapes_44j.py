@@ -428,3 +428,32 @@ def test_a_monthly_day_is_held_by_a_row_of_cadence_and_day():
     gold = "On the 12th of every month (Greenleaf, $40)."
     for evidence in (("Msg:thread/7/004@1",), ()):
         assert blame_smartcomment(doc, WATER, gold, evidence) == ("RetrievalError", ops["select"]), evidence
+
+
+@pytest.mark.parametrize(("said", "on", "read"), [
+    ("Move the vet visit to next Tuesday at 4pm.", (2024, 11, 7), "12 November 2024"),
+    ("I saw the vet last Tuesday.", (2024, 11, 7), "5 November 2024"),
+    ("The inspection on the 20th is still on.", (2025, 6, 12), "20 June 2025"),
+    ("The inspection on the 20th was fine.", (2025, 6, 12), "20 May 2025"),
+    ("Let's fix the inspection for the 20th.", (2025, 6, 5), "20 June 2025"),
+    ("The boat trip on Saturday the 13th was great.", (2025, 9, 20), "13 September 2025"),
+    ("The boat trip is on Saturday the 13th.", (2025, 9, 1), "13 September 2025"),
+])
+def test_a_careful_reader_dates_what_a_line_plans_and_what_it_recalls(said, on, read):
+    """"next Tuesday" is the first Tuesday after the day it was said; "the Nth" is the coming one in a line that
+    plans ahead or speaks in the present, the last one otherwise; with a weekday, the nearest that fits."""
+    import datetime as dt
+
+    from memopt.attribution.normalise import reading
+
+    assert read in reading(said, dt.date(*on))
+
+
+@pytest.mark.parametrize(("one", "other"), [("at 4pm", "at 16:00"), ("4:30 p.m.", "16:30"),
+                                            ("9:30 to 4", "9:30 to 16:00"), ("10:00-1", "10:00-13:00")])
+def test_clock_times_are_read_on_24_hours(one, other):
+    """A clock time with am / pm, and a range whose end is written before its start on a 12-hour clock, read as
+    the 24-hour times an ISO date-time states."""
+    from memopt.attribution.normalise import normalise_numbers
+
+    assert normalise_numbers(one) == normalise_numbers(other) == other
