@@ -137,38 +137,32 @@ def _cadence(text: str) -> str:
 
 
 _CLOCK = re.compile(r"\b(\d{1,2})(?::(\d{2}))?\s?([ap])\.?m\.?(?!\w)", re.IGNORECASE)
+_CLOCK_24 = re.compile(r"(?<![\d:.])(\d{1,2}):(\d{2})(?![\d:])")
+_CLOCK_RANGE = re.compile(r"\b(\d{1,2}:\d{2}\s*(?:to|-|–|until|till)\s*)(\d{1,2})(?![\d:])")
 
 
 def _clock(m: re.Match[str]) -> str:
-    """A clock time with am / pm as a 24-hour time ("4pm", "4 PM", "4:00 p.m." → "16:00")."""
+    """A clock time with am / pm as the time on the clock face ("4pm", "4 PM", "4:00 p.m." → "4:00")."""
     hour, minute = int(m.group(1)), int(m.group(2) or 0)
-    if hour > 12 or minute > 59:
+    return m.group(0) if hour > 12 or minute > 59 else f"{hour}:{minute:02d}"
+
+
+def _clock_face(m: re.Match[str]) -> str:
+    """A 24-hour time as the time on the clock face ("16:00" → "4:00", "0:30" → "12:30")."""
+    hour, minute = int(m.group(1)), int(m.group(2))
+    if hour > 23 or minute > 59:
         return m.group(0)
-    hour = hour % 12 + (12 if m.group(3).lower() == "p" else 0)
-    return f"{hour}:{minute:02d}"
-
-
-_CLOCK_RANGE = re.compile(r"\b(\d{1,2}):(\d{2})(\s*(?:to|-|–|until|till)\s*)(\d{1,2})(?::(\d{2}))?(?![\d:])")
-
-
-def _clock_range(m: re.Match[str]) -> str:
-    """A range of clock times whose end is before its start on the clock as written ("9:30 to 4") ends in the
-    afternoon ("9:30 to 16:00"); the end gets its minutes ("9:30 to 11" → "9:30 to 11:00")."""
-    start, end = int(m.group(1)), int(m.group(4))
-    if start > 23 or end > 12:
-        return m.group(0)
-    end = end + 12 if end <= start and start < 12 else end
-    return f"{m.group(1)}:{m.group(2)}{m.group(3)}{end}:{m.group(5) or '00'}"
+    return f"{(hour - 1) % 12 + 1}:{m.group(2)}"
 
 
 def normalise_numbers(text: str) -> str:
     """Number words as digits, as a speech transcript writes them: "three" → "3", "sixty eight" → "68", a year
     "nineteen fifty seven" → "1957", a clock time "at five forty five" → "at 5:45", a day "July ninth" → "July 9";
     thousands written one way ("$62,000", "62k" and "sixty two thousand" all "62000"), and amounts too ("180
-    euros", "€180" → "EUR 180"), a clock time on 24 hours ("4pm" → "16:00", "9:30 to 4" → "9:30 to 16:00"), and
-    how often (`_cadence`)."""
+    euros", "€180" → "EUR 180"), a clock time as the clock face shows it, am or pm
+    aside ("4pm", "4 PM" and "16:00" → "4:00"; "9:30 to 4" → "9:30 to 4:00"), and how often (`_cadence`)."""
     text = _NUMBER_WORD.sub(lambda m: str(_UNITS.index(m.group(1).lower())), _SPOKEN.sub(_spoken, text))
-    text = _CLOCK_RANGE.sub(_clock_range, _CLOCK.sub(_clock, text))
+    text = _CLOCK_RANGE.sub(r"\1\2:00", _CLOCK_24.sub(_clock_face, _CLOCK.sub(_clock, text)))
     return _cadence(_amounts(_THOUSANDS.sub(_thousands, _GROUPED.sub(lambda m: m.group(0).replace(",", ""), text))))
 
 
