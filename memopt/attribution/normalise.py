@@ -66,6 +66,7 @@ _SPOKEN = re.compile(
     rf"|(?P<at>at\s+)(?P<hour>{'|'.join(_UNITS[1:13])})\s+(?P<minute>{_TWO})"
     rf"|(?P<month>{'|'.join(_MONTH_NAMES)})\s+(?:the\s+)?(?P<nth>"
     rf"{'|'.join(o.replace(' ', '[ -]') for o in sorted(_ORDINAL_DAYS, key=len, reverse=True))})"
+    rf"|(?P<ordtens>{'|'.join(_TENS)})[\s-]+(?P<ordunit>{'|'.join(_ORDINAL_DAYS[:9])})"
     rf"|(?P<compound>(?:{'|'.join(_TENS)})(?:[\s-]+(?:{'|'.join(_UNITS[1:10])}))?)"
     rf"(?![\s-]+(?:{'|'.join(_ORDINAL_DAYS[:9])})\b))\b", re.IGNORECASE)
 _STAMP_LINE = re.compile(r"^\s*(?:Timestamp|Date|Time)\s*:\s*(?P<stamp>.+)$", re.IGNORECASE)
@@ -94,6 +95,9 @@ def _spoken(m: re.Match[str]) -> str:
         return f"{_value(m.group('century'))}{_value(m.group('decade')):02d}"
     if m.group("hour"):
         return f"{m.group('at')}{_value(m.group('hour'))}:{_value(m.group('minute')):02d}"
+    if m.group("ordtens"):  # "twenty-first" → "21st", not "20-first"
+        n = _value(m.group("ordtens")) + _ORDINAL_DAYS.index(m.group("ordunit").lower()) + 1
+        return f"{n}{ {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
     if m.group("month"):
         return f"{m.group('month')} {_ORDINAL_DAYS.index(m.group('nth').lower().replace('-', ' ')) + 1}"
     return str(_value(m.group("compound")))

@@ -457,3 +457,13 @@ def test_clock_times_are_read_as_the_clock_face_shows_them(one, other):
     from memopt.attribution.normalise import normalise_numbers
 
     assert normalise_numbers(one) == normalise_numbers(other)
+
+
+@pytest.mark.parametrize(("spoken", "read"), [("the twenty-first of May", "the 21st of May"),
+                                              ("our thirty-second meeting", "our 32nd meeting"),
+                                              ("twenty seconds", "20 seconds"), ("twenty-one", "21")])
+def test_a_spoken_ordinal_is_one_number(spoken, read):
+    """"twenty-first" is 21st (was "20-first": the tens word read as a number and its ordinal left behind)."""
+    from memopt.attribution.normalise import normalise_numbers
+
+    assert normalise_numbers(spoken) == read
