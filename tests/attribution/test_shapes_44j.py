@@ -467,3 +467,28 @@ def test_a_spoken_ordinal_is_one_number(spoken, read):
     from memopt.attribution.normalise import normalise_numbers
 
     assert normalise_numbers(spoken) == read
+
+
+@pytest.mark.parametrize("said", [
+    {"type": "ai", "content": "Your table is booked for 8pm."},
+    {"lc": 1, "type": "constructor", "id": ["langchain", "schema", "messages", "AIMessage"],
+     "kwargs": {"content": "Your table is booked for 8pm.", "type": "ai"}},
+    "AIMessage(content='Your table is booked for 8pm.', additional_kwargs={}, response_metadata={})",
+])
+def test_a_langchain_ai_message_is_the_assistants_turn(said):
+    """A LangChain ``AIMessage`` (its ``type: ai``, its serialised constructor, its repr) is a turn of the
+    assistant with the message's content as its text (was: speaker "user", and the constructor's words as text);
+    a ``HumanMessage`` beside it is the user's."""
+    from memopt.trace.memtracebench import from_memtrace
+
+    g = Smartcomment("langchain")
+    g.session("s1", date="2025-05-02")
+    human = g.var("msg-1", {"type": "human", "content": "Book me a table for two tonight."}, cat="message")
+    ai = g.var("msg-2", said, cat="message")
+    g.op("memory.extract", "extraction")
+    g.edges([human, ai], g.var("fact-1", "User booked a table for two at 8pm", cls="Fact", cat="memory_entry"))
+    G, _ = from_memtrace(g.document(), source="langchain.json")
+    turns = {d["name"]: d["value"] for _, d in G.nodes(data=True) if d.get("kind") == "turn"}
+    assert turns["turn:msg-2"]["speaker"] == "assistant"
+    assert turns["turn:msg-2"]["text"] == "Your table is booked for 8pm."
+    assert turns["turn:msg-1"]["speaker"] == "user"
