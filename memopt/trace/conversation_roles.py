@@ -81,8 +81,8 @@ def conversation_roles(nodes: dict[str, dict[str, Any]], kinds: dict[str, str | 
 
 def _said(node: dict[str, Any]) -> bool:
     """Whether a variable's value is something said: a message object (a sender and a text: ``{"author",
-    "text"}``, an e-mail's ``{"from", "body"}``, a LangChain message) or prose (a perceived event's line), not a record of other
-    fields (a form header, an audio clip's ``{"duration_s"}``, a feed cursor)."""
+    "text"}``, an e-mail's ``{"from", "body"}``, a LangChain message) or prose (a perceived event's line), not a
+    record of other fields (a form header, an audio clip's ``{"duration_s"}``, a feed cursor)."""
     value, role = message_object(decode_value(str(node.get("value") or "")))
     if role is not None:  # a LangChain message
         return True
