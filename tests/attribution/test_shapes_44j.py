@@ -492,3 +492,13 @@ def test_a_langchain_ai_message_is_the_assistants_turn(said):
     assert turns["turn:msg-2"]["speaker"] == "assistant"
     assert turns["turn:msg-2"]["text"] == "Your table is booked for 8pm."
     assert turns["turn:msg-1"]["speaker"] == "user"
+
+
+@pytest.mark.parametrize(("speaker", "asker"), [("Noor", "noor"), ("agent", None), ("Bot", None), ("customer", None),
+                                                ("user", None)])
+def test_the_asker_is_a_person_not_a_role(speaker, asker):
+    """Who asked is a name; a role word (the one list of roles, `cast.ROLES`: ``agent``, ``bot`` too) names no
+    one (was: a list of its own, where ``agent`` and ``bot`` were askers)."""
+    from memopt.attribution.owner import asker_of
+
+    assert asker_of({"value": "What did I order?", "metadata": {"speaker": speaker}}) == asker
