@@ -247,7 +247,7 @@ def complete_years(line: str, day: dt.date) -> str:
 
 
 _AHEAD = re.compile(r"\b(?:will|shall|let's|let us|going to|gonna|next|upcoming|coming|book|schedule|reserve|"
-                    r"plan|planned|planning)\b|'ll\b", re.IGNORECASE)
+                    r"plan|planned|planning|starting|beginning)\b|'ll\b", re.IGNORECASE)
 
 
 _PRESENT = re.compile(r"\b(?:is|are)\b", re.IGNORECASE)  # "the review on the 27th is still on"

@@ -436,6 +436,7 @@ def test_a_monthly_day_is_held_by_a_row_of_cadence_and_day():
     ("The inspection on the 20th is still on.", (2025, 6, 12), "20 June 2025"),
     ("The inspection on the 20th was fine.", (2025, 6, 12), "20 May 2025"),
     ("Let's fix the inspection for the 20th.", (2025, 6, 5), "20 June 2025"),
+    ("A call with Ines every other Monday at 10, starting the 18th.", (2024, 11, 4), "18 November 2024"),
     ("The boat trip on Saturday the 13th was great.", (2025, 9, 20), "13 September 2025"),
     ("The boat trip is on Saturday the 13th.", (2025, 9, 1), "13 September 2025"),
 ])
