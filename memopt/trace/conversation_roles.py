@@ -83,16 +83,18 @@ def _said(node: dict[str, Any]) -> bool:
     """Whether a variable's value is something said: a message object (a sender and a text: ``{"author",
     "text"}``, an e-mail's ``{"from", "body"}``, a LangChain message) or prose (a perceived event's line), not a
     record of other fields (a form header, an audio clip's ``{"duration_s"}``, a feed cursor)."""
-    value, role = message_object(decode_value(str(node.get("value") or "")))
+    raw = decode_value(str(node.get("value") or ""))
+    value, role = message_object(raw)
     if role is not None:  # a LangChain message
         return True
-    if isinstance(value, dict):
+    if isinstance(value, dict) and not isinstance(raw, list):  # a pair of words says nothing of itself
         keys = {str(k).lower() for k in value}
         return bool(keys & _WHO) and any(isinstance(value.get(k), str) and value[k].strip() for k in SAID_KEYS)
     return isinstance(value, str) and len(value.split()) >= 3
 
 
 _MESSAGE_TYPES = {"ai": "assistant", "human": "user", "system": "system", "tool": "tool", "function": "tool"}
+_PAIR_SPEAKER = re.compile(r"[A-Za-z][\w.'-]{0,30}")
 _MESSAGE_CLASS = re.compile(r"^(AI|Human|System|Tool|Function)Message(?:Chunk)?$")
 _MESSAGE_REPR = re.compile(r"^(AI|Human|System|Tool|Function)Message(?:Chunk)?\(content=(['\"])(?P<text>.*?)(?<!\\)\2"
                            r"\s*[,)]", re.S)
@@ -101,7 +103,12 @@ _MESSAGE_REPR = re.compile(r"^(AI|Human|System|Tool|Function)Message(?:Chunk)?\(
 def message_object(value: Any) -> tuple[Any, str | None]:
     """A LangChain message as a message object and its role: ``{"type": "ai", "content": ...}``, its serialised
     constructor (``{"id": [..., "AIMessage"], "kwargs": {...}}``) or its repr (``AIMessage(content='...')``) →
-    (``{"content": ...}``, ``"assistant"``); any other value as it is, with no role."""
+    (``{"content": ...}``, ``"assistant"``); a pair ``[speaker, text]`` → ``{"speaker", "content"}`` (a role only
+    for LangChain's words: ``("human", text)``); any other value as it is, with no role."""
+    if isinstance(value, (list, tuple)) and len(value) == 2 and all(isinstance(v, str) for v in value) and \
+            _PAIR_SPEAKER.fullmatch(value[0].strip()):  # [speaker, text], LangChain's ("human", text)
+        role = _MESSAGE_TYPES.get(value[0].strip().lower())
+        return {"speaker": role or value[0].strip(), "content": value[1]}, role
     if isinstance(value, str):
         found = _MESSAGE_REPR.match(value.strip())
         if found is None:

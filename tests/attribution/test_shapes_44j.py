@@ -503,3 +503,20 @@ def test_the_asker_is_a_person_not_a_role(speaker, asker):
     from memopt.attribution.owner import asker_of
 
     assert asker_of({"value": "What did I order?", "metadata": {"speaker": speaker}}) == asker
+
+
+@pytest.mark.parametrize(("said", "speaker"), [(["learner", "3/7 + 1/7 is 4/14."], "learner"),
+                                               (["human", "3/7 + 1/7 is 4/14."], "user")])
+def test_a_speaker_and_text_pair_is_a_turn_of_that_speaker(said, speaker):
+    """A message written as a pair ``[speaker, text]`` (a tutor's log, LangChain's ``("human", text)``) is that
+    speaker's turn with that text (was: the pair's two strings as the text, spoken by "user")."""
+    from memopt.trace.memtracebench import from_memtrace
+
+    g = Smartcomment("pairs")
+    g.session("s1", date="2025-10-02")
+    turn = g.var("log-1", said, cat="message")
+    g.op("learner_model.observe", "extraction")
+    g.edges(turn, g.var("obs-1", {"kc": "fractions.add", "correct": False}, cls="Obs", cat="memory_entry"))
+    G, _ = from_memtrace(g.document(), source="pairs.json")
+    [value] = [d["value"] for _, d in G.nodes(data=True) if d.get("kind") == "turn"]
+    assert (value["speaker"], value["text"]) == (speaker, "3/7 + 1/7 is 4/14.")
