@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 __all__ = ["Cast", "cast_of", "ROLES"]
 
-ROLES = frozenset("user assistant system human ai bot agent tool model me you speaker".split())
+ROLES = frozenset("user assistant system human ai bot agent tool model me you speaker customer".split())
 _WORD = re.compile(r"[A-Z][a-z]+(?:-[A-Z][a-z]+)?")
 _BOUNDARY = frozenset(".!?:;\n\"“([*•")
 _NOT_NAMES = frozenset("i the a an what when where who whom which why how does did is are was were has have do can "

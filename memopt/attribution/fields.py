@@ -7,18 +7,26 @@ a record (every word of the key is a word of the question: ``TITLE`` in "What's 
 ``billing_day`` in "Which billing day ..."), only that field's value holds the piece. Keys that name the content of
 any record (``text``, ``memory``, ``value``, ``name``, dates and times...) name no particular fact and are left
 out. `misfiled` tells a value whose records state the piece only outside the field the question names.
+
+A store that keeps one variable per field of a record (``OPP-0187.Budget__c`` beside ``OPP-0187.Name``) states
+whose record it is in the record's other fields: a value written to a field of a record whose fields name none of
+the people or things the question names, while another record's fields do, is held for that other record, not for
+the question (`another_records`: a writeback that matched the wrong record).
 """
 
 from __future__ import annotations
 
 import re
+import weakref
 from collections.abc import Callable
 from typing import Any
+
+import networkx as nx
 
 from memopt.attribution.normalise import plain
 from memopt.trace.roles import decode_value
 
-__all__ = ["misfiled"]
+__all__ = ["misfiled", "another_records"]
 
 _GENERIC = frozenset("text content memory memories value values name names fact facts summary note notes body message "
                      "data description time date day when timestamp created updated at id type kind status "
@@ -63,3 +71,54 @@ def misfiled(value: Any, question: str, states: Callable[[str], bool]) -> bool:
     if not fields or any(states(plain(f)) for f in fields):
         return False
     return states(plain(value))
+
+
+def _record_of(name: str) -> tuple[str, str] | None:
+    """(record, field) of a variable named ``<store>:<record>.<field>`` (``Opportunity:OPP-0187.Budget__c``;
+    ``Slot:u_482.diet.keto`` is record ``u_482``'s field ``diet.keto``), or None."""
+    store, _, rest = name.rpartition(":")
+    record, dot, field = rest.partition(".")
+    if not (dot and record and re.fullmatch(r"[A-Za-z_][\w.-]*", field)):
+        return None
+    return f"{store}:{record}", field
+
+
+_RECORDS: weakref.WeakKeyDictionary[nx.DiGraph, tuple[int, dict[str, dict[str, list[tuple[str, str]]]]]] = \
+    weakref.WeakKeyDictionary()
+
+
+def _unkinded(d: dict[str, Any]) -> str:
+    """A variable's name without the kind memopt gave it (``memory:``, ``turn:``): a record's fields are one record
+    whichever were read as turns (fields no op wrote) and which as store units."""
+    name, kind = str(d.get("name") or ""), str(d.get("kind") or "")
+    return name.removeprefix(f"{kind}:") if kind else name
+
+
+def _record_fields(G: nx.DiGraph) -> dict[str, dict[str, list[tuple[str, str]]]]:
+    """Store → record → (field, text) of every variable named ``<record>.<field>`` (remembered per graph)."""
+    cached = _RECORDS.get(G)
+    if cached is not None and cached[0] == G.number_of_nodes():
+        return cached[1]
+    found: dict[str, dict[str, list[tuple[str, str]]]] = {}
+    for d in (d for _, d in G.nodes(data=True) if d.get("type") == "variable"):
+        named = _record_of(_unkinded(d))
+        if named is not None:
+            found.setdefault(named[0].rpartition(":")[0], {}).setdefault(named[0], []).append(
+                (named[1], plain(d.get("value")).lower()))
+    _RECORDS[G] = (G.number_of_nodes(), found)
+    return found
+
+
+def another_records(G: nx.DiGraph, node: str, names: list[str]) -> bool:
+    """Whether a variable is a field of a record whose other fields name none of ``names`` (the question's people
+    and things) while another record's fields of the same store do (see the module docstring)."""
+    own = _record_of(_unkinded(G.nodes[node]))
+    if own is None or not names:
+        return False
+    records = _record_fields(G).get(own[0].rpartition(":")[0], {})
+
+    def names_one(record: str) -> bool:
+        text = " ".join(t for field, t in records.get(record, ()) if field != own[1])
+        return any(re.search(rf"\b{re.escape(n.lower())}\b", text) for n in names)
+
+    return not names_one(own[0]) and any(names_one(r) for r in records if r != own[0])

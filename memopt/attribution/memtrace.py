@@ -52,7 +52,8 @@ from memopt.attribution.types import Attribution
 from memopt.core.text import find_dates, overlap
 from memopt.judge.judges import Judge
 from memopt.trace.graph import op_stages, steering_ops, versions_of
-from memopt.trace.tombstones import is_tombstone
+from memopt.trace.roles import decode_value
+from memopt.trace.tombstones import is_delete_command, is_tombstone
 
 __all__ = ["memtrace", "alive"]
 
@@ -78,14 +79,22 @@ def _result(case: FailedCase, probe: Probe, started: float, error_type: str, op:
                        "memtrace", time.perf_counter() - started)
 
 
+def _command(d: dict) -> bool:
+    """Whether a variable is a command to delete something (`is_delete_command`), read by an executor."""
+    value = d.get("value")
+    return d.get("kind") not in ("turn", "question") and is_delete_command(
+        decode_value(value) if isinstance(value, str) else value)
+
+
 def alive(G: nx.DiGraph) -> frozenset[str]:
-    """The variables information can live in: store units, and every variable a store unit or an answer derives
-    from (cached on the graph until it changes size)."""
+    """The variables information can live in: store units, a command to delete one that an executor reads (its
+    effect is on the store), and every variable these or an answer derive from (cached on the graph until it
+    changes size)."""
     cached = _ALIVE.get(G)
     if cached is not None and cached[0] == G.number_of_nodes():
         return cached[1]
     targets = [n for n, d in G.nodes(data=True) if d.get("type") == "variable"
-               and ("action" in d or d.get("kind") == "answer")]
+               and ("action" in d or d.get("kind") == "answer" or (_command(d) and any(G.successors(n))))]
     found: set[str] = set(targets)
     stack = list(targets)
     while stack:
@@ -278,8 +287,8 @@ def _upstream(case: FailedCase, probe: Probe, started: float, asked: int, missin
                        "a variable held the information but it was not retrieved",
                        [*evidence, (stored or held_any or [None])[0], op], 0.6)
     loss = min(losses, key=lambda loss: (not loss.stored, loss.start))
-    verb = {"DeletionError": "deleted it", "UpdateError": "overwrote or trimmed it"}.get(loss.error_type,
-                                                                                       "dropped it")
+    verb = "did not carry out that delete" if loss.lost is None and _command(G.nodes[loss.kept]) else {
+        "DeletionError": "deleted it", "UpdateError": "overwrote or trimmed it"}.get(loss.error_type, "dropped it")
     return _result(case, probe, started, loss.error_type, loss.op, f"{loss.kept} held the information; "
                    f"{loss.op} {verb}" + (f" ({loss.lost})" if loss.lost else ""),
                    [*evidence, loss.kept, loss.op, loss.lost])
@@ -336,7 +345,9 @@ def _losses(case: FailedCase, probe: Probe, index: int, asked: int, querying: se
         chosen = (named or keepers or consumers)[:1]
         if chosen:
             op = chosen[0]
-            out.append(_Loss(G.nodes[op]["start"], op, v, None, _drop_type(G, op, d["kind"] != "turn"), False))
+            # a delete command read and not carried out is a failure to remove
+            kind = "DeletionError" if _command(d) else _drop_type(G, op, d["kind"] != "turn")
+            out.append(_Loss(G.nodes[op]["start"], op, v, None, kind, False))
     # a loss the store recovered from (a unit holding the piece written after it) is not decisive
     return [loss for loss in out if not any(made > loss.start for made in restored)] or out
 

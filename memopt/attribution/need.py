@@ -14,7 +14,8 @@ holds it when it has most of the words the turn shares with the question (half o
 rather than another's (it shares more of the turn's own words than of any other evidence turn's, and at least a
 third of them, or states every number the turn states: "has 12 students" is the fact of a long turn ending "12
 students signed up already"); for a question about time (ago, since, how long, after, before, when) the line must
-also state the turn's day (the date the turn gives, else the day it was said, a day either way). Matching a line to
+also state the turn's day (the date the turn gives, else the day it was said, a day either way); a line that is
+only the date the turn gives (a field's value whose name was lost: "2025-03-27") holds it. Matching a line to
 a turn is lexical (word stems), whichever judge runs.
 """
 
@@ -27,11 +28,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memopt.attribution.cast import Cast
-from memopt.attribution.normalise import normalise_numbers
+from memopt.attribution.normalise import canonical_dates, normalise_numbers
 from memopt.core.text import DATE_PATTERN, find_dates, overlap, python_literal, stem, stem_set, words
 
 __all__ = ["Piece", "gold_pieces", "is_quantity", "asks_time", "names_in", "computed_pieces", "computed_held",
-           "about_someone_else", "without_dates", "topic_stems", "states_quantity"]
+           "about_someone_else", "without_dates", "topic_stems", "states_quantity", "states_duration", "turned_round"]
 
 _ORDINALS = ("first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth "
              "fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth").split()
@@ -69,6 +70,7 @@ class Piece:
     turns: tuple[str, ...] = ()
     computed: bool = False
     day: dt.date | None = None
+    stated: bool = False  # the day is one the turn states, not the day it was said
 
 
 def names_in(question: str) -> list[str]:
@@ -236,12 +238,31 @@ def _counted(gold: str) -> str:
     return found.group(2) if found and is_quantity(found.group(1)) else gold
 
 
+_OPERATOR = re.compile(r"\s+(?:[+×x*=]|plus|times)\s+", re.IGNORECASE)
+
+
+def _working(gold: str) -> list[str] | None:
+    """The inputs of a quantity gold that shows its working in brackets ("EUR 720 (4 nights x EUR 180)", "$29.48
+    (Netflix $15.49 + Disney+ $13.99; Hulu was cancelled)", "2 (Nov 18 and Dec 2)"): the working's items between
+    ";", arithmetic operators, commas and "and"; None for any other gold."""
+    found = re.match(r"\s*([^()]+?)\s*\((.+)\)\s*\.?\s*$", gold, re.DOTALL)
+    if found is None or not is_quantity(found.group(1)):
+        return None
+    items = [item for part in _STRONG.split(found.group(2)) for operand in _OPERATOR.split(part)
+             for item in _weak_items(operand.strip(" .")) if stem_set(item)]
+    return items or None
+
+
 def gold_pieces(gold: str) -> list[str]:
     """The items a gold lists, each needed: a list (``["Porto", "Krakow"]``), items on lines or bullets, items
     between ";" or "|" (each kept whole, commas and all), else items between commas, "and", "&", "/" and "+"
     ("Porto and Krakow", "12 May 2023 and 3 June 2023"; a date is never cut: "Saturday, 3 June 2023" is one
-    item); a count stated before the items it counts ("Three: Portugal, Morocco and Georgia") is left to them; any
-    other gold is one item."""
+    item); a count stated before the items it counts ("Three: Portugal, Morocco and Georgia") is left to them, and
+    a quantity that shows its working in brackets to the working's inputs (`_working`); any other gold is one
+    item."""
+    working = _working(gold)
+    if working is not None:
+        return working
     counted = _counted(gold)
     if counted != gold and len(pieces := gold_pieces(counted)) > 1:
         return pieces
@@ -270,7 +291,7 @@ def computed_pieces(question: str, turns: Sequence[tuple[str, str, dt.date | Non
             continue
         stated = [m for m in find_dates(text) if m.day is not None and m.month is not None and m.year is not None]
         when = dt.date(stated[0].year, stated[0].month, stated[0].day) if stated else day
-        out.append(Piece(text, (node,), computed=True, day=when if timed else None))
+        out.append(Piece(text, (node,), computed=True, day=when if timed else None, stated=bool(stated) and timed))
     return out
 
 
@@ -287,8 +308,83 @@ def _states_day(line: str, day: dt.date) -> bool:
     return False
 
 
+_DURATION = re.compile(r"^\s*(?:about\s+|around\s+|roughly\s+)?(\d+)\s+(day|night|week)s?\s*\.?\s*$",
+                       re.IGNORECASE)
+_MONTH = (r"(?P<month>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+          r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)")
+_DAY_RANGE = re.compile(r"\b(?P<a>\d{1,2})\s*(?:-|–|to|until|till)\s*(?P<b>\d{1,2})\s+" + _MONTH + r"\b"
+                        r"|\b" + _MONTH.replace("month", "month2") + r"\s+(?P<c>\d{1,2})\s*(?:-|–|to|until|till)\s*"
+                        r"(?P<d>\d{1,2})\b", re.IGNORECASE)
+
+
+def _spans(line: str) -> set[int]:
+    """The numbers of days between two dates one line states: a range of days of one month ("12-16 Mar 2025",
+    "July 5 to 8"), or two dates with a day and a month."""
+    found = {abs(int(m.group("b") or m.group("d")) - int(m.group("a") or m.group("c")))
+             for m in _DAY_RANGE.finditer(line)}
+    days = []
+    for m in find_dates(canonical_dates(line)):
+        if m.day is not None and m.month is not None:
+            try:
+                days.append(dt.date(m.year or 2000, m.month, m.day))
+            except ValueError:
+                continue
+    found |= {abs((b - a).days) for i, a in enumerate(days) for b in days[i + 1:]}
+    return found
+
+
+def states_duration(gold: str, text: str) -> bool:
+    """Whether a text states a number of days, nights or weeks the way its inputs give it: one line's two dates (or
+    range of days) that far apart ("3 nights" in "Dates: 5-8 Jul 2025")."""
+    found = _DURATION.match(normalise_numbers(gold))
+    if found is None:
+        return False
+    days = int(found.group(1)) * (7 if found.group(2).lower() == "week" else 1)
+    return any(days in _spans(line) for line in text.splitlines())
+
+
+_AGENT_BEFORE = frozenset("and or but by that which who whom when then because so said says told with as while if "
+                          "since after before".split())
+_RELATION = re.compile(r"^\s*([A-Z][a-z]+)\s+([a-z]{2,}\w*)\b")
+_IRREGULAR = frozenset("paid did made took gave brought got went said told bought sold met left kept sent won lost "
+                       "found taught lent owed owes drove flew wrote ran saw chose hired fired".split())
+
+
+def _verb(word: str) -> bool:
+    """Whether a word after a name reads as its verb (a past or present tense: "settled", "covers", "paid")."""
+    return word in _IRREGULAR or (len(word) > 3 and word.endswith(("ed", "es"))) or (
+        len(word) > 3 and word.endswith("s") and not word.endswith("ss"))
+
+
+def turned_round(piece: str, line: str) -> bool:
+    """Whether a line turns round the relation a piece states: the piece's subject is a name followed by its verb
+    ("Mira settled it") and, in the line, that name only ever follows another word as its object ("Kestrel ...
+    paid Mira", "... lunch for Tomas"); after "and", "by", "that", "said" and the like it is still an agent, and
+    a line that starts with it is about it."""
+    found = _RELATION.match(piece)
+    if found is None or found.group(1).lower() in _NOT_NAMES | _CALENDAR or not _verb(found.group(2)):
+        return False
+    name = found.group(1)
+    spots = [m.start() for m in re.finditer(rf"\b{re.escape(name)}\b", line)]
+    if not spots:
+        return False
+    for at in spots:
+        before = re.findall(r"[\w']+|[;:,.!?()\[\]\"]", _LEAD.sub("", line[:at]) if at else "")
+        if not before or not re.fullmatch(r"[a-z][\w']*", before[-1]) or before[-1] in _AGENT_BEFORE:
+            return False  # the subject of its clause, or an agent after "by" / "and" / "said"
+    return True
+
+
+def _only_the_day(line: str, day: dt.date) -> bool:
+    """Whether a line is a date and nothing else, and that date is ``day``."""
+    return _states_day(line, day) and not re.sub(r"[\W_]+", "", without_dates(line))
+
+
 def computed_held(piece: Piece, line: str, question: str, others: Sequence[Piece]) -> bool:
     """Whether one line holds a computed piece (see the module docstring)."""
+    if piece.stated and piece.day is not None and _only_the_day(line, piece.day):
+        return True  # a field's bare date ("2025-03-27" under a lost field name) states the day the turn gives
+    line = canonical_dates(line)  # "2025-03-04" and "4 March 2025" alike
     topic = _topic(piece.text, question)
     if overlap(topic, normalise_numbers(line)) < 0.5:
         return False

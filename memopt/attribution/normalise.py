@@ -7,7 +7,10 @@ was written (`item_day`): a MemBase message's own ``Timestamp:`` line, a line's 
 session date. With that day:
 
 - relative dates are resolved: "last Friday" said on Monday 8 May 2023 reads "on 5 May 2023", "last weekend"
-  "the weekend before 8 May 2023", "on Friday the 12th" said on 15 May 2023 "on 12 May 2023";
+  "the weekend before 8 May 2023", "on Friday the 12th" said on 15 May 2023 "on 12 May 2023" (with a weekday,
+  the nearest such day either way; without one, the last Nth, or the next when the line plans ahead: "let's book
+  it for the 27th");
+- an ISO date-time reads as a date and a clock time ("2024-11-15T09:30:00-06:00" → "15 November 2024 9:30");
 - a date without a year gets the year that puts it nearest the item's day: "hiked Snowdon on 12 May" written
   on 15 May 2023 reads "12 May 2023", "moving on 1 April" written on 12 March 2023 "1 April 2023" (Mem0's facts
   usually omit the year; LoCoMo's golds carry it).
@@ -63,6 +66,7 @@ _SPOKEN = re.compile(
     rf"|(?P<at>at\s+)(?P<hour>{'|'.join(_UNITS[1:13])})\s+(?P<minute>{_TWO})"
     rf"|(?P<month>{'|'.join(_MONTH_NAMES)})\s+(?:the\s+)?(?P<nth>"
     rf"{'|'.join(o.replace(' ', '[ -]') for o in sorted(_ORDINAL_DAYS, key=len, reverse=True))})"
+    rf"|(?P<ordtens>{'|'.join(_TENS)})[\s-]+(?P<ordunit>{'|'.join(_ORDINAL_DAYS[:9])})"
     rf"|(?P<compound>(?:{'|'.join(_TENS)})(?:[\s-]+(?:{'|'.join(_UNITS[1:10])}))?)"
     rf"(?![\s-]+(?:{'|'.join(_ORDINAL_DAYS[:9])})\b))\b", re.IGNORECASE)
 _STAMP_LINE = re.compile(r"^\s*(?:Timestamp|Date|Time)\s*:\s*(?P<stamp>.+)$", re.IGNORECASE)
@@ -91,15 +95,79 @@ def _spoken(m: re.Match[str]) -> str:
         return f"{_value(m.group('century'))}{_value(m.group('decade')):02d}"
     if m.group("hour"):
         return f"{m.group('at')}{_value(m.group('hour'))}:{_value(m.group('minute')):02d}"
+    if m.group("ordtens"):  # "twenty-first" → "21st", not "20-first"
+        n = _value(m.group("ordtens")) + _ORDINAL_DAYS.index(m.group("ordunit").lower()) + 1
+        return f"{n}{ {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
     if m.group("month"):
         return f"{m.group('month')} {_ORDINAL_DAYS.index(m.group('nth').lower().replace('-', ' ')) + 1}"
     return str(_value(m.group("compound")))
 
 
+_GROUPED = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d,])")
+_THOUSANDS = re.compile(r"(?<![\d.,])(\d+(?:\.\d+)?)\s?(?:k|thousand)\b", re.IGNORECASE)
+
+
+def _thousands(m: re.Match[str]) -> str:
+    value = float(m.group(1)) * 1000
+    return str(int(value)) if value == int(value) else m.group(0)
+
+
+_CODES = {"€": "EUR", "£": "GBP", "¥": "JPY", "eur": "EUR", "euro": "EUR", "euros": "EUR", "gbp": "GBP",
+          "chf": "CHF", "jpy": "JPY"}
+_SIGN_FIRST = re.compile(r"([€£¥])\s?(\d[\d.,]*)")
+_CODE_AFTER = re.compile(r"(?<![\w.,])(\d[\d.,]*\d|\d)\s?(eur|euros?|gbp|chf|jpy)\b", re.IGNORECASE)
+
+
+def _amounts(text: str) -> str:
+    """An amount of a currency written one way, its code first ("€180", "180 euros", "180 EUR" → "EUR 180"; "£50"
+    → "GBP 50")."""
+    text = _SIGN_FIRST.sub(lambda m: f"{_CODES[m.group(1)]} {m.group(2)}", text)
+    return _CODE_AFTER.sub(lambda m: f"{_CODES[m.group(2).lower()]} {m.group(1)}", text)
+
+
+_CADENCE = re.compile(r"\b(?:each|every|per|a|once a|once per)\s+(day|week|month|year)\b", re.IGNORECASE)
+_CADENCE_WORD = {"day": "daily", "week": "weekly", "month": "monthly", "year": "yearly"}
+_ORDINAL_NUMBER = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)\b", re.IGNORECASE)
+
+
+def _cadence(text: str) -> str:
+    """How often, written one way ("each month", "every month", "per month", "a month" → "monthly"), and in a text
+    that says how often, an ordinal day as its number ("the 5th of each month" → "the 5 of monthly"), as a row
+    keeps them (``cadence: monthly``, ``billing_day: 5``)."""
+    text = _CADENCE.sub(lambda m: _CADENCE_WORD[m.group(1).lower()], text)
+    if not re.search(r"\b(?:daily|weekly|monthly|yearly)\b", text, re.IGNORECASE):
+        return text
+    return _ORDINAL_NUMBER.sub(r"\1", text)
+
+
+_CLOCK = re.compile(r"\b(\d{1,2})(?::(\d{2}))?\s?([ap])\.?m\.?(?!\w)", re.IGNORECASE)
+_CLOCK_24 = re.compile(r"(?<![\d:.])(\d{1,2}):(\d{2})(?![\d:])")
+_CLOCK_RANGE = re.compile(r"\b(\d{1,2}:\d{2}\s*(?:to|-|–|until|till)\s*)(\d{1,2})(?![\d:])")
+
+
+def _clock(m: re.Match[str]) -> str:
+    """A clock time with am / pm as the time on the clock face ("4pm", "4 PM", "4:00 p.m." → "4:00")."""
+    hour, minute = int(m.group(1)), int(m.group(2) or 0)
+    return m.group(0) if hour > 12 or minute > 59 else f"{hour}:{minute:02d}"
+
+
+def _clock_face(m: re.Match[str]) -> str:
+    """A 24-hour time as the time on the clock face ("16:00" → "4:00", "0:30" → "12:30")."""
+    hour, minute = int(m.group(1)), int(m.group(2))
+    if hour > 23 or minute > 59:
+        return m.group(0)
+    return f"{(hour - 1) % 12 + 1}:{m.group(2)}"
+
+
 def normalise_numbers(text: str) -> str:
     """Number words as digits, as a speech transcript writes them: "three" → "3", "sixty eight" → "68", a year
-    "nineteen fifty seven" → "1957", a clock time "at five forty five" → "at 5:45", a day "July ninth" → "July 9"."""
-    return _NUMBER_WORD.sub(lambda m: str(_UNITS.index(m.group(1).lower())), _SPOKEN.sub(_spoken, text))
+    "nineteen fifty seven" → "1957", a clock time "at five forty five" → "at 5:45", a day "July ninth" → "July 9";
+    thousands written one way ("$62,000", "62k" and "sixty two thousand" all "62000"), and amounts too ("180
+    euros", "€180" → "EUR 180"), a clock time as the clock face shows it, am or pm
+    aside ("4pm", "4 PM" and "16:00" → "4:00"; "9:30 to 4" → "9:30 to 4:00"), and how often (`_cadence`)."""
+    text = _NUMBER_WORD.sub(lambda m: str(_UNITS.index(m.group(1).lower())), _SPOKEN.sub(_spoken, text))
+    text = _CLOCK_RANGE.sub(r"\1\2:00", _CLOCK_24.sub(_clock_face, _CLOCK.sub(_clock, text)))
+    return _cadence(_amounts(_THOUSANDS.sub(_thousands, _GROUPED.sub(lambda m: m.group(0).replace(",", ""), text))))
 
 
 @lru_cache(maxsize=65536)
@@ -178,21 +246,70 @@ def complete_years(line: str, day: dt.date) -> str:
     return line
 
 
-def _the_nth(m: re.Match, day: dt.date) -> str:
-    n = int(m.group("n"))
-    back = day.replace(day=1) - dt.timedelta(days=1)
-    for month in (day, back):
+_AHEAD = re.compile(r"\b(?:will|shall|let's|let us|going to|gonna|next|upcoming|coming|book|schedule|reserve|"
+                    r"plan|planned|planning|starting|beginning)\b|'ll\b", re.IGNORECASE)
+
+
+_PRESENT = re.compile(r"\b(?:is|are)\b", re.IGNORECASE)  # "the review on the 27th is still on"
+_PAST = re.compile(r"\b(?:was|were|did|had|ago|last|yesterday)\b", re.IGNORECASE)
+
+
+def _the_nth(m: re.Match, day: dt.date, ahead: bool = False) -> str:
+    """"the Nth" (or "Friday the Nth") said on ``day``: with a weekday, the nearest Nth on that weekday, before or
+    after; without one, the latest Nth up to ``day``, or the next one from ``day`` when the line plans ahead
+    (``ahead``: "let's book it for the 27th", or a line in the present tense with no word of the past: "the
+    review on the 27th is still on")."""
+    n, weekday = int(m.group("n")), m.group("wd")
+    months = [day.replace(day=1)]
+    for _ in range(6):
+        months = [(months[0] - dt.timedelta(days=1)).replace(day=1), *months,
+                  (months[-1] + dt.timedelta(days=32)).replace(day=1)]
+    found = []
+    for month in months:
         try:
-            found = month.replace(day=n)
+            found.append(month.replace(day=n))
         except ValueError:
             continue
-        weekday = m.group("wd")
-        if found <= day and (weekday is None or WEEKDAYS[found.weekday()].lower() == weekday.lower()):
-            return f"on {format_date(found)}"
-    return m.group(0)
+    if weekday is not None:
+        found = [d for d in found if WEEKDAYS[d.weekday()].lower() == weekday.lower()]
+    else:
+        found = [d for d in found if d >= day] if ahead else [d for d in found if d <= day]
+    if not found:
+        return m.group(0)
+    return f"on {format_date(min(found, key=lambda d: (abs((d - day).days), d < day)))}"
+
+
+_ISO_DATETIME = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::\d{2}(?:\.\d+)?)?"
+                           r"(?:Z|[+-]\d{2}:?\d{2})?\b")
+
+
+def _datetime(m: re.Match) -> str:
+    """An ISO date-time (``2025-09-13T10:00:00+01:00``) as a date and a clock time ("13 September 2025 10:00"), as
+    a person says them; kept as it is when it is no date."""
+    try:
+        day = dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+    except ValueError:
+        return m.group(0)
+    return f"{format_date(day)} {int(m.group(4))}:{m.group(5)}"
+
+
+_WEEKDAY_AROUND = re.compile(r"\bthe (" + "|".join(WEEKDAYS) + r") (after|before) (\d{1,2} [A-Z][a-z]+ \d{4})\b")
+
+
+def _weekday_around(m: re.Match) -> str:
+    """"the Tuesday after 7 November 2024" (what "next Tuesday" said that Thursday resolves to) as the day it is,
+    the first such weekday after (or before) that date: "on 12 November 2024"."""
+    found = _dates(m.group(3))
+    if not found or found[0].day is None or found[0].month is None or found[0].year is None:
+        return m.group(0)
+    start = dt.date(found[0].year, found[0].month, found[0].day)
+    step = 1 if m.group(2) == "after" else -1
+    gap = ((WEEKDAYS.index(m.group(1)) - start.weekday()) * step) % 7 or 7
+    return f"on {format_date(start + dt.timedelta(days=gap * step))}"
 
 
 def _resolve(line: str, day: dt.date | None, near: dt.date | None = None) -> str:
+    line = _ISO_DATETIME.sub(_datetime, line)
     if day is None:
         return complete_years(line, near) if near is not None else line
     if find_relative_dates(line) or _LAST_WEEKDAY.search(line):
@@ -200,8 +317,9 @@ def _resolve(line: str, day: dt.date | None, near: dt.date | None = None) -> str
             back = (day.weekday() - WEEKDAYS.index(m.group(1).capitalize())) % 7 or 7
             return f"on {format_date(day - dt.timedelta(days=back))}"
 
-        line = resolve_relative_dates(_LAST_WEEKDAY.sub(exact, line), day)
-    line = _THE_NTH.sub(lambda m: _the_nth(m, day), line)
+        line = _WEEKDAY_AROUND.sub(_weekday_around, resolve_relative_dates(_LAST_WEEKDAY.sub(exact, line), day))
+    ahead = bool(_AHEAD.search(line)) or bool(_PRESENT.search(line) and not _PAST.search(line))
+    line = _THE_NTH.sub(lambda m: _the_nth(m, day, ahead), line)
     return complete_years(line, day)
 
 

@@ -36,7 +36,7 @@ def asker_of(node: Mapping[str, Any]) -> str | None:
         if isinstance(holder, Mapping):
             found = next((holder[k] for k in _ASKER_KEYS if isinstance(holder.get(k), str) and holder[k].strip()),
                          None)
-            if found and found.strip().lower() not in ("user", "human", "customer", "assistant", "ai"):
+            if found and found.strip().lower() not in ROLES:
                 return found.strip().lower()
     return None
 

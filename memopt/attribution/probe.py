@@ -28,7 +28,7 @@ from typing import Any, Protocol
 import networkx as nx
 
 from memopt.attribution.cast import Cast, cast_of
-from memopt.attribution.fields import misfiled
+from memopt.attribution.fields import another_records, misfiled
 from memopt.attribution.need import (
     Piece,
     about_someone_else,
@@ -37,7 +37,9 @@ from memopt.attribution.need import (
     gold_pieces,
     is_quantity,
     names_in,
+    states_duration,
     states_quantity,
+    turned_round,
 )
 from memopt.attribution.normalise import canonical_dates, item_day, normalise_numbers, plain, reading
 from memopt.attribution.owner import asker_of, first_person, held_for_someone_else
@@ -199,13 +201,17 @@ class Probe:
         has the piece's words is not about someone the question does not name (`need.about_someone_else`)."""
         if piece.computed:
             return any(computed_held(piece, line, self.case.question, self.pieces) for line in text.splitlines())
+        if states_duration(piece.text, text):
+            return True  # a count of days or nights the text states as a range that long
         if not self._contains(piece.text, text):
             return False
-        if not self.names:
-            return True
         words = normalise_numbers(canonical_dates(piece.text))
         lines = [line for line in canonical_dates(text).splitlines()
                  if overlap(words, normalise_numbers(line)) >= CONTAINS_RECALL_THRESHOLD]
+        if lines and all(turned_round(piece.text, line) for line in lines):
+            return False  # "Mira settled it" is not "Kestrel paid Mira"
+        if not self.names:
+            return True
         return not lines or any(not about_someone_else(line, self.case.question, self.case.gold, self.cast)
                                 for line in lines)
 
@@ -253,6 +259,8 @@ class Probe:
                 verdict = True
             elif d.get("kind") == "turn":
                 verdict = False  # the turns a piece comes from were chosen with the pieces: no other turn is judged
+            elif "action" in d and another_records(self.case.G, node, names_in(self.case.question)):
+                verdict = False  # a field of another record (a writeback that matched the wrong one)
             elif self._someone_elses(d.get("value"), piece):
                 verdict = False  # the same words, filed under another person of a shared store
             elif not piece.computed and misfiled(d.get("value"), self.case.question,

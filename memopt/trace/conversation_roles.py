@@ -20,12 +20,13 @@ with a variable then says what it is:
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from typing import Any
 
 from memopt.trace.roles import decode_value
 
-__all__ = ["SAID_KEYS", "WHO_KEYS", "conversation_roles"]
+__all__ = ["SAID_KEYS", "WHO_KEYS", "conversation_roles", "message_object"]
 
 _ANSWERED = frozenset({"gold", "answer"})
 # a message object's keys: who said it (by name), and what was said
@@ -80,10 +81,47 @@ def conversation_roles(nodes: dict[str, dict[str, Any]], kinds: dict[str, str | 
 
 def _said(node: dict[str, Any]) -> bool:
     """Whether a variable's value is something said: a message object (a sender and a text: ``{"author",
-    "text"}``, an e-mail's ``{"from", "body"}``) or prose (a perceived event's line), not a record of other
-    fields (a form header, an audio clip's ``{"duration_s"}``, a feed cursor)."""
-    value = decode_value(str(node.get("value") or ""))
-    if isinstance(value, dict):
+    "text"}``, an e-mail's ``{"from", "body"}``, a LangChain message) or prose (a perceived event's line), not a
+    record of other fields (a form header, an audio clip's ``{"duration_s"}``, a feed cursor)."""
+    raw = decode_value(str(node.get("value") or ""))
+    value, role = message_object(raw)
+    if role is not None:  # a LangChain message
+        return True
+    if isinstance(value, dict) and not isinstance(raw, list):  # a pair of words says nothing of itself
         keys = {str(k).lower() for k in value}
         return bool(keys & _WHO) and any(isinstance(value.get(k), str) and value[k].strip() for k in SAID_KEYS)
     return isinstance(value, str) and len(value.split()) >= 3
+
+
+_MESSAGE_TYPES = {"ai": "assistant", "human": "user", "system": "system", "tool": "tool", "function": "tool"}
+_PAIR_SPEAKER = re.compile(r"[A-Za-z][\w.'-]{0,30}")
+_MESSAGE_CLASS = re.compile(r"^(AI|Human|System|Tool|Function)Message(?:Chunk)?$")
+_MESSAGE_REPR = re.compile(r"^(AI|Human|System|Tool|Function)Message(?:Chunk)?\(content=(['\"])(?P<text>.*?)(?<!\\)\2"
+                           r"\s*[,)]", re.S)
+
+
+def message_object(value: Any) -> tuple[Any, str | None]:
+    """A LangChain message as a message object and its role: ``{"type": "ai", "content": ...}``, its serialised
+    constructor (``{"id": [..., "AIMessage"], "kwargs": {...}}``) or its repr (``AIMessage(content='...')``) →
+    (``{"content": ...}``, ``"assistant"``); a pair ``[speaker, text]`` → ``{"speaker", "content"}`` (a role only
+    for LangChain's words: ``("human", text)``); any other value as it is, with no role."""
+    if isinstance(value, (list, tuple)) and len(value) == 2 and all(isinstance(v, str) for v in value) and \
+            _PAIR_SPEAKER.fullmatch(value[0].strip()):  # [speaker, text], LangChain's ("human", text)
+        role = _MESSAGE_TYPES.get(value[0].strip().lower())
+        return {"speaker": role or value[0].strip(), "content": value[1]}, role
+    if isinstance(value, str):
+        found = _MESSAGE_REPR.match(value.strip())
+        if found is None:
+            return value, None
+        return {"content": found.group("text")}, _MESSAGE_TYPES[found.group(1).lower()]
+    if not isinstance(value, dict):
+        return value, None
+    ident, kwargs = value.get("id"), value.get("kwargs")
+    if isinstance(ident, list) and ident and isinstance(kwargs, dict) and isinstance(ident[-1], str):
+        found = _MESSAGE_CLASS.match(ident[-1])
+        if found is not None:
+            return kwargs, _MESSAGE_TYPES[found.group(1).lower()]
+    kind = value.get("type")
+    if isinstance(kind, str) and kind.lower() in _MESSAGE_TYPES and "content" in value:
+        return value, _MESSAGE_TYPES[kind.lower()]
+    return value, None

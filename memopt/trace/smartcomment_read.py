@@ -13,7 +13,7 @@ from typing import Any
 import networkx as nx
 
 from memopt.core.errors import DataError
-from memopt.trace.conversation_roles import SAID_KEYS, WHO_KEYS, conversation_roles
+from memopt.trace.conversation_roles import SAID_KEYS, WHO_KEYS, conversation_roles, message_object
 from memopt.trace.dates import date_of, read_day
 from memopt.trace.graph import SCHEMA_VERSION
 from memopt.trace.question_ops import serving_ops
@@ -89,10 +89,11 @@ def _turn_value(node: dict[str, Any], session: int) -> dict[str, Any]:
     (role: r) says:`` text, the metadata), roles last; the text under ``content`` / ``text`` / ``said`` / ...,
     else the value's longest text."""
     value, meta = decode_value(node["value"]), node.get("metadata") or {}
-    named, role, stamp = None, None, meta.get("timestamp")
+    named, stamp = None, meta.get("timestamp")
+    value, role = message_object(value)  # a LangChain message: its type is its role
     if isinstance(value, dict):
         named = _first(value, WHO_KEYS)
-        role = value.get("role")
+        role = value.get("role") or role
         stamp = _first(value, _WHEN_KEYS) or stamp
         said = _first(value, SAID_KEYS)
         if said is None:  # a writer's own key: the longest text that is not the speaker, role or time

@@ -27,7 +27,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["is_tombstone", "is_emptied", "is_delete_class", "unit_named", "evicted_turns"]
+__all__ = ["is_tombstone", "is_emptied", "is_delete_class", "is_delete_command", "unit_named", "evicted_turns"]
 
 _WORD = re.compile(r"^\W*(?:deleted?|removed?|tombstoned?|tombstone|evicted|expired|forgotten|purged|archived|"
                    r"inactive|invalid|invalidated|obsolete|retired|discarded|retracted|revoked|withdrawn|superseded|"
@@ -76,6 +76,21 @@ def is_tombstone(value: Any, metadata: Mapping[str, Any] | None = None) -> bool:
                for k in _WHEN_KEYS if k in keys):
             return True
     return False
+
+
+_COMMAND_KEYS = (*_EVENT_KEYS, "stmt", "statement", "command", "cmd", "verb", "intent", "method")
+_COMMAND = re.compile(r"^\W*(?:soft[-_ ]?|hard[-_ ]?)?(?:delete|remove|archive|retire|forget|purge|retract|revoke|"
+                      r"cancel|expire|invalidate|tombstone|deactivate)\w*\W*$", re.IGNORECASE)
+
+
+def is_delete_command(value: Any) -> bool:
+    """Whether a (decoded) value is one command to delete something, as a planner writes it for an executor
+    (``{"stmt": "SOFT_DELETE", "match": {...}}``, ``{"command": "REMOVE", "where": {...}}``, ``{"action":
+    "archive", ...}``): a command key whose verb deletes."""
+    if not isinstance(value, Mapping):
+        return False
+    return any(isinstance(v, str) and _COMMAND.match(v) for k, v in value.items()
+               if str(k).lower() in _COMMAND_KEYS)
 
 
 def is_emptied(value: Any) -> bool:

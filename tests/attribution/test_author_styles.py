@@ -8,8 +8,8 @@ the trace is written, not what happened: op names in another namespace and case 
 of its class, the question lower-cased without its question mark (a speech transcript), and a delete written as a
 ``(nil)`` field, a ``null`` value, an ``invalid_at`` stamp, ``status: retracted``, FHIR's ``verificationStatus:
 entered-in-error``, ``status: cancelled`` or a TTL sweep's ``expired: true``; messages as records ``{"author",
-"text"}`` of the system's own category. memtrace's error type and op
-must not move.
+"text"}`` of the system's own category or as LangChain messages; a planner's command to delete under another key
+and verb. memtrace's error type and op must not move.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from memopt.trace.roles import question_text
 
 from . import test_shapes as earlier
 from . import test_shapes_44g as fifth
+from . import test_shapes_44j as sixth
 
 pytest.importorskip("smartcomment")
 
@@ -84,7 +85,9 @@ def _judge_words(doc: Doc) -> Doc:
             n["category"] = "expected_answer"
         elif n["category"] == "evaluation" and n.get("class_name") == "judge_score":
             n["category"] = "judge_verdict"
-            n["value"] = json.dumps({"score": float(n["value"]), "label": "WRONG", "reason": "differs"})
+            score = json.loads(n["value"])
+            score = score.get("score") if isinstance(score, dict) else score
+            n["value"] = json.dumps({"score": float(score), "label": "WRONG", "reason": "differs"})
     for n in _answers(doc):
         if n["category"] == "llm_response":
             n["category"] = "assistant_output"
@@ -196,6 +199,35 @@ def _message_records(doc: Doc) -> Doc:
     return doc
 
 
+def _langchain_messages(doc: Doc) -> Doc:
+    """The conversation's messages as LangChain writes them: ``{"type": "human", "name": speaker, "content": ...}``
+    (a LangChain ``HumanMessage`` with its name), nothing in the metadata."""
+    for n in _turns(doc):
+        speaker = n["metadata"].pop("speaker")
+        n["value"] = json.dumps({"type": "human", "name": speaker,
+                                 "content": str(n["value"]).removeprefix(f"{speaker}: ")})
+    return doc
+
+
+_DELETE_VERBS = {"REMOVE": ("op", "soft_delete"), "SOFT_DELETE": ("action", "archive"), "DELETE": ("verb", "purge")}
+
+
+def _delete_command_words(doc: Doc) -> Doc:
+    """A planner's command to delete under another key and verb (``{"command": "REMOVE"}`` → ``{"op":
+    "soft_delete"}``)."""
+    for n in _nodes(doc):
+        try:
+            value = json.loads(str(n["value"]))
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            key = next((k for k in ("command", "stmt", "action") if str(value.get(k)).upper() in _DELETE_VERBS), None)
+            if key is not None:
+                new_key, verb = _DELETE_VERBS[str(value.pop(key)).upper()]
+                n["value"] = json.dumps({new_key: verb, **value})
+    return doc
+
+
 def _questions(doc: Doc) -> list[dict[str, Any]]:
     G, _ = from_memtrace(copy.deepcopy(doc), source="style.json")
     ids = {d["sc_id"] for _, d in G.nodes(data=True) if d.get("kind") == "question"}
@@ -283,7 +315,8 @@ STYLES: dict[str, Callable[[Doc], Doc]] = {
     "status retracted": _tombstone("retracted"), "valid_to": _tombstone("valid_to"),
     "status superseded": _tombstone("superseded"), "entered-in-error": _tombstone("entered-in-error"),
     "expired flag": _tombstone("expired"), "status cancelled": _tombstone("cancelled"),
-    "message records": _message_records,
+    "message records": _message_records, "LangChain messages": _langchain_messages,
+    "delete command words": _delete_command_words,
 }
 
 
@@ -296,6 +329,8 @@ def _bases() -> dict[str, tuple[Doc, str, str, tuple[str, ...], tuple[str, str]]
     desk, summarise = fifth._tickets()
     home, _, reply = fifth._household("ana")
     voice, recall, _ = fifth._voice("Pick up Noor from soccer practice every Wednesday at 5:45 PM")
+    pills, pill_ops = sixth._pills()
+    grants, grant_ops = sixth._grants()
     return {
         "delete": (coach, earlier.GOAL, "a sub-25 minute 5k", ("msg-11",), ("DeletionError", adder)),
         "overwrite": (profile, earlier.FOOD, "ramen", ("D1:1",), ("UpdateError", syncer)),
@@ -309,6 +344,10 @@ def _bases() -> dict[str, tuple[Doc, str, str, tuple[str, ...], tuple[str, str]]
                      ("ResponseError", reply)),
         "retrieval": (voice, "what time do i pick up noor from soccer", "5:45 PM", ("clip_1.asr",),
                       ("RetrievalError", recall)),
+        "delete not carried out": (pills, sixth.PILLS, "3 (Vetmedin 2 + Thyroxine 1; Apoquel was stopped)",
+                                   ("ChatTurn:dm/01@1", "ChatTurn:dm/02@1"), ("DeletionError", pill_ops["remove"])),
+        "another record's field": (grants, sixth.GRANT, "$45,000", ("utterance:zoom-77/s05@1",),
+                                   ("UpdateError", grant_ops["write"])),
     }
 
 
@@ -344,7 +383,7 @@ def test_styles_compose(bases):
         for style, rewrite in STYLES.items():
             if style not in ("(nil) field", "null value", "status retracted", "speaker in a message object",
                              "valid_to", "status superseded", "entered-in-error", "expired flag",
-                             "status cancelled", "message records"):
+                             "status cancelled", "message records", "LangChain messages"):
                 styled = rewrite(styled)
         assert _blame(styled, question, gold, evidence) == expected, name
 
