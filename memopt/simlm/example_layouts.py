@@ -23,6 +23,7 @@ import re
 from typing import Any
 
 from memopt.core.text import words
+from memopt.simlm.example_families import families
 from memopt.simlm.example_markup import (
     HEADING,
     prose_marks,
@@ -94,7 +95,7 @@ def _html(text: str) -> str:
 
 
 def _normalize(text: str) -> str:
-    text = tool_markup(text)
+    text = tool_markup(families(text))
     text = _html(text) if re.search(r"(?i)</(?:td|p|li|div)>", text) else text
     text = _TAG.sub(lambda m: f"{tag_label(m)}: {m.group('body').strip()}", text)
     text = re.sub(r"^\s*</?[A-Za-z][\w-]*>\s*$", "", text, flags=re.M)  # a bare opening or closing tag
