@@ -423,7 +423,8 @@ class _Reader:
             led = bool(lead) and role_of(lead) is not None and lead.split()[-1].lower() not in WORDS["role_nouns"]
             if 0 < n <= (16 if labelled or quoted or led else 8) and (labelled or not meta) and \
                     not re.search(r"\w\(|==|\w\[", body):  # 'memory.ask(question)': code, not an answer
-                phrase = body.rstrip(".")
+                phrase = re.split(r"\s+and\s+(?=[a-z]+(?:ed|t)\s+(?:out|off|away)\b)", body.rstrip("."))[0]
+                phrase = phrase.removeprefix("only ")  # 'gave only X and left out Y': X, up to the next verb's clause
                 phrase = phrase.rstrip(")").rstrip() if phrase.count(")") > phrase.count("(") else phrase  # '(want X)'
                 if not ERROR_NAME.search(phrase) and not _DOTTED.search(f" {phrase}") and \
                         not (role is None and re.fullmatch(r"[A-Z]{4,}", phrase)) and \

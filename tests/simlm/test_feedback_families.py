@@ -125,3 +125,27 @@ def test_a_chain_of_whys_is_one_example():
             "2. Why did the store miss the bakery? Because the extractor kept only hobbies.\n")
     ex = _one(text)
     assert _parts(ex) == (Q, GOLD, GOT, [("Priya", TURN)])
+
+
+def test_a_letters_greeting_and_sign_off_are_no_answer():
+    """'Hello team,' and 'Thanks,' over a signature are paragraphs of a letter, not values; a paragraph like the one
+    the first example opens with opens the next."""
+    def letter(q: str, gold: str, got: str, who: str, turn: str) -> str:
+        return (f"Subject: recall miss in kb.store\n\nHello team,\n\nI am handing over one case from my shift.\n\n"
+                f"Someone asked \"{q}\". The right answer is \"{gold}\".\n\n    {who}: {turn}\n\nThanks,\nNadia")
+    text = "\n\n".join([letter(Q, GOLD, GOT, "Priya", TURN), letter(Q2, GOLD2, GOT2, "Oskar", TURN2)])
+    first, second = read_feedback(text).examples
+    assert (first.question, first.gold, first.answer) == (Q, GOLD, None)
+    assert (second.question, second.gold, second.answer) == (Q2, GOLD2, None)
+
+
+def test_a_comma_before_we_answer_starts_a_clause():
+    """'expected A, B, C, we answer A': the list before the comma is the gold, what 'we answer' leads the answer."""
+    ex = _one(f"on \"{Q}\": expected Juniper Loaf, Oven Lane, we answer {GOT}")
+    assert (ex.gold, ex.answer) == ("Juniper Loaf, Oven Lane", GOT)
+
+
+def test_an_answer_ends_where_a_phrasal_verb_starts_the_next_clause():
+    """'the model gave only X and left out Y': the answer is X."""
+    ex = _one(f"Asked: {Q}\nSummary: the model gave only {GOT} and left out {GOLD}.\nShould be: {GOLD}")
+    assert (ex.question, ex.gold, ex.answer) == (Q, GOLD, GOT)
