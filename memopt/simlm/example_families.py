@@ -119,15 +119,14 @@ def _sequence(block: str) -> str:
             else:
                 asked |= {(sender, receiver)} if QUESTION.search(said) else set()
                 out.append(f"{sender}: {said}")
-        elif line.strip() and not re.match(r"\s*(?:sequenceDiagram|autonumber|end|loop|alt|else|opt|par|rect)\b",
-                                           line):
-            out.append(line.strip())
+        elif not re.match(r"\s*(?:autonumber|end|loop|alt|else|opt|par|rect)\b", line):
+            out.append(line.strip())  # a blank line still ends a paragraph
     return "\n".join(out)
 
 
 def _mermaid(text: str) -> str:
-    return re.sub(r"(?ms)^[ \t]*sequenceDiagram[ \t]*\n(.*?)(?=^[ \t]*```|\Z)", lambda m: _sequence(m[1]) + "\n",
-                  text)
+    return re.sub(r"(?ms)^[ \t]*sequenceDiagram[ \t]*\n(.*?)(?=^[ \t]*```|^[ \t]*sequenceDiagram|\Z)",
+                  lambda m: _sequence(m[1]) + "\n", text)
 
 
 # --- the rest -------------------------------------------------------------------------------------------------------

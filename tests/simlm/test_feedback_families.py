@@ -149,3 +149,23 @@ def test_an_answer_ends_where_a_phrasal_verb_starts_the_next_clause():
     """'the model gave only X and left out Y': the answer is X."""
     ex = _one(f"Asked: {Q}\nSummary: the model gave only {GOT} and left out {GOLD}.\nShould be: {GOLD}")
     assert (ex.question, ex.gold, ex.answer) == (Q, GOLD, GOT)
+
+
+def test_two_sequence_diagrams_one_after_the_other():
+    """Each 'sequenceDiagram' is a diagram of its own, one example each (a blank line between them ends a paragraph)."""
+    def diagram(who: str, turn: str, q: str, got: str, gold: str) -> str:
+        return (f"sequenceDiagram\n    participant W as {who}\n    participant S as kb.store\n    actor R as Reviewer\n"
+                f"    W->>S: {turn}\n    R->>S: {q}\n    S-->>R: {got}\n    Note over R,S: should have been {gold}")
+    first, second = read_feedback("\n\n".join([diagram("Priya", TURN, Q, GOT, GOLD),
+                                               diagram("Oskar", TURN2, Q2, GOT2, GOLD2)])).examples
+    assert _parts(first) == (Q, GOLD, GOT, [("Priya", TURN)])
+    assert _parts(second) == (Q2, GOLD2, GOT2, [("Oskar", TURN2)])
+
+
+def test_a_list_in_prose_over_a_line_with_as_many_commas_is_no_csv():
+    """'should have been a, b c, d' over a sentence with as many commas: a list and a sentence, not a CSV header over
+    its row (a column's name is a few words)."""
+    text = (f"Asked: {Q}\nshould have been Juniper Loaf, Oven Lane, Crumb Corner\n"
+            f"note: the gold answer lists 3 places, the model gave one, {GOT}")
+    ex = _one(text)
+    assert (ex.question, ex.gold) == (Q, "Juniper Loaf, Oven Lane, Crumb Corner")
