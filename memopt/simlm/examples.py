@@ -224,7 +224,7 @@ class _Reader:
         for j, m in enumerate(label):
             i = next((i for i in (j - 1, j + 1) if 0 <= i < len(out) and names[i] and i not in used), None)
             if m and not names[j] and i is not None and role_of(m["label"]) is None and len(words(m["rest"])) >= 3 \
-                    and m["label"].split()[0] not in self.named \
+                    and not (m["label"].split()[0] in self.named and self.is_name(m["label"].split()[0])) \
                     and not TURN.match(m["rest"]) and (FIRST_PERSON.search(m["rest"]) or (
                         _TURN.search(f"{fields[j][0]} {m['label']} {label[i]['label']}") and
                         not QUESTION.search(m["rest"]))):

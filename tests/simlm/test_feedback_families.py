@@ -169,3 +169,13 @@ def test_a_list_in_prose_over_a_line_with_as_many_commas_is_no_csv():
             f"note: the gold answer lists 3 places, the model gave one, {GOT}")
     ex = _one(text)
     assert (ex.question, ex.gold) == (Q, "Juniper Loaf, Oven Lane, Crumb Corner")
+
+
+def test_a_column_of_words_labelled_with_a_question_word_beside_the_speakers():
+    """'Who spoke' beside 'What was said': the words are the speaker's turn, though 'What' opens the question too
+    (a question word is no one's name)."""
+    q = "What bread does Priya buy on Saturdays?"
+    header = "Question\tRight answer\tModel answer\tWho spoke\tWhat was said\tKept"
+    row = f"{q}\tsourdough\trye\tPriya\tSourdough from Juniper Loaf is our Saturday treat.\t{KEPT[0]}"
+    ex = _one(f"{header}\n{row}")
+    assert _parts(ex) == (q, "sourdough", "rye", [("Priya", "Sourdough from Juniper Loaf is our Saturday treat.")])
