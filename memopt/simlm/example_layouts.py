@@ -217,7 +217,8 @@ def _tables(text: str) -> list[tuple[int, int, Any]]:
             header = _cells(lines[i], sep)
             if not header or not all(_COLUMN.match(h) or sep == "|" and h.isdigit() for h in header) or \
                     (sep == "|" and not (i + 1 < len(lines) and _RULE.match(lines[i + 1]))) or \
-                    sep in ";," and any(len(h.split()) > 3 for h in header):  # 'should be a, b c, d': a list in prose
+                    sep in ";," and (any(len(h.split()) > 3 for h in header) or  # 'should be a, b c, d', 'expected
+                                     not re.search(rf"{sep}(?!\s)", lines[i])):  # X, we answer Y, Z': lists in prose
                 continue
             j, rows, read = i + 1 + (sep == "|"), [], csv.reader((f"{line}\n" for line in lines[i + 1:]), delimiter=sep)
             for cells in (_cells(line, sep) for line in lines[j:]) if sep == "|" else read:  # a quoted cell may span

@@ -169,6 +169,9 @@ def test_a_list_in_prose_over_a_line_with_as_many_commas_is_no_csv():
             f"note: the gold answer lists 3 places, the model gave one, {GOT}")
     ex = _one(text)
     assert (ex.question, ex.gold) == (Q, "Juniper Loaf, Oven Lane, Crumb Corner")
+    ex = _one(f"about \"{Q2}\"\nexpected Lisbon, we answer Porto, Faro\n"  # short cells, a space after each comma
+              "source is Oskar: We spent our honeymoon in Lisbon, loved the trams, ate well")
+    assert (ex.question, ex.gold, ex.answer) == (Q2, "Lisbon", "Porto, Faro")
 
 
 def test_a_column_of_words_labelled_with_a_question_word_beside_the_speakers():
