@@ -159,7 +159,7 @@ def opening_shape(paragraph: str) -> str:
 def parallel(parts: list[str]) -> list[str]:
     """Two terse parallel parts, each a lower-case lead word and a value ('want X / have Y'): when one lead names the
     gold answer (or the system's) and the other names neither, the other part takes the other role."""
-    led = [re.fullmatch(r"([a-z]+)\s+(\S.{0,60})", p.strip()) for p in parts]
+    led = [re.fullmatch(r"([a-z]+)\s+(\S.*)", p.strip()) for p in parts]
     if len(parts) != 2 or not all(led):
         return parts
     roles = [role_of(m[1]) for m in led]

@@ -102,6 +102,9 @@ def test_terse_parallel_parts_take_the_other_role():
     system's answer."""
     ex = _one(f"repro \"{Q}\"\nwant {GOLD} / have {GOT}\n  > Priya: {TURN}")
     assert _parts(ex) == (Q, GOLD, GOT, [("Priya", TURN)])
+    many = "rye, spelt, a baguette from the station kiosk, two croissants, a cinnamon bun"  # a long list
+    ex = _one(f"repro \"{Q}\"\nwant sourdough, rye / have {many}\n  > Priya: {TURN}")
+    assert (ex.gold, ex.answer) == ("sourdough, rye", many)
 
 
 def test_examples_whose_question_comes_after_their_evidence():
