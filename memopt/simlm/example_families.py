@@ -142,7 +142,7 @@ def families(text: str) -> str:
     text = re.sub(r"(?m)^[ \t]*\|\|(.+?)\|\|[ \t]*$",  # '||Field||Value||': a Jira table's header row
                   lambda m: "| " + " | ".join(c.strip() for c in m[1].split("||")) + " |\n" +
                   "|---" * (m[1].count("||") + 1) + "|", text)
-    text = re.sub(r"(?<![\w*])\*([^*\n]{1,40}?)\*(?=\s*:)", r"\1", text)
+    text = re.sub(r"(?<![\w*])\*([^*\n]{1,40}?)\*(?=:(?:\s|$))", r"\1", text)  # not '*X* :emoji:'
     # 'Hi all,' or 'Cheers,' over a signature: a letter's greeting or sign-off, a paragraph of its own
     return re.sub(r"(?<=\n\n)[ \t]*[A-Z][^\s,]*(?:[ \t]+[^\s,]+){0,2},[ \t]*(?:\n[^\n]{1,40})?(?=\n\s*\n|\s*\Z)", "",
                   text)

@@ -87,7 +87,7 @@ def test_a_jira_table_and_a_bold_speaker():
 
 def test_a_bold_name_before_a_colon_in_a_line_is_a_speaker():
     """'source line, *Priya*: "..."': an emphasised name before a colon names who said the quote."""
-    ex = _one(f"> {Q}\nexpected *{GOLD}*, bot said *{GOT}*\nsource line, *Priya*: \"{TURN}\"")
+    ex = _one(f"> {Q}\nexpected *{GOLD}*, bot said *{GOT}* :weary:\nsource line, *Priya*: \"{TURN}\"")  # an emoji
     assert _parts(ex) == (Q, GOLD, GOT, [("Priya", TURN)])
 
 
