@@ -23,6 +23,7 @@ import re
 from typing import Any
 
 from memopt.core.text import words
+from memopt.simlm.example_families import families
 from memopt.simlm.example_markup import (
     HEADING,
     prose_marks,
@@ -94,7 +95,7 @@ def _html(text: str) -> str:
 
 
 def _normalize(text: str) -> str:
-    text = tool_markup(text)
+    text = tool_markup(families(text))
     text = _html(text) if re.search(r"(?i)</(?:td|p|li|div)>", text) else text
     text = _TAG.sub(lambda m: f"{tag_label(m)}: {m.group('body').strip()}", text)
     text = re.sub(r"^\s*</?[A-Za-z][\w-]*>\s*$", "", text, flags=re.M)  # a bare opening or closing tag
@@ -215,7 +216,9 @@ def _tables(text: str) -> list[tuple[int, int, Any]]:
         for sep in "|\t;,":
             header = _cells(lines[i], sep)
             if not header or not all(_COLUMN.match(h) or sep == "|" and h.isdigit() for h in header) or \
-                    (sep == "|" and not (i + 1 < len(lines) and _RULE.match(lines[i + 1]))):
+                    (sep == "|" and not (i + 1 < len(lines) and _RULE.match(lines[i + 1]))) or \
+                    sep in ";," and (any(len(h.split()) > 3 for h in header) or  # 'should be a, b c, d', 'expected
+                                     not re.search(rf"{sep}(?!\s)", lines[i])):  # X, we answer Y, Z': lists in prose
                 continue
             j, rows, read = i + 1 + (sep == "|"), [], csv.reader((f"{line}\n" for line in lines[i + 1:]), delimiter=sep)
             for cells in (_cells(line, sep) for line in lines[j:]) if sep == "|" else read:  # a quoted cell may span

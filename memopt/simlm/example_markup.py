@@ -72,7 +72,7 @@ def _wiki(text: str) -> str:
     text = re.sub(r"(?<![\w_*])_(?=[^\s_])([^_\n]+?)(?<=\S)_(?![\w_])", r"*\1*", text)
     lines, original = text.split("\n"), text.split("\n")
     for i, line in enumerate(original):
-        mark = re.match(r"(#+)\s+\S", line)
+        mark = re.match(r"(#+) +\S", line)  # '#\tcol': a sheet's number column
         near = [original[j] for j in (i - 1, i + 1) if 0 <= j < len(original)]
         if mark and (any(n.startswith(mark[1] + " ") for n in near) or not HEADING.match(line)):
             lines[i] = "- " + line[len(mark[1]):].lstrip()

@@ -25,7 +25,8 @@ SAID_AFTER = re.compile(rf"^\W{{0,3}}\s*(?:{_SAY}\s+|[—-]\s*|\()([A-Z][\w'-]*)
 REPORTED = re.compile(rf"^\S+\s+(?:\w+ly\s+|(?:{_AUX})\s+)?(?:{_SAY}|asks)$")
 CLAUSES = re.compile(r";\s+|\s*(?:<-+|←|<=+)\s*|(?<=[.!])\s+(?=[A-Z\"“'])|"  # '<-- wrong': a note of its own
                      r",\s+(?=(?:but\s+|and\s+|while\s+|whereas\s+|when\s+)?(?:got|answered|"
-                     r"expected|gold|the system|the model|it said|it answered|should|instead|predicted|correct|"
+                     r"expected|gold|the system|the model|(?:it|we|they)\s+(?:said|answer(?:ed|s)?)|should|instead|"
+                     r"predicted|correct|"
                      r"(?:the\s+)?(?:right|correct|expected|real|true)?\s*answer)\b)", re.I)
 
 

@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass
 
 from memopt.core.text import find_relative_dates, words
+from memopt.simlm.example_families import opening_shape, parallel
 from memopt.simlm.example_layouts import BULLET, HEADING, LABEL, as_lines, key_words, section_hints
 from memopt.simlm.example_parts import (
     CUES,
@@ -143,7 +144,9 @@ class _Reader:
         segments: list[list[tuple[str, str]]] = []
         pending: list[tuple[str, str]] = []  # paragraphs introducing what follows ('Given this turn:' + the turn)
         leading = False  # whether such an introduction came before the first question: then they lead the next one
-        for paragraph in _introduced(re.split(r"\n\s*\n", text)):
+        paragraphs = _introduced(re.split(r"\n\s*\n", text))
+        shapes, head, opening = [opening_shape(p) for p in paragraphs], None, False  # an example's first paragraph
+        for paragraph, shape in zip(paragraphs, shapes, strict=True):
             raw = [line for line in paragraph.splitlines() if line.strip()]  # a line telling several examples: its
             told = [(_without_op(h), s) for h, line in zip(section_hints(raw), raw, strict=True)  # its sentences
                     for s in _told(line)]
@@ -157,11 +160,16 @@ class _Reader:
                 cuts = [0, *starts[1:], len(lines)]
                 segments += [list(zip(hints[a:b], lines[a:b], strict=True)) for a, b in zip(cuts, cuts[1:],
                                                                                             strict=False)]
-                segments[-len(cuts) + 1][:0], pending = pending, []
+                segments[-len(cuts) + 1][:0], pending, opening = pending, [], False
                 continue
+            if head is None and shape and not segments and shapes.count(shape) > 1:
+                head = shape  # the first example opens before its question, and the others open alike
+            opening = opening or shape == head
             said = _sentences(paragraph)
             advice = [s for s in said if is_advice(s, self.is_name)]
-            if lines and lines[0].rstrip().endswith(":") and len(lines) > 1 and (leading or not segments):
+            if opening:
+                pending += list(zip(hints, lines, strict=True))
+            elif lines and lines[0].rstrip().endswith(":") and len(lines) > 1 and (leading or not segments):
                 leading, pending = True, pending + list(zip(hints, lines, strict=True))
             elif segments and len(advice) < len(said):  # an example told over several paragraphs goes on
                 segments[-1] += pending + list(zip(hints, lines, strict=True))
@@ -190,8 +198,8 @@ class _Reader:
         """A question the people discussing an example ask about it ('where's it from?', 'what did mem0.answer look
         at?'): it names no one, and points at the case ('it', 'this') or names an operation; no example's question."""
         named = [t for t in re.findall(r"\b[A-Z][\w'-]*", question)[1:] if self.is_name(t)]
-        return not named and bool(re.search(r"\b(?:it|this|that|these|those)\b", question, re.I) or
-                                  _DOTTED.search(f" {question}"))
+        return not named and bool(re.search(r"\b(?:it|this|that|these|those)\b|^why\b", question, re.I) or
+                                  _DOTTED.search(f" {question}"))  # 'Why was the reply wrong?': the five whys
 
     def example(self, fields: list[tuple[str, str]]) -> Example:
         """One example from its (hint, text) fields; old and new memories labelled so paired in order; then which
@@ -216,7 +224,7 @@ class _Reader:
         for j, m in enumerate(label):
             i = next((i for i in (j - 1, j + 1) if 0 <= i < len(out) and names[i] and i not in used), None)
             if m and not names[j] and i is not None and role_of(m["label"]) is None and len(words(m["rest"])) >= 3 \
-                    and m["label"].split()[0] not in self.named \
+                    and not (m["label"].split()[0] in self.named and self.is_name(m["label"].split()[0])) \
                     and not TURN.match(m["rest"]) and (FIRST_PERSON.search(m["rest"]) or (
                         _TURN.search(f"{fields[j][0]} {m['label']} {label[i]['label']}") and
                         not QUESTION.search(m["rest"]))):
@@ -246,8 +254,8 @@ class _Reader:
         kind = _named_field(hint) if hint.strip() else None  # 'Type: ExtractionError: ...' stays whole
         for depth in range(2):
             label = None if kind else LABEL.match(text)
-            if not (label and '"' not in label["label"] and len(label["label"].split()) <= 5 and
-                    self.is_label(label["label"], label["rest"], hint)) or \
+            if not (label and not QUOTE.search(label["label"]) and '"' not in label["label"] and  # 'Say 'X': ...'
+                    len(label["label"].split()) <= 5 and self.is_label(label["label"], label["rest"], hint)) or \
                     depth and not any(CUES[r].fullmatch(key_words(label["label"])) for r in _ROLES):
                 break
             if not label["rest"].strip():
@@ -266,7 +274,7 @@ class _Reader:
         text = literal[1] if literal and re.search(r"(?<!\w)'[^']+'(?!\w)|“[^”]+”", literal[1]) else text
         error, operation = ERROR_NAME.search(text), _OP_NAME.search(text)  # 'blamed on mem0.extract (ExtractionError)'
         ex.error, ex.operation = ex.error or (error and error[0]), ex.operation or (operation and operation[1])
-        parts = [p for p in _SEPARATORS.split(text) if p.strip()]
+        parts = parallel([p for p in _SEPARATORS.split(text) if p.strip()])
         quoted_turn = re.fullmatch(r"[\"“](.+)[\"”]", text)  # '"Zane: I went ..."'
         turn = TURN.match(quoted_turn[1] if quoted_turn else text)
         quotes = list(QUOTE.finditer(text))
@@ -415,7 +423,8 @@ class _Reader:
             led = bool(lead) and role_of(lead) is not None and lead.split()[-1].lower() not in WORDS["role_nouns"]
             if 0 < n <= (16 if labelled or quoted or led else 8) and (labelled or not meta) and \
                     not re.search(r"\w\(|==|\w\[", body):  # 'memory.ask(question)': code, not an answer
-                phrase = body.rstrip(".")
+                phrase = re.split(r"\s+and\s+(?=[a-z]+(?:ed|t)\s+(?:out|off|away)\b)", body.rstrip("."))[0]
+                phrase = phrase.removeprefix("only ")  # 'gave only X and left out Y': X, up to the next verb's clause
                 phrase = phrase.rstrip(")").rstrip() if phrase.count(")") > phrase.count("(") else phrase  # '(want X)'
                 if not ERROR_NAME.search(phrase) and not _DOTTED.search(f" {phrase}") and \
                         not (role is None and re.fullmatch(r"[A-Z]{4,}", phrase)) and \
