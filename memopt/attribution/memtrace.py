@@ -334,11 +334,13 @@ def _losses(case: FailedCase, probe: Probe, index: int, asked: int, querying: se
             continue
         if "action" in d and not retired:
             continue  # a store unit that stays: the store holds this piece
-        gone = d.get("evicted")  # a raw message the system kept as its memory, and deleted
-        if gone is not None and G.nodes[gone]["start"] < asked:
-            out.append(_Loss(G.nodes[gone]["start"], gone, v, None, "DeletionError", True))
-            continue
         keepers = [op for op in consumers if any(w in live for w in G.successors(op)) or _emptied(G, op)]
+        gone = d.get("evicted")  # a raw message the system kept as its memory, and deleted
+        if gone is not None and G.nodes[gone]["start"] < asked and not any(
+                G.nodes[op]["start"] < G.nodes[gone]["start"] for op in keepers if op != gone):
+            out.append(_Loss(G.nodes[gone]["start"], gone, v, None, "DeletionError", True))
+            continue  # (a turn a summary covered before it was evicted is the summary's to keep)
+        keepers = [op for op in keepers if op != gone]
         if d["kind"] == "turn" and not consumers:
             keepers = [op for op in case.extractors if G.nodes[op]["start"] > d["created"]][:1]
         named = [op for op in consumers if len(consumers) > 1 and _names_piece(G, op, probe, index)]

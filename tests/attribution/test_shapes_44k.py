@@ -1,0 +1,61 @@
+"""Shapes of a seventh author's systems: a rolling notes buffer that condenses turns and drops the raw turns it
+covered (a marker whose category names a delete); layered profiles with promotion and a patch; a search whose
+rerank demotes an item a fixed cut then drops; per-message adds where the assistant's own turn is a source; a
+sufficiency check that stops retrieval early; tool calls that replace a span of a memory block."""
+
+from __future__ import annotations
+
+from .shapes import Smartcomment, blame_smartcomment
+
+SERIAL = "What is the serial number of my VPN token?"
+
+
+def _helpdesk(*, condensed_serial: bool = False) -> tuple[dict, dict]:
+    """An IT helpdesk chat kept as a rolling notes buffer: ``notes.condense`` writes the notes from the raw turns
+    (the first time) or folds new turns into them; ``window.release`` drops each raw turn the notes covered (an
+    edge into a marker whose category says ``deleted``); ``window.shrink`` drops the token-serial turn before any
+    condense read it, unless ``condensed_serial`` (then the condense read it and left it out)."""
+    g = Smartcomment("helpdesk")
+    g.session("monday", date="2024-02-05")
+    ops: dict[str, str] = {}
+    t1 = g.turn("h1", "Mara", "My laptop is a ThinkPad T14 running Fedora.")
+    t2 = g.turn("h2", "Desk", "Thanks, noted the model.")
+    t3 = g.turn("h3", "Mara", "The VPN token I was issued has serial 88213-K.")
+    covered = [t1, t2, t3] if condensed_serial else [t1, t2]
+    ops["condense"] = g.op("notes.condense", "condense")
+    notes = g.var("notes", "Mara uses a ThinkPad T14 with Fedora.", cls="buffer", cat="rolling_notes")
+    g.edges(covered, notes)
+    for turn in covered:
+        g.op("window.release", "release")
+        g.edges(turn, g.var("gone", "purged", cat="deleted"))
+    if not condensed_serial:
+        ops["shrink"] = g.op("window.shrink", "budget")
+        g.edges(t3, g.var("gone", "purged", cat="deleted"))
+    g.session("tuesday", date="2024-02-06")
+    t4 = g.turn("h4", "Mara", "Also my monitor flickers on the dock.")
+    ops["fold"] = g.op("notes.condense", "condense")
+    folded = g.var("notes", "Mara uses a ThinkPad T14 with Fedora. Monitor flickers on the dock.", cls="buffer",
+                   cat="rolling_notes")
+    g.edges([notes, t4], folded)
+    g.op("window.release", "release")
+    g.edges(t4, g.var("gone", "purged", cat="deleted"))
+    g.session("ask", date="2024-02-09")
+    question = g.question("ask-1", SERIAL)
+    prediction = g.answer("ask-1", [question, folded], "I have no record of your VPN token serial.",
+                          name="desk.reply", category="reply")
+    g.judge(question, "88213-K", prediction)
+    return g.document(), ops
+
+
+def test_a_turn_dropped_before_any_summary_covered_it_is_a_deletion():
+    """A raw turn dropped from the buffer (an edge into a marker whose category says deleted) before any condense
+    read it: the drop is a DeletionError (was: an ExtractionError of the drop, typed by what it read)."""
+    doc, ops = _helpdesk()
+    assert blame_smartcomment(doc, SERIAL, "88213-K", ("h3@1",)) == ("DeletionError", ops["shrink"])
+
+
+def test_a_turn_dropped_after_a_summary_left_it_out_is_the_summary_s_loss():
+    """The condense read the turn and wrote notes without the serial; the turn's later release is legitimate (the
+    notes stood for it): the condense is blamed, an ExtractionError."""
+    doc, ops = _helpdesk(condensed_serial=True)
+    assert blame_smartcomment(doc, SERIAL, "88213-K", ("h3@1",)) == ("ExtractionError", ops["condense"])
