@@ -400,10 +400,23 @@ def _live_items(value: object) -> object:
     return [i for i in value if not (isinstance(i, dict) and is_tombstone(i))]
 
 
+def _restated(before: object, after: object) -> bool:
+    """Whether a record holding one list was rewritten beside its list: the new version writes a statement (a
+    field of three words or more) the old one did not have, as a profile patch that empties a list while noting
+    why does; what it cleared was revised, not removed."""
+    if not (isinstance(before, dict) and isinstance(after, dict)):
+        return False
+    if sum(isinstance(v, list) for v in after.values()) != 1:
+        return False
+    return any(isinstance(v, str) and len(v.split()) >= 3 and before.get(k) != v for k, v in after.items())
+
+
 def _removed_item(before: object, after: object, holds: Callable[[object], bool] = lambda item: True) -> bool:
     """Whether a new version of a list (a store's snapshot, a memory list, a state keyed by fact) only removed items
     from the old one: every item it no longer has (of those that ``holds`` the piece, when items have ids and some
     do) is gone, not rewritten (no item of the new version has its id, or, without ids, its words)."""
+    if _restated(before, after):
+        return False
     before, after = _live_items(before), _live_items(after)
     if not (isinstance(before, list) and isinstance(after, list)):
         return False

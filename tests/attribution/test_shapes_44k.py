@@ -59,3 +59,48 @@ def test_a_turn_dropped_after_a_summary_left_it_out_is_the_summary_s_loss():
     notes stood for it): the condense is blamed, an ExtractionError."""
     doc, ops = _helpdesk(condensed_serial=True)
     assert blame_smartcomment(doc, SERIAL, "88213-K", ("h3@1",)) == ("ExtractionError", ops["condense"])
+
+
+MEAL = "Should the airline meal you book for me be vegan?"
+
+
+def _traveller() -> tuple[dict, dict]:
+    """A travel agent's layered profile: a capture op writes a scratch note from each message, a promote op copies
+    it into the long-term profile (a record of short fields, one of them a list of diets), and a revise op later
+    rewrites the profile from another note: it empties the diet list and adds a remark."""
+    g = Smartcomment("travel")
+    g.session("booking", date="2024-09-02")
+    ops: dict[str, str] = {}
+    profile = g.var("profile", {"traveller": "Ola", "home_airport": "OSL", "diet": []}, cls="longterm",
+                    cat="profile_record")
+    m1 = g.turn("m1", "Ola", "My diet is strictly vegan, please remember that for every flight.")
+    ops["capture"] = g.op("tier.capture", "capture")
+    note = g.var("n1", "diet: vegan (strict)", cls="scratch", cat="scratch_note")
+    g.edges(m1, note)
+    ops["promote"] = g.op("tier.promote", "promote")
+    promoted = g.var("profile", {"traveller": "Ola", "home_airport": "OSL", "diet": ["vegan"]}, cls="longterm",
+                     cat="profile_record")
+    g.edges([profile, note], promoted)
+    m2 = g.turn("m2", "Ola", "The fish tacos at the airport looked great, my partner loved them.")
+    g.op("tier.capture", "capture")
+    note2 = g.var("n2", "partner enjoyed fish tacos", cls="scratch", cat="scratch_note")
+    g.edges(m2, note2)
+    ops["revise"] = g.op("tier.revise", "revise")
+    revised = g.var("profile", {"traveller": "Ola", "home_airport": "OSL", "diet": [],
+                                "remarks": "eats fish tacos, no diet restrictions"}, cls="longterm",
+                    cat="profile_record")
+    g.edges([promoted, note2], revised)
+    g.session("next trip", date="2024-10-01")
+    question = g.question("t-1", MEAL)
+    prediction = g.answer("t-1", [question, revised], "No, you have no diet restrictions on file.",
+                          name="agent.reply", category="reply")
+    g.judge(question, "Yes - your diet is vegan.", prediction)
+    return g.document(), ops
+
+
+def test_a_revise_that_empties_a_profile_list_is_the_update_not_the_promotion():
+    """The promotion copied the diet into the profile's ``diet`` list (read as "diet vegan"); the revise that
+    emptied the list while writing a remark rewrote the record: an UpdateError of the revise (was: the promotion,
+    the list's key not read; then a DeletionError, the record read as a list store)."""
+    doc, ops = _traveller()
+    assert blame_smartcomment(doc, MEAL, "Yes - your diet is vegan.", ("m1@1",)) == ("UpdateError", ops["revise"])
