@@ -48,6 +48,7 @@ from memopt.attribution.case import FailedCase, Probe, pseudo_discount
 from memopt.attribution.decider import deciding_op
 from memopt.attribution.invented import invented_memory
 from memopt.attribution.normalise import plain
+from memopt.attribution.steering import router_of, stopped_early
 from memopt.attribution.types import Attribution
 from memopt.core.text import find_dates, overlap
 from memopt.judge.judges import Judge
@@ -135,7 +136,7 @@ def memtrace(case: FailedCase, judge: Judge) -> Attribution:
     candidates += [t for t in case.evidence_turns if any(G.has_edge(t, r) for r in retrieval)]
     if retrieval and candidates and probe.covers(candidates):
         held = next(u for u in candidates if probe.pieces_held(u))
-        op = _retrieval_loss(case, probe, retrieval)
+        op = _retrieval_loss(case, probe, retrieval, [u for u in candidates if probe.pieces_held(u)])
         return _result(case, probe, started, "RetrievalError", op,
                        f"the store held the information at question time ({held}) but the context did not",
                        [*evidence, held, op, *context, answer_op])
@@ -153,11 +154,12 @@ def _response_loss(case: FailedCase, probe: Probe) -> str:
     return case.answer_op
 
 
-def _retrieval_loss(case: FailedCase, probe: Probe, retrieval: list[str]) -> str:
+def _retrieval_loss(case: FailedCase, probe: Probe, retrieval: list[str], held_units: list[str] | None = None) -> str:
     """The retrieval op where the information stopped: the first that read a piece and wrote nothing holding it
     (a rerank, a fusion, a truncation), else the first search (an op reading the store's units, or one writing
     the time window a search keeps to; not a linker naming the question's entities) that did not bring every
-    piece back. A result list
+    piece back; a router's plan or an agentic check that steered the search there is blamed before it
+    (`memopt.attribution.steering`). A result list
     another question's op wrote first and this op wrote again (same items, same identity) counts as this op's
     output."""
     G, mine = case.G, set(case.query_ops)
@@ -187,7 +189,9 @@ def _retrieval_loss(case: FailedCase, probe: Probe, retrieval: list[str]) -> str
     lost = [r for r in retrieval if not carried(r)]
     searching = [r for r in lost if any("action" in G.nodes[v] for v in G.predecessors(r))
                  or any(find_dates(str(G.nodes[w].get("value"))) for w in G.successors(r))]
-    return (searching or lost or retrieval)[0]
+    steered = stopped_early(G, lost, retrieval) or (
+        router_of(G, searching[0], retrieval, held_units or []) if searching else None)
+    return steered or (searching or lost or retrieval)[0]
 
 
 def _ranker(G: nx.DiGraph, cut: str, retrieval: list[str], read: list[str], wrote: list[str]) -> str:

@@ -104,3 +104,90 @@ def test_a_revise_that_empties_a_profile_list_is_the_update_not_the_promotion():
     the list's key not read; then a DeletionError, the record read as a list store)."""
     doc, ops = _traveller()
     assert blame_smartcomment(doc, MEAL, "Yes - your diet is vegan.", ("m1@1",)) == ("UpdateError", ops["revise"])
+
+
+PIECE = "Which piece did my teacher assign for the spring recital?"
+
+
+def _tutor() -> tuple[dict, dict]:
+    """A music tutor's memory in two tiers (class ``tier_fast`` and ``tier_deep``): a ``planner.choose`` op of the
+    question writes which tiers to read (``{"tiers": [...]}``), a ``gather`` op reads the units of those tiers;
+    the assignment sits in the deep tier, which an earlier question's plan named and the last plan leaves out."""
+    g = Smartcomment("tutor")
+    g.session("lesson", date="2025-03-03")
+    ops: dict[str, str] = {}
+    t1 = g.turn("L1", "Noor", "I practise scales for twenty minutes every morning.")
+    t2 = g.turn("L2", "Noor", "My teacher assigned the Chopin Nocturne in E-flat for the spring recital.")
+    g.op("tiers.write", "write")
+    fast = g.var("habits", "Noor practises scales twenty minutes each morning", cls="tier_fast", cat="tier_entry")
+    g.edges(t1, fast)
+    deep = g.var("recital", "Spring recital piece: Chopin Nocturne in E-flat (assigned by teacher)", cls="tier_deep",
+                 cat="tier_entry")
+    g.edges(t2, deep)
+    g.session("check-in", date="2025-03-20")
+    first = g.question("r-0", "What do I practise every morning?")
+    g.op("planner.choose", "plan")
+    both = g.var("r-0.plan", {"tiers": ["tier_fast", "tier_deep"]}, cls="plan", cat="tier_plan")
+    g.edges(first, both)
+    g.op("tiers.gather", "gather")
+    gathered = g.var("r-0.ctx", [fast, deep], cls="gathered", cat="memory_context")
+    g.edges([both, fast, deep], gathered)
+    said = g.answer("r-0", [first, gathered], "Scales, twenty minutes.", name="tutor.reply", category="reply")
+    g.judge(first, "Scales for twenty minutes", said, right=True)
+    g.session("later", date="2025-04-10")
+    question = g.question("r-1", PIECE)
+    ops["plan"] = g.op("planner.choose", "plan")
+    plan = g.var("r-1.plan", {"tiers": ["tier_fast"]}, cls="plan", cat="tier_plan")
+    g.edges(question, plan)
+    ops["gather"] = g.op("tiers.gather", "gather")
+    context = g.var("r-1.ctx", [fast], cls="gathered", cat="memory_context")
+    g.edges([plan, fast], context)
+    prediction = g.answer("r-1", [question, context], "You have not told me about a recital piece.",
+                          name="tutor.reply", category="reply")
+    g.judge(question, "Chopin Nocturne in E-flat", prediction)
+    return g.document(), ops
+
+
+def test_a_plan_that_leaves_out_the_tier_holding_the_fact_is_the_retrieval_loss():
+    """The gather op read faithfully the tier it was sent to; the planner's choice of tiers left out the one whose
+    unit held the piece: the planner is blamed (was: the gather)."""
+    doc, ops = _tutor()
+    assert blame_smartcomment(doc, PIECE, "Chopin Nocturne in E-flat", ("L2@1",)) == ("RetrievalError", ops["plan"])
+
+
+LEASH = "What colour is the harness of the cat that sleeps on Milo's windowsill?"
+
+
+def _shelter() -> tuple[dict, dict]:
+    """An agentic search over notes: round one (``idx.lookup``, category ``lookup``) ranks the notes; a check
+    (``agent.enough``, category ``judge_context``) reads the ranking and writes ``{"enough": true}``, so no second
+    round runs, although the note holding the harness colour was not among the hits."""
+    g = Smartcomment("shelter")
+    g.session("week1", date="2025-01-06")
+    ops: dict[str, str] = {}
+    t1 = g.turn("w1", "Ilse", "We took in a tabby called Fig; she wears a bright orange harness.")
+    t2 = g.turn("w2", "Ilse", "Our cat now naps every afternoon on Milo's windowsill.")
+    g.op("notes.write", "note_write")
+    n1 = g.var("note-1", "Ilse's tabby Fig wears a bright orange harness", cls="note", cat="note_entry")
+    g.edges(t1, n1)
+    n2 = g.var("note-2", "Ilse's cat naps on Milo's windowsill in the afternoon", cls="note", cat="note_entry")
+    g.edges(t2, n2)
+    g.session("ask", date="2025-02-01")
+    question = g.question("c-1", LEASH)
+    ops["lookup"] = g.op("idx.lookup", "lookup")
+    ranked = g.var("c-1.hits", ["note:note-2@1"], cls="hits", cat="ranking")
+    g.edges([question, n2], ranked)
+    ops["check"] = g.op("agent.enough", "judge_context")
+    verdict = g.var("c-1.check", {"enough": True, "gaps": []}, cls="check", cat="agent_check")
+    g.edges([question, ranked], verdict)
+    prediction = g.answer("c-1", [question, ranked, verdict], "The notes do not say what harness the cat wears.",
+                          name="agent.reply", category="reply")
+    g.judge(question, "Bright orange", prediction)
+    return g.document(), ops
+
+
+def test_a_check_that_says_enough_while_a_piece_is_missing_stopped_retrieval():
+    """A multi-hop question's first round missed the harness note (it shares no words with the question); the
+    check that judged the hits enough, so no second round ran, is blamed (was: the lookup)."""
+    doc, ops = _shelter()
+    assert blame_smartcomment(doc, LEASH, "Bright orange", ("w1@1", "w2@1")) == ("RetrievalError", ops["check"])
