@@ -22,7 +22,8 @@ computed answer is computed from); "holds" is `memopt.attribution.probe.Probe`'s
    list the store keeps as one variable, too), whatever the op is called; a copy
    read and not kept is an ``ExtractionError`` (for an op its system declared, or a system prior named, the type
    of its stage). A delete or an overwrite an executor applied from another op's plan naming the unit is blamed
-   on the op that wrote the plan (`memopt.attribution.decider`). An evidence turn nothing kept is blamed on the
+   on the op that wrote the plan (`memopt.attribution.decider`); an overwrite that applied an extracted fact word
+   for word, on the op that extracted it (`memopt.attribution.faithful`). An evidence turn nothing kept is blamed on the
    op that read *that* turn (the earliest that writes something alive, or that its system declares to extract and
    that wrote nothing: an empty episode).
 4. The **earliest decisive** loss is blamed: among the losses of the missing pieces, a store unit's loss
@@ -46,6 +47,7 @@ import networkx as nx
 
 from memopt.attribution.case import FailedCase, Probe, pseudo_discount
 from memopt.attribution.decider import deciding_op
+from memopt.attribution.faithful import applied_fact
 from memopt.attribution.invented import invented_memory
 from memopt.attribution.normalise import plain
 from memopt.attribution.steering import router_of, stopped_early
@@ -334,6 +336,9 @@ def _losses(case: FailedCase, probe: Probe, index: int, asked: int, querying: se
             kind = "DeletionError" if G.nodes[after].get("deleted") or _removed_item(
                 G.nodes[v].get("value"), G.nodes[after].get("value"),
                 lambda item: probe.text_holds_piece(plain(item), probe.pieces[index])) else "UpdateError"
+            faithful = kind == "UpdateError" and op == writer(after)
+            source = applied_fact(G, op, v, after, tuple(turns)) if faithful else None
+            op, kind = (source, "ExtractionError") if source is not None else (op, kind)
             out.append(_Loss(G.nodes[op]["start"], op, v, after, kind, "action" in d))
             continue
         if "action" in d and not retired:

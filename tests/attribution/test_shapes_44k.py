@@ -191,3 +191,58 @@ def test_a_check_that_says_enough_while_a_piece_is_missing_stopped_retrieval():
     check that judged the hits enough, so no second round ran, is blamed (was: the lookup)."""
     doc, ops = _shelter()
     assert blame_smartcomment(doc, LEASH, "Bright orange", ("w1@1", "w2@1")) == ("RetrievalError", ops["check"])
+
+
+SHOT = "When is Biscuit's vaccination appointment?"
+
+
+def _petcare(*, other_fact: bool = False) -> tuple[dict, dict]:
+    """Per-message adds (a pet-care assistant): each message, the user's and the assistant's, goes through
+    ``facts.pull`` (category ``pull``, reading the message and the one before it) and ``store.reconcile`` (category
+    ``reconcile``) which rewrites a unit from the facts. The assistant misstates the date; ``facts.pull`` turns the
+    assistant's claim into a fact; the reconcile applies it to the unit word for word. With ``other_fact`` the
+    assistant's message is right, and a later user message's true fact (a dental check) is put over the unit."""
+    g = Smartcomment("pets")
+    g.session("s1", date="2025-04-01")
+    ops: dict[str, str] = {}
+    u1 = g.turn("P1", "owner", "Biscuit's vaccination appointment is on May 3 at the vet on Elm Street.")
+    g.op("facts.pull", "pull")
+    f1 = g.var("pulled", {"facts": ["Dog Biscuit has a vaccination appointment on May 3"]}, cls="llm", cat="facts")
+    g.edges(u1, f1)
+    g.op("store.reconcile", "reconcile")
+    unit = g.var("u1", "Dog Biscuit has a vaccination appointment on May 3", cls="unit", cat="memory_unit")
+    g.edges(f1, unit)
+    a1 = g.turn("P2", "assistant", "Noted, I will remind you the day before." if other_fact else
+                "Noted: Biscuit's vaccination appointment on May 13.")
+    said = "Biscuit needs a dental check on June 2" if other_fact else "Biscuit's vaccination appointment is on May 13"
+    if other_fact:
+        u2 = g.turn("P3", "owner", "Biscuit needs a dental check on June 2 as well.")
+    ops["pull"] = g.op("facts.pull", "pull")
+    f2 = g.var("pulled", {"facts": [said]}, cls="llm", cat="facts")
+    g.edges([a1, u2] if other_fact else [u1, a1], f2)
+    ops["reconcile"] = g.op("store.reconcile", "reconcile")
+    changed = g.var("u1", f"Dog {said}", cls="unit", cat="memory_unit")
+    g.edges([f2, unit], changed)
+    g.session("s2", date="2025-04-20")
+    question = g.question("v-1", SHOT)
+    g.op("store.search", "search")
+    hits = g.var("v-1.hits", f"- Dog {said}", cls="hits", cat="memory_context")
+    g.edges([question, changed], hits)
+    prediction = g.answer("v-1", [question, hits], "It is on May 13.", name="pets.reply", category="reply")
+    g.judge(question, "May 3", prediction)
+    return g.document(), ops
+
+
+def test_an_overwrite_that_applies_an_extracted_fact_word_for_word_blames_the_extraction():
+    """The reconcile rewrote the unit with nothing but the old unit's and the new fact's words: it applied the
+    fact faithfully; the fact taken from the assistant's misstatement is the loss, an ExtractionError of the pull
+    (was: an UpdateError of the reconcile)."""
+    doc, ops = _petcare()
+    assert blame_smartcomment(doc, SHOT, "May 3", ("P1@1",)) == ("ExtractionError", ops["pull"])
+
+
+def test_a_true_fact_of_another_turn_put_over_a_unit_is_the_update():
+    """The pull that wrote the dental check never read the vaccination turn: its fact is true, and putting it over
+    the vaccination unit was the reconcile's choice, an UpdateError."""
+    doc, ops = _petcare(other_fact=True)
+    assert blame_smartcomment(doc, SHOT, "May 3", ("P1@1",)) == ("UpdateError", ops["reconcile"])
