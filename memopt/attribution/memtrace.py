@@ -5,7 +5,9 @@ computed answer is computed from); "holds" is `memopt.attribution.probe.Probe`'s
 
 1. Unanswerable question, or the context the answer's first op read holds every piece → ``ResponseError`` at
    the answer op, or at the op of a chain of thought before it that read every piece and wrote its own text
-   without them (`FailedCase.response_ops`).
+   without them (`FailedCase.response_ops`); unless a store unit in the context kept beside it the old statement
+   the answer followed, which the op that read the change left unrevised: an ``UpdateError`` of that op
+   (`memopt.attribution.stale`).
 2. Otherwise, look at the store as it was when the question was asked: the live units derived from the
    evidence turns (for a long-context pipeline, the evidence turns the retrieval read). If they hold every
    piece → ``RetrievalError`` at the first retrieval op of the question that read a piece and wrote nothing
@@ -50,6 +52,7 @@ from memopt.attribution.decider import deciding_op
 from memopt.attribution.faithful import applied_fact
 from memopt.attribution.invented import invented_memory
 from memopt.attribution.normalise import plain
+from memopt.attribution.stale import kept_stale
 from memopt.attribution.steering import router_of, stopped_early
 from memopt.attribution.types import Attribution
 from memopt.core.text import find_dates, overlap
@@ -127,6 +130,12 @@ def memtrace(case: FailedCase, judge: Judge) -> Attribution:
                            f"the context held the needed information beside {invented[0]}, which the answer "
                            f"followed and no turn it was written from states; {invented[1]} wrote it",
                            [*evidence, invented[0], invented[1], *context, answer_op])
+        stale = kept_stale(case, probe, alive(G))
+        if stale is not None:
+            return _result(case, probe, started, "UpdateError", stale[1],
+                           f"the context held the needed information, but {stale[0]} also kept the old statement the "
+                           f"answer followed; {stale[1]} read the change and did not revise it",
+                           [*evidence, stale[0], stale[1], *context, answer_op])
         op = _response_loss(case, probe)
         return _result(case, probe, started, "ResponseError", op,
                        "the context held the needed information; the answer op did not use it" if op == answer_op

@@ -246,3 +246,39 @@ def test_a_true_fact_of_another_turn_put_over_a_unit_is_the_update():
     the vaccination unit was the reconcile's choice, an UpdateError."""
     doc, ops = _petcare(other_fact=True)
     assert blame_smartcomment(doc, SHOT, "May 3", ("P1@1",)) == ("UpdateError", ops["reconcile"])
+
+
+VENUE = "Where does our book club meet now?"
+
+
+def _bookclub() -> tuple[dict, dict]:
+    """A running summary folded session by session (``digest.fold``, category ``fold``): the second fold read the
+    turn moving the club to another venue and noted the new venue, but kept the old sentence saying where the club
+    meets; the answer followed that sentence."""
+    g = Smartcomment("club")
+    g.session("s1", date="2024-09-03")
+    ops: dict[str, str] = {}
+    t1 = g.turn("B1", "Ada", "Our book club meets at the Greenway Library every second Tuesday.")
+    ops["first"] = g.op("digest.fold", "fold")
+    first = g.var("digest", "The book club meets at the Greenway Library every second Tuesday.", cls="summary",
+                  cat="running_digest")
+    g.edges(t1, first)
+    g.session("s2", date="2024-10-08")
+    t2 = g.turn("B2", "Ada", "From now on we gather at the Orchard Cafe instead, the library closed for works.")
+    ops["fold"] = g.op("digest.fold", "fold")
+    folded = g.var("digest", "The book club meets at the Greenway Library every second Tuesday. Orchard Cafe "
+                   "mentioned for gatherings.", cls="summary", cat="running_digest")
+    g.edges([first, t2], folded)
+    g.session("s3", date="2024-11-02")
+    question = g.question("k-1", VENUE)
+    prediction = g.answer("k-1", [question, folded], "Your book club meets at the Greenway Library.",
+                          name="club.reply", category="reply")
+    g.judge(question, "Orchard Cafe", prediction)
+    return g.document(), ops
+
+
+def test_a_fold_that_saw_the_change_and_kept_the_old_statement_is_the_update():
+    """The context names the new venue, but the fold that read the change kept the sentence the answer followed:
+    an UpdateError of that fold (was: a ResponseError, the context 'holding' the venue's words)."""
+    doc, ops = _bookclub()
+    assert blame_smartcomment(doc, VENUE, "Orchard Cafe", ("B2@1",)) == ("UpdateError", ops["fold"])
