@@ -251,10 +251,11 @@ def test_a_true_fact_of_another_turn_put_over_a_unit_is_the_update():
 VENUE = "Where does our book club meet now?"
 
 
-def _bookclub() -> tuple[dict, dict]:
+def _bookclub(*, via_fact: bool = False) -> tuple[dict, dict]:
     """A running summary folded session by session (``digest.fold``, category ``fold``): the second fold read the
-    turn moving the club to another venue and noted the new venue, but kept the old sentence saying where the club
-    meets; the answer followed that sentence."""
+    turn moving the club to another venue (with ``via_fact``, a note ``notes.take`` wrote from it) and noted the new
+    venue, but kept the old sentence saying where the club meets; with ``via_fact`` a third fold of an unrelated
+    turn keeps it too. The answer followed that sentence."""
     g = Smartcomment("club")
     g.session("s1", date="2024-09-03")
     ops: dict[str, str] = {}
@@ -265,10 +266,22 @@ def _bookclub() -> tuple[dict, dict]:
     g.edges(t1, first)
     g.session("s2", date="2024-10-08")
     t2 = g.turn("B2", "Ada", "From now on we gather at the Orchard Cafe instead, the library closed for works.")
+    change = t2
+    if via_fact:
+        g.op("notes.take", "note")
+        change = g.var("note", {"notes": ["Club gathers at the Orchard Cafe from now on"]}, cls="llm", cat="notes")
+        g.edges(t2, change)
     ops["fold"] = g.op("digest.fold", "fold")
     folded = g.var("digest", "The book club meets at the Greenway Library every second Tuesday. Orchard Cafe "
                    "mentioned for gatherings.", cls="summary", cat="running_digest")
-    g.edges([first, t2], folded)
+    g.edges([first, change], folded)
+    if via_fact:
+        t3 = g.turn("B3", "Ada", "Next month we read a novel by Olga Tokarczuk.")
+        g.op("digest.fold", "fold")
+        later = g.var("digest", "The book club meets at the Greenway Library every second Tuesday. Orchard Cafe "
+                      "mentioned for gatherings. Next read: a Tokarczuk novel.", cls="summary", cat="running_digest")
+        g.edges([folded, t3], later)
+        folded = later
     g.session("s3", date="2024-11-02")
     question = g.question("k-1", VENUE)
     prediction = g.answer("k-1", [question, folded], "Your book club meets at the Greenway Library.",
@@ -281,4 +294,11 @@ def test_a_fold_that_saw_the_change_and_kept_the_old_statement_is_the_update():
     """The context names the new venue, but the fold that read the change kept the sentence the answer followed:
     an UpdateError of that fold (was: a ResponseError, the context 'holding' the venue's words)."""
     doc, ops = _bookclub()
+    assert blame_smartcomment(doc, VENUE, "Orchard Cafe", ("B2@1",)) == ("UpdateError", ops["fold"])
+
+
+def test_the_fold_that_read_a_note_of_the_change_kept_the_old_statement():
+    """The fold read a note taken from the venue turn (not the turn), and a later fold of an unrelated turn kept
+    the old sentence too: the fold that read the change is blamed."""
+    doc, ops = _bookclub(via_fact=True)
     assert blame_smartcomment(doc, VENUE, "Orchard Cafe", ("B2@1",)) == ("UpdateError", ops["fold"])
