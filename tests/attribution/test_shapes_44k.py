@@ -345,3 +345,43 @@ def test_of_two_units_holding_a_name_the_delete_of_the_last_is_decisive():
     is blamed (was: the earlier, rightful one)."""
     doc, ops = _household()
     assert blame_smartcomment(doc, DAUGHTER, "Lia", ("H1@1",)) == ("DeletionError", ops["wrong"])
+
+
+PLOT = "Where is my allotment now?"
+PLOT_GOLD = "At Ashton Court in Bristol (an allotment plot)"
+
+
+def _allotment() -> tuple[dict, dict]:
+    """A tool-calling gardening agent: a memory block seeded at setup (no op wrote its first version), rewritten by
+    ``blocks.swap_text`` (replace one span) and ``blocks.add_line`` tool calls. The swap changed the city only and
+    kept the old garden; the answer followed it."""
+    g = Smartcomment("garden")
+    g.session("setup", date="2025-02-01")
+    ops: dict[str, str] = {}
+    block = g.var("grower", "Grower: Idris. Allotment plot at Riverside Gardens, Leeds.", cls="core",
+                  cat="memory_block")
+    g.session("chat", date="2025-03-10")
+    m1 = g.var("c1", {"role": "user", "content": "We moved to Bristol, and I now have an allotment plot at Ashton "
+                                                 "Court."}, cls="chat", cat="chat_message")
+    ops["swap"] = g.op("blocks.swap_text", "block_edit", arguments={"old": "Leeds", "new": "Bristol"})
+    block2 = g.var("grower", "Grower: Idris. Allotment plot at Riverside Gardens, Bristol.", cls="core",
+                   cat="memory_block")
+    g.edges([m1, block], block2)
+    m2 = g.var("c2", {"role": "user", "content": "My broad beans are up already."}, cls="chat", cat="chat_message")
+    g.op("blocks.add_line", "block_edit", arguments={"line": "Broad beans sprouted in March."})
+    block3 = g.var("grower", "Grower: Idris. Allotment plot at Riverside Gardens, Bristol. Broad beans sprouted "
+                   "in March.", cls="core", cat="memory_block")
+    g.edges([m2, block2], block3)
+    g.session("ask", date="2025-04-02")
+    question = g.question("g-1", PLOT)
+    prediction = g.answer("g-1", [question, block3], "Your allotment is at Riverside Gardens in Bristol.",
+                          name="agent.send_message", category="reply")
+    g.judge(question, PLOT_GOLD, prediction)
+    return g.document(), ops
+
+
+def test_a_span_replace_that_kept_the_old_garden_in_a_seeded_block_is_the_update():
+    """The block's first version, which no op wrote, is the block (not a message); the swap that read the move and
+    kept "Riverside Gardens" is an UpdateError (was: a ResponseError, the block read as a turn)."""
+    doc, ops = _allotment()
+    assert blame_smartcomment(doc, PLOT, PLOT_GOLD, ("c1@1",)) == ("UpdateError", ops["swap"])
