@@ -7,7 +7,9 @@ computed answer is computed from); "holds" is `memopt.attribution.probe.Probe`'s
    the answer op, or at the op of a chain of thought before it that read every piece and wrote its own text
    without them (`FailedCase.response_ops`); unless a store unit in the context kept beside it the old statement
    the answer followed, which the op that read the change left unrevised: an ``UpdateError`` of that op
-   (`memopt.attribution.stale`).
+   (`memopt.attribution.stale`); or, with gold evidence, unless it states them only from units of other turns
+   while the evidence's own unit was dropped by a retrieval op of the question (`memopt.attribution.coincidence`;
+   a ``RetrievalError``, blamed as in 2).
 2. Otherwise, look at the store as it was when the question was asked: the live units derived from the
    evidence turns (for a long-context pipeline, the evidence turns the retrieval read). If they hold every
    piece → ``RetrievalError`` at the first retrieval op of the question that read a piece and wrote nothing
@@ -49,6 +51,7 @@ from dataclasses import dataclass
 import networkx as nx
 
 from memopt.attribution.case import FailedCase, Probe, pseudo_discount
+from memopt.attribution.coincidence import dropped_evidence
 from memopt.attribution.decider import deciding_op
 from memopt.attribution.faithful import applied_fact
 from memopt.attribution.invented import invented_memory
@@ -124,6 +127,14 @@ def memtrace(case: FailedCase, judge: Judge) -> Attribution:
         return _result(case, probe, started, "ResponseError", answer_op,
                        "the question cannot be answered from the conversation; the answer op did not abstain",
                        [*context, answer_op, case.answer_var])
+    retrieval = case.retrieval_ops
+    cut = dropped_evidence(case, probe) if context and probe.covers(context) else None
+    if cut is not None:
+        read = [v for v in G.predecessors(cut) if G.nodes[v]["kind"] != "question"]
+        op = _ranker(G, cut, retrieval, read, list(G.successors(cut)))
+        return _result(case, probe, started, "RetrievalError", op,
+                       f"the context states the needed words only from other turns; {op} dropped the evidence's own "
+                       "unit", [*evidence, op, *context, answer_op])
     if not context or probe.covers(context):
         invented = invented_memory(case, probe, alive(G))
         if invented is not None:
@@ -142,7 +153,6 @@ def memtrace(case: FailedCase, judge: Judge) -> Attribution:
                        "the context held the needed information; the answer op did not use it" if op == answer_op
                        else f"the context held the needed information; {op} read it and wrote what the answer "
                             "read without it", [*evidence, *context, op, answer_op, case.answer_var])
-    retrieval = case.retrieval_ops
     asked = G.nodes[retrieval[0] if retrieval else answer_op]["start"]
     candidates = [u for u in case.stored() if G.nodes[u]["created"] < asked and _live_at(G, u, asked)]
     candidates += [t for t in case.evidence_turns if any(G.has_edge(t, r) for r in retrieval)]
