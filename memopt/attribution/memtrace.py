@@ -34,8 +34,7 @@ computed answer is computed from); "holds" is `memopt.attribution.probe.Probe`'s
    before a side copy's, then the earliest in execution order (correcting it alone keeps the piece to the
    question). A loss the store recovered from (a unit holding the piece written after it, as when "plays squash"
    is overwritten and "quit squash" stored later) is not decisive: the later loss kept the piece from the
-   question; nor is a unit's loss while another unit still held the piece and was lost later (the loss of the
-   last copy is).
+   question.
 
 Only variables on the evidence's provenance are judged, so judge calls stay few on long graphs.
 """
@@ -380,20 +379,7 @@ def _losses(case: FailedCase, probe: Probe, index: int, asked: int, querying: se
             kind = "DeletionError" if _command(d) else _drop_type(G, op, d["kind"] != "turn")
             out.append(_Loss(G.nodes[op]["start"], op, v, None, kind, False))
     # a loss the store recovered from (a unit holding the piece written after it) is not decisive
-    out = [loss for loss in out if not any(made > loss.start for made in restored)] or out
-    return [loss for loss in out if not _outlived(G, loss, out)] or out
-
-
-def _outlived(G: nx.DiGraph, loss: _Loss, losses: list[_Loss]) -> bool:
-    """Whether another store unit held the piece after a unit's loss, and was lost later: the later loss removed
-    the last copy, so this one was not decisive (deleting "lives with brother Tom" while "has a brother named Tom"
-    stays)."""
-    if not loss.stored or loss.lost is None:
-        return False
-    name = G.nodes[loss.kept]["name"]
-    return any(other.stored and other.lost is not None and other.start > loss.start
-               and G.nodes[other.kept]["name"] != name and G.nodes[other.kept]["created"] < loss.start
-               for other in losses)
+    return [loss for loss in out if not any(made > loss.start for made in restored)] or out
 
 
 def _emptied(G: nx.DiGraph, op: str) -> bool:

@@ -304,49 +304,6 @@ def test_the_fold_that_read_a_note_of_the_change_kept_the_old_statement():
     assert blame_smartcomment(doc, VENUE, "Orchard Cafe", ("B2",)) == ("UpdateError", ops["fold"])
 
 
-DAUGHTER = "What is my daughter's name?"
-
-
-def _household() -> tuple[dict, dict]:
-    """Two units hold the daughter's name; when she moves out, ``mem.retire`` (category ``retire``) rightly retires
-    "lives with daughter Lia", then wrongly retires "has a daughter named Lia" (each retire writes the unit's next
-    version with ``status: retired`` in its metadata)."""
-    g = Smartcomment("home")
-    g.session("s1", date="2024-05-01")
-    ops: dict[str, str] = {}
-    t1 = g.turn("H1", "Ben", "My daughter Lia lives with me in Ghent.")
-    g.op("mem.note", "note")
-    has = g.var("k2", "Has a daughter named Lia", cls="fact", cat="memory_fact")
-    lives = g.var("k3", "Lives with daughter Lia in Ghent", cls="fact", cat="memory_fact")
-    g.edges(t1, [has, lives])
-    g.session("s2", date="2024-09-15")
-    t2 = g.turn("H2", "Ben", "Lia moved out to start university in Leuven.")
-    g.op("mem.note", "note")
-    moved = g.var("k4", "Now lives alone in Ghent", cls="fact", cat="memory_fact")
-    g.edges(t2, moved)
-    ops["right"] = g.op("mem.retire", "retire")
-    g.edges([lives, t2], g.var("k3", "Lives with daughter Lia in Ghent", cls="fact", cat="memory_fact",
-                               status="retired"))
-    ops["wrong"] = g.op("mem.retire", "retire")
-    g.edges([has, t2], g.var("k2", "Has a daughter named Lia", cls="fact", cat="memory_fact", status="retired"))
-    g.session("s3", date="2024-10-01")
-    question = g.question("d-1", DAUGHTER)
-    g.op("mem.search", "search")
-    hits = g.var("d-1.hits", [], cls="hits", cat="memory_context")
-    g.edges(question, hits)
-    prediction = g.answer("d-1", [question, hits], "I don't know your daughter's name.", name="home.reply",
-                          category="reply")
-    g.judge(question, "Lia", prediction)
-    return g.document(), ops
-
-
-def test_of_two_units_holding_a_name_the_delete_of_the_last_is_decisive():
-    """Retiring "lives with daughter Lia" left "has a daughter named Lia"; the retire that removed that last copy
-    is blamed (was: the earlier, rightful one)."""
-    doc, ops = _household()
-    assert blame_smartcomment(doc, DAUGHTER, "Lia", ("H1",)) == ("DeletionError", ops["wrong"])
-
-
 PLOT = "Where is my allotment now?"
 PLOT_GOLD = "At Ashton Court in Bristol (an allotment plot)"
 
