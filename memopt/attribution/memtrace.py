@@ -157,7 +157,7 @@ def memtrace(case: FailedCase, judge: Judge) -> Attribution:
     candidates += [t for t in case.evidence_turns if any(G.has_edge(t, r) for r in retrieval)]
     if retrieval and candidates and probe.covers(candidates):
         held = next(u for u in candidates if probe.pieces_held(u))
-        op = _retrieval_loss(case, probe, retrieval, [u for u in candidates if probe.pieces_held(u)])
+        op = _retrieval_loss(case, probe, retrieval, candidates)
         return _result(case, probe, started, "RetrievalError", op,
                        f"the store held the information at question time ({held}) but the context did not",
                        [*evidence, held, op, *context, answer_op])
@@ -175,7 +175,7 @@ def _response_loss(case: FailedCase, probe: Probe) -> str:
     return case.answer_op
 
 
-def _retrieval_loss(case: FailedCase, probe: Probe, retrieval: list[str], held_units: list[str] | None = None) -> str:
+def _retrieval_loss(case: FailedCase, probe: Probe, retrieval: list[str], candidates: list[str] | None = None) -> str:
     """The retrieval op where the information stopped: the first that read a piece and wrote nothing holding it
     (a rerank, a fusion, a truncation), else the first search (an op reading the store's units, or one writing
     the time window a search keeps to; not a linker naming the question's entities) that did not bring every
@@ -210,8 +210,9 @@ def _retrieval_loss(case: FailedCase, probe: Probe, retrieval: list[str], held_u
     lost = [r for r in retrieval if not carried(r)]
     searching = [r for r in lost if any("action" in G.nodes[v] for v in G.predecessors(r))
                  or any(find_dates(str(G.nodes[w].get("value"))) for w in G.successors(r))]
-    steered = stopped_early(G, lost, retrieval) or (
-        router_of(G, searching[0], retrieval, held_units or []) if searching else None)
+    steered = stopped_early(G, lost, retrieval)
+    if steered is None and searching:
+        steered = router_of(G, searching[0], retrieval, candidates or [], lambda u: bool(probe.pieces_held(u)))
     return steered or (searching or lost or retrieval)[0]
 
 

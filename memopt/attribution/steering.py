@@ -13,6 +13,7 @@ When a search read faithfully what such an op sent it to, the op that chose is w
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import networkx as nx
 
@@ -32,22 +33,20 @@ def _plan_words(value: object) -> set[str]:
     return {w.lower() for line in plain(value).splitlines() for w in re.split(r"[\s,;]+", line) if w}
 
 
-def router_of(G: nx.DiGraph, search: str, retrieval: list[str], held: list[str]) -> str | None:
+def router_of(G: nx.DiGraph, search: str, retrieval: list[str], candidates: list[str],
+              holds: Callable[[str], bool]) -> str | None:
     """The earlier retrieval op of the question whose plan ``search`` read and which left out every stored unit
-    that held a piece (``held``), or None."""
-    if not held:
-        return None
+    among ``candidates`` that ``holds`` a piece (asked only once a plan is found), or None."""
     read_units = [v for v in G.predecessors(search) if "action" in G.nodes[v]]
-    if any(u in read_units for u in held):
-        return None
     for plan in G.predecessors(search):
         writer = next(iter(G.predecessors(plan)), None)
         if writer not in retrieval or writer == search or "action" in G.nodes[plan] or G.nodes[plan].get("refs"):
             continue
         words = _plan_words(G.nodes[plan].get("value"))
-        if not words or not read_units:
+        if not words or not read_units or not all(_name_words(G, u) & words for u in read_units):
             continue
-        if all(_name_words(G, u) & words for u in read_units) and not any(_name_words(G, u) & words for u in held):
+        held = [u for u in candidates if u not in read_units and "action" in G.nodes[u] and holds(u)]
+        if held and not any(_name_words(G, u) & words for u in held):
             return writer
     return None
 
