@@ -28,10 +28,10 @@ def dropped_evidence(case: FailedCase, probe: Probe) -> str | None:
     shown |= {u for v in case.context_vars for u in G.nodes[v].get("refs") or ()}
     if not turns or not shown or any(from_evidence(u) for u in shown):
         return None
-    own = {u for u in case.stored() if from_evidence(u) and probe.pieces_held(u)}
     for op in case.retrieval_ops:
         read = {u for v in G.predecessors(op) for u in [v, *(G.nodes[v].get("refs") or ())] if "action" in G.nodes[u]}
         wrote = {u for w in G.successors(op) for u in G.nodes[w].get("refs") or ()}
-        if (own & read) - wrote and (wrote or op == context_op):
+        dropped = sorted(u for u in read - wrote if from_evidence(u))
+        if (wrote or op == context_op) and any(probe.pieces_held(u) for u in dropped):  # judged only when dropped
             return op
     return None
