@@ -5,7 +5,11 @@ computed answer is computed from); "holds" is `memopt.attribution.probe.Probe`'s
 
 1. Unanswerable question, or the context the answer's first op read holds every piece → ``ResponseError`` at
    the answer op, or at the op of a chain of thought before it that read every piece and wrote its own text
-   without them (`FailedCase.response_ops`).
+   without them (`FailedCase.response_ops`); unless a store unit in the context kept beside it the old statement
+   the answer followed, which the op that read the change left unrevised: an ``UpdateError`` of that op
+   (`memopt.attribution.stale`); or, with gold evidence, unless it states them only from units of other turns
+   while the evidence's own unit was dropped by a retrieval op of the question (`memopt.attribution.coincidence`;
+   a ``RetrievalError``, blamed as in 2).
 2. Otherwise, look at the store as it was when the question was asked: the live units derived from the
    evidence turns (for a long-context pipeline, the evidence turns the retrieval read). If they hold every
    piece → ``RetrievalError`` at the first retrieval op of the question that read a piece and wrote nothing
@@ -22,7 +26,8 @@ computed answer is computed from); "holds" is `memopt.attribution.probe.Probe`'s
    list the store keeps as one variable, too), whatever the op is called; a copy
    read and not kept is an ``ExtractionError`` (for an op its system declared, or a system prior named, the type
    of its stage). A delete or an overwrite an executor applied from another op's plan naming the unit is blamed
-   on the op that wrote the plan (`memopt.attribution.decider`). An evidence turn nothing kept is blamed on the
+   on the op that wrote the plan (`memopt.attribution.decider`); an overwrite that applied an extracted fact word
+   for word, on the op that extracted it (`memopt.attribution.faithful`). An evidence turn nothing kept is blamed on the
    op that read *that* turn (the earliest that writes something alive, or that its system declares to extract and
    that wrote nothing: an empty episode).
 4. The **earliest decisive** loss is blamed: among the losses of the missing pieces, a store unit's loss
@@ -45,9 +50,13 @@ from dataclasses import dataclass
 import networkx as nx
 
 from memopt.attribution.case import FailedCase, Probe, pseudo_discount
+from memopt.attribution.coincidence import dropped_evidence
 from memopt.attribution.decider import deciding_op
+from memopt.attribution.faithful import applied_fact
 from memopt.attribution.invented import invented_memory
 from memopt.attribution.normalise import plain
+from memopt.attribution.stale import kept_stale
+from memopt.attribution.steering import router_of, stopped_early
 from memopt.attribution.types import Attribution
 from memopt.core.text import find_dates, overlap
 from memopt.judge.judges import Judge
@@ -117,6 +126,14 @@ def memtrace(case: FailedCase, judge: Judge) -> Attribution:
         return _result(case, probe, started, "ResponseError", answer_op,
                        "the question cannot be answered from the conversation; the answer op did not abstain",
                        [*context, answer_op, case.answer_var])
+    retrieval = case.retrieval_ops
+    cut = dropped_evidence(case, probe) if context and probe.covers(context) else None
+    if cut is not None:
+        read = [v for v in G.predecessors(cut) if G.nodes[v]["kind"] != "question"]
+        op = _ranker(G, cut, retrieval, read, list(G.successors(cut)))
+        return _result(case, probe, started, "RetrievalError", op,
+                       f"the context states the needed words only from other turns; {op} dropped the evidence's own "
+                       "unit", [*evidence, op, *context, answer_op])
     if not context or probe.covers(context):
         invented = invented_memory(case, probe, alive(G))
         if invented is not None:
@@ -124,18 +141,23 @@ def memtrace(case: FailedCase, judge: Judge) -> Attribution:
                            f"the context held the needed information beside {invented[0]}, which the answer "
                            f"followed and no turn it was written from states; {invented[1]} wrote it",
                            [*evidence, invented[0], invented[1], *context, answer_op])
+        stale = kept_stale(case, probe, alive(G))
+        if stale is not None:
+            return _result(case, probe, started, "UpdateError", stale[1],
+                           f"the context held the needed information, but {stale[0]} also kept the old statement the "
+                           f"answer followed; {stale[1]} read the change and did not revise it",
+                           [*evidence, stale[0], stale[1], *context, answer_op])
         op = _response_loss(case, probe)
         return _result(case, probe, started, "ResponseError", op,
                        "the context held the needed information; the answer op did not use it" if op == answer_op
                        else f"the context held the needed information; {op} read it and wrote what the answer "
                             "read without it", [*evidence, *context, op, answer_op, case.answer_var])
-    retrieval = case.retrieval_ops
     asked = G.nodes[retrieval[0] if retrieval else answer_op]["start"]
     candidates = [u for u in case.stored() if G.nodes[u]["created"] < asked and _live_at(G, u, asked)]
     candidates += [t for t in case.evidence_turns if any(G.has_edge(t, r) for r in retrieval)]
     if retrieval and candidates and probe.covers(candidates):
         held = next(u for u in candidates if probe.pieces_held(u))
-        op = _retrieval_loss(case, probe, retrieval)
+        op = _retrieval_loss(case, probe, retrieval, candidates)
         return _result(case, probe, started, "RetrievalError", op,
                        f"the store held the information at question time ({held}) but the context did not",
                        [*evidence, held, op, *context, answer_op])
@@ -153,11 +175,12 @@ def _response_loss(case: FailedCase, probe: Probe) -> str:
     return case.answer_op
 
 
-def _retrieval_loss(case: FailedCase, probe: Probe, retrieval: list[str]) -> str:
+def _retrieval_loss(case: FailedCase, probe: Probe, retrieval: list[str], candidates: list[str] | None = None) -> str:
     """The retrieval op where the information stopped: the first that read a piece and wrote nothing holding it
     (a rerank, a fusion, a truncation), else the first search (an op reading the store's units, or one writing
     the time window a search keeps to; not a linker naming the question's entities) that did not bring every
-    piece back. A result list
+    piece back; a router's plan or an agentic check that steered the search there is blamed before it
+    (`memopt.attribution.steering`). A result list
     another question's op wrote first and this op wrote again (same items, same identity) counts as this op's
     output."""
     G, mine = case.G, set(case.query_ops)
@@ -187,7 +210,10 @@ def _retrieval_loss(case: FailedCase, probe: Probe, retrieval: list[str]) -> str
     lost = [r for r in retrieval if not carried(r)]
     searching = [r for r in lost if any("action" in G.nodes[v] for v in G.predecessors(r))
                  or any(find_dates(str(G.nodes[w].get("value"))) for w in G.successors(r))]
-    return (searching or lost or retrieval)[0]
+    steered = stopped_early(G, lost, retrieval)
+    if steered is None and searching:
+        steered = router_of(G, searching[0], retrieval, candidates or [], lambda u: bool(probe.pieces_held(u)))
+    return steered or (searching or lost or retrieval)[0]
 
 
 def _ranker(G: nx.DiGraph, cut: str, retrieval: list[str], read: list[str], wrote: list[str]) -> str:
@@ -330,15 +356,20 @@ def _losses(case: FailedCase, probe: Probe, index: int, asked: int, querying: se
             kind = "DeletionError" if G.nodes[after].get("deleted") or _removed_item(
                 G.nodes[v].get("value"), G.nodes[after].get("value"),
                 lambda item: probe.text_holds_piece(plain(item), probe.pieces[index])) else "UpdateError"
+            faithful = kind == "UpdateError" and op == writer(after)
+            source = applied_fact(G, op, v, after, tuple(turns)) if faithful else None
+            op, kind = (source, "ExtractionError") if source is not None else (op, kind)
             out.append(_Loss(G.nodes[op]["start"], op, v, after, kind, "action" in d))
             continue
         if "action" in d and not retired:
             continue  # a store unit that stays: the store holds this piece
-        gone = d.get("evicted")  # a raw message the system kept as its memory, and deleted
-        if gone is not None and G.nodes[gone]["start"] < asked:
-            out.append(_Loss(G.nodes[gone]["start"], gone, v, None, "DeletionError", True))
-            continue
         keepers = [op for op in consumers if any(w in live for w in G.successors(op)) or _emptied(G, op)]
+        gone = d.get("evicted")  # a raw message the system kept as its memory, and deleted
+        if gone is not None and G.nodes[gone]["start"] < asked and not any(
+                G.nodes[op]["start"] < G.nodes[gone]["start"] for op in keepers if op != gone):
+            out.append(_Loss(G.nodes[gone]["start"], gone, v, None, "DeletionError", True))
+            continue  # (a turn a summary covered before it was evicted is the summary's to keep)
+        keepers = [op for op in keepers if op != gone]
         if d["kind"] == "turn" and not consumers:
             keepers = [op for op in case.extractors if G.nodes[op]["start"] > d["created"]][:1]
         named = [op for op in consumers if len(consumers) > 1 and _names_piece(G, op, probe, index)]
@@ -398,10 +429,23 @@ def _live_items(value: object) -> object:
     return [i for i in value if not (isinstance(i, dict) and is_tombstone(i))]
 
 
+def _restated(before: object, after: object) -> bool:
+    """Whether a record holding one list was rewritten beside its list: the new version writes a statement (a
+    field of three words or more) the old one did not have, as a profile patch that empties a list while noting
+    why does; what it cleared was revised, not removed."""
+    if not (isinstance(before, dict) and isinstance(after, dict)):
+        return False
+    if sum(isinstance(v, list) for v in after.values()) != 1:
+        return False
+    return any(isinstance(v, str) and len(v.split()) >= 3 and before.get(k) != v for k, v in after.items())
+
+
 def _removed_item(before: object, after: object, holds: Callable[[object], bool] = lambda item: True) -> bool:
     """Whether a new version of a list (a store's snapshot, a memory list, a state keyed by fact) only removed items
     from the old one: every item it no longer has (of those that ``holds`` the piece, when items have ids and some
     do) is gone, not rewritten (no item of the new version has its id, or, without ids, its words)."""
+    if _restated(before, after):
+        return False
     before, after = _live_items(before), _live_items(after)
     if not (isinstance(before, list) and isinstance(after, list)):
         return False

@@ -346,6 +346,17 @@ def _row(record: dict[str, Any]) -> bool:
         _records(v) for v in record.values())
 
 
+def _row_words(record: dict[str, Any]) -> list[str]:
+    """A row's leaves in order, each list of plain items after its key's words (``"allergies": ["peanuts"]`` reads
+    "allergies peanuts": the key says what the items are, as a profile's layer keeps a list under a named field)."""
+    words: list[str] = []
+    for key, value in record.items():
+        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            words.append(str(key).replace("_", " "))
+        words.extend(_leaves(value))
+    return words
+
+
 def _records(value: Any) -> bool:
     """Whether a field holds a collection of records (items with an id of their own, or marked deleted): a store
     of several facts, read item by item, not one fact."""
@@ -408,7 +419,7 @@ def reading(value: Any, day: dt.date | None = None, near: dt.date | None = None)
         rest = {k: v for k, v in value.items() if k not in ("id", "score", "timestamp") and k not in triple}
         lines = [reading(" ".join(w.replace("_", " ") for w in words), day, near)] if triple else []
         if not triple and _row(rest):  # a record of short fields (a table row, a FHIR resource) is one fact
-            return reading(" ".join(_leaves(rest)), day, near)
+            return reading(" ".join(_row_words(rest)), day, near)
         return "\n".join([*lines, *(reading(v, day, near) for v in rest.values())])
     out: list[str] = []
     pending: list[str] = []

@@ -13,7 +13,8 @@ with a variable then says what it is:
   alone: a transcription of an audio clip) that an extraction op (a category saying ``extract``) reads, or that
   has the question's own class (the user's other utterances), or that an op other than a question's reads and whose
   value is something said (a message object with a sender and a text, an e-mail's ``from`` and ``body``, or a
-  line of prose: a perceived event), is a turn.
+  line of prose: a perceived event), is a turn; unless an op writes a later version of it (a memory block seeded
+  at setup that tool calls rewrite): what is said is never rewritten.
 
 `conversation_roles` returns the kinds found this way, for variables no role word named.
 """
@@ -71,9 +72,12 @@ def conversation_roles(nodes: dict[str, dict[str, Any]], kinds: dict[str, str | 
     read_by_extraction = {v for op in extracting for v in reads.get(op, ())}
     asking = {op for op, read in reads.items() if any({**kinds, **found}.get(v) == "question" for v in read)}
     consumed = {v for op, read in reads.items() if op not in asking for v in read}
+    rewritten = {nodes[t].get("full_name") for t in writer if t in nodes}  # a variable an op writes a version of
     for fid, n in nodes.items():
         if kinds.get(fid) is not None or fid in found or not raw(fid):
             continue
+        if n.get("full_name") in rewritten and fid not in writer:
+            continue  # the first version of a block an op later rewrites (a core memory seeded at setup): not said
         if fid in read_by_extraction or n.get("class_name") in classes or (fid in consumed and _said(n)):
             found[fid] = "turn"
     return found

@@ -108,6 +108,13 @@ def _question_word(word: str) -> bool:
     return word in _QUESTION or word.rsplit("_", 1)[-1] in ("question", "query", "probe")
 
 
+def _says_deleted(node: dict[str, Any], meta: dict[str, Any]) -> bool:
+    """Whether a variable's value (or metadata) says a delete, or holds nothing: what a marker's value says."""
+    value = decode_value(str(node.get("value", "")))
+    value = value.strip('"') if isinstance(value, str) else value
+    return is_tombstone(value, meta) or is_emptied(value)
+
+
 def base_kind(node: dict[str, Any], starting: bool = False) -> str | None:
     """What a smartcomment variable is to memopt (see the module docstring); ``starting``: no op wrote it."""
     cls, category = str(node.get("class_name") or ""), str(node["category"] or "")
@@ -126,6 +133,8 @@ def base_kind(node: dict[str, Any], starting: bool = False) -> str | None:
         value = value.strip('"') if isinstance(value, str) else value
         deleting = is_delete_class(cls) or is_tombstone(value, meta) or is_emptied(value)
         return "marker" if deleting else slug(cls or "signal_marker")
+    if is_delete_class(category) and _says_deleted(node, meta):  # category ``tombstone`` / ``deleted``: "EVICTED"
+        return "marker"
     if lower_category == "memory_entry":
         return "memory"
     if lower_category == "prompt":
