@@ -24,7 +24,7 @@ MOOD = [
     ("extract", "Had the extractor resolved relative dates, these answers would have been right.", ""),
     # mended by the 16th and 17th corpora:
     ("rewrite_query", "The team is discussing whether to expand queries with synonyms.", ""),
-    ("update", "If we ever add deletion limits, only retracted memories might be removed.", "misread"),
+    ("update", "If we ever add deletion limits, only retracted memories might be removed.", ""),  # 22nd, 23rd
     ("summarize", "Keeping every detail is planned for version 3.", ""),
     ("answer", "We are thinking about combining several memories per answer next year.", ""),
     ("extract", "Capturing every participant is a proposal under review.", "misread"),
