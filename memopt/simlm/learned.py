@@ -3,9 +3,10 @@
 Every corpus of instruction sentences written for SimLM's reader (``memopt/simlm/corpora/*.yaml``: a ``sentences:``
 list of ``{text, expect, op, style}``, ``expect`` a directive id, ``none`` or ``not D``), with the catalogue's own
 sentences (`memopt.simlm.directives` passes them to `shipped`), trains one classifier: TF-IDF of
-character 2–5-grams (within words, their punctuation left out, seen in two sentences or more) and of word 1–2-grams, each block normalised, and a
-multinomial logistic regression (C = 10) over "which directive, or none". `Classifier.scores` gives a sentence's
-score per label; `probabilities` turns them into probabilities over ``none`` and the directives of one operation.
+character 2–5-grams (within words, their punctuation left out, seen in two sentences or more) and of word
+1–2-grams, each block normalised, and a multinomial logistic regression (C = 10) over "which directive, or none".
+`Classifier.scores` gives a sentence's score per label; `probabilities` turns them into probabilities over ``none``
+and the directives of one operation.
 
 The rules (`memopt.simlm.stance`) and the classifier are combined by the *agreement rule* (`agreement`): a directive
 the rules grant stays on only if the classifier gives it at least `AGREE`; the classifier's top directive goes on
