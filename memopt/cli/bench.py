@@ -383,6 +383,8 @@ def feedback(
 def merge(
     reports: list[Path] = typer.Argument(..., help="`memopt bench feedback --out` files of one experiment and budget, "
                                                    "or `memopt bench optimize --out` files of one budget."),
+    renderings: Path = typer.Option(None, "--renderings", help="The --renderings file the feedback reports ran "
+                                                              "with: its kinds attribution_<name> are known again."),
     markdown: bool = typer.Option(False, "--markdown", help="Also print the table as Markdown (as in docs/)."),
     out: Path = typer.Option(None, "--out", help="Write the merged report as JSON."),
 ) -> None:
@@ -392,9 +394,12 @@ def merge(
     from memopt.bench.optimize import merge_optimize
     from memopt.core.errors import ConfigError
     from memopt.core.files import read_json
+    from memopt.feedback.kinds import rendering_kinds
 
     if out is not None:
         check_writable(out, reads=reports)
+    if renderings is not None:
+        rendering_kinds(str(renderings))
     if len(set(reports)) < len(reports):
         raise ConfigError("bench merge: a report is named twice; name each --out file once.")
     found = {str(path): read_json(path, missing="no such report; pass the --out file of a `memopt bench feedback` "

@@ -391,3 +391,26 @@ def test_bench_merge_of_several_experiments_gives_one_row_each(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "| evermemos | 6,000 | 3 |" in done.stdout
     assert "evermemos: attribution > outcome: seeds do not vary the runs" in done.stdout
+
+
+def test_bench_merge_knows_the_kinds_of_a_renderings_file(tmp_path):
+    """Reports of `bench feedback --renderings FILE` hold kinds attribution_<name>; `bench merge --renderings FILE`
+    knows them again (without it: one clear error naming the kind)."""
+    (tmp_path / "mine.py").write_text("def ticket(p):\n    return f'TICKET {getattr(p, \"question\", \"\")}'\n")
+    runs = _runs({"attribution": [0.35, 0.30, 0.40, 0.36], "attribution_ticket": [0.34, 0.31, 0.38, 0.35],
+                  "outcome": [0.25, 0.24, 0.20, 0.27]})
+    files = [tmp_path / "a.json", tmp_path / "b.json"]
+    for path, part in zip(files, ([r for r in runs if r["seed"] < 2], [r for r in runs if r["seed"] >= 2]),
+                          strict=True):
+        path.write_text(json.dumps(_report(part)))
+    env = {**os.environ, "COLUMNS": "200"}
+    command = [sys.executable, "-m", "memopt", "bench", "merge", *map(str, files)]
+    done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert done.returncode == 2 and "unknown feedback kind 'attribution_ticket'" in done.stderr
+    assert "Traceback" not in done.stderr
+    done = subprocess.run([*command, "--renderings", "mine.py", "--out", "merged.json"], capture_output=True,
+                          text=True, env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    merged = json.loads((tmp_path / "merged.json").read_text())
+    assert {r["variant"]: r["runs"] for r in merged["rows"]}["attribution_ticket"] == 4
+    assert merged["seeds"] == [0, 1, 2, 3]
