@@ -259,8 +259,9 @@ def _diffs(text: str) -> list[tuple[int, int, Any]]:
             elif line.startswith("@@"):
                 hunk = line.strip("@ ")
                 key, _, value = hunk.partition(": ")
-                if value:
-                    record.setdefault(key, []).append(value)
+                if value or hunk.endswith("?"):  # '@@ Which ...? @@': the question itself, its lines its sides'
+                    record.setdefault(key if value else "question", []).append(value or hunk)
+                    hunk = hunk if value else ""
             elif line[:1] in "-+ " and line[1:].strip():
                 record.setdefault(f"{hunk.partition(':')[0]} {sides.get(line[0], '')}".strip(), []).append(line[1:])
             elif line.startswith("#"):
