@@ -255,6 +255,11 @@ class _Reader:
         text = BULLET.sub("", text).strip()
         if not text or HEADING.match(text):
             return  # a heading ('### Summary') is the hint of the lines under it, not a part
+        labelled = re.split(r"\s+\|\s+", text)  # 'Expected: "X"  |  Got: "Y"': a field each
+        if len(labelled) > 1 and all(LABEL.match(p) and LABEL.match(p)["rest"].strip() for p in labelled):
+            for part in labelled:
+                self.field(ex, phrases, hint, part)
+            return
         kind = _named_field(hint) if hint.strip() else None  # 'Type: ExtractionError: ...' stays whole
         for depth in range(2):
             label = None if kind else LABEL.match(text)
@@ -435,7 +440,7 @@ class _Reader:
                 phrase = phrase.removeprefix("only ")  # 'gave only X and left out Y': X, up to the next verb's clause
                 phrase = phrase.rstrip(")").rstrip() if phrase.count(")") > phrase.count("(") else phrase  # '(want X)'
                 if not ERROR_NAME.search(phrase) and not _DOTTED.search(f" {phrase}") and \
-                        not (role is None and re.fullmatch(r"[A-Z]{4,}", phrase)) and \
+                        not (role is None and phrase.isupper() and len(re.sub(r"\W|\d", "", phrase)) > 3) and \
                         not re.fullmatch(r"[\[(#]?\d{1,3}[\])]?", phrase):  # '[1]', '[mem0.extract] ...': no answer
                     phrases.append((phrase, role))
 

@@ -62,3 +62,23 @@ def test_a_chat_line_under_a_label_of_reading_is_a_turn():
     text = f"Asked: {Q}\nShould be: {GOLD}\nModel said: {GOT}\n\nWhat the extractor read:\n    Priya> {TURN}"
     ex = _one(text)
     assert (ex.turns, ex.context) == ([("Priya", TURN)], [])
+
+
+def test_two_labelled_values_on_one_line_between_bars():
+    """'Esperado: "X"  |  Obtido: "Y"' (any language): each label takes the value after it, not the first label both."""
+    for gold, got in (("Expected", "Got"), ("Atteso", "Ottenuto"), ("Esperado", "Obtido")):
+        ex = _one(f'Asked: "{Q}"\n{gold}: "{GOLD}"  |  {got}: "{GOT}"\nPriya: {TURN}')
+        assert (ex.gold, ex.answer) == (GOLD, GOT)
+
+
+def test_a_heading_in_capitals_is_no_answer():
+    """A title line in capitals ('RAPPORTO DI ERRORE #4') over the example is no value, in any language."""
+    ex = _one(f'RAPPORTO DI ERRORE #4\nAsked: "{Q}"\nExpected: "{GOLD}"\nPriya: {TURN}')
+    assert ex.answer is None
+
+
+def test_a_sentence_about_the_facts_in_brazilian_portuguese_is_no_memory():
+    """'Nenhum dos fatos gravados cita Priya' talks about the stored facts ('fatos', Brazil's spelling): no memory."""
+    ex = _one(f'Pergunta: "{Q}"\nEsperado: "{GOLD}"\nObtido: "{GOT}"\nNota: Nenhum dos fatos gravados cita Priya.\n'
+              f'Gravado:\n  * {KEPT[0]}')
+    assert ex.items == [KEPT[0]]
