@@ -63,7 +63,12 @@ def _span(m: re.Match[str]) -> str:
     start, end = m.string.rfind("\n", 0, m.start()) + 1, m.string.find("\n", m.end()) % (len(m.string) + 1)
     if not (m.string[start:m.start()] + m.string[m.end():end]).strip():
         return inner if inner.rstrip().endswith(":") else f"### {inner}"
-    return inner if m[3] or inner.rstrip().endswith(":") else f"“{inner}”"
+    lead = BULLET.sub("", m.string[start:m.start()].split("|")[-1]).strip()  # a bold value inside a sentence
+    after = m.string[m.end():end].split("|")[0]  # (not a table's cell) is a quote
+    inside = re.search(r"\w", re.sub(r"<[^>]*>", "", lead)) and not after.startswith(":") and \
+        (re.search(r"\w", after) or not lead.endswith(":"))  # '**Xavi**: ...' names a speaker
+    return inner if m[3] and not inside or inner.rstrip().endswith(":") \
+        else f"“{inner}”"
 
 
 def _key_values(line: str) -> str:
@@ -94,7 +99,13 @@ def _html(text: str) -> str:
     return text
 
 
+_POINTED = re.compile(r"^([ \t]*[^\W\d_][\w ]{0,30}?)[ \t]+>[ \t]+(?=\S)", re.M)  # 'want   > X': a label
+
+
 def _normalize(text: str) -> str:
+    text = re.sub(r"<!\[CDATA\[|\]\]>", "\n", text)  # a CDATA section is its text
+    if len(_POINTED.findall(text)) > 1:  # lines of labels pointing at their values
+        text = _POINTED.sub(r"\1: ", text)
     text = tool_markup(families(text))
     text = _html(text) if re.search(r"(?i)</(?:td|p|li|div)>", text) else text
     text = _TAG.sub(lambda m: f"{tag_label(m)}: {m.group('body').strip()}", text)

@@ -82,3 +82,18 @@ def test_a_sentence_about_the_facts_in_brazilian_portuguese_is_no_memory():
     ex = _one(f'Pergunta: "{Q}"\nEsperado: "{GOLD}"\nObtido: "{GOT}"\nNota: Nenhum dos fatos gravados cita Priya.\n'
               f'Gravado:\n  * {KEPT[0]}')
     assert ex.items == [KEPT[0]]
+
+
+def test_bold_values_inside_a_sentence_are_quotes():
+    """'We hoped for **X**; the assistant replied **Y**.': a bold span inside a sentence marks a value."""
+    ex = _one(f'Asked: "{Q}"\n\nWe hoped for **{GOLD}**; the assistant replied **{GOT}**.\nPriya: {TURN}')
+    assert (ex.gold, ex.answer) == (GOLD, GOT)
+
+
+def test_aligned_labels_pointing_at_their_values_inside_cdata():
+    """'want   > X' lines (labels padded to a column, '>' pointing at the value) inside an XML CDATA section."""
+    text = (f'<case id="7"><detail><![CDATA[query  > {Q}\nwant   > {GOLD}\nhave   > {GOT}]]></detail>\n'
+            f"<log><![CDATA[Priya said: {TURN}]]></log></case>")
+    ex = _one(text)
+    assert (ex.question, ex.gold, ex.answer) == (Q, GOLD, GOT)
+    assert ex.turns == [("Priya", TURN)]
