@@ -282,7 +282,8 @@ class _Reader:
         literal = re.fullmatch(r"\"(.*)\"", text)  # note: "The memory 'X' was overwritten by 'Y'": a string, not words
         text = literal[1] if literal and re.search(r"(?<!\w)'[^']+'(?!\w)|“[^”]+”", literal[1]) else text
         error, operation = ERROR_NAME.search(text), _OP_NAME.search(text)  # 'blamed on mem0.extract (ExtractionError)'
-        ex.error, ex.operation = ex.error or (error and error[0]), ex.operation or (operation and operation[1])
+        ex.error = (error and not ERROR_NAME.search(ex.error or "") and error[0]) or ex.error  # a class beats 'Bug'
+        ex.operation = ex.operation or (operation and operation[1])
         parts = parallel([p for p in _SEPARATORS.split(text) if p.strip()])
         quoted_turn = re.fullmatch(r"[\"“](.+)[\"”]", text)  # '"Zane: I went ..."'
         turn = TURN.match(quoted_turn[1] if quoted_turn else text)

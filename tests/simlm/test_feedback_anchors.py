@@ -97,3 +97,9 @@ def test_aligned_labels_pointing_at_their_values_inside_cdata():
     ex = _one(text)
     assert (ex.question, ex.gold, ex.answer) == (Q, GOLD, GOT)
     assert ex.turns == [("Priya", TURN)]
+
+
+def test_an_error_class_beats_a_plain_word_for_the_error_type():
+    """'Type: Defect  |  Label: RecallError' on one line: the error type is the class name, not the tracker's word."""
+    ex = _one(f'Asked: "{Q}"\nType: Defect  |  Severity: High  |  Label: RecallError\nExpected: "{GOLD}"')
+    assert ex.error == "RecallError"
