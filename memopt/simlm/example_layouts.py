@@ -63,7 +63,12 @@ def _span(m: re.Match[str]) -> str:
     start, end = m.string.rfind("\n", 0, m.start()) + 1, m.string.find("\n", m.end()) % (len(m.string) + 1)
     if not (m.string[start:m.start()] + m.string[m.end():end]).strip():
         return inner if inner.rstrip().endswith(":") else f"### {inner}"
-    return inner if m[3] or inner.rstrip().endswith(":") else f"“{inner}”"
+    lead = BULLET.sub("", m.string[start:m.start()].split("|")[-1]).strip()  # a bold value inside a sentence
+    after = m.string[m.end():end].split("|")[0]  # (not a table's cell) is a quote
+    inside = re.search(r"\w", re.sub(r"<[^>]*>", "", lead)) and not after.startswith(":") and \
+        (re.search(r"\w", after) or not lead.endswith(":"))  # '**Xavi**: ...' names a speaker
+    return inner if m[3] and not inside or inner.rstrip().endswith(":") \
+        else f"“{inner}”"
 
 
 def _key_values(line: str) -> str:
@@ -94,7 +99,13 @@ def _html(text: str) -> str:
     return text
 
 
+_POINTED = re.compile(r"^([ \t]*[^\W\d_][\w ]{0,30}?)[ \t]+>[ \t]+(?=\S)", re.M)  # 'want   > X': a label
+
+
 def _normalize(text: str) -> str:
+    text = re.sub(r"<!\[CDATA\[|\]\]>", "\n", text)  # a CDATA section is its text
+    if len(_POINTED.findall(text)) > 1:  # lines of labels pointing at their values
+        text = _POINTED.sub(r"\1: ", text)
     text = tool_markup(families(text))
     text = _html(text) if re.search(r"(?i)</(?:td|p|li|div)>", text) else text
     text = _TAG.sub(lambda m: f"{tag_label(m)}: {m.group('body').strip()}", text)
@@ -259,8 +270,9 @@ def _diffs(text: str) -> list[tuple[int, int, Any]]:
             elif line.startswith("@@"):
                 hunk = line.strip("@ ")
                 key, _, value = hunk.partition(": ")
-                if value:
-                    record.setdefault(key, []).append(value)
+                if value or hunk.endswith("?"):  # '@@ Which ...? @@': the question itself, its lines its sides'
+                    record.setdefault(key if value else "question", []).append(value or hunk)
+                    hunk = hunk if value else ""
             elif line[:1] in "-+ " and line[1:].strip():
                 record.setdefault(f"{hunk.partition(':')[0]} {sides.get(line[0], '')}".strip(), []).append(line[1:])
             elif line.startswith("#"):

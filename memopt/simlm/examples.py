@@ -59,8 +59,8 @@ from memopt.simlm.example_text import without_op as _without_op
 
 __all__ = ["Reading", "read_feedback"]
 
-TURN = re.compile(r"^(?P<who>[A-Z][\w'-]*(?: [A-Z][\w'-]*)?)\s*(?:\([^)]{0,30}\))?(?::|\s[-–—]+|\s[>›])\s+"
-                  r"(?P<text>\S.*)$")
+TURN = re.compile(r"^(?P<who>[A-Z][\w'-]*(?: [A-Z][\w'-]*)?)\s*(?:\([^)]{0,30}\))?(?P<sep>:|\s[-–—]+|\s?>|\s›)\s+"
+                  r"(?P<text>\S.*)$")  # 'Priya> I ...': a prompt's arrow
 _OP_NAME = re.compile(r"\b(?:blamed on|blame falls on|blame goes to|caused by|fault of|in|at)\s+(?:the\s+)?"
                       r"([a-z][\w-]*\.[a-z][\w.-]*)")
 _INNER_QUESTION = re.compile(r"(?<=\s)(?:When|What|Where|Who|Whom|Whose|Which|Why|How|Did|Does|Do|Is|Are|Was|"
@@ -221,8 +221,12 @@ class _Reader:
         label = [LABEL.match(BULLET.sub("", text).strip()) for _, text in fields]
         names = [self.names(m["rest"]) if m and role_of(m["label"]) is None and m["label"].lower() not in LABEL_WORDS
                  else [] for m in label]
+        bare = [bool(m and not m["rest"].strip()) for m in label]  # a heading ('data:') between is no field
         for j, m in enumerate(label):
-            i = next((i for i in (j - 1, j + 1) if 0 <= i < len(out) and names[i] and i not in used), None)
+            own = bool(m and FIRST_PERSON.search(m["rest"]))  # someone's own words reach across a heading
+            near = (j - 1, j + 1, *((j - 2,) if own and j > 1 and bare[j - 1] else ()),
+                    *((j + 2,) if own and j + 2 < len(out) and bare[j + 1] else ()))
+            i = next((i for i in near if 0 <= i < len(out) and names[i] and i not in used), None)
             if m and not names[j] and i is not None and role_of(m["label"]) is None and len(words(m["rest"])) >= 3 \
                     and not (m["label"].split()[0] in self.named and self.is_name(m["label"].split()[0])) \
                     and not TURN.match(m["rest"]) and (FIRST_PERSON.search(m["rest"]) or (
@@ -251,6 +255,11 @@ class _Reader:
         text = BULLET.sub("", text).strip()
         if not text or HEADING.match(text):
             return  # a heading ('### Summary') is the hint of the lines under it, not a part
+        labelled = re.split(r"\s+\|\s+", text)  # 'Expected: "X"  |  Got: "Y"': a field each
+        if len(labelled) > 1 and all(LABEL.match(p) and LABEL.match(p)["rest"].strip() for p in labelled):
+            for part in labelled:
+                self.field(ex, phrases, hint, part)
+            return
         kind = _named_field(hint) if hint.strip() else None  # 'Type: ExtractionError: ...' stays whole
         for depth in range(2):
             label = None if kind else LABEL.match(text)
@@ -273,7 +282,8 @@ class _Reader:
         literal = re.fullmatch(r"\"(.*)\"", text)  # note: "The memory 'X' was overwritten by 'Y'": a string, not words
         text = literal[1] if literal and re.search(r"(?<!\w)'[^']+'(?!\w)|“[^”]+”", literal[1]) else text
         error, operation = ERROR_NAME.search(text), _OP_NAME.search(text)  # 'blamed on mem0.extract (ExtractionError)'
-        ex.error, ex.operation = ex.error or (error and error[0]), ex.operation or (operation and operation[1])
+        ex.error = (error and not ERROR_NAME.search(ex.error or "") and error[0]) or ex.error  # a class beats 'Bug'
+        ex.operation = ex.operation or (operation and operation[1])
         parts = parallel([p for p in _SEPARATORS.split(text) if p.strip()])
         quoted_turn = re.fullmatch(r"[\"“](.+)[\"”]", text)  # '"Zane: I went ..."'
         turn = TURN.match(quoted_turn[1] if quoted_turn else text)
@@ -286,7 +296,8 @@ class _Reader:
             speaker, words_ = turn["who"], turn["text"].strip()
             quoted = len(words_) > 1 and words_[0] + words_[-1] in ('""', "“”")
             words_ = words_[1:-1].strip() if quoted else words_
-            if (_READ.search(hint) or _HELD.search(hint)) and not quoted:  # a quote of what Zane said is a turn:
+            if (_READ.search(hint) or _HELD.search(hint)) and not quoted and turn["sep"].strip() not in ">›":
+                # a quote of what Zane said, a chat line ('Zane> I ...') is a turn:
                 # 'Extrait de la conversation : Zane : « I went ... »'
                 (ex.context if _READ.search(hint) else ex.items).append(f"{speaker}: {words_}")
             else:
@@ -328,7 +339,10 @@ class _Reader:
                                  maxsplit=1)[0]  # the words after it in its sentence
                 if not (i and _JOINER.fullmatch(before)):  # '“A” + “B”', '“A”, “B” and “C”': one list, one role
                     around = f"{hint} {before[-60:]}"
-                self.piece(ex, phrases, around, inner, after=after[:40], quoted=True)
+                named = self.names(spans[i - 1][2]) if i and re.fullmatch(r"[^\w\n]*(?:\w+:)?[^\w\n]*", before) and \
+                    not self.names(inner) else []  # a name, then (a label and) words: '"Zane", says: "I ..."'
+                self.piece(ex, phrases, around, inner, after=after[:40], quoted=True,  # 'said(c, "Zane", "I ...")'
+                           speaker=named[0] if len(named) == 1 else None)
         for (_, end, inner), nxt in zip(spans, [*spans[1:], (len(text), 0, "")], strict=True):
             got = _ARROW_ANSWER.match(text, end, nxt[0]) if inner.endswith("?") else None
             if got and not (CUES["gold"].search(got["value"]) or CUES["answered"].search(got["value"])):
@@ -345,7 +359,7 @@ class _Reader:
                            hinted_only=True)
 
     def piece(self, ex: Example, phrases: Phrases, hint: str, text: str, *, after: str = "", quoted: bool = False,
-              hinted_only: bool = False) -> None:
+              hinted_only: bool = False, speaker: str | None = None) -> None:
         """One piece of text: a question, a turn, a statement, advice or a short answer phrase."""
         text = text.strip().strip(",;").strip()
         asked = QUESTION.search(text)
@@ -378,7 +392,7 @@ class _Reader:
         if not who and (FIRST_PERSON.search(body) or quoted or _TURN.search(hint)) and len(words(body)) >= 3 and \
                 (quoted or not ERROR_NAME.search(body) and not _DOTTED.search(body)):  # 'I filed it against mem0.x'
 
-            who = self.speaker_near(hint, after) or ("" if FIRST_PERSON.search(body) else None)
+            who = self.speaker_near(hint, after) or speaker or ("" if FIRST_PERSON.search(body) else None)
         if who == "" and not quoted and not _TURN.search(hint) and \
                 set(words(body)) & (WORDS["meta"] | WORDS["pipeline"]):
             who = None  # 'As far as I can tell, the message had the answer ...': the writer's words about the case
@@ -427,7 +441,7 @@ class _Reader:
                 phrase = phrase.removeprefix("only ")  # 'gave only X and left out Y': X, up to the next verb's clause
                 phrase = phrase.rstrip(")").rstrip() if phrase.count(")") > phrase.count("(") else phrase  # '(want X)'
                 if not ERROR_NAME.search(phrase) and not _DOTTED.search(f" {phrase}") and \
-                        not (role is None and re.fullmatch(r"[A-Z]{4,}", phrase)) and \
+                        not (role is None and phrase.isupper() and len(re.sub(r"\W|\d", "", phrase)) > 3) and \
                         not re.fullmatch(r"[\[(#]?\d{1,3}[\])]?", phrase):  # '[1]', '[mem0.extract] ...': no answer
                     phrases.append((phrase, role))
 
