@@ -41,10 +41,8 @@ Only variables on the evidence's provenance are judged, so judge calls stay few 
 
 from __future__ import annotations
 
-import json
 import time
 import weakref
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import networkx as nx
@@ -55,14 +53,15 @@ from memopt.attribution.decider import deciding_op
 from memopt.attribution.faithful import applied_fact
 from memopt.attribution.invented import invented_memory
 from memopt.attribution.normalise import plain
+from memopt.attribution.removals import emptied, removed_item, retired_unit
 from memopt.attribution.stale import kept_stale
 from memopt.attribution.steering import router_of, stopped_early
 from memopt.attribution.types import Attribution
-from memopt.core.text import find_dates, overlap
+from memopt.core.text import find_dates
 from memopt.judge.judges import Judge
-from memopt.trace.graph import op_stages, steering_ops, versions_of
+from memopt.trace.graph import op_stages, versions_of
 from memopt.trace.roles import decode_value
-from memopt.trace.tombstones import is_delete_command, is_tombstone
+from memopt.trace.tombstones import is_delete_command
 
 __all__ = ["memtrace", "alive"]
 
@@ -344,7 +343,7 @@ def _losses(case: FailedCase, probe: Probe, index: int, asked: int, querying: se
         consumers = sorted((op for op in G.successors(v) if op not in querying and G.nodes[op]["start"] < asked),
                            key=lambda op: G.nodes[op]["start"])
         overwritten = after is not None and after not in holding
-        retired = overwritten and G.nodes[after].get("deleted") and _retired(G, v, after, querying)
+        retired = overwritten and G.nodes[after].get("deleted") and retired_unit(G, v, after, querying)
         if retired:  # a unit retired after it was consolidated into one the questions read: where it went decides
             overwritten = False
             consumers = [op for op in consumers if not any(G.nodes[w].get("deleted") for w in G.successors(op))]
@@ -353,7 +352,7 @@ def _losses(case: FailedCase, probe: Probe, index: int, asked: int, querying: se
             continue  # passed on (a store unit's overwrite is a loss even when side copies were made of it)
         if overwritten:
             op = deciding_op(G, writer(after), v)
-            kind = "DeletionError" if G.nodes[after].get("deleted") or _removed_item(
+            kind = "DeletionError" if G.nodes[after].get("deleted") or removed_item(
                 G.nodes[v].get("value"), G.nodes[after].get("value"),
                 lambda item: probe.text_holds_piece(plain(item), probe.pieces[index])) else "UpdateError"
             faithful = kind == "UpdateError" and op == writer(after)
@@ -363,7 +362,7 @@ def _losses(case: FailedCase, probe: Probe, index: int, asked: int, querying: se
             continue
         if "action" in d and not retired:
             continue  # a store unit that stays: the store holds this piece
-        keepers = [op for op in consumers if any(w in live for w in G.successors(op)) or _emptied(G, op)]
+        keepers = [op for op in consumers if any(w in live for w in G.successors(op)) or emptied(G, op)]
         gone = d.get("evicted")  # a raw message the system kept as its memory, and deleted
         if gone is not None and G.nodes[gone]["start"] < asked and not any(
                 G.nodes[op]["start"] < G.nodes[gone]["start"] for op in keepers if op != gone):
@@ -381,83 +380,3 @@ def _losses(case: FailedCase, probe: Probe, index: int, asked: int, querying: se
             out.append(_Loss(G.nodes[op]["start"], op, v, None, kind, False))
     # a loss the store recovered from (a unit holding the piece written after it) is not decisive
     return [loss for loss in out if not any(made > loss.start for made in restored)] or out
-
-
-def _emptied(G: nx.DiGraph, op: str) -> bool:
-    """Whether an op its system declares to extract content (stage extraction, steering no other op) wrote
-    nothing at all: its extraction came out empty (an episode of ``""``), which is the loss itself, not an op that
-    writes nothing by nature (a segmenter steering the extractors)."""
-    name = G.nodes[op]["operation"]
-    return (next(iter(G.successors(op)), None) is None and name in (G.graph.get("operations") or {})
-            and "extraction" in op_stages(G, op) and name not in steering_ops(G))
-
-
-def _retired(G: nx.DiGraph, unit: str, after: str, querying: set[str]) -> bool:
-    """Whether a unit's delete is its designed retirement after consolidation (a daily note compacted into the
-    memory file the questions search, then archived): the deleting op read nothing but the unit (no new fact, no
-    plan decided it), and an earlier op read the unit and wrote another unit a question reads."""
-    deleter = next(iter(G.predecessors(after)), None)
-    call = G.nodes[deleter].get("sc_op_id") if deleter is not None else None
-    parts = [op for op in G if G.nodes[op].get("sc_op_id") == call] if call is not None else [deleter]
-    if deleter is None or {v for op in parts for v in G.predecessors(op)} != {unit}:
-        return False
-    asked = {v for op in querying for v in G.predecessors(op) if "action" in G.nodes[v]}
-    start = G.nodes[deleter]["start"]
-    return any(G.nodes[op]["start"] < start and w in asked and G.nodes[w]["name"] != G.nodes[unit]["name"]
-               for op in G.successors(unit) for w in G.successors(op))
-
-
-def _item_id(item: object) -> str | None:
-    if isinstance(item, dict):
-        found = next((item[k] for k in ("id", "memory_id", "uuid", "key") if k in item), None)
-        return None if found is None else str(found)
-    return None
-
-
-def _live_items(value: object) -> object:
-    """A list's items, or the items of a record holding one list (``{"items": [...]}``, a scratchpad), or the
-    entries of a state keyed by fact (``{"move": ..., "kids": ...}``), less the ones marked deleted in place
-    (``"deleted": true``); other values as they are."""
-    if isinstance(value, dict):
-        lists = [v for v in value.values() if isinstance(v, list)]
-        if len(lists) == 1:
-            value = lists[0]
-        elif not lists and value and all(isinstance(v, str | dict) for v in value.values()):
-            value = [{"key": k, "value": v} for k, v in value.items()]  # a state keyed by fact: each key an item
-    if not isinstance(value, list):
-        return value
-    return [i for i in value if not (isinstance(i, dict) and is_tombstone(i))]
-
-
-def _restated(before: object, after: object) -> bool:
-    """Whether a record holding one list was rewritten beside its list: the new version writes a statement (a
-    field of three words or more) the old one did not have, as a profile patch that empties a list while noting
-    why does; what it cleared was revised, not removed."""
-    if not (isinstance(before, dict) and isinstance(after, dict)):
-        return False
-    if sum(isinstance(v, list) for v in after.values()) != 1:
-        return False
-    return any(isinstance(v, str) and len(v.split()) >= 3 and before.get(k) != v for k, v in after.items())
-
-
-def _removed_item(before: object, after: object, holds: Callable[[object], bool] = lambda item: True) -> bool:
-    """Whether a new version of a list (a store's snapshot, a memory list, a state keyed by fact) only removed items
-    from the old one: every item it no longer has (of those that ``holds`` the piece, when items have ids and some
-    do) is gone, not rewritten (no item of the new version has its id, or, without ids, its words)."""
-    if _restated(before, after):
-        return False
-    before, after = _live_items(before), _live_items(after)
-    if not (isinstance(before, list) and isinstance(after, list)):
-        return False
-    def key(item: object) -> str:
-        return json.dumps(item, sort_keys=True, default=str)
-
-    old, new = {key(i) for i in before}, {key(i) for i in after}
-    gone = [i for i in before if key(i) not in new]
-    added = [i for i in after if key(i) not in old]
-    if not gone:
-        return False
-    if all(_item_id(i) is not None for i in [*gone, *added]):
-        lost = [i for i in gone if holds(i)] or gone  # the items that held the piece decide, when some did
-        return not {_item_id(i) for i in lost} & {_item_id(i) for i in added}
-    return all(overlap(plain(g), plain(a)) < 0.5 for g in gone for a in added)
