@@ -54,7 +54,6 @@ AGREE, SURE, OVERRIDE, OVERRIDE_PLAIN = 0.3, 0.7, 0.9, 0.95
 CORPORA = Path(__file__).resolve().parent / "corpora"
 SEED = 0
 _C = 10.0
-_SPACES = re.compile(r"\s\s+")
 _WORD = re.compile(r"(?u)\b\w\w+\b")
 
 
@@ -70,8 +69,7 @@ def corpus_items(paths: list[Path] | None = None) -> list[dict]:
 def _grams(text: str) -> tuple[list[str], list[str]]:
     """The character 2–5-grams within words (their punctuation left out: "dates." is "dates") and the word
     1–2-grams of ``text``, lower-cased."""
-    low = _SPACES.sub(" ", text.lower())
-    tokens = _WORD.findall(low)
+    tokens = _WORD.findall(text.lower())
     chars = []
     for w in tokens:
         w = f" {w} "
