@@ -13,6 +13,7 @@ from typing import Any
 import networkx as nx
 
 from memopt.core.errors import DataError
+from memopt.trace.chain_roles import chain_roles
 from memopt.trace.conversation_roles import SAID_KEYS, WHO_KEYS, conversation_roles, message_object
 from memopt.trace.dates import date_of, read_day
 from memopt.trace.graph import SCHEMA_VERSION
@@ -152,6 +153,7 @@ class _Converter:
         self.kinds.update(conversation_roles(self.nodes, self.kinds, [e for _, e in self.edges],
                                              {o: op.get("category") for o, op in self.ops.items()}))
         self.kinds.update(judged_roles(self.kinds, [e for _, e in self.edges], written))
+        self.kinds.update(chain_roles(self.nodes, self.kinds, [e for _, e in self.edges]))
         self.session_meta = {str(x.get("session_id")): x.get("metadata") or {}
                              for x in data["data"].get("sessions") or [] if isinstance(x, dict)}
         self.pipeline = _pipeline(meta, split)
@@ -555,10 +557,12 @@ class _Converter:
         for n, d in self.G.nodes(data=True):
             if d.get("kind") == "gold":
                 value = gold_text(d["value"])
-                # a judge reads it beside the question, or an eval harness wrote it from the question
+                # a judge reads it beside the question (or beside the question's answer), or an eval harness
+                # wrote it from the question
                 for op in [*self.G.successors(n), *self.G.predecessors(n)]:
                     case = next((q for q in self.G.predecessors(op) if self.G.nodes[q].get("kind") == "question"),
-                                None)
+                                None) or next((q for q in self.G.predecessors(op)
+                                               if self.G.nodes[q].get("kind") == "answer"), None)
                     if case is not None:
                         gold.setdefault(self.G.nodes[case]["name"].rsplit(":", 1)[-1], value)
         return gold

@@ -11,14 +11,19 @@ vote is a failure to look at. With no judge op, an eval harness's score in the a
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import networkx as nx
 
 __all__ = ["verdict_of", "verdicts"]
 
-_RIGHT = frozenset({"CORRECT", "RIGHT", "TRUE", "YES", "PASS", "PASSED", "ACCEPT", "ACCEPTED"})
-_WRONG = frozenset({"WRONG", "INCORRECT", "FALSE", "NO", "FAIL", "FAILED", "REJECT", "REJECTED"})
+# a judge's word, also as teams write it in their own language (German, French, Spanish, Portuguese, Italian)
+_RIGHT = frozenset({"CORRECT", "RIGHT", "TRUE", "YES", "PASS", "PASSED", "ACCEPT", "ACCEPTED", "RICHTIG", "KORREKT",
+                    "WAHR", "VRAI", "CORRECTO", "CORRETO", "CERTO", "GIUSTO", "CORRETTO"})
+_WRONG = frozenset({"WRONG", "INCORRECT", "FALSE", "NO", "FAIL", "FAILED", "REJECT", "REJECTED", "FALSCH", "INKORREKT",
+                    "FAUX", "INCORRECTO", "INCORRETO", "ERRADO", "SBAGLIATO", "ERRATO"})
+_PAIR = re.compile(r"^\s*([A-Za-z_][\w ]{0,30}?)\s*[=:]\s*(\S+)\s*$")
 _KEYS = ("score", "judge_score", "verdict", "label", "correct", "is_correct", "passed", "pass", "result", "grade")
 
 
@@ -28,10 +33,14 @@ def verdict_of(value: Any) -> bool | None:
         for key in _KEYS:
             if key in value and (found := verdict_of(value[key])) is not None:
                 return found
-        return None
+        scalars = [v for v in value.values() if isinstance(v, str | int | float | bool)]
+        return verdict_of(scalars[0]) if len(value) == 1 and scalars else None  # {"urteil": "falsch"}
     if isinstance(value, bool):
         return value
     text = str(value).strip().strip('"').upper()
+    pair = _PAIR.match(text)
+    if pair and pair.group(1).strip().lower() in _KEYS:  # "score=0", "verdict: WRONG"
+        text = pair.group(2).strip('"').upper()
     if text in _RIGHT:
         return True
     if text in _WRONG:
@@ -49,7 +58,7 @@ def _question(G: nx.DiGraph, node: str) -> str | None:
         for op in G.predecessors(stack.pop()):
             for v in G.predecessors(op):
                 kind = G.nodes[v].get("kind")
-                if kind == "question":
+                if kind in ("question", "answer"):  # a judge that reads only the answer: the answer's question
                     return str(G.nodes[v]["name"]).rsplit(":", 1)[-1]
                 if kind == "judgement" and v not in seen:
                     seen.add(v)
