@@ -109,16 +109,28 @@ def _record_fields(G: nx.DiGraph) -> dict[str, dict[str, list[tuple[str, str]]]]
     return found
 
 
-def another_records(G: nx.DiGraph, node: str, names: list[str]) -> bool:
+def _phrases(question: str, names: list[str]) -> list[str]:
+    """The question's names as it writes them together: "Harbor Logistics" is one name, not "Harbor" and
+    "Logistics" (a record of "Harbor Freight Co" does not name it)."""
+    if not names:
+        return []
+    run = "|".join(re.escape(n) for n in sorted(set(names), key=len, reverse=True))
+    found = [m.group(0) for m in re.finditer(rf"\b(?:{run})(?:\s+(?:{run}))*\b", question)]
+    return found or names
+
+
+def another_records(G: nx.DiGraph, node: str, question: str, names: list[str]) -> bool:
     """Whether a variable is a field of a record whose other fields name none of ``names`` (the question's people
-    and things) while another record's fields of the same store do (see the module docstring)."""
+    and things, each as the question writes it) while another record's fields of the same store do (see the
+    module docstring)."""
     own = _record_of(_unkinded(G.nodes[node]))
     if own is None or not names:
         return False
     records = _record_fields(G).get(own[0].rpartition(":")[0], {})
+    phrases = _phrases(question, names)
 
     def names_one(record: str) -> bool:
         text = " ".join(t for field, t in records.get(record, ()) if field != own[1])
-        return any(re.search(rf"\b{re.escape(n.lower())}\b", text) for n in names)
+        return any(re.search(rf"\b{re.escape(n.lower())}\b", text) for n in phrases)
 
     return not names_one(own[0]) and any(names_one(r) for r in records if r != own[0])

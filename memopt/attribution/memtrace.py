@@ -152,7 +152,9 @@ def memtrace(case: FailedCase, judge: Judge) -> Attribution:
                        else f"the context held the needed information; {op} read it and wrote what the answer "
                             "read without it", [*evidence, *context, op, answer_op, case.answer_var])
     asked = G.nodes[retrieval[0] if retrieval else answer_op]["start"]
-    candidates = [u for u in case.stored() if G.nodes[u]["created"] < asked and _live_at(G, u, asked)]
+    searched = _searched_stores(case)
+    candidates = [u for u in case.stored() if G.nodes[u]["created"] < asked and _live_at(G, u, asked)
+                  and (not searched or _store_of(G, u) in searched)]
     candidates += [t for t in case.evidence_turns if any(G.has_edge(t, r) for r in retrieval)]
     if retrieval and candidates and probe.covers(candidates):
         held = next(u for u in candidates if probe.pieces_held(u))
@@ -249,6 +251,18 @@ def _live_at(G: nx.DiGraph, node: str, time: int) -> bool:
     return not any(G.nodes[v]["created"] < time for v in later)
 
 
+def _store_of(G: nx.DiGraph, unit: str) -> str:
+    """The store a unit belongs to: its name without its own key (``memory:Contact`` of ``memory:Contact:acme``)."""
+    return str(G.nodes[unit]["name"]).rpartition(":")[0]
+
+
+def _searched_stores(case: FailedCase) -> set[str]:
+    """The stores the questions' ops read units of: a unit of another store (a field candidate a merge consumes,
+    a staging table) is a step of memory construction, not something a search could have returned."""
+    G = case.G
+    return {_store_of(G, v) for op in _query_time(case) for v in G.predecessors(op) if "action" in G.nodes[v]}
+
+
 def _query_time(case: FailedCase) -> set[str]:
     """The ops of every question of the graph (ids ending ``:<conversation>:<key>``), not memory construction."""
     conversation = case.G.graph.get("conversation")
@@ -324,6 +338,7 @@ def _losses(case: FailedCase, probe: Probe, index: int, asked: int, querying: se
     """Where the ``index``-th piece was lost, on every copy that held it before the question."""
     G = case.G
     turns = list(probe.pieces[index].turns)
+    searched = _searched_stores(case)
 
     def writer(v: str) -> str | None:
         return next(iter(G.predecessors(v)), None)
@@ -360,8 +375,9 @@ def _losses(case: FailedCase, probe: Probe, index: int, asked: int, querying: se
             op, kind = (source, "ExtractionError") if source is not None else (op, kind)
             out.append(_Loss(G.nodes[op]["start"], op, v, after, kind, "action" in d))
             continue
-        if "action" in d and not retired:
-            continue  # a store unit that stays: the store holds this piece
+        if "action" in d and not retired and (not searched or _store_of(G, v) in searched):
+            continue  # a store unit that stays: the store holds this piece (a unit of a store no search reads is
+            # a step of construction: what its consumers kept decides)
         keepers = [op for op in consumers if any(w in live for w in G.successors(op)) or emptied(G, op)]
         gone = d.get("evicted")  # a raw message the system kept as its memory, and deleted
         if gone is not None and G.nodes[gone]["start"] < asked and not any(

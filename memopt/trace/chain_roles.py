@@ -6,12 +6,12 @@ Teams name these variables in their own words and languages (a German household 
 is the same in every team's trace:
 
 * a **verdict** is a variable nothing reads whose value says right or wrong (``FAIL``, ``score=0``,
-  ``{"urteil": "falsch"}``: `memopt.trace.verdicts.verdict_of`), written by an op that also reads a variable no op
-  wrote (the gold it judged against);
+  ``{"urteil": "falsch"}``, a score from 0 to 1: `memopt.trace.verdicts.verdict_of`), written by an op that reads
+  a variable an op wrote (the answer) and one no op wrote that is not a question (the gold it judged against);
 * the **answer** is what that judge reads that an op wrote; the **gold** what it reads that no op wrote, whether or
   not the judge also reads the question;
-* the **question** of an answer that descends from no question and is judged beside none is the newest variable among its ancestors that
-  no op wrote: a question is asked after every turn of the conversation it asks about;
+* the **question** of an answer that descends from no question and is judged beside none is the newest variable
+  among its ancestors that no op wrote: a question is asked after every turn of the conversation it asks about;
 * the **context** is what the op that wrote the answer read that the question's own ops wrote (a hit list, a
   profile pasted into a prompt), when no role word named one; a memory unit the answer op reads is not one.
 
@@ -56,14 +56,14 @@ def chain_roles(nodes: dict[str, dict[str, Any]], kinds: dict[str, str | None],
     for fid in writer:  # verdicts: read by nothing, saying right or wrong, beside a gold
         op = writer[fid]
         if kind(fid) is None and fid not in read_somewhere and _says_verdict(nodes[fid]) and any(
-                s not in writer and kinds.get(s) not in ("question", "turn") for s in reads[op]):
+                s not in writer and kinds.get(s) != "question" for s in reads[op]) and any(
+                s in writer for s in reads[op]):
             found[fid] = "judgement"
     for op, read in reads.items():  # what a judge read: the answer an op wrote, the gold no op wrote
         if not any(kind(w) == "judgement" for w in writes[op]) or any(kind(s) == "answer" for s in read):
             continue
-        unnamed = [s for s in read if kind(s) is None]
-        answers = [s for s in unnamed if s in writer]
-        golds = [s for s in unnamed if s not in writer]
+        answers = [s for s in read if kind(s) is None and s in writer]
+        golds = [s for s in read if kind(s) in _UNNAMED and s not in writer]  # a reference in prose reads as said
         if len(answers) == 1:
             found[answers[0]] = "answer"
             if len(golds) == 1 and not any(kind(s) == "gold" for s in read):

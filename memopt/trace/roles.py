@@ -34,6 +34,7 @@ import re
 from typing import Any
 
 from memopt.core.text import python_literal
+from memopt.trace.dates import read_day
 from memopt.trace.tombstones import is_delete_class, is_emptied, is_tombstone
 
 __all__ = ["base_kind", "decode_value", "gold_text", "judged_roles", "question_text", "slug"]
@@ -90,11 +91,20 @@ def question_text(text: Any) -> str:
 
 def gold_text(golden: Any) -> str:
     """A gold as memopt reads it: a list of several answers names items the answer needs (as the graphs' authors
-    write a multi-item gold), a list of one is that answer."""
+    write a multi-item gold), a list of one is that answer, and so is a list whose items all say one thing in
+    different writings (``["August 15, 2026", "2026-08-15"]``: one day; ``["Yes", "yes."]``)."""
     if isinstance(golden, list):
         items = [str(g) for g in golden if str(g).strip()]
+        if len({_one_answer(i) for i in items}) == 1:
+            return items[0]
         return json.dumps(items, ensure_ascii=False) if len(items) > 1 else (items[0] if items else "")
     return str(golden)
+
+
+def _one_answer(item: str) -> str:
+    """An answer as written alike in every writing: the day a full date gives, else its words in lower case."""
+    day = read_day(item)
+    return day.isoformat() if day is not None else " ".join(re.sub(r"[^\w\s]", " ", item.lower()).split())
 
 
 def _word(text: Any) -> str:

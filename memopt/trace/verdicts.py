@@ -34,7 +34,10 @@ def verdict_of(value: Any) -> bool | None:
             if key in value and (found := verdict_of(value[key])) is not None:
                 return found
         scalars = [v for v in value.values() if isinstance(v, str | int | float | bool)]
-        return verdict_of(scalars[0]) if len(value) == 1 and scalars else None  # {"urteil": "falsch"}
+        if len(value) == 1 and scalars:
+            return verdict_of(scalars[0])  # {"urteil": "falsch"}
+        said = {verdict_of(v) for v in value.values()}  # {"urteil": "falsch", "punkte": 0}: every value agrees
+        return said.pop() if len(said) == 1 and len(scalars) == len(value) else None
     if isinstance(value, bool):
         return value
     text = str(value).strip().strip('"').upper()

@@ -12,11 +12,12 @@ from tests.attribution.shapes import Smartcomment, blame_smartcomment
 QUESTION = "Op welke dag wil de klant de levering?"
 
 
-def _garden_centre(*, core_block: bool = False) -> tuple[dict, dict[str, str]]:
+def _garden_centre(*, core_block: bool = False, said_gold: bool = False) -> tuple[dict, dict[str, str]]:
     """A garden centre's assistant: ``geheugen.schrijf`` (category ``opslaan``) keeps a fact from each customer line,
     the second time without the delivery day; at question time ``zoek`` writes ``treffers``, ``antwoord.maak``
     writes a ``reactie``, and ``eval.rechter`` reads only that reply and the ``verwacht`` gold and writes
-    ``{"uitslag": false}``. ``core_block``: the answer op also reads the customer's profile (``profiel.bij`` wrote it) directly."""
+    ``{"uitslag": false}``. ``core_block``: the answer op also reads the customer's profile (``profiel.bij`` wrote
+    it) directly; ``said_gold``: the gold is written as a message (``{"speaker", "text"}``) and the verdict is a bare ``0``."""
     g = Smartcomment("tuincentrum")
     ops: dict[str, str] = {}
     g.session("dag1", date="2025-03-03")
@@ -39,9 +40,10 @@ def _garden_centre(*, core_block: bool = False) -> tuple[dict, dict[str, str]]:
     ops["answer"] = g.op("antwoord.maak", "genereren")
     reply = g.var("v1-reactie", "Daar heb ik geen voorkeur van opgeslagen.", cat="reactie")
     g.edges([question, hits, *([profile] if core_block else [])], reply)
-    expected = g.var("v1-verwacht", "donderdag", cat="verwacht")
+    expected = g.var("v1-verwacht", {"speaker": "user", "text": "donderdag"} if said_gold else "donderdag",
+                     cat="verwacht")
     g.op("eval.rechter", "beoordeling")
-    g.edges([reply, expected], g.var("v1-oordeel", {"uitslag": False}, cat="oordeel"))
+    g.edges([reply, expected], g.var("v1-oordeel", "0" if said_gold else {"uitslag": False}, cat="oordeel"))
     return g.document(), ops
 
 
@@ -59,6 +61,16 @@ def test_a_judge_reading_only_the_answer_and_the_gold_names_question_answer_gold
     assert kinds["Klant:t2@1"] == "turn"
     [case] = G.graph["cases"]
     assert (case["question"], case["gold"], case["judged"]) == (QUESTION, "donderdag", False)
+
+
+def test_a_gold_written_as_a_message_and_a_bare_score_are_read_as_gold_and_verdict():
+    """A reference the harness wrote like a line of the chat (a speaker and a text) is still the gold beside the
+    answer its judge reads, and an unread ``0`` from that judge is its verdict."""
+    G, _ = from_memtrace(_garden_centre(said_gold=True)[0], source="tuincentrum.json")
+    kinds = {d["sc_id"]: d["kind"] for _, d in G.nodes(data=True) if d["type"] == "variable"}
+    assert (kinds["v1-verwacht@1"], kinds["v1-oordeel@1"], kinds["Vraag:v1@1"]) == ("gold", "judgement", "question")
+    [case] = G.graph["cases"]
+    assert case["judged"] is False
 
 
 def test_the_failure_is_blamed_on_the_op_that_dropped_the_day():
@@ -79,8 +91,11 @@ def test_an_answer_that_also_reads_memory_directly_has_no_one_context():
 
 @pytest.mark.parametrize(("said", "verdict"), [
     ("score=0", False), ("score: 1", True), ({"urteil": "falsch"}, False), ({"resultado": "correcto"}, True),
-    ("FAUX", False), ({"note": "x", "other": 0}, None), ("41", True), ("a plain sentence", None)])
+    ("FAUX", False), ({"urteil": "falsch", "punkte": 0}, False), ({"note": "x", "other": 0}, None),
+    ({"id": "m1", "memory": "Goal: a 5k", "is_active": False}, None),
+    ({"a": "richtig", "b": "falsch"}, None), ("41", True), ("a plain sentence", None)])
 def test_verdicts_as_teams_write_them(said, verdict):
-    """A judge's word in a key=value line, a record of one value, another language; a record of several unknown
-    values says nothing. (A number is a score here; `chain_roles` takes a sink for a verdict only from 0 to 1.)"""
+    """A judge's word in a key=value line, a record of one value, another language, a record whose values all
+    agree; a record with a value that says nothing (a memory item with an ``is_active`` flag) or values that
+    disagree says nothing. (A number is a score here; `chain_roles` takes a sink for a verdict only from 0 to 1.)"""
     assert verdict_of(said) is verdict
