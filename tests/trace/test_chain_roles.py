@@ -17,7 +17,8 @@ def _garden_centre(*, core_block: bool = False, said_gold: bool = False) -> tupl
     the second time without the delivery day; at question time ``zoek`` writes ``treffers``, ``antwoord.maak``
     writes a ``reactie``, and ``eval.rechter`` reads only that reply and the ``verwacht`` gold and writes
     ``{"uitslag": false}``. ``core_block``: the answer op also reads the customer's profile (``profiel.bij`` wrote
-    it) directly; ``said_gold``: the gold is written as a message (``{"speaker", "text"}``) and the verdict is a bare ``0``."""
+    it) directly; ``said_gold``: the gold is written as a message (``{"speaker", "text"}``) and the verdict is a
+    bare ``0``."""
     g = Smartcomment("tuincentrum")
     ops: dict[str, str] = {}
     g.session("dag1", date="2025-03-03")
