@@ -7,7 +7,8 @@ is the same in every team's trace:
 
 * a **verdict** is a variable nothing reads whose value says right or wrong (``FAIL``, ``score=0``,
   ``{"urteil": "falsch"}``, a score from 0 to 1: `memopt.trace.verdicts.verdict_of`), written by an op that reads
-  a variable an op wrote (the answer) and one no op wrote that is not a question (the gold it judged against);
+  a variable an op wrote (the answer) and one no op wrote that is not a question (the gold it judged against),
+  and is not the next version of a variable it read (``{"gone": true}`` of a retired episode);
 * the **answer** is what that judge reads that an op wrote; the **gold** what it reads that no op wrote, whether or
   not the judge also reads the question;
 * the **question** of an answer that descends from no question and is judged beside none is the newest variable
@@ -53,8 +54,10 @@ def chain_roles(nodes: dict[str, dict[str, Any]], kinds: dict[str, str | None],
     def kind(fid: str) -> str | None:
         return found.get(fid, kinds.get(fid))
 
-    for fid in writer:  # verdicts: read by nothing, saying right or wrong, beside a gold
+    for fid in writer:  # verdicts: read by nothing, saying right or wrong, beside a gold; not a unit's new version
         op = writer[fid]
+        if any(nodes[s].get("full_name") == nodes[fid].get("full_name") for s in reads[op]):
+            continue
         if kind(fid) is None and fid not in read_somewhere and _says_verdict(nodes[fid]) and any(
                 s not in writer and kinds.get(s) != "question" for s in reads[op]) and any(
                 s in writer for s in reads[op]):
@@ -79,7 +82,8 @@ def chain_roles(nodes: dict[str, dict[str, Any]], kinds: dict[str, str | None],
             questions = {max(starting, key=lambda a: (str(nodes[a].get("created_at") or ""), a))}
             found[next(iter(questions))] = "question"
         read = [s for s in reads.get(writer.get(answer, ""), ()) if s in writer]
-        own = [s for s in read if questions & _ancestors(s, parents)]
+        own = [s for s in read if any(r in questions or questions & _ancestors(r, parents)
+                                      for r in reads[writer[s]])]  # its writer worked from the question
         if len(own) < len(read) or any(kind(a) == "context" for a in ancestors):
             continue  # a context named already, or the answer also reads memory directly (an agent's core block)
         for s in own:  # what the question's own ops wrote for the answer

@@ -33,11 +33,12 @@ def verdict_of(value: Any) -> bool | None:
         for key in _KEYS:
             if key in value and (found := verdict_of(value[key])) is not None:
                 return found
-        scalars = [v for v in value.values() if isinstance(v, str | int | float | bool)]
-        if len(value) == 1 and scalars:
-            return verdict_of(scalars[0])  # {"urteil": "falsch"}
-        said = {verdict_of(v) for v in value.values()}  # {"urteil": "falsch", "punkte": 0}: every value agrees
-        return said.pop() if len(said) == 1 and len(scalars) == len(value) else None
+        # under keys no judge vocabulary names, a judge's word decides ({"urteil": "falsch"}); a flag or a count
+        # alone ({"gone": true}) is no verdict; every value agrees ({"urteil": "falsch", "punkte": 0})
+        words = [v for v in value.values() if isinstance(v, str) and _word(v)]
+        said = {verdict_of(v) for v in value.values() if isinstance(v, str | int | float | bool)}
+        whole = all(isinstance(v, str | int | float | bool) for v in value.values())
+        return said.pop() if words and whole and len(said) == 1 else None
     if isinstance(value, bool):
         return value
     text = str(value).strip().strip('"').upper()
@@ -52,6 +53,11 @@ def verdict_of(value: Any) -> bool | None:
         return float(text) >= 0.5
     except ValueError:
         return None
+
+
+def _word(text: str) -> bool:
+    """Whether a text is a judge's word (``falsch``, ``PASS``), not a number."""
+    return text.strip().strip('"').upper() in _RIGHT | _WRONG
 
 
 def _question(G: nx.DiGraph, node: str) -> str | None:

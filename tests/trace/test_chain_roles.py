@@ -16,7 +16,7 @@ def _garden_centre(*, core_block: bool = False, said_gold: bool = False) -> tupl
     """A garden centre's assistant: ``geheugen.schrijf`` (category ``opslaan``) keeps a fact from each customer line,
     the second time without the delivery day; at question time ``zoek`` writes ``treffers``, ``antwoord.maak``
     writes a ``reactie``, and ``eval.rechter`` reads only that reply and the ``verwacht`` gold and writes
-    ``{"uitslag": false}``. ``core_block``: the answer op also reads the customer's profile (``profiel.bij`` wrote
+    ``{"uitslag": "FAIL"}``. ``core_block``: the answer op also reads the customer's profile (``profiel.bij`` wrote
     it) directly; ``said_gold``: the gold is written as a message (``{"speaker", "text"}``) and the verdict is a
     bare ``0``."""
     g = Smartcomment("tuincentrum")
@@ -44,12 +44,12 @@ def _garden_centre(*, core_block: bool = False, said_gold: bool = False) -> tupl
     expected = g.var("v1-verwacht", {"speaker": "user", "text": "donderdag"} if said_gold else "donderdag",
                      cat="verwacht")
     g.op("eval.rechter", "beoordeling")
-    g.edges([reply, expected], g.var("v1-oordeel", "0" if said_gold else {"uitslag": False}, cat="oordeel"))
+    g.edges([reply, expected], g.var("v1-oordeel", "0" if said_gold else {"uitslag": "FAIL"}, cat="oordeel"))
     return g.document(), ops
 
 
 def test_a_judge_reading_only_the_answer_and_the_gold_names_question_answer_gold_and_verdict():
-    """No role word memopt knows: the verdict is the unread ``{"uitslag": false}``, the answer what its judge read
+    """No role word memopt knows: the verdict is the unread ``{"uitslag": "FAIL"}``, the answer what its judge read
     that an op wrote, the gold what it read that none wrote, the question the newest unwritten ancestor of the
     answer (was: no case at all, so the failure could not be attributed)."""
     G, _ = from_memtrace(_garden_centre()[0], source="tuincentrum.json")
@@ -93,10 +93,10 @@ def test_an_answer_that_also_reads_memory_directly_has_no_one_context():
 @pytest.mark.parametrize(("said", "verdict"), [
     ("score=0", False), ("score: 1", True), ({"urteil": "falsch"}, False), ({"resultado": "correcto"}, True),
     ("FAUX", False), ({"urteil": "falsch", "punkte": 0}, False), ({"note": "x", "other": 0}, None),
-    ({"id": "m1", "memory": "Goal: a 5k", "is_active": False}, None),
+    ({"id": "m1", "memory": "Goal: a 5k", "is_active": False}, None), ({"gone": True}, None), ({"count": 0}, None),
     ({"a": "richtig", "b": "falsch"}, None), ("41", True), ("a plain sentence", None)])
 def test_verdicts_as_teams_write_them(said, verdict):
-    """A judge's word in a key=value line, a record of one value, another language, a record whose values all
+    """A judge's word in a key=value line, a record of one judge's word, another language, a record whose values all
     agree; a record with a value that says nothing (a memory item with an ``is_active`` flag) or values that
     disagree says nothing. (A number is a score here; `chain_roles` takes a sink for a verdict only from 0 to 1.)"""
     assert verdict_of(said) is verdict
