@@ -369,7 +369,8 @@ def _losses(case: FailedCase, probe: Probe, index: int, asked: int, querying: se
             op = deciding_op(G, writer(after), v)
             kind = "DeletionError" if G.nodes[after].get("deleted") or removed_item(
                 G.nodes[v].get("value"), G.nodes[after].get("value"),
-                lambda item: probe.text_holds_piece(plain(item), probe.pieces[index])) else "UpdateError"
+                lambda item: probe.text_holds_piece(plain(item), probe.pieces[index])) or (
+                probe.pieces[index].polar and probe.states_gone(after, index)) else "UpdateError"
             faithful = kind == "UpdateError" and op == writer(after)
             source = applied_fact(G, op, v, after, tuple(turns)) if faithful else None
             op, kind = (source, "ExtractionError") if source is not None else (op, kind)

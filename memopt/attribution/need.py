@@ -71,6 +71,7 @@ class Piece:
     computed: bool = False
     day: dt.date | None = None
     stated: bool = False  # the day is one the turn states, not the day it was said
+    polar: bool = False  # what a yes/no question asks about (`memopt.attribution.polar`): held only while not gone
 
 
 def names_in(question: str) -> list[str]:

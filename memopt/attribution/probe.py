@@ -43,6 +43,7 @@ from memopt.attribution.need import (
 )
 from memopt.attribution.normalise import canonical_dates, item_day, normalise_numbers, plain, reading
 from memopt.attribution.owner import asker_of, first_person, held_for_someone_else
+from memopt.attribution.polar import polar_topic, says_retired
 from memopt.core.text import overlap
 from memopt.judge.judges import Judge
 from memopt.judge.rules import CONTAINS_RECALL_THRESHOLD
@@ -143,6 +144,13 @@ class Probe:
             found = computed_pieces(case.question, turns)
             if found:
                 return tuple(found)
+        topic = polar_topic(case.question, case.gold, " ".join(self.read(t) for t in case.evidence_turns))
+        if topic is not None:  # "Yes" is held nowhere: what the question asks about is
+            stating = [t for t in variables(case.G, "turn") if self._states(topic, t)]
+            sources = [t for t in case.evidence_turns if t in stating] + [
+                t for t in stating if t not in case.evidence_turns][:3]
+            return (Piece(topic, tuple(sources or case.evidence_turns), polar=True),)  # (the evidence may be only
+            # the turn misread into a delete; the thing itself came from the turn that first stated it)
         out: list[Piece] = []
         for part in gold_pieces(case.gold):
             if self._computed_item(part):  # "about 6 weeks ago (43 days": computed from the facts, once
@@ -201,6 +209,9 @@ class Probe:
         has the piece's words is not about someone the question does not name (`need.about_someone_else`)."""
         if piece.computed:
             return any(computed_held(piece, line, self.case.question, self.pieces) for line in text.splitlines())
+        if piece.polar:  # the thing a yes/no question asks about, on a line that does not say it is gone
+            return any(self._contains(piece.text, line) and not says_retired(line)
+                       for line in text.splitlines() or [text])
         if states_duration(piece.text, text):
             return True  # a count of days or nights the text states as a range that long
         if not self._contains(piece.text, text):
@@ -270,6 +281,13 @@ class Probe:
                 verdict = self.text_holds_piece(self.read(node), piece)
             self._verdicts[key] = verdict
         return self._verdicts[key]
+
+    def states_gone(self, node: str, index: int) -> bool:
+        """Whether a variable states what a yes/no question asks about only as gone ("renew passport: done"): the
+        thing was ended, a delete, not rewritten."""
+        piece, text = self.pieces[index], self.read(node)
+        lines = [line for line in text.splitlines() or [text] if self._contains(piece.text, line)]
+        return bool(lines) and all(says_retired(line) for line in lines)
 
     def pieces_held(self, node: str) -> frozenset[int]:
         """The indexes of the pieces a variable holds."""

@@ -31,7 +31,7 @@ __all__ = ["is_tombstone", "is_emptied", "is_delete_class", "is_delete_command",
 
 _WORD = re.compile(r"^\W*(?:deleted?|removed?|tombstoned?|tombstone|evicted|expired|forgotten|purged|archived|"
                    r"inactive|invalid|invalidated|obsolete|retired|discarded|retracted|revoked|withdrawn|superseded|"
-                   r"deprecated|entered[-_ ]in[-_ ]error|cancell?ed|closed)\W*$",
+                   r"deprecated|entered[-_ ]in[-_ ]error|cancell?ed|closed|suspended|deactivated|disabled)\W*$",
                    re.IGNORECASE)
 _EVENT_KEYS = ("event", "action", "op", "operation", "status", "state", "type")
 _FLAG_KEYS = ("deleted", "is_deleted", "isdeleted", "removed", "is_removed", "tombstone", "archived", "is_archived",

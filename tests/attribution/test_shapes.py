@@ -1235,6 +1235,7 @@ _GOAL = {"id": "mem_01", "memory": "Goal: a sub-25 minute 5k at the parkrun"}
     ("", None), ("null", None), ({"id": "mem_01", "memory": ""}, None), ({}, None),
     ({**_GOAL, "status": "retracted"}, None), ({**_GOAL, "retracted_at": "2023-05-20"}, None),  # a knowledge graph's
     ({**_GOAL, "tombstone": 1}, None), ({**_GOAL, "is_deleted": "1"}, None),  # a SQL row's tombstone column
+    ({**_GOAL, "state": "suspended"}, None),  # a flash card (an account, a subscription) suspended
 ])
 def test_a_soft_delete_or_an_emptied_version_is_a_deletion_error_at_that_op(value, meta):
     doc, adder = _soft_delete(value, meta)

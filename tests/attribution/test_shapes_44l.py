@@ -70,3 +70,72 @@ def test_a_gold_in_two_writings_of_one_day_is_one_answer():
     assert gold_text(["Yes", "yes."]) == "Yes"
     assert gold_text(["August 15, 2026", "2026-09-30"]) == '["August 15, 2026", "2026-09-30"]'
     assert gold_text(["7", "7 Tage"]) == '["7", "7 Tage"]'
+
+
+ERRAND = "Is renewing my passport still on my errand list?"
+
+
+def _errands(*, closes_passport: bool = True) -> tuple[dict, dict[str, str]]:
+    """An errand list kept as one record: ``errands.add`` writes each errand the user asks for, ``errands.close``
+    marks errands done from what the user reports; told only that the dry cleaning is picked up, it also marks the
+    passport renewal done (``closes_passport``). The search returns the list as it stands."""
+    g = Smartcomment("errands")
+    ops: dict[str, str] = {}
+    g.session("monday", date="2025-04-07")
+    t1 = g.turn("e1", "Noa", "Add renewing my passport to my errands, it expires in June.")
+    g.op("errands.add", "extraction")
+    first = g.var("list", {"items": [{"task": "renew passport", "state": "open"}]}, cls="Errands", cat="errand_list")
+    g.edges(t1, first)
+    t2 = g.turn("e2", "Noa", "Also pick up the dry cleaning on Thursday.")
+    g.op("errands.add", "extraction")
+    second = g.var("list", {"items": [{"task": "renew passport", "state": "open"},
+                                      {"task": "pick up dry cleaning", "state": "open"}]}, cls="Errands",
+                   cat="errand_list")
+    g.edges([t2, first], second)
+    g.session("thursday", date="2025-04-10")
+    t3 = g.turn("e3", "Noa", "Got the dry cleaning, that one's done.")
+    ops["close"] = g.op("errands.close", "update")
+    passport = "done" if closes_passport else "open"
+    third = g.var("list", {"items": [{"task": "renew passport", "state": passport},
+                                     {"task": "pick up dry cleaning", "state": "done"}]}, cls="Errands",
+                  cat="errand_list")
+    g.edges([t3, second], third)
+    g.session("ask", date="2025-04-12")
+    q = g.question("q1", ERRAND)
+    g.op("errands.search", "retrieval")
+    context = g.var("q1", f"- renew passport: {passport}\n- pick up dry cleaning: done", cls="memory_context",
+                    cat="memory_context")
+    g.edges([q, third], context)
+    answer = "No, renewing your passport is done." if closes_passport else "No, it's done."
+    g.judge(q, "Yes", g.answer("q1", context, answer))
+    return g.document(), ops
+
+
+def test_a_yes_is_held_by_the_thing_asked_about_and_a_close_that_ended_it_is_the_deletion():
+    """'Yes' is held by no memory: the passport errand is, while the list does not say it is done. The close that
+    marked it done on a report about the dry cleaning is blamed, a DeletionError (was: an ExtractionError of the
+    first add, since no variable ever held the word 'yes')."""
+    doc, ops = _errands()
+    for evidence in (("e1",), ()):
+        assert blame_smartcomment(doc, ERRAND, "Yes", evidence) == ("DeletionError", ops["close"]), evidence
+
+
+def test_a_yes_the_context_held_while_the_answer_said_no_is_the_response_error():
+    """The list still says the passport errand is open and the answer said no: a ResponseError of the answer."""
+    doc, _ = _errands(closes_passport=False)
+    kind, _ = blame_smartcomment(doc, ERRAND, "Yes", ("e1",))
+    assert kind == "ResponseError"
+
+
+def test_what_a_yes_no_question_asks_about():
+    from memopt.attribution.polar import polar_topic, says_retired
+
+    assert polar_topic("Is my 'preterite vs imperfect' card still active?", "Yes") == "preterite vs imperfect"
+    assert polar_topic("Do I still have a climbing gym pass?", "Yes") == "climbing gym pass"
+    assert polar_topic("Nimmt die Patientin noch Ramipril?", "Ja", "Ramipril nehme ich weiterhin.") == "ramipril"
+    assert polar_topic("When is my next dentist visit?", "Yes") is None
+    assert polar_topic("Do I still have a gym pass?", "No, it was cancelled") is None
+    assert polar_topic("Is Grace allowed to run?", "Yes. She was cleared to run again, but no downhill running") \
+        is None
+    assert says_retired("- renew passport: done") and says_retired("medikation.ramipril: GELÖSCHT")
+    assert not says_retired("- renew passport: open")
