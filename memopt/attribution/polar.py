@@ -5,11 +5,13 @@ that still holds what the question asks about, so that is the piece (`memopt.att
 through the graph: a delete that removed it is the loss. What it asks about is a span it quotes
 ("Is my 'preterite vs imperfect' card still active?"), else its content words without the words of tense and
 aspect ("still", "now", "noch"), of them those the evidence uses when it uses some ("Is booking the room for the
-Henley offsite still on my to-do list?": room Henley offsite; "Nimmt die Patientin noch Ramipril?": Ramipril). A question that opens with a question word
-("When ...", "Wie viele ...") is not a yes/no question, a gold that says more than yes ("Yes. She was cleared to
-run again, but no downhill running") is read as it is, and a gold that says no is left as it is: what a "no"
-needs is an absence, which no variable holds. A line that states the thing and says it is gone
-(`says_retired`: "T2 Book room for Henley offsite: done", "medikation.ramipril: GELÖSCHT") does not hold it.
+Henley offsite still on my to-do list?": room Henley offsite; "Nimmt die Patientin noch Ramipril?": Ramipril).
+
+A question that opens with a question word ("When ...", "Wie viele ...") is not a yes/no question, a gold that
+says more than yes ("Yes. She was cleared to run again, but no downhill running") is read as it is, and a gold
+that says no is left as it is: what a "no" needs is an absence, which no variable holds. A line that states the
+thing and says it is gone (`says_retired`: "T2 Book room for Henley offsite: done", "medikation.ramipril:
+GELÖSCHT") does not hold it.
 """
 
 from __future__ import annotations
