@@ -4,7 +4,8 @@ A system serving several people tags each fact with the person it is about: a re
 ``person``, ``member``, ``speaker``...) field, or a line's leading ``[ana]`` tag. A first-person question ("What
 diet did I tell you I'm following?") asked by one of them (the question's ``speaker`` in its metadata or value)
 is answered only by the asker's facts: a fact with the same words filed under someone else is not held for them.
-`held_for_someone_else` tells the records of a value that state a piece and are all someone else's.
+`held_for_someone_else` tells the records of a value that state a piece and are all someone else's; a question
+about people it names ("When is Maya's birthday?") is answered only by their facts (`held_for_others`).
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ from typing import Any
 from memopt.attribution.cast import ROLES
 from memopt.attribution.normalise import plain
 
-__all__ = ["asker_of", "first_person", "held_for_someone_else"]
+__all__ = ["asker_of", "first_person", "held_for_others", "held_for_someone_else"]
 
-_OWNER_KEYS = ("owner", "owner_id", "user", "user_name", "person", "member", "speaker", "about", "subject_person")
+_OWNER_KEYS = ("owner", "owner_id", "user", "user_name", "person", "member", "speaker", "about", "subject_person",
+               "subject")
 _ASKER_KEYS = ("speaker", "speaker_name", "user", "user_name", "asker", "from", "author")
 _TAG = re.compile(r"^\s*(?:[-*•]\s*)?\[(?P<who>[A-Za-z][\w .'-]{0,30})\]\s*(?P<rest>.*)$", re.S)
 _FIRST_PERSON = re.compile(r"\b(?:i|me|my|mine|i'm|i've|i'd|myself)\b", re.IGNORECASE)
@@ -68,3 +70,12 @@ def held_for_someone_else(value: Any, asker: str, states: Callable[[str], bool])
     ``shared``) says nothing about whose fact it is."""
     stating = [owner for owner, text in _records(value) if states(text)]
     return bool(stating) and all(_a_person(owner) and owner != asker for owner in stating)
+
+
+def held_for_others(value: Any, names: list[str], states: Callable[[str], bool]) -> bool:
+    """Whether every fact of ``value`` that ``states`` the piece is filed under a person none of ``names`` (the
+    people a question names, lower case) is part of (and there is at least one): Jordan's row does not hold Maya's
+    birthday."""
+    stating = [owner for owner, text in _records(value) if states(text)]
+    return bool(stating) and all(_a_person(owner) and not any(n in owner.split() for n in names)
+                                 for owner in stating)

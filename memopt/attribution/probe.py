@@ -42,7 +42,7 @@ from memopt.attribution.need import (
     turned_round,
 )
 from memopt.attribution.normalise import canonical_dates, item_day, normalise_numbers, plain, reading
-from memopt.attribution.owner import asker_of, first_person, held_for_someone_else
+from memopt.attribution.owner import asker_of, first_person, held_for_others, held_for_someone_else
 from memopt.attribution.polar import polar_topic, says_retired
 from memopt.core.text import overlap
 from memopt.judge.judges import Judge
@@ -236,12 +236,19 @@ class Probe:
         return asker_of(G.nodes[asked[0]]) if asked else None
 
     def _someone_elses(self, value: Any, piece: Piece) -> bool:
-        """Whether a value states the piece only in facts filed under someone other than the asker."""
-        if self.asker is None or piece.computed:
+        """Whether a value states the piece only in facts filed under someone other than the asker (a first-person
+        question) or than every person the question names ("When is Maya's birthday?": not a row of Jordan's)."""
+        if piece.computed:
             return False
         words = normalise_numbers(canonical_dates(piece.text))
-        return held_for_someone_else(value, self.asker, lambda text: overlap(
-            words, normalise_numbers(canonical_dates(text))) >= CONTAINS_RECALL_THRESHOLD)
+
+        def states(text: str) -> bool:
+            return overlap(words, normalise_numbers(canonical_dates(text))) >= CONTAINS_RECALL_THRESHOLD
+
+        if self.asker is not None:
+            return held_for_someone_else(value, self.asker, states)
+        named = [n.lower() for n in names_in(self.case.question)]
+        return bool(named) and not first_person(self.case.question) and held_for_others(value, named, states)
 
     @property
     def cast(self) -> Cast:
