@@ -33,8 +33,12 @@ def verdict_of(value: Any) -> bool | None:
         for key in _KEYS:
             if key in value and (found := verdict_of(value[key])) is not None:
                 return found
-        # under keys no judge vocabulary names, a judge's word decides ({"urteil": "falsch"}); a flag or a count
-        # alone ({"gone": true}) is no verdict; every value agrees ({"urteil": "falsch", "punkte": 0})
+        # under keys no judge vocabulary names: a record of one value is that value's verdict ({"urteil": "falsch"},
+        # {"seikai": false}); of several, a judge's word decides when every value agrees ({"urteil": "falsch",
+        # "punkte": 0}), so a memory item with a flag ({"memory": ..., "is_active": false}) is none
+        if len(value) == 1:
+            only = next(iter(value.values()))
+            return verdict_of(only) if isinstance(only, str | int | float | bool) else None
         words = [v for v in value.values() if isinstance(v, str) and _word(v)]
         said = {verdict_of(v) for v in value.values() if isinstance(v, str | int | float | bool)}
         whole = all(isinstance(v, str | int | float | bool) for v in value.values())
@@ -43,7 +47,7 @@ def verdict_of(value: Any) -> bool | None:
         return value
     text = str(value).strip().strip('"').upper()
     pair = _PAIR.match(text)
-    if pair and pair.group(1).strip().lower() in _KEYS:  # "score=0", "verdict: WRONG"
+    if pair and (pair.group(1).strip().lower() in _KEYS or _word(pair.group(2))):  # "score=0", "veredicto: INCORRECTO"
         text = pair.group(2).strip('"').upper()
     if text in _RIGHT:
         return True

@@ -12,13 +12,14 @@ from tests.attribution.shapes import Smartcomment, blame_smartcomment
 QUESTION = "Op welke dag wil de klant de levering?"
 
 
-def _garden_centre(*, core_block: bool = False, said_gold: bool = False) -> tuple[dict, dict[str, str]]:
+def _garden_centre(*, core_block: bool = False, said_gold: bool = False, retire: bool = False
+                   ) -> tuple[dict, dict[str, str]]:
     """A garden centre's assistant: ``geheugen.schrijf`` (category ``opslaan``) keeps a fact from each customer line,
     the second time without the delivery day; at question time ``zoek`` writes ``treffers``, ``antwoord.maak``
     writes a ``reactie``, and ``eval.rechter`` reads only that reply and the ``verwacht`` gold and writes
     ``{"uitslag": "FAIL"}``. ``core_block``: the answer op also reads the customer's profile (``profiel.bij`` wrote
     it) directly; ``said_gold``: the gold is written as a message (``{"speaker", "text"}``) and the verdict is a
-    bare ``0``."""
+    bare ``0``; ``retire``: a cleanup retires the first fact as ``{"weg": true}``, a version nothing reads."""
     g = Smartcomment("tuincentrum")
     ops: dict[str, str] = {}
     g.session("dag1", date="2025-03-03")
@@ -30,6 +31,9 @@ def _garden_centre(*, core_block: bool = False, said_gold: bool = False) -> tupl
     ops["keep2"] = g.op("geheugen.schrijf", "opslaan")
     f2 = g.var("f2", "Klant bestelt potgrond", cls="Feit", cat="geheugen")
     g.edges(t2, f2)
+    if retire:
+        g.op("geheugen.wis", "opruimen")
+        g.edges([t2, f1], g.var("f1", {"weg": True}, cls="Feit", cat="geheugen"))
     g.op("profiel.bij", "profiel")
     profile = g.var("profiel", "Klant: Joris, Utrecht, moestuin", cls="Profiel", cat="geheugen")
     g.edges(t1, profile)
@@ -74,6 +78,15 @@ def test_a_gold_written_as_a_message_and_a_bare_score_are_read_as_gold_and_verdi
     assert case["judged"] is False
 
 
+def test_a_unit_retired_into_a_version_nothing_reads_is_no_verdict():
+    """``{"weg": true}`` reads as a verdict and nothing reads it, but it is the next version of the fact its op
+    read (a retirement), not a judge's output."""
+    G, _ = from_memtrace(_garden_centre(retire=True)[0], source="tuincentrum.json")
+    kinds = {d["sc_id"]: d["kind"] for _, d in G.nodes(data=True) if d["type"] == "variable"}
+    assert kinds["Feit:f1@2"] != "judgement"
+    assert [c["judged"] for c in G.graph["cases"]] == [False]
+
+
 def test_the_failure_is_blamed_on_the_op_that_dropped_the_day():
     """With the roles read, the fact written without the delivery day is the loss: an ExtractionError of the second
     ``geheugen.schrijf``, the graph's own op id."""
@@ -93,7 +106,8 @@ def test_an_answer_that_also_reads_memory_directly_has_no_one_context():
 @pytest.mark.parametrize(("said", "verdict"), [
     ("score=0", False), ("score: 1", True), ({"urteil": "falsch"}, False), ({"resultado": "correcto"}, True),
     ("FAUX", False), ({"urteil": "falsch", "punkte": 0}, False), ({"note": "x", "other": 0}, None),
-    ({"id": "m1", "memory": "Goal: a 5k", "is_active": False}, None), ({"gone": True}, None), ({"count": 0}, None),
+    ({"id": "m1", "memory": "Goal: a 5k", "is_active": False}, None), ({"seikai": False}, False),
+    ("veredicto: INCORRECTO", False), ("count: 3", None),
     ({"a": "richtig", "b": "falsch"}, None), ("41", True), ("a plain sentence", None)])
 def test_verdicts_as_teams_write_them(said, verdict):
     """A judge's word in a key=value line, a record of one judge's word, another language, a record whose values all
