@@ -47,7 +47,8 @@ def chain_roles(nodes: dict[str, dict[str, Any]], kinds: dict[str, str | None],
         reads[e["op_id"]].add(s)
         writes[e["op_id"]].add(t)
         writer.setdefault(t, e["op_id"])
-        parents[t].add(s)
+        if writer[t] == e["op_id"]:  # a later op's edge into it ("query → hit") reads it, it made nothing of it
+            parents[t].add(s)
     read_somewhere = {s for read in reads.values() for s in read}
     found: dict[str, str] = {}
 

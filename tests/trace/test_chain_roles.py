@@ -12,14 +12,15 @@ from tests.attribution.shapes import Smartcomment, blame_smartcomment
 QUESTION = "Op welke dag wil de klant de levering?"
 
 
-def _garden_centre(*, core_block: bool = False, said_gold: bool = False, retire: bool = False
-                   ) -> tuple[dict, dict[str, str]]:
+def _garden_centre(*, core_block: bool = False, said_gold: bool = False, retire: bool = False,
+                   second: bool = False) -> tuple[dict, dict[str, str]]:
     """A garden centre's assistant: ``geheugen.schrijf`` (category ``opslaan``) keeps a fact from each customer line,
     the second time without the delivery day; at question time ``zoek`` writes ``treffers``, ``antwoord.maak``
     writes a ``reactie``, and ``eval.rechter`` reads only that reply and the ``verwacht`` gold and writes
     ``{"uitslag": "FAIL"}``. ``core_block``: the answer op also reads the customer's profile (``profiel.bij`` wrote
     it) directly; ``said_gold``: the gold is written as a message (``{"speaker", "text"}``) and the verdict is a
-    bare ``0``; ``retire``: a cleanup retires the first fact as ``{"weg": true}``, a version nothing reads."""
+    bare ``0``; ``retire``: a cleanup retires the first fact as ``{"weg": true}``, a version nothing reads; ``second``: a later
+    question (class ``query``) whose search marks the fact it found with an edge into it ("query → hit")."""
     g = Smartcomment("tuincentrum")
     ops: dict[str, str] = {}
     g.session("dag1", date="2025-03-03")
@@ -49,6 +50,12 @@ def _garden_centre(*, core_block: bool = False, said_gold: bool = False, retire:
                      cat="verwacht")
     g.op("eval.rechter", "beoordeling")
     g.edges([reply, expected], g.var("v1-oordeel", "0" if said_gold else {"uitslag": "FAIL"}, cat="oordeel"))
+    if second:
+        later = g.question("v2", "Wat kweekt de klant?")
+        g.op("zoek", "opzoeken")
+        g.edges(later, f2)  # the hit it found, marked with an edge into it
+        g.op("antwoord.maak", "genereren")
+        g.edges([later, f2], g.var("v2-reactie", "Tomaten en bonen.", cat="reactie"))
     return g.document(), ops
 
 
@@ -85,6 +92,15 @@ def test_a_unit_retired_into_a_version_nothing_reads_is_no_verdict():
     kinds = {d["sc_id"]: d["kind"] for _, d in G.nodes(data=True) if d["type"] == "variable"}
     assert kinds["Feit:f1@2"] != "judgement"
     assert [c["judged"] for c in G.graph["cases"]] == [False]
+
+
+def test_another_question_s_search_edge_into_a_fact_does_not_make_it_this_answer_s_question():
+    """A later question's search marks the fact it found with an edge into it; that edge reads the fact, so the
+    later question is no ancestor of the first answer, whose question is still found (was: no case)."""
+    G, _ = from_memtrace(_garden_centre(second=True)[0], source="tuincentrum.json")
+    kinds = {d["sc_id"]: d["kind"] for _, d in G.nodes(data=True) if d["type"] == "variable"}
+    assert kinds["Vraag:v1@1"] == "question"
+    assert [c["question"] for c in G.graph["cases"] if "judged" in c] == [QUESTION]
 
 
 def test_the_failure_is_blamed_on_the_op_that_dropped_the_day():
