@@ -19,8 +19,9 @@ def _garden_centre(*, core_block: bool = False, said_gold: bool = False, retire:
     writes a ``reactie``, and ``eval.rechter`` reads only that reply and the ``verwacht`` gold and writes
     ``{"uitslag": "FAIL"}``. ``core_block``: the answer op also reads the customer's profile (``profiel.bij`` wrote
     it) directly; ``said_gold``: the gold is written as a message (``{"speaker", "text"}``) and the verdict is a
-    bare ``0``; ``retire``: a cleanup retires the first fact as ``{"weg": true}``, a version nothing reads; ``second``: a later
-    question (class ``query``) whose search marks the fact it found with an edge into it ("query → hit")."""
+    bare ``0``; ``retire``: a cleanup retires the first fact as ``{"weg": true}``, a version nothing reads;
+    ``second``: a later question (class ``query``) whose search marks the fact it found with an edge into it
+    ("query → hit")."""
     g = Smartcomment("tuincentrum")
     ops: dict[str, str] = {}
     g.session("dag1", date="2025-03-03")
