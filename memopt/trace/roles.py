@@ -92,19 +92,34 @@ def question_text(text: Any) -> str:
 def gold_text(golden: Any) -> str:
     """A gold as memopt reads it: a list of several answers names items the answer needs (as the graphs' authors
     write a multi-item gold), a list of one is that answer, and so is a list whose items all say one thing in
-    different writings (``["August 15, 2026", "2026-08-15"]``: one day; ``["Yes", "yes."]``)."""
+    different writings (``["August 15, 2026", "2026-08-15"]``: one day; ``["Yes", "yes."]``) or at more length
+    (``["7", "7 Tage"]``, ``["3", "three times"]``)."""
     if isinstance(golden, list):
         items = [str(g) for g in golden if str(g).strip()]
-        if len({_one_answer(i) for i in items}) == 1:
+        said = [_one_answer(i) for i in items]
+        if len(set(said)) == 1 or _one_thing(said):
             return items[0]
         return json.dumps(items, ensure_ascii=False) if len(items) > 1 else (items[0] if items else "")
     return str(golden)
 
 
+_SMALL = {w: str(n) for n, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve".split())}
+
+
 def _one_answer(item: str) -> str:
-    """An answer as written alike in every writing: the day a full date gives, else its words in lower case."""
+    """An answer as written alike in every writing: the day a full date gives, else its words in lower case (small
+    numbers as digits)."""
     day = read_day(item)
-    return day.isoformat() if day is not None else " ".join(re.sub(r"[^\w\s]", " ", item.lower()).split())
+    if day is not None:
+        return day.isoformat()
+    return " ".join(_SMALL.get(w, w) for w in re.sub(r"[^\w\s]", " ", item.lower()).split())
+
+
+def _one_thing(said: list[str]) -> bool:
+    """Whether answers are one answer, longer and shorter: the shortest's words are in every other ("7", "7 Tage";
+    "3", "three times")."""
+    shortest = set(min(said, key=len).split())
+    return len(said) > 1 and bool(shortest) and all(shortest <= set(s.split()) for s in said)
 
 
 def _word(text: Any) -> str:

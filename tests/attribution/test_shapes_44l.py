@@ -65,11 +65,14 @@ def test_a_merge_that_miscounts_a_staged_field_is_the_update_error():
 
 
 def test_a_gold_in_two_writings_of_one_day_is_one_answer():
-    """["August 15, 2026", "2026-08-15"] is one day, not two items the answer needs; different days stay items."""
+    """["August 15, 2026", "2026-08-15"] is one day, not two items the answer needs, and ["7", "7 Tage"] one count;
+    different days and different places stay items."""
     assert gold_text(["August 15, 2026", "2026-08-15"]) == "August 15, 2026"
     assert gold_text(["Yes", "yes."]) == "Yes"
     assert gold_text(["August 15, 2026", "2026-09-30"]) == '["August 15, 2026", "2026-09-30"]'
-    assert gold_text(["7", "7 Tage"]) == '["7", "7 Tage"]'
+    assert gold_text(["7", "7 Tage"]) == "7"
+    assert gold_text(["3", "three times"]) == "3"
+    assert gold_text(["Porto", "Krakow"]) == '["Porto", "Krakow"]'
 
 
 ERRAND = "Is renewing my passport still on my errand list?"
