@@ -103,7 +103,8 @@ def gold_text(golden: Any) -> str:
     return str(golden)
 
 
-_SMALL = {w: str(n) for n, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve".split())}
+_SMALL = {w: str(n) for n, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve".split())}
 
 
 def _one_answer(item: str) -> str:
