@@ -19,12 +19,13 @@ import networkx as nx
 __all__ = ["verdict_of", "verdicts"]
 
 # a judge's word, also as teams write it in their own language (German, French, Spanish, Portuguese, Italian)
-_RIGHT = frozenset({"CORRECT", "RIGHT", "TRUE", "YES", "PASS", "PASSED", "ACCEPT", "ACCEPTED", "RICHTIG", "KORREKT",
-                    "WAHR", "VRAI", "CORRECTO", "CORRETO", "CERTO", "GIUSTO", "CORRETTO"})
-_WRONG = frozenset({"WRONG", "INCORRECT", "FALSE", "NO", "FAIL", "FAILED", "REJECT", "REJECTED", "FALSCH", "INKORREKT",
-                    "FAUX", "INCORRECTO", "INCORRETO", "ERRADO", "SBAGLIATO", "ERRATO"})
+_RIGHT = frozenset({"CORRECT", "RIGHT", "TRUE", "YES", "PASS", "PASSED", "ACCEPT", "ACCEPTED", "GOOD", "RICHTIG",
+                    "KORREKT", "WAHR", "VRAI", "CORRECTO", "CORRETO", "CERTO", "GIUSTO", "CORRETTO"})
+_WRONG = frozenset({"WRONG", "INCORRECT", "FALSE", "NO", "FAIL", "FAILED", "REJECT", "REJECTED", "BAD", "FALSCH",
+                    "INKORREKT", "FAUX", "INCORRECTO", "INCORRETO", "ERRADO", "SBAGLIATO", "ERRATO"})
 _PAIR = re.compile(r"^\s*([A-Za-z_][\w ]{0,30}?)\s*[=:]\s*(\S+)\s*$")
-_KEYS = ("score", "judge_score", "verdict", "label", "correct", "is_correct", "passed", "pass", "result", "grade")
+_KEYS = ("score", "judge_score", "verdict", "label", "correct", "is_correct", "passed", "pass", "result", "grade",
+         "note", "punkte", "puntos", "punteggio", "pontuacao")  # a score, also as teams abroad name it
 
 
 def verdict_of(value: Any) -> bool | None:

@@ -124,7 +124,7 @@ def test_an_answer_that_also_reads_memory_directly_has_no_one_context():
     ("score=0", False), ("score: 1", True), ({"urteil": "falsch"}, False), ({"resultado": "correcto"}, True),
     ("FAUX", False), ({"urteil": "falsch", "punkte": 0}, False), ({"note": "x", "other": 0}, None),
     ({"id": "m1", "memory": "Goal: a 5k", "is_active": False}, None), ({"seikai": False}, False),
-    ("veredicto: INCORRECTO", False), ("count: 3", None),
+    ("veredicto: INCORRECTO", False), ("count: 3", None), ("note=0", False), ("BAD", False),
     ({"a": "richtig", "b": "falsch"}, None), ("41", True), ("a plain sentence", None)])
 def test_verdicts_as_teams_write_them(said, verdict):
     """A judge's word in a key=value line, a record of one judge's word, another language, a record whose values all
