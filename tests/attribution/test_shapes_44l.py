@@ -144,6 +144,40 @@ def test_what_a_yes_no_question_asks_about():
     assert not says_retired("- renew passport: open")
 
 
+TEACHES = "What does Lena teach this term?"
+
+
+def _staff_rows() -> tuple[dict, dict[str, str]]:
+    """A teacher's own notes as SQL rows (``{"pk", "subject": <person>, "attr", "value"}``): Tomas (the chat's
+    ``user``) says what his sister Lena and he teach, the extraction swaps the two, and the search for Lena finds
+    her row."""
+    g = Smartcomment("staff")
+    ops: dict[str, str] = {}
+    g.session("intro", date="2025-09-01")
+    said = g.turn("s1", "user", "[Tomas] My sister Lena teaches chemistry this term, and I teach biology.")
+    ops["extract"] = g.op("rows.extract", "extraction")
+    lena = g.var("row.lena", {"pk": 7, "subject": "Lena (sister)", "attr": "teaches", "value": "biology"},
+                 cls="Row", cat="row")
+    tomas = g.var("row.tomas", {"pk": 8, "subject": "Tomas", "attr": "teaches", "value": "chemistry"},
+                  cls="Row", cat="row")
+    g.edges(said, [lena, tomas])
+    g.session("ask", date="2025-09-20")
+    q = g.question("q1", TEACHES)
+    g.op("rows.search", "retrieval")
+    context = g.var("q1", "Lena (sister) | teaches | biology", cls="memory_context", cat="memory_context")
+    g.edges([q, lena], context)
+    g.judge(q, "chemistry", g.answer("q1", context, "Lena teaches biology."))
+    return g.document(), ops
+
+
+def test_a_row_filed_under_another_person_does_not_hold_the_named_person_s_fact():
+    """Tomas's row says chemistry, but the question asks about Lena: the store never held Lena's subject, so the
+    extraction that swapped the rows is blamed (was: 'the store held it' at Tomas's row, a RetrievalError)."""
+    doc, ops = _staff_rows()
+    for evidence in (("s1",), ()):
+        assert blame_smartcomment(doc, TEACHES, "chemistry", evidence) == ("ExtractionError", ops["extract"]), evidence
+
+
 def test_facts_filed_under_people_the_question_does_not_name_are_not_theirs():
     """Jordan's row holds '14 September', but "When is Maya's birthday?" is about Maya: held for others; a row filed
     under Maya, or under no person (an account id), is not."""
