@@ -93,10 +93,23 @@ def names_in(ex: Example) -> set[str]:
         set(analyze(ex.question).names) | {w for w, _ in ex.turns if w}
 
 
+_SAYS = re.compile(r"(?:^\s*|(?<=[\s\[(|/]))(?P<who>[A-Z][a-z][\w'-]*)(?:,?\s+[^\W\d]+){0,3}?\s*(?:[:|~>»›]|--|—)\s*"
+                   r"(?P<said>[^\s|].{8,}?)[\s\]}).\"”»]*$")  # 'eval/turn-1: Priya | She's a dentist ...'
+
+
 def _turns(ex: Example, found: list[str], names: set[str]) -> list[tuple[str | None, str]]:
-    """The turns as read, else the values that are someone's own words; each with the name that leads it ('Alex dedi
-    ki: ...', 'Zane ~ I ...') or is written just before it on its line, when the reader gave none."""
-    turns = list(ex.turns) or [(None, v) for v in found if FIRST_PERSON.search(v) and len(words(v)) >= 4]
+    """The turns as read and the lines where a name leads someone's words ('Priya | She's ...', 'Alex dedi ki: My
+    ...'), else the values that are someone's own words; each with the name that leads it or is written just before
+    it on its line, when the reader gave none."""
+    turns = list(ex.turns)
+    quoted = [(m.start(), m.end(), next(g for g in m.groups() if g is not None).strip())
+              for m in _SPAN.finditer(ex.text)]
+    paired = [(a[2], b[2]) for a, b in zip(quoted, quoted[1:], strict=False)  # '{who = "Alex", text = "omg ..."}'
+              if a[2] in names and b[0] - a[1] <= 24 and "\n" not in ex.text[a[1]:b[0]]]
+    for who, said in [*paired, *((m["who"], m["said"]) for m in map(_SAYS.search, ex.text.splitlines()) if m)]:
+        if who in names and len(words(said)) >= 3 and not any(said in t or t in said for _, t in turns):
+            turns.append((who, said))
+    turns = turns or [(None, v) for v in found if FIRST_PERSON.search(v) and len(words(v)) >= 4]
     out = []
     for who, said in turns:
         led = _LED.match(said)
@@ -126,7 +139,7 @@ def _extraction(ex: Example, found: list[str], spans: list[str]) -> dict[str, Fi
     turns = _turns(ex, found, names)
     memory = _memory(ex, found, turns, names)
     q = analyze(ex.question)
-    when = q.kind == "when" or any(has_absolute_date(v) for v in spans)
+    when = q.kind == "when" or bool(ex.gold and has_absolute_date(ex.gold))
     relative = [t for _, t in turns if find_relative_dates(t)]
     kept = [s for s in memory if find_relative_dates(s) and (any(_about(s, t) for t in relative) or not relative)]
     if when and kept:
@@ -137,9 +150,8 @@ def _extraction(ex: Example, found: list[str], spans: list[str]) -> dict[str, Fi
     speakers = [w for w, _ in turns if w] + sorted(q.names)
     if turns and (memory or ex.shows_output) and any(not _mentions(held, n) for n in speakers):
         out["speaker_dropped"] = (1.0, next(t for _, t in turns))
-        return out
-    short = [v for v in [*spans, *(ex.gold and [ex.gold] or []), *found] if 0 < len(words(v)) <= 5 and
-             not is_abstention(v) and v != ex.answer and not find_relative_dates(v)]
+    short = [v for v in [*spans, *(ex.gold and [ex.gold] or [])] if 0 < len(words(v)) <= 5 and
+             not is_abstention(v) and (v != ex.answer or v in spans) and not find_relative_dates(v)]
     for detail in short:
         source = next((t for _, t in turns if holds(t, detail) and t != detail), None)
         if source and not any(holds(s, detail) for s in memory):
@@ -170,7 +182,7 @@ def _response(ex: Example, found: list[str], spans: list[str]) -> dict[str, Find
         return {"should_abstain": (1.0, (quoted or declined)[0])}
     for listed in found:
         items = [p.strip() for p in re.split(r",|\band\b", listed) if words(p)]
-        if len(items) < 2 or not all(len(words(p)) <= 4 for p in items) or has_absolute_date(listed):
+        if len(items) < 2 or not all(len(words(p)) <= 3 for p in items) or has_absolute_date(listed):
             continue
         for given in found:  # a short value that gives some of the items, not all: 'got Rocky' for 'Rocky, Milo'
             some = [p for p in items if holds(given, p)]
