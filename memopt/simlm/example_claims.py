@@ -37,8 +37,8 @@ _KIND = {"extraction": "extraction", "extract": "extraction", "update": "update"
 _SPAN = re.compile(r"<!\[CDATA\[(.*?)\]\]>|(?<!\w)'((?:[^'\n]|\b'\b){2,300}?)'(?!\w)|\"([^\"\n]{2,300}?)\"|"
                    r"“([^”\n]{2,300}?)”|‘([^’\n]{2,300}?)’|«\s*([^»\n]{2,300}?)\s*»|『([^』\n]{1,300}?)』|"
                    r"「([^」\n]{1,300}?)」|‹([^›\n]{1,300}?)›|„([^“”\n]{1,300}?)[“”]|`([^`\n]{1,300}?)`")
-_SEPARATOR = re.compile(r"\s*(?:\n|[|‖│•·;→⇒=<>{}\[\]]|->|=>|:\s|：|—|\t|\.\s+(?=[A-Z])|"
-                        r"\s[^\w\s'\"“”‘’«»()\[\],.?!]{1,3}\s)\s*")  # ' ~ ', ' -- ', ' / ', ' >> ': a column's edge
+_SEPARATOR = re.compile(r"\s*(?:\n|[|‖│•·;→⇒=<>{}\[\]()]|->|=>|:\s|：|—|\t|\.\s+(?=[A-Z])|\b[A-Z]\w*\(|"
+                        r"\s[^\w\s'\"“”‘’«»()\[\],.?!]{1,3}\s)\s*")  # ' ~ ', ' >> ': a column's edge; 'Str(...)'
 # a turn led by who says it: 'Zane ~ I went ...', 'Alex dedi ki: My ...', 'Zane, in chat -- I ...'
 _LED = re.compile(r"^([A-Z][\w'-]+)(?:,?\s+[^\W\d]+){0,3}?\s*(?:[^\w\s'\"“”(,.]{1,3}|\([^)]{0,30}\))\s*(?=\S)")
 
@@ -93,8 +93,13 @@ def names_in(ex: Example) -> set[str]:
         set(analyze(ex.question).names) | {w for w, _ in ex.turns if w}
 
 
-_SAYS = re.compile(r"(?:^\s*|(?<=[\s\[(|/]))(?P<who>[A-Z][a-z][\w'-]*)(?:,?\s+[^\W\d]+){0,3}?\s*(?:[:|~>»›]|--|—)\s*"
+_SAYS = re.compile(r"(?:^\s*|(?<=[\s\[(|/]))(?P<who>[A-Z][a-z][\w'-]*)(?:,?\s+[^\W\d]+){0,3}?\s*(?:[:|~>»›\])]|--|—)\s*"
                    r"(?P<said>[^\s|].{8,}?)[\s\]}).\"”»]*$")  # 'eval/turn-1: Priya | She's a dentist ...'
+
+
+def _led_words(line: str, names: set[str]) -> re.Match | None:
+    """The first place on a line where a name leads someone's words ('Turn: [Alex] omg ...', 'Priya | She's ...')."""
+    return next((m for n in _NAME.finditer(line) if (m := _SAYS.match(line, n.start())) and m["who"] in names), None)
 
 
 def _turns(ex: Example, found: list[str], names: set[str]) -> list[tuple[str | None, str]]:
@@ -106,7 +111,8 @@ def _turns(ex: Example, found: list[str], names: set[str]) -> list[tuple[str | N
               for m in _SPAN.finditer(ex.text)]
     paired = [(a[2], b[2]) for a, b in zip(quoted, quoted[1:], strict=False)  # '{who = "Alex", text = "omg ..."}'
               if a[2] in names and b[0] - a[1] <= 24 and "\n" not in ex.text[a[1]:b[0]]]
-    for who, said in [*paired, *((m["who"], m["said"]) for m in map(_SAYS.search, ex.text.splitlines()) if m)]:
+    led = [m for m in map(lambda line: _led_words(line, names), ex.text.splitlines()) if m]
+    for who, said in [*paired, *((m["who"], m["said"]) for m in led)]:
         if who in names and len(words(said)) >= 3 and not any(said in t or t in said for _, t in turns):
             turns.append((who, said))
     turns = turns or [(None, v) for v in found if FIRST_PERSON.search(v) and len(words(v)) >= 4]

@@ -124,3 +124,17 @@ def test_a_question_the_markup_normalising_hides_is_read_as_written() -> None:
     assert [ex.question for ex in read_feedback(feedback).examples] == ["Who does Xavi play badminton with?"]
     ev = read_evidence("extract", feedback)
     assert (ev.strength, max(ev.weights, key=ev.weights.__getitem__)) == (1.0, "all_participants")
+
+
+def test_turns_and_statements_are_found_by_their_shape_inside_wrappers() -> None:
+    """A speaker in brackets after a label ('line: [Priya] She's ...') and values wrapped as 'Val(...)' are still a
+    turn and the statements the memory held: the detail the turn holds and no statement does was lost."""
+    feedback = ("verdict := EXTRACTION_ERROR @ mem0.summarize\n"
+                "ask := Val(What does Priya's new landlord do for a living?)\n"
+                "want := Val(dentist) ; have := Val(met Ruth)\n"
+                "line := [Priya] I met my new landlord Ruth last month, we chatted for ages.\n"
+                "line := [Priya] She's a dentist at the clinic by the station, super friendly too.\n"
+                "kept := Val(Priya met Priya's new landlord Ruth last month)\n"
+                "note := the bit «dentist» stayed behind\n")
+    ev = read_evidence("summarize", feedback)
+    assert ev.weights.get("keep_details", 0) > 0, ev.weights
