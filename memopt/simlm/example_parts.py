@@ -101,6 +101,7 @@ class Example:
     after: list[str] = field(default_factory=list)  # and the later ones ('Memory after: ...'), paired in order
     error: str | None = None  # the kind of failure, as the feedback words it ('ExtractionError', 'a date left ...')
     operation: str | None = None  # the operation the feedback blames, as written ('mem0.extract')
+    text: str = ""  # the example as written, its lines together (what `memopt.simlm.example_claims` reads by shape)
 
     @property
     def held(self) -> list[str]:

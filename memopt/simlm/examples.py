@@ -144,6 +144,7 @@ class _Reader:
         segments: list[list[tuple[str, str]]] = []
         pending: list[tuple[str, str]] = []  # paragraphs introducing what follows ('Given this turn:' + the turn)
         leading = False  # whether such an introduction came before the first question: then they lead the next one
+        preamble: list[str] = []  # paragraphs before the first example that are none of its parts: kept in its text
         paragraphs = _introduced(re.split(r"\n\s*\n", text))
         shapes, head, opening = [opening_shape(p) for p in paragraphs], None, False  # an example's first paragraph
         for paragraph, shape in zip(paragraphs, shapes, strict=True):
@@ -176,9 +177,14 @@ class _Reader:
                 pending = []
             else:
                 self.advice += advice
+                preamble += [] if segments else [paragraph]  # a title before the first example ('BUG — update error')
         if segments:
             segments[-1] += pending
         examples = [self.example(fields) for fields in segments]
+        for example, fields in zip(examples, segments, strict=True):
+            example.text = "\n".join(line for _, line in fields)
+        if examples:
+            examples[0].text = "\n".join([*preamble, examples[0].text])
         return Reading([e for e in examples if e.question], list(dict.fromkeys(self.advice)))
 
     def asks(self, line: str, hint: str = "") -> bool:
@@ -457,5 +463,7 @@ class _Reader:
 
 def read_feedback(text: str) -> Reading:
     """The examples (one per question) and the general advice of a feedback text, in any format."""
-    text = as_lines(text)
-    return _Reader(text).read(text)
+    lines = as_lines(text)
+    reading = _Reader(lines).read(lines)
+    # markup the normalising took for a layout's (a tag line, a bracket) can hide every question: read it as written
+    return reading if reading.examples or not text.strip() else _Reader(text).read(text)

@@ -42,6 +42,7 @@ from typing import Any
 from memopt.simlm.diagnosis import LOSSES, diagnose, fixable
 from memopt.simlm.directives import IRRELEVANT, Directive, active_directives, directives_for
 from memopt.simlm.edits import edit, is_fragment
+from memopt.simlm.example_claims import claimed
 from memopt.simlm.examples import read_feedback
 
 __all__ = ["propose", "operation_kind", "read_evidence", "generic", "Evidence", "ADVICE_FOLLOW_RATE",
@@ -93,7 +94,9 @@ def read_evidence(kind: str, feedback: str) -> Evidence:
     ev = Evidence(kind, len(reading.examples), advice=[a for a in reading.advice if not is_fragment(a)])
     best = 0.0
     for example in reading.examples:
-        found = fixable(kind, diagnose(example))
+        found = fixable(kind, diagnose(example))  # what its parts as read show, and what its error type and
+        for loss, claim in fixable(kind, claimed(example)).items():  # values claim where the parts were misread
+            found[loss] = max(found.get(loss, claim), claim)
         best += max((confidence for confidence, _ in found.values()), default=0.0)
         for loss, (confidence, _) in found.items():  # the example's fragment is user data: never quoted
             directive = LOSSES[loss][0]
