@@ -4,6 +4,10 @@ A `Cue` names concepts (`memopt.simlm.concepts`) that, found together, speak for
 directive; a carrier under a negation or contrast flips the sign (`memopt.simlm.instructions` marks them). A
 concept in a condition only qualifies the main clause; a situation described in an "if / when" clause
 instructs nothing.
+An exception to a rule does not revoke it: a sentence that opens "Exception:" and the act in "the only thing you may
+drop is X" speak neither way. An act restricted by "only" ("delete is only for the fact the user denied") takes its
+object from its own clause, not from another one. A carrier under "without" says what the clause's act must keep
+("condense the log without losing a name"): it outweighs the act's own cue.
 """
 
 from __future__ import annotations
@@ -190,6 +194,33 @@ def _evidence(cue: Cue, clause: Clause, context: Clause) -> int | None:
     return (1 if total > 0 else -1) if total else votes[-1]
 
 
+def _under_without(cue: Cue, clause: Clause) -> bool:
+    """Do the cue's carriers in ``clause`` all stand in a scope that "without" opens ("condense it without losing a
+    name")?"""
+    found = _find(clause, cue.carriers[0])
+    for m in found:
+        first = m.start
+        while first > 0 and clause.words[first - 1].scope == m.scope:
+            first -= 1
+        if not m.scope or first == 0 or clause.words[first - 1].text != "without":
+            return False
+    return bool(found)
+
+
+def _clause_vote(cues: tuple[Cue, ...], clause: Clause, context: Clause) -> int | None:
+    """The verdict of the first cue that applies to ``clause``, unless a later cue says the opposite from under a
+    "without": "condense the log without losing a name" asks for the names, whatever "condense" says alone."""
+    verdicts = ((cue, v) for cue in cues if (v := _evidence(cue, clause, context)) is not None)
+    first = next(verdicts, None)
+    if first is None:
+        return None
+    if not _under_without(first[0], clause):
+        for cue, v in verdicts:
+            if v != first[1] and _under_without(cue, clause):
+                return v
+    return first[1]
+
+
 def sentence_stance(cues: tuple[Cue, ...], sentence: Sentence) -> int:
     """What one sentence says about a directive with these cues: +1, -1 or 0.
 
@@ -201,10 +232,8 @@ def sentence_stance(cues: tuple[Cue, ...], sentence: Sentence) -> int:
         return 0  # "Exception: a street address may be shortened": the rule it excepts from decides
     votes = []
     for clause in sentence.clauses:
-        vote = next((2 * v for cue in cues if (v := _evidence(cue, clause, clause)) is not None), None)
-        if vote is None:
-            vote = next((v for cue in cues if (v := _evidence(cue, clause, sentence.whole)) is not None),
-                        None)
+        vote = _clause_vote(cues, clause, clause)
+        vote = 2 * vote if vote is not None else _clause_vote(cues, clause, sentence.whole)
         if vote:
             votes.append(vote / 2 if clause.aside else vote)
     total = sum(votes)

@@ -102,3 +102,21 @@ def test_an_exception_keeps_its_own_reading_when_it_is_the_rule():
     """Calling the directive's own behaviour bad still switches it off: the verdict reads what it names."""
     assert rule_stances("extract", "Keeping every figure and place in a fact is bad; keep the gist.").get(
         "keep_details") == -1
+
+
+SHORTENED_WITHOUT_LOSING = [
+    ("summarize", "keep_details", "Compress the weekly log, without losing names, places or amounts."),
+    ("summarize", "keep_details", "Condense each call into a short note without losing a name, a date or a place."),
+]
+
+
+@pytest.mark.parametrize(("operation", "directive", "sentence"), SHORTENED_WITHOUT_LOSING)
+def test_an_act_done_without_losing_details_keeps_them(operation, directive, sentence):
+    """'Condense X without losing Y' asks that Y survive: the "without" says what the act must keep, whatever the
+    act says alone."""
+    assert rule_stances(operation, sentence).get(directive) == 1
+
+
+def test_without_keeping_still_reads_against_the_details():
+    """The construction reads what "without" negates: shortening without keeping the names drops them."""
+    assert rule_stances("summarize", "Shorten the summary without keeping every name.").get("keep_details") == -1
