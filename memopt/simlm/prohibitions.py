@@ -3,7 +3,8 @@
 A clause whose subject ends with "is not allowed", "is unnecessary", "are forbidden", "is not to be", "must not
 be", "is not your job / responsibility" negates its subject ("guessing is not allowed"); so does one that says
 the subject falls short ("X is not enough", "X is insufficient": do more than X) or does harm ("X tends to add
-noise", "X hurts recall"). A clause that hands its subject to someone else ("X is handled by a downstream
+noise", "X hurts recall", "X is bad"); a verdict on "this" or "which" ("..., we lose the date, this is bad") negates
+what the sentence said before it. A clause that hands its subject to someone else ("X is handled by a downstream
 normaliser", "X is done elsewhere") or keeps it for reading only ("messages from the assistant are context only")
 refuses the statement, up to the next comma or conjunction: the instruction is not to do it, whatever the statement
 names; so does one that happens elsewhere ("X happens in a later step") or is someone else's concern. A clause
@@ -76,7 +77,10 @@ _HARM_VERBS = frozenset({"hurt", "hurts", "harm", "harms", "degrade", "degrades"
 _NOISE = frozenset({"noise", "errors", "distractors", "confusion", "clutter"})
 _HARMFUL = frozenset({"harmful", "counterproductive", "risky", "detrimental", "pointless", "wasteful",
                       # worthless: "a fact that has lost its number is useless"
-                      "useless", "worthless", "meaningless", "unusable", "unhelpful", "misleading", "dangerous"})
+                      "useless", "worthless", "meaningless", "unusable", "unhelpful", "misleading", "dangerous",
+                      # a verdict: "dropping the names is bad", "..., we lose the date, this is bad" ("wrong" is
+                      # not: "update when the user says the old fact is wrong" describes content)
+                      "bad"})
 # a fault: "invented answers are a compliance risk", "X is a mistake"
 _FAULTS = frozenset({"risk", "liability", "mistake", "hazard", "bug", "error", "failure", "defect", "violation",
                      "fail"})
@@ -161,6 +165,7 @@ def _participle(word: str) -> bool:
 
 
 
+_ANAPHORIC = frozenset({"this", "that", "which"})
 _CLAUSE_LINKS = frozenset({"because", "since", "so", "but", "however", "although", "though", "while", "whereas"})
 _NOTHING_BUT = (("beyond",), ("but",), ("except",), ("other", "than"), ("more", "than"), ("apart", "from"))
 
@@ -213,6 +218,13 @@ def mark_prohibited_subjects(words: list[Word]) -> list[Word]:
             for k in range(first, last):
                 if not out[k].scope:
                     out[k] = with_(out[k], scope=shared or scope_id)
+            if _ANAPHORIC & {out[first].text} and last == first + 1 and first > 0:
+                # "if you cut it, we lose the date, this is bad": the verdict is on what the sentence said before it
+                for k in range(first - 1, -1, -1):
+                    if out[k].text in STOP_PUNCT:
+                        break
+                    if not out[k].scope:
+                        out[k] = with_(out[k], scope=shared or scope_id)
             if (clause := _extraposed(out, first, start + subject, end)) is not None:
                 # "it is not acceptable for a fact to leave out names": the clause after the predicate is the subject
                 for k in range(clause, end):

@@ -4,6 +4,10 @@ A `Cue` names concepts (`memopt.simlm.concepts`) that, found together, speak for
 directive; a carrier under a negation or contrast flips the sign (`memopt.simlm.instructions` marks them). A
 concept in a condition only qualifies the main clause; a situation described in an "if / when" clause
 instructs nothing.
+An exception to a rule does not revoke it: a sentence that opens "Exception:" and the act in "the only thing you may
+drop is X" speak neither way. An act restricted by "only" ("delete is only for the fact the user denied") takes its
+object from its own clause, not from another one. A carrier under "without" says what the clause's act must keep
+("condense the log without losing a name"): it outweighs the act's own cue.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from functools import lru_cache
 
 from memopt.simlm.concepts import CONCEPTS
 from memopt.simlm.instructions import Clause, Match, Sentence
+from memopt.simlm.words import COPULAS
 
 __all__ = ["Cue", "sentence_stance"]
 
@@ -120,10 +125,47 @@ def _takes_up(clause: Clause) -> bool:
     return additive and bool(_ANAPHORS & set(main))
 
 
+_EXCEPTION_LEADS = (("exception",), ("exceptions",), ("one", "exception"), ("the", "only", "exception"),
+                    ("the", "one", "exception"), ("the", "sole", "exception"), ("an", "exception"))
+_SPARED = frozenset({"thing", "things", "word", "words", "part", "parts", "bit", "bits", "detail", "details"})
+
+
+def _opens_exception(clause: Clause) -> bool:
+    """Does the clause open with "Exception:", "One exception", "The only exception"?"""
+    return any(tuple(w.text for w in clause.words[:len(lead)]) == lead for lead in _EXCEPTION_LEADS)
+
+
+def _excepted(clause: Clause, k: int) -> bool:
+    """Does word ``k`` name what a rule lets through rather than the rule: in a clause that opens with "Exception:" /
+    "the one exception is", or in "the only thing you may drop" before its "is" (the act is allowed for what follows
+    the "is" alone: the rule it excepts from stands)?"""
+    texts = [w.text for w in clause.words]
+    if _opens_exception(clause):
+        return True
+    for j in range(k - 1, max(k - 8, 0), -1):
+        if texts[j] in COPULAS or clause.words[j].quoted:
+            return False
+        if texts[j] in _SPARED and texts[j - 1] in ("only", "sole"):
+            return True
+    return False
+
+
+_RESTRICTIONS = frozenset({"ONLY_THAT", "LIMIT"})
+
+
+def _restricted(clause: Clause, k: int) -> bool:
+    """Is the act at word ``k`` restricted by an "only" right after it ("delete is only for the fact the user denied",
+    "remove only what was retracted")? Then its object is the one it names, not one borrowed from another clause."""
+    return any(w.text in ("only", "solely", "exclusively") and not w.quoted for w in clause.words[k + 1:k + 4])
+
+
 def _evidence(cue: Cue, clause: Clause, context: Clause) -> int | None:
     """The cue's verdict on ``clause`` (requirements and second carriers read in ``context``), or None."""
     primary = [m for m in _find(clause, cue.carriers[0]) if not m.rationale and (m.scope or not cue.negated_only)
-               and (not clause.words[m.start].quoted or cue.negated_only)]
+               and (not clause.words[m.start].quoted or cue.negated_only) and not _excepted(clause, m.start)]
+    if context is not clause and cue.carriers[0] not in _RESTRICTIONS and primary and \
+            all(_restricted(clause, m.start) for m in primary):
+        return None  # "keep the others of the same person; delete is only for X": X is what goes, not the others
     required = [_required(r, context) for r in cue.requires]
     if not primary or any(r is None for r in required):
         return None
@@ -152,6 +194,33 @@ def _evidence(cue: Cue, clause: Clause, context: Clause) -> int | None:
     return (1 if total > 0 else -1) if total else votes[-1]
 
 
+def _under_without(cue: Cue, clause: Clause) -> bool:
+    """Do the cue's carriers in ``clause`` all stand in a scope that "without" opens ("condense it without losing a
+    name")?"""
+    found = _find(clause, cue.carriers[0])
+    for m in found:
+        first = m.start
+        while first > 0 and clause.words[first - 1].scope == m.scope:
+            first -= 1
+        if not m.scope or first == 0 or clause.words[first - 1].text != "without":
+            return False
+    return bool(found)
+
+
+def _clause_vote(cues: tuple[Cue, ...], clause: Clause, context: Clause) -> int | None:
+    """The verdict of the first cue that applies to ``clause``, unless a later cue says the opposite from under a
+    "without": "condense the log without losing a name" asks for the names, whatever "condense" says alone."""
+    verdicts = ((cue, v) for cue in cues if (v := _evidence(cue, clause, context)) is not None)
+    first = next(verdicts, None)
+    if first is None:
+        return None
+    if not _under_without(first[0], clause):
+        for cue, v in verdicts:
+            if v != first[1] and _under_without(cue, clause):
+                return v
+    return first[1]
+
+
 def sentence_stance(cues: tuple[Cue, ...], sentence: Sentence) -> int:
     """What one sentence says about a directive with these cues: +1, -1 or 0.
 
@@ -159,12 +228,12 @@ def sentence_stance(cues: tuple[Cue, ...], sentence: Sentence) -> int:
     concepts from the rest of the sentence 1; an aside in parentheses comments on the sentence and weighs half.
     The sign of the sum decides; a tie, the last clause.
     """
+    if _opens_exception(sentence.whole):
+        return 0  # "Exception: a street address may be shortened": the rule it excepts from decides
     votes = []
     for clause in sentence.clauses:
-        vote = next((2 * v for cue in cues if (v := _evidence(cue, clause, clause)) is not None), None)
-        if vote is None:
-            vote = next((v for cue in cues if (v := _evidence(cue, clause, sentence.whole)) is not None),
-                        None)
+        vote = _clause_vote(cues, clause, clause)
+        vote = 2 * vote if vote is not None else _clause_vote(cues, clause, sentence.whole)
         if vote:
             votes.append(vote / 2 if clause.aside else vote)
     total = sum(votes)

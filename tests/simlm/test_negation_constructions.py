@@ -51,3 +51,72 @@ def test_a_no_go_about_the_directive_itself_still_switches_it_off():
     """The construction negates what it names: calling the directive's own behaviour a no-go switches it off."""
     assert rule_stances("answer", "Saying 'Not mentioned' is a no-go; always give your best guess.").get(
         "abstain") == -1
+
+
+# Issue 47n: stance constructions behind the backwards readings of the twenty-fourth and twenty-fifth corpora, each
+# written here in other domains and wordings than the corpus sentences.
+CONSEQUENCE_CALLED_BAD = [
+    ("extract", "keep_details", "When a booking note is cut early, the clerk loses the room number and the guest's "
+                                "town, this is bad."),
+    ("summarize", "keep_details", "If the recap ends at the first clause, we drop the venue and the ticket price, "
+                                  "which is bad."),
+    ("extract", "keep_details", "Dropping names or dates from a fact is bad."),
+]
+EXCEPTION_STATED = [
+    ("extract", "keep_details", "Store each booking in full, with its guest, room number and dates. Exception: a "
+                                "long company name may be abbreviated."),
+    ("summarize", "keep_details", "The summary keeps every name, amount and due date. The one exception: a repeated "
+                                  "legal disclaimer may be shortened."),
+    ("extract", "keep_details", "Keep all names, dates and amounts - the only part you can omit is small talk such "
+                                "as greetings."),
+]
+ACT_RESTRICTED_TO_ITS_OBJECT = [
+    ("update", "delete_only_explicit", "Leave the rest of the patient's notes alone; removal is only for the note "
+                                       "the patient took back."),
+    ("update", "delete_only_explicit", "Do not touch the rest of that tenant's records; removing is only for the "
+                                       "lease they ended."),
+]
+
+
+@pytest.mark.parametrize(("operation", "directive", "sentence"), CONSEQUENCE_CALLED_BAD)
+def test_a_consequence_called_bad_is_forbidden(operation, directive, sentence):
+    """'..., we lose X, this is bad' (or 'X is bad') judges what it names: losing X is what the sentence forbids."""
+    assert rule_stances(operation, sentence).get(directive) == 1
+
+
+@pytest.mark.parametrize(("operation", "directive", "sentence"), EXCEPTION_STATED)
+def test_an_exception_to_a_rule_does_not_revoke_it(operation, directive, sentence):
+    """'Exception: X may be shortened', 'the only thing you may drop is X' let X through; the rule they except from
+    stands."""
+    assert rule_stances(operation, sentence).get(directive) == 1
+
+
+@pytest.mark.parametrize(("operation", "directive", "sentence"), ACT_RESTRICTED_TO_ITS_OBJECT)
+def test_an_act_restricted_by_only_takes_its_own_object(operation, directive, sentence):
+    """'delete is only for X' deletes X; the memories another clause keeps are not its object (the clause that keeps
+    them may or may not be read; the restricted act never reads against the directive)."""
+    assert rule_stances(operation, sentence).get(directive, 0) >= 0
+
+
+def test_an_exception_keeps_its_own_reading_when_it_is_the_rule():
+    """Calling the directive's own behaviour bad still switches it off: the verdict reads what it names."""
+    assert rule_stances("extract", "Keeping every figure and place in a fact is bad; keep the gist.").get(
+        "keep_details") == -1
+
+
+SHORTENED_WITHOUT_LOSING = [
+    ("summarize", "keep_details", "Compress the weekly log, without losing names, places or amounts."),
+    ("summarize", "keep_details", "Condense each call into a short note without losing a name, a date or a place."),
+]
+
+
+@pytest.mark.parametrize(("operation", "directive", "sentence"), SHORTENED_WITHOUT_LOSING)
+def test_an_act_done_without_losing_details_keeps_them(operation, directive, sentence):
+    """'Condense X without losing Y' asks that Y survive: the "without" says what the act must keep, whatever the
+    act says alone."""
+    assert rule_stances(operation, sentence).get(directive) == 1
+
+
+def test_without_keeping_still_reads_against_the_details():
+    """The construction reads what "without" negates: shortening without keeping the names drops them."""
+    assert rule_stances("summarize", "Shorten the summary without keeping every name.").get("keep_details") == -1
