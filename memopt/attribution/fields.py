@@ -23,6 +23,7 @@ from typing import Any
 
 import networkx as nx
 
+from memopt.attribution.need import names_in
 from memopt.attribution.normalise import plain
 from memopt.trace.roles import decode_value
 
@@ -119,11 +120,12 @@ def _phrases(question: str, names: list[str]) -> list[str]:
     return found or names
 
 
-def another_records(G: nx.DiGraph, node: str, question: str, names: list[str]) -> bool:
-    """Whether a variable is a field of a record whose other fields name none of ``names`` (the question's people
-    and things, each as the question writes it) while another record's fields of the same store do (see the
-    module docstring)."""
+def another_records(G: nx.DiGraph, node: str, question: str) -> bool:
+    """Whether a variable is a field of a record whose other fields name none of the question's people and things
+    (`memopt.attribution.need.names_in`, each as the question writes it) while another record's fields of the same
+    store do (see the module docstring)."""
     own = _record_of(_unkinded(G.nodes[node]))
+    names = names_in(question)
     if own is None or not names:
         return False
     records = _record_fields(G).get(own[0].rpartition(":")[0], {})

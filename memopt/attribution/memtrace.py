@@ -162,7 +162,7 @@ def memtrace(case: FailedCase, judge: Judge) -> Attribution:
         return _result(case, probe, started, "RetrievalError", op,
                        f"the store held the information at question time ({held}) but the context did not",
                        [*evidence, held, op, *context, answer_op])
-    return _upstream(case, probe, started, asked, probe.missing(candidates))
+    return _upstream(case, probe, started, asked, probe.missing(candidates), searched)
 
 
 def _response_loss(case: FailedCase, probe: Probe) -> str:
@@ -302,7 +302,8 @@ def _revises(G: nx.DiGraph, op: str) -> bool:
         read and G.nodes[op].get("category") == "update")
 
 
-def _upstream(case: FailedCase, probe: Probe, started: float, asked: int, missing: list[int]) -> Attribution:
+def _upstream(case: FailedCase, probe: Probe, started: float, asked: int, missing: list[int],
+              searched: set[str]) -> Attribution:
     """Follow each missing piece from its turns through every variable built before the question; blame the
     earliest decisive loss (see the module docstring)."""
     G = case.G
@@ -311,7 +312,7 @@ def _upstream(case: FailedCase, probe: Probe, started: float, asked: int, missin
     losses: list[_Loss] = []
     held_any: list[str] = []
     for index in missing or range(len(probe.pieces)):
-        found = _losses(case, probe, index, asked, querying, live, held_any)
+        found = _losses(case, probe, index, asked, querying, live, held_any, searched)
         if found:
             losses.append(min(found, key=lambda loss: (not loss.stored, loss.start)))
     evidence = case.evidence_turns[:1]
@@ -334,11 +335,11 @@ def _upstream(case: FailedCase, probe: Probe, started: float, asked: int, missin
 
 
 def _losses(case: FailedCase, probe: Probe, index: int, asked: int, querying: set[str], live: frozenset[str],
-            held_any: list[str]) -> list[_Loss]:
-    """Where the ``index``-th piece was lost, on every copy that held it before the question."""
+            held_any: list[str], searched: set[str]) -> list[_Loss]:
+    """Where the ``index``-th piece was lost, on every copy that held it before the question (``searched``: the
+    stores the questions' ops read, `_searched_stores`)."""
     G = case.G
     turns = list(probe.pieces[index].turns)
-    searched = _searched_stores(case)
 
     def writer(v: str) -> str | None:
         return next(iter(G.predecessors(v)), None)

@@ -277,7 +277,7 @@ class Probe:
                 verdict = True
             elif d.get("kind") == "turn":
                 verdict = False  # the turns a piece comes from were chosen with the pieces: no other turn is judged
-            elif "action" in d and another_records(self.case.G, node, self.case.question, names_in(self.case.question)):
+            elif "action" in d and another_records(self.case.G, node, self.case.question):
                 verdict = False  # a field of another record (a writeback that matched the wrong one)
             elif self._someone_elses(d.get("value"), piece):
                 verdict = False  # the same words, filed under another person of a shared store

@@ -51,17 +51,22 @@ def chain_roles(nodes: dict[str, dict[str, Any]], kinds: dict[str, str | None],
             parents[t].add(s)
     read_somewhere = {s for read in reads.values() for s in read}
     found: dict[str, str] = {}
+    ancestry: dict[str, set[str]] = {}
+
+    def ancestors(fid: str) -> set[str]:
+        if fid not in ancestry:
+            ancestry[fid] = _ancestors(fid, parents)
+        return ancestry[fid]
 
     def kind(fid: str) -> str | None:
         return found.get(fid, kinds.get(fid))
 
-    for fid in writer:  # verdicts: read by nothing, saying right or wrong, beside a gold; not a unit's new version
-        op = writer[fid]
-        if any(nodes[s].get("full_name") == nodes[fid].get("full_name") for s in reads[op]):
-            continue
+    for fid, op in writer.items():  # verdicts: read by nothing, saying right or wrong, beside a gold; not a unit's
+        # new version
         if kind(fid) is None and fid not in read_somewhere and _says_verdict(nodes[fid]) and any(
                 s not in writer and kinds.get(s) != "question" for s in reads[op]) and any(
-                s in writer for s in reads[op]):
+                s in writer for s in reads[op]) and not any(
+                nodes[s].get("full_name") == nodes[fid].get("full_name") for s in reads[op]):
             found[fid] = "judgement"
     for op, read in reads.items():  # what a judge read: the answer an op wrote, the gold no op wrote
         if not any(kind(w) == "judgement" for w in writes[op]) or any(kind(s) == "answer" for s in read):
@@ -73,19 +78,19 @@ def chain_roles(nodes: dict[str, dict[str, Any]], kinds: dict[str, str | None],
             if len(golds) == 1 and not any(kind(s) == "gold" for s in read):
                 found[golds[0]] = "gold"
     for answer in [f for f in nodes if kind(f) == "answer"]:
-        ancestors = _ancestors(answer, parents)
-        questions = {a for a in ancestors if kind(a) == "question"} | {
+        made_from = ancestors(answer)
+        questions = {a for a in made_from if kind(a) == "question"} | {
             q for op, read in reads.items() if answer in read for q in read if kind(q) == "question"}
         if not questions:
-            starting = [a for a in ancestors if a not in writer and kind(a) in _UNNAMED]
+            starting = [a for a in made_from if a not in writer and kind(a) in _UNNAMED]
             if not starting:
                 continue
             questions = {max(starting, key=lambda a: (str(nodes[a].get("created_at") or ""), a))}
             found[next(iter(questions))] = "question"
         read = [s for s in reads.get(writer.get(answer, ""), ()) if s in writer]
-        own = [s for s in read if any(r in questions or questions & _ancestors(r, parents)
+        own = [s for s in read if any(r in questions or questions & ancestors(r)
                                       for r in reads[writer[s]])]  # its writer worked from the question
-        if len(own) < len(read) or any(kind(a) == "context" for a in ancestors):
+        if len(own) < len(read) or any(kind(a) == "context" for a in made_from):
             continue  # a context named already, or the answer also reads memory directly (an agent's core block)
         for s in own:  # what the question's own ops wrote for the answer
             if kind(s) is None:

@@ -155,9 +155,7 @@ def base_kind(node: dict[str, Any], starting: bool = False) -> str | None:
     if lower_category == "message":
         return "turn"
     if lower_category == "marker":  # a DELETE marker; other markers (EverMemOS's no-split, failed) only signal
-        value = decode_value(str(node.get("value", "")))
-        value = value.strip('"') if isinstance(value, str) else value
-        deleting = is_delete_class(cls) or is_tombstone(value, meta) or is_emptied(value)
+        deleting = is_delete_class(cls) or _says_deleted(node, meta)
         return "marker" if deleting else slug(cls or "signal_marker")
     if is_delete_class(category) and _says_deleted(node, meta):  # category ``tombstone`` / ``deleted``: "EVICTED"
         return "marker"
